@@ -1,0 +1,1 @@
+"""comind.checks."""
