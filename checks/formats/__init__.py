@@ -1,0 +1,1 @@
+"""Output formats for comind check: one module per format."""

@@ -1,0 +1,1 @@
+"""Language registry: one module per language, each with the same small interface."""
