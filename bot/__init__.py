@@ -1,1 +1,49 @@
-"""comind.bot."""
+"""comind.bot: the merge-request bot. One module per forge, registered in ``FORGES``.
+
+Adding a forge is one module with a class that implements :class:`comind.bot.forge.Forge` and a
+``from_env`` classmethod, and one line here. The forge modules import their HTTP libraries only
+when a forge is built, so importing ``comind.bot`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from comind.bot.forge import Forge, ForgeError
+from comind.bot.github import GitHubForge
+from comind.bot.gitlab import GitLabForge
+
+FORGES: dict[str, type[GitHubForge] | type[GitLabForge]] = {
+    "github": GitHubForge,
+    "gitlab": GitLabForge,
+}
+
+
+def get_forge(name: str, **config: Any) -> Forge:
+    """The forge ``name`` built from keyword arguments (see each class's constructor)."""
+    try:
+        cls = FORGES[name]
+    except KeyError:
+        raise ForgeError(f"unknown forge {name!r}; known: {', '.join(sorted(FORGES))}") from None
+    forge: Forge = cls(**config)
+    return forge
+
+
+def forge_from_env(env: Mapping[str, str], name: str | None = None) -> Forge:
+    """The forge of the CI job described by ``env`` (GitHub Actions or GitLab CI)."""
+    if name is None:
+        if env.get("GITHUB_ACTIONS") == "true":
+            name = "github"
+        elif env.get("GITLAB_CI") == "true":
+            name = "gitlab"
+        else:
+            raise ForgeError("cannot tell the forge from the environment (neither GITHUB_ACTIONS nor "
+                             "GITLAB_CI is set); name it with --forge github|gitlab")
+    if name not in FORGES:
+        raise ForgeError(f"unknown forge {name!r}; known: {', '.join(sorted(FORGES))}")
+    forge: Forge = FORGES[name].from_env(env)
+    return forge
+
+
+__all__ = ["FORGES", "Forge", "ForgeError", "forge_from_env", "get_forge"]

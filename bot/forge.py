@@ -1,0 +1,342 @@
+"""One small interface for every forge the bot talks to (GitHub, GitLab).
+
+Each forge is one module with a class implementing :class:`Forge`, registered by name in
+``comind.bot.FORGES``. Callers see only the frozen dataclasses below, never library objects, so the
+command handling, the report and the thread harvester are written once for every forge.
+
+Identifiers are strings everywhere (GitHub's are integers, GitLab's discussion ids are hex).
+Datetimes are timezone-aware UTC.
+
+Retries: every request is retried on 5xx, connection errors and rate limits (429, or 403 with
+``x-ratelimit-remaining: 0`` or ``Retry-After``) a bounded number of times (:class:`RetryPolicy`),
+then fails with a :class:`ForgeError` naming the request and the status. Writes are retried too
+(like octokit's retry plugin); a summary duplicated by a retried POST is healed by
+``upsert_summary``, which keeps the oldest marked comment and deletes the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal, Protocol, TypeVar
+
+from comind.errors import ComindError
+
+log = logging.getLogger(__name__)
+
+State = Literal["open", "merged", "closed"]
+FileStatus = Literal["added", "modified", "removed", "renamed"]
+Permission = Literal["admin", "maintain", "write", "triage", "read", "none"]
+
+WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
+
+
+class ForgeError(ComindError):
+    """A forge request failed for good: after the retries, or with a status not worth retrying.
+
+    ``request`` is the method and path (``GET /repos/o/r/pulls/5``), never a token.
+    """
+
+    def __init__(self, message: str, *, request: str = "", status: int | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+        self.status = status
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    number: int
+    title: str
+    description: str
+    state: State
+    merged: bool
+    labels: tuple[str, ...]
+    author: str
+    source_branch: str
+    target_branch: str
+    # GitHub: base_sha = start_sha = the base branch tip the PR was last compared with.
+    # GitLab: diff_refs (base = merge base, start = target tip); None in listings, which omit them.
+    base_sha: str | None
+    head_sha: str
+    start_sha: str | None
+    merge_commit_sha: str | None  # only once merged (GitLab: the squash commit when squashed)
+    web_url: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    old_path: str
+    status: FileStatus
+    patch: str | None  # hunks starting at "@@", without the ---/+++ header; None for binary/too large
+    additions: int
+    deletions: int
+
+    def diff_lines(self) -> frozenset[int]:
+        """New-side line numbers an inline comment may target (added and context lines)."""
+        return _new_side_lines(self.patch, added_only=False)
+
+    def added_lines(self) -> frozenset[int]:
+        """New-side line numbers added or changed by this diff."""
+        return _new_side_lines(self.patch, added_only=True)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A general merge-request comment or an inline review comment.
+
+    ``thread_id`` is what ``reply`` and ``resolve_thread`` need: GitHub fills it for inline
+    comments (the GraphQL review-thread id), GitLab for every note (its discussion id).
+    ``in_reply_to`` is the first note of the thread when this note is a reply.
+    ``resolved`` is the thread's state, None when the note is not in a resolvable thread.
+    On GitHub ids are unique per kind only (issue comment, review, review comment): use ``url``
+    as a global identity.
+    """
+
+    id: str
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    url: str
+    thread_id: str | None
+    path: str | None
+    line: int | None
+    is_inline: bool
+    in_reply_to: str | None
+    resolved: bool | None
+
+
+@dataclass(frozen=True)
+class Thread:
+    id: str
+    resolved: bool
+    path: str | None
+    line: int | None
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries: ``attempts`` tries in all, waiting ``backoff * 2**n`` seconds between them,
+    or what the forge asks for (Retry-After, rate-limit reset) when that is at most ``max_wait``;
+    a longer wait fails at once rather than stalling a CI job."""
+
+    attempts: int = 3
+    backoff: float = 1.0
+    max_wait: float = 60.0
+
+
+class Forge(Protocol):
+    """What the bot needs from a forge. One instance is bound to one repository/project."""
+
+    name: str
+    max_body: int  # the longest comment body the forge accepts, in characters
+
+    def bot_login(self) -> str:
+        """The login the bot's comments appear under."""
+        ...
+
+    def merge_request(self, number: int) -> MergeRequest: ...
+
+    def merge_requests(
+        self, updated_after: datetime | None = None, state: str = "all"
+    ) -> Iterator[MergeRequest]:
+        """Merge requests updated at or after ``updated_after``, newest-updated first, page by page.
+
+        ``state`` is "all", "open", "merged" or "closed". Inclusive bound: the caller sees the
+        boundary merge request again and must treat records idempotently.
+        """
+        ...
+
+    def changed_files(self, number: int) -> Iterator[ChangedFile]:
+        """The files of the merge request, page by page (GitHub lists at most 3,000)."""
+        ...
+
+    def notes(self, number: int) -> list[Note]:
+        """Every human-readable comment (general, review summaries, inline), oldest first."""
+        ...
+
+    def threads(self, number: int) -> list[Thread]:
+        """Reviewable threads (GitHub review threads, GitLab non-individual discussions)."""
+        ...
+
+    def permission(self, login: str) -> Permission: ...
+
+    def can_write(self, login: str) -> bool: ...
+
+    def upsert_summary(self, number: int, marker: str, body: str) -> str:
+        """Create or edit in place the bot's comment carrying ``marker``; returns its id."""
+        ...
+
+    def delete_summary(self, number: int, marker: str) -> None: ...
+
+    def post_inline(self, number: int, path: str, line: int, body: str, commit_sha: str) -> Note:
+        """Comment on a new-side diff line; a line outside the diff is a ForgeError (422/400)."""
+        ...
+
+    def reply(self, number: int, note: Note, body: str) -> Note: ...
+
+    def resolve_thread(self, number: int, thread_id: str) -> None: ...
+
+    def bot_inline_notes(self, number: int) -> list[Note]:
+        """The bot's own inline comments (to find finding fingerprints)."""
+        ...
+
+    def add_reaction(self, number: int, note: Note, reaction: str) -> None:
+        """React to a note: "+1", "-1", "eyes", "rocket", "heart", "hooray", "laugh", "confused"."""
+        ...
+
+
+# --- helpers shared by the forge modules -------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def with_marker(body: str, marker: str, limit: int) -> str:
+    """The body carrying the marker, cut to ``limit`` characters with a visible note."""
+    if marker not in body:
+        body = f"{marker}\n{body}"
+    if len(body) <= limit:
+        return body
+    note = "\n\n… (truncated: the full report is in the job summary or artifact)"
+    return body[: limit - len(note)] + note
+
+
+def parse_time(value: str | None) -> datetime:
+    if not value:
+        return datetime.fromtimestamp(0, UTC)
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Naive datetimes are taken as UTC."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def count_changes(patch: str | None) -> tuple[int, int]:
+    """(additions, deletions) of a hunk text."""
+    if not patch:
+        return 0, 0
+    adds = dels = 0
+    for line in patch.splitlines():
+        if line.startswith("+") and not line.startswith("+++ "):
+            adds += 1
+        elif line.startswith("-") and not line.startswith("--- "):
+            dels += 1
+    return adds, dels
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def _new_side_lines(patch: str | None, *, added_only: bool) -> frozenset[int]:
+    lines: set[int] = set()
+    new = 0
+    for text in (patch or "").splitlines():
+        header = _HUNK.match(text)
+        if header:
+            new = int(header.group(1))
+        elif text.startswith("+"):
+            lines.add(new)
+            new += 1
+        elif text.startswith(" ") or text == "":
+            if not added_only:
+                lines.add(new)
+            new += 1
+        # "-" lines and "\ No newline at end of file" do not advance the new side
+    return frozenset(lines)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a forge module extracts from its library's exception to decide on a retry."""
+
+    status: int | None  # None: no response (connection error, timeout)
+    headers: Mapping[str, str]
+    message: str
+
+
+def retry_wait(failure: Failure, attempt: int, policy: RetryPolicy, now: float) -> float | None:
+    """Seconds to wait before the next attempt, or None when the failure is not transient.
+
+    Raises ForgeError-free; the caller turns None (or a wait beyond ``max_wait``) into an error.
+    """
+    headers = {k.lower(): v for k, v in failure.headers.items()}
+    status = failure.status
+    rate_limited = status == 429 or (
+        status == 403 and (headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers)
+    )
+    if rate_limited:
+        if "retry-after" in headers:
+            try:
+                return max(0.0, float(headers["retry-after"]))
+            except ValueError:
+                pass
+        for reset in ("x-ratelimit-reset", "ratelimit-reset"):
+            if reset in headers and headers[reset].isdigit():
+                return max(0.0, int(headers[reset]) - now)
+        return policy.backoff * 2.0**attempt
+    if status is None or status >= 500:
+        return policy.backoff * 2.0**attempt
+    return None
+
+
+def call_with_retry(
+    describe: str,
+    forge: str,
+    policy: RetryPolicy,
+    call: Callable[[], T],
+    classify: Callable[[Exception], Failure | None],
+    secrets: tuple[str, ...] = (),
+) -> T:
+    """Run ``call`` with the bounded retry policy; library errors become ForgeError.
+
+    ``classify`` maps a library exception to a Failure, or None for exceptions that are not
+    request failures (those propagate unchanged). ``secrets`` are scrubbed from messages.
+    """
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+            wait = retry_wait(failure, attempt, policy, time.time())
+            attempt += 1
+            what = f"HTTP {failure.status}" if failure.status is not None else "no response"
+            detail = scrub(failure.message, secrets)
+            if wait is not None and wait > policy.max_wait:
+                raise ForgeError(
+                    f"{forge}: {describe} was rate limited ({what}); the forge asks to wait "
+                    f"{wait:.0f} s, more than the {policy.max_wait:.0f} s allowed: {detail}",
+                    request=describe,
+                    status=failure.status,
+                ) from None
+            if wait is None or attempt >= policy.attempts:
+                tries = f" after {attempt} attempts" if wait is not None else ""
+                raise ForgeError(
+                    f"{forge}: {describe} failed{tries} ({what}): {detail}",
+                    request=describe,
+                    status=failure.status,
+                ) from None
+            log.info("%s: %s answered %s; retry %d/%d in %.1f s",
+                     forge, describe, what, attempt, policy.attempts - 1, wait)
+            if wait > 0:
+                time.sleep(wait)
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text[:500]
