@@ -1,0 +1,110 @@
+"""Anchor syntax: how people write what a record is about.
+
+    path/to/file.py::Class.method   a symbol (qualified name inside the file)
+    path/to/file.py                 a file
+    path/to/file.py:42              a line (resolved to the innermost definition containing it)
+    module:pkg.sub                  a module
+    dep:pypi/requests@>=2,<3        a dependency, optionally with a version range
+    repo:                           the whole repository
+
+Parsing checks syntax only; resolving against the code index fills in the commit and hashes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from comind.errors import ComindError
+
+SCOPES = ("symbol", "file", "module", "repo", "dependency")
+ROLES = ("subject", "context", "evidence")
+ECOSYSTEMS = ("pypi", "npm", "go", "cargo")
+
+_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:-(?P<end>\d+))?$")
+_SYMBOL = re.compile(r"^[^\s:.]+(?:\.[^\s:.]+)*$")
+_MODULE = re.compile(r"^[\w$@/-]+(?:\.[\w$@/-]+)*$")
+_ANCHOR_MAX = 1000
+
+
+class AnchorError(ComindError):
+    pass
+
+
+def _check_path(path: str, raw: str) -> str:
+    if not path or path.startswith("/") or "\\" in path:
+        raise AnchorError(f"anchor {raw!r}: the path must be relative to the repository root")
+    # A trailing '/' names a directory (every file below it), so its last empty segment is allowed.
+    parts = path.removesuffix("/").split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise AnchorError(f"anchor {raw!r}: the path must not contain empty, '.' or '..' segments")
+    return path
+
+
+def parse_anchor(raw: str, role: str = "subject") -> dict[str, Any]:
+    """Parse one anchor as written into its stored form; raise AnchorError on bad syntax."""
+    text = raw.strip()
+    if not text:
+        raise AnchorError("anchor: empty")
+    if len(text) > _ANCHOR_MAX or any(ord(c) < 32 for c in text):
+        raise AnchorError(f"anchor {text[:60]!r}: too long or contains control characters")
+    if role not in ROLES:
+        raise AnchorError(f"anchor {text!r}: role must be one of {', '.join(ROLES)}")
+    anchor: dict[str, Any] = {"raw": text, "role": role}
+    if text in ("repo:", "repo"):
+        return anchor | {"scope": "repo"}
+    if text.startswith("module:"):
+        module = text[len("module:"):]
+        if not _MODULE.match(module):
+            raise AnchorError(f"anchor {text!r}: expected module:dotted.name")
+        return anchor | {"scope": "module", "module": module}
+    if text.startswith("dep:"):
+        return anchor | {"scope": "dependency", "dep": _parse_dep(text)}
+    if "::" in text:
+        path, _, symbol = text.partition("::")
+        if not _SYMBOL.match(symbol):
+            raise AnchorError(f"anchor {text!r}: expected path::Qualified.name")
+        return anchor | {"scope": "symbol", "path": _check_path(path, text), "symbol": symbol}
+    if m := _LINE.match(text):
+        line, end = int(m["line"]), int(m["end"] or m["line"])
+        if line < 1 or end < line:
+            raise AnchorError(f"anchor {text!r}: lines start at 1 and ranges must not run backwards")
+        anchor |= {"scope": "file", "path": _check_path(m["path"], text), "line": line}
+        return anchor | ({"end_line": end} if end != line else {})
+    return anchor | {"scope": "file", "path": _check_path(text, text)}
+
+
+def _parse_dep(text: str) -> dict[str, str]:
+    spec = text[len("dep:"):]
+    ecosystem, _, rest = spec.partition("/")
+    if ecosystem not in ECOSYSTEMS or not rest:
+        raise AnchorError(
+            f"anchor {text!r}: expected dep:ECOSYSTEM/PACKAGE[@RANGE] with ECOSYSTEM one of {', '.join(ECOSYSTEMS)}"
+        )
+    # npm scopes start with '@': the range separator is the first '@' after the package's first char.
+    at = rest.find("@", 1)
+    package, version_range = (rest, "") if at < 0 else (rest[:at], rest[at + 1:])
+    if not package or any(c.isspace() for c in package) or (at >= 0 and not version_range.strip()):
+        raise AnchorError(f"anchor {text!r}: expected dep:ECOSYSTEM/PACKAGE[@RANGE]")
+    dep = {"ecosystem": ecosystem, "package": package}
+    if version_range:
+        dep["version_range"] = version_range.strip()
+    return dep
+
+
+def format_anchor(anchor: dict[str, Any]) -> str:
+    """The anchor as a person would write it (its raw text when it has one)."""
+    if raw := anchor.get("raw"):
+        return str(raw)
+    scope = anchor.get("scope")
+    if scope == "symbol":
+        return f"{anchor['path']}::{anchor['symbol']}"
+    if scope == "module":
+        return f"module:{anchor['module']}"
+    if scope == "dependency":
+        dep = anchor["dep"]
+        rng = f"@{dep['version_range']}" if dep.get("version_range") else ""
+        return f"dep:{dep['ecosystem']}/{dep['package']}{rng}"
+    if scope == "repo":
+        return "repo:"
+    return str(anchor.get("path", ""))

@@ -1,0 +1,94 @@
+"""The `comind` command line: one module per command group, registered in COMMANDS.
+
+Heavy imports (pygit2, obstore, ast-grep) happen inside the handlers, so that read-only commands
+start fast. Exit codes: 0 ok, 1 findings, 2 usage, validation or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from comind import __version__
+from comind.config import SETTINGS
+from comind.errors import ComindError
+
+# Command modules, in the order `comind --help` lists them. Each has register(subparsers).
+COMMANDS = ("init", "remember", "review", "read", "ledger")
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line and exit 2, like every other user error
+        raise ComindError(f"{self.prog}: {message}")
+
+
+def global_options() -> argparse.ArgumentParser:
+    """Options every command accepts: the settings of .comind.yml, and -C."""
+    parent = ArgumentParser(add_help=False)
+    group = parent.add_argument_group("settings (flag > environment > .comind.yml > default)")
+    for setting in SETTINGS:
+        group.add_argument(setting.flag, dest=f"setting_{setting.key}", metavar=setting.key.upper(),
+                           default=argparse.SUPPRESS, help=f"{setting.help} [{setting.env}]")
+    parent.add_argument("-C", dest="directory", metavar="PATH", default=argparse.SUPPRESS,
+                        help="run as if started in PATH")
+    return parent
+
+
+def build_parser() -> ArgumentParser:
+    common = global_options()
+    parser = ArgumentParser(
+        prog="comind", parents=[common],
+        description="Git-native memory for teams and their coding agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"comind {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    for name in COMMANDS:
+        importlib.import_module(f"comind.cli.{name}").register(sub, common)
+    return parser
+
+
+def workspace(args: argparse.Namespace) -> Any:
+    """The Workspace for this invocation, with the settings given as flags."""
+    from pathlib import Path
+
+    from comind.workspace import Workspace
+
+    flags = {s.key: getattr(args, f"setting_{s.key}", None) for s in SETTINGS}
+    start = Path(getattr(args, "directory", None) or Path.cwd())
+    return Workspace(start, flags)
+
+
+def _format_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:
+    return f"comind: warning: {message}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    warnings.formatwarning = _format_warning
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return 2
+        return int(args.handler(args))
+    except ComindError as exc:
+        print(f"comind: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # a bug: say so in one line, show the traceback only when asked
+        if os.environ.get("COMIND_DEBUG"):
+            raise
+        print(f"comind: internal error: {type(exc).__name__}: {exc} (set COMIND_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 2

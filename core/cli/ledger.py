@@ -1,0 +1,136 @@
+"""comind ledger compact|audit|erase|export|import: looking after the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from comind.errors import ComindError
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("ledger", parents=[common], help="compact, audit, erase, export or import records")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+    a = actions.add_parser("compact", parents=[common], help="write a snapshot of every record (one GET for readers)")
+    a.set_defaults(handler=run_compact)
+    a = actions.add_parser("audit", parents=[common],
+                           help="list corrupt objects, conflicting versions and dangling relations (exit 1 if any)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(handler=run_audit)
+    a = actions.add_parser("erase", parents=[common], help="delete records for good, leaving id-only tombstones")
+    a.add_argument("ids", nargs="+", metavar="ID")
+    a.set_defaults(handler=run_erase)
+    a = actions.add_parser("export", parents=[common], help="every record as NDJSON")
+    a.add_argument("--output", "-o", metavar="FILE", help="write here instead of standard output")
+    a.add_argument("--source", choices=("all", "store", "harvest"), default="all")
+    a.set_defaults(handler=run_export)
+    a = actions.add_parser("import", parents=[common], help="write records from NDJSON into the store")
+    a.add_argument("file", metavar="FILE", help="an NDJSON file, or - for standard input")
+    a.set_defaults(handler=run_import)
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+
+    ws = workspace(args)
+    for name, store in (("store", ws.store), ("harvest cache", ws.harvest_store)):
+        snapshot = store.compact()
+        print(f"{name}: " + (f"wrote snapshot {snapshot}" if snapshot else "already compact"))
+    return 0
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.cli.output import print_json_lines
+
+    ws = workspace(args)
+    ledger = ws.ledger()
+    ledger.rebuild()
+    findings: list[dict[str, Any]] = []
+    for source, store in ledger.sources.items():
+        for problem in store.verify():
+            findings.append({"type": "corrupt", "source": source, "key": problem.key, "reason": problem.reason})
+    for record_id, keys in ledger.conflicts():
+        findings.append({"type": "conflict", "record_id": record_id, "keys": keys,
+                         "reason": "one id with different contents; the earliest version is shown"})
+    known = {r.id for r in ledger.all()}
+    for relation in ledger.relations():
+        for end in ("target", "source"):
+            ref = relation.fields.get(end)
+            if ref and ref not in known:
+                findings.append({"type": "dangling", "record_id": relation.id, "reason": f"its {end} {ref} is unknown"})
+    if args.json:
+        print_json_lines(findings)
+    else:
+        for f in findings:
+            where = f.get("key") or f.get("record_id")
+            print(f"{f['type']:<9} {f.get('source', '')} {where}: {f['reason']}".replace("  ", " "))
+        print(f"{ledger.count()} records, {len(findings)} problem(s)", file=sys.stderr)
+    return 1 if findings else 0
+
+
+def run_erase(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.query import open_ledger
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    ids = sorted({ledger.get(ref).id for ref in args.ids})
+    for store in (ws.store, ws.harvest_store):
+        store.erase(ids)
+    ledger.sync()
+    print(f"erased {len(ids)} record(s); tombstones keep them from coming back")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+
+    ws = workspace(args)
+    stores = {"store": [ws.store], "harvest": [ws.harvest_store], "all": [ws.store, ws.harvest_store]}
+    seen: set[str] = set()
+    lines: list[bytes] = []
+    for store in stores[args.source]:
+        for key, record in sorted(store.read().records.items()):
+            if key not in seen:
+                seen.add(key)
+                lines.append(record.to_json())
+    data = b"".join(line + b"\n" for line in lines)
+    if args.output:
+        from pathlib import Path
+
+        out = Path(args.output)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(out)
+    else:
+        sys.stdout.buffer.write(data)
+    print(f"exported {len(lines)} record(s)", file=sys.stderr)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.records import CorruptRecord, load_record
+
+    ws = workspace(args)
+    try:
+        raw = sys.stdin.buffer.read() if args.file == "-" else open(args.file, "rb").read()  # noqa: SIM115
+    except OSError as exc:
+        raise ComindError(f"import: cannot read {args.file}: {exc.strerror}") from None
+    records = []
+    for number, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(load_record(line))
+        except CorruptRecord as exc:  # validate everything before writing anything
+            raise ComindError(f"import: line {number}: {exc}; nothing was written") from None
+    erased = ws.store.erased_ids()
+    kept = [r for r in records if r.id not in erased]
+    written = ws.store.put_many(kept)
+    skipped = len(records) - len(kept)
+    print(f"imported {written} new record(s), {len(kept) - written} already present"
+          + (f", {skipped} erased and skipped" if skipped else ""))
+    return 0

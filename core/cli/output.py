@@ -1,0 +1,89 @@
+"""Printing records and statuses: text for people, one JSON object per line for programs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from comind.anchors import format_anchor
+from comind.records import Record, short_id
+from comind.status import TRUST_NAMES, Status
+
+
+def use_colour(stream: TextIO | None = None) -> bool:
+    return (stream or sys.stdout).isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+_COLOURS = {"active": "32", "stale": "33", "orphaned": "31", "dormant": "2", "superseded": "2",
+            "retracted": "2", "quarantined": "35"}
+
+
+def paint(text: str, state: str, colour: bool) -> str:
+    return f"\033[{_COLOURS.get(state, '0')}m{text}\033[0m" if colour else text
+
+
+def record_json(record: Record, status: Status | None) -> dict[str, Any]:
+    data = dict(record.data)
+    if status is not None:
+        if "trust" in data:
+            data["asserted_trust"] = data.pop("trust")
+        data.update(status.to_json())
+    return data
+
+
+def print_json_lines(items: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    for item in items:
+        out.write(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def subject(record: Record) -> str:
+    anchors = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
+    if not anchors:
+        target = record.fields.get("target")
+        return f"-> {short_id(target)}" if target else ""
+    more = f" (+{len(anchors) - 1})" if len(anchors) > 1 else ""
+    return format_anchor(anchors[0]) + more
+
+
+def line(record: Record, status: Status | None, colour: bool = False) -> str:
+    state = status.state if status else record.fields.get("relation", "")
+    label = paint(f"{state:<11}", state, colour)
+    return f"{short_id(record.id)}  {record.kind:<10}  {label}  {record.title}  {subject(record)}".rstrip()
+
+
+def detail(record: Record, status: Status | None, colour: bool = False) -> str:
+    out = [f"{record.kind} {record.id}", f"  {record.title}"]
+    if status:
+        out.append(f"  status:   {paint(status.state, status.state, colour)} — {status.reason}")
+        out.append(f"  trust:    {TRUST_NAMES[status.trust]}")
+        out += [f"  mark:     {m}" for m in status.marks]
+        out += [f"  note:     {n}" for n in status.notes]
+    if record.trigger:
+        out.append(f"  relevant when: {record.trigger}")
+    for name, value in record.fields.items():
+        if name in ("fingerprint", "pattern", "check"):
+            out.append(f"  {name}:  (structured; see --json)")
+        elif name == "alternatives":
+            out += [f"  rejected: {a['option']} | {a.get('why_not', '')}" for a in value]
+        elif isinstance(value, list):
+            out += [f"  {name}: {v}" for v in value]
+        else:
+            out.append(f"  {name}: {value}")
+    for anchor in record.anchors:
+        extra = f" @ {anchor['commit'][:10]}" if anchor.get("commit") else ""
+        out.append(f"  anchor:   {format_anchor(anchor)} ({anchor.get('role', 'subject')}){extra}")
+    for item in record.evidence:
+        role = f"{item['role']} " if item.get("role") else ""
+        note = f" — {item['note']}" if item.get("note") else ""
+        out.append(f"  evidence: {role}{item['type']} {item['ref']}{note}")
+    prov = record.provenance
+    origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
+    out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")
+    if record.body:
+        out.append("")
+        out += ["  " + body_line for body_line in record.body.splitlines()]
+    return "\n".join(out)

@@ -1,0 +1,82 @@
+"""comind log, show and search: reading the ledger."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from comind.records import KNOWLEDGE_KINDS
+from comind.status import STATES
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    log = sub.add_parser("log", parents=[common], help="list records with their derived status",
+                         description="List records, oldest first, with their derived status and its reason.")
+    log.add_argument("--kind", action="append", choices=KNOWLEDGE_KINDS, default=[], help="only this kind (repeatable)")
+    log.add_argument("--status", action="append", choices=STATES, default=[], help="only this status (repeatable)")
+    log.add_argument("--history", action="store_true", help="include superseded and retracted records, labelled")
+    log.add_argument("--json", action="store_true", help="one JSON object per line")
+    log.set_defaults(handler=run_log)
+
+    show = sub.add_parser("show", parents=[common], help="one record in full")
+    show.add_argument("id", help="record id or unique prefix")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=run_show)
+
+    search = sub.add_parser("search", parents=[common], help="full-text search over title, trigger and body")
+    search.add_argument("text", nargs="+")
+    search.add_argument("--kind", action="append", choices=KNOWLEDGE_KINDS, default=[])
+    search.add_argument("--history", action="store_true", help="include superseded and retracted records, labelled")
+    search.add_argument("--limit", type=int, default=20, help="at most this many results (default 20)")
+    search.add_argument("--json", action="store_true", help="one JSON object per line")
+    search.set_defaults(handler=run_search)
+
+
+def _print(results: list[Any], as_json: bool) -> None:
+    from comind.cli.output import line, print_json_lines, record_json, use_colour
+
+    if as_json:
+        print_json_lines(record_json(r.record, r.status) for r in results)
+        return
+    colour = use_colour()
+    for result in results:
+        print(line(result.record, result.status, colour))
+
+
+def run_log(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.query import open_ledger, select
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    results = select(ws, ledger, ledger.all(), kinds=args.kind, states=args.status, history=args.history)
+    _print(results, args.json)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.cli.output import detail, print_json_lines, record_json, use_colour
+    from comind.query import open_ledger, statuses
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    record = ledger.get(args.id)
+    status = statuses(ws, ledger, [record]).get(record.id)
+    if args.json:
+        print_json_lines([record_json(record, status)])
+    else:
+        print(detail(record, status, use_colour()))
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.query import open_ledger, select
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    ranked = ledger.search(" ".join(args.text))
+    results = select(ws, ledger, ranked, kinds=args.kind, history=args.history, limit=args.limit)
+    _print(results, args.json)
+    return 0

@@ -1,0 +1,153 @@
+"""comind remember KIND: write a record by hand (a person or an agent at the command line)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from typing import Any
+
+from comind.errors import ComindError
+from comind.records import KIND_FIELDS, KNOWLEDGE_KINDS
+
+# flag -> (field, kinds it applies to); --alternative and --exception collect lists.
+KIND_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "need": ("need", ("intent",)),
+    "chosen": ("chosen", ("decision",)),
+    "alternative": ("alternatives", ("decision",)),
+    "approach": ("approach", ("attempt",)),
+    "outcome": ("outcome", ("attempt",)),
+    "retry_when": ("retry_when", ("attempt",)),
+    "conditions": ("conditions", ("attempt",)),
+    "rule": ("rule", ("constraint",)),
+    "severity": ("severity", ("constraint",)),
+    "exception": ("exceptions", ("constraint",)),
+    "symptom": ("symptom", ("gotcha",)),
+    "cause": ("cause", ("gotcha",)),
+    "workaround": ("workaround", ("gotcha",)),
+    "question": ("question", ("question",)),
+    "constraint": ("constraint", ("suppression",)),
+    "reason": ("reason", ("suppression", "attempt")),
+    "owner": ("owner", ("suppression",)),
+    "expires": ("expires", ("suppression",)),
+}
+_LISTS = {"alternative", "exception"}
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "remember", parents=[common], help="record an intent, decision, attempt, constraint, gotcha or question",
+        description="Write a record. Anchors: PATH::Qual.name, PATH, PATH:LINE, module:dotted.name, "
+                    "dep:ECOSYSTEM/PACKAGE[@RANGE], repo:.",
+    )
+    p.add_argument("kind", choices=[k for k in KNOWLEDGE_KINDS], metavar="KIND",
+                   help=f"one of {', '.join(KNOWLEDGE_KINDS)}")
+    p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="what the record is about (repeatable)")
+    p.add_argument("--context", action="append", default=[], metavar="ANCHOR",
+                   help="code the record depends on; a change there makes it stale (repeatable)")
+    p.add_argument("--title", required=True)
+    p.add_argument("--body", default="", help="markdown, at most 2 KB")
+    p.add_argument("--trigger", default="", help='when it is relevant ("relevant when …")')
+    p.add_argument("--evidence", action="append", default=[], metavar="E",
+                   help="a commit, URL, record id, test:PATH::NAME, a file, or text (repeatable)")
+    p.add_argument("--until", help="the record goes dormant after this date (YYYY-MM or YYYY-MM-DD)")
+    p.add_argument("--author-kind", choices=("human", "agent"),
+                   default=os.environ.get("COMIND_AUTHOR_KIND", "human"),
+                   help="agents should pass agent (or set COMIND_AUTHOR_KIND=agent): their records start at T1")
+    p.add_argument("--json", action="store_true", help="print the record instead of its id")
+    kind_group = p.add_argument_group("kind fields")
+    for flag in KIND_FLAGS:
+        name = "--" + flag.replace("_", "-")
+        if flag in _LISTS:
+            kind_group.add_argument(name, action="append", default=[],
+                                    help='"option | why not"' if flag == "alternative" else None)
+        else:
+            kind_group.add_argument(name)
+    p.set_defaults(handler=run)
+
+
+def provenance(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from comind.actors import actor_id
+
+    return {
+        "actor": actor_id(ws.user_email(), ws.repo_name),
+        "author_kind": getattr(args, "author_kind", None) or os.environ.get("COMIND_AUTHOR_KIND", "human"),
+        "source": "cli",
+        "repo": ws.repo_name,
+        "branch": ws.branch(),
+        "head_commit": ws.head(),
+    }
+
+
+def kind_fields(kind: str, args: argparse.Namespace) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for flag, (field, kinds) in KIND_FLAGS.items():
+        value = getattr(args, flag)
+        if value in (None, []):
+            continue
+        if kind not in kinds:
+            raise ComindError(f"--{flag.replace('_', '-')} does not apply to a {kind} "
+                              f"(its fields: {', '.join(f.name for f in KIND_FIELDS[kind])})")
+        if flag == "alternative":
+            value = [_alternative(v) for v in value]
+        fields[field] = value
+    return fields
+
+
+def _alternative(text: str) -> dict[str, str]:
+    option, _, why_not = text.partition("|")
+    if not option.strip():
+        raise ComindError(f'--alternative {text!r}: expected "option | why not"')
+    return {"option": option.strip(), "why_not": why_not.strip()}
+
+
+def parse_evidence(ws: Any, text: str) -> dict[str, str]:
+    """Classify one --evidence value; commits must exist, records must be known."""
+    value = text.strip()
+    if not value:
+        raise ComindError("--evidence: empty")
+    if re.fullmatch(r"[0-9a-fA-F]{7,40}|HEAD(?:[~^]\d*)*|@(?:[~^]\d*)*", value):
+        try:
+            sha = ws.git("rev-parse", "--verify", "--quiet", f"{value}^{{commit}}").strip()
+        except ComindError:
+            raise ComindError(f"--evidence {value}: no such commit in this repository") from None
+        return {"type": "commit", "ref": sha}
+    if re.match(r"https?://", value):
+        return {"type": "url", "ref": value}
+    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value):
+        return {"type": "record", "ref": value}
+    if value.startswith("test:"):
+        return {"type": "test", "ref": value[len("test:"):]}
+    if (ws.root / value).is_file():
+        return {"type": "file", "ref": value}
+    return {"type": "text", "ref": value}
+
+
+def run(args: argparse.Namespace) -> int:
+    from comind.anchors import parse_anchor
+    from comind.cli import workspace
+    from comind.cli.output import print_json_lines
+    from comind.records import new_record
+
+    ws = workspace(args)
+    fields = kind_fields(args.kind, args)
+    anchors = [parse_anchor(a, "subject") for a in args.on] + [parse_anchor(a, "context") for a in args.context]
+    evidence = [parse_evidence(ws, e) for e in args.evidence]
+    record = new_record(
+        args.kind,
+        title=args.title,
+        body=args.body,
+        trigger=args.trigger,
+        anchors=anchors,
+        evidence=evidence,
+        fields=fields,
+        provenance=provenance(ws, args),
+        valid_from=ws.head(),
+        until=args.until,
+    )
+    ws.store.put(record)
+    if args.json:
+        print_json_lines([record.data])
+    else:
+        print(record.id)
+    return 0

@@ -1,0 +1,60 @@
+"""comind review confirm|retract|dispute|supersede: relation records about other records."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from comind.errors import ComindError
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("review", parents=[common], help="confirm, retract, dispute or supersede a record",
+                       description="Write a relation record about another record.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+    for name, help_text in (("confirm", "the record still holds (resets its staleness baseline)"),
+                            ("retract", "the record was wrong"),
+                            ("dispute", "the record is contested (kept, marked)")):
+        a = actions.add_parser(name, parents=[common], help=help_text)
+        a.add_argument("id", help="record id or unique prefix")
+        a.add_argument("--reason", default="", help="why")
+        a.add_argument("--json", action="store_true", help="print the relation record")
+        a.set_defaults(handler=run, relation={"confirm": "confirms", "retract": "retracts",
+                                              "dispute": "disputes"}[name])
+    s = actions.add_parser("supersede", parents=[common], help="a newer record replaces this one")
+    s.add_argument("id", help="the record being replaced")
+    s.add_argument("--by", required=True, metavar="NEW_ID", help="the record replacing it")
+    s.add_argument("--reason", default="")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(handler=run, relation="supersedes")
+
+
+def run(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.cli.output import print_json_lines
+    from comind.cli.remember import provenance
+    from comind.query import open_ledger
+    from comind.records import new_record
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    target = ledger.get(args.id)
+    fields: dict[str, Any] = {"relation": args.relation, "target": target.id, "reason": args.reason}
+    title = f"{args.relation} {target.title}"
+    if args.relation == "supersedes":
+        source = ledger.get(args.by)
+        if source.id == target.id:
+            raise ComindError("a record cannot supersede itself")
+        fields["source"] = source.id
+        title = f"{source.title} supersedes {target.title}"
+    if args.relation == "confirms" and (head := ws.head()):
+        fields["commit"] = head  # the code as it is now becomes the record's new baseline
+    if target.kind == "relation" and args.relation != "retracts":
+        raise ComindError(f"{target.id[:8]} is a relation record: only retract applies to it")
+    record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=provenance(ws, args))
+    ws.store.put(record)
+    if args.json:
+        print_json_lines([record.data])
+    else:
+        print(record.id)
+    return 0

@@ -1,0 +1,169 @@
+"""Configuration: `.comind.yml`, environment variables and flags, in that order of precedence.
+
+Every setting is one row of SETTINGS: its key in the file, its environment variable, its flag,
+its type, its default and a line of help. `comind init` writes the file from the same table.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from comind.errors import ComindError
+
+CONFIG_FILE = ".comind.yml"
+
+
+class ConfigError(ComindError):
+    pass
+
+
+def _positive_int(value: Any) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError("must be at least 1")
+    return number
+
+
+def _fraction(value: Any) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError("must be between 0 and 1")
+    return number
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise ValueError("must be text")
+    return str(value)
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return str(value)
+
+    return parse
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    parse: Callable[[Any], Any]
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "COMIND_" + self.key.upper()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.key.replace("_", "-")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("store", _text, ".comind/ledger",
+            "where records live: a path inside the repository (committed and reviewed like code)"
+            " or an object store URL: s3://bucket/prefix, gs://bucket/prefix, az://container/prefix"),
+    Setting("repo", _text, None,
+            "repository name written into records (default: from the origin remote, else the folder name)"),
+    Setting("default_branch", _text, None,
+            "branch whose history counts as evidence (default: origin/HEAD, else main or master)"),
+    Setting("dormant_days", _positive_int, 60,
+            "a record not confirmed for this many days is dormant: searchable, not surfaced unprompted"),
+    Setting("drift_threshold", _fraction, 0.6,
+            "a subject symbol whose body keeps less than this token similarity to the anchored one is stale"),
+    Setting("dead_end_threshold", _fraction, 0.6,
+            "share of a reverted change's non-trivial lines a change must re-add to re-propose the dead end"),
+    Setting("dead_end_min_lines", _positive_int, 3,
+            "an attempt with fewer non-trivial lines than this is matched only on the whole of them"),
+    Setting("fail_level", _choice("none", "note", "warning", "error"), "error",
+            "comind check exits 1 when a finding is at or above this level"),
+    Setting("dead_end_label", _text, "dead-end",
+            "closed, unmerged merge requests with this label are harvested as abandoned attempts"),
+)
+BY_KEY = {s.key: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Config:
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]  # key -> "default" | "file" | "env" | "flag"
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def _parse(setting: Setting, value: Any, origin: str) -> Any:
+    try:
+        return setting.parse(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{origin}: {setting.key}: {exc} (got {value!r})") from None
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path.name}: not valid YAML ({first})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name}: must be a mapping of settings, not {type(data).__name__}")
+    for key in data:
+        if key not in BY_KEY:
+            known = ", ".join(BY_KEY)
+            raise ConfigError(f"{path.name}: unknown key {key!r} (known keys: {known})")
+    return dict(data)
+
+
+def load(root: Path, flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Resolve every setting: flag, then environment, then `.comind.yml`, then the default."""
+    env = os.environ if env is None else env
+    file_values = read_file(root / CONFIG_FILE)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for setting in SETTINGS:
+        flag_value = (flags or {}).get(setting.key)
+        if flag_value is not None:
+            values[setting.key], sources[setting.key] = _parse(setting, flag_value, setting.flag), "flag"
+        elif env.get(setting.env):
+            values[setting.key], sources[setting.key] = _parse(setting, env[setting.env], setting.env), "env"
+        elif file_values.get(setting.key) is not None:
+            values[setting.key] = _parse(setting, file_values[setting.key], CONFIG_FILE)
+            sources[setting.key] = "file"
+        else:
+            values[setting.key], sources[setting.key] = setting.default, "default"
+    return Config(values, sources)
+
+
+def template(store: str | None = None) -> str:
+    """The commented `.comind.yml` that `comind init` writes."""
+    lines = [
+        "# comind configuration. Every setting also has an environment variable and a flag;",
+        "# flags win over the environment, which wins over this file.",
+        "",
+    ]
+    for setting in SETTINGS:
+        lines.append(f"# {setting.help}")
+        lines.append(f"# env {setting.env}, flag {setting.flag}")
+        if setting.key == "store":
+            lines.append(f"store: {store or setting.default}")
+        else:
+            default = "" if setting.default is None else f" {setting.default}"
+            lines.append(f"# {setting.key}:{default}")
+        lines.append("")
+    return "\n".join(lines)

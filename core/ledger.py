@@ -1,0 +1,286 @@
+"""The ledger view: a SQLite cache of every record in the store and the harvest cache.
+
+It holds records, anchors, relations and an FTS5 index over title, trigger and body, and is
+rebuilt incrementally: a sync lists each source and reads only the keys it has not seen. It is a
+cache — deleting it loses nothing. Status is not stored here: it is derived on every read.
+
+When one id appears with two different contents (a replay with a changed payload) that is a
+conflict, not an overwrite: the earliest version (by created_at, then hash) stays visible and
+`comind ledger audit` lists the conflict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from comind.errors import ComindError
+from comind.records import CorruptRecord, Record
+from comind.status import Status, derive
+from comind.store import CorruptObjectWarning, Store
+
+SCHEMA = """
+PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS objects(
+    source TEXT, key TEXT, record_id TEXT, hash TEXT, created_at TEXT, json TEXT,
+    PRIMARY KEY(source, key));
+CREATE INDEX IF NOT EXISTS objects_record ON objects(record_id);
+CREATE TABLE IF NOT EXISTS snapshot_keys(source TEXT, key TEXT, PRIMARY KEY(source, key));
+CREATE TABLE IF NOT EXISTS problems(source TEXT, key TEXT, reason TEXT, PRIMARY KEY(source, key));
+CREATE TABLE IF NOT EXISTS records(
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, hash TEXT, kind TEXT, title TEXT, created_at TEXT, json TEXT);
+CREATE TABLE IF NOT EXISTS anchors(
+    record_id TEXT, n INTEGER, scope TEXT, role TEXT, path TEXT, symbol TEXT, module TEXT, package TEXT,
+    raw TEXT, PRIMARY KEY(record_id, n));
+CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
+CREATE TABLE IF NOT EXISTS relations(record_id TEXT PRIMARY KEY, relation TEXT, source TEXT, target TEXT);
+CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, trigger, body, tokenize='unicode61 remove_diacritics 2');
+"""
+VERSION = "1"
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    removed: int = 0
+    problems: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+class Ledger:
+    """The view over several sources (name -> Store)."""
+
+    def __init__(self, path: Path, sources: Mapping[str, Store]) -> None:
+        self.path = path
+        self.sources = dict(sources)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ComindError(f"ledger cache {path}: {exc}; delete it, it is only a cache") from None
+        if self._meta("version") != VERSION:
+            self._reset()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str | None) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def _reset(self) -> None:
+        for table in ("meta", "objects", "snapshot_keys", "problems", "records", "anchors", "relations", "fts"):
+            self.db.execute(f"DELETE FROM {table}")
+        self._set_meta("version", VERSION)
+
+    # -- sync ------------------------------------------------------------------------------
+
+    def sync(self, *, warn: bool = True) -> SyncReport:
+        """Bring the view up to date with every source, reading only what is new."""
+        report = SyncReport()
+        for name, store in self.sources.items():
+            token = store.change_token()
+            if token is not None and token == self._meta(f"token:{name}"):
+                continue  # a local store that has not changed since the last sync
+            self._sync_source(name, store, report)
+            self._set_meta(f"token:{name}", token)
+        if warn:  # every time, until someone fixes the store: a silent skip would look like a miss
+            for message in self.problem_lines():
+                warnings.warn(message, CorruptObjectWarning, stacklevel=2)
+        return report
+
+    def problem_lines(self, most: int = 5) -> list[str]:
+        problems = self.problems()
+        lines = [f"skipped {source} object {key}: {reason}" for source, key, reason in problems[:most]]
+        if len(problems) > most:
+            lines.append(f"… and {len(problems) - most} more unreadable objects: run comind ledger audit")
+        return lines
+
+    def rebuild(self) -> SyncReport:
+        """Forget everything and read every source again (audit: catches objects edited in place)."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self._reset()
+        return self.sync(warn=False)
+
+    def _sync_source(self, name: str, store: Store, report: SyncReport) -> None:
+        erased = store.erased_ids()
+        snapshot = store.newest_snapshot()
+        snap_records: dict[str, Record] = {}
+        if snapshot != self._meta(f"snapshot:{name}"):
+            if snapshot:
+                snap_records, problems = store.read_snapshot(snapshot)
+                report.problems += [(name, p.key, p.reason) for p in problems]
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute("DELETE FROM snapshot_keys WHERE source=?", (name,))
+                self.db.executemany("INSERT INTO snapshot_keys VALUES (?, ?)", ((name, k) for k in snap_records))
+                self._set_meta(f"snapshot:{name}", snapshot)
+        snapshot_keys = {k for (k,) in self.db.execute("SELECT key FROM snapshot_keys WHERE source=?", (name,))}
+        current = {k for k in snapshot_keys.union(store.inbox_keys()) if k[:36] not in erased}
+        seen = {k for (k,) in self.db.execute("SELECT key FROM objects WHERE source=?", (name,))}
+        seen |= {k for (k,) in self.db.execute("SELECT key FROM problems WHERE source=?", (name,))}
+        removed, added = seen - current, sorted(current - seen)
+        fetched = self._fetch(store, [k for k in added if k not in snap_records])
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            affected = set()
+            for key in removed:
+                affected.add(key[:36])
+                self.db.execute("DELETE FROM objects WHERE source=? AND key=?", (name, key))
+                self.db.execute("DELETE FROM problems WHERE source=? AND key=?", (name, key))
+            for key in added:
+                result = snap_records.get(key) or fetched.get(key)
+                if isinstance(result, Record):
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?)",
+                        (name, key, result.id, result.hash, result.created_at, result.to_json().decode()),
+                    )
+                    affected.add(result.id)
+                elif result is not None:
+                    self.db.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (name, key, result))
+                    report.problems.append((name, key, result))
+            for record_id in sorted(affected):
+                self._materialise(record_id)
+        report.added += len(added)
+        report.removed += len(removed)
+
+    @staticmethod
+    def _fetch(store: Store, keys: list[str]) -> dict[str, Record | str | None]:
+        def read(key: str) -> Record | str | None:
+            try:
+                return store.read_object(key)
+            except CorruptRecord as exc:
+                return None if "vanished" in str(exc) else str(exc)
+
+        if not keys:
+            return {}
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            return dict(zip(keys, pool.map(read, keys), strict=True))
+
+    def _materialise(self, record_id: str) -> None:
+        """Make the visible version of one id match its objects (the earliest version wins)."""
+        old = self.db.execute("SELECT rowid FROM records WHERE id=?", (record_id,)).fetchone()
+        if old:
+            self.db.execute("DELETE FROM fts WHERE rowid=?", old)
+            self.db.execute("DELETE FROM records WHERE rowid=?", old)
+            self.db.execute("DELETE FROM anchors WHERE record_id=?", (record_id,))
+            self.db.execute("DELETE FROM relations WHERE record_id=?", (record_id,))
+        row = self.db.execute(
+            "SELECT json FROM objects WHERE record_id=? ORDER BY created_at, hash LIMIT 1", (record_id,)
+        ).fetchone()
+        if row is None:
+            return
+        record = Record(json.loads(row[0]))
+        cursor = self.db.execute(
+            "INSERT INTO records(id, hash, kind, title, created_at, json) VALUES (?, ?, ?, ?, ?, ?)",
+            (record.id, record.hash, record.kind, record.title, record.created_at, row[0]),
+        )
+        self.db.execute("INSERT INTO fts(rowid, title, trigger, body) VALUES (?, ?, ?, ?)",
+                        (cursor.lastrowid, record.title, record.trigger, record.body))
+        for n, a in enumerate(record.anchors):
+            self.db.execute(
+                "INSERT INTO anchors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.id, n, a.get("scope"), a.get("role", "subject"), a.get("path"), a.get("symbol"),
+                 a.get("module"), (a.get("dep") or {}).get("package"), a.get("raw")),
+            )
+        if record.kind == "relation":
+            f = record.fields
+            self.db.execute("INSERT INTO relations VALUES (?, ?, ?, ?)",
+                            (record.id, f["relation"], f.get("source"), f["target"]))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _records(self, sql: str, params: Iterable[Any] = ()) -> list[Record]:
+        return [Record(json.loads(j)) for (j,) in self.db.execute(sql, tuple(params))]
+
+    def all(self) -> list[Record]:
+        return self._records("SELECT json FROM records ORDER BY created_at, id")
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM records").fetchone()[0])
+
+    def relations(self) -> list[Record]:
+        return self._records("SELECT r.json FROM records r JOIN relations x ON x.record_id = r.id")
+
+    def get(self, ref: str) -> Record:
+        """A record by id, or by a unique prefix or suffix of at least 6 characters (`log` shows the last 8)."""
+        ref = ref.strip().lower()
+        if len(ref) < 6 or not re.fullmatch(r"[0-9a-f-]+", ref):
+            raise ComindError(f"record id {ref!r}: give a record id or at least 6 of its characters")
+        found = self._records("SELECT json FROM records WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
+                              (ref, ref + "g"))
+        if not found and len(ref) < 36:
+            pattern = "%" + ref.replace("%", "").replace("_", "")
+            found = self._records("SELECT json FROM records WHERE id LIKE ? LIMIT 2", (pattern,))
+        if not found:
+            raise ComindError(f"no record {ref!r} in the ledger")
+        if len(found) > 1:
+            raise ComindError(f"record id {ref!r} is ambiguous: give more characters")
+        return found[0]
+
+    def with_context(self, records: Iterable[Record]) -> list[Record]:
+        """The records plus every relation and every superseding record status needs."""
+        chosen = {r.id: r for r in records}
+        for relation in self.relations():
+            chosen[relation.id] = relation
+            source = relation.fields.get("source")
+            if source and source not in chosen:
+                chosen.update({r.id: r for r in self._records("SELECT json FROM records WHERE id=?", (source,))})
+        return list(chosen.values())
+
+    def search(self, text: str, limit: int | None = None) -> list[Record]:
+        """Records matching every word of the text, best first (FTS5 bm25: title weighs most)."""
+        words = re.findall(r"\w+", text)
+        if not words:
+            raise ComindError("search: give at least one word")
+        query = " ".join('"' + w.replace('"', "") + '"' for w in words)
+        sql = ("SELECT r.json FROM fts JOIN records r ON r.rowid = fts.rowid WHERE fts MATCH ? "
+               "ORDER BY bm25(fts, 10.0, 4.0, 1.0)")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self._records(sql, (query,))
+
+    def by_path(self, path: str) -> list[Record]:
+        return self._records("SELECT DISTINCT r.json FROM anchors a JOIN records r ON r.id = a.record_id "
+                             "WHERE a.path = ?", (path,))
+
+    def problems(self) -> list[tuple[str, str, str]]:
+        return [tuple(row) for row in self.db.execute("SELECT source, key, reason FROM problems ORDER BY 1, 2")]
+
+    def conflicts(self) -> list[tuple[str, list[str]]]:
+        rows = self.db.execute(
+            "SELECT record_id, group_concat(source || ':' || key, ' ') FROM objects GROUP BY record_id "
+            "HAVING count(DISTINCT hash) > 1 ORDER BY record_id")
+        return [(rid, keys.split(" ")) for rid, keys in rows]
+
+    def statuses(self, records: Iterable[Record], *, now: datetime | None = None, dormant_days: int = 60,
+                 **kwargs: Any) -> dict[str, Status]:
+        return derive(self.with_context(records), now=now, dormant_days=dormant_days, **kwargs)
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every derived table, sorted: what a full rebuild must reproduce exactly."""
+        queries = {
+            "records": "SELECT id, hash, kind, title, created_at, json FROM records",
+            "anchors": "SELECT * FROM anchors",
+            "relations": "SELECT * FROM relations",
+            "fts": "SELECT r.id, f.title, f.trigger, f.body FROM fts f JOIN records r ON r.rowid = f.rowid",
+            "problems": "SELECT * FROM problems",
+        }
+        return {name: sorted(self.db.execute(sql)) for name, sql in queries.items()}
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.all())

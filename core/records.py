@@ -1,0 +1,450 @@
+"""The record model (DESIGN §3): typed, evidenced, append-only records.
+
+A record is a JSON object. Its identity is ``id``; its content address is ``hash``, the blake3 of
+the RFC 8785 canonical JSON of the record without ``hash``. Records are validated at the boundary
+(``new_record`` for what we create, ``load_record`` for what we read back) and never change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from comind.anchors import ROLES, SCOPES
+from comind.errors import ValidationError
+from comind.sanitize import find_secret, strip_invisible
+
+SCHEMA = 1
+KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
+KINDS = (*KNOWLEDGE_KINDS, "relation")
+RELATION_KINDS = ("supersedes", "retracts", "confirms", "disputes", "relates")
+OUTCOMES = ("failed", "reverted", "abandoned", "partial")
+SEVERITIES = ("must", "should")
+AUTHOR_KINDS = ("human", "agent", "harvested")
+SOURCES = ("cli", "git", "mr", "bot", "import")
+EVIDENCE_TYPES = ("commit", "url", "record", "test", "file", "text", "mr")
+
+TITLE_MAX = 120  # characters
+TRIGGER_MAX = 200  # characters
+BODY_MAX = 2048  # UTF-8 bytes
+RECORD_MAX = 512 * 1024  # canonical bytes: bounds an attempt's approach fingerprint
+
+# Harvested ids are UUIDv5 in this namespace, so the same source key always yields the same id.
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://comind.dev/ns/records")
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_HEX = re.compile(r"^[0-9a-f]{7,64}$")
+_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$")
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$")
+_INVISIBLE = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One kind-specific field: its name, shape and limits (a gitlint-style spec row)."""
+
+    name: str
+    shape: str = "text"  # text | choice | list | alternatives | mapping | record
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    max_len: int = 1000
+
+
+KIND_FIELDS: dict[str, tuple[Field, ...]] = {
+    "intent": (Field("need", required=True),),
+    "decision": (
+        Field("chosen", required=True),
+        Field("alternatives", "alternatives", required=True),
+    ),
+    "attempt": (
+        Field("approach", required=True),
+        Field("outcome", "choice", required=True, choices=OUTCOMES),
+        Field("retry_when"),
+        Field("conditions"),
+        Field("reason"),
+        Field("fingerprint", "mapping"),
+        Field("pattern", "mapping"),
+    ),
+    "constraint": (
+        Field("rule", required=True),
+        Field("severity", "choice", required=True, choices=SEVERITIES),
+        Field("check", "mapping"),
+        Field("exceptions", "list"),
+    ),
+    "gotcha": (Field("symptom", required=True), Field("cause", required=True), Field("workaround")),
+    "question": (Field("question", required=True),),
+    "suppression": (
+        Field("constraint", required=True, max_len=200),
+        Field("reason", required=True),
+        Field("owner", required=True, max_len=200),
+        Field("expires", max_len=10),
+    ),
+    "relation": (
+        Field("relation", "choice", required=True, choices=RELATION_KINDS),
+        Field("target", "record", required=True),
+        Field("source", "record"),
+        Field("reason"),
+        Field("commit", max_len=64),
+    ),
+}
+
+_TOP_LEVEL = {
+    "schema", "id", "hash", "kind", "title", "body", "trigger", "anchors", "evidence", "fields",
+    "provenance", "valid_from", "created_at", "trust", "attributes", "until",
+}
+
+
+def authored_id() -> str:
+    """A new UUIDv7: time-ordered ids for records people and agents write."""
+    from uuid_utils.compat import uuid7
+
+    return str(uuid7())
+
+
+def harvested_id(source_key: str) -> str:
+    """The UUIDv5 of a stable source key, e.g. ``git-revert:<repo>:<revert sha>``."""
+    return str(uuid.uuid5(NAMESPACE, source_key))
+
+
+def short_id(record_id: str) -> str:
+    """The id as shown to people: its last 8 hex digits (UUIDv7 ids share their leading time bits)."""
+    return record_id[-8:]
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def canonical(data: Mapping[str, Any]) -> bytes:
+    """RFC 8785 (JCS) canonical JSON."""
+    import rfc8785
+
+    return bytes(rfc8785.dumps(data))
+
+
+def content_hash(data: Mapping[str, Any]) -> str:
+    from blake3 import blake3
+
+    return str(blake3(canonical({k: v for k, v in data.items() if k != "hash"})).hexdigest())
+
+
+class Record:
+    """A validated, hashed record. Read-only by convention: build a new one to change anything."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    id = property(lambda self: str(self.data["id"]))
+    hash = property(lambda self: str(self.data["hash"]))
+    kind = property(lambda self: str(self.data["kind"]))
+    title = property(lambda self: str(self.data["title"]))
+    body = property(lambda self: str(self.data.get("body", "")))
+    trigger = property(lambda self: str(self.data.get("trigger", "")))
+    created_at = property(lambda self: str(self.data["created_at"]))
+
+    @property
+    def anchors(self) -> list[dict[str, Any]]:
+        return list(self.data.get("anchors", []))
+
+    @property
+    def evidence(self) -> list[dict[str, Any]]:
+        return list(self.data.get("evidence", []))
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return dict(self.data.get("fields", {}))
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self.data["provenance"])
+
+    @property
+    def key(self) -> str:
+        """The object name in the store's inbox: unique per content, so puts are create-only."""
+        return f"{self.id}-{self.hash}.json"
+
+    def to_json(self) -> bytes:
+        return canonical(self.data)
+
+    def __repr__(self) -> str:
+        return f"Record({self.kind} {self.id} {self.title!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data["hash"])
+
+
+def _clean(value: Any) -> Any:
+    """Strip invisible controls from every string, recursively."""
+    if isinstance(value, str):
+        return strip_invisible(value)
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
+def new_record(
+    kind: str,
+    *,
+    title: str,
+    anchors: Iterable[Mapping[str, Any]],
+    fields: Mapping[str, Any],
+    provenance: Mapping[str, Any],
+    body: str = "",
+    trigger: str = "",
+    evidence: Iterable[Mapping[str, Any]] = (),
+    valid_from: str | None = None,
+    created_at: str | None = None,
+    record_id: str | None = None,
+    trust: int | None = None,
+    attributes: Mapping[str, str] | None = None,
+    until: str | None = None,
+) -> Record:
+    """Build, clean, validate and hash a record. Raises ValidationError listing every bad field."""
+    data: dict[str, Any] = {
+        "schema": SCHEMA,
+        "id": record_id or authored_id(),
+        "kind": kind,
+        "title": title.strip(),
+        "body": body.strip(),
+        "trigger": trigger.strip(),
+        "anchors": [dict(a) for a in anchors],
+        "evidence": [dict(e) for e in evidence],
+        "fields": {k: v for k, v in fields.items() if v not in (None, "", [], {})},
+        "provenance": {k: v for k, v in provenance.items() if v is not None},
+        "created_at": created_at or now_utc(),
+    }
+    if valid_from:
+        data["valid_from"] = valid_from
+    if trust is not None:
+        data["trust"] = trust
+    if attributes:
+        data["attributes"] = dict(attributes)
+    if until:
+        data["until"] = until
+    data = _clean(data)
+    problems = validate(data, check_hash=False)
+    if problems:
+        raise ValidationError(problems)
+    data["hash"] = content_hash(data)
+    return Record(data)
+
+
+class CorruptRecord(ValueError):
+    """A stored object that is not a valid record (bad JSON, hash mismatch, unknown schema…)."""
+
+
+def load_record(raw: bytes, key: str | None = None) -> Record:
+    """Parse and verify a stored record; raise CorruptRecord saying what is wrong."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptRecord(f"not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CorruptRecord("not a JSON object")
+    if data.get("schema") != SCHEMA:
+        raise CorruptRecord(f"unknown schema {data.get('schema')!r}")
+    problems = validate(data, check_hash=True)
+    if problems:
+        raise CorruptRecord("; ".join(problems))
+    record = Record(data)
+    if key is not None and key.rsplit("/", 1)[-1] != record.key:
+        raise CorruptRecord(f"object name does not match its id and hash (expected {record.key})")
+    return record
+
+
+def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
+    """Every problem with a record, one message per bad field."""
+    problems: list[str] = []
+    add = problems.append
+    for key in sorted(set(data) - _TOP_LEVEL):
+        add(f"{key}: unknown field")
+    kind = data.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        add(f"kind: must be one of {', '.join(KINDS)}, not {kind!r}")
+    if not isinstance(data.get("id"), str) or not _UUID.match(data["id"]):
+        add("id: must be a lowercase UUID")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        if kind != "relation":
+            add("title: required")
+    elif len(title) > TITLE_MAX:
+        add(f"title: {len(title)} characters, at most {TITLE_MAX}")
+    trigger = data.get("trigger", "")
+    if not isinstance(trigger, str):
+        add("trigger: must be text")
+    elif len(trigger) > TRIGGER_MAX:
+        add(f"trigger: {len(trigger)} characters, at most {TRIGGER_MAX}")
+    body = data.get("body", "")
+    if not isinstance(body, str):
+        add("body: must be text")
+    elif len(body.encode()) > BODY_MAX:
+        add(f"body: {len(body.encode())} bytes, at most {BODY_MAX}")
+    problems += _validate_anchors(data.get("anchors"), kind)
+    problems += _validate_evidence(data.get("evidence", []), kind)
+    if isinstance(kind, str) and kind in KIND_FIELDS:
+        problems += _validate_fields(data.get("fields"), KIND_FIELDS[kind])
+    problems += _validate_provenance(data.get("provenance"))
+    if not isinstance(data.get("created_at"), str) or not _TIME.match(data["created_at"]):
+        add("created_at: must be an RFC 3339 UTC time like 2026-01-31T12:00:00Z")
+    if "valid_from" in data and (not isinstance(data["valid_from"], str) or not _HEX.match(data["valid_from"])):
+        add("valid_from: must be a commit id")
+    if "trust" in data and data["trust"] not in (0, 1, 2, 3):
+        add("trust: must be 0, 1, 2 or 3 (4 is only ever derived)")
+    if "until" in data and (not isinstance(data["until"], str) or not _DATE.match(data["until"])):
+        add("until: must be a date YYYY-MM or YYYY-MM-DD")
+    attributes = data.get("attributes", {})
+    if not isinstance(attributes, dict) or len(attributes) > 32 or not all(
+        isinstance(k, str) and isinstance(v, str) and len(v) <= 500 for k, v in attributes.items()
+    ):
+        add("attributes: must map at most 32 names to short texts")
+    problems += _scan_text(data)
+    if check_hash:
+        if not isinstance(data.get("hash"), str):
+            add("hash: missing")
+        elif not problems and data["hash"] != content_hash(data):
+            add("hash: does not match the content")
+    if not problems:
+        try:
+            size = len(canonical({k: v for k, v in data.items() if k != "hash"}))
+        except ValueError as exc:  # rfc8785: floats out of domain, ints above 2**53 - 1
+            add(f"record: cannot be canonicalised ({exc})")
+        else:
+            if size > RECORD_MAX:
+                add(f"record: {size} bytes canonical, at most {RECORD_MAX}")
+    return problems
+
+
+def _validate_anchors(anchors: Any, kind: Any) -> list[str]:
+    if not isinstance(anchors, list):
+        return ["anchors: must be a list"]
+    problems = []
+    if not anchors and kind not in ("relation", "suppression"):
+        problems.append("anchors: at least one anchor is required (use --on PATH, PATH::Symbol or repo:)")
+    if len(anchors) > 200:
+        problems.append(f"anchors: {len(anchors)} anchors, at most 200")
+    for i, anchor in enumerate(anchors):
+        if not isinstance(anchor, dict):
+            problems.append(f"anchors[{i}]: must be an object")
+            continue
+        if anchor.get("scope") not in SCOPES:
+            problems.append(f"anchors[{i}].scope: must be one of {', '.join(SCOPES)}")
+        if anchor.get("role", "subject") not in ROLES:
+            problems.append(f"anchors[{i}].role: must be one of {', '.join(ROLES)}")
+        if anchor.get("scope") in ("symbol", "file") and not isinstance(anchor.get("path"), str):
+            problems.append(f"anchors[{i}].path: required for a {anchor.get('scope')} anchor")
+    return problems
+
+
+def _validate_evidence(evidence: Any, kind: Any) -> list[str]:
+    if not isinstance(evidence, list):
+        return ["evidence: must be a list"]
+    problems = []
+    if kind == "attempt" and not evidence:
+        problems.append("evidence: an attempt needs at least one piece of evidence (--evidence COMMIT|URL|TEXT)")
+    if len(evidence) > 100:
+        problems.append(f"evidence: {len(evidence)} items, at most 100")
+    for i, item in enumerate(evidence):
+        if not isinstance(item, dict) or item.get("type") not in EVIDENCE_TYPES:
+            problems.append(f"evidence[{i}].type: must be one of {', '.join(EVIDENCE_TYPES)}")
+        elif not isinstance(item.get("ref"), str) or not item["ref"] or len(item["ref"]) > 1000:
+            problems.append(f"evidence[{i}].ref: required, at most 1000 characters")
+    return problems
+
+
+def _validate_fields(fields: Any, spec: tuple[Field, ...]) -> list[str]:
+    if not isinstance(fields, dict):
+        return ["fields: must be an object"]
+    problems = []
+    known = {f.name for f in spec}
+    for name in sorted(set(fields) - known):
+        problems.append(f"fields.{name}: unknown for this kind (known: {', '.join(sorted(known))})")
+    for field in spec:
+        where = f"fields.{field.name}"
+        if field.name not in fields:
+            if field.required:
+                problems.append(f"{where}: required")
+            continue
+        value = fields[field.name]
+        if field.shape in ("text", "record", "choice"):
+            if not isinstance(value, str) or not value.strip():
+                problems.append(f"{where}: must be non-empty text")
+            elif len(value) > field.max_len:
+                problems.append(f"{where}: {len(value)} characters, at most {field.max_len}")
+            elif field.shape == "choice" and value not in field.choices:
+                problems.append(f"{where}: must be one of {', '.join(field.choices)}, not {value!r}")
+            elif field.shape == "record" and not _UUID.match(value):
+                problems.append(f"{where}: must be a record id (UUID)")
+        elif field.shape == "list":
+            if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= 1000 for v in value):
+                problems.append(f"{where}: must be a list of texts")
+        elif field.shape == "mapping":
+            if not isinstance(value, dict):
+                problems.append(f"{where}: must be a mapping")
+        elif field.shape == "alternatives":
+            ok = isinstance(value, list) and all(
+                isinstance(a, dict) and set(a) <= {"option", "why_not"}
+                and isinstance(a.get("option"), str) and a["option"].strip()
+                and isinstance(a.get("why_not", ""), str) and len(a["option"]) <= 500
+                and len(a.get("why_not", "")) <= 1000
+                for a in value
+            )
+            if not ok:
+                problems.append(f"{where}: must be a list of {{option, why_not}} (option required)")
+    return problems
+
+
+def _validate_provenance(provenance: Any) -> list[str]:
+    if not isinstance(provenance, dict):
+        return ["provenance: required"]
+    problems = []
+    actor = provenance.get("actor")
+    if not isinstance(actor, str) or not actor or "@" in actor or any(c.isspace() for c in actor):
+        problems.append("provenance.actor: must be a pseudonymous id (no names or emails)")
+    if provenance.get("author_kind") not in AUTHOR_KINDS:
+        problems.append(f"provenance.author_kind: must be one of {', '.join(AUTHOR_KINDS)}")
+    if provenance.get("source") not in SOURCES:
+        problems.append(f"provenance.source: must be one of {', '.join(SOURCES)}")
+    if provenance.get("author_kind") == "harvested":
+        harvester = provenance.get("harvester")
+        if not isinstance(harvester, dict) or not harvester.get("name") or not harvester.get("version"):
+            problems.append("provenance.harvester: name and version required for harvested records")
+    for key in ("repo", "branch", "head_commit"):
+        if key in provenance and not isinstance(provenance[key], str):
+            problems.append(f"provenance.{key}: must be text")
+    return problems
+
+
+def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, f"{where}.{k}" if where else str(k))
+
+
+def _scan_text(data: Mapping[str, Any]) -> list[str]:
+    """Secrets are refused and invisible controls reported, naming the field."""
+    problems = []
+    for where, text in _strings(dict(data), ""):
+        if where == "hash":
+            continue
+        if secret := find_secret(text):
+            problems.append(f"{where}: contains {secret}; remove the secret (records are shared and shown)")
+        elif _INVISIBLE.search(text):
+            problems.append(f"{where}: contains invisible Unicode control characters")
+    return problems

@@ -1,0 +1,149 @@
+"""The repository comind works in: where it is, its settings, its stores and caches.
+
+Discovery reads `.git` by hand rather than through pygit2, whose import alone costs ~0.2 s:
+read-only commands (`show`, `log`, `why`) must start fast.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from comind import config as configuration
+from comind.errors import ComindError
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.store import Store
+
+
+def find_git(start: Path) -> tuple[Path, Path, Path]:
+    """(work tree root, this work tree's git dir, common git dir) for the repository at `start`."""
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder, dot_git, dot_git
+        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+            if text.startswith("gitdir:"):
+                git_dir = (folder / text[len("gitdir:"):].strip()).resolve()
+                common = git_dir / "commondir"
+                common_dir = (git_dir / common.read_text().strip()).resolve() if common.is_file() else git_dir
+                return folder, git_dir, common_dir
+    raise ComindError(f"not inside a git repository: {start}")
+
+
+def _origin_name(git_dir: Path) -> str | None:
+    """owner/name from the origin remote's URL in .git/config, if any."""
+    try:
+        text = (git_dir / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    section = re.search(r'\[remote "origin"\](.*?)(?:\n\[|\Z)', text, re.S)
+    url = section and re.search(r"^\s*url\s*=\s*(\S+)", section.group(1), re.M)
+    if not url:
+        return None
+    path = re.sub(r"\.git$", "", url.group(1).rstrip("/"))
+    parts = re.split(r"[/:]", path)
+    return "/".join(parts[-2:]) if len(parts) >= 2 else None
+
+
+class Workspace:
+    """One repository, with its configuration resolved."""
+
+    def __init__(self, start: Path | None = None, flags: Mapping[str, Any] | None = None) -> None:
+        self.root, self.head_dir, self.git_dir = find_git((start or Path.cwd()).resolve())
+        self.config = configuration.load(self.root, flags)
+
+    @cached_property
+    def repo_name(self) -> str:
+        return str(self.config.repo or _origin_name(self.git_dir) or self.root.name)
+
+    @property
+    def cache_dir(self) -> Path:
+        path = self.git_dir / "comind"
+        path.mkdir(exist_ok=True)
+        return path
+
+    @property
+    def ledger_path(self) -> Path:
+        override = os.environ.get("COMIND_CACHE")
+        return Path(override) if override else self.cache_dir / "ledger.sqlite"
+
+    @cached_property
+    def store(self) -> Store:
+        from comind.store import Store
+
+        return Store(str(self.config.store), base=self.root)
+
+    @cached_property
+    def harvest_store(self) -> Store:
+        """Records derived from git and forges: a local cache, re-derivable at any time."""
+        from comind.store import Store
+
+        return Store(str(self.cache_dir / "harvest"))
+
+    def ledger(self) -> Ledger:
+        from comind.ledger import Ledger
+
+        return Ledger(self.ledger_path, {"store": self.store, "harvest": self.harvest_store})
+
+    def git(self, *args: str) -> str:
+        """Run git in the work tree; ComindError with git's own message on failure."""
+        try:
+            out = subprocess.run(
+                ["git", *args], cwd=self.root, capture_output=True, text=True, check=True
+            )
+        except subprocess.CalledProcessError as exc:
+            raise ComindError(f"git {' '.join(args)}: {exc.stderr.strip() or 'failed'}") from None
+        return out.stdout
+
+    def head(self) -> str | None:
+        return head_commit(self.head_dir, self.git_dir)
+
+    def branch(self) -> str | None:
+        return current_branch(self.head_dir)
+
+    def user_email(self) -> str:
+        try:
+            return self.git("config", "user.email").strip()
+        except ComindError:
+            return os.environ.get("USER", "unknown")
+
+
+def head_commit(head_dir: Path, git_dir: Path | None = None) -> str | None:
+    """The commit HEAD points at, read from the ref files (no git process, no pygit2)."""
+    git_dir = git_dir or head_dir
+    try:
+        head = (head_dir / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    for _ in range(5):  # symbolic refs may chain
+        if not head.startswith("ref:"):
+            return head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else None
+        ref = head[4:].strip()
+        try:
+            head = (git_dir / ref).read_text().strip()
+            continue
+        except OSError:
+            pass
+        try:
+            packed = (git_dir / "packed-refs").read_text()
+        except OSError:
+            return None
+        match = re.search(rf"^([0-9a-f]{{40,64}}) {re.escape(ref)}$", packed, re.M)
+        return match.group(1) if match else None
+    return None
+
+
+def current_branch(head_dir: Path) -> str | None:
+    try:
+        head = (head_dir / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None

@@ -1,0 +1,234 @@
+"""The command line end to end, in real repositories: exit codes, messages, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import CliResult, git
+
+
+def ids_in(store: Path) -> list[str]:
+    inbox = store / "_ledger" / "inbox"
+    return sorted(p.name for p in inbox.iterdir()) if inbox.is_dir() else []
+
+
+@pytest.fixture
+def initialised(repo: Path, cli) -> Path:  # type: ignore[no-untyped-def]
+    assert cli(repo, "init").code == 0
+    return repo
+
+
+def test_init_writes_commented_config_and_store(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(repo, "init")
+    assert result.code == 0
+    text = (repo / ".comind.yml").read_text()
+    assert "store: .comind/ledger" in text and "# env COMIND_STORE, flag --store" in text
+    assert (repo / ".comind" / "ledger" / ".gitignore").read_text() == "_ledger/snapshots/\n"
+    (repo / ".comind.yml").write_text("store: elsewhere\n")
+    again = cli(repo, "init")
+    assert again.code == 0 and "kept the existing .comind.yml" in again.out
+    assert (repo / ".comind.yml").read_text() == "store: elsewhere\n" and (repo / "elsewhere").is_dir()
+    assert cli(repo, "init", "--force").code == 0
+    assert "store: .comind/ledger" in (repo / ".comind.yml").read_text()
+
+
+def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    commands = [
+        ["intent", "--on", "README.md", "--title", "Fast revocation", "--need", "revoke within a minute"],
+        ["decision", "--on", "app/auth.py::Session", "--title", "Server-side sessions",
+         "--chosen", "Redis sessions",
+         "--alternative", "JWT with short expiry | still leaks roles", "--alternative", "encrypted JWT"],
+        ["attempt", "--on", "app/perm.py::Checker.check", "--title", "Cache grants in Redis",
+         "--approach", "per-request cache", "--outcome", "reverted", "--evidence", sha[:7],
+         "--evidence", "https://example.com/pr/1", "--retry-when", "invalidation exists"],
+        ["constraint", "--on", "app/handlers/", "--title", "No raw SQL in handlers",
+         "--rule", "use the repository layer",
+         "--severity", "must", "--exception", "migrations/"],
+        ["gotcha", "--on", "app/perm.py:3", "--title", "Grants cached per process", "--symptom", "stale grants",
+         "--cause", "lru_cache", "--workaround", "restart"],
+        ["question", "--on", "dep:pypi/redis@>=5", "--title", "Failover?", "--question", "what on failover?"],
+    ]
+    for args in commands:
+        result = cli(repo, "remember", *args)
+        assert result.code == 0, result.err
+        assert len(result.out.strip()) == 36
+    log = cli(repo, "log", "--json")
+    rows = [json.loads(line) for line in log.out.splitlines()]
+    assert [r["kind"] for r in rows] == ["intent", "decision", "attempt", "constraint", "gotcha", "question"]
+    assert all(r["status"] == "active" and r["status_reason"] and r["trust"] == 3 for r in rows)
+    attempt = rows[2]
+    assert attempt["evidence"][0] == {"type": "commit", "ref": sha}
+    assert attempt["fields"]["retry_when"] == "invalidation exists"
+    assert rows[1]["fields"]["alternatives"][1] == {"option": "encrypted JWT", "why_not": ""}
+    assert "@" not in json.dumps([r["provenance"] for r in rows])  # pseudonymous actors only
+    text = cli(repo, "log", "--kind", "attempt")
+    assert text.out.count("\n") == 1 and "Cache grants in Redis" in text.out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "fields.severity: required"),
+    (["constraint", "--on", "a.py", "--title", "T", "--rule", "r", "--severity", "may"],
+     "fields.severity: must be one of"),
+    (["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed"],
+     "evidence: an attempt needs"),
+    (["gotcha", "--on", "/etc/passwd", "--title", "T", "--symptom", "s", "--cause", "c"],
+     "path must be relative"),
+    (["gotcha", "--title", "T", "--symptom", "s", "--cause", "c"], "anchors: at least one anchor"),
+    (["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "c", "--rule", "r"],
+     "--rule does not apply to a gotcha"),
+    (["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed", "--evidence", "deadbeef"],
+     "--evidence deadbeef: no such commit"),
+    (["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "token ghp_" + "x" * 36],
+     "fields.cause: contains a GitHub token"),
+    (["decision", "--on", "a.py", "--title", "T", "--chosen", "c", "--alternative", "| no option"],
+     "expected \"option | why not\""),
+    (["banana", "--on", "a.py", "--title", "T"], "invalid choice"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(initialised: Path, cli, args: list[str],
+                                                         message: str) -> None:  # type: ignore[no-untyped-def]
+    result: CliResult = cli(initialised, "remember", *args)
+    assert result.code == 2
+    assert message in result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    assert ids_in(initialised / ".comind" / "ledger") == []
+
+
+def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+
+    def remember(title: str) -> str:
+        result = cli(repo, "remember", "constraint", "--on", "a.py", "--title", title, "--rule", title,
+                     "--severity", "should")
+        assert result.code == 0, result.err
+        return result.out.strip()
+
+    old, new, wrong, contested = remember("old rule"), remember("new rule"), remember("wrong rule"), remember("x")
+    assert cli(repo, "review", "supersede", old[-8:], "--by", new).code == 0
+    assert cli(repo, "review", "retract", wrong, "--reason", "never true").code == 0
+    assert cli(repo, "review", "dispute", contested, "--reason", "flaky").code == 0
+    confirm = cli(repo, "review", "confirm", new, "--json")
+    relation = json.loads(confirm.out)
+    assert relation["fields"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+
+    visible = {json.loads(line)["id"]: json.loads(line) for line in cli(repo, "log", "--json").out.splitlines()}
+    assert set(visible) == {new, contested}
+    assert visible[contested]["marks"] == [f"disputed by {visible[contested]['provenance']['actor']}: flaky"]
+    history = {json.loads(line)["id"]: json.loads(line) for line in
+               cli(repo, "log", "--history", "--json").out.splitlines()}
+    assert history[old]["status"] == "superseded" and "new rule" in history[old]["status_reason"]
+    assert history[wrong]["status"] == "retracted" and "never true" in history[wrong]["status_reason"]
+    text = cli(repo, "log", "--history").out
+    assert "superseded" in text and "retracted" in text
+    assert cli(repo, "review", "supersede", old, "--by", old).code == 2
+    assert "no record" in cli(repo, "review", "confirm", "abcdef12").err
+
+
+def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    rid = cli(repo, "remember", "gotcha", "--on", "app/perm.py::check", "--title", "Grants cached in Redis",
+              "--symptom", "stale grants after role change", "--cause", "no invalidation",
+              "--trigger", "touching permission caching").out.strip()
+    cli(repo, "remember", "gotcha", "--on", "a.py", "--title", "Unrelated", "--symptom", "s", "--cause", "c")
+    shown = cli(repo, "show", rid[-8:])
+    assert shown.code == 0 and "Grants cached in Redis" in shown.out and "status:   active" in shown.out
+    assert json.loads(cli(repo, "show", rid, "--json").out)["status"] == "active"
+    found = cli(repo, "search", "redis", "--json").out.splitlines()
+    assert [json.loads(line)["id"] for line in found] == [rid]
+    assert cli(repo, "search", "permission", "caching").out.count("\n") == 1
+    assert cli(repo, "search", "nothing").out == ""
+    cli(repo, "review", "retract", rid)
+    assert cli(repo, "search", "redis").out == ""
+    assert "retracted" in cli(repo, "search", "redis", "--history").out
+
+
+def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    ids = [cli(repo, "remember", "question", "--on", "a.py", "--title", f"q{i}", "--question", "why?").out.strip()
+           for i in range(3)]
+    dump = tmp_path / "dump.ndjson"
+    assert cli(repo, "ledger", "export", "-o", str(dump)).code == 0
+    assert len(dump.read_text().splitlines()) == 3
+    assert cli(repo, "ledger", "compact").code == 0
+    assert cli(repo, "ledger", "erase", ids[0]).code == 0
+    assert ids[0] not in cli(repo, "log").out
+    result = cli(repo, "ledger", "import", str(dump))
+    assert result.code == 0 and "1 erased and skipped" in result.out
+    assert ids[0] not in cli(repo, "log").out  # an erased record never comes back
+
+    broken = tmp_path / "broken.ndjson"
+    lines = dump.read_text().splitlines()
+    broken.write_text(lines[1] + "\n{nope\n")
+    before = ids_in(repo / ".comind" / "ledger")
+    bad = cli(repo, "ledger", "import", str(broken))
+    assert bad.code == 2 and "line 2: not JSON" in bad.err and "nothing was written" in bad.err
+    assert ids_in(repo / ".comind" / "ledger") == before
+
+    assert cli(repo, "ledger", "audit").code == 0
+    inbox = repo / ".comind" / "ledger" / "_ledger" / "inbox"
+    victim = sorted(inbox.iterdir())[0]
+    victim.write_text(victim.read_text().replace('"title":"q', '"title":"Q'))
+    audit = cli(repo, "ledger", "audit")  # found even though a snapshot still holds the good copy
+    assert audit.code == 1 and victim.name in audit.out and "hash" in audit.out
+
+
+def test_corrupt_object_is_skipped_with_a_warning_and_hides_nothing(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    for i in range(3):
+        cli(repo, "remember", "question", "--on", "a.py", "--title", f"q{i}", "--question", "why?")
+    inbox = repo / ".comind" / "ledger" / "_ledger" / "inbox"
+    victim = sorted(inbox.iterdir())[0]
+    victim.write_text("{broken")
+    (inbox / "not-a-uuid-at-all.json").write_text("{}")
+    log = cli(repo, "log")
+    assert log.code == 0 and log.out.count("\n") == 2
+    assert victim.name in log.err and "not JSON" in log.err and "not-a-uuid-at-all.json" in log.err
+    again = cli(repo, "log")
+    assert victim.name in again.err  # warned on every run until the store is fixed
+    audit = cli(repo, "ledger", "audit", "--json")
+    assert audit.code == 1
+    assert {json.loads(line)["key"].rsplit("/", 1)[-1] for line in audit.out.splitlines()} == {
+        victim.name, "not-a-uuid-at-all.json"}
+
+
+def test_config_precedence_and_errors(repo: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".comind.yml").write_text("store: from-file\ndormant_days: 10\n")
+    args = ["remember", "question", "--on", "a.py", "--title", "q", "--question", "?"]
+    assert cli(repo, *args).code == 0
+    assert ids_in(repo / "from-file")
+    monkeypatch.setenv("COMIND_STORE", "from-env")
+    assert cli(repo, *args).code == 0 and ids_in(repo / "from-env")
+    assert cli(repo, "--store", "from-flag", *args).code == 0 and ids_in(repo / "from-flag")
+    assert cli(repo, *args[:1], "--store", "flag-after", *args[1:]).code == 0 and ids_in(repo / "flag-after")
+
+    (repo / ".comind.yml").write_text("store: x\nstroe: typo\n")
+    bad = cli(repo, "log")
+    assert bad.code == 2 and "unknown key 'stroe'" in bad.err
+    (repo / ".comind.yml").write_text("dormant_days: soon\n")
+    assert "dormant_days" in cli(repo, "log").err
+    (repo / ".comind.yml").write_text("store: [unclosed\n")
+    assert "not valid YAML" in cli(repo, "log").err
+
+
+def test_dormant_days_from_config_and_clock(initialised: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    rid = cli(initialised, "remember", "question", "--on", "a.py", "--title", "q", "--question", "?").out.strip()
+    monkeypatch.setenv("COMIND_NOW", "2099-01-01T00:00:00Z")
+    row = json.loads(cli(initialised, "log", "--json").out)
+    assert row["id"] == rid and row["status"] == "dormant" and "comind review confirm" in row["status_reason"]
+    assert cli(initialised, "--dormant-days", "100000", "log", "--json").out.count('"active"') == 1
+
+
+def test_s3_store_through_environment(repo: Path, cli, s3_url: str, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COMIND_STORE", s3_url)
+    rid = cli(repo, "remember", "constraint", "--on", "a.py", "--title", "t", "--rule", "r", "--severity", "must")
+    assert rid.code == 0, rid.err
+    assert rid.out.strip() in cli(repo, "log").out.replace(rid.out.strip()[-8:], rid.out.strip())
+
+
+def test_outside_a_repository_and_no_command(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(tmp_path, "log")
+    assert result.code == 2 and "not inside a git repository" in result.err
+    assert cli(tmp_path).code == 2

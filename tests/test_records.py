@@ -1,0 +1,207 @@
+"""The record model: kinds, validation at the boundary, canonical hashing, ids, cleaning."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+
+import pytest
+from comind.anchors import parse_anchor
+from comind.errors import ValidationError
+from comind.records import (
+    BODY_MAX,
+    KIND_FIELDS,
+    CorruptRecord,
+    canonical,
+    content_hash,
+    harvested_id,
+    load_record,
+    new_record,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+PROV = {"actor": "p-0123456789abcdef", "author_kind": "human", "source": "cli"}
+ANCHOR = [parse_anchor("app/perm.py::Checker.check")]
+FIELDS = {
+    "intent": {"need": "revocation within a minute"},
+    "decision": {"chosen": "server-side sessions", "alternatives": [{"option": "JWT", "why_not": "leaks roles"}]},
+    "attempt": {"approach": "cache grants in Redis", "outcome": "reverted"},
+    "constraint": {"rule": "handlers never call raw_query", "severity": "must"},
+    "gotcha": {"symptom": "stale grants", "cause": "cache not invalidated on role change"},
+    "question": {"question": "what happens on Redis failover?"},
+    "suppression": {"constraint": "no-raw-query", "reason": "migration script", "owner": "p-1"},
+}
+
+
+def make(kind: str = "constraint", **overrides: object):  # type: ignore[no-untyped-def]
+    args: dict[str, object] = {"title": "A title", "anchors": ANCHOR, "fields": FIELDS.get(kind, {}),
+                               "provenance": PROV}
+    if kind == "attempt":
+        args["evidence"] = [{"type": "commit", "ref": "a" * 40}]
+    args.update(overrides)
+    return new_record(kind, **args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", sorted(FIELDS))
+def test_every_kind_builds_and_round_trips(kind: str) -> None:
+    record = make(kind)
+    assert record.kind == kind
+    again = load_record(record.to_json(), record.key)
+    assert again == record
+    assert record.hash == content_hash(record.data)
+
+
+def test_relation_kinds() -> None:
+    target = make()
+    for relation in ("supersedes", "retracts", "confirms", "disputes", "relates"):
+        fields = {"relation": relation, "target": target.id}
+        if relation in ("supersedes", "relates"):
+            fields["source"] = make().id
+        record = new_record("relation", title="", anchors=[], fields=fields, provenance=PROV)
+        assert record.fields["relation"] == relation
+
+
+@pytest.mark.parametrize(("kind", "missing"), [(k, f.name) for k, spec in KIND_FIELDS.items()
+                                               for f in spec if f.required])
+def test_each_required_kind_field_is_named_when_missing(kind: str, missing: str) -> None:
+    fields = dict(FIELDS.get(kind, {"relation": "confirms", "target": str(uuid.uuid4())}))
+    fields.pop(missing, None)
+    with pytest.raises(ValidationError) as err:
+        make(kind, fields=fields)
+    assert f"fields.{missing}: required" in err.value.problems
+
+
+def test_one_error_per_bad_field_all_at_once() -> None:
+    with pytest.raises(ValidationError) as err:
+        new_record("attempt", title="x" * 121, trigger="t" * 201, body="b" * (BODY_MAX + 1), anchors=[],
+                   fields={"approach": "a", "outcome": "exploded", "color": "red"},
+                   provenance={"actor": "ada@example.com", "author_kind": "robot", "source": "cli"})
+    problems = err.value.problems
+    expected = ["title: 121 characters", "trigger: 201 characters", "body: 2049 bytes", "anchors: at least one",
+                "evidence: an attempt needs", "fields.color: unknown", "fields.outcome: must be one of",
+                "provenance.actor: must be a pseudonymous id", "provenance.author_kind"]
+    for start in expected:
+        assert any(p.startswith(start) for p in problems), (start, problems)
+    assert len(problems) == len(expected)
+
+
+def test_body_cap_counts_utf8_bytes() -> None:
+    make(body="é" * (BODY_MAX // 2))
+    with pytest.raises(ValidationError, match="body: 2050 bytes"):
+        make(body="é" * (BODY_MAX // 2 + 1))
+
+
+@pytest.mark.parametrize(("secret", "name"), [
+    ("AKIAIOSFODNN7EXAMPLE", "AWS access key"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS secret"),
+    ("ghp_" + "a1B2" * 9, "GitHub token"),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "GitHub token"),
+    ("glpat-abcdefghij0123456789", "GitLab token"),
+    ("xoxb-1234567890-abcdefghij", "Slack token"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIE", "private key"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", "private key"),
+    ('password = "hunter2hunter2"', "password"),
+])
+@pytest.mark.parametrize("where", ["title", "body", "fields.rule"])
+def test_secrets_are_refused_naming_the_field(secret: str, name: str, where: str) -> None:
+    kwargs: dict[str, object] = {}
+    if where == "fields.rule":
+        kwargs["fields"] = {"rule": f"use {secret}", "severity": "must"}
+    else:
+        kwargs[where] = f"x {secret}" if where == "body" else f"x {secret.splitlines()[0]}"[:120]
+    with pytest.raises(ValidationError) as err:
+        make(**kwargs)
+    assert any(p.startswith(f"{where}: contains") and name in p for p in err.value.problems), err.value.problems
+
+
+@pytest.mark.parametrize("text", ["password = <your password>", "password=${DB_PASSWORD}", "pwd: ****",
+                                  "password = os.environ('X')", "the password policy"])
+def test_placeholders_are_not_secrets(text: str) -> None:
+    assert make(body=text).body == text
+
+
+def test_invisible_controls_are_stripped() -> None:
+    sneaky = "Run\u202e tests\U000e0041\U000e0042 first\u2066"
+    record = make(title=sneaky, body=sneaky)
+    assert record.title == "Run tests first"
+    assert record.body == "Run tests first"
+
+
+def test_stored_invisible_controls_are_corrupt() -> None:
+    record = make()
+    data = dict(record.data, title="evil\u202e")
+    data["hash"] = content_hash(data)
+    with pytest.raises(CorruptRecord, match="invisible"):
+        load_record(canonical(data))
+
+
+def test_canonical_json_is_rfc8785() -> None:
+    assert canonical({"b": 1, "a": [1.0, 2.5, 1e21], "é": "ü"}) == b'{"a":[1,2.5,1e+21],"b":1,"\xc3\xa9":"\xc3\xbc"}'
+
+
+def test_hash_ignores_key_order_and_detects_tampering() -> None:
+    record = make()
+    shuffled = json.dumps(dict(reversed(list(record.data.items())))).encode()
+    assert load_record(shuffled) == record
+    tampered = dict(record.data, title="Another title")
+    with pytest.raises(CorruptRecord, match="hash: does not match"):
+        load_record(json.dumps(tampered).encode())
+
+
+def test_object_name_must_match_id_and_hash() -> None:
+    record = make()
+    with pytest.raises(CorruptRecord, match="object name"):
+        load_record(record.to_json(), f"{record.id}-{'0' * 64}.json")
+
+
+def test_ids() -> None:
+    a, b = make(), make()
+    assert uuid.UUID(a.id).version == 7 and a.id != b.id
+    key = "git-revert:acme/app:" + "b" * 40
+    assert harvested_id(key) == harvested_id(key)
+    assert uuid.UUID(harvested_id(key)).version == 5
+    assert harvested_id(key) != harvested_id(key + "x")
+    fixed = make(record_id=harvested_id(key), created_at="2024-01-02T03:04:05Z")
+    assert fixed == make(record_id=harvested_id(key), created_at="2024-01-02T03:04:05Z")
+
+
+@pytest.mark.parametrize("raw", [b"", b"not json", b"[1, 2]", b'{"schema": 2}', b'{"schema": 1}', b"\xff\xfe"])
+def test_corrupt_objects_say_what_is_wrong(raw: bytes) -> None:
+    with pytest.raises(CorruptRecord):
+        load_record(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
+def test_load_record_only_ever_raises_corrupt_record(raw: bytes) -> None:
+    with contextlib.suppress(CorruptRecord):
+        load_record(raw)
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                     max_size=4), max_leaves=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["title", "body", "kind", "anchors", "fields", "provenance", "extra",
+                                        "evidence", "created_at", "id", "trust", "until"]), json_values))
+def test_arbitrary_records_never_crash_validation(overrides: dict[str, object]) -> None:
+    data = dict(make().data, **overrides)
+    data.pop("hash", None)
+    data["hash"] = "0" * 64
+    with pytest.raises(CorruptRecord):
+        load_record(json.dumps(data).encode())
+
+
+@settings(max_examples=100, deadline=None)
+@given(title=st.text(min_size=1, max_size=120).filter(str.strip), body=st.text(max_size=500))
+def test_valid_text_round_trips(title: str, body: str) -> None:
+    try:
+        record = make(title=title, body=body)
+    except ValidationError as exc:  # only for secrets or a title made of invisible controls
+        assert all("contains" in p or p == "title: required" for p in exc.problems)
+        return
+    assert load_record(record.to_json(), record.key) == record

@@ -1,0 +1,144 @@
+"""The store: create-only puts, snapshots, erasure, corrupt objects; local path and real S3 server."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from comind.anchors import parse_anchor
+from comind.records import new_record
+from comind.store import ERASED, INBOX, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
+
+PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
+
+
+def record(title: str = "Handlers never call raw_query"):  # type: ignore[no-untyped-def]
+    return new_record("constraint", title=title, anchors=[parse_anchor("app/db.py::raw_query")],
+                      fields={"rule": "no raw SQL in handlers", "severity": "must"}, provenance=PROV)
+
+
+@pytest.fixture(params=["local", "s3", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    if request.param == "local":
+        return Store(str(tmp_path / "ledger"))
+    if request.param == "memory":
+        return Store(f"memory://{tmp_path.name}")
+    return Store(request.getfixturevalue("s3_url"))
+
+
+def test_put_is_create_only_and_idempotent(store: Store) -> None:
+    r = record()
+    assert store.put(r) is True
+    assert store.put(r) is False
+    assert store.inbox_keys() == [r.key]
+    assert store.read().records == {r.key: r}
+
+
+def test_reader_takes_newest_snapshot_plus_missing_inbox_keys(store: Store) -> None:
+    first = [record(f"rule {i}") for i in range(5)]
+    store.put_many(first)
+    name = store.compact()
+    assert name and store.newest_snapshot() == name
+    assert store.compact() is None  # nothing new: idempotent
+    later = record("rule later")
+    store.put(later)
+    contents = store.read()
+    assert contents.snapshot == name
+    assert set(contents.records) == {r.key for r in [*first, later]}
+    assert contents.snapshot_keys == {r.key for r in first}
+
+
+def test_erasure_deletes_and_tombstones(store: Store) -> None:
+    keep, gone = record("keep"), record("gone")
+    store.put_many([keep, gone])
+    store.compact()
+    assert store.erase([gone.id]) == [gone.id]
+    assert set(store.read().records) == {keep.key}
+    assert gone.key not in store.inbox_keys()
+    # the content is gone from every snapshot, not just hidden
+    for name in store._list(SNAPSHOTS):
+        raw = bytes(__import__("obstore").get(store._store, name).bytes())
+        assert gone.id.encode() not in gzip.decompress(raw)
+    with pytest.raises(StoreError, match="erased"):
+        Store(store.url).put(gone)
+    assert store.erased_ids() == {gone.id}
+
+
+def test_corrupt_objects_are_skipped_with_a_warning_naming_the_key(store: Store) -> None:
+    import obstore as obs
+
+    good = record()
+    store.put(good)
+    bad_json = f"{INBOX}{'1' * 8}-0000-7000-8000-{'0' * 12}-{'0' * 64}.json"
+    obs.put(store._store, bad_json, b"{not json")
+    tampered = dict(record("tampered").data, title="changed after hashing")
+    tampered_key = f"{INBOX}{tampered['id']}-{tampered['hash']}.json"
+    obs.put(store._store, tampered_key, __import__("json").dumps(tampered).encode())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        contents = store.read()
+    assert set(contents.records) == {good.key}
+    assert {p.key for p in contents.problems} == {bad_json, tampered_key}
+    messages = [str(w.message) for w in caught if issubclass(w.category, CorruptObjectWarning)]
+    assert any(bad_json in m and "not JSON" in m for m in messages)
+    assert any(tampered_key in m and "hash" in m for m in messages)
+
+
+def test_unsupported_url_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="unsupported scheme 'ftp'"):
+        Store("ftp://example.com/x").inbox_keys()
+
+
+WRITER = """
+import sys
+from comind.anchors import parse_anchor
+from comind.records import new_record
+from comind.store import Store
+store = Store(sys.argv[1])
+prov = {"actor": "p-w" + sys.argv[2], "author_kind": "agent", "source": "cli"}
+records = [new_record("gotcha", title=f"writer {sys.argv[2]} record {i}", anchors=[parse_anchor("a.py")],
+                      fields={"symptom": "s", "cause": "c"}, provenance=prov) for i in range(200)]
+if sys.argv[3] == "many":
+    store.put_many(records)
+else:
+    for r in records:
+        store.put(r)
+"""
+COMPACTOR = """
+import sys, time
+from comind.store import Store
+store = Store(sys.argv[1])
+for _ in range(5):
+    store.compact(); time.sleep(0.05)
+"""
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_eight_processes_writing_at_once_lose_nothing(where: str, tmp_path: Path,
+                                                      request: pytest.FixtureRequest) -> None:
+    url = str(tmp_path / "ledger") if where == "local" else request.getfixturevalue("s3_url")
+    env = dict(os.environ)
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, url, str(n), "many" if n % 2 else "one"], env=env)
+               for n in range(8)]
+    compactor = subprocess.Popen([sys.executable, "-c", COMPACTOR, url], env=env)
+    assert [w.wait(timeout=300) for w in writers] == [0] * 8
+    assert compactor.wait(timeout=300) == 0
+    contents = Store(url).read()
+    assert not contents.problems
+    assert len({r.id for r in contents.records.values()}) == 1600
+    Store(url).compact()
+    assert len(Store(url).read().records) == 1600
+
+
+def test_tombstone_key_layout(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "s"))
+    r = record()
+    store.put(r)
+    store.erase([r.id])
+    assert (tmp_path / "s" / ERASED / r.id).is_file()
+    assert (tmp_path / "s" / INBOX).is_dir() and not any((tmp_path / "s" / INBOX).iterdir())
