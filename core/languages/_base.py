@@ -1,0 +1,386 @@
+"""What every language module shares: the data types, one tree walk and the fingerprints.
+
+A language module describes its grammar (which node kinds define something, which are comments,
+calls, imports) and supplies a few small hooks; :meth:`Language.analyse` walks the tree once and
+yields definitions with their fingerprints, imports and calls.
+
+Decisions worth knowing:
+
+* Lines are 1-based and inclusive. A Python definition's span includes its decorators.
+* Tokens are tree-sitter leaves. Comments are dropped by node kind; string literals (and the
+  other ``atomic_kinds``) are one token each, with their text as written.
+* A Python docstring (the first statement of a body, if it is a string) is documentation, like a
+  comment in the other languages: it is left out of ``body_hash`` and ``shape_hash``.
+* Decorators, modifiers and annotations are in the span but in no fingerprint.
+* ``shape_hash`` renames every leaf whose kind ends in ``identifier`` to ``$0, $1, …`` in order of
+  first appearance; keywords, operators and literal values stay as they are.
+* Several definitions with one qualname in a file (overloads, conditional definitions, two Rust
+  ``impl`` blocks with the same method): all are kept; the last keeps the plain qualname (in Python
+  and TypeScript the last one is the one that runs) and the earlier ones get ``#1``, ``#2``, … in
+  document order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ast_grep_py import SgNode, SgRoot
+from blake3 import blake3
+
+KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
+# ast-grep-py's built-in languages (0.51); any other name panics.
+AST_GREP_LANGUAGES = frozenset({
+    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "kotlin",
+    "swift", "ruby", "php", "scala", "lua", "bash", "html", "css", "json", "yaml", "haskell", "elixir",
+    "nix", "solidity", "hcl", "dart", "markdown", "zig",
+})
+# A function directly inside one of these is a method.
+CONTAINERS = frozenset({"class", "interface", "struct", "enum", "trait", "impl"})
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    qualname: str
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    sig_hash: str
+    body_hash: str
+    shape_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module (or one name from it), as written.
+
+    Python ``from m import a as b`` gives ``Import("m", ("a",), "b", line, 0)`` (one Import per
+    name, so each alias stays with its name); ``from .. import x`` has ``module=""``, ``level=2``;
+    a star import has ``names=("*",)``. JS/TS default imports use the name ``default``.
+    """
+
+    module: str
+    names: tuple[str, ...] = ()
+    alias: str | None = None
+    line: int = 0
+    level: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    caller: str  # qualname of the innermost named definition, "" at module level
+    callee: str  # the dotted name as written (``db.raw_query``; Rust keeps ``::``)
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileSymbols:
+    language: str
+    definitions: tuple[Definition, ...] = ()
+    imports: tuple[Import, ...] = ()
+    calls: tuple[Call, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DefSpec:
+    """How one node kind defines something.
+
+    ``kind`` is one of :data:`KINDS`, or ``""`` for a namespace (a Rust ``mod``, a TypeScript
+    ``namespace``) that prefixes the qualnames inside it without being a definition itself.
+    ``sig`` lists the fields whose tokens (after the name) make the signature; ``body`` names the
+    field holding the body (None: the definition has none, e.g. an interface method).
+    """
+
+    kind: str
+    sig: tuple[str, ...] = ("type_parameters", "parameters", "return_type")
+    body: str | None = "body"
+
+
+@dataclass(slots=True)
+class _Open:
+    """A definition (or namespace) met during the walk."""
+
+    kind: str
+    name: str
+    qualname: str
+    frame: str  # what nested definitions are prefixed with
+    start_line: int
+    end_line: int
+    index: int  # position in the definitions list, -1 for a namespace
+    skip_doc: bool = False
+    sig_marks: list[int] = field(default_factory=list)
+    body: tuple[int, int] = (0, 0)
+    body_start: int = 0
+
+
+# Markers pushed on the walk stack around the fields of a definition.
+_SIG_MARK, _BODY_START, _BODY_END, _CLOSE = range(4)
+# What the walk needs to know about a node kind, computed once per kind.
+_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
+_SPECIAL = _ERROR | _CALL | _IMPORT | _DEF
+
+
+def _rename(tokens: list[str], ident: bytearray) -> list[str]:
+    """Identifiers become ``$0, $1, …`` in order of first appearance."""
+    names: dict[str, str] = {}
+    out = []
+    for tok, is_ident in zip(tokens, ident, strict=True):
+        if is_ident:
+            renamed = names.get(tok)
+            if renamed is None:
+                renamed = names[tok] = f"${len(names)}"
+            tok = renamed
+        out.append(tok)
+    return out
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
+
+
+def digest(tokens: list[str]) -> str:
+    return blake3("\x1f".join(tokens).encode("utf-8", "surrogatepass")).hexdigest(length=16)
+
+
+def dotted(text: str) -> str | None:
+    """``text`` without whitespace if it is a dotted (or ``::``) name, else None."""
+    text = "".join(text.split()).replace("?.", ".")
+    return text if _DOTTED.fullmatch(text) else None
+
+
+def strip_generics(text: str) -> str:
+    """``P::<Vec<u8>>::new`` → ``P::new``; ``Map<K, V>`` → ``Map``."""
+    while True:
+        stripped = re.sub(r"<[^<>]*>", "", text)
+        if stripped == text:
+            return text.replace("::::", "::")
+        text = stripped
+
+
+_TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
+_NOT_NAMES = frozenset({"mut", "dyn", "impl", "const"})
+
+
+def type_name(text: str) -> str:
+    """The base name of a type as written: ``&'a mut foo::Bar<T>`` → ``Bar``."""
+    names = [n for n in _TYPE_NAME.findall(re.sub(r"'\w+", "", strip_generics(text))) if n not in _NOT_NAMES]
+    return names[-1] if names else text
+
+
+def unquote(text: str) -> str:
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
+
+
+class Language:
+    """The interface of a language module; subclasses set the class attributes and hooks."""
+
+    name: ClassVar[str]
+    ast_grep_name: ClassVar[str]
+    extensions: ClassVar[tuple[str, ...]]
+    definition_kinds: ClassVar[Mapping[str, DefSpec]]
+    comment_kinds: ClassVar[frozenset[str]] = frozenset({"comment"})
+    atomic_kinds: ClassVar[frozenset[str]] = frozenset()  # one token each (string literals)
+    text_kinds: ClassVar[frozenset[str]] = frozenset()  # free text: whitespace is collapsed
+    call_kinds: ClassVar[frozenset[str]] = frozenset()
+    import_kinds: ClassVar[frozenset[str]] = frozenset()
+    import_callees: ClassVar[frozenset[str]] = frozenset()  # calls that import: require("x")
+
+    # --- hooks -------------------------------------------------------------------------------
+    def name_of(self, node: SgNode) -> str | None:
+        """The definition's own name, or None for an anonymous one (skipped)."""
+        n = node.field("name")
+        return n.text() if n is not None else None
+
+    def kind_of(self, node: SgNode, spec: DefSpec, parent_kind: str | None) -> str:
+        if spec.kind == "function" and parent_kind in CONTAINERS:
+            return "method"
+        return spec.kind
+
+    def owner_of(self, node: SgNode) -> str | None:
+        """An explicit qualname prefix (a Go method's receiver type), else None."""
+        return None
+
+    def frame_of(self, node: SgNode, qualname: str, prefix: str) -> str:
+        """The prefix for definitions nested in this one (a Rust impl uses its type)."""
+        return qualname
+
+    def start_line(self, node: SgNode, start: int) -> int:
+        return start
+
+    def has_docstring(self, body: SgNode) -> bool:
+        return False
+
+    def imports(self, node: SgNode) -> list[Import]:
+        return []
+
+    def callee(self, node: SgNode) -> str | None:
+        f = node.field("function")
+        return dotted(f.text()) if f is not None else None
+
+    # --- the walk ----------------------------------------------------------------------------
+    def parse(self, text: str) -> SgRoot:
+        # An unknown language name makes ast-grep panic (a BaseException): refuse it first.
+        if self.ast_grep_name not in AST_GREP_LANGUAGES:
+            raise ValueError(f"ast-grep has no built-in language {self.ast_grep_name!r}")
+        return SgRoot(text, self.ast_grep_name)
+
+    def analyse(self, text: str, *, keep_tokens: bool = False
+                ) -> tuple[FileSymbols, dict[str, list[str]]]:
+        """Walk the tree once: definitions with fingerprints, imports, calls, syntax errors.
+
+        With ``keep_tokens`` also return each definition's body tokens by qualname.
+        The walk is iterative: deeply nested expressions must not hit the recursion limit.
+        """
+        root = self.parse(text).root()
+        toks: list[str] = []
+        ident = bytearray()
+        opened: list[_Open] = []  # definitions in document order
+        frames: list[_Open] = []  # the definitions and namespaces enclosing the current node
+        raw_calls: list[tuple[_Open | None, str, int]] = []
+        imports: list[Import] = []
+        errors: list[int] = []
+        flags_of = self._kind_flags()
+        stack: list[SgNode | tuple[int, _Open]] = [root]
+        push, extend, pop = stack.append, stack.extend, stack.pop
+        tok_append, ident_append = toks.append, ident.append
+        while stack:
+            item = pop()
+            if item.__class__ is tuple:
+                op, marked = item
+                if op == _SIG_MARK:
+                    marked.sig_marks.append(len(toks))
+                elif op == _BODY_START:
+                    marked.body_start = len(toks)
+                elif op == _BODY_END:
+                    marked.body = (marked.body_start + marked.skip_doc, len(toks))
+                else:
+                    frames.pop()
+                continue
+            node: SgNode = item  # type: ignore[assignment]
+            kind = node.kind()
+            flags = flags_of.get(kind)
+            if flags is None:
+                flags = flags_of[kind] = self._classify(kind)
+            if flags & _COMMENT:
+                continue
+            kids = node.children()
+            if not kids or flags & _ATOMIC:
+                tok = node.text()
+                if flags & _TEXT:
+                    tok = " ".join(tok.split())
+                if tok:
+                    tok_append(tok)
+                    ident_append(flags & _IDENT)
+                elif node is not root:  # a zero-width leaf is a MISSING token tree-sitter made up
+                    errors.append(node.range().start.line + 1)
+                if flags & _ERROR:
+                    errors.append(node.range().start.line + 1)
+                continue
+            if not flags & _SPECIAL:
+                kids.reverse()
+                extend(kids)
+                continue
+            if flags & _ERROR:
+                errors.append(node.range().start.line + 1)
+            if flags & _CALL and (callee := self.callee(node)):
+                caller = next((f for f in reversed(frames) if f.index >= 0), None)
+                raw_calls.append((caller, callee, node.range().start.line + 1))
+                if callee in self.import_callees:
+                    imports.extend(self.imports(node))
+            if flags & _IMPORT:
+                imports.extend(self.imports(node))
+            spec = self.definition_kinds.get(kind) if flags & _DEF else None
+            rec = self._open(node, spec, frames, opened) if spec is not None else None
+            if spec is None or rec is None:
+                kids.reverse()
+                extend(kids)
+                continue
+            frames.append(rec)
+            roles: dict[SgNode, int] = {}
+            for fname in spec.sig:
+                if (f := node.field(fname)) is not None:
+                    roles[f] = _SIG_MARK
+            body = node.field(spec.body) if spec.body else None
+            if body is not None:
+                roles[body] = _BODY_START
+                rec.skip_doc = self.has_docstring(body)
+            push((_CLOSE, rec))
+            for kid in reversed(kids):
+                role = roles.get(kid)
+                if role is None:
+                    push(kid)
+                elif role == _SIG_MARK:
+                    extend(((_SIG_MARK, rec), kid, (_SIG_MARK, rec)))
+                else:
+                    extend(((_BODY_END, rec), kid, (_BODY_START, rec)))
+
+        # Disambiguate repeated qualnames: the last keeps the plain name.
+        counts = Counter(r.qualname for r in opened)
+        seen: Counter[str] = Counter()
+        final: dict[int, str] = {}
+        for r in opened:
+            q = r.qualname
+            if counts[q] > 1:
+                seen[q] += 1
+                if seen[q] < counts[q]:
+                    q = f"{q}#{seen[q]}"
+            final[r.index] = q
+
+        defs: list[Definition] = []
+        tokens: dict[str, list[str]] = {}
+        for r in opened:
+            s, e = r.body
+            body_toks = toks[s:e]
+            sig = [r.name]
+            marks = r.sig_marks
+            for i in range(0, len(marks) - 1, 2):
+                sig.extend(toks[marks[i]:marks[i + 1]])
+            shape = _rename(body_toks, ident[s:e])
+            q = final[r.index]
+            defs.append(Definition(q, r.name, r.kind, r.start_line, r.end_line,
+                                   digest(sig), digest(body_toks), digest(shape)))
+            if keep_tokens:
+                tokens[q] = body_toks
+        calls = tuple(Call(final[c.index] if c is not None else "", callee, line)
+                      for c, callee, line in raw_calls)
+        error = None
+        if errors:
+            where = ", ".join(str(n) for n in sorted(set(errors))[:5])
+            error = f"syntax error: {len(errors)} ERROR or MISSING node(s), at line(s) {where}"
+        return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
+
+    _flags_cache: ClassVar[dict[str, dict[str, int]]] = {}
+
+    def _kind_flags(self) -> dict[str, int]:
+        return self._flags_cache.setdefault(self.name, {})
+
+    def _classify(self, kind: str) -> int:
+        flags = 0
+        for bit, present in ((_COMMENT, kind in self.comment_kinds), (_ATOMIC, kind in self.atomic_kinds),
+                             (_TEXT, kind in self.text_kinds), (_IDENT, kind.endswith("identifier")),
+                             (_ERROR, kind == "ERROR"), (_CALL, kind in self.call_kinds),
+                             (_IMPORT, kind in self.import_kinds), (_DEF, kind in self.definition_kinds)):
+            if present:
+                flags |= bit
+        return flags
+
+    def _open(self, node: SgNode, spec: DefSpec, frames: list[_Open], opened: list[_Open]
+              ) -> _Open | None:
+        name = self.name_of(node)
+        if not name:
+            return None
+        parent = frames[-1] if frames else None
+        owner = self.owner_of(node)
+        prefix = owner if owner is not None else (parent.frame if parent is not None else "")
+        qualname = f"{prefix}.{name}" if prefix else name
+        rng = node.range()
+        start = self.start_line(node, rng.start.line + 1)
+        if not spec.kind:  # a namespace: prefixes qualnames, defines nothing
+            return _Open("", name, qualname, qualname, start, rng.end.line + 1, -1)
+        kind = self.kind_of(node, spec, parent.kind if parent is not None else None)
+        rec = _Open(kind, name, qualname, self.frame_of(node, qualname, prefix), start,
+                    rng.end.line + 1, len(opened))
+        opened.append(rec)
+        return rec

@@ -1,0 +1,101 @@
+"""Rust: functions, structs, unions, enums, traits, type aliases and impl blocks.
+
+An impl block is a definition named ``impl Type`` or ``impl Trait for Type``; the functions in it
+are ``Type.method`` either way. ``mod m { … }`` prefixes qualnames with ``m``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from ast_grep_py import SgNode
+
+from ._base import DefSpec, Import, Language, dotted, strip_generics, type_name
+
+FUNCTION = DefSpec("function")
+class Rust(Language):
+    name = "rust"
+    ast_grep_name = "rust"
+    extensions: ClassVar[tuple[str, ...]] = (".rs",)
+    definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
+        "function_item": FUNCTION,
+        "function_signature_item": DefSpec("function", body=None),
+        "struct_item": DefSpec("struct", sig=("type_parameters",)),
+        "union_item": DefSpec("struct", sig=("type_parameters",)),
+        "enum_item": DefSpec("enum", sig=("type_parameters",)),
+        "trait_item": DefSpec("trait", sig=("type_parameters", "bounds")),
+        "impl_item": DefSpec("impl", sig=("type_parameters", "trait", "type")),
+        "type_item": DefSpec("type", sig=("type_parameters",), body="type"),
+        "mod_item": DefSpec(""),
+    }
+    comment_kinds = frozenset({"line_comment", "block_comment"})
+    atomic_kinds = frozenset({"string_literal", "raw_string_literal", "char_literal"})
+    call_kinds = frozenset({"call_expression"})
+    import_kinds = frozenset({"use_declaration", "extern_crate_declaration"})
+
+    def name_of(self, node: SgNode) -> str | None:
+        if node.kind() != "impl_item":
+            return super().name_of(node)
+        t, tr = node.field("type"), node.field("trait")
+        if t is None:
+            return None
+        if tr is not None:
+            return f"impl {type_name(tr.text())} for {type_name(t.text())}"
+        return f"impl {type_name(t.text())}"
+
+    def frame_of(self, node: SgNode, qualname: str, prefix: str) -> str:
+        if node.kind() == "impl_item" and (t := node.field("type")) is not None:
+            name = type_name(t.text())
+            return f"{prefix}.{name}" if prefix else name
+        return qualname
+
+    def callee(self, node: SgNode) -> str | None:
+        f = node.field("function")
+        return dotted(strip_generics(f.text())) if f is not None else None
+
+    def imports(self, node: SgNode) -> list[Import]:
+        line = node.range().start.line + 1
+        if node.kind() == "extern_crate_declaration":
+            crate, renamed = node.field("name"), node.field("alias")
+            return [Import(crate.text(), (), renamed.text() if renamed else None, line)] if crate else []
+        arg = node.field("argument")
+        if arg is None:
+            return []
+        out = []
+        for path, alias in _use_paths(arg, ""):
+            module, _, last = path.rpartition("::")
+            if last == "*":
+                out.append(Import(module, ("*",), None, line))
+            elif last == "self":  # use a::b::{self}
+                out.append(Import(module, (), alias, line))
+            elif module:
+                out.append(Import(module, (last,), alias, line))
+            else:
+                out.append(Import(last, (), alias, line))
+        return out
+
+
+def _join(prefix: str, path: str) -> str:
+    path = "".join(path.split())
+    return f"{prefix}::{path}" if prefix and path else prefix or path
+
+
+def _use_paths(node: SgNode, prefix: str) -> list[tuple[str, str | None]]:
+    kind = node.kind()
+    if kind == "use_as_clause":
+        path, alias = node.field("path"), node.field("alias")
+        return [(_join(prefix, path.text() if path else ""), alias.text() if alias else None)]
+    if kind == "use_wildcard":
+        inner = next(iter(node.named_children()), None)
+        return [(_join(_join(prefix, inner.text() if inner else ""), "*"), None)]
+    if kind == "scoped_use_list":
+        path, lst = node.field("path"), node.field("list")
+        base = _join(prefix, path.text() if path else "")
+        return _use_paths(lst, base) if lst is not None else []
+    if kind == "use_list":
+        return [p for c in node.named_children() for p in _use_paths(c, prefix)]
+    return [(_join(prefix, node.text()), None)]
+
+
+LANGUAGE = Rust()

@@ -1,0 +1,433 @@
+"""Definitions, qualnames, fingerprints, imports and calls for each supported language."""
+
+from __future__ import annotations
+
+import random
+import re
+import textwrap
+
+import pytest
+from comind.languages import (
+    LANGUAGES,
+    Call,
+    Definition,
+    Import,
+    body_tokens,
+    language_for_path,
+    parse_file,
+    token_similarity,
+)
+
+
+def parse(path: str, source: str) -> dict[str, Definition]:
+    fs = parse_file(path, textwrap.dedent(source).encode())
+    assert fs.error is None, fs.error
+    return {d.qualname: d for d in fs.definitions}
+
+
+def kinds(path: str, source: str) -> dict[str, str]:
+    return {q: d.kind for q, d in parse(path, source).items()}
+
+
+PYTHON = '''\
+"""Permissions."""
+import functools
+from .db import raw_query as rq
+
+
+@functools.cache
+def check(user: str, action: str = "read") -> bool:
+    """Decide."""
+    def allowed(a):
+        return a in ("read",)
+    return allowed(action) and rq(user)
+
+
+class PermissionChecker(Base):
+    @property
+    def name(self) -> str:
+        return "p"
+
+    class Meta:
+        def inner(self):
+            pass
+
+    async def check(self, *args, **kw):
+        return self.name
+'''
+
+
+def test_python_definitions_spans_and_kinds() -> None:
+    defs = parse("app/perm.py", PYTHON)
+    assert {q: d.kind for q, d in defs.items()} == {
+        "check": "function", "check.allowed": "function", "PermissionChecker": "class",
+        "PermissionChecker.name": "method", "PermissionChecker.Meta": "class",
+        "PermissionChecker.Meta.inner": "method", "PermissionChecker.check": "method",
+    }
+    # Decorators are part of the span; lines are 1-based and inclusive.
+    assert (defs["check"].start_line, defs["check"].end_line) == (6, 11)
+    assert (defs["PermissionChecker.name"].start_line, defs["PermissionChecker.name"].end_line) == (15, 17)
+    assert defs["check.allowed"].name == "allowed"
+
+
+def test_python_imports_and_calls() -> None:
+    fs = parse_file("app/perm.py", PYTHON.encode())
+    assert fs.language == "python"
+    assert fs.imports == (Import("functools", (), None, 2, 0), Import("db", ("raw_query",), "rq", 3, 1))
+    assert Call("check", "allowed", 11) in fs.calls
+    assert Call("check", "rq", 11) in fs.calls
+    assert Call("PermissionChecker.check", "self.name", 24) not in fs.calls  # an attribute, not a call
+    assert Call("", "functools.cache", 6) not in fs.calls  # a decorator without parentheses
+
+
+def test_python_import_forms() -> None:
+    src = textwrap.dedent('''\
+        import os.path as osp, sys
+        from __future__ import annotations
+        from .. import sibling
+        from ..a.b import (c as d, e)
+        from pkg import *
+        def f():
+            import json
+    ''')
+    fs = parse_file("m.py", src.encode())
+    assert fs.imports == (
+        Import("os.path", (), "osp", 1, 0), Import("sys", (), None, 1, 0),
+        Import("__future__", ("annotations",), None, 2, 0),
+        Import("", ("sibling",), None, 3, 2),
+        Import("a.b", ("c",), "d", 4, 2), Import("a.b", ("e",), None, 4, 2),
+        Import("pkg", ("*",), None, 5, 0),
+        Import("json", (), None, 7, 0),
+    )
+
+
+def test_javascript_definitions() -> None:
+    src = '''\
+        const path = require("path");
+        import { readFile as rf } from "./fs.js";
+        export function load(name) { return rf(path.join(name)); }
+        export const save = async (name, data) => { await write(name, data); };
+        const plain = function () { return 1; };
+        exports.legacy = function (x) { return x; };
+        class Store extends Base {
+          items = [];
+          add = (x) => this.items.push(x);
+          get size() { return this.items.length; }
+          static create() { return new Store(); }
+        }
+        const api = { ping() { return "pong"; }, pong: () => "ping" };
+        setTimeout(() => load("x"), 10);
+    '''
+    assert kinds("src/store.js", src) == {
+        "load": "function", "save": "function", "plain": "function", "legacy": "function",
+        "Store": "class", "Store.add": "method", "Store.size": "method", "Store.create": "method",
+        "ping": "function", "pong": "function",
+    }
+    fs = parse_file("src/store.js", textwrap.dedent(src).encode())
+    assert Import("path", (), "path", 1, 0) in fs.imports
+    assert Import("./fs.js", ("readFile",), "rf", 2, 0) in fs.imports
+    assert Call("load", "path.join", 3) in fs.calls
+    assert Call("Store.create", "Store", 11) in fs.calls  # new Store()
+    assert Call("", "load", 14) in fs.calls  # an anonymous callback belongs to its enclosing scope
+
+
+def test_typescript_interfaces_types_overloads() -> None:
+    src = '''\
+        import type { Row } from "../db";
+        export interface Repo<T> { get(id: string): Promise<T>; readonly name: string }
+        export type Id = string | number;
+        export enum Mode { Read, Write }
+        export abstract class BaseRepo<T> implements Repo<T> {
+          abstract get(id: string): Promise<T>;
+          protected log(msg: string): void { console.log(msg); }
+        }
+        export function parse(x: string): number;
+        export function parse(x: number): number;
+        export function parse(x: any): number { return Number(x); }
+        namespace Util { export const twice = (n: number): number => n * 2; }
+    '''
+    defs = parse("src/repo.ts", src)
+    assert {q: d.kind for q, d in defs.items()} == {
+        "Repo": "interface", "Repo.get": "method", "Id": "type", "Mode": "enum",
+        "BaseRepo": "class", "BaseRepo.get": "method", "BaseRepo.log": "method",
+        "parse#1": "function", "parse#2": "function", "parse": "function",
+        "Util.twice": "function",
+    }
+    # The implementation, last in the file, keeps the plain name.
+    assert defs["parse"].start_line == 11 and defs["parse#1"].start_line == 9
+
+
+def test_tsx_components() -> None:
+    src = '''\
+        import React, { useState } from "react";
+        export function Counter({ start }: { start: number }): JSX.Element {
+          const [n, setN] = useState(start);
+          const inc = () => setN(n + 1);
+          return <button onClick={inc}>{n}</button>;
+        }
+        export const Label: React.FC<{ text: string }> = ({ text }) => <span>{text}</span>;
+    '''
+    assert language_for_path("ui/Counter.tsx") is LANGUAGES["tsx"]
+    assert kinds("ui/Counter.tsx", src) == {"Counter": "function", "Counter.inc": "function",
+                                            "Label": "function"}
+    fs = parse_file("ui/Counter.tsx", textwrap.dedent(src).encode())
+    assert Import("react", ("default",), "React", 1, 0) in fs.imports
+    assert Call("Counter", "useState", 3) in fs.calls
+
+
+def test_go_methods_with_pointer_receivers() -> None:
+    src = '''\
+        package store
+
+        import (
+        \t"fmt"
+        \tdb "example.com/app/internal/db"
+        )
+
+        type Store struct{ rows map[string]string }
+
+        type Getter interface {
+        \tGet(key string) (string, error)
+        }
+
+        type Pair[K comparable, V any] struct{ k K; v V }
+
+        func New() *Store { return &Store{rows: db.Open()} }
+
+        func (s *Store) Get(key string) (string, error) {
+        \treturn fmt.Sprint(s.rows[key]), nil
+        }
+
+        func (p Pair[K, V]) Key() K { return p.k }
+    '''
+    defs = parse("store/store.go", src)
+    assert {q: d.kind for q, d in defs.items()} == {
+        "Store": "struct", "Getter": "interface", "Getter.Get": "method", "Pair": "struct",
+        "New": "function", "Store.Get": "method", "Pair.Key": "method",
+    }
+    assert (defs["Store.Get"].start_line, defs["Store.Get"].end_line) == (18, 20)
+    fs = parse_file("store/store.go", textwrap.dedent(src).encode())
+    assert fs.imports == (Import("fmt", (), None, 4, 0), Import("example.com/app/internal/db", (), "db", 5, 0))
+    assert Call("New", "db.Open", 16) in fs.calls
+    assert Call("Store.Get", "fmt.Sprint", 19) in fs.calls
+
+
+def test_rust_impl_trait_for_type() -> None:
+    src = '''\
+        use std::collections::{HashMap, hash_map::Entry};
+        use crate::db::{self, Pool as P};
+
+        /// A cache.
+        pub struct Cache<K> { map: HashMap<K, u32> }
+
+        pub trait Store { fn get(&self, k: &str) -> Option<u32>; fn name(&self) -> &str { "s" } }
+
+        impl<K> Cache<K> {
+            pub fn new() -> Self { Cache { map: HashMap::new() } }
+        }
+
+        impl<K: Eq> Store for Cache<K> {
+            fn get(&self, k: &str) -> Option<u32> { db::lookup(k) }
+        }
+
+        enum Mode { Read, Write }
+
+        mod tests {
+            #[test]
+            fn works() { assert!(true); }
+        }
+    '''
+    assert kinds("src/cache.rs", src) == {
+        "Cache": "struct", "Store": "trait", "Store.get": "method", "Store.name": "method",
+        "impl Cache": "impl", "Cache.new": "method", "impl Store for Cache": "impl",
+        "Cache.get": "method", "Mode": "enum", "tests.works": "function",
+    }
+    fs = parse_file("src/cache.rs", textwrap.dedent(src).encode())
+    assert Import("std::collections", ("HashMap",), None, 1, 0) in fs.imports
+    assert Import("std::collections::hash_map", ("Entry",), None, 1, 0) in fs.imports
+    assert Import("crate::db", (), None, 2, 0) in fs.imports
+    assert Import("crate::db", ("Pool",), "P", 2, 0) in fs.imports
+    assert Call("Cache.new", "HashMap::new", 10) in fs.calls
+    assert Call("Cache.get", "db::lookup", 14) in fs.calls
+
+
+def test_java_nested_classes_and_overloads() -> None:
+    src = '''\
+        package com.acme.auth;
+
+        import java.util.List;
+        import static java.util.Objects.requireNonNull;
+
+        public class Checker {
+            private final Db db;
+            public Checker(Db db) { this.db = requireNonNull(db); }
+            public boolean check(String user) { return db.query(user).isEmpty(); }
+            public boolean check(String user, String action) { return check(user); }
+            static class Rules {
+                interface Rule { boolean test(String s); }
+                List<Rule> all() { return List.of(); }
+            }
+            enum Level { LOW, HIGH }
+        }
+    '''
+    assert kinds("src/main/java/com/acme/auth/Checker.java", src) == {
+        "Checker": "class", "Checker.Checker": "method", "Checker.check#1": "method",
+        "Checker.check": "method", "Checker.Rules": "class", "Checker.Rules.Rule": "interface",
+        "Checker.Rules.Rule.test": "method", "Checker.Rules.all": "method", "Checker.Level": "enum",
+    }
+    fs = parse_file("Checker.java", textwrap.dedent(src).encode())
+    assert fs.imports == (Import("java.util", ("List",), None, 3, 0),
+                          Import("java.util.Objects", ("requireNonNull",), None, 4, 0))
+    assert Call("Checker.check#1", "db.query", 9) in fs.calls
+    assert Call("Checker.check", "check", 10) in fs.calls
+
+
+def test_language_registry() -> None:
+    assert set(LANGUAGES) == {"python", "javascript", "typescript", "tsx", "go", "rust", "java"}
+    for path, name in [("a.py", "python"), ("a.pyi", "python"), ("a.mjs", "javascript"),
+                       ("a.cjs", "javascript"), ("a.jsx", "javascript"), ("a.mts", "typescript"),
+                       ("a.cts", "typescript"), ("A.TS", "typescript"), ("a.go", "go"),
+                       ("a.rs", "rust"), ("A.java", "java")]:
+        lang = language_for_path(path)
+        assert lang is not None and lang.name == name, path
+    assert language_for_path("README.md") is None
+    assert language_for_path("Makefile") is None
+
+
+# --- fingerprints ----------------------------------------------------------------------------
+
+BASE = '''\
+def total(items, tax):
+    # sum it up
+    result = 0
+    for item in items:
+        result += item.price * (1 + tax)
+    return result
+'''
+
+
+def one(source: str, path: str = "m.py") -> Definition:
+    defs = parse_file(path, source.encode()).definitions
+    assert len(defs) == 1
+    return defs[0]
+
+
+def test_rename_keeps_shape_not_body() -> None:
+    a = one(BASE)
+    b = one(BASE.replace("total", "grand_total").replace("result", "acc").replace("item", "it"))
+    assert b.shape_hash == a.shape_hash
+    assert b.body_hash != a.body_hash
+    assert b.sig_hash != a.sig_hash  # the name is part of the signature
+
+
+def test_comments_and_whitespace_keep_body_hash() -> None:
+    a = one(BASE)
+    edited = BASE.replace("# sum it up", "# add everything, tax included").replace(
+        "result += item.price * (1 + tax)", "result  +=  item.price*(1+tax)   # per item")
+    b = one(edited)
+    assert (b.body_hash, b.shape_hash, b.sig_hash) == (a.body_hash, a.shape_hash, a.sig_hash)
+    # A docstring is documentation too.
+    c = one(BASE.replace("    # sum it up\n", '    """Sum the prices."""\n'))
+    assert c.body_hash == a.body_hash
+
+
+def test_parameter_change_changes_signature_only() -> None:
+    a = one(BASE)
+    b = one(BASE.replace("def total(items, tax):", "def total(items, tax: float = 0.2) -> float:"))
+    assert b.sig_hash != a.sig_hash
+    assert (b.body_hash, b.shape_hash) == (a.body_hash, a.shape_hash)
+
+
+def test_body_change_changes_body_and_shape() -> None:
+    a = one(BASE)
+    b = one(BASE.replace("(1 + tax)", "(1 - tax)"))
+    assert b.body_hash != a.body_hash and b.shape_hash != a.shape_hash and b.sig_hash == a.sig_hash
+
+
+def test_moving_a_function_keeps_all_hashes() -> None:
+    a = one(BASE)
+    moved = parse_file("other.py", ("import os\n\n\n" + BASE).encode()).definitions[0]
+    assert (moved.sig_hash, moved.body_hash, moved.shape_hash) == (a.sig_hash, a.body_hash, a.shape_hash)
+    assert moved.start_line == 4
+
+
+@pytest.mark.parametrize(("path", "src", "renamed"), [
+    ("a.go", "package a\nfunc Sum(xs []int) int {\n\tt := 0 // total\n\tfor _, x := range xs { t += x }\n"
+             "\treturn t\n}\n", ("t", "acc")),
+    ("a.rs", "fn sum(xs: &[i32]) -> i32 {\n    let mut t = 0; // total\n    for x in xs { t += x; }\n"
+             "    t\n}\n", ("t", "acc")),
+    ("a.ts", "function sum(xs: number[]): number {\n  let t = 0; /* total */\n  for (const x of xs) t += x;\n"
+             "  return t;\n}\n", ("t", "acc")),
+    ("A.java", "class A {\n  int sum(int[] xs) {\n    int t = 0; // total\n    for (int x : xs) t += x;\n"
+               "    return t;\n  }\n}\n", ("t", "acc")),
+], ids=["go", "rust", "typescript", "java"])
+def test_fingerprints_in_other_languages(path: str, src: str, renamed: tuple[str, str]) -> None:
+    def fn(text: str) -> Definition:
+        return next(d for d in parse_file(path, text.encode()).definitions if d.name == "sum" or d.name == "Sum")
+    a = fn(src)
+    b = fn(re.sub(rf"\b{renamed[0]}\b", renamed[1], src))
+    assert b.shape_hash == a.shape_hash and b.body_hash != a.body_hash
+    c = fn(src.replace("// total", "// running total").replace("/* total */", "/* running */"))
+    assert c.body_hash == a.body_hash
+
+
+def test_body_tokens_and_similarity() -> None:
+    toks = body_tokens("m.py", BASE.encode(), "total")
+    assert toks is not None
+    assert toks[:4] == ["result", "=", "0", "for"]
+    assert "# sum it up" not in toks
+    assert body_tokens("m.py", BASE.encode(), "missing") is None
+    changed = body_tokens("m.py", BASE.replace("(1 + tax)", "(1 + tax + 0.01)").encode(), "total")
+    assert changed is not None
+    assert token_similarity(toks, toks) == 1.0
+    assert 0.8 < token_similarity(toks, changed) < 1.0
+    assert token_similarity([], []) == 1.0 and token_similarity(toks, []) == 0.0
+
+
+def test_token_similarity_on_long_bodies() -> None:
+    rng = random.Random(7)
+    vocab = [f"t{i}" for i in range(40)] + ["(", ")", ".", "=", ","] * 8
+    a = [rng.choice(vocab) for _ in range(5000)]
+    b = a[:2500] + ["x"] * 50 + a[2500:]
+    sim = token_similarity(a, b)
+    assert 0.98 < sim < 1.0
+    assert token_similarity(a, list(reversed(a))) <= 1.0
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+def test_syntax_errors_keep_what_was_recovered() -> None:
+    src = b"def good():\n    return 1\n\ndef bad(:\n    pass\n\nclass Fine:\n    x = 1\n"
+    fs = parse_file("broken.py", src)
+    assert fs.error is not None and "syntax error" in fs.error
+    names = {d.qualname for d in fs.definitions}
+    assert "good" in names and "Fine" in names
+
+
+def test_invalid_utf8_is_replaced() -> None:
+    fs = parse_file("latin.py", b"def caf\xe9():\n    return '\xff'\n\ndef ok():\n    pass\n")
+    assert "ok" in {d.qualname for d in fs.definitions}
+    assert fs.error is None or "syntax" in fs.error
+
+
+def test_nul_bytes_mean_binary() -> None:
+    fs = parse_file("blob.py", b"def f():\x00\x01\x02 pass\n")
+    assert fs.definitions == () and fs.error is not None and "binary" in fs.error
+
+
+def test_unsupported_language_does_not_raise() -> None:
+    fs = parse_file("notes.txt", b"hello")
+    assert fs.language == "" and fs.error == "unsupported language"
+
+
+def test_deeply_nested_expression_does_not_recurse() -> None:
+    src = "def f():\n    return " + "(" * 3000 + "1" + ")" * 3000 + "\n"
+    d = one(src)
+    assert d.qualname == "f"
+
+
+def test_shared_walk_handles_every_language() -> None:
+    # Every registered language parses an empty file without an error.
+    for lang in LANGUAGES.values():
+        fs = parse_file("empty" + lang.extensions[0], b"")
+        assert fs.language == lang.name and fs.error is None and fs.definitions == ()
