@@ -7,6 +7,8 @@ when a forge is built, so importing ``comind.bot`` stays cheap.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,4 +48,27 @@ def forge_from_env(env: Mapping[str, str], name: str | None = None) -> Forge:
     return forge
 
 
-__all__ = ["FORGES", "Forge", "ForgeError", "forge_from_env", "get_forge"]
+def merge_request_number_from_env(env: Mapping[str, str]) -> int | None:
+    """The pull/merge request a CI job runs for, or None (a branch or tag pipeline).
+
+    GitHub: the event file's ``pull_request.number`` (or an ``issue_comment`` on a pull request),
+    else ``GITHUB_REF=refs/pull/N/merge``. GitLab: ``CI_MERGE_REQUEST_IID``.
+    """
+    if env.get("CI_MERGE_REQUEST_IID", "").isdigit():
+        return int(env["CI_MERGE_REQUEST_IID"])
+    if env.get("GITHUB_EVENT_PATH"):
+        try:
+            with open(env["GITHUB_EVENT_PATH"], encoding="utf-8") as handle:
+                event = json.load(handle)
+        except (OSError, ValueError):
+            event = {}
+        if isinstance(event.get("pull_request"), dict):
+            return int(event["pull_request"]["number"])
+        issue = event.get("issue")
+        if isinstance(issue, dict) and issue.get("pull_request"):
+            return int(issue["number"])
+    found = re.fullmatch(r"refs/pull/(\d+)/(?:merge|head)", env.get("GITHUB_REF", ""))
+    return int(found.group(1)) if found else None
+
+
+__all__ = ["FORGES", "Forge", "ForgeError", "forge_from_env", "get_forge", "merge_request_number_from_env"]

@@ -145,6 +145,22 @@ class Server:
         return hmac.compare_digest(signature.encode(), expected.encode())
 
 
+def merge_request_number(forge: str, payload: dict[str, Any]) -> int | None:
+    """The pull/merge request an event is about, or None (a push, a comment on a plain issue)."""
+    if forge == "github":
+        if isinstance(payload.get("pull_request"), dict):
+            return int(payload["pull_request"]["number"])
+        issue = payload.get("issue")
+        if isinstance(issue, dict) and issue.get("pull_request"):
+            return int(issue["number"])
+        return None
+    if payload.get("object_kind") == "merge_request":
+        return int(payload["object_attributes"]["iid"])
+    if isinstance(payload.get("merge_request"), dict):
+        return int(payload["merge_request"]["iid"])
+    return None
+
+
 def make_server(handler: Handler, secret: str, host: str = "127.0.0.1", port: int = 0,
                 queue_size: int = 100, max_body: int = MAX_BODY) -> Server:
     """A webhook server bound to ``host:port`` (port 0: any free port), not yet started."""

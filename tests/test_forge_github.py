@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import timedelta
 
 import fakeforge
 import pytest
-from comind.bot import FORGES, forge_from_env, get_forge
+from comind.bot import FORGES, forge_from_env, get_forge, merge_request_number_from_env
 from comind.bot.forge import ForgeError, RetryPolicy
 from comind.bot.github import GitHubForge
 
@@ -382,3 +383,15 @@ def test_registry(gh):
         get_forge("gitea")
     with pytest.raises(ForgeError, match="cannot tell the forge"):
         forge_from_env({})
+
+
+def test_merge_request_number_from_env(gh, tmp_path):
+    event = tmp_path / "event.json"
+    comment = gh.add_issue_comment(1, "alice", "/comind confirm d-1")
+    event.write_text(json.dumps(gh.github_issue_comment_event(comment)))
+    assert merge_request_number_from_env({"GITHUB_EVENT_PATH": str(event)}) == 1
+    event.write_text(json.dumps(gh.github_pull_request_event(1)))
+    assert merge_request_number_from_env({"GITHUB_EVENT_PATH": str(event)}) == 1
+    assert merge_request_number_from_env({"GITHUB_REF": "refs/pull/12/merge"}) == 12
+    assert merge_request_number_from_env({"GITHUB_REF": "refs/heads/main"}) is None
+    assert merge_request_number_from_env({"CI_MERGE_REQUEST_IID": "7"}) == 7

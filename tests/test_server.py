@@ -9,7 +9,7 @@ from typing import Any
 import fakeforge
 import pytest
 import requests
-from comind.bot.server import Server, make_server
+from comind.bot.server import Server, make_server, merge_request_number
 from comind.errors import ComindError
 
 SECRET = "It's a Secret to Everybody"
@@ -205,3 +205,16 @@ def test_stop_is_idempotent_and_closes_the_port(recorder):
     server.stop()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{url}/healthz", timeout=WAIT)
+
+
+def test_merge_request_number_of_events(gh, gl):
+    comment = gh.add_issue_comment(5, "alice", "hi")
+    cid = gh.add_review_comment(5, "bob", "x", "app.py", 1)
+    nid = gl.add_note(7, "alice", "hi")
+    assert merge_request_number("github", gh.github_pull_request_event(5)) == 5
+    assert merge_request_number("github", gh.github_issue_comment_event(comment)) == 5
+    assert merge_request_number("github", gh.github_review_comment_event(cid)) == 5
+    assert merge_request_number("github", {"issue": {"number": 3}}) is None  # a plain issue
+    assert merge_request_number("gitlab", gl.gitlab_merge_request_hook(7)) == 7
+    assert merge_request_number("gitlab", gl.gitlab_note_hook(7, nid)) == 7
+    assert merge_request_number("gitlab", {"object_kind": "push"}) is None
