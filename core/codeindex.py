@@ -1,0 +1,422 @@
+"""The code index of a revision: definitions, fingerprints, imports and calls of every file.
+
+Files are read from git objects (pygit2), never from the working tree, so any revision can be
+indexed. Two caches in one SQLite file make re-indexing cheap:
+
+* ``blobs``: the parse result of each (blob id, language); a blob parsed once is never parsed
+  again, whichever revision or path it appears under;
+* ``trees``: for each root tree id, the list of indexed files (path, blob, language) and the skip
+  counts, one compressed row; a warm :meth:`CodeIndex.snapshot` reads that row and nothing else.
+  Definitions are decoded lazily, per file, when asked for.
+
+Both are keyed by :data:`CACHE_VERSION` and the ast-grep-py version: a change to either
+(tokenisation, grammars) empties the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sqlite3
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from .errors import ComindError
+from .languages import (
+    Call,
+    Definition,
+    FileSymbols,
+    Import,
+    body_tokens,
+    is_binary,
+    language_for_path,
+    parse_file,
+)
+
+CACHE_VERSION = "1"
+MAX_FILE_SIZE = 1 << 20
+WORKERS = 2
+PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for their start-up
+CHUNK = 24  # files per task sent to a worker
+
+_SYMLINK, _GITLINK = 0o120000, 0o160000
+_SKIPS = ("unsupported", "large", "binary", "symlink", "submodule")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    blob: str  # hex object id
+    language: str
+
+
+@dataclass(slots=True)
+class IndexStats:
+    """What one :meth:`CodeIndex.snapshot` did. ``files`` counts indexed files (with or
+    without a parse error); ``parsed + cached`` = distinct blobs behind them."""
+
+    files: int = 0
+    parsed: int = 0
+    cached: int = 0
+    errors: int = 0
+    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_SKIPS, 0))
+
+
+# --- payload encoding: compact JSON lists, one row per blob ------------------------------------
+
+def _encode(fs: FileSymbols) -> str:
+    return json.dumps([
+        [[d.qualname, d.name, d.kind, d.start_line, d.end_line, d.sig_hash, d.body_hash, d.shape_hash]
+         for d in fs.definitions],
+        [[i.module, list(i.names), i.alias, i.line, i.level] for i in fs.imports],
+        [[c.caller, c.callee, c.line] for c in fs.calls],
+        fs.error,
+    ], separators=(",", ":"), ensure_ascii=False)
+
+
+def _decode(language: str, payload: str) -> FileSymbols:
+    defs, imports, calls, error = json.loads(payload)
+    return FileSymbols(
+        language,
+        tuple(Definition(*d) for d in defs),
+        tuple(Import(m, tuple(n), a, line, lvl) for m, n, a, line, lvl in imports),
+        tuple(Call(*c) for c in calls),
+        error,
+    )
+
+
+# --- parsing, in this process or in workers ---------------------------------------------------
+
+_worker_repo: pygit2.Repository | None = None
+
+
+def _init_worker(repo_path: str) -> None:
+    global _worker_repo
+    _worker_repo = pygit2.Repository(repo_path)
+
+
+def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple[str, str, str, str]:
+    """(oid, language, status, payload); status is ok, error, large or binary."""
+    blob = repo[oid]
+    assert isinstance(blob, pygit2.Blob)
+    if blob.size > MAX_FILE_SIZE:
+        return oid, lang, "large", ""
+    data = blob.data
+    if is_binary(data):
+        return oid, lang, "binary", ""
+    fs = parse_file(path, data)
+    return oid, lang, "error" if fs.error else "ok", _encode(fs)
+
+
+def _parse_chunk(items: list[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    assert _worker_repo is not None
+    return [_parse_one(_worker_repo, oid, lang, path) for oid, lang, path in items]
+
+
+# --- the index ---------------------------------------------------------------------------------
+
+class CodeIndex:
+    """Indexes revisions of one repository, caching parse results in a SQLite file."""
+
+    def __init__(self, repo_path: str | os.PathLike[str], cache_path: str | os.PathLike[str] | None = None,
+                 *, workers: int = WORKERS) -> None:
+        try:
+            self.repo = pygit2.Repository(os.fspath(repo_path))
+        except pygit2.GitError as exc:
+            raise ComindError(f"not a git repository: {os.fspath(repo_path)}") from exc
+        self.repo_path = self.repo.path
+        self.cache_path = Path(cache_path) if cache_path else Path(self.repo.path) / "comind" / "index.sqlite"
+        self.workers = workers
+        self._db: sqlite3.Connection | None = None
+
+    # SQLite ------------------------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.cache_path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript("""
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS blobs (oid TEXT NOT NULL, lang TEXT NOT NULL,
+                    status TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (oid, lang)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS trees (oid TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+            """)
+            stamp = f"{CACHE_VERSION}/ast-grep-py {version('ast-grep-py')}"
+            row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if row is None or row[0] != stamp:
+                with db:
+                    db.execute("BEGIN IMMEDIATE")
+                    db.execute("DELETE FROM blobs")
+                    db.execute("DELETE FROM trees")
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (stamp,))
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> CodeIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # revisions ---------------------------------------------------------------------------------
+    def resolve(self, rev: str) -> pygit2.Commit:
+        try:
+            commit = self.repo.revparse_single(rev).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise ComindError(f"unknown revision '{rev}'") from exc
+        return commit
+
+    def snapshot(self, rev: str, progress: Progress | None = None) -> Snapshot:
+        commit = self.resolve(rev)
+        tree_id = str(commit.tree_id)
+        row = self.db.execute("SELECT data FROM trees WHERE oid = ?", (tree_id,)).fetchone()
+        if row is not None:
+            files, stats = _load_tree_row(row[0])
+            stats.cached = len({(e.blob, e.language) for e in files.values()})
+            if progress:
+                progress(len(files), len(files))
+            return Snapshot(self, str(commit.id), tree_id, files, stats)
+        return self._index(commit, tree_id, progress)
+
+    def _index(self, commit: pygit2.Commit, tree_id: str, progress: Progress | None) -> Snapshot:
+        stats = IndexStats()
+        candidates: dict[str, FileEntry] = {}
+        for path, oid, mode in _walk_tree(self.repo, commit.tree):
+            if mode == _SYMLINK:
+                stats.skipped["symlink"] += 1
+            elif mode == _GITLINK:
+                stats.skipped["submodule"] += 1
+            elif (lang := language_for_path(path)) is None:
+                stats.skipped["unsupported"] += 1
+            else:
+                candidates[path] = FileEntry(oid, lang.name)
+
+        wanted = {(e.blob, e.language): p for p, e in candidates.items()}
+        status = self._cached_status(wanted)
+        stats.cached = len(status)
+        todo = [(oid, lang, path) for (oid, lang), path in sorted(wanted.items(), key=lambda kv: kv[1])
+                if (oid, lang) not in status]
+        total, done = len(candidates), len(candidates) - len(todo)
+        if progress:
+            progress(done, total)
+
+        rows: list[tuple[str, str, str, str]] = []
+        for chunk in self._parse(todo):
+            rows.extend(chunk)
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+        status.update({(oid, lang): st for oid, lang, st, _ in rows})
+        stats.parsed = len(rows)
+
+        files: dict[str, FileEntry] = {}
+        for path, entry in candidates.items():
+            st = status[(entry.blob, entry.language)]
+            if st in ("large", "binary"):
+                stats.skipped[st] += 1
+                continue
+            files[path] = entry
+            stats.errors += st == "error"
+        stats.files = len(files)
+        tree_row = _dump_tree_row(files, stats, status)
+        db = self.db
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
+            db.execute("INSERT OR REPLACE INTO trees VALUES (?, ?)", (tree_id, tree_row))
+        return Snapshot(self, str(commit.id), tree_id, files, stats)
+
+    def _cached_status(self, wanted: Mapping[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+        found: dict[tuple[str, str], str] = {}
+        oids = sorted({oid for oid, _ in wanted})
+        for i in range(0, len(oids), 500):
+            batch = oids[i:i + 500]
+            sql = f"SELECT oid, lang, status FROM blobs WHERE oid IN ({','.join('?' * len(batch))})"
+            for oid, lang, st in self.db.execute(sql, batch):
+                if (oid, lang) in wanted:
+                    found[(oid, lang)] = st
+        return found
+
+    def _parse(self, todo: list[tuple[str, str, str]]) -> Iterator[list[tuple[str, str, str, str]]]:
+        chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
+        if self.workers < 2 or len(todo) < PARALLEL_THRESHOLD:
+            for chunk in chunks:
+                yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in chunk]
+            return
+        # ast-grep holds the GIL: use processes. Fork where available: no re-import in workers.
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self.close()  # an open SQLite connection must not cross a fork
+        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(self.repo_path,)) as pool:
+            yield from pool.map(_parse_chunk, chunks)
+
+    # lazy reads for Snapshot ---------------------------------------------------------------------
+    def _symbols(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], FileSymbols]:
+        keys = set(keys)
+        out: dict[tuple[str, str], FileSymbols] = {}
+        oids = sorted({oid for oid, _ in keys})
+        for i in range(0, len(oids), 500):
+            batch = oids[i:i + 500]
+            sql = f"SELECT oid, lang, data FROM blobs WHERE oid IN ({','.join('?' * len(batch))})"
+            for oid, lang, data in self.db.execute(sql, batch):
+                if (oid, lang) in keys:
+                    out[(oid, lang)] = _decode(lang, data) if data else FileSymbols(lang)
+        return out
+
+
+def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
+               ) -> Iterator[tuple[str, str, int]]:
+    for entry in tree:
+        path = prefix + (entry.name or "")
+        mode = entry.filemode
+        if mode == 0o040000:
+            sub = repo[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            yield from _walk_tree(repo, sub, path + "/")
+        else:
+            yield path, str(entry.id), mode
+
+
+def _dump_tree_row(files: Mapping[str, FileEntry], stats: IndexStats,
+                   status: Mapping[tuple[str, str], str]) -> bytes:
+    langs = sorted({e.language for e in files.values()})
+    code = {lang: i for i, lang in enumerate(langs)}
+    body: dict[str, Any] = {
+        "langs": langs,
+        "files": [[p, e.blob, code[e.language], int(status[(e.blob, e.language)] == "error")]
+                  for p, e in files.items()],
+        "skipped": stats.skipped,
+    }
+    return zlib.compress(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(), 1)
+
+
+def _load_tree_row(data: bytes) -> tuple[dict[str, FileEntry], IndexStats]:
+    body = json.loads(zlib.decompress(data))
+    langs = body["langs"]
+    files = {p: FileEntry(blob, langs[li]) for p, blob, li, _ in body["files"]}
+    stats = IndexStats(files=len(files), errors=sum(err for *_, err in body["files"]),
+                       skipped=dict(body["skipped"]))
+    return files, stats
+
+
+class Snapshot:
+    """The code index of one commit. Per-file symbols are read from the cache on first use."""
+
+    def __init__(self, index: CodeIndex, commit: str, tree: str, files: dict[str, FileEntry],
+                 stats: IndexStats) -> None:
+        self.index = index
+        self.commit = commit
+        self.tree = tree
+        self.files: Mapping[str, FileEntry] = files
+        self.stats = stats
+        self._symbols: dict[str, FileSymbols] = {}
+        self._by_body: dict[str, list[tuple[str, Definition]]] | None = None
+        self._by_shape: dict[str, list[tuple[str, Definition]]] | None = None
+
+    def symbols(self, path: str) -> FileSymbols | None:
+        """Everything indexed for one file, or None if the file is not indexed."""
+        fs = self._symbols.get(path)
+        if fs is None:
+            entry = self.files.get(path)
+            if entry is None:
+                return None
+            key = (entry.blob, entry.language)
+            fs = self.index._symbols([key]).get(key, FileSymbols(entry.language))
+            self._symbols[path] = fs
+        return fs
+
+    def _load_all(self) -> None:
+        missing = {p: (e.blob, e.language) for p, e in self.files.items() if p not in self._symbols}
+        if missing:
+            loaded = self.index._symbols(missing.values())
+            for path, key in missing.items():
+                self._symbols[path] = loaded.get(key, FileSymbols(key[1]))
+
+    def definitions(self, path: str) -> tuple[Definition, ...]:
+        fs = self.symbols(path)
+        return fs.definitions if fs else ()
+
+    def imports(self, path: str) -> tuple[Import, ...]:
+        fs = self.symbols(path)
+        return fs.imports if fs else ()
+
+    def calls(self, path: str) -> tuple[Call, ...]:
+        fs = self.symbols(path)
+        return fs.calls if fs else ()
+
+    def error(self, path: str) -> str | None:
+        fs = self.symbols(path)
+        return fs.error if fs else None
+
+    def qualnames(self, path: str) -> list[str]:
+        return [d.qualname for d in self.definitions(path)]
+
+    def find(self, path: str, qualname: str) -> Definition | None:
+        return next((d for d in self.definitions(path) if d.qualname == qualname), None)
+
+    def innermost(self, path: str, line: int) -> Definition | None:
+        """The most deeply nested definition whose span holds ``line``."""
+        best: Definition | None = None
+        for d in self.definitions(path):
+            if d.start_line <= line <= d.end_line and (
+                    best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)):
+                best = d
+        return best
+
+    def all_symbols(self) -> dict[str, FileSymbols]:
+        """Every indexed file's symbols (loads them all)."""
+        self._load_all()
+        return {p: self._symbols[p] for p in self.files}
+
+    def _hash_maps(self) -> tuple[dict[str, list[tuple[str, Definition]]],
+                                  dict[str, list[tuple[str, Definition]]]]:
+        if self._by_body is None or self._by_shape is None:
+            by_body: dict[str, list[tuple[str, Definition]]] = {}
+            by_shape: dict[str, list[tuple[str, Definition]]] = {}
+            for path, fs in sorted(self.all_symbols().items()):
+                for d in fs.definitions:
+                    by_body.setdefault(d.body_hash, []).append((path, d))
+                    by_shape.setdefault(d.shape_hash, []).append((path, d))
+            self._by_body, self._by_shape = by_body, by_shape
+        return self._by_body, self._by_shape
+
+    def by_body_hash(self, body_hash: str) -> list[tuple[str, Definition]]:
+        return list(self._hash_maps()[0].get(body_hash, ()))
+
+    def by_shape_hash(self, shape_hash: str) -> list[tuple[str, Definition]]:
+        return list(self._hash_maps()[1].get(shape_hash, ()))
+
+    def blob_data(self, path: str) -> bytes:
+        """The bytes of any file at this commit (indexed or not); KeyError if absent."""
+        entry = self.files.get(path)
+        obj = (self.index.repo[entry.blob] if entry is not None
+               else self.index.repo.revparse_single(f"{self.commit}:{path}"))
+        if not isinstance(obj, pygit2.Blob):
+            raise KeyError(path)
+        return bytes(obj.data)
+
+    def blob_text(self, path: str) -> str:
+        return self.blob_data(path).decode("utf-8", errors="replace")
+
+    def body_tokens(self, path: str, qualname: str) -> list[str] | None:
+        """The normalised body tokens of one definition (re-parses the file)."""
+        if path not in self.files:
+            return None
+        return body_tokens(path, self.blob_data(path), qualname)
