@@ -266,15 +266,14 @@ class Failure:
 
 
 def retry_wait(failure: Failure, attempt: int, policy: RetryPolicy, now: float) -> float | None:
-    """Seconds to wait before the next attempt, or None when the failure is not transient.
-
-    Raises ForgeError-free; the caller turns None (or a wait beyond ``max_wait``) into an error.
-    """
+    """Seconds to wait before retrying after ``failure`` (the ``attempt``-th, from 0), or None when
+    it is not transient. Only a wait the forge asks for can exceed ``policy.max_wait``."""
     headers = {k.lower(): v for k, v in failure.headers.items()}
     status = failure.status
-    rate_limited = status == 429 or (
-        status == 403 and (headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers)
-    )
+    backoff = min(policy.max_wait, policy.backoff * 2.0**attempt)
+    rate_limited = status == 429 or (status == 403 and (
+        headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+        or "rate limit" in failure.message.lower()))
     if rate_limited:
         if "retry-after" in headers:
             try:
@@ -282,11 +281,13 @@ def retry_wait(failure: Failure, attempt: int, policy: RetryPolicy, now: float) 
             except ValueError:
                 pass
         for reset in ("x-ratelimit-reset", "ratelimit-reset"):
-            if reset in headers and headers[reset].isdigit():
+            if headers.get("x-ratelimit-remaining", "0") == "0" and headers.get(reset, "").isdigit():
                 return max(0.0, int(headers[reset]) - now)
-        return policy.backoff * 2.0**attempt
+        if status == 403:  # GitHub's secondary limit without headers: "wait at least one minute"
+            return max(60.0, backoff)
+        return backoff
     if status is None or status >= 500:
-        return policy.backoff * 2.0**attempt
+        return backoff
     return None
 
 

@@ -106,11 +106,11 @@ class GitHubForge:
         self._retry = retry or RetryPolicy()
         throttling: dict[str, Any] = {} if throttle else {
             "seconds_between_requests": None, "seconds_between_writes": None}
-        gh = github.Github(
+        self._github = github.Github(
             base_url=self.api_url, auth=github.Auth.Token(token), retry=None,
             timeout=int(timeout), per_page=100, **throttling,
         )
-        self._requester = gh.requester
+        self._requester = self._github.requester
 
     def __repr__(self) -> str:
         return f"GitHubForge({self.repository!r}, api_url={self.api_url!r})"
@@ -167,7 +167,7 @@ class GitHubForge:
             try:
                 self._login = str(self._request("GET", "/user")[1]["login"])
             except ForgeError as exc:
-                if exc.status not in (401, 403, 404) or not self._fallback_login:
+                if exc.status != 403 or not self._fallback_login:
                     raise ForgeError(
                         f"{exc} — cannot tell which login the bot comments under; "
                         "set COMIND_BOT_LOGIN", request=exc.request, status=exc.status) from None
@@ -222,17 +222,22 @@ class GitHubForge:
                 return threads
             after = page["pageInfo"]["endCursor"]
 
-    def _inline_notes(self, number: int) -> list[Note]:
+    def _inline_notes(self, number: int, nodes: list[dict[str, Any]] | None = None) -> list[Note]:
         by_root: dict[int, dict[str, Any]] = {}
-        for node in self._review_threads(number):
+        for node in self._review_threads(number) if nodes is None else nodes:
             first = node["comments"]["nodes"]
             if first and first[0].get("databaseId") is not None:
                 by_root[int(first[0]["databaseId"])] = node
+        comments = list(self._paginate(f"{self._repo_path}/pulls/{number}/comments"))
+        parent = {int(c["id"]): c.get("in_reply_to_id") for c in comments}
         notes = []
-        for data in self._paginate(f"{self._repo_path}/pulls/{number}/comments"):
-            # GitHub sets in_reply_to_id to the thread's first comment, even for replies to replies
-            root = data.get("in_reply_to_id")
-            thread: dict[str, Any] | None = by_root.get(int(root if root is not None else data["id"]))
+        for data in comments:
+            # in_reply_to_id names the thread's first comment; walk up in case it names a reply
+            root, seen = int(data["id"]), set()
+            while parent.get(root) is not None and root not in seen:
+                seen.add(root)
+                root = int(parent[root])  # type: ignore[arg-type]
+            thread = by_root.get(root)
             notes.append(_note(
                 data, is_inline=True,
                 thread_id=thread["id"] if thread else None,
@@ -251,9 +256,10 @@ class GitHubForge:
         return notes
 
     def threads(self, number: int) -> list[Thread]:
-        inline = self._inline_notes(number)
+        nodes = self._review_threads(number)
+        inline = self._inline_notes(number, nodes)
         threads = []
-        for node in self._review_threads(number):
+        for node in nodes:
             members = tuple(n for n in inline if n.thread_id == node["id"])
             line = node.get("line") if node.get("line") is not None else node.get("originalLine")
             threads.append(Thread(id=str(node["id"]), resolved=bool(node["isResolved"]),

@@ -131,14 +131,13 @@ class GitLabForge:
 
     def _json(self, verb: str, path: str, query: dict[str, Any] | None = None,
               body: dict[str, Any] | None = None) -> Any:
-        response = self._request(verb, path, query, body)
-        return response.json() if response.content else None
+        return _decode(self._request(verb, path, query, body), f"{verb} /api/v4{path}")
 
     def _paginate(self, path: str, query: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         page = 1
         while True:
             response = self._request("GET", path, {**(query or {}), "page": page, "per_page": 100})
-            items = response.json()
+            items = _decode(response, f"GET /api/v4{path}") or []
             yield from items
             following = response.headers.get("X-Next-Page", "")
             if not following or not items:
@@ -302,6 +301,17 @@ class GitLabForge:
 
 _NO_TOKEN = ("gitlab: no token: set COMIND_GITLAB_TOKEN (or GITLAB_TOKEN) to a project access token "
              "with the api scope; the CI job token (CI_JOB_TOKEN) cannot post merge request notes")
+
+
+def _decode(response: Any, describe: str) -> Any:
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        raise ForgeError(f"gitlab: {describe} answered {response.status_code} with a body that is not "
+                         "JSON (a proxy or login page?)", request=describe,
+                         status=response.status_code) from None
 
 
 def _username(data: dict[str, Any]) -> str:

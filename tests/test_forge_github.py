@@ -325,6 +325,15 @@ def test_a_long_rate_limit_wait_fails_at_once(gh, forge):
     assert gh.count(path) == 1
 
 
+def test_secondary_rate_limit_without_headers_asks_for_a_minute(gh):
+    forge = make(gh, retry=RetryPolicy(attempts=3, backoff=0, max_wait=10))
+    path = f"/repos/{gh.full_name}/pulls/1"
+    gh.fail(path, 403, body={"message": "You have exceeded a secondary rate limit. Please wait."})
+    with pytest.raises(ForgeError, match="wait 60 s"):
+        forge.merge_request(1)
+    assert gh.count(path) == 1
+
+
 def test_graphql_5xx_is_retried(gh, forge):
     root = gh.add_review_comment(1, "bob", "why?", "app.py", 2)
     gh.fail("/graphql", 500, times=1)
