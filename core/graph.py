@@ -1,0 +1,361 @@
+"""The import graph and a best-effort call graph of a revision, built from its code index.
+
+Module names:
+
+* Python: the dotted name, with package roots found by ``__init__.py`` chains (so a ``src/``
+  layout gives ``pkg.sub``); a file outside any package is its stem.
+* JavaScript/TypeScript: the path without its extension (``src/db/index``); relative imports are
+  resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``).
+* Go: the package import path (``go.mod`` module path + directory), as imports write it.
+* Java: the dotted path under ``…/java/`` or ``src/`` (``com.acme.Db``).
+* Rust: the path without ``.rs``; its ``use`` paths stay unresolved (not internal).
+
+Python imports follow grimp's rule, so the internal edges equal ``grimp.build_graph``'s: each
+imported name ``F`` (``import a.b`` → ``a.b``; ``from a import b`` → ``a.b``; ``from a import *``
+→ ``a.*``) is an import of ``F`` if ``F`` is a module, else of its parent if that is one, else of
+nothing internal. Imports inside functions and ``if TYPE_CHECKING:`` blocks count; a module
+importing itself is an edge too.
+
+Calls are resolved through the file's import bindings and its own top-level definitions:
+``import myapp.db as d; d.raw_query()`` and ``from myapp.db import raw_query as rq; rq()`` both
+call ``myapp.db.raw_query``; ``self.m()`` in a method calls ``module.Class.m``. A callee nothing
+explains stays as written with ``resolved=False``. Resolved names join module and member with
+``.`` in every language (``src/db/index.query``, ``example.com/app/db.Open``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .codeindex import Snapshot
+from .languages import FileSymbols, Import
+
+_JS_EXTS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
+_JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
+
+
+@dataclass(frozen=True, slots=True)
+class ImportEdge:
+    importer: str  # module name of the importing file
+    imported: str  # an indexed module when internal, else the name as written
+    path: str  # the importing file
+    line: int
+    internal: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallEdge:
+    caller: str  # the calling module, or module.Qual.name of the calling definition
+    callee: str  # resolved dotted name, or the callee as written when unresolved
+    path: str
+    line: int
+    resolved: bool
+
+
+class ImportGraph:
+    """Import edges module → module and call edges symbol → name for one snapshot."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        symbols = snapshot.all_symbols()
+        self._module_of: dict[str, str] = {}
+        self._go_mods: dict[str, str | None] = {}
+        self._name_modules(symbols)
+        self.modules: dict[str, str] = {}  # module → path (first by path order on a clash)
+        for path in sorted(self._module_of):
+            self.modules.setdefault(self._module_of[path], path)
+        self._import_edges: list[ImportEdge] = []
+        self._call_edges: list[CallEdge] = []
+        for path in sorted(symbols):
+            self._add_file(path, symbols[path])
+        self._adjacency: dict[str, set[str]] = {}
+        for e in self._import_edges:
+            self._adjacency.setdefault(e.importer, set()).add(e.imported)
+
+    # --- queries ------------------------------------------------------------------------------
+    def module_of(self, path: str) -> str | None:
+        return self._module_of.get(path)
+
+    def path_of(self, module: str) -> str | None:
+        return self.modules.get(module)
+
+    def import_edges(self) -> list[ImportEdge]:
+        return list(self._import_edges)
+
+    def call_edges(self) -> list[CallEdge]:
+        return list(self._call_edges)
+
+    def edges(self, *, external: bool = False) -> set[tuple[str, str]]:
+        """(importer, imported) module pairs; internal only unless ``external``."""
+        return {(e.importer, e.imported) for e in self._import_edges if external or e.internal}
+
+    def imports_of(self, module: str) -> set[str]:
+        """What a module imports directly (indexed modules and external names)."""
+        return set(self._adjacency.get(module, ()))
+
+    def importers_of(self, module: str) -> set[str]:
+        return {e.importer for e in self._import_edges if e.imported == module}
+
+    def path(self, src: str, dst: str) -> list[str] | None:
+        """A shortest import chain from ``src`` to ``dst`` (both included), or None."""
+        if src == dst:
+            return [src]
+        came_from: dict[str, str] = {src: src}
+        queue = deque([src])
+        while queue:
+            here = queue.popleft()
+            for nxt in sorted(self._adjacency.get(here, ())):
+                if nxt in came_from:
+                    continue
+                came_from[nxt] = here
+                if nxt == dst:
+                    chain = [dst]
+                    while chain[-1] != src:
+                        chain.append(came_from[chain[-1]])
+                    return chain[::-1]
+                queue.append(nxt)
+        return None
+
+    def calls_from(self, caller: str) -> list[CallEdge]:
+        """Call edges whose caller is ``caller`` or nested in it (``mod`` covers ``mod.f``)."""
+        return [c for c in self._call_edges if c.caller == caller or c.caller.startswith(caller + ".")]
+
+    # --- module names -------------------------------------------------------------------------
+    def _name_modules(self, symbols: Mapping[str, FileSymbols]) -> None:
+        by_lang: dict[str, list[str]] = {}
+        for path, fs in symbols.items():
+            by_lang.setdefault(fs.language, []).append(path)
+        py = by_lang.get("python", [])
+        init_dirs = {posixpath.dirname(p) for p in py if posixpath.basename(p) in ("__init__.py", "__init__.pyi")}
+        # .py before .pyi so a stub never shadows its module
+        for path in sorted(py, key=lambda p: (p.endswith(".pyi"), p)):
+            self._module_of[path] = _python_module(path, init_dirs)
+        for lang in _JS_LANGS:
+            for path in by_lang.get(lang, []):
+                self._module_of[path] = _strip_js_ext(path)
+        for path in by_lang.get("go", []):
+            self._module_of[path] = self._go_package(posixpath.dirname(path))
+        for path in by_lang.get("java", []):
+            self._module_of[path] = _java_module(path)
+        for path in by_lang.get("rust", []):
+            self._module_of[path] = path[:-3]
+
+    def _go_package(self, directory: str) -> str:
+        """The import path of the Go package in ``directory``, from the nearest go.mod."""
+        d = directory
+        while True:
+            module = self._go_module_at(d)
+            if module is not None:
+                rel = directory[len(d):].lstrip("/") if d else directory
+                return f"{module}/{rel}" if rel else module
+            if not d:
+                return directory or "."
+            d = posixpath.dirname(d)
+
+    def _go_module_at(self, directory: str) -> str | None:
+        if directory not in self._go_mods:
+            gomod = posixpath.join(directory, "go.mod") if directory else "go.mod"
+            try:
+                text = self.snapshot.blob_text(gomod)
+            except KeyError:
+                self._go_mods[directory] = None
+            else:
+                m = re.search(r"^\s*module\s+\"?([^\s\"]+)", text, re.MULTILINE)
+                self._go_mods[directory] = m.group(1) if m else None
+        return self._go_mods[directory]
+
+    # --- edges --------------------------------------------------------------------------------
+    def _add_file(self, path: str, fs: FileSymbols) -> None:
+        module = self._module_of.get(path)
+        if module is None:
+            return
+        if fs.language == "python":
+            bindings = self._python_imports(path, module, fs.imports)
+        elif fs.language in _JS_LANGS:
+            bindings = self._js_imports(path, module, fs.imports)
+        elif fs.language == "go":
+            bindings = self._go_imports(path, module, fs.imports)
+        elif fs.language == "java":
+            bindings = self._java_imports(path, module, fs.imports)
+        else:
+            bindings = {}
+            for imp in fs.imports:
+                name = "::".join(p for p in (imp.module, *imp.names) if p)
+                self._edge(module, name, path, imp.line, False)
+        self._add_calls(path, module, fs, bindings)
+
+    def _edge(self, importer: str, imported: str, path: str, line: int, internal: bool) -> None:
+        self._import_edges.append(ImportEdge(importer, imported, path, line, internal))
+
+    def _python_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        is_package = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+        package = module if is_package else module.rpartition(".")[0]
+        bindings: dict[str, str] = {}
+        for imp in imports:
+            if imp.level:
+                parts = package.split(".") if package else []
+                if imp.level - 1 >= len(parts):
+                    continue  # beyond the top-level package: an error when run
+                base = ".".join(parts[:len(parts) - (imp.level - 1)])
+                full = f"{base}.{imp.module}" if base and imp.module else base or imp.module
+            else:
+                full = imp.module
+            if not imp.names:  # import a.b.c [as x]
+                self._python_edge(module, full, path, imp.line)
+                if imp.alias:
+                    bindings[imp.alias] = full
+                else:
+                    head = full.split(".")[0]
+                    bindings[head] = head
+                continue
+            for name in imp.names:
+                self._python_edge(module, f"{full}.{name}", path, imp.line)
+                if name != "*":
+                    bindings[imp.alias or name] = f"{full}.{name}"
+        return bindings
+
+    def _python_edge(self, importer: str, name: str, path: str, line: int) -> None:
+        parent = name.rpartition(".")[0]
+        if name in self.modules:
+            self._edge(importer, name, path, line, True)
+        elif parent in self.modules:
+            self._edge(importer, parent, path, line, True)
+        else:
+            self._edge(importer, parent if name.endswith(".*") else name, path, line, False)
+
+    def _js_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        bindings: dict[str, str] = {}
+        for imp in imports:
+            target = self._resolve_js(path, imp.module)
+            internal = target is not None
+            name = target if target is not None else imp.module
+            self._edge(module, name, path, imp.line, internal)
+            if imp.alias is None:
+                continue
+            if not imp.names or imp.names == ("*",):
+                bindings[imp.alias] = name
+            else:
+                bindings[imp.alias] = f"{name}.{imp.names[0]}"
+        for imp in imports:  # named imports without alias bind their own name
+            if imp.alias is None and imp.names and imp.names[0] not in ("*", "default"):
+                target = self._resolve_js(path, imp.module)
+                bindings[imp.names[0]] = f"{target or imp.module}.{imp.names[0]}"
+        return bindings
+
+    def _resolve_js(self, path: str, spec: str) -> str | None:
+        if not spec.startswith((".", "/")):
+            return None
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec)).lstrip("/")
+        stem = _strip_js_ext(base)
+        files = self.snapshot.files
+        if base in files:
+            return self._module_of.get(base)
+        for candidate in (stem, base, posixpath.join(base, "index")):
+            for ext in _JS_EXTS:
+                if candidate + ext in files:
+                    return self._module_of.get(candidate + ext)
+        return None
+
+    def _go_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        bindings: dict[str, str] = {}
+        for imp in imports:
+            internal = imp.module in self.modules
+            self._edge(module, imp.module, path, imp.line, internal)
+            name = imp.alias
+            if name is None:
+                segments = imp.module.split("/")
+                name = segments[-2] if len(segments) > 1 and re.fullmatch(r"v\d+", segments[-1]) else segments[-1]
+                name = name.replace("-", "_").removeprefix("go_")
+            if name not in ("_", "."):
+                bindings[name] = imp.module
+        return bindings
+
+    def _java_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        bindings: dict[str, str] = {}
+        for imp in imports:
+            if imp.names == ("*",):
+                self._edge(module, imp.module, path, imp.line, imp.module in self.modules)
+                continue
+            name = f"{imp.module}.{imp.names[0]}" if imp.module else imp.names[0]
+            if name in self.modules:
+                self._edge(module, name, path, imp.line, True)
+            elif imp.module in self.modules:  # import static a.b.C.member
+                self._edge(module, imp.module, path, imp.line, True)
+            else:
+                self._edge(module, name, path, imp.line, False)
+            bindings[imp.names[0]] = name
+        return bindings
+
+    def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
+        quals = {d.qualname for d in fs.definitions}
+        classes = {d.qualname for d in fs.definitions if d.kind in ("class", "struct", "interface", "enum",
+                                                                    "trait", "impl")}
+        for call in fs.calls:
+            caller = f"{module}.{call.caller}" if call.caller else module
+            head, _, rest = call.callee.partition(".")
+            resolved: str | None = None
+            if head in bindings:
+                resolved = bindings[head] + (f".{rest}" if rest else "")
+            elif head in ("self", "this", "cls") and rest:
+                owner = _enclosing_class(call.caller, classes)
+                if owner:
+                    resolved = f"{module}.{owner}.{rest}"
+            elif "::" not in call.callee:
+                resolved = _local(module, call.caller, head, call.callee, quals)
+            self._call_edges.append(CallEdge(caller, resolved or call.callee, path, call.line,
+                                             resolved is not None))
+
+
+def _local(module: str, caller: str, head: str, callee: str, quals: set[str]) -> str | None:
+    """A call of a definition of the same file, looked up from the innermost scope outwards."""
+    scope = caller
+    while True:
+        name = f"{scope}.{head}" if scope else head
+        if name in quals:
+            return f"{module}.{scope}.{callee}" if scope else f"{module}.{callee}"
+        if not scope:
+            return None
+        scope = scope.rpartition(".")[0]
+
+
+def _enclosing_class(qualname: str, classes: set[str]) -> str | None:
+    parts = qualname.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in classes:
+            return ".".join(parts[:i])
+    return None
+
+
+def _python_module(path: str, init_dirs: set[str]) -> str:
+    directory, filename = posixpath.split(path)
+    stem = filename.rsplit(".", 1)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while directory and directory in init_dirs:
+        directory, name = posixpath.split(directory)
+        parts.insert(0, name)
+    return ".".join(parts) or stem
+
+
+def _strip_js_ext(path: str) -> str:
+    for ext in _JS_EXTS[4:] + _JS_EXTS[:4]:  # ".d.ts" before ".ts"
+        if path.endswith(ext):
+            return path[: -len(ext)]
+    return path
+
+
+def _java_module(path: str) -> str:
+    rel = path[:-5] if path.endswith(".java") else path
+    for marker in ("/java/", "src/"):
+        i = rel.rfind(marker)
+        if i >= 0 and (marker != "src/" or i == 0 or rel[i - 1] == "/"):
+            rel = rel[i + len(marker):]
+            break
+    return rel.replace("/", ".")
+
+
+def build_graph(snapshot: Snapshot) -> ImportGraph:
+    return ImportGraph(snapshot)

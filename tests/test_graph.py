@@ -1,0 +1,311 @@
+"""Import graph and call graph of a revision; the Python edges are checked against grimp."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import textwrap
+import uuid
+from pathlib import Path
+
+import grimp
+import pytest
+from comind.codeindex import CodeIndex
+from comind.graph import CallEdge, ImportGraph
+from gitrepo import GitRepo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+def graph_of(repo: GitRepo, tmp_path: Path) -> ImportGraph:
+    return ImportGraph(CodeIndex(repo.path, tmp_path / "index.sqlite").snapshot("HEAD"))
+
+
+def test_python_modules_edges_and_calls(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/myapp/__init__.py", "")
+    repo.write("src/myapp/db.py", "def raw_query(sql):\n    return sql\n\n\ndef safe():\n    return raw_query('1')\n")
+    repo.write("src/myapp/handlers/__init__.py", "from . import views\n")
+    repo.write("src/myapp/handlers/views.py", textwrap.dedent('''\
+        import os
+        import myapp.db as d
+        from myapp.db import raw_query as rq
+        from ..db import safe
+        import myapp.db
+
+
+        def index(request):
+            d.raw_query(request)
+            rq("x")
+            myapp.db.raw_query("y")
+            os.path.join("a", "b")
+            return helper() + safe()
+
+
+        def helper():
+            return 1
+
+
+        class View:
+            def get(self):
+                return self.render()
+
+            def render(self):
+                def inner():
+                    return 2
+                return inner()
+    '''))
+    repo.write("scripts/run.py", "from myapp.handlers import views\nviews.index(None)\n")
+    repo.commit("app")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("src/myapp/handlers/views.py") == "myapp.handlers.views"
+    assert g.module_of("src/myapp/__init__.py") == "myapp"
+    assert g.module_of("scripts/run.py") == "run"
+    assert g.path_of("myapp.db") == "src/myapp/db.py"
+    assert g.edges() == {
+        ("myapp.handlers", "myapp.handlers.views"),
+        ("myapp.handlers.views", "myapp.db"),
+        ("run", "myapp.handlers.views"),
+    }
+    assert g.imports_of("myapp.handlers.views") == {"myapp.db", "os"}
+    assert ("myapp.handlers.views", "os") in g.edges(external=True)
+    assert g.importers_of("myapp.db") == {"myapp.handlers.views"}
+    assert g.path("run", "myapp.db") == ["run", "myapp.handlers.views", "myapp.db"]
+    assert g.path("myapp.db", "run") is None
+
+    calls = {(c.caller, c.callee, c.resolved) for c in g.calls_from("myapp.handlers.views")}
+    index = "myapp.handlers.views.index"
+    assert {(index, "myapp.db.raw_query", True), (index, "os.path.join", True),
+            (index, "myapp.handlers.views.helper", True), (index, "myapp.db.safe", True)} <= calls
+    assert sum(1 for c in calls if c[1] == "myapp.db.raw_query") == 1  # three spellings, one callee
+    assert ("myapp.handlers.views.View.get", "myapp.handlers.views.View.render", True) in calls
+    assert ("myapp.handlers.views.View.render", "myapp.handlers.views.View.render.inner", True) in calls
+    assert CallEdge("run", "myapp.handlers.views.index", "scripts/run.py", 2, True) in g.call_edges()
+    assert ("myapp.db.safe", "myapp.db.raw_query", True) in {
+        (c.caller, c.callee, c.resolved) for c in g.calls_from("myapp.db")}
+
+
+def test_javascript_and_typescript_resolution(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/db/index.ts", "export function rawQuery(sql: string) { return sql; }\n")
+    repo.write("src/util.js", "export default function fmt(x) { return String(x); }\n")
+    repo.write("src/esm.ts", "export const twice = (n: number) => n * 2;\n")
+    repo.write("src/api/handler.ts", textwrap.dedent('''\
+        import { rawQuery as rq } from "../db";
+        import fmt from "../util.js";
+        import * as esm from "../esm.js";
+        import express from "express";
+        const path = require("node:path");
+        export function handle(req: string) {
+          rq(req);
+          esm.twice(2);
+          path.join("a");
+          return fmt(express());
+        }
+    '''))
+    repo.write("src/api/view.tsx", 'import { handle } from "./handler";\nexport const V = () => handle("x");\n')
+    repo.commit("js")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("src/db/index.ts") == "src/db/index"
+    assert g.edges() == {
+        ("src/api/handler", "src/db/index"), ("src/api/handler", "src/util"),
+        ("src/api/handler", "src/esm"), ("src/api/view", "src/api/handler"),
+    }
+    assert {"express", "node:path"} <= g.imports_of("src/api/handler")
+    calls = {(c.caller, c.callee) for c in g.calls_from("src/api/handler.handle")}
+    assert calls == {
+        ("src/api/handler.handle", "src/db/index.rawQuery"), ("src/api/handler.handle", "src/esm.twice"),
+        ("src/api/handler.handle", "node:path.join"), ("src/api/handler.handle", "src/util.default"),
+        ("src/api/handler.handle", "express.default"),
+    }
+    assert ("src/api/view.V", "src/api/handler.handle") in {
+        (c.caller, c.callee) for c in g.call_edges()}
+    assert g.path("src/api/view", "src/db/index") == ["src/api/view", "src/api/handler", "src/db/index"]
+
+
+def test_go_packages_from_go_mod(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("go.mod", "module example.com/shop\n\ngo 1.22\n\nrequire github.com/lib/pq v1.10.9\n")
+    repo.write("internal/db/db.go", "package db\n\nfunc Open() int { return 1 }\n")
+    repo.write("cmd/server/main.go", textwrap.dedent('''\
+        package main
+
+        import (
+        \t"fmt"
+        \tstore "example.com/shop/internal/db"
+        \t"github.com/lib/pq/v2"
+        )
+
+        func main() {
+        \tfmt.Println(store.Open())
+        \tpq.Connect()
+        \tstart()
+        }
+
+        func start() {}
+    '''))
+    repo.commit("go")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("cmd/server/main.go") == "example.com/shop/cmd/server"
+    assert g.edges() == {("example.com/shop/cmd/server", "example.com/shop/internal/db")}
+    assert g.imports_of("example.com/shop/cmd/server") == {
+        "fmt", "example.com/shop/internal/db", "github.com/lib/pq/v2"}
+    calls = {c.callee for c in g.calls_from("example.com/shop/cmd/server.main")}
+    assert calls == {"fmt.Println", "example.com/shop/internal/db.Open", "github.com/lib/pq/v2.Connect",
+                     "example.com/shop/cmd/server.start"}
+
+
+def test_java_and_rust_modules(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/main/java/com/acme/db/Db.java", "package com.acme.db;\npublic class Db { }\n")
+    repo.write("src/main/java/com/acme/web/Api.java", textwrap.dedent('''\
+        package com.acme.web;
+        import com.acme.db.Db;
+        import java.util.List;
+        class Api { void go() { Db.query(); } }
+    '''))
+    repo.write("src/lib.rs", "use std::io;\nfn main() { io::stdout(); }\n")
+    repo.commit("jvm")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("src/main/java/com/acme/web/Api.java") == "com.acme.web.Api"
+    assert g.edges() == {("com.acme.web.Api", "com.acme.db.Db")}
+    assert "java.util.List" in g.imports_of("com.acme.web.Api")
+    assert ("com.acme.web.Api.Api.go", "com.acme.db.Db.query") in {
+        (c.caller, c.callee) for c in g.call_edges() if c.resolved}
+    assert g.imports_of("src/lib") == {"std::io"}
+
+
+# --- differential test against grimp -----------------------------------------------------------
+
+@st.composite
+def package_specs(draw: st.DrawFn) -> dict[str, str]:
+    """A Python package as {relative module name: source}; "" is the top-level package."""
+    packages = [""]
+    for i in range(draw(st.integers(0, 4))):
+        parent = draw(st.sampled_from([p for p in packages if p.count(".") < 2]))
+        packages.append(f"{parent}.sub{i}" if parent else f"sub{i}")
+    modules = list(packages)
+    for p in packages:
+        for j in range(draw(st.integers(0, 3))):
+            modules.append(f"{p}.m{j}" if p else f"m{j}")
+    children: dict[str, list[str]] = {m: [] for m in modules}
+    for m in modules:
+        if m:
+            children[m.rpartition(".")[0] if "." in m else ""].append(m.rpartition(".")[2])
+    sources: dict[str, str] = {}
+    for importer in modules:
+        lines = []
+        for k in range(draw(st.integers(0, 5))):
+            target = draw(st.sampled_from(modules))
+            if draw(st.booleans()) and draw(st.booleans()):
+                target = f"{target}.nomod" if target else "nomod"
+            form = draw(st.sampled_from(["import", "import_as", "from", "from_rel", "from_rel", "star"]))
+            names = [*children.get(target, []), "thing"]
+            name = draw(st.sampled_from(names))
+            full = f"ROOT.{target}" if target else "ROOT"
+            if form == "import":
+                stmt = f"import {full}"
+            elif form == "import_as":
+                stmt = f"import {full} as alias{k}"
+            elif form == "from":
+                stmt = f"from {full} import {name}"
+            elif form == "star":
+                stmt = f"from {full} import *"
+            else:
+                stmt = f"from {_relative(importer, target, importer in packages)} import {name}"
+            place = draw(st.sampled_from(["top", "function", "type_checking", "try"]))
+            if place == "function":
+                stmt = f"def f{k}():\n    {stmt}\n    return {k}"
+            elif place == "type_checking":
+                stmt = f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    {stmt}"
+            elif place == "try":
+                stmt = f"try:\n    {stmt}\nexcept ImportError:\n    pass"
+            lines.append(stmt)
+        sources[importer] = "\n".join(lines) + "\n"
+    sources["__packages__"] = "\n".join(packages)
+    return sources
+
+
+def _relative(importer: str, target: str, importer_is_package: bool) -> str:
+    """``from <this> import …`` naming ``target`` relative to ``importer`` (names relative to ROOT)."""
+    pkg = ["ROOT", *importer.split(".")] if importer else ["ROOT"]
+    if not importer_is_package:
+        pkg = pkg[:-1]
+    tgt = ["ROOT", *target.split(".")] if target else ["ROOT"]
+    common = 0
+    while common < min(len(pkg), len(tgt)) and pkg[common] == tgt[common]:
+        common += 1
+    level = len(pkg) - common + 1
+    return "." * level + ".".join(tgt[common:])
+
+
+def _write_package(repo: GitRepo, root: str, name: str, spec: dict[str, str]) -> None:
+    packages = set(spec["__packages__"].split("\n"))
+    for module, source in spec.items():
+        if module == "__packages__":
+            continue
+        parts = module.split(".") if module else []
+        rel = "/".join([name, *parts])
+        path = f"{rel}/__init__.py" if module in packages else f"{rel}.py"
+        repo.write(f"{root}{path}", source.replace("ROOT", name))
+
+
+def _grimp_edges(search_path: Path, name: str) -> set[tuple[str, str]]:
+    sys.path.insert(0, str(search_path))
+    importlib.invalidate_caches()
+    try:
+        g = grimp.build_graph(name, cache_dir=None)
+        return {(m, i) for m in g.modules for i in g.find_modules_directly_imported_by(m)}
+    finally:
+        sys.path.remove(str(search_path))
+        for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[mod]
+        sys.path_importer_cache.pop(str(search_path), None)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=package_specs(), src_layout=st.booleans())
+def test_python_import_edges_match_grimp(spec: dict[str, str], src_layout: bool) -> None:
+    name = f"gpkg_{uuid.uuid4().hex[:12]}"
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = GitRepo(Path(tmp))
+        root = "src/" if src_layout else ""
+        _write_package(repo, root, name, spec)
+        repo.write("tools/other.py", f"import {name}\n")  # outside the package: not compared
+        repo.commit("package")
+        ours = {(a, b) for a, b in ImportGraph(CodeIndex(repo.path, Path(tmp) / "ix.sqlite").snapshot("HEAD"))
+                .edges() if a == name or a.startswith(name + ".")}
+        theirs = _grimp_edges(repo.path / root if root else repo.path, name)
+        assert ours == theirs
+
+
+def test_grimp_differential_on_a_hand_written_package(tmp_path: Path) -> None:
+    """The shapes named in the design, once, readably."""
+    repo = GitRepo(tmp_path)
+    name = f"hand_{uuid.uuid4().hex[:8]}"
+    files = {
+        "__init__.py": "from . import x\nfrom .a import thing\n",
+        "x.py": "import NAME.a.b.c as cc\nfrom NAME.a import b\nfrom NAME.missing import zz\n"
+                "import NAME.nomod2\nfrom NAME import *\ndef f():\n    import NAME.a\n",
+        "a/__init__.py": "from . import thing2\nfrom .. import x\nfrom ..x import y\nthing = 1\n",
+        "a/b/__init__.py": "from ... import x\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                           "    from NAME.a.b import c\n",
+        "a/b/c.py": "from . import *\n",
+    }
+    for rel, text in files.items():
+        repo.write(f"{name}/{rel}", text.replace("NAME", name))
+    repo.commit("hand")
+    ours = graph_of(repo, tmp_path).edges()
+    assert ours == _grimp_edges(repo.path, name)
+    assert (f"{name}.a", f"{name}.a") in ours  # `from . import thing2` in a/__init__: a self-import
+
+
+@pytest.mark.parametrize("bad", ["from .... import x\n", "from . import\n"])
+def test_bad_relative_imports_are_ignored(tmp_path: Path, bad: str) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/m.py", bad)
+    repo.commit("bad")
+    g = graph_of(repo, tmp_path)
+    assert g.edges() == set()
