@@ -21,9 +21,9 @@ SCOPES = ("symbol", "file", "module", "repo", "dependency")
 ROLES = ("subject", "context", "evidence")
 ECOSYSTEMS = ("pypi", "npm", "go", "cargo")
 
-_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:-(?P<end>\d+))?$")
-_SYMBOL = re.compile(r"^[^\s:.]+(?:\.[^\s:.]+)*$")
-_MODULE = re.compile(r"^[\w$@/-]+(?:\.[\w$@/-]+)*$")
+_LINE = r"^(?P<path>.+?):(?P<line>\d+)(?:-(?P<end>\d+))?$"
+_SYMBOL = r"^[^\s:.]+(?:\.[^\s:.]+)*$"
+_MODULE = r"^[\w$@/-]+(?:\.[\w$@/-]+)*$"
 _ANCHOR_MAX = 1000
 
 
@@ -55,17 +55,17 @@ def parse_anchor(raw: str, role: str = "subject") -> dict[str, Any]:
         return anchor | {"scope": "repo"}
     if text.startswith("module:"):
         module = text[len("module:"):]
-        if not _MODULE.match(module):
+        if not re.match(_MODULE, module):
             raise AnchorError(f"anchor {text!r}: expected module:dotted.name")
         return anchor | {"scope": "module", "module": module}
     if text.startswith("dep:"):
         return anchor | {"scope": "dependency", "dep": _parse_dep(text)}
     if "::" in text:
         path, _, symbol = text.partition("::")
-        if not _SYMBOL.match(symbol):
+        if not re.match(_SYMBOL, symbol):
             raise AnchorError(f"anchor {text!r}: expected path::Qualified.name")
         return anchor | {"scope": "symbol", "path": _check_path(path, text), "symbol": symbol}
-    if m := _LINE.match(text):
+    if m := re.match(_LINE, text):
         line, end = int(m["line"]), int(m["end"] or m["line"])
         if line < 1 or end < line:
             raise AnchorError(f"anchor {text!r}: lines start at 1 and ranges must not run backwards")

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from comind.errors import ComindError
 
@@ -50,8 +49,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return parse
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     key: str
     parse: Callable[[Any], Any]
     default: Any
@@ -90,14 +88,16 @@ SETTINGS: tuple[Setting, ...] = (
 BY_KEY = {s.key: s for s in SETTINGS}
 
 
-@dataclass(frozen=True)
 class Config:
-    values: Mapping[str, Any]
-    sources: Mapping[str, str]  # key -> "default" | "file" | "env" | "flag"
+    """Resolved settings, read as attributes (`config.store`), with where each came from."""
+
+    def __init__(self, values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.sources = dict(sources)  # key -> "default" | "file" | "env" | "flag"
 
     def __getattr__(self, key: str) -> Any:
         try:
-            return self.values[key]
+            return self.__dict__["values"][key]
         except KeyError:
             raise AttributeError(key) from None
 

@@ -16,14 +16,12 @@ import re
 import sqlite3
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from comind.errors import ComindError
-from comind.records import CorruptRecord, Record
+from comind.records import Record
 from comind.status import Status, derive
 from comind.store import CorruptObjectWarning, Store
 
@@ -49,11 +47,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, trigger, body, tokenize
 VERSION = "1"
 
 
-@dataclass
 class SyncReport:
-    added: int = 0
-    removed: int = 0
-    problems: list[tuple[str, str, str]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.added = 0
+        self.removed = 0
+        self.problems: list[tuple[str, str, str]] = []
 
 
 class Ledger:
@@ -134,7 +132,7 @@ class Ledger:
         seen = {k for (k,) in self.db.execute("SELECT key FROM objects WHERE source=?", (name,))}
         seen |= {k for (k,) in self.db.execute("SELECT key FROM problems WHERE source=?", (name,))}
         removed, added = seen - current, sorted(current - seen)
-        fetched = self._fetch(store, [k for k in added if k not in snap_records])
+        fetched = store.read_many([k for k in added if k not in snap_records])
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             affected = set()
@@ -157,19 +155,6 @@ class Ledger:
                 self._materialise(record_id)
         report.added += len(added)
         report.removed += len(removed)
-
-    @staticmethod
-    def _fetch(store: Store, keys: list[str]) -> dict[str, Record | str | None]:
-        def read(key: str) -> Record | str | None:
-            try:
-                return store.read_object(key)
-            except CorruptRecord as exc:
-                return None if "vanished" in str(exc) else str(exc)
-
-        if not keys:
-            return {}
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            return dict(zip(keys, pool.map(read, keys), strict=True))
 
     def _materialise(self, record_id: str) -> None:
         """Make the visible version of one id match its objects (the earliest version wins)."""

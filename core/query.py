@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from comind.errors import ComindError
 from comind.records import Record
@@ -36,8 +35,7 @@ def current_time() -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     record: Record
     status: Status
 

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import find_secret, strip_invisible
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -34,18 +31,17 @@ TRIGGER_MAX = 200  # characters
 BODY_MAX = 2048  # UTF-8 bytes
 RECORD_MAX = 512 * 1024  # canonical bytes: bounds an attempt's approach fingerprint
 
-# Harvested ids are UUIDv5 in this namespace, so the same source key always yields the same id.
-NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://comind.dev/ns/records")
+# Harvested ids are UUIDv5 in this namespace (uuid5 of this URL), so a source key always yields the same id.
+NAMESPACE_URL = "https://comind.dev/ns/records"
 
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_HEX = re.compile(r"^[0-9a-f]{7,64}$")
-_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$")
-_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$")
-_INVISIBLE = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+_UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+_HEX = r"^[0-9a-f]{7,64}$"
+_DATE = r"^\d{4}-\d{2}(?:-\d{2})?$"
+_TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$"
+_INVISIBLE = "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     """One kind-specific field: its name, shape and limits (a gitlint-style spec row)."""
 
     name: str
@@ -108,7 +104,9 @@ def authored_id() -> str:
 
 def harvested_id(source_key: str) -> str:
     """The UUIDv5 of a stable source key, e.g. ``git-revert:<repo>:<revert sha>``."""
-    return str(uuid.uuid5(NAMESPACE, source_key))
+    import uuid
+
+    return str(uuid.uuid5(uuid.uuid5(uuid.NAMESPACE_URL, NAMESPACE_URL), source_key))
 
 
 def short_id(record_id: str) -> str:
@@ -120,17 +118,56 @@ def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+_MAX_INT = 2**53 - 1
+
+
+def _jcs_ready(value: Any) -> Any:
+    """Dicts re-keyed in JCS order (UTF-16 code units); None when a float or big int needs rfc8785."""
+    if isinstance(value, dict):
+        items = []
+        for key in sorted(value, key=lambda k: k.encode("utf-16-be") if isinstance(k, str) else b""):
+            if not isinstance(key, str):
+                return None
+            inner = _jcs_ready(value[key])
+            if inner is None and value[key] is not None:
+                return None
+            items.append((key, inner))
+        return dict(items)
+    if isinstance(value, list | tuple):
+        out = []
+        for item in value:
+            inner = _jcs_ready(item)
+            if inner is None and item is not None:
+                return None
+            out.append(inner)
+        return out
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and -_MAX_INT <= value <= _MAX_INT:
+        return value
+    return None
+
+
 def canonical(data: Mapping[str, Any]) -> bytes:
-    """RFC 8785 (JCS) canonical JSON."""
-    import rfc8785
+    """RFC 8785 (JCS) canonical JSON.
 
-    return bytes(rfc8785.dumps(data))
+    For the values records hold (strings, small ints, booleans, null, lists, objects) JCS equals
+    compact `json.dumps` with keys in UTF-16 order, which is ~20x faster than the pure-Python
+    rfc8785 package; anything else (floats) goes through rfc8785. A property test keeps the two equal.
+    """
+    ready = _jcs_ready(dict(data))
+    if ready is None:
+        import rfc8785
+
+        return bytes(rfc8785.dumps(data))
+    return json.dumps(ready, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def content_hash(data: Mapping[str, Any]) -> str:
+def content_hash(data: Mapping[str, Any], canonical_bytes: bytes | None = None) -> str:
     from blake3 import blake3
 
-    return str(blake3(canonical({k: v for k, v in data.items() if k != "hash"})).hexdigest())
+    body = canonical_bytes or canonical({k: v for k, v in data.items() if k != "hash"})
+    return str(blake3(body).hexdigest())
 
 
 class Record:
@@ -186,6 +223,8 @@ class Record:
 def _clean(value: Any) -> Any:
     """Strip invisible controls from every string, recursively."""
     if isinstance(value, str):
+        from comind.sanitize import strip_invisible
+
         return strip_invisible(value)
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
@@ -273,7 +312,7 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     kind = data.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         add(f"kind: must be one of {', '.join(KINDS)}, not {kind!r}")
-    if not isinstance(data.get("id"), str) or not _UUID.match(data["id"]):
+    if not isinstance(data.get("id"), str) or not re.match(_UUID, data["id"]):
         add("id: must be a lowercase UUID")
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():
@@ -296,13 +335,13 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     if isinstance(kind, str) and kind in KIND_FIELDS:
         problems += _validate_fields(data.get("fields"), KIND_FIELDS[kind])
     problems += _validate_provenance(data.get("provenance"))
-    if not isinstance(data.get("created_at"), str) or not _TIME.match(data["created_at"]):
+    if not isinstance(data.get("created_at"), str) or not re.match(_TIME, data["created_at"]):
         add("created_at: must be an RFC 3339 UTC time like 2026-01-31T12:00:00Z")
-    if "valid_from" in data and (not isinstance(data["valid_from"], str) or not _HEX.match(data["valid_from"])):
+    if "valid_from" in data and (not isinstance(data["valid_from"], str) or not re.match(_HEX, data["valid_from"])):
         add("valid_from: must be a commit id")
     if "trust" in data and data["trust"] not in (0, 1, 2, 3):
         add("trust: must be 0, 1, 2 or 3 (4 is only ever derived)")
-    if "until" in data and (not isinstance(data["until"], str) or not _DATE.match(data["until"])):
+    if "until" in data and (not isinstance(data["until"], str) or not re.match(_DATE, data["until"])):
         add("until: must be a date YYYY-MM or YYYY-MM-DD")
     attributes = data.get("attributes", {})
     if not isinstance(attributes, dict) or len(attributes) > 32 or not all(
@@ -310,19 +349,18 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     ):
         add("attributes: must map at most 32 names to short texts")
     problems += _scan_text(data)
-    if check_hash:
-        if not isinstance(data.get("hash"), str):
-            add("hash: missing")
-        elif not problems and data["hash"] != content_hash(data):
-            add("hash: does not match the content")
-    if not problems:
-        try:
-            size = len(canonical({k: v for k, v in data.items() if k != "hash"}))
-        except ValueError as exc:  # rfc8785: floats out of domain, ints above 2**53 - 1
-            add(f"record: cannot be canonicalised ({exc})")
-        else:
-            if size > RECORD_MAX:
-                add(f"record: {size} bytes canonical, at most {RECORD_MAX}")
+    if check_hash and not isinstance(data.get("hash"), str):
+        add("hash: missing")
+    if problems:
+        return problems
+    try:
+        body = canonical({k: v for k, v in data.items() if k != "hash"})
+    except ValueError as exc:  # rfc8785: floats out of domain, ints above 2**53 - 1
+        return [f"record: cannot be canonicalised ({exc})"]
+    if len(body) > RECORD_MAX:
+        add(f"record: {len(body)} bytes canonical, at most {RECORD_MAX}")
+    elif check_hash and data["hash"] != content_hash(data, body):
+        add("hash: does not match the content")
     return problems
 
 
@@ -384,7 +422,7 @@ def _validate_fields(fields: Any, spec: tuple[Field, ...]) -> list[str]:
                 problems.append(f"{where}: {len(value)} characters, at most {field.max_len}")
             elif field.shape == "choice" and value not in field.choices:
                 problems.append(f"{where}: must be one of {', '.join(field.choices)}, not {value!r}")
-            elif field.shape == "record" and not _UUID.match(value):
+            elif field.shape == "record" and not re.match(_UUID, value):
                 problems.append(f"{where}: must be a record id (UUID)")
         elif field.shape == "list":
             if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= 1000 for v in value):
@@ -439,12 +477,14 @@ def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
 
 def _scan_text(data: Mapping[str, Any]) -> list[str]:
     """Secrets are refused and invisible controls reported, naming the field."""
+    from comind.sanitize import find_secret
+
     problems = []
     for where, text in _strings(dict(data), ""):
         if where == "hash":
             continue
         if secret := find_secret(text):
             problems.append(f"{where}: contains {secret}; remove the secret (records are shared and shown)")
-        elif _INVISIBLE.search(text):
+        elif re.search(_INVISIBLE, text):
             problems.append(f"{where}: contains invisible Unicode control characters")
     return problems

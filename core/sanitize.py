@@ -7,33 +7,36 @@ invisible instructions (Unicode tag characters, bidi overrides) and must never c
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # Unicode "tag" characters (U+E0000..U+E007F) render as nothing and can hide instructions;
 # bidi embedding/override/isolate controls reorder what a reviewer sees (CVE-2021-42574).
-_INVISIBLE = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+# Patterns are kept as strings: `re` compiles and caches each on first use, so importing this
+# module costs nothing on read-only paths.
+_INVISIBLE = "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
 
 # Placeholders that look like assignments but hold no secret.
-_PLACEHOLDER = re.compile(
-    r"^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$", re.I
+_PLACEHOLDER = (
+    r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
 )
 
-_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
+_SECRETS: tuple[tuple[str, str], ...] = (
+    ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     ("an AWS secret access key",
-     re.compile(r"(?i)aws_?secret_?(?:access_?)?key\W{0,4}[=:]\s*['\"]?[A-Za-z0-9/+=]{40}\b")),
-    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
+     r"(?i:aws_?secret_?(?:access_?)?key)\W{0,4}[=:]\s*['\"]?[A-Za-z0-9/+=]{40}\b"),
+    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
     ("a GitLab token",
-     re.compile(r"\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|agent|imt|ft|wt)-[A-Za-z0-9_\-]{20,}")),
-    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("a Slack webhook URL", re.compile(r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w+")),
-    ("a private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+     r"\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|agent|imt|ft|wt)-[A-Za-z0-9_\-]{20,}"),
+    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("a Slack webhook URL", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w+"),
+    ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
 )
-_PASSWORD = re.compile(
+_PASSWORD = (
     r"(?i)\b(?:password|passwd|pwd|db_pass|secret_key|client_secret)\s*[:=]\s*(['\"]?)([^\s'\",;]{6,})\1"
 )
 
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
-_INSTRUCTION = re.compile(
+_INSTRUCTION = (
     r"(?i)\b(?:ignore (?:all |any )?(?:previous|prior|above) (?:instructions|prompts)"
     r"|disregard (?:the |all )?(?:previous|prior|above)|you are now|system prompt"
     r"|do not tell the (?:user|reviewer))\b"
@@ -42,20 +45,32 @@ _INSTRUCTION = re.compile(
 
 def strip_invisible(text: str) -> str:
     """Remove Unicode tag characters and bidi controls."""
-    return _INVISIBLE.sub("", text)
+    return re.sub(_INVISIBLE, "", text)
+
+
+@cache
+def _secret_scanner() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """One alternation of every token pattern (one pass per text), the password and placeholder."""
+    any_secret = re.compile("|".join(f"(?P<s{i}>{p})" for i, (_, p) in enumerate(_SECRETS)))
+    return any_secret, re.compile(_PASSWORD), re.compile(_PLACEHOLDER)
 
 
 def find_secret(text: str) -> str | None:
     """Name the kind of secret the text carries, or None."""
-    for name, pattern in _SECRETS:
-        if pattern.search(text):
-            return name
-    for match in _PASSWORD.finditer(text):
-        if not _PLACEHOLDER.match(match.group(2)):
+    any_secret, password, placeholder = _secret_scanner()
+    if match := any_secret.search(text):
+        return _SECRETS[int(str(match.lastgroup)[1:])][0]
+    for found in password.finditer(text):
+        if not placeholder.match(found.group(2)):
             return "a password assignment"
     return None
 
 
+@cache
+def _instruction() -> re.Pattern[str]:
+    return re.compile(_INSTRUCTION)
+
+
 def looks_like_instruction(text: str) -> bool:
     """True when the text addresses an agent ("ignore previous instructions" and the like)."""
-    return bool(_INSTRUCTION.search(text))
+    return bool(_instruction().search(text))

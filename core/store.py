@@ -12,17 +12,13 @@ the inbox and get only the keys the snapshot lacks. This is the only module that
 from __future__ import annotations
 
 import contextlib
-import gzip
 import os
-import secrets
 import time
 import warnings
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from comind.errors import ComindError
 from comind.records import CorruptRecord, Record, load_record
@@ -41,27 +37,28 @@ class CorruptObjectWarning(UserWarning):
     pass
 
 
-@dataclass
-class Problem:
+class Problem(NamedTuple):
     """A stored object that could not be read as a record."""
 
     key: str
     reason: str
 
 
-@dataclass
 class Contents:
     """What a reader sees: live records by key, plus the objects it had to skip."""
 
-    records: dict[str, Record] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-    snapshot: str | None = None
-    snapshot_keys: set[str] = field(default_factory=set)
-    erased: set[str] = field(default_factory=set)
+    def __init__(self, erased: set[str]) -> None:
+        self.records: dict[str, Record] = {}
+        self.problems: list[Problem] = []
+        self.snapshot: str | None = None
+        self.snapshot_keys: set[str] = set()
+        self.erased = erased
 
 
 def _ulid() -> str:
     """A ULID: 48-bit millisecond time then 80 random bits, Crockford base32, sorts by time."""
+    import secrets
+
     alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
     value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
     return "".join(alphabet[(value >> shift) & 31] for shift in range(125, -1, -5))
@@ -175,21 +172,67 @@ class Store:
 
     def put_many(self, records: Iterable[Record]) -> int:
         """Write many records concurrently; returns how many were new."""
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            return sum(pool.map(self.put, records))
+        return sum(self._map(self.put, list(records)))
 
     def compact(self) -> str | None:
-        """Write a snapshot of every live record; None when the newest snapshot is already current."""
-        contents = self.read()
-        if contents.snapshot and set(contents.records) == contents.snapshot_keys:
-            return None
-        return self._write_snapshot(contents.records.values())
+        """Write a snapshot of every live record; None when the newest snapshot is already current.
 
-    def _write_snapshot(self, records: Iterable[Record]) -> str:
+        The newest snapshot's lines are carried over as they are (readers verify every line);
+        only the inbox objects it lacks are read and verified here.
+        """
+        erased = self.erased_ids()
+        name = self.newest_snapshot()
+        lines = self._snapshot_lines(name) if name else {}
+        missing = [k for k in self.inbox_keys() if k not in lines]
+        stale = [k for k in lines if k[:36] in erased]
+        if name and not missing and not stale:
+            return None
+        for key, result in zip(missing, self._map(self._try_read, missing), strict=True):
+            if isinstance(result, Record) and result.id not in erased:
+                lines[key] = result.to_json()
+        for key in stale:
+            del lines[key]
+        return self._write_snapshot(lines)
+
+    def _snapshot_lines(self, name: str) -> dict[str, bytes]:
+        """key -> raw line of one snapshot, without verifying the records (lines that are not
+        even JSON objects with an id and a hash are dropped: no key could name them)."""
+        import gzip
+        import json
+
         import obstore as obs
 
+        lines: dict[str, bytes] = {}
+        try:
+            raw = gzip.decompress(bytes(obs.get(self._store, SNAPSHOTS + name).bytes()))
+        except (OSError, EOFError):
+            return lines
+        for line in raw.split(b"\n"):
+            try:
+                data = json.loads(line)
+                lines[f"{data['id']}-{data['hash']}.json"] = line
+            except (ValueError, TypeError, KeyError):
+                continue
+        return lines
+
+    @staticmethod
+    def _map(function: Any, items: list[str]) -> list[Any]:
+        if len(items) < 4:
+            return [function(item) for item in items]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            return list(pool.map(function, items))
+
+    def _write_snapshot(self, records: Iterable[Record] | dict[str, bytes]) -> str:
+        import gzip
+
+        import obstore as obs
+
+        if not isinstance(records, dict):
+            records = {r.key: r.to_json() for r in records}
         name = f"{SNAPSHOTS}{_ulid()}.jsonl.gz"
-        lines = b"\n".join(r.to_json() for r in sorted(records, key=lambda r: r.key))
+        lines = b"\n".join(records[key] for key in sorted(records))
         obs.put(self._store, name, gzip.compress(lines, compresslevel=6, mtime=0), mode="create")
         for old in self._snapshot_names()[:-KEEP_SNAPSHOTS]:
             self._delete(old)
@@ -263,6 +306,8 @@ class Store:
         return load_record(raw, key)
 
     def read_snapshot(self, name: str) -> tuple[dict[str, Record], list[Problem]]:
+        import gzip
+
         import obstore as obs
 
         records: dict[str, Record] = {}
@@ -298,17 +343,20 @@ class Store:
         contents.snapshot_keys = set(snap)
         contents.problems += problems
         missing = [k for k in self.inbox_keys() if k not in snap]
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            for key, result in zip(missing, pool.map(self._try_read, missing), strict=True):
-                if isinstance(result, Record):
-                    snap[key] = result
-                elif result is not None:
-                    contents.problems.append(Problem(INBOX + key, result))
+        for key, result in zip(missing, self._map(self._try_read, missing), strict=True):
+            if isinstance(result, Record):
+                snap[key] = result
+            elif result is not None:
+                contents.problems.append(Problem(INBOX + key, result))
         contents.records = {k: r for k, r in snap.items() if r.id not in contents.erased}
         if warn:
             for problem in contents.problems:
                 warnings.warn(f"skipped {problem.key}: {problem.reason}", CorruptObjectWarning, stacklevel=2)
         return contents
+
+    def read_many(self, keys: list[str]) -> dict[str, Record | str | None]:
+        """key -> the record, or why it is unreadable, or None when it vanished (erased meanwhile)."""
+        return dict(zip(keys, self._map(self._try_read, keys), strict=True))
 
     def _try_read(self, key: str) -> Record | str | None:
         try:
@@ -325,10 +373,9 @@ class Store:
         for name in self._snapshot_names():
             problems += self.read_snapshot(name.removeprefix(SNAPSHOTS))[1]
         keys = self.inbox_keys()
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            for key, result in zip(keys, pool.map(self._try_read, keys), strict=True):
-                if isinstance(result, str):
-                    problems.append(Problem(INBOX + key, result))
+        for key, result in zip(keys, self._map(self._try_read, keys), strict=True):
+            if isinstance(result, str):
+                problems.append(Problem(INBOX + key, result))
         return problems
 
     def iter_records(self) -> Iterator[Record]:

@@ -205,3 +205,19 @@ def test_valid_text_round_trips(title: str, body: str) -> None:
         assert all("contains" in p or p == "title: required" for p in exc.problems)
         return
     assert load_record(record.to_json(), record.key) == record
+
+
+jcs_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), jcs_values, max_size=5))
+def test_fast_canonical_json_equals_rfc8785(value: dict[str, object]) -> None:
+    import rfc8785
+
+    assert canonical(value) == rfc8785.dumps(value)

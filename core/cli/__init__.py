@@ -18,8 +18,11 @@ from comind import __version__
 from comind.config import SETTINGS
 from comind.errors import ComindError
 
-# Command modules, in the order `comind --help` lists them. Each has register(subparsers).
-COMMANDS = ("init", "remember", "review", "read", "ledger")
+# command -> the module that registers it (register(subparsers, common)), in `--help` order.
+COMMANDS = {
+    "init": "init", "remember": "remember", "review": "review",
+    "log": "read", "show": "read", "search": "read", "ledger": "ledger",
+}
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -41,7 +44,8 @@ def global_options() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> ArgumentParser:
+    """The parser; only the invoked command's module is loaded, so a command starts fast."""
     common = global_options()
     parser = ArgumentParser(
         prog="comind", parents=[common],
@@ -49,9 +53,28 @@ def build_parser() -> ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"comind {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    for name in COMMANDS:
+    invoked = _command_of(argv)
+    modules = [COMMANDS[invoked]] if invoked in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
         importlib.import_module(f"comind.cli.{name}").register(sub, common)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command word in argv (skipping global options and their values), if any."""
+    with_value = {s.flag for s in SETTINGS} | {"-C"}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in with_value:
+            i += 2
+        elif arg.startswith("-"):
+            if arg in ("-h", "--help", "--version"):
+                return None
+            i += 1
+        else:
+            return arg
+    return None
 
 
 def workspace(args: argparse.Namespace) -> Any:
@@ -72,7 +95,8 @@ def _format_warning(message: Warning | str, category: type[Warning], *args: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
     try:
-        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if not getattr(args, "handler", None):
             parser.print_help()

@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 
-
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("init", parents=[common], help="write .comind.yml and create the store",
                        description="Write a commented .comind.yml in the repository root and create the store.")

@@ -34,6 +34,7 @@ KIND_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
 _LISTS = {"alternative", "exception"}
 
 
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "remember", parents=[common], help="record an intent, decision, attempt, constraint, gotcha or question",
