@@ -1,0 +1,483 @@
+"""The dependency set of a revision: declared and locked versions from manifests and lockfiles.
+
+Read from git objects (the revision's tree), never the working tree:
+
+* pypi: ``pyproject.toml`` (PEP 621 dependencies and optional-dependencies, PEP 735
+  dependency-groups, Poetry dependencies and groups), ``requirements*.txt`` and ``requirements/*.txt``
+  (options, ``-r``, URLs and markers left out; an exact ``==`` pin is also the locked version),
+  ``poetry.lock``, ``uv.lock``, ``Pipfile.lock``;
+* npm: ``package.json`` (dependencies, dev, peer, optional), ``package-lock.json`` (v1, v2, v3);
+* go: ``go.mod`` (require blocks; the required version is also the locked one; replacements noted);
+* cargo: ``Cargo.toml`` (dependencies, dev, build, target-specific, workspace), ``Cargo.lock``.
+
+A declared dependency takes its locked version from the nearest lockfile of its ecosystem in its
+directory or above; lockfile entries no manifest declares are listed with ``declared=None``.
+A malformed file is recorded in :attr:`DependencyScan.problems` and the scan goes on.
+
+:func:`version_in_range` checks a version against a range: PEP 440 (via ``packaging``) for pypi,
+with Poetry's ``^``/``~``/``*`` translated; node-semver for npm; Cargo's rules for cargo (a bare
+``1.2`` is ``^1.2``); comparators with a ``v`` prefix for go (a bare version is exact).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .codeindex import Snapshot
+
+ECOSYSTEMS = ("pypi", "npm", "go", "cargo")
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    ecosystem: str  # pypi | npm | go | cargo
+    name: str  # PEP 503-normalised for pypi, as written elsewhere
+    declared: str | None  # the range as written in the manifest
+    locked: str | None  # the version a lockfile (or an exact pin) fixes
+    path: str  # the manifest declaring it, or the lockfile for undeclared locked entries
+    note: str | None = None  # dev, optional:<extra>, group:<name>, peer, indirect, replaced by …
+
+
+@dataclass(slots=True)
+class DependencyScan:
+    dependencies: list[Dependency] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # "<path>: <what is wrong>"
+
+
+def normalize_pypi(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --- reading the tree ----------------------------------------------------------------------------
+
+_LOCKFILES = {"poetry.lock": "pypi", "uv.lock": "pypi", "Pipfile.lock": "pypi",
+              "package-lock.json": "npm", "Cargo.lock": "cargo"}
+_MANIFESTS = {"pyproject.toml", "package.json", "go.mod", "Cargo.toml"}
+
+
+def _is_requirements(path: str) -> bool:
+    base = posixpath.basename(path)
+    if not base.endswith(".txt"):
+        return False
+    return base.startswith("requirements") or posixpath.basename(posixpath.dirname(path)) == "requirements"
+
+
+def _tree_of(source: Snapshot | pygit2.Tree | pygit2.Commit) -> pygit2.Tree:
+    if isinstance(source, Snapshot):
+        tree = source.index.repo[source.tree]
+    elif isinstance(source, pygit2.Commit):
+        tree = source.tree
+    else:
+        tree = source
+    assert isinstance(tree, pygit2.Tree)
+    return tree
+
+
+def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+    for entry in tree:
+        name = entry.name or ""
+        path = prefix + name
+        if isinstance(entry, pygit2.Tree):
+            if name not in ("node_modules", ".git"):
+                yield from _manifest_blobs(entry, path + "/")
+        elif isinstance(entry, pygit2.Blob) and entry.filemode in (0o100644, 0o100755) and (
+                name in _MANIFESTS or name in _LOCKFILES or _is_requirements(path)):
+            yield path, bytes(entry.data)
+
+
+def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
+    """Every dependency declared or locked at a revision, and the problems met on the way."""
+    result = DependencyScan()
+    declared: list[Dependency] = []
+    locks: dict[tuple[str, str], dict[str, str]] = {}  # (ecosystem, directory) → name → version
+    lock_entries: list[Dependency] = []
+    for path, data in sorted(_manifest_blobs(_tree_of(source))):
+        name = posixpath.basename(path)
+        try:
+            text = data.decode("utf-8")
+            if name in _LOCKFILES:
+                found = list(_LOCK_PARSERS[name](path, text))
+                eco = _LOCKFILES[name]
+                table = locks.setdefault((eco, posixpath.dirname(path)), {})
+                for dep in found:
+                    table.setdefault(dep.name, dep.locked or "")
+                lock_entries.extend(found)
+            elif name in _MANIFEST_PARSERS:
+                declared.extend(_MANIFEST_PARSERS[name](path, text, result.problems))
+            else:
+                declared.extend(_requirements(path, text, result.problems))
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+            result.problems.append(f"{path}: {type(exc).__name__}: {exc}")
+
+    claimed: set[tuple[str, str, str]] = set()
+    for dep in declared:
+        locked = dep.locked
+        directory = posixpath.dirname(dep.path)
+        while locked is None:
+            lock = locks.get((dep.ecosystem, directory))
+            if lock is not None and dep.name in lock:
+                locked = lock[dep.name] or None
+                claimed.add((dep.ecosystem, directory, dep.name))
+                break
+            if not directory:
+                break
+            directory = posixpath.dirname(directory)
+        result.dependencies.append(Dependency(dep.ecosystem, dep.name, dep.declared, locked, dep.path,
+                                              dep.note))
+    for dep in lock_entries:
+        if (dep.ecosystem, posixpath.dirname(dep.path), dep.name) not in claimed:
+            result.dependencies.append(dep)
+    return result
+
+
+def dependencies(source: Snapshot | pygit2.Tree | pygit2.Commit) -> list[Dependency]:
+    return scan(source).dependencies
+
+
+# --- manifests --------------------------------------------------------------------------------
+
+def _pep508(path: str, spec: str, note: str | None, problems: list[str]) -> Dependency | None:
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        problems.append(f"{path}: invalid requirement {spec!r}: {exc}")
+        return None
+    declared = str(req.specifier) or None
+    pins = list(req.specifier)
+    locked = pins[0].version if len(pins) == 1 and pins[0].operator in ("==", "===") \
+        and "*" not in pins[0].version else None
+    return Dependency("pypi", normalize_pypi(req.name), declared, locked, path, note)
+
+
+def _pyproject(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
+    doc = tomllib.loads(text)
+    project = doc.get("project", {})
+    groups: list[tuple[str | None, Any]] = [(None, project.get("dependencies", []))]
+    groups += [(f"optional:{extra}", deps) for extra, deps in project.get("optional-dependencies", {}).items()]
+    groups += [(f"group:{g}", deps) for g, deps in doc.get("dependency-groups", {}).items()]
+    for note, specs in groups:
+        for spec in specs:
+            if isinstance(spec, str) and (dep := _pep508(path, spec, note, problems)) is not None:
+                yield Dependency(dep.ecosystem, dep.name, dep.declared, None, path, note)
+    poetry = doc.get("tool", {}).get("poetry", {})
+    tables: list[tuple[str | None, Any]] = [(None, poetry.get("dependencies", {})),
+                                            ("dev", poetry.get("dev-dependencies", {}))]
+    tables += [(f"group:{g}", body.get("dependencies", {})) for g, body in poetry.get("group", {}).items()]
+    for note, table in tables:
+        for name, value in table.items():
+            if name.lower() == "python":
+                continue
+            constraint = value.get("version") if isinstance(value, dict) else value
+            optional = isinstance(value, dict) and value.get("optional")
+            yield Dependency("pypi", normalize_pypi(name), constraint if isinstance(constraint, str) else None,
+                             None, path, note or ("optional" if optional else None))
+
+
+def _requirements(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
+    for raw in re.sub(r"\\\r?\n", " ", text).splitlines():
+        line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0].strip()
+        if not line or line.startswith("-") or "://" in line or line.startswith(("git+", ".", "/")):
+            continue
+        line = re.split(r"\s--?\w", line, maxsplit=1)[0]  # trailing options: --hash=…
+        if " @ " in line:  # a direct URL reference
+            continue
+        if (dep := _pep508(path, line.split(";")[0].strip(), None, problems)) is not None:
+            yield dep
+
+
+_NPM_FIELDS = (("dependencies", None), ("devDependencies", "dev"), ("peerDependencies", "peer"),
+               ("optionalDependencies", "optional"))
+
+
+def _package_json(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
+    doc = json.loads(text)
+    if not isinstance(doc, dict):
+        problems.append(f"{path}: not a JSON object")
+        return
+    for key, note in _NPM_FIELDS:
+        table = doc.get(key) or {}
+        if not isinstance(table, dict):
+            problems.append(f"{path}: {key} is not an object")
+            continue
+        for name, spec in table.items():
+            yield Dependency("npm", name, spec if isinstance(spec, str) else None, None, path, note)
+
+
+def _go_mod(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
+    replaced: dict[str, str] = {}
+    required: list[tuple[str, str, bool]] = []
+    block: str | None = None  # the verb of the ( … ) block we are in
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block is not None:
+            if line == ")":
+                block = None
+                continue
+            verb, body = block, line
+        else:
+            verb, _, body = line.partition(" ")
+            body = body.strip()
+            if body == "(":
+                block = verb
+                continue
+        if verb == "require":
+            parts = body.split()
+            if len(parts) != 2:
+                problems.append(f"{path}: cannot read require line {body!r}")
+                continue
+            required.append((parts[0].strip('"'), parts[1], "// indirect" in raw))
+        elif verb == "replace" and "=>" in body:
+            old, _, new = body.partition("=>")
+            replaced[old.split()[0].strip('"')] = " ".join(new.split())
+    for module, version, indirect in required:
+        note = f"replaced by {replaced[module]}" if module in replaced else "indirect" if indirect else None
+        yield Dependency("go", module, version, version, path, note)
+
+
+def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
+    doc = tomllib.loads(text)
+    tables: list[tuple[str | None, Any]] = []
+    for base in (doc, *doc.get("target", {}).values()):
+        tables += [(None, base.get("dependencies", {})), ("dev", base.get("dev-dependencies", {})),
+                   ("build", base.get("build-dependencies", {}))]
+    tables.append(("workspace", doc.get("workspace", {}).get("dependencies", {})))
+    for note, table in tables:
+        for name, value in table.items():
+            if isinstance(value, str):
+                yield Dependency("cargo", name, value, None, path, note)
+            elif isinstance(value, dict):
+                version = value.get("version")
+                yield Dependency("cargo", value.get("package", name), version if isinstance(version, str) else None,
+                                 None, path, note or ("workspace" if value.get("workspace") else None))
+            else:
+                problems.append(f"{path}: cannot read dependency {name!r}")
+
+
+_MANIFEST_PARSERS = {"pyproject.toml": _pyproject, "package.json": _package_json, "go.mod": _go_mod,
+                     "Cargo.toml": _cargo_toml}
+
+
+# --- lockfiles ------------------------------------------------------------------------------------
+
+def _toml_packages(path: str, text: str, ecosystem: str) -> Iterator[Dependency]:
+    for pkg in tomllib.loads(text).get("package", []):
+        source = pkg.get("source")
+        if ecosystem == "cargo" and source is None:
+            continue  # a workspace member: the project itself
+        if isinstance(source, dict) and ({"editable", "virtual"} & source.keys()):
+            continue  # uv: the project itself
+        name = pkg["name"]
+        yield Dependency(ecosystem, normalize_pypi(name) if ecosystem == "pypi" else name, None,
+                         str(pkg["version"]), path)
+
+
+def _poetry_lock(path: str, text: str) -> Iterator[Dependency]:
+    return _toml_packages(path, text, "pypi")
+
+
+def _cargo_lock(path: str, text: str) -> Iterator[Dependency]:
+    return _toml_packages(path, text, "cargo")
+
+
+def _pipfile_lock(path: str, text: str) -> Iterator[Dependency]:
+    doc = json.loads(text)
+    for section, note in (("default", None), ("develop", "dev")):
+        for name, body in (doc.get(section) or {}).items():
+            version = body.get("version") if isinstance(body, dict) else None
+            if isinstance(version, str):
+                yield Dependency("pypi", normalize_pypi(name), None, version.lstrip("="), path, note)
+
+
+def _package_lock(path: str, text: str) -> Iterator[Dependency]:
+    doc = json.loads(text)
+    seen: set[tuple[str, str]] = set()
+    packages = doc.get("packages")
+    if isinstance(packages, dict):  # lockfile v2 and v3
+        # top-level node_modules/x first: the version the project itself resolves
+        for key in sorted(packages, key=lambda k: (k.count("node_modules/"), k)):
+            body = packages[key]
+            if "node_modules/" not in key or not isinstance(body, dict) or body.get("link"):
+                continue
+            name, version = key.rsplit("node_modules/", 1)[1], body.get("version")
+            if isinstance(version, str) and (name, version) not in seen:
+                seen.add((name, version))
+                yield Dependency("npm", name, None, version, path, "dev" if body.get("dev") else None)
+        return
+    stack: list[Mapping[str, Any]] = [doc.get("dependencies") or {}]  # lockfile v1
+    while stack:
+        for name, body in stack.pop().items():
+            version = body.get("version")
+            if isinstance(version, str) and (name, version) not in seen:
+                seen.add((name, version))
+                yield Dependency("npm", name, None, version, path, "dev" if body.get("dev") else None)
+            if isinstance(body.get("dependencies"), dict):
+                stack.append(body["dependencies"])
+
+
+_LOCK_PARSERS = {"poetry.lock": _poetry_lock, "uv.lock": lambda p, t: _toml_packages(p, t, "pypi"),
+                 "Pipfile.lock": _pipfile_lock, "package-lock.json": _package_lock,
+                 "Cargo.lock": _cargo_lock}
+
+
+# --- version ranges ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class SemVer:
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[str, ...] = ()
+
+    def key(self) -> tuple[Any, ...]:
+        # A release sorts after its prereleases; numeric identifiers sort before alphanumeric ones.
+        pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.pre)
+        return (self.major, self.minor, self.patch, 0 if self.pre else 1, pre)
+
+
+_PARTIAL = re.compile(r"v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?"
+                      r"(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?")
+_OPS = ("<=", ">=", "<", ">", "=", "^", "~")
+_LOWEST = ("0",)  # 2.0.0-0: below every 2.0.0 prerelease, so `<2.0.0-0` shuts all of 2.0.0 out
+
+
+def parse_semver(text: str) -> SemVer:
+    m = _PARTIAL.fullmatch(text.strip().lstrip("="))
+    if not m or any(g is None or not g.isdigit() for g in m.groups()[:3]):
+        raise ValueError(f"not a semantic version: {text!r}")
+    return SemVer(int(m[1]), int(m[2]), int(m[3]), tuple(m[4].split(".")) if m[4] else ())
+
+
+Comparator = tuple[str, SemVer]
+
+
+def _comparators(op: str, text: str, bare: str) -> list[Comparator]:
+    """One written comparator (``^1.2``, ``>=1.2.3``, ``1.x``) as plain comparators."""
+    m = _PARTIAL.fullmatch(text)
+    if not m:
+        raise ValueError(f"not a version: {text!r}")
+    parts = [int(g) if g is not None and g.isdigit() else None for g in m.groups()[:3]]
+    for i in range(1, 3):  # anything after a wildcard is a wildcard
+        if parts[i - 1] is None:
+            parts[i] = None
+    pre = tuple(m[4].split(".")) if m[4] else ()
+    major, minor, patch = parts
+    if major is None:
+        return [] if op in ("", "=", "^", "~", ">=", "<=") else [("<", SemVer(0, 0, 0, _LOWEST))]
+    op = op or bare
+    low = SemVer(major, minor or 0, patch or 0, pre)
+    if op == "^":
+        if major > 0 or minor is None:
+            high = SemVer(major + 1, 0, 0, _LOWEST)
+        elif minor > 0 or patch is None:
+            high = SemVer(0, minor + 1, 0, _LOWEST)
+        else:
+            high = SemVer(0, 0, patch + 1, _LOWEST)
+        return [(">=", low), ("<", high)]
+    if op == "~":
+        high = SemVer(major + 1, 0, 0, _LOWEST) if minor is None else SemVer(major, minor + 1, 0, _LOWEST)
+        return [(">=", low), ("<", high)]
+    # The first version after the written partial one: 1 → 2.0.0, 1.2 → 1.3.0 (None if complete).
+    nxt = (major + 1, 0, 0) if minor is None else (major, minor + 1, 0) if patch is None else None
+    if op == "=":
+        return [("=", low)] if nxt is None else [(">=", low), ("<", SemVer(*nxt, _LOWEST))]
+    if op == ">":
+        return [(">", low)] if nxt is None else [(">=", SemVer(*nxt))]
+    if op == "<=":
+        return [("<=", low)] if nxt is None else [("<", SemVer(*nxt, _LOWEST))]
+    if op == "<":
+        return [("<", low if nxt is None or pre else SemVer(low.major, low.minor, low.patch, _LOWEST))]
+    return [(">=", low)]
+
+
+def _holds(v: SemVer, op: str, c: SemVer) -> bool:
+    a, b = v.key(), c.key()
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "=": a == b}[op]
+
+
+def _semver_sets(range_: str, ecosystem: str) -> list[list[Comparator]]:
+    bare = {"npm": "=", "cargo": "^", "go": "="}[ecosystem]
+    sets: list[list[Comparator]] = []
+    for alternative in range_.split("||"):
+        text = re.sub(r"(<=|>=|[<>=^~])\s+", r"\1", alternative.strip())
+        if ecosystem == "npm" and (h := re.fullmatch(r"(\S+)\s+-\s+(\S+)", text)):  # hyphen range
+            low = _comparators(">=", h[1], "=")
+            high = _comparators("<=", h[2], "=")
+            sets.append(low + high)
+            continue
+        comps: list[Comparator] = []
+        for token in re.split(r"[\s,]+", text):
+            if not token or token in ("*", "x", "X", "latest"):
+                continue
+            op = next((o for o in _OPS if token.startswith(o)), "")
+            comps += _comparators(op, token[len(op):], bare)
+        sets.append(comps)
+    return sets
+
+
+def _semver_in_range(version: str, range_: str, ecosystem: str) -> bool:
+    v = parse_semver(version)
+    for comps in _semver_sets(range_, ecosystem):
+        if not all(_holds(v, op, c) for op, c in comps):
+            continue
+        if not v.pre or ecosystem == "go":
+            return True
+        # npm and Cargo: a prerelease matches only a comparator that names a prerelease of the
+        # same major.minor.patch (`>=1.2.3-beta` admits 1.2.3-rc, not 1.2.4-rc).
+        if any(c.pre and (c.major, c.minor, c.patch) == (v.major, v.minor, v.patch) for _, c in comps):
+            return True
+    return False
+
+
+def _poetry_to_pep440(range_: str) -> str:
+    """Poetry's ``^``, ``~``, ``*`` and bare versions as a PEP 440 specifier string."""
+    out: list[str] = []
+    for token in re.split(r"\s*,\s*|\s+(?=[<>=!~^])", range_.strip()):
+        if not token or token == "*":
+            continue
+        if token.startswith(("^", "~")) and not token.startswith("~="):
+            comps = _comparators(token[0], token[1:].strip(), "=")
+            out += [f"{op}{c.major}.{c.minor}.{c.patch}" for op, c in comps]
+        elif token[0].isdigit():
+            out.append(f"=={token}")
+        else:
+            out.append(token)
+    return ",".join(out)
+
+
+def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
+    """Whether ``version`` satisfies ``range_`` under the ecosystem's rules.
+
+    Raises ValueError for an unknown ecosystem or a version or range it cannot read.
+    """
+    if ecosystem == "pypi":
+        try:
+            if "||" in range_:
+                return any(version_in_range("pypi", version, alt) for alt in range_.split("||"))
+            spec = range_.strip()
+            if re.search(r"\^|~(?!=)|(^|,\s*)\*$|^\d", spec):
+                spec = _poetry_to_pep440(spec)
+            return SpecifierSet(spec).contains(Version(version), prereleases=True)
+        except (InvalidSpecifier, InvalidVersion) as exc:
+            raise ValueError(str(exc)) from exc
+    if ecosystem == "npm":
+        range_ = range_.strip().removeprefix("workspace:")
+        if range_.startswith("npm:"):  # an alias: npm:real-name@^1.2
+            range_ = range_.rpartition("@")[2]
+        return _semver_in_range(version, range_, "npm")
+    if ecosystem in ("cargo", "go"):
+        return _semver_in_range(version, range_, ecosystem)
+    raise ValueError(f"unknown ecosystem {ecosystem!r}; expected one of {', '.join(ECOSYSTEMS)}")

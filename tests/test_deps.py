@@ -1,0 +1,424 @@
+"""Dependency sets read from manifests and lockfiles at a revision, and version ranges."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pygit2
+import pytest
+from comind.codeindex import CodeIndex
+from comind.deps import Dependency, dependencies, scan, version_in_range
+from gitrepo import GitRepo
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.version import Version
+
+PYPROJECT = '''\
+[project]
+name = "shop"
+version = "1.0"
+dependencies = [
+    "Requests>=2.31,<3",
+    "pydantic[email]~=2.5",
+    "typing_extensions; python_version < '3.12'",
+]
+
+[project.optional-dependencies]
+s3 = ["boto3>=1.34"]
+
+[dependency-groups]
+test = ["pytest>=8", {include-group = "lint"}]
+lint = ["ruff"]
+'''
+
+UV_LOCK = '''\
+version = 1
+requires-python = ">=3.11"
+
+[[package]]
+name = "shop"
+version = "1.0"
+source = { editable = "." }
+
+[[package]]
+name = "requests"
+version = "2.32.3"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "pydantic"
+version = "2.9.2"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "urllib3"
+version = "2.2.3"
+source = { registry = "https://pypi.org/simple" }
+'''
+
+POETRY_PYPROJECT = '''\
+[tool.poetry]
+name = "legacy"
+version = "0.1.0"
+
+[tool.poetry.dependencies]
+python = "^3.9"
+Django = "^4.2"
+celery = { version = "~5.3", optional = true }
+internal-lib = { path = "../lib" }
+
+[tool.poetry.group.dev.dependencies]
+black = "*"
+'''
+
+POETRY_LOCK = '''\
+[[package]]
+name = "django"
+version = "4.2.16"
+description = "web framework"
+optional = false
+python-versions = ">=3.8"
+
+[[package]]
+name = "celery"
+version = "5.3.6"
+optional = true
+python-versions = ">=3.8"
+
+[[package]]
+name = "asgiref"
+version = "3.8.1"
+optional = false
+python-versions = ">=3.8"
+'''
+
+REQUIREMENTS = '''\
+# pinned by pip-compile
+-r requirements-base.txt
+--index-url https://pypi.example.com/simple
+flask==3.0.3 \\
+    --hash=sha256:aaaa
+gunicorn>=21 ; sys_platform != "win32"
+git+https://github.com/acme/thing.git#egg=thing
+pkg @ https://example.com/pkg-1.0.tar.gz
+-e ./local
+Jinja2  # templates
+'''
+
+PIPFILE_LOCK = {"_meta": {"hash": {"sha256": "x"}},
+                "default": {"attrs": {"version": "==23.2.0", "hashes": []}},
+                "develop": {"mypy": {"version": "==1.11.2"}}}
+
+PACKAGE_JSON = {
+    "name": "web", "version": "1.0.0",
+    "dependencies": {"react": "^18.2.0", "lodash": "~4.17.21", "local-lib": "file:../lib"},
+    "devDependencies": {"vite": "^5.4.0", "@types/node": "^20.0.0"},
+    "peerDependencies": {"react-dom": ">=18"},
+    "optionalDependencies": {"fsevents": "2.x"},
+}
+
+PACKAGE_LOCK = {
+    "name": "web", "lockfileVersion": 3, "requires": True,
+    "packages": {
+        "": {"name": "web", "dependencies": {"react": "^18.2.0"}},
+        "node_modules/react": {"version": "18.3.1"},
+        "node_modules/lodash": {"version": "4.17.21"},
+        "node_modules/vite": {"version": "5.4.8", "dev": True},
+        "node_modules/@types/node": {"version": "20.16.10", "dev": True},
+        "node_modules/vite/node_modules/esbuild": {"version": "0.21.5", "dev": True},
+        "node_modules/esbuild": {"version": "0.23.1", "dev": True},
+        "node_modules/local-lib": {"resolved": "../lib", "link": True},
+    },
+}
+
+PACKAGE_LOCK_V1 = {
+    "name": "old", "lockfileVersion": 1,
+    "dependencies": {"express": {"version": "4.17.1", "dependencies": {"debug": {"version": "2.6.9"}}}},
+}
+
+GO_MOD = '''\
+module example.com/shop
+
+go 1.22
+
+require github.com/lib/pq v1.10.9
+
+require (
+\tgolang.org/x/sync v0.8.0
+\tgithub.com/google/uuid v1.6.0 // indirect
+)
+
+replace github.com/lib/pq => ../pq-fork
+
+exclude (
+\tgithub.com/bad/mod v1.0.0
+)
+'''
+
+CARGO_WORKSPACE = '''\
+[workspace]
+members = ["crates/*"]
+
+[workspace.dependencies]
+serde = { version = "1.0", features = ["derive"] }
+'''
+
+CARGO_CRATE = '''\
+[package]
+name = "core"
+version = "0.1.0"
+
+[dependencies]
+serde = { workspace = true }
+tokio = { version = "1.38", features = ["full"] }
+rand = "0.8"
+my-log = { package = "log", version = "0.4" }
+local = { path = "../local" }
+
+[dev-dependencies]
+proptest = "1"
+
+[target.'cfg(unix)'.dependencies]
+libc = "0.2"
+'''
+
+CARGO_LOCK = '''\
+version = 3
+
+[[package]]
+name = "core"
+version = "0.1.0"
+
+[[package]]
+name = "serde"
+version = "1.0.210"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "tokio"
+version = "1.40.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "rand"
+version = "0.8.5"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+'''
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    r = GitRepo(tmp_path)
+    r.write("pyproject.toml", PYPROJECT)
+    r.write("uv.lock", UV_LOCK)
+    r.write("services/legacy/pyproject.toml", POETRY_PYPROJECT)
+    r.write("services/legacy/poetry.lock", POETRY_LOCK)
+    r.write("requirements.txt", REQUIREMENTS)
+    r.write("requirements/dev.txt", "pytest==8.3.3\n")
+    r.write("tools/Pipfile.lock", json.dumps(PIPFILE_LOCK))
+    r.write("web/package.json", json.dumps(PACKAGE_JSON))
+    r.write("web/package-lock.json", json.dumps(PACKAGE_LOCK))
+    r.write("web/node_modules/react/package.json", json.dumps({"dependencies": {"loose": "1"}}))
+    r.write("old/package-lock.json", json.dumps(PACKAGE_LOCK_V1))
+    r.write("go.mod", GO_MOD)
+    r.write("Cargo.toml", CARGO_WORKSPACE)
+    r.write("crates/core/Cargo.toml", CARGO_CRATE)
+    r.write("Cargo.lock", CARGO_LOCK)
+    r.commit("manifests")
+    return r
+
+
+def deps_of(repo: GitRepo) -> dict[tuple[str, str, str], Dependency]:
+    tree = pygit2.Repository(str(repo.path)).revparse_single("HEAD").peel(pygit2.Tree)
+    return {(d.ecosystem, d.name, d.path): d for d in dependencies(tree)}
+
+
+def test_pypi_manifests_and_locks(repo: GitRepo) -> None:
+    deps = deps_of(repo)
+    assert deps[("pypi", "requests", "pyproject.toml")] == Dependency(
+        "pypi", "requests", "<3,>=2.31", "2.32.3", "pyproject.toml")
+    assert deps[("pypi", "pydantic", "pyproject.toml")].locked == "2.9.2"
+    assert deps[("pypi", "typing-extensions", "pyproject.toml")].declared is None  # the marker is dropped
+    assert deps[("pypi", "boto3", "pyproject.toml")].note == "optional:s3"
+    assert deps[("pypi", "pytest", "pyproject.toml")].note == "group:test"
+    assert deps[("pypi", "ruff", "pyproject.toml")].declared is None
+    # uv.lock: the project itself is not a dependency; undeclared locked packages are listed.
+    assert ("pypi", "shop", "uv.lock") not in deps
+    assert deps[("pypi", "urllib3", "uv.lock")] == Dependency("pypi", "urllib3", None, "2.2.3", "uv.lock")
+    assert ("pypi", "requests", "uv.lock") not in deps  # claimed by the declaration
+
+
+def test_poetry(repo: GitRepo) -> None:
+    deps = deps_of(repo)
+    path = "services/legacy/pyproject.toml"
+    assert deps[("pypi", "django", path)] == Dependency("pypi", "django", "^4.2", "4.2.16", path)
+    assert deps[("pypi", "celery", path)].note == "optional"
+    assert deps[("pypi", "celery", path)].locked == "5.3.6"
+    assert deps[("pypi", "black", path)] == Dependency("pypi", "black", "*", None, path, "group:dev")
+    assert deps[("pypi", "internal-lib", path)].declared is None
+    assert ("pypi", "python", path) not in deps
+    assert deps[("pypi", "asgiref", "services/legacy/poetry.lock")].locked == "3.8.1"
+
+
+def test_requirements_files(repo: GitRepo) -> None:
+    deps = deps_of(repo)
+    reqs = {name: d for (eco, name, path), d in deps.items() if path == "requirements.txt"}
+    assert set(reqs) == {"flask", "gunicorn", "jinja2"}
+    assert (reqs["flask"].declared, reqs["flask"].locked) == ("==3.0.3", "3.0.3")  # an exact pin locks
+    assert (reqs["gunicorn"].declared, reqs["gunicorn"].locked) == (">=21", None)
+    assert reqs["jinja2"].declared is None
+    assert deps[("pypi", "pytest", "requirements/dev.txt")].locked == "8.3.3"
+    assert deps[("pypi", "attrs", "tools/Pipfile.lock")].locked == "23.2.0"
+    assert deps[("pypi", "mypy", "tools/Pipfile.lock")].note == "dev"
+
+
+def test_npm(repo: GitRepo) -> None:
+    deps = deps_of(repo)
+    p = "web/package.json"
+    assert deps[("npm", "react", p)] == Dependency("npm", "react", "^18.2.0", "18.3.1", p)
+    assert deps[("npm", "@types/node", p)] == Dependency("npm", "@types/node", "^20.0.0", "20.16.10", p, "dev")
+    assert deps[("npm", "react-dom", p)].note == "peer" and deps[("npm", "react-dom", p)].locked is None
+    assert deps[("npm", "fsevents", p)].note == "optional"
+    assert deps[("npm", "local-lib", p)].locked is None
+    all_deps = dependencies(pygit2.Repository(str(repo.path)).revparse_single("HEAD").peel(pygit2.Tree))
+    # Locked but not declared: listed once per version, nested copies included.
+    assert {(d.name, d.locked, d.note) for d in all_deps if d.path == "web/package-lock.json"} == {
+        ("esbuild", "0.23.1", "dev"), ("esbuild", "0.21.5", "dev")}
+    assert not any(d.name == "loose" for d in all_deps)  # nothing under node_modules/ is a manifest
+    assert deps[("npm", "debug", "old/package-lock.json")].locked == "2.6.9"  # lockfile v1, nested
+
+
+def test_go_mod(repo: GitRepo) -> None:
+    deps = deps_of(repo)
+    assert deps[("go", "github.com/lib/pq", "go.mod")] == Dependency(
+        "go", "github.com/lib/pq", "v1.10.9", "v1.10.9", "go.mod", "replaced by ../pq-fork")
+    assert deps[("go", "golang.org/x/sync", "go.mod")].note is None
+    assert deps[("go", "github.com/google/uuid", "go.mod")].note == "indirect"
+    assert not any(name == "github.com/bad/mod" for (_, name, _) in deps)
+
+
+def test_cargo(repo: GitRepo) -> None:
+    deps = deps_of(repo)
+    c = "crates/core/Cargo.toml"
+    assert deps[("cargo", "tokio", c)] == Dependency("cargo", "tokio", "1.38", "1.40.0", c)
+    assert deps[("cargo", "serde", c)] == Dependency("cargo", "serde", None, "1.0.210", c, "workspace")
+    assert deps[("cargo", "serde", "Cargo.toml")].declared == "1.0"
+    assert deps[("cargo", "log", c)].declared == "0.4"  # renamed with package = "log"
+    assert deps[("cargo", "proptest", c)].note == "dev"
+    assert deps[("cargo", "libc", c)].declared == "0.2"
+    assert deps[("cargo", "local", c)].declared is None
+    assert ("cargo", "core", "Cargo.lock") not in deps  # a workspace member
+
+
+def test_snapshot_and_revisions(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("web/package.json", json.dumps({**PACKAGE_JSON, "dependencies": {"react": "^19.0.0"}}))
+    repo.commit("react 19")
+    ix = CodeIndex(repo.path, tmp_path / "ix.sqlite")
+    now = {(d.name, d.declared) for d in dependencies(ix.snapshot("HEAD")) if d.path == "web/package.json"}
+    before = {(d.name, d.declared) for d in dependencies(ix.snapshot("HEAD~1")) if d.path == "web/package.json"}
+    assert ("react", "^19.0.0") in now and ("react", "^18.2.0") in before
+    commit = pygit2.Repository(str(repo.path)).revparse_single("HEAD~1").peel(pygit2.Commit)
+    assert ("react", "^18.2.0") in {(d.name, d.declared) for d in dependencies(commit)}
+
+
+def test_malformed_manifests_are_problems_not_crashes(tmp_path: Path) -> None:
+    r = GitRepo(tmp_path)
+    r.write("a/pyproject.toml", "[project\ndependencies = [")
+    r.write("b/package.json", "{not json")
+    r.write("c/package.json", "[1, 2]")
+    r.write("d/requirements.txt", "good>=1\nthis is not a requirement!!\n")
+    r.write("e/Cargo.lock", "[[package]]\nversion = '1'\nsource = 'registry+x'\n")  # no name
+    r.write("f/go.mod", "module x\nrequire (\n\tonly-a-path\n)\n")
+    r.write("g/package-lock.json", textwrap.dedent('{"packages": {"node_modules/x": {"version": "1.0.0"}}}'))
+    r.write("h/pyproject.toml", b"\xff\xfe[project]")
+    r.commit("broken")
+    result = scan(pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree))
+    problems = "\n".join(result.problems)
+    for path in ("a/pyproject.toml", "b/package.json", "c/package.json", "d/requirements.txt",
+                 "e/Cargo.lock", "f/go.mod", "h/pyproject.toml"):
+        assert path in problems, path
+    names = {d.name for d in result.dependencies}
+    assert {"good", "x"} <= names
+
+
+# --- version ranges ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("ecosystem", "version", "range_", "expected"), [
+    ("npm", "1.2.3", "^1.2.0", True), ("npm", "2.0.0", "^1.2.0", False),
+    ("npm", "0.2.5", "^0.2.3", True), ("npm", "0.3.0", "^0.2.3", False), ("npm", "0.0.4", "^0.0.3", False),
+    ("npm", "1.2.9", "~1.2.3", True), ("npm", "1.3.0", "~1.2.3", False),
+    ("npm", "1.5.0", "1.x", True), ("npm", "2.0.0", "1.x", False), ("npm", "3.0.0", "*", True),
+    ("npm", "3.0.0", "", True), ("npm", "1.5.0", "1.2.3 - 2.3.4", True), ("npm", "2.3.5", "1.2.3 - 2.3.4", False),
+    ("npm", "2.3.9", "1.2.3 - 2.3", True), ("npm", "2.4.0", "1.2.3 - 2.3", False),
+    ("npm", "1.0.0", "<1.0.0 || >=2.0.0", False), ("npm", "2.1.0", "<1.0.0 || >=2.0.0", True),
+    ("npm", "1.2.4-beta.1", "^1.2.3", False), ("npm", "1.2.3-beta.2", ">=1.2.3-beta.1", True),
+    ("npm", "1.2.4-beta.2", ">=1.2.3-beta.1", False), ("npm", "1.2.3", ">= 1.2.3 < 1.3", True),
+    ("npm", "1.3.0-rc.1", "<1.3", False), ("npm", "2.0.0", ">1.x", True), ("npm", "1.9.9", ">1.x", False),
+    ("npm", "1.2.3", "workspace:^1.0.0", True), ("npm", "1.2.3", "npm:other@^1.1", True),
+    ("npm", "v1.2.3", "=1.2.3", True),
+    ("cargo", "1.4.0", "1.2", True), ("cargo", "2.0.0", "1.2", False), ("cargo", "0.1.9", "0.1", True),
+    ("cargo", "0.2.0", "0.1", False), ("cargo", "1.2.5", "=1.2.5", True), ("cargo", "1.2.6", "=1.2.5", False),
+    ("cargo", "1.3.0", ">=1.2, <1.5", True), ("cargo", "1.5.0", ">=1.2, <1.5", False),
+    ("cargo", "1.2.7", "~1.2", True), ("cargo", "1.9.0", "1.*", True),
+    ("go", "v1.2.3", ">=v1.2.0,<v2", True), ("go", "v2.0.0", ">=v1.2.0,<v2", False),
+    ("go", "v1.2.3", "v1.2.3", True), ("go", "v1.2.4", "v1.2.3", False),
+    ("go", "v0.0.0-20210101000000-abcdef123456", "<v0.1.0", True),
+    ("pypi", "2.31.0", ">=2,<3", True), ("pypi", "3.0", ">=2,<3", False), ("pypi", "1.4.0", "~=1.2", True),
+    ("pypi", "2.0.0rc1", ">=1.0", True), ("pypi", "1.2.1", "==1.2.*", True),
+    ("pypi", "1.2.5", "^1.2", True), ("pypi", "2.0", "^1.2", False), ("pypi", "1.2.9", "~1.2.3", True),
+    ("pypi", "1.3.0", "~1.2.3", False), ("pypi", "1.2.3", "1.2.3", True), ("pypi", "1.5", "*", True),
+    ("pypi", "1.5", "<1.0 || >=1.4", True),
+])
+def test_version_in_range(ecosystem: str, version: str, range_: str, expected: bool) -> None:
+    assert version_in_range(ecosystem, version, range_) is expected
+
+
+@pytest.mark.parametrize(("ecosystem", "version", "range_"), [
+    ("npm", "not-a-version", "^1"), ("npm", "1.0.0", "^banana"), ("pypi", "1.0", ">=>1"),
+    ("pypi", "nope", ">=1"), ("maven", "1.0", "1.0"),
+])
+def test_bad_versions_and_ranges_raise_value_error(ecosystem: str, version: str, range_: str) -> None:
+    with pytest.raises(ValueError):
+        version_in_range(ecosystem, version, range_)
+
+
+versions = st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6))
+prereleases = st.sampled_from([(), ("alpha",), ("beta", "2"), ("rc", "1"), ("0",)])
+
+
+def fmt(v: tuple[int, int, int], pre: tuple[str, ...] = ()) -> str:
+    return ".".join(map(str, v)) + ("-" + ".".join(pre) if pre else "")
+
+
+@given(v=versions, pre=prereleases, base=versions, eco=st.sampled_from(["npm", "cargo"]))
+def test_caret_is_the_documented_range(v: tuple[int, int, int], pre: tuple[str, ...],
+                                       base: tuple[int, int, int], eco: str) -> None:
+    x, y, z = base
+    version, b = fmt(v, pre), fmt(base)
+    if x > 0:
+        upper = f"{x + 1}.0.0"
+    elif y > 0:
+        upper = f"0.{y + 1}.0"
+    else:
+        upper = f"0.0.{z + 1}"
+    explicit = f">={b} <{upper}" if eco == "npm" else f">={b}, <{upper}"
+    assert version_in_range(eco, version, f"^{b}") == version_in_range(eco, version, explicit)
+    assert version_in_range(eco, version, f"~{b}") == version_in_range(
+        eco, version, f">={b} <{x}.{y + 1}.0" if eco == "npm" else f">={b}, <{x}.{y + 1}.0")
+    if eco == "cargo":
+        assert version_in_range("cargo", version, b) == version_in_range("cargo", version, f"^{b}")
+
+
+@given(v=versions, lo=versions, hi=versions)
+def test_comparators_agree_with_pep440_order_on_releases(v: tuple[int, int, int], lo: tuple[int, int, int],
+                                                         hi: tuple[int, int, int]) -> None:
+    pv, plo, phi = Version(fmt(v)), Version(fmt(lo)), Version(fmt(hi))
+    for eco in ("npm", "cargo"):
+        assert version_in_range(eco, fmt(v), f">={fmt(lo)}") == (pv >= plo)
+        assert version_in_range(eco, fmt(v), f"<{fmt(hi)}") == (pv < phi)
+    assert version_in_range("go", "v" + fmt(v), f">=v{fmt(lo)},<=v{fmt(hi)}") == (plo <= pv <= phi)
+    assert version_in_range("npm", fmt(v), f"{fmt(lo)} - {fmt(hi)}") == (plo <= pv <= phi)
+    assert version_in_range("npm", fmt(v), f"<{fmt(lo)} || >{fmt(hi)}") == (pv < plo or pv > phi)
+    assert version_in_range("pypi", fmt(v), f">={fmt(lo)},<={fmt(hi)}") == (plo <= pv <= phi)
