@@ -1,0 +1,87 @@
+"""What `comind check` reports: findings, and the report that carries them to every format.
+
+A finding's fingerprint is stable across runs and line moves (rule, path and normalised content,
+never line numbers), so SARIF alerts, GitLab Code Quality entries and the bot's inline comments
+are matched from one run to the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TYPES = ("dead_end", "violation", "stale", "orphaned", "retry", "suppression", "context")
+LEVELS = ("note", "warning", "error")  # in increasing order
+FAIL_LEVELS = ("none", *LEVELS)
+
+# The rule id each finding type reports under when no constraint names its own (SARIF ruleId,
+# GitLab check_name, GitHub annotation title).
+RULE_IDS = {
+    "dead_end": "comind/dead-end",
+    "violation": "comind/constraint",
+    "stale": "comind/stale-record",
+    "orphaned": "comind/orphaned-record",
+    "retry": "comind/retry-condition-met",
+    "suppression": "comind/suppression",
+    "context": "comind/context",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    type: str  # one of TYPES
+    level: str  # one of LEVELS
+    title: str  # one line: what the record says
+    message: str  # the full explanation, quoting the record's evidence and reason
+    fingerprint: str  # stable: rule + path + normalised content, no line numbers
+    record_id: str | None = None
+    rule: str = ""  # e.g. the constraint's check id; defaults to RULE_IDS[type]
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+    evidence: tuple[dict[str, Any], ...] = ()  # {"type": "commit"|"url"|…, "ref": …, "note": …, "path", "line"}
+    in_diff: bool = False  # the location is on a line the change adds or modifies
+    commands: tuple[str, ...] = ()  # what a person can run about it (confirm, retract…)
+
+    @property
+    def rule_id(self) -> str:
+        return self.rule or RULE_IDS[self.type]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type, "level": self.level, "record_id": self.record_id, "rule": self.rule_id,
+            "title": self.title, "message": self.message, "path": self.path, "line": self.line,
+            "end_line": self.end_line, "evidence": [dict(e) for e in self.evidence],
+            "fingerprint": self.fingerprint, "in_diff": self.in_diff, "commands": list(self.commands),
+        }
+
+
+@dataclass
+class Report:
+    """The outcome of one `comind check` run."""
+
+    base: str | None  # commit id of the baseline, None with --all
+    head: str  # commit id checked
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. "semgrep not installed: 2 checks not run"
+    stats: dict[str, Any] = field(default_factory=dict)  # files changed, records considered, timings…
+    repo: str = ""
+
+    def at_or_above(self, fail_level: str) -> list[Finding]:
+        if fail_level == "none":
+            return []
+        threshold = LEVELS.index(fail_level)
+        return [f for f in self.findings if LEVELS.index(f.level) >= threshold]
+
+    def exit_code(self, fail_level: str) -> int:
+        return 1 if self.at_or_above(fail_level) else 0
+
+    def sorted(self) -> list[Finding]:
+        """Errors first, then warnings, then notes; in-diff before the rest; then by place."""
+        return sorted(self.findings, key=lambda f: (-LEVELS.index(f.level), not f.in_diff, f.path or "",
+                                                    f.line or 0, f.type, f.fingerprint))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 1, "repo": self.repo, "base": self.base, "head": self.head,
+                "findings": [f.to_json() for f in self.sorted()], "warnings": list(self.warnings),
+                "stats": dict(self.stats)}
