@@ -17,7 +17,6 @@ then fails with a :class:`ForgeError` naming the request and the status. Writes 
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -26,10 +25,18 @@ from typing import Literal, Protocol, TypeVar
 
 from comind.errors import ComindError
 
+# The data shapes live in the core, so the harvester can read them without importing the bot.
+from comind.mergerequests import (
+    ChangedFile,
+    FileStatus,
+    MergeRequest,
+    Note,
+    State,
+    Thread,
+)
+
 log = logging.getLogger(__name__)
 
-State = Literal["open", "merged", "closed"]
-FileStatus = Literal["added", "modified", "removed", "renamed"]
 Permission = Literal["admin", "maintain", "write", "triage", "read", "none"]
 
 WRITE_PERMISSIONS: frozenset[str] = frozenset({"admin", "maintain", "write"})
@@ -45,80 +52,6 @@ class ForgeError(ComindError):
         super().__init__(message)
         self.request = request
         self.status = status
-
-
-@dataclass(frozen=True)
-class MergeRequest:
-    number: int
-    title: str
-    description: str
-    state: State
-    merged: bool
-    labels: tuple[str, ...]
-    author: str
-    source_branch: str
-    target_branch: str
-    # GitHub: base_sha = start_sha = the base branch tip the PR was last compared with.
-    # GitLab: diff_refs (base = merge base, start = target tip); None in listings, which omit them.
-    base_sha: str | None
-    head_sha: str
-    start_sha: str | None
-    merge_commit_sha: str | None  # only once merged (GitLab: the squash commit when squashed)
-    web_url: str
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class ChangedFile:
-    path: str
-    old_path: str
-    status: FileStatus
-    patch: str | None  # hunks starting at "@@", without the ---/+++ header; None for binary/too large
-    additions: int
-    deletions: int
-
-    def diff_lines(self) -> frozenset[int]:
-        """New-side line numbers an inline comment may target (added and context lines)."""
-        return _new_side_lines(self.patch, added_only=False)
-
-    def added_lines(self) -> frozenset[int]:
-        """New-side line numbers added or changed by this diff."""
-        return _new_side_lines(self.patch, added_only=True)
-
-
-@dataclass(frozen=True)
-class Note:
-    """A general merge-request comment or an inline review comment.
-
-    ``thread_id`` is what ``reply`` and ``resolve_thread`` need: GitHub fills it for inline
-    comments (the GraphQL review-thread id), GitLab for every note (its discussion id).
-    ``in_reply_to`` is the first note of the thread when this note is a reply.
-    ``resolved`` is the thread's state, None when the note is not in a resolvable thread.
-    On GitHub ids are unique per kind only (issue comment, review, review comment): use ``url``
-    as a global identity.
-    """
-
-    id: str
-    author: str
-    body: str
-    created_at: datetime
-    updated_at: datetime
-    url: str
-    thread_id: str | None
-    path: str | None
-    line: int | None
-    is_inline: bool
-    in_reply_to: str | None
-    resolved: bool | None
-
-
-@dataclass(frozen=True)
-class Thread:
-    id: str
-    resolved: bool
-    path: str | None
-    line: int | None
-    notes: tuple[Note, ...]
 
 
 @dataclass(frozen=True)
@@ -235,27 +168,6 @@ def count_changes(patch: str | None) -> tuple[int, int]:
     return adds, dels
 
 
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-
-
-def _new_side_lines(patch: str | None, *, added_only: bool) -> frozenset[int]:
-    lines: set[int] = set()
-    new = 0
-    for text in (patch or "").splitlines():
-        header = _HUNK.match(text)
-        if header:
-            new = int(header.group(1))
-        elif text.startswith("+"):
-            lines.add(new)
-            new += 1
-        elif text.startswith(" ") or text == "":
-            if not added_only:
-                lines.add(new)
-            new += 1
-        # "-" lines and "\ No newline at end of file" do not advance the new side
-    return frozenset(lines)
-
-
 @dataclass(frozen=True)
 class Failure:
     """What a forge module extracts from its library's exception to decide on a retry."""
@@ -341,3 +253,10 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text[:500]
+
+
+__all__ = [
+    "WRITE_PERMISSIONS", "ChangedFile", "Failure", "FileStatus", "Forge", "ForgeError", "MergeRequest", "Note",
+    "Permission", "RetryPolicy", "State", "Thread", "as_utc", "call_with_retry", "count_changes", "parse_time",
+    "retry_wait", "scrub", "with_marker",
+]
