@@ -1,0 +1,91 @@
+"""Writing records by hand: the kind-specific flags and how their values become record fields.
+
+Shared by ``comind remember`` (the CLI) and the bot's ``/comind remember`` command, so both take
+the same flags with the same meaning and the same error messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from comind.errors import ComindError
+from comind.records import KIND_FIELDS
+
+# flag -> (field, kinds it applies to); --alternative and --exception collect lists.
+KIND_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "need": ("need", ("intent",)),
+    "chosen": ("chosen", ("decision",)),
+    "alternative": ("alternatives", ("decision",)),
+    "approach": ("approach", ("attempt",)),
+    "outcome": ("outcome", ("attempt",)),
+    "retry_when": ("retry_when", ("attempt",)),
+    "conditions": ("conditions", ("attempt",)),
+    "rule": ("rule", ("constraint",)),
+    "severity": ("severity", ("constraint",)),
+    "exception": ("exceptions", ("constraint",)),
+    "symptom": ("symptom", ("gotcha",)),
+    "cause": ("cause", ("gotcha",)),
+    "workaround": ("workaround", ("gotcha",)),
+    "question": ("question", ("question",)),
+    "constraint": ("constraint", ("suppression",)),
+    "reason": ("reason", ("suppression", "attempt")),
+    "owner": ("owner", ("suppression",)),
+    "expires": ("expires", ("suppression",)),
+}
+LIST_FLAGS = frozenset({"alternative", "exception"})
+
+
+def flag_name(flag: str) -> str:
+    """``retry_when`` -> ``--retry-when``."""
+    return "--" + flag.replace("_", "-")
+
+
+def kind_fields(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The kind-specific fields from flag values (flag name -> value, or a list for LIST_FLAGS).
+
+    Flags that do not apply to ``kind`` are an error naming the kind's fields.
+    """
+    fields: dict[str, Any] = {}
+    for flag, (field, kinds) in KIND_FLAGS.items():
+        value = values.get(flag)
+        if value in (None, []):
+            continue
+        if kind not in kinds:
+            raise ComindError(f"{flag_name(flag)} does not apply to a {kind} "
+                              f"(its fields: {', '.join(f.name for f in KIND_FIELDS[kind])})")
+        if flag == "alternative":
+            value = [alternative(v) for v in value]
+        fields[field] = value
+    return fields
+
+
+def alternative(text: str) -> dict[str, str]:
+    """``"option | why not"`` -> ``{"option": …, "why_not": …}``."""
+    option, _, why_not = text.partition("|")
+    if not option.strip():
+        raise ComindError(f'--alternative {text!r}: expected "option | why not"')
+    return {"option": option.strip(), "why_not": why_not.strip()}
+
+
+def parse_evidence(ws: Any, text: str) -> dict[str, str]:
+    """Classify one --evidence value; commits must exist, records must be known."""
+    value = text.strip()
+    if not value:
+        raise ComindError("--evidence: empty")
+    if re.fullmatch(r"[0-9a-fA-F]{7,40}|HEAD(?:[~^]\d*)*|@(?:[~^]\d*)*", value):
+        try:
+            sha = ws.git("rev-parse", "--verify", "--quiet", f"{value}^{{commit}}").strip()
+        except ComindError:
+            raise ComindError(f"--evidence {value}: no such commit in this repository") from None
+        return {"type": "commit", "ref": sha}
+    if re.match(r"https?://", value):
+        return {"type": "url", "ref": value}
+    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value):
+        return {"type": "record", "ref": value}
+    if value.startswith("test:"):
+        return {"type": "test", "ref": value[len("test:"):]}
+    if (ws.root / value).is_file():
+        return {"type": "file", "ref": value}
+    return {"type": "text", "ref": value}
