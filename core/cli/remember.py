@@ -4,35 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from typing import Any
 
-from comind.errors import ComindError
-from comind.records import KIND_FIELDS, KNOWLEDGE_KINDS
+# The flag table and field building are shared with the bot's /comind commands.
+from comind.authoring import KIND_FLAGS, LIST_FLAGS, kind_fields, parse_evidence
+from comind.records import KNOWLEDGE_KINDS
 
-# flag -> (field, kinds it applies to); --alternative and --exception collect lists.
-KIND_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "need": ("need", ("intent",)),
-    "chosen": ("chosen", ("decision",)),
-    "alternative": ("alternatives", ("decision",)),
-    "approach": ("approach", ("attempt",)),
-    "outcome": ("outcome", ("attempt",)),
-    "retry_when": ("retry_when", ("attempt",)),
-    "conditions": ("conditions", ("attempt",)),
-    "rule": ("rule", ("constraint",)),
-    "severity": ("severity", ("constraint",)),
-    "exception": ("exceptions", ("constraint",)),
-    "symptom": ("symptom", ("gotcha",)),
-    "cause": ("cause", ("gotcha",)),
-    "workaround": ("workaround", ("gotcha",)),
-    "question": ("question", ("question",)),
-    "constraint": ("constraint", ("suppression",)),
-    "reason": ("reason", ("suppression", "attempt")),
-    "owner": ("owner", ("suppression",)),
-    "expires": ("expires", ("suppression",)),
-}
-_LISTS = {"alternative", "exception"}
-
+__all__ = ["KIND_FLAGS", "kind_fields", "parse_evidence", "provenance", "register", "run"]
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -59,7 +37,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     kind_group = p.add_argument_group("kind fields")
     for flag in KIND_FLAGS:
         name = "--" + flag.replace("_", "-")
-        if flag in _LISTS:
+        if flag in LIST_FLAGS:
             kind_group.add_argument(name, action="append", default=[],
                                     help='"option | why not"' if flag == "alternative" else None)
         else:
@@ -80,50 +58,6 @@ def provenance(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def kind_fields(kind: str, args: argparse.Namespace) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for flag, (field, kinds) in KIND_FLAGS.items():
-        value = getattr(args, flag)
-        if value in (None, []):
-            continue
-        if kind not in kinds:
-            raise ComindError(f"--{flag.replace('_', '-')} does not apply to a {kind} "
-                              f"(its fields: {', '.join(f.name for f in KIND_FIELDS[kind])})")
-        if flag == "alternative":
-            value = [_alternative(v) for v in value]
-        fields[field] = value
-    return fields
-
-
-def _alternative(text: str) -> dict[str, str]:
-    option, _, why_not = text.partition("|")
-    if not option.strip():
-        raise ComindError(f'--alternative {text!r}: expected "option | why not"')
-    return {"option": option.strip(), "why_not": why_not.strip()}
-
-
-def parse_evidence(ws: Any, text: str) -> dict[str, str]:
-    """Classify one --evidence value; commits must exist, records must be known."""
-    value = text.strip()
-    if not value:
-        raise ComindError("--evidence: empty")
-    if re.fullmatch(r"[0-9a-fA-F]{7,40}|HEAD(?:[~^]\d*)*|@(?:[~^]\d*)*", value):
-        try:
-            sha = ws.git("rev-parse", "--verify", "--quiet", f"{value}^{{commit}}").strip()
-        except ComindError:
-            raise ComindError(f"--evidence {value}: no such commit in this repository") from None
-        return {"type": "commit", "ref": sha}
-    if re.match(r"https?://", value):
-        return {"type": "url", "ref": value}
-    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value):
-        return {"type": "record", "ref": value}
-    if value.startswith("test:"):
-        return {"type": "test", "ref": value[len("test:"):]}
-    if (ws.root / value).is_file():
-        return {"type": "file", "ref": value}
-    return {"type": "text", "ref": value}
-
-
 def run(args: argparse.Namespace) -> int:
     from comind.anchors import parse_anchor
     from comind.cli import workspace
@@ -131,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from comind.records import new_record
 
     ws = workspace(args)
-    fields = kind_fields(args.kind, args)
+    fields = kind_fields(args.kind, vars(args))
     anchors = [parse_anchor(a, "subject") for a in args.on] + [parse_anchor(a, "context") for a in args.context]
     evidence = [parse_evidence(ws, e) for e in args.evidence]
     record = new_record(
