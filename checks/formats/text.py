@@ -1,0 +1,68 @@
+"""``text``: the report for people at a terminal or in a CI log.
+
+Findings are grouped by type (dead ends, violations, stale and orphaned records, retry notes,
+suppressions, context); each shows its level, ``path:line``, title, message, evidence and the
+commands to run about it. A last line counts findings by level ("no findings" when clean), after
+the report's warnings. ANSI colour only when ``context.colour``; control characters in record
+text are shown escaped, so a record can never drive the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from comind.checks.findings import Finding, Report
+
+from ._base import HEADINGS, FormatContext, count_summary, evidence_line, grouped, place
+
+NAME = "text"
+DESCRIPTION = "grouped, human-readable report (default)"
+
+_LEVEL_COLOURS = {"error": "1;31", "warning": "33", "note": "36"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _safe(text: str) -> str:
+    """Control characters (ESC, CR, BEL, C1…) shown as ``\\xNN`` instead of acted on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if colour else text
+
+
+def _finding(f: Finding, colour: bool) -> list[str]:
+    level = _paint(f"{f.level:<7}", _LEVEL_COLOURS.get(f.level, "0"), colour)
+    title = _safe(" ".join(f.title.split())) or "(untitled)"
+    head = f"  {level}  {_safe(place(f))}  {title}"
+    if f.in_diff:
+        head += _paint("  [in this change]", "2", colour)
+    lines = [head]
+    rule = f"rule {f.rule_id}" + (f", record {f.record_id}" if f.record_id else "")
+    lines.append("    " + _paint(_safe(rule), "2", colour))
+    lines += [f"    {_safe(line)}".rstrip() for line in f.message.splitlines()]
+    lines += [f"    evidence: {_safe(evidence_line(item))}" for item in f.evidence]
+    lines += [f"    run: {_safe(' '.join(cmd.split()))}" for cmd in f.commands]
+    return lines
+
+
+def render(report: Report, context: FormatContext) -> str:
+    colour = context.colour
+    out: list[str] = []
+    if report.base:
+        out.append(f"comind check {report.base[:12]}..{report.head[:12]}")
+    else:
+        out.append(f"comind check {report.head[:12]}")
+    for kind, findings in grouped(report.sorted()):
+        out.append("")
+        out.append(_paint(f"{HEADINGS.get(kind, kind)} ({len(findings)})", "1", colour))
+        for f in findings:
+            out += _finding(f, colour)
+    if report.warnings:
+        out.append("")
+        out += [_paint("warning: ", "33", colour) + _safe(" ".join(w.split())) for w in report.warnings]
+    out.append("")
+    summary = count_summary(report.findings)
+    worst = next((lv for lv in ("error", "warning", "note") if any(f.level == lv for f in report.findings)), None)
+    out.append(_paint(summary, _LEVEL_COLOURS[worst] if worst else "32", colour))
+    return "\n".join(out) + "\n"
