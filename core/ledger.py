@@ -38,13 +38,17 @@ CREATE TABLE IF NOT EXISTS records(
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, hash TEXT, kind TEXT, title TEXT, created_at TEXT, json TEXT);
 CREATE TABLE IF NOT EXISTS anchors(
     record_id TEXT, n INTEGER, scope TEXT, role TEXT, path TEXT, symbol TEXT, module TEXT, package TEXT,
-    raw TEXT, PRIMARY KEY(record_id, n));
+    raw TEXT, name TEXT, body_hash TEXT, shape_hash TEXT, PRIMARY KEY(record_id, n));
 CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
+CREATE INDEX IF NOT EXISTS anchors_name ON anchors(name);
+CREATE INDEX IF NOT EXISTS anchors_body ON anchors(body_hash);
+CREATE INDEX IF NOT EXISTS anchors_shape ON anchors(shape_hash);
+CREATE TABLE IF NOT EXISTS verdicts(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS relations(record_id TEXT PRIMARY KEY, relation TEXT, source TEXT, target TEXT);
 CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, trigger, body, tokenize='unicode61 remove_diacritics 2');
 """
-VERSION = "1"
+VERSION = "2"
 
 
 class SyncReport:
@@ -80,7 +84,8 @@ class Ledger:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def _reset(self) -> None:
-        for table in ("meta", "objects", "snapshot_keys", "problems", "records", "anchors", "relations", "fts"):
+        for table in ("meta", "objects", "snapshot_keys", "problems", "records", "anchors", "relations", "fts",
+                      "verdicts"):
             self.db.execute(f"DELETE FROM {table}")
         self._set_meta("version", VERSION)
 
@@ -177,10 +182,12 @@ class Ledger:
         self.db.execute("INSERT INTO fts(rowid, title, trigger, body) VALUES (?, ?, ?, ?)",
                         (cursor.lastrowid, record.title, record.trigger, record.body))
         for n, a in enumerate(record.anchors):
+            symbol = a.get("symbol")
             self.db.execute(
-                "INSERT INTO anchors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.id, n, a.get("scope"), a.get("role", "subject"), a.get("path"), a.get("symbol"),
-                 a.get("module"), (a.get("dep") or {}).get("package"), a.get("raw")),
+                "INSERT INTO anchors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.id, n, a.get("scope"), a.get("role", "subject"), a.get("path"), symbol,
+                 a.get("module"), (a.get("dep") or {}).get("package"), a.get("raw"),
+                 symbol.rsplit(".", 1)[-1] if symbol else None, a.get("body_hash"), a.get("shape_hash")),
             )
         if record.kind == "relation":
             f = record.fields
@@ -242,6 +249,37 @@ class Ledger:
     def by_path(self, path: str) -> list[Record]:
         return self._records("SELECT DISTINCT r.json FROM anchors a JOIN records r ON r.id = a.record_id "
                              "WHERE a.path = ?", (path,))
+
+    def anchored_near(self, paths: Iterable[str], names: Iterable[str] = (),
+                      hashes: Iterable[str] = ()) -> list[Record]:
+        """Records with an anchor on one of the paths (or a folder holding them), a symbol of one of
+        the names, or one of the body/shape hashes: the candidates re-anchoring then confirms."""
+        paths, names, hashes = list(paths), list(names), [h for h in hashes if h]
+        folders = {p[: i + 1] for p in paths for i, c in enumerate(p) if c == "/"}
+        clauses, params = [], []
+        for column, values in (("path", paths + sorted(folders)), ("name", names),
+                               ("body_hash", hashes), ("shape_hash", hashes)):
+            if values:
+                clauses.append(f"a.{column} IN ({','.join('?' * len(values))})")
+                params += values
+        if not clauses:
+            return []
+        return self._records("SELECT json FROM records WHERE id IN (SELECT DISTINCT a.record_id FROM anchors a "
+                             f"WHERE {' OR '.join(clauses)}) ORDER BY created_at, id", params)
+
+    def cached_verdicts(self, keys: Iterable[str]) -> dict[str, str]:
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            out.update(self.db.execute(f"SELECT key, value FROM verdicts WHERE key IN ({','.join('?' * len(chunk))})",
+                                       chunk).fetchall())
+        return out
+
+    def store_verdicts(self, items: Mapping[str, str]) -> None:
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?)", items.items())
 
     def problems(self) -> list[tuple[str, str, str]]:
         return [tuple(row) for row in self.db.execute("SELECT source, key, reason FROM problems ORDER BY 1, 2")]

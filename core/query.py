@@ -52,8 +52,17 @@ def open_ledger(ws: Workspace, *, sync: bool = True) -> Ledger:
     return ledger
 
 
-def statuses(ws: Workspace, ledger: Ledger, records: Iterable[Record]) -> dict[str, Status]:
-    return ledger.statuses(records, now=current_time(), dormant_days=ws.config.dormant_days)
+def statuses(ws: Workspace, ledger: Ledger, records: Iterable[Record], *, at: str | None = None,
+             now: datetime | None = None, code: bool = True) -> dict[str, Status]:
+    """Derived status of the records, with what the code at `at` (default HEAD) says about them."""
+    from comind.codestatus import code_verdicts
+
+    records = list(records)
+    context = ledger.with_context(records)
+    verdicts = code_verdicts(ws, ledger, records, at, context) if code else {}
+    from comind.status import derive
+
+    return derive(context, now=now or current_time(), dormant_days=ws.config.dormant_days, code=verdicts)
 
 
 def select(

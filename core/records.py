@@ -115,7 +115,14 @@ def short_id(record_id: str) -> str:
 
 
 def now_utc() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    """Now as an RFC 3339 UTC string; COMIND_NOW (an ISO time) fixes the clock for tests and replays."""
+    import os
+
+    fixed = os.environ.get("COMIND_NOW")
+    moment = datetime.fromisoformat(fixed.replace("Z", "+00:00")) if fixed else datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 _MAX_INT = 2**53 - 1

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from comind.records import Record, short_id
 
-STATES = ("quarantined", "retracted", "superseded", "orphaned", "stale", "dormant", "active")
+STATES = ("quarantined", "retracted", "superseded", "orphaned", "stale", "unverifiable", "dormant", "active")
 HISTORY_STATES = ("superseded", "retracted")  # brought back, labelled, by --history
 TRUST_NAMES = {0: "T0 quarantined", 1: "T1 asserted", 2: "T2 evidenced", 3: "T3 confirmed", 4: "T4 enforced"}
 
@@ -33,7 +33,7 @@ class Status(NamedTuple):
 class CodeVerdict(NamedTuple):
     """What the code index says about a record's anchors (computed elsewhere, passed in)."""
 
-    state: str | None = None  # "orphaned" | "stale" | None when the code still matches
+    state: str | None = None  # "orphaned" | "stale" | "unverifiable" | None when the code still matches
     reason: str = ""
     notes: tuple[str, ...] = ()
     evidence_verified: bool = False  # the cited commits exist on the default branch: T1 -> T2
@@ -144,7 +144,7 @@ def _derive_one(record: Record, index: RelationIndex, now: datetime, cutoff: str
                       f"{retraction.created_at[:10]}" + (f": {why}" if why else ""))
     if related and (superseders := index.superseded_by(record.id)):
         return status("superseded", _supersession_reason(superseders[-1], index))
-    if verdict and verdict.state in ("orphaned", "stale"):
+    if verdict and verdict.state in ("orphaned", "stale", "unverifiable"):
         return status(verdict.state, verdict.reason)
     if "until" in record.data and _until_date(record.data["until"]) < now.date():
         return status("dormant", f"expired on {record.data['until']} (until)")

@@ -18,6 +18,7 @@ from comind import config as configuration
 from comind.errors import ComindError
 
 if TYPE_CHECKING:
+    from comind.codeindex import CodeIndex
     from comind.ledger import Ledger
     from comind.store import Store
 
@@ -106,6 +107,38 @@ class Workspace:
     def head(self) -> str | None:
         return head_commit(self.head_dir, self.git_dir)
 
+    @cached_property
+    def index(self) -> CodeIndex:
+        """The code index of this repository, cached in .git/comind/index.sqlite."""
+        from comind.codeindex import CodeIndex
+
+        return CodeIndex(self.root, self.cache_dir / "index.sqlite")
+
+    def default_branch(self) -> str:
+        """The configured default branch, else origin/HEAD's target, else main, master or HEAD."""
+        if self.config.default_branch:
+            return str(self.config.default_branch)
+        try:
+            origin = (self.git_dir / "refs/remotes/origin/HEAD").read_text().strip()
+        except OSError:
+            origin = ""
+        if origin.startswith("ref: refs/remotes/"):
+            return origin.removeprefix("ref: refs/remotes/")
+        for name in ("main", "master"):
+            if read_ref(self.git_dir, f"refs/heads/{name}") or read_ref(self.git_dir, f"refs/remotes/origin/{name}"):
+                return name
+        return "HEAD"
+
+    def default_tip(self) -> str | None:
+        """The default branch's commit (local branch, else its origin counterpart)."""
+        name = self.default_branch()
+        if name == "HEAD":
+            return self.head()
+        for ref in (f"refs/heads/{name}", f"refs/remotes/{name}", f"refs/remotes/origin/{name}"):
+            if found := read_ref(self.git_dir, ref):
+                return found
+        return None
+
     def branch(self) -> str | None:
         return current_branch(self.head_dir)
 
@@ -147,3 +180,21 @@ def current_branch(head_dir: Path) -> str | None:
     except OSError:
         return None
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+
+
+def read_ref(git_dir: Path, ref: str) -> str | None:
+    """A ref's commit from loose or packed refs, following symbolic refs (no git process)."""
+    for _ in range(5):
+        try:
+            text = (git_dir / ref).read_text().strip()
+        except OSError:
+            try:
+                packed = (git_dir / "packed-refs").read_text()
+            except OSError:
+                return None
+            match = re.search(rf"^([0-9a-f]{{40,64}}) {re.escape(ref)}$", packed, re.M)
+            return match.group(1) if match else None
+        if not text.startswith("ref:"):
+            return text if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) else None
+        ref = text[4:].strip()
+    return None

@@ -26,13 +26,27 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
+SAMPLE = {
+    "README.md": "demo\n",
+    "a.py": "def f():\n    return 1\n",
+    "app/__init__.py": "",
+    "app/auth.py": "class Session:\n    def __init__(self, user):\n        self.user = user\n",
+    "app/perm.py": "class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n"
+                   "            return True\n        return perm in user.grants\n",
+    "app/db.py": "def raw_query(sql):\n    return sql\n",
+    "app/handlers/__init__.py": "",
+}
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """An empty git repository with one commit on main."""
+    """A git repository with a small Python app in one commit on main."""
     path = tmp_path / "repo"
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("demo\n")
+    for name, text in SAMPLE.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
     git(path, "add", ".")
     git(path, "commit", "-q", "-m", "initial commit")
     return path

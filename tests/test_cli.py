@@ -129,7 +129,7 @@ def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: 
 
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
-    rid = cli(repo, "remember", "gotcha", "--on", "app/perm.py::check", "--title", "Grants cached in Redis",
+    rid = cli(repo, "remember", "gotcha", "--on", "app/perm.py::Checker.check", "--title", "Grants cached in Redis",
               "--symptom", "stale grants after role change", "--cause", "no invalidation",
               "--trigger", "touching permission caching").out.strip()
     cli(repo, "remember", "gotcha", "--on", "a.py", "--title", "Unrelated", "--symptom", "s", "--cause", "c")

@@ -58,6 +58,15 @@ def provenance(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def resolve_all(ws: Any, anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anchors resolved at HEAD (commit and fingerprints); as written in a repository without commits."""
+    if not anchors or ws.head() is None:
+        return anchors
+    from comind.anchoring import resolve_anchor
+
+    return [resolve_anchor(ws.index, a, "HEAD") for a in anchors]
+
+
 def run(args: argparse.Namespace) -> int:
     from comind.anchors import parse_anchor
     from comind.cli import workspace
@@ -67,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
     anchors = [parse_anchor(a, "subject") for a in args.on] + [parse_anchor(a, "context") for a in args.context]
+    anchors = resolve_all(ws, anchors)
     evidence = [parse_evidence(ws, e) for e in args.evidence]
     record = new_record(
         args.kind,

@@ -1,0 +1,419 @@
+"""Anchors against the code: resolution when a record is written, re-anchoring and drift later.
+
+Resolution fills an anchor with the commit and the fingerprints of what it names. Re-anchoring is
+derived, never written: a symbol is followed through file renames (git rename detection), to
+another file (same body hash, else same shape hash) and through a rename in place (same file,
+same shape hash). Several equal candidates are never guessed between. The verdict of a record is
+what its anchors say about the code now: orphaned, stale or fine, always with a reason.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from comind.anchors import AnchorError, format_anchor
+from comind.records import Record
+from comind.status import CodeVerdict
+
+if TYPE_CHECKING:
+    import pygit2
+    from comind.codeindex import CodeIndex, Snapshot
+    from comind.languages import Definition
+
+DEFAULT_THRESHOLD = 0.6
+
+
+class Location(NamedTuple):
+    """Where an anchored symbol or file is at a target revision."""
+
+    state: str  # found | gone | ambiguous | unverifiable
+    path: str | None = None
+    definition: Definition | None = None
+    how: str = ""  # "", "file renamed", "moved", "renamed in place", "moved and renamed"
+    candidates: tuple[str, ...] = ()
+
+
+def short(commit: str | None) -> str:
+    return (commit or "?")[:10]
+
+
+# -- resolution ------------------------------------------------------------------------------
+
+
+def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD") -> dict[str, Any]:
+    """The anchor with commit, span and fingerprints at `rev`; AnchorError naming what is wrong."""
+    commit = index.resolve(rev)
+    out = dict(anchor) | {"commit": str(commit.id)}
+    scope = anchor["scope"]
+    if scope == "repo":
+        return out
+    if scope == "dependency":
+        return out | _resolve_dependency(index, anchor, rev)
+    if scope == "module":
+        from comind.graph import build_graph
+
+        snapshot = index.snapshot(rev)
+        graph = build_graph(snapshot)
+        path = graph.path_of(anchor["module"])
+        if path is None:
+            modules = sorted({m for p in snapshot.files if (m := graph.module_of(p))})
+            raise AnchorError(f"anchor {anchor['raw']!r}: no module {anchor['module']!r} at {short(out['commit'])}"
+                              + _nearest(anchor["module"], modules))
+        return out | {"path": path}
+    path = anchor["path"]
+    tree = commit.tree
+    if path.endswith("/"):
+        if not _is_dir(tree, path.rstrip("/")):
+            raise AnchorError(f"anchor {anchor['raw']!r}: no folder {path} at {short(out['commit'])}")
+        return out
+    blob = _blob_id(tree, path)
+    if blob is None:
+        raise AnchorError(f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}"
+                          + _nearest(path, _all_paths(tree)))
+    out["blob"] = blob
+    if scope == "file" and "line" not in anchor:
+        return out
+    from comind.languages import language_for_path, parse_file
+
+    if language_for_path(path) is None:
+        if scope == "symbol":
+            raise AnchorError(f"anchor {anchor['raw']!r}: {path} is not a supported source file; "
+                              "anchor the file or a line instead")
+        return out
+    definitions = parse_file(path, _blob_data(index, out["commit"], path) or b"").definitions
+    if scope == "symbol":
+        found = next((d for d in definitions if d.qualname == anchor["symbol"]), None)
+        if found is None:
+            raise AnchorError(f"anchor {anchor['raw']!r}: no symbol {anchor['symbol']!r} in {path}"
+                              + _nearest(anchor["symbol"], [d.qualname for d in definitions]))
+        return out | fingerprint(found)
+    line = int(anchor["line"])
+    inner = innermost(definitions, line)
+    if inner is None:
+        return out  # a line outside any definition stays a file anchor with its line
+    return out | {"scope": "symbol", "symbol": inner.qualname} | fingerprint(inner)
+
+
+def fingerprint(d: Definition) -> dict[str, Any]:
+    return {"kind": d.kind, "span": [d.start_line, d.end_line], "sig_hash": d.sig_hash,
+            "body_hash": d.body_hash, "shape_hash": d.shape_hash}
+
+
+def innermost(definitions: Iterable[Definition], line: int) -> Definition | None:
+    best = None
+    for d in definitions:
+        if d.start_line <= line <= d.end_line and (
+                best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)):
+            best = d
+    return best
+
+
+def _resolve_dependency(index: CodeIndex, anchor: Mapping[str, Any], rev: str) -> dict[str, Any]:
+    from comind.deps import dependencies, normalize_pypi, version_in_range
+
+    dep = dict(anchor["dep"])
+    name = normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else dep["package"]
+    found = [d for d in dependencies(index.snapshot(rev)) if d.ecosystem == dep["ecosystem"] and d.name == name]
+    locked = next((d.locked for d in found if d.locked), None) or next((d.declared for d in found if d.declared), None)
+    if dep.get("version_range") and locked and locked[0].isdigit():
+        try:
+            version_in_range(dep["ecosystem"], locked, dep["version_range"])
+        except ValueError as exc:
+            raise AnchorError(f"anchor {anchor['raw']!r}: bad version range: {exc}") from None
+    if locked:
+        dep["at_commit"] = locked
+    return {"dep": dep}
+
+
+def _nearest(name: str, names: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(set(names)), n=5, cutoff=0.5)
+    return f" (nearest: {', '.join(close)})" if close else ""
+
+
+def _blob_id(tree: pygit2.Tree, path: str) -> str | None:
+    import pygit2
+
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return str(entry.id) if entry.type == pygit2.GIT_OBJECT_BLOB else None
+
+
+def _is_dir(tree: pygit2.Tree, path: str) -> bool:
+    import pygit2
+
+    try:
+        return bool(tree[path].type == pygit2.GIT_OBJECT_TREE)
+    except KeyError:
+        return False
+
+
+def _all_paths(tree: pygit2.Tree, prefix: str = "") -> list[str]:
+    import pygit2
+
+    out = []
+    for entry in tree:
+        path = prefix + str(entry.name)
+        if entry.type == pygit2.GIT_OBJECT_TREE:
+            out += _all_paths(entry, path + "/")  # type: ignore[arg-type]
+        else:
+            out.append(path)
+    return out
+
+
+# -- re-anchoring ----------------------------------------------------------------------------
+
+
+class Anchorer:
+    """Follows anchors from the commit they were made at to a target revision."""
+
+    def __init__(self, index: CodeIndex, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.index = index
+        self.threshold = threshold
+        self._renames: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
+        self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
+        self._deps: dict[str, list[Any]] = {}
+
+    def has_commit(self, commit: str) -> bool:
+        try:
+            self.index.repo[commit]
+        except (KeyError, ValueError):
+            return False
+        return True
+
+    def renames(self, old: str, new: str) -> tuple[dict[str, str], set[str]]:
+        """(old path -> new path for renamed files, deleted paths) between two commits."""
+        import pygit2
+
+        key = (old, new)
+        if key not in self._renames:
+            repo = self.index.repo
+            diff = repo[old].peel(pygit2.Commit).tree.diff_to_tree(repo[new].peel(pygit2.Commit).tree)
+            diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
+            renamed, deleted = {}, set()
+            for delta in diff.deltas:
+                status = delta.status_char()
+                if status == "R":
+                    renamed[delta.old_file.path] = delta.new_file.path
+                elif status == "D":
+                    deleted.add(delta.old_file.path)
+            self._renames[key] = (renamed, deleted)
+        return self._renames[key]
+
+    def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
+        """(the path at `new`, whether it was renamed); None when the file is gone."""
+        if old == new:
+            return path, False
+        renamed, deleted = self.renames(old, new)
+        if path in renamed:
+            return renamed[path], True
+        if path in deleted:
+            return None, False
+        return path, False
+
+    def locate(self, anchor: Mapping[str, Any], target: Snapshot) -> Location:
+        commit = anchor.get("commit")
+        if not commit or not self.has_commit(commit):
+            return Location("unverifiable")
+        path, renamed = self.follow_path(anchor["path"], commit, target.commit)
+        if anchor.get("scope") != "symbol":
+            if path is None:
+                return Location("gone")
+            return Location("found", path, how="file renamed" if renamed else "")
+        symbol = anchor["symbol"]
+        if path is not None and (found := target.find(path, symbol)):
+            return Location("found", path, found, "file renamed" if renamed else "")
+        # Same file first: a rename in place keeps the body (or at least its shape).
+        if path is not None:
+            for key in ("body_hash", "shape_hash"):
+                same = [d for d in target.definitions(path) if getattr(d, key) == anchor.get(key)]
+                if len(same) == 1:
+                    return Location("found", path, same[0], "renamed in place")
+                if len(same) > 1:
+                    return Location("ambiguous", candidates=tuple(f"{path}::{d.qualname}" for d in same))
+        for key, lookup in (("body_hash", target.by_body_hash), ("shape_hash", target.by_shape_hash)):
+            if not anchor.get(key):
+                continue
+            elsewhere = lookup(anchor[key])
+            if len(elsewhere) == 1:
+                new_path, definition = elsewhere[0]
+                how = "moved" if definition.qualname == symbol else "moved and renamed"
+                return Location("found", new_path, definition, how)
+            if len(elsewhere) > 1:
+                return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in elsewhere[:10]))
+        return Location("gone")
+
+    def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
+        key = (commit, path, qualname)
+        if key not in self._tokens:
+            from comind.languages import body_tokens
+
+            data = _blob_data(self.index, commit, path)
+            self._tokens[key] = body_tokens(path, data, qualname) if data is not None else None
+        return self._tokens[key]
+
+    def dependencies(self, commit: str) -> list[Any]:
+        if commit not in self._deps:
+            from comind.deps import dependencies
+
+            self._deps[commit] = dependencies(self.index.snapshot(commit))
+        return self._deps[commit]
+
+    def baseline(self, anchor: Mapping[str, Any], confirmed_at: str | None) -> dict[str, Any]:
+        """The anchor as of its latest confirmation: a `confirms` at commit C resets the hashes to C."""
+        if not confirmed_at or confirmed_at == anchor.get("commit") or not self.has_commit(confirmed_at):
+            return dict(anchor)
+        snapshot = self.index.snapshot(confirmed_at)
+        where = self.locate(anchor, snapshot)
+        if where.state != "found" or where.path is None:
+            return dict(anchor)
+        out = dict(anchor) | {"commit": snapshot.commit, "path": where.path}
+        if where.definition is not None:
+            out |= {"symbol": where.definition.qualname} | fingerprint(where.definition)
+        if (entry := snapshot.files.get(where.path)) is not None:
+            out["blob"] = entry.blob
+        return out
+
+    # -- verdicts ------------------------------------------------------------------------------
+
+    def verdict(self, record: Record, target: Snapshot, confirmed_at: str | None = None,
+                verify_evidence: Any = None) -> CodeVerdict:
+        """What the record's anchors say about the code at `target`."""
+        notes: list[str] = []
+        stale: list[str] = []
+        orphaned: list[str] = []
+        unverifiable: list[str] = []
+        for raw_anchor in record.anchors:
+            anchor = self.baseline(raw_anchor, confirmed_at)
+            role = anchor.get("role", "subject")
+            name = format_anchor(raw_anchor)
+            scope = anchor.get("scope")
+            if scope == "dependency":
+                self._dependency(record, anchor, target, notes, stale)
+                continue
+            if scope in ("repo", "module") or "path" not in anchor or anchor["path"].endswith("/"):
+                continue
+            if not anchor.get("commit"):
+                continue  # stored as written, never resolved: nothing to compare against
+            where = self.locate(anchor, target)
+            since = short(anchor.get("commit"))
+            if where.state == "unverifiable":
+                unverifiable.append(f"{name}: commit {since} is not in this clone (a shallow clone? "
+                                    "fetch the full history, e.g. actions/checkout with fetch-depth: 0)")
+            elif where.state == "ambiguous":
+                stale.append(f"{name}: several candidates, none chosen: {', '.join(where.candidates)}")
+            elif where.state == "gone":
+                if role == "subject":
+                    orphaned.append(f"{name} no longer exists (last seen at {since})")
+                else:
+                    stale.append(f"{role} anchor {name} is gone since {since}")
+            else:
+                if where.how:
+                    now = f"{where.path}::{where.definition.qualname}" if where.definition else where.path
+                    notes.append(f"{name} {where.how}: now {now}")
+                self._drift(anchor, where, target, role, name, since, notes, stale)
+        verified = bool(verify_evidence and verify_evidence(record))
+        if orphaned:
+            return CodeVerdict("orphaned", "; ".join(orphaned), tuple(notes), verified)
+        if stale:
+            return CodeVerdict("stale", "; ".join(stale), tuple(notes), verified)
+        if unverifiable:
+            return CodeVerdict("unverifiable", "; ".join(unverifiable), tuple(notes), verified)
+        return CodeVerdict(None, "", tuple(notes), verified)
+
+    def _drift(self, anchor: Mapping[str, Any], where: Location, target: Snapshot, role: str, name: str,
+               since: str, notes: list[str], stale: list[str]) -> None:
+        if where.definition is None:  # a file anchor: changed or not
+            entry = target.files.get(where.path or "")
+            blob = entry.blob if entry else _blob_at(self.index, target.commit, where.path or "")
+            if role != "subject" and anchor.get("blob") and blob != anchor["blob"]:
+                stale.append(f"{role} file {name} changed since {since}")
+            return
+        d = where.definition
+        if d.body_hash == anchor.get("body_hash"):
+            if anchor.get("sig_hash") and d.sig_hash != anchor["sig_hash"]:
+                notes.append(f"{name}: signature changed since {since} (body unchanged)")
+            return
+        if role != "subject":
+            stale.append(f"{role} anchor {name} changed since {since}")
+            return
+        before = self.tokens_at(anchor["commit"], anchor["path"], anchor["symbol"])
+        after = target.body_tokens(where.path or "", d.qualname)
+        if before is None or after is None:
+            stale.append(f"{name}: body changed since {since} and could not be compared")
+            return
+        from comind.languages import token_similarity
+
+        similarity = token_similarity(before, after)
+        if similarity < self.threshold:
+            stale.append(f"{name}: body drifted since {since}: {similarity:.0%} similar to the anchored "
+                         f"version (threshold {self.threshold:.0%})")
+        else:
+            notes.append(f"{name}: body changed since {since} ({similarity:.0%} similar)")
+
+    def _dependency(self, record: Record, anchor: Mapping[str, Any], target: Snapshot, notes: list[str],
+                    stale: list[str]) -> None:
+        from comind.deps import normalize_pypi, version_in_range
+
+        dep = anchor["dep"]
+        if not dep.get("version_range"):
+            return
+        name = normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else dep["package"]
+        found = [d for d in self.dependencies(target.commit)
+                 if d.ecosystem == dep["ecosystem"] and d.name == name]
+        version = next((d.locked for d in found if d.locked), None)
+        if version is None:
+            return
+        try:
+            inside = version_in_range(dep["ecosystem"], version, dep["version_range"])
+        except ValueError:
+            return
+        if inside:
+            return
+        text = f"{dep['package']} is now {version}, outside {dep['version_range']}"
+        if record.kind == "attempt":
+            notes.append(f"retry condition met: {text}")
+        else:
+            stale.append(f"re-check: {text}")
+
+
+def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
+    import pygit2
+
+    try:
+        obj = index.repo.revparse_single(f"{commit}:{path}")
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None
+
+
+def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
+    import pygit2
+
+    try:
+        obj = index.repo.revparse_single(f"{commit}:{path}")
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return str(obj.id)
+
+
+def evidence_verifier(index: CodeIndex, default_tip: str | None) -> Any:
+    """A function telling whether a record's cited commits exist on the default branch (T1 -> T2)."""
+    repo = index.repo
+
+    def reachable(sha: str) -> bool:
+        try:
+            commit = repo[sha]
+        except (KeyError, ValueError):
+            return False
+        return default_tip is not None and (str(commit.id) == default_tip or repo.descendant_of(default_tip, commit.id))
+
+    def verify(record: Record) -> bool:
+        commits = [e["ref"] for e in record.evidence if e.get("type") == "commit"]
+        return bool(commits) and all(reachable(c) for c in commits)
+
+    return verify
+

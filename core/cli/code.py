@@ -1,0 +1,123 @@
+"""comind why, status and index: records against the code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    why = sub.add_parser("why", parents=[common], help="the records behind a symbol, file or line",
+                         description="Records anchored to ANCHOR (path::Qual.name, path, path:line, module:x, "
+                                     "dep:eco/pkg), then those one import or call away, labelled.")
+    why.add_argument("anchor")
+    why.add_argument("--at", metavar="REV", help="answer as of a revision: records known then, code then")
+    why.add_argument("--all", action="store_true", help="include superseded, retracted and dormant records, labelled")
+    why.add_argument("--json", action="store_true", help="one JSON object per line")
+    why.set_defaults(handler=run_why)
+
+    status = sub.add_parser("status", parents=[common], help="counts by status, and every stale or orphaned record")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=run_status)
+
+    index = sub.add_parser("index", parents=[common], help="build the code index cache of a revision")
+    index.add_argument("--rev", default="HEAD")
+    index.set_defaults(handler=run_index)
+
+
+def progress_printer(label: str) -> Any:
+    """A progress bar on a terminal; nothing in CI logs (the caller prints one summary line)."""
+    if not sys.stderr.isatty() or os.environ.get("CI"):
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show
+
+
+def run_index(args: argparse.Namespace) -> int:
+    import time
+
+    from comind.cli import workspace
+
+    ws = workspace(args)
+    start = time.perf_counter()
+    snapshot = ws.index.snapshot(args.rev, progress=progress_printer("indexing"))
+    s = snapshot.stats
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(s.skipped.items()) if n) or "none"
+    print(f"indexed {snapshot.commit[:10]}: {len(snapshot.files)} files ({s.parsed} parsed, {s.cached} from cache), "
+          f"skipped {skipped}, {s.errors} with parse errors, {time.perf_counter() - start:.2f} s")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from comind.cli import workspace
+    from comind.cli.output import print_json_lines, record_json
+    from comind.query import open_ledger, statuses
+    from comind.status import STATES
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    records = [r for r in ledger.all() if r.kind != "relation"]
+    derived = statuses(ws, ledger, records)
+    counts = Counter(derived[r.id].state for r in records)
+    attention = [r for r in records if derived[r.id].state in ("stale", "orphaned", "unverifiable")]
+    if args.json:
+        print_json_lines([{"counts": {s: counts.get(s, 0) for s in STATES}, "head": ws.head()}])
+        print_json_lines(record_json(r, derived[r.id]) for r in attention)
+        return 0
+    print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
+    for r in attention:
+        s = derived[r.id]
+        print(f"{s.state:<12} {r.id[-8:]}  {r.title}\n             {s.reason}")
+    if attention:
+        print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
+    return 0
+
+
+def run_why(args: argparse.Namespace) -> int:
+    from comind.cli import workspace
+    from comind.cli.output import paint, print_json_lines, record_json, use_colour
+    from comind.query import open_ledger
+    from comind.status import TRUST_NAMES
+    from comind.why import explain
+
+    ws = workspace(args)
+    ledger = open_ledger(ws)
+    answer = explain(ws, ledger, args.anchor, at=args.at, include_all=args.all)
+    if args.json:
+        print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance}
+                         for item in answer.items)
+        return 0
+    colour = use_colour()
+    print(answer.heading)
+    if not answer.items:
+        print("  no records")
+    last = None
+    for item in answer.items:
+        group = "direct" if item.relevance == "direct" else "one hop away"
+        if group != last:
+            if group != "direct":
+                print("one hop away:")
+            last = group
+        s = item.status
+        label = paint(f"{s.state:<12}", s.state, colour)
+        hop = f"  ({item.relevance})" if item.relevance != "direct" else ""
+        print(f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
+              f"{item.record.title}{hop}")
+        print(f"             {s.reason}")
+        for note in s.notes:
+            print(f"             note: {note}")
+        for mark in s.marks:
+            print(f"             mark: {mark}")
+    return 0
+

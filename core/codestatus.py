@@ -1,0 +1,68 @@
+"""Code verdicts for records at a revision, cached by (record, baseline, revision, settings).
+
+Verdicts are a pure function of the record, its confirmation, the code at the revision and the
+settings, so they are cached in the ledger view; a warm read needs neither pygit2 nor a parse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from comind.records import Record
+from comind.status import CodeVerdict, RelationIndex
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.workspace import Workspace
+
+
+def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:
+    """The commit of the latest `confirms` relation that names one: the record's new baseline."""
+    commits = [c.fields["commit"] for c in index.confirmations(record_id) if c.fields.get("commit")]
+    return commits[-1] if commits else None
+
+
+def needs_code(record: Record) -> bool:
+    """Records with resolved anchors, dependency anchors or commit evidence have a code verdict."""
+    return record.kind != "relation" and (
+        any(a.get("commit") or a.get("scope") == "dependency" for a in record.anchors)
+        or any(e.get("type") == "commit" for e in record.evidence))
+
+
+def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: str | None = None,
+                  context: Iterable[Record] = ()) -> dict[str, CodeVerdict]:
+    """The code verdict of every record that has resolved anchors, at `at` (default HEAD)."""
+    commit = at or ws.head()
+    todo = [r for r in records if needs_code(r)]
+    if commit is None or not todo:
+        return {}
+    relations = RelationIndex.build([*records, *context])
+    threshold = ws.config.drift_threshold
+    tip = ws.default_tip() or ""
+    keys = {r.id: f"{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}" for r in todo}
+    cached = ledger.cached_verdicts(keys.values())
+    result: dict[str, CodeVerdict] = {}
+    missing = []
+    for record in todo:
+        if (value := cached.get(keys[record.id])) is not None:
+            state, reason, notes, verified = json.loads(value)
+            result[record.id] = CodeVerdict(state, reason, tuple(notes), verified)
+        else:
+            missing.append(record)
+    if missing:
+        from comind.anchoring import Anchorer, evidence_verifier
+
+        index = ws.index
+        snapshot = index.snapshot(commit)
+        anchorer = Anchorer(index, threshold)
+        verify = evidence_verifier(index, tip or None)
+        fresh = {}
+        for record in missing:
+            verdict = anchorer.verdict(record, snapshot, confirmed_commit(relations, record.id), verify)
+            result[record.id] = verdict
+            fresh[keys[record.id]] = json.dumps([verdict.state, verdict.reason, list(verdict.notes),
+                                                 verdict.evidence_verified])
+        ledger.store_verdicts(fresh)
+    return result

@@ -1,0 +1,185 @@
+"""`comind why`: the records behind a piece of code, then those one import or call away.
+
+Candidates come from the ledger's anchor table (same path, same symbol name, same body or shape
+hash), and re-anchoring confirms which of them point at the code now, so a record made before a
+rename or a move is still found. Results are ordered intent, decisions, attempts, constraints,
+gotchas, questions; each carries its status, trust and reason.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from comind.anchors import AnchorError, format_anchor, parse_anchor
+from comind.records import Record
+from comind.status import HISTORY_STATES, Status
+
+if TYPE_CHECKING:
+    from comind.codeindex import Snapshot
+    from comind.ledger import Ledger
+    from comind.workspace import Workspace
+
+KIND_ORDER = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
+HOP_LIMIT = 20  # neighbouring modules and callees looked at, at most
+
+
+class Item(NamedTuple):
+    record: Record
+    status: Status
+    relevance: str  # "direct" or "one hop: <how>"
+
+
+class Answer(NamedTuple):
+    heading: str
+    items: list[Item]
+
+
+class Target(NamedTuple):
+    path: str | None
+    symbol: str | None
+    span: tuple[int, int] | None
+    description: str
+    hashes: tuple[str, ...] = ()
+
+
+def _target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
+    from comind.anchoring import _nearest  # the same nearest-name message as at resolution
+
+    scope = anchor["scope"]
+    at = snapshot.commit[:10]
+    if scope == "module":
+        from comind.graph import build_graph
+
+        path = build_graph(snapshot).path_of(anchor["module"])
+        if path is None:
+            raise AnchorError(f"no module {anchor['module']!r} at {at}")
+        return Target(path, None, None, f"module {anchor['module']} ({path}) at {at}")
+    if scope in ("repo", "dependency"):
+        return Target(None, None, None, f"{format_anchor(anchor)} at {at}")
+    path = anchor["path"]
+    if path.endswith("/"):
+        return Target(path, None, None, f"folder {path} at {at}")
+    known = path in snapshot.files
+    if not known:
+        try:
+            snapshot.blob_data(path)
+        except KeyError:
+            raise AnchorError(f"no file {path} at {at}" + _nearest(path, snapshot.files)) from None
+    if scope == "symbol":
+        found = snapshot.find(path, anchor["symbol"])
+        if found is None:
+            raise AnchorError(f"no symbol {anchor['symbol']!r} in {path} at {at}"
+                              + _nearest(anchor["symbol"], snapshot.qualnames(path)))
+    elif "line" in anchor:
+        found = snapshot.innermost(path, int(anchor["line"]))
+    else:
+        found = None
+    if found is None:
+        return Target(path, None, None, f"{path} at {at}")
+    return Target(path, found.qualname, (found.start_line, found.end_line),
+                  f"{path}::{found.qualname} ({found.kind}, lines {found.start_line}-{found.end_line} at {at})",
+                  (found.body_hash, found.shape_hash))
+
+
+def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, include_all: bool = False) -> Answer:
+    from comind.anchoring import Anchorer
+    from comind.query import statuses
+
+    index = ws.index
+    snapshot = index.snapshot(at or "HEAD")
+    commit = index.resolve(snapshot.commit)
+    moment = datetime.fromtimestamp(commit.commit_time, UTC) if at else None
+    target = _target(snapshot, parse_anchor(text))
+    anchorer = Anchorer(index, ws.config.drift_threshold)
+
+    known = _known_then(ledger, moment)
+    names = [target.symbol.rsplit(".", 1)[-1]] if target.symbol else []
+    candidates = [r for r in ledger.anchored_near([target.path] if target.path else [], names, target.hashes)
+                  if r.id in known]
+    if target.path is None:  # repo- or dependency-wide question: records anchored the same way
+        wanted = format_anchor(parse_anchor(text)).split("@")[0]
+        candidates = [r for r in known.values() if any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)]
+    direct = [r for r in candidates if target.path is None or _points_at(anchorer, r, snapshot, target)]
+    hops = _one_hop(ws, ledger, anchorer, snapshot, target, known, {r.id for r in direct})
+
+    records = direct + [r for r, _ in hops]
+    derived = statuses(ws, ledger, records, at=snapshot.commit, now=moment)
+    hidden = set() if include_all else {*HISTORY_STATES, "dormant", "quarantined"}
+    items = [Item(r, derived[r.id], "direct") for r in direct]
+    items += [Item(r, derived[r.id], f"one hop: {how}") for r, how in hops]
+    items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]
+    order = {k: n for n, k in enumerate(KIND_ORDER)}
+    items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
+    return Answer(target.description, items)
+
+
+def _known_then(ledger: Ledger, moment: datetime | None) -> dict[str, Record]:
+    """Every record, or with --at only those created by then (relations included)."""
+    records = ledger.all()
+    if moment is not None:
+        cutoff = moment.strftime("%Y-%m-%dT%H:%M:%S")
+        records = [r for r in records if r.created_at[:19] <= cutoff]
+    return {r.id: r for r in records}
+
+
+def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target) -> bool:
+    for anchor in record.anchors:
+        if "path" not in anchor:
+            continue
+        if anchor["path"].endswith("/"):
+            if target.path and target.path.startswith(anchor["path"]):
+                return True
+            continue
+        if not anchor.get("commit"):  # never resolved: compare as written
+            where_path, where_symbol = anchor["path"], anchor.get("symbol")
+        else:
+            where = anchorer.locate(anchor, snapshot)
+            if where.state != "found":
+                where_path, where_symbol = anchor["path"], anchor.get("symbol")
+            else:
+                where_path = where.path
+                where_symbol = where.definition.qualname if where.definition else None
+        if where_path != target.path:
+            continue
+        if target.symbol is None or where_symbol is None:
+            return True  # a file-level question, or a file-level record in the asked-about file
+        if where_symbol == target.symbol or where_symbol.startswith(target.symbol + ".") \
+                or target.symbol.startswith(where_symbol + "."):
+            return True
+    return False
+
+
+def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, target: Target,
+             known: dict[str, Record], seen: set[str]) -> list[tuple[Record, str]]:
+    """Records anchored to modules the target imports or is imported by, and to what it calls."""
+    if target.path is None or target.path.endswith("/"):
+        return []
+    from comind.graph import build_graph
+
+    graph = build_graph(snapshot)
+    module = graph.module_of(target.path)
+    if module is None:
+        return []
+    neighbours: list[tuple[str, str]] = []
+    for other in sorted(graph.imports_of(module))[:HOP_LIMIT]:
+        if (path := graph.path_of(other)) and path != target.path:
+            neighbours.append((path, f"{target.path} imports {other}"))
+    for other in sorted(graph.importers_of(module))[:HOP_LIMIT]:
+        if (path := graph.path_of(other)) and path != target.path:
+            neighbours.append((path, f"imported by {other}"))
+    if target.symbol:
+        caller = f"{module}.{target.symbol}"
+        for edge in graph.calls_from(caller)[:HOP_LIMIT]:
+            parts = edge.callee.split(".")  # the longest prefix that is a module holds the callee
+            path = next((p for n in range(len(parts) - 1, 0, -1) if (p := graph.path_of(".".join(parts[:n])))), None)
+            if path and path != target.path:
+                neighbours.append((path, f"{target.symbol} calls {edge.callee}"))
+    out: list[tuple[Record, str]] = []
+    for path, how in neighbours:
+        for record in ledger.anchored_near([path]):
+            if record.id in known and record.id not in seen and record.kind != "relation":
+                seen.add(record.id)
+                out.append((record, how))
+    return out
+

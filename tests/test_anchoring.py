@@ -1,0 +1,304 @@
+"""Anchors that follow the code: resolution, re-anchoring, drift and status, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+PERM = '''\
+class Checker:
+    def check(self, user, perm):
+        if user.is_admin:
+            return True
+        grants = load_grants(user)
+        return perm in grants
+
+    def audit(self, user):
+        log(user)
+'''
+
+
+@pytest.fixture
+def gr(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    return repo
+
+
+def remember(cli, repo: GitRepo, anchor: str, *extra: str, title: str = "Grants are cached") -> str:  # type: ignore[no-untyped-def]
+    result = cli(repo.path, "remember", "gotcha", "--on", anchor, "--title", title, "--symptom", "stale",
+                 "--cause", "cache", *extra)
+    assert result.code == 0, result.err
+    return str(result.out.strip())
+
+
+def status_of(cli, repo: GitRepo, record_id: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    result = cli(repo.path, "show", record_id, "--json")
+    assert result.code == 0, result.err
+    return dict(json.loads(result.out))
+
+
+def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    anchor = status_of(cli, gr, rid)["anchors"][0]
+    assert anchor["commit"] == gr.head() and anchor["span"] == [2, 6] and anchor["kind"] == "method"
+    assert {"sig_hash", "body_hash", "shape_hash", "blob"} <= set(anchor)
+    line = status_of(cli, gr, remember(cli, gr, "app/perm.py:9"))["anchors"][0]
+    assert (line["scope"], line["symbol"], line["raw"]) == ("symbol", "Checker.audit", "app/perm.py:9")
+
+
+@pytest.mark.parametrize(("anchor", "message"), [
+    ("app/perm.py::Checker.chek", "no symbol 'Checker.chek' in app/perm.py (nearest: Checker.check"),
+    ("app/prem.py", "no file app/prem.py"),
+    ("app/prem.py::f", "(nearest: app/perm.py"),
+    ("module:app.nothing", "no module 'app.nothing'"),
+])
+def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anchor: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(gr.path, "remember", "gotcha", "--on", anchor, "--title", "t", "--symptom", "s", "--cause", "c")
+    assert result.code == 2 and message in result.err
+
+
+def test_file_renamed_with_edits_is_reanchored_and_active(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.mv("app/perm.py", "app/permissions.py")
+    gr.write("app/permissions.py", PERM.replace("log(user)", "log(user, level=2)") + "\n\ndef helper():\n    pass\n")
+    gr.commit("rename perm module")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active"
+    assert any("file renamed: now app/permissions.py::Checker.check" in n for n in s["notes"])
+
+
+def test_function_renamed_in_place_is_found_by_shape(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", PERM.replace("def check(self, user, perm)", "def allowed(self, who, perm)")
+             .replace("user.is_admin", "who.is_admin").replace("load_grants(user)", "load_grants(who)"))
+    gr.commit("rename check to allowed")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active"
+    assert any("renamed in place: now app/perm.py::Checker.allowed" in n for n in s["notes"])
+
+
+def test_moved_to_another_file(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", "")
+    gr.write("app/checks.py", PERM)
+    gr.commit("move")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active" and any("moved: now app/checks.py::Checker.check" in n for n in s["notes"])
+
+
+def test_body_rewritten_is_stale_with_the_drift(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", PERM.replace(
+        "        if user.is_admin:\n            return True\n        grants = load_grants(user)\n"
+        "        return perm in grants\n",
+        "        cache = redis.get(user.id)\n        if cache is None:\n            cache = compute(user)\n"
+        "            redis.set(user.id, cache, ttl=60)\n        return any(p.matches(perm) for p in cache)\n"))
+    gr.commit("rewrite check")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "stale"
+    assert "body drifted since" in s["status_reason"] and "% similar" in s["status_reason"]
+    assert "threshold 60%" in s["status_reason"]
+    # a confirmation at the new commit resets the baseline: active again
+    assert cli(gr.path, "review", "confirm", rid).code == 0
+    assert status_of(cli, gr, rid)["status"] == "active"
+
+
+def test_small_edit_stays_active_with_a_note(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", PERM.replace("return True", "return bool(True)"))
+    gr.commit("tweak")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active" and any("body changed since" in n for n in s["notes"])
+
+
+def test_function_deleted_is_orphaned(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.audit")
+    gr.write("app/perm.py", PERM.split("    def audit")[0])
+    gr.commit("drop audit")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "orphaned" and "no longer exists" in s["status_reason"]
+
+
+def test_signature_change_is_active_with_a_note(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", PERM.replace("def check(self, user, perm)", "def check(self, user, perm, strict=False)"))
+    gr.commit("strict flag")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active" and any("signature changed" in n for n in s["notes"])
+
+
+def test_context_anchor_change_makes_stale(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("config/settings.yml", "ttl: 60\n")
+    gr.commit("settings")
+    rid = remember(cli, gr, "app/perm.py::Checker.check", "--context", "config/settings.yml")
+    gr.write("config/settings.yml", "ttl: 3600\n")
+    gr.commit("longer ttl")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "stale" and "context file config/settings.yml changed" in s["status_reason"]
+
+
+def test_ambiguous_candidates_are_not_guessed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.audit")
+    gr.write("app/perm.py", PERM.split("    def audit")[0])
+    gr.write("app/a.py", "class A:\n    def audit(self, user):\n        log(user)\n")
+    gr.write("app/b.py", "class B:\n    def audit(self, user):\n        log(user)\n")
+    gr.commit("split audit")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "stale" and "several candidates" in s["status_reason"]
+    assert "app/a.py::A.audit" in s["status_reason"] and "app/b.py::B.audit" in s["status_reason"]
+
+
+GO = '''package store
+
+type Store struct{ items map[string]int }
+
+func (s *Store) Get(key string) int {
+\tv, ok := s.items[key]
+\tif !ok {
+\t\treturn -1
+\t}
+\treturn v
+}
+'''
+
+TS = '''export class Cart {
+  total(items: Item[]): number {
+    let sum = 0;
+    for (const item of items) {
+      sum += item.price * item.quantity;
+    }
+    return sum;
+  }
+}
+'''
+
+
+@pytest.mark.parametrize(("path", "source", "symbol", "renamed", "rewritten"), [
+    ("store/store.go", GO, "Store.Get",
+     GO.replace("func (s *Store) Get(key string)", "func (s *Store) Fetch(name string)").replace("[key]", "[name]"),
+     GO.replace("\tv, ok := s.items[key]\n\tif !ok {\n\t\treturn -1\n\t}\n\treturn v\n",
+                "\tfor k, v := range s.items {\n\t\tif strings.EqualFold(k, key) {\n\t\t\treturn v * 2\n\t\t}"
+                "\n\t}\n\tpanic(\"missing\")\n")),
+    ("web/cart.ts", TS, "Cart.total",
+     TS.replace("total(items: Item[])", "sum(lines: Item[])").replace("of items", "of lines"),
+     TS.replace("    let sum = 0;\n    for (const item of items) {\n      sum += item.price * item.quantity;\n    }"
+                "\n    return sum;\n",
+                "    return items.reduce((acc, it) => acc + discount(it.price), 0) / rates.get(currency());\n")),
+])
+def test_go_and_typescript(cli, tmp_path: Path, path: str, source: str, symbol: str, renamed: str,  # type: ignore[no-untyped-def]
+                           rewritten: str) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write(path, source)
+    repo.commit("add")
+    rid = remember(cli, repo, f"{path}::{symbol}")
+    repo.write(path, renamed)
+    repo.commit("rename")
+    s = status_of(cli, repo, rid)
+    assert s["status"] == "active" and any("renamed in place" in n for n in s["notes"]), s
+    repo.write(path, rewritten)
+    repo.commit("rewrite")
+    s = status_of(cli, repo, rid)
+    assert s["status"] in ("stale", "orphaned"), s
+    repo.write(path, source.replace("\n}\n", "\n}\n", 1))
+    repo.write(path, source)
+    repo.commit("back")
+    assert status_of(cli, repo, rid)["status"] == "active"
+
+
+def test_lockfile_bump_out_of_range_meets_the_retry_condition(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "1"\ndependencies = ["lance>=0.7"]\n')
+    repo.write("uv.lock", 'version = 1\n\n[[package]]\nname = "lance"\nversion = "0.7.3"\n')
+    head = repo.commit("lance")
+    attempt = cli(repo.path, "remember", "attempt", "--on", "dep:pypi/lance@<0.8", "--title", "Vector search on lance",
+                  "--approach", "lance dataset", "--outcome", "failed", "--evidence", head[:10],
+                  "--retry-when", "lance 0.8 fixes the deadlock").out.strip()
+    constraint = cli(repo.path, "remember", "constraint", "--on", "dep:pypi/lance@<0.8", "--title", "Pin lance",
+                     "--rule", "stay below 0.8", "--severity", "must").out.strip()
+    assert status_of(cli, repo, attempt)["notes"] == []
+    repo.write("uv.lock", 'version = 1\n\n[[package]]\nname = "lance"\nversion = "0.9.1"\n')
+    repo.commit("bump lance")
+    a = status_of(cli, repo, attempt)
+    assert a["status"] == "active" and any("retry condition met: lance is now 0.9.1, outside <0.8" in n
+                                           for n in a["notes"])
+    c = status_of(cli, repo, constraint)
+    assert c["status"] == "stale" and "re-check: lance is now 0.9.1" in c["status_reason"]
+
+
+def test_evidence_on_the_default_branch_promotes_to_t2(cli, gr: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COMIND_AUTHOR_KIND", "agent")
+    rid = cli(gr.path, "remember", "attempt", "--on", "app/perm.py::Checker.check", "--title", "Cache grants",
+              "--approach", "lru_cache", "--outcome", "reverted", "--evidence", gr.head()).out.strip()
+    assert status_of(cli, gr, rid)["trust"] == 2
+    text = cli(gr.path, "remember", "attempt", "--on", "app/perm.py", "--title", "No commit", "--approach", "x",
+               "--outcome", "failed", "--evidence", "it broke in staging").out.strip()
+    assert status_of(cli, gr, text)["trust"] == 1
+
+
+def test_shallow_clone_missing_the_anchor_commit_is_unverifiable(cli, gr: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    for n in range(3):
+        gr.write("app/other.py", f"X = {n}\n")
+        gr.commit(f"other {n}")
+    (gr.path / ".comind.yml").write_text("store: .comind/ledger\n")
+    gr.commit("config and ledger")
+    clone = tmp_path / "shallow"
+    gr.git("clone", "-q", "--depth", "1", f"file://{gr.path}", str(clone))
+    s = json.loads(cli(clone, "show", rid, "--json").out)
+    assert s["status"] == "unverifiable" and "fetch-depth: 0" in s["status_reason"]
+
+
+def test_why_direct_hop_order_and_at(cli, gr: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/db.py", "def raw_query(sql):\n    return sql\n")
+    gr.write("app/views.py", "from app import db\nfrom app.perm import Checker\n\n\ndef view(user):\n"
+             "    Checker().check(user, 'read')\n    return db.raw_query('select 1')\n")
+    first = gr.commit("views")
+    monkeypatch.setenv("COMIND_NOW", "2024-01-01T00:30:00Z")  # after `first` (00:02), before later commits
+    gotcha = remember(cli, gr, "app/views.py::view", title="View checks permissions first")
+    constraint = cli(gr.path, "remember", "constraint", "--on", "app/db.py::raw_query", "--title",
+                     "raw_query only in migrations", "--rule", "r", "--severity", "must").out.strip()
+    intent = cli(gr.path, "remember", "intent", "--on", "app/views.py", "--title", "Views are thin",
+                 "--need", "n").out.strip()
+    rows = [json.loads(line) for line in cli(gr.path, "why", "app/views.py::view", "--json").out.splitlines()]
+    assert [(r["id"], r["relevance"]) for r in rows] == [
+        (intent, "direct"), (gotcha, "direct"), (constraint, "one hop: app/views.py imports app.db")]
+    assert all(r["status"] == "active" and r["status_reason"] for r in rows)
+    line_rows = [json.loads(x)["id"] for x in cli(gr.path, "why", "app/views.py:6", "--json").out.splitlines()]
+    assert gotcha in line_rows
+
+    gr.write("docs/readme.md", "views\n")
+    known = gr.commit("docs", date="2024-01-01T00:40:00Z")
+    monkeypatch.setenv("COMIND_NOW", "2024-01-01T01:00:00Z")
+    gr.write("app/views.py", "def view(user):\n    return render(user, template='v.html', strict=True, cache=None)\n")
+    gr.commit("rewrite view", date="2024-01-01T00:50:00Z")
+    lines = cli(gr.path, "why", "app/views.py::view", "--json").out.splitlines()
+    now = {json.loads(x)["id"]: json.loads(x) for x in lines}
+    assert now[gotcha]["status"] == "stale"
+    then = {json.loads(x)["id"]: json.loads(x)
+            for x in cli(gr.path, "why", "app/views.py::view", "--at", known, "--json").out.splitlines()}
+    assert then[gotcha]["status"] == "active"
+    assert cli(gr.path, "why", "app/views.py::view", "--at", first, "--json").out == ""  # nothing known yet
+    assert "unknown revision 'nope'" in cli(gr.path, "why", "app/views.py", "--at", "nope").err
+
+
+def test_status_lists_stale_and_orphaned_with_reasons(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.audit")
+    remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", PERM.split("    def audit")[0])
+    gr.commit("drop audit")
+    text = cli(gr.path, "status").out
+    assert "active 1" in text and "orphaned 1" in text and rid[-8:] in text and "no longer exists" in text
+    rows = cli(gr.path, "status", "--json").out.splitlines()
+    assert json.loads(rows[0])["counts"]["orphaned"] == 1 and json.loads(rows[1])["id"] == rid
+
+
+def test_index_command(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    result = cli(gr.path, "index")
+    assert result.code == 0 and "indexed" in result.out and "2 files" in result.out
+    assert "unknown revision" in cli(gr.path, "index", "--rev", "deadbeef").err
