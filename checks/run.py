@@ -1,0 +1,229 @@
+"""`comind check`: what a change re-proposes, which constraints it breaks, which records it stales.
+
+One pass: harvest what is new, index base and head, then evaluate compiled constraints
+(diff-aware), match the change against dead ends, and report the records anchored to what the
+change touches that are stale or orphaned at head, plus a little context. Findings carry their
+evidence; the report renders to every format.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from blake3 import blake3
+
+from comind.checks.change import Change, compute_change
+from comind.checks.findings import Finding, Report
+from comind.errors import ComindError
+from comind.records import Record, short_id
+from comind.status import Status
+
+if TYPE_CHECKING:
+    from comind.codeindex import Snapshot
+    from comind.ledger import Ledger
+    from comind.workspace import Workspace
+
+CONTEXT_LIMIT = 5  # context notes per report: precision over recall
+Progress = Callable[[str], None]
+
+
+def fingerprint(*parts: str) -> str:
+    return str(blake3("\x1f".join(parts).encode()).hexdigest(length=16))
+
+
+class CheckRun:
+    """Everything one `comind check` needs, computed once and shared by the finding producers."""
+
+    def __init__(self, ws: Workspace, ledger: Ledger, base: str | None, head: str, change: Change | None,
+                 head_snapshot: Snapshot, base_snapshot: Snapshot | None) -> None:
+        self.ws = ws
+        self.ledger = ledger
+        self.base = base
+        self.head = head
+        self.change = change
+        self.head_snapshot = head_snapshot
+        self.base_snapshot = base_snapshot
+        self.records = [r for r in ledger.all() if r.kind != "relation"]
+        self._statuses: dict[str, Status] = {}
+
+    def statuses(self, records: list[Record]) -> dict[str, Status]:
+        from comind.query import statuses
+
+        todo = [r for r in records if r.id not in self._statuses]
+        if todo:
+            self._statuses.update(statuses(self.ws, self.ledger, todo, at=self.head))
+        return {r.id: self._statuses[r.id] for r in records}
+
+    def touched_paths(self) -> set[str]:
+        return self.change.paths if self.change else set(self.head_snapshot.files)
+
+    def touched_symbols(self) -> set[tuple[str, str]]:
+        if not self.change or not self.base_snapshot:
+            return set()
+        return self.change.touched_symbols(self.head_snapshot, self.base_snapshot)
+
+    def in_diff(self, path: str | None, line: int | None) -> bool:
+        return bool(self.change and path and line and line in self.change.added_lines(path))
+
+
+def resolve_base(ws: Workspace, base: str | None, head: str) -> str | None:
+    """The baseline commit: --base, else the merge base with the default branch; None means --all."""
+    index = ws.index
+    head_id = str(index.resolve(head).id)
+    if base is None:
+        tip = ws.default_tip()
+        if tip is None or tip == head_id:
+            return None  # on the default branch itself: report everything at head
+        base = tip
+    base_id = str(index.resolve(base).id)
+    try:
+        merge_base = index.repo.merge_base(base_id, head_id)
+    except Exception:  # noqa: BLE001 - pygit2 raises several error types for missing history
+        merge_base = None
+    if merge_base is None:
+        shallow = (ws.git_dir / "shallow").exists()
+        hint = (" This is a shallow clone: fetch the full history (actions/checkout with fetch-depth: 0, "
+                "or GIT_DEPTH: 0 on GitLab)." if shallow else "")
+        raise ComindError(f"{base[:12]} and {head[:12]} have no common ancestor.{hint}")
+    return str(merge_base)
+
+
+def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all: bool = False,
+              harvest: bool = True, progress: Progress | None = None) -> Report:
+    """Run every producer of findings and return the report (the CLI renders it)."""
+    say = progress or (lambda _message: None)
+    started = time.perf_counter()
+    index = ws.index
+    head_id = str(index.resolve(head).id)
+    base_id = None if check_all else resolve_base(ws, base, head)
+    stats: dict[str, Any] = {}
+    if harvest:
+        say("harvesting history")
+        stats["harvest"] = harvest_new(ws)
+    from comind.query import open_ledger
+
+    ledger = open_ledger(ws)
+    say("indexing head")
+    head_snapshot = index.snapshot(head_id)
+    base_snapshot = change = None
+    if base_id:
+        say("indexing base")
+        base_snapshot = index.snapshot(base_id)
+        change = compute_change(index, base_id, head_id)
+        stats["files_changed"] = len(change.files)
+    run = CheckRun(ws, ledger, base_id, head_id, change, head_snapshot, base_snapshot)
+    report = Report(base=base_id, head=head_id, repo=ws.repo_name)
+    for name, producer in PRODUCERS:
+        say(f"checking {name}")
+        producer(run, report)
+    stats["records"] = len(run.records)
+    stats["seconds"] = round(time.perf_counter() - started, 3)
+    report.stats.update(stats)
+    return report
+
+
+def harvest_new(ws: Workspace) -> dict[str, Any]:
+    """Harvest what is new in git (the harvesters are incremental); the counts go into the stats."""
+    try:
+        from comind.harvest.run import harvest
+    except ImportError:  # the git harvesters are not installed in this build
+        return {}
+    return dict(harvest(ws).counts())
+
+
+# -- producers -------------------------------------------------------------------------------
+
+
+def stale_records(run: CheckRun, report: Report) -> None:
+    """Records anchored to what the change touches that are stale, orphaned or unverifiable at head."""
+    paths = run.touched_paths()
+    names = {q.rsplit(".", 1)[-1] for _, q in run.touched_symbols()}
+    if run.change is None:
+        candidates = [r for r in run.records if any(a.get("commit") for a in r.anchors)]
+    else:
+        candidates = [r for r in run.ledger.anchored_near(sorted(paths), sorted(names)) if r.kind != "relation"]
+    derived = run.statuses(candidates)
+    level = {"stale": "warning", "orphaned": "warning", "unverifiable": "note"}
+    for record in candidates:
+        status = derived[record.id]
+        if status.state not in level:
+            continue
+        path, line = _location(record)
+        commands = (f"comind review confirm {short_id(record.id)}",
+                    f"comind review retract {short_id(record.id)} --reason \"…\"")
+        report.findings.append(Finding(
+            type="orphaned" if status.state == "orphaned" else "stale",
+            level=level[status.state],
+            title=f"{record.kind} {status.state}: {record.title}",
+            message=f"{record.title} — {status.reason}. Confirm it if it still holds, retract it if not.",
+            fingerprint=fingerprint("stale", record.id, status.state),
+            record_id=record.id, path=path, line=line, in_diff=run.in_diff(path, line),
+            evidence=tuple(record.evidence), commands=commands,
+        ))
+
+
+def context_notes(run: CheckRun, report: Report) -> None:
+    """A few active constraints and attempts anchored to the symbols the change touches."""
+    touched = run.touched_symbols()
+    if not touched:
+        return
+    names = {q.rsplit(".", 1)[-1] for _, q in touched}
+    already = {f.record_id for f in report.findings}
+    candidates = [r for r in run.ledger.anchored_near(sorted({p for p, _ in touched}), sorted(names))
+                  if r.kind in ("constraint", "attempt", "gotcha", "decision") and r.id not in already]
+    derived = run.statuses(candidates)
+    ranked = []
+    for record in candidates:
+        status = derived[record.id]
+        if status.state != "active":
+            continue
+        symbols = {(a.get("path"), a.get("symbol")) for a in record.anchors if a.get("symbol")}
+        direct = bool(symbols & touched)
+        if not direct:
+            continue  # precision over recall: only records on a symbol the change touches
+        ranked.append((-status.trust, {"constraint": 0, "attempt": 1, "gotcha": 2}.get(record.kind, 3),
+                       record.created_at, record, status))
+    ranked.sort(key=lambda item: item[:3])
+    for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
+        path, line = _location(record)
+        what = record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or ""
+        report.findings.append(Finding(
+            type="context", level="note", title=f"{record.kind}: {record.title}",
+            message=f"This change touches code that a {record.kind} is about: {record.title}"
+                    + (f" — {what}" if what else "") + f" ({status.reason}).",
+            fingerprint=fingerprint("context", record.id), record_id=record.id, path=path, line=line,
+            in_diff=run.in_diff(path, line), evidence=tuple(record.evidence),
+            commands=(f"comind show {short_id(record.id)}",),
+        ))
+
+
+def _location(record: Record) -> tuple[str | None, int | None]:
+    for anchor in record.anchors:
+        if anchor.get("role", "subject") == "subject" and anchor.get("path") and not anchor["path"].endswith("/"):
+            span = anchor.get("span") or [anchor.get("line")]
+            return anchor["path"], span[0]
+    return None, None
+
+
+def constraint_violations(run: CheckRun, report: Report) -> None:
+    """Compiled constraint checks (see checks/evaluate.py)."""
+    from comind.checks.violations import report_violations
+
+    report_violations(run, report)
+
+
+def dead_ends(run: CheckRun, report: Report) -> None:
+    """The change against every attempt's approach fingerprint (see checks/deadends.py)."""
+    from comind.checks.deadends import report_dead_ends
+
+    report_dead_ends(run, report)
+
+
+PRODUCERS: tuple[tuple[str, Callable[[CheckRun, Report], None]], ...] = (
+    ("constraints", constraint_violations),
+    ("dead ends", dead_ends),
+    ("stale records", stale_records),
+    ("context", context_notes),
+)

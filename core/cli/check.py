@@ -1,0 +1,72 @@
+"""comind check: the CI entry point."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from comind.errors import ComindError
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "check", parents=[common], help="report what a change re-proposes, breaks or makes stale",
+        description="Harvest what is new, index base and head, evaluate constraints (only violations the change "
+                    "introduces), match the change against dead ends and report stale records. Without --base: "
+                    "the merge base with the default branch, or every finding at head when HEAD is that branch.",
+    )
+    p.add_argument("--base", metavar="REV", help="the baseline revision (a merge request's target)")
+    p.add_argument("--head", metavar="REV", default="HEAD", help="the revision checked (default HEAD)")
+    p.add_argument("--all", action="store_true", dest="check_all", help="report every violation at head")
+    p.add_argument("--format", default=None, help="text (default), json, sarif, github, gitlab or markdown")
+    p.add_argument("--output", action="append", default=[], metavar="FORMAT=FILE",
+                   help="also write FORMAT to FILE (repeatable)")
+    p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
+    p.set_defaults(handler=run)
+
+
+def _outputs(args: argparse.Namespace) -> dict[str, Path | None]:
+    from comind.checks.formats import FORMATS
+
+    outputs: dict[str, Path | None] = {}
+    for spec in args.output:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise ComindError(f"--output {spec!r}: expected FORMAT=FILE, e.g. sarif=comind.sarif")
+        outputs[name] = Path(path)
+    outputs[args.format or "text"] = None
+    for name in outputs:
+        if name not in FORMATS:
+            raise ComindError(f"unknown format {name!r} (one of {', '.join(FORMATS)})")
+    return outputs
+
+
+def _progress() -> Any:
+    if not sys.stderr.isatty() or os.environ.get("CI"):
+        return None
+    return lambda message: sys.stderr.write(f"\r\033[Kcomind: {message}…") and sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from comind.checks.formats import FormatContext, github, render_all
+    from comind.checks.run import run_check
+    from comind.cli import workspace
+    from comind.cli.output import use_colour
+
+    ws = workspace(args)
+    outputs = _outputs(args)  # bad formats fail before any work
+    progress = _progress()
+    report = run_check(ws, base=args.base, head=args.head, check_all=args.check_all, harvest=not args.no_harvest,
+                       progress=progress)
+    if progress:
+        sys.stderr.write("\r\033[K")
+    context = FormatContext.from_env(colour=use_colour(), repo_root=ws.root, head_sha=report.head)
+    printed = render_all(report, outputs, context)
+    for text in printed.values():
+        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    if "github" in outputs and context.job_summary:
+        github.write_summary(report, context)
+    return report.exit_code(ws.config.fail_level)
