@@ -80,7 +80,7 @@ def resolve_base(ws: Workspace, base: str | None, head: str) -> str | None:
     base_id = str(index.resolve(base).id)
     try:
         merge_base = index.repo.merge_base(base_id, head_id)
-    except Exception:  # noqa: BLE001 - pygit2 raises several error types for missing history
+    except Exception:  # pygit2 raises several error types for missing history
         merge_base = None
     if merge_base is None:
         shallow = (ws.git_dir / "shallow").exists()
