@@ -7,6 +7,7 @@ import re
 import textwrap
 
 import pytest
+from ast_grep_py import SgRoot
 from comind.languages import (
     LANGUAGES,
     Call,
@@ -424,6 +425,15 @@ def test_deeply_nested_expression_does_not_recurse() -> None:
     src = "def f():\n    return " + "(" * 3000 + "1" + ")" * 3000 + "\n"
     d = one(src)
     assert d.qualname == "f"
+
+
+def test_every_node_kind_named_exists_in_its_grammar() -> None:
+    # ast-grep rejects an unknown kind in a rule; the walk would silently never see it.
+    for lang in LANGUAGES.values():
+        root = SgRoot("", lang.ast_grep_name).root()
+        for kind in (*lang.definition_kinds, *lang.comment_kinds, *lang.atomic_kinds, *lang.text_kinds,
+                     *lang.call_kinds, *lang.import_kinds):
+            root.find_all(kind=kind)  # raises RuntimeError for a kind the grammar lacks
 
 
 def test_shared_walk_handles_every_language() -> None:

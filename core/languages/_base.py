@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ast_grep_py import SgNode, SgRoot
+from ast_grep_py import Rule, SgNode, SgRoot
 from blake3 import blake3
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
@@ -123,6 +123,18 @@ _SIG_MARK, _BODY_START, _BODY_END, _CLOSE = range(4)
 # What the walk needs to know about a node kind, computed once per kind.
 _COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
 _SPECIAL = _ERROR | _CALL | _IMPORT | _DEF
+
+
+class _KindFlags(dict[str, int]):
+    """Node kind → flags, classified on first sight."""
+
+    def __init__(self, classify: Callable[[str], int]) -> None:
+        super().__init__()
+        self.classify = classify
+
+    def __missing__(self, kind: str) -> int:
+        flags = self[kind] = self.classify(kind)
+        return flags
 
 
 def _rename(tokens: list[str], ident: bytearray) -> list[str]:
@@ -260,20 +272,33 @@ class Language:
                 continue
             node: SgNode = item  # type: ignore[assignment]
             kind = node.kind()
-            flags = flags_of.get(kind)
-            if flags is None:
-                flags = flags_of[kind] = self._classify(kind)
-            if flags & _COMMENT:
-                continue
+            flags = flags_of[kind]
             kids = node.children()
+            if kids:
+                if not flags:  # the common case: an interior node of no interest
+                    kids.reverse()
+                    extend(kids)
+                    continue
+                if flags & _COMMENT:
+                    continue
+            elif flags & _COMMENT:
+                continue
             if not kids or flags & _ATOMIC:
+                if not frames:  # outside every definition a token counts for nothing
+                    if flags & _ERROR:
+                        errors.append(node.range().start.line + 1)
+                    if kids and "{" in node.text():
+                        self._calls_in_string(node, frames, raw_calls, imports)
+                    continue
                 tok = node.text()
                 if flags & _TEXT:
                     tok = " ".join(tok.split())
                 if tok:
                     tok_append(tok)
                     ident_append(flags & _IDENT)
-                elif node is not root:  # a zero-width leaf is a MISSING token tree-sitter made up
+                    if kids and "{" in tok:  # an f-string or template literal may call things
+                        self._calls_in_string(node, frames, raw_calls, imports)
+                elif node is not root:  # a zero-width leaf: a MISSING token tree-sitter made up
                     errors.append(node.range().start.line + 1)
                 if flags & _ERROR:
                     errors.append(node.range().start.line + 1)
@@ -284,13 +309,7 @@ class Language:
                 continue
             if flags & _ERROR:
                 errors.append(node.range().start.line + 1)
-            if flags & _CALL and (callee := self.callee(node)):
-                caller = next((f for f in reversed(frames) if f.index >= 0), None)
-                raw_calls.append((caller, callee, node.range().start.line + 1))
-                if callee in self.import_callees:
-                    imports.extend(self.imports(node))
-            if flags & _IMPORT:
-                imports.extend(self.imports(node))
+            self._note(node, flags, frames, raw_calls, imports)
             spec = self.definition_kinds.get(kind) if flags & _DEF else None
             rec = self._open(node, spec, frames, opened) if spec is not None else None
             if spec is None or rec is None:
@@ -344,17 +363,43 @@ class Language:
             if keep_tokens:
                 tokens[q] = body_toks
         calls = tuple(Call(final[c.index] if c is not None else "", callee, line)
-                      for c, callee, line in raw_calls)
+                      for c, callee, line in sorted(raw_calls, key=lambda c: c[2]))
         error = None
         if errors:
             where = ", ".join(str(n) for n in sorted(set(errors))[:5])
             error = f"syntax error: {len(errors)} ERROR or MISSING node(s), at line(s) {where}"
         return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
 
-    _flags_cache: ClassVar[dict[str, dict[str, int]]] = {}
+    def _note(self, node: SgNode, flags: int, frames: list[_Open],
+              calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
+        """Record a node that is a call or an import (not its children)."""
+        if flags & _CALL and (callee := self.callee(node)):
+            caller = next((f for f in reversed(frames) if f.index >= 0), None)
+            calls.append((caller, callee, node.range().start.line + 1))
+            if callee in self.import_callees:
+                imports.extend(self.imports(node))
+        if flags & _IMPORT:
+            imports.extend(self.imports(node))
 
-    def _kind_flags(self) -> dict[str, int]:
-        return self._flags_cache.setdefault(self.name, {})
+    _calls_rule: ClassVar[dict[str, list[Rule]]] = {}
+
+    def _calls_in_string(self, node: SgNode, frames: list[_Open],
+                         calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
+        """Calls inside the substitutions of a string, which is one token to the walk."""
+        rules = self._calls_rule.get(self.name)
+        if rules is None:
+            rules = self._calls_rule[self.name] = [Rule(kind=k) for k in sorted(self.call_kinds)]
+        flags_of = self._kind_flags()
+        for inner in node.find_all(any=rules):
+            self._note(inner, flags_of[inner.kind()], frames, calls, imports)
+
+    _flags_cache: ClassVar[dict[str, _KindFlags]] = {}
+
+    def _kind_flags(self) -> _KindFlags:
+        flags = self._flags_cache.get(self.name)
+        if flags is None:
+            flags = self._flags_cache[self.name] = _KindFlags(self._classify)
+        return flags
 
     def _classify(self, kind: str) -> int:
         flags = 0

@@ -29,7 +29,7 @@ class Java(Language):
         "annotation_type_element_declaration": DefSpec("method", sig=("type",), body=None),
     }
     comment_kinds = frozenset({"line_comment", "block_comment"})
-    atomic_kinds = frozenset({"string_literal", "text_block", "character_literal"})
+    atomic_kinds = frozenset({"string_literal", "character_literal"})  # text blocks are string_literal
     call_kinds = frozenset({"method_invocation", "object_creation_expression"})
     import_kinds = frozenset({"import_declaration"})
 

@@ -17,7 +17,7 @@ from ._base import DefSpec, Import, Language, dotted, unquote
 
 FUNCTION = DefSpec("function", sig=("type_parameters", "parameters", "parameter", "return_type"))
 # Nameless by themselves: named by the declarator, field, property or assignment holding them.
-ANONYMOUS = frozenset({"arrow_function", "function_expression", "function", "class"})
+ANONYMOUS = frozenset({"arrow_function", "function_expression", "class"})
 _IDENT = re.compile(r"[A-Za-z_$#][\w$]*")
 
 
@@ -29,7 +29,6 @@ class JavaScript(Language):
         "function_declaration": FUNCTION,
         "generator_function_declaration": FUNCTION,
         "function_expression": FUNCTION,
-        "function": FUNCTION,  # older grammars' name for a function expression
         "arrow_function": FUNCTION,
         "method_definition": FUNCTION,  # a method in a class, a function in an object literal
         "class_declaration": DefSpec("class", sig=("type_parameters",)),
