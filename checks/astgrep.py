@@ -1,0 +1,279 @@
+"""``ast-grep`` checks: an ast-grep rule over the matching files of a revision.
+
+The spec has the shape of an ast-grep YAML rule (https://ast-grep.github.io/reference/yaml.html)::
+
+    type: ast-grep
+    language: python
+    files: ["src/**/*.py"]          # optional; ignores: [...] too
+    rule: {pattern: "eval($X)", inside: {kind: function_definition, stopBy: end}}
+    constraints: {X: {regex: "^user"}}
+    utils: {...}
+    message: "eval() of $X"          # $VARS are filled in from the match
+
+A spec is compiled once, at parse time, against an empty file, so every error ast-grep can report
+(unknown kind, unknown rule key, bad regex, undefined util) is a CheckError naming the field.
+Two mistakes ast-grep does not report are caught first: an unknown language (ast-grep-py panics
+with a BaseException) is checked against the built-in list, and a pattern that does not parse
+(``def (``; ast-grep would silently match nothing) is rejected by parsing it and looking for ERROR
+nodes. Files are read from git objects; each file is parsed once for all rules of its language,
+in worker processes when there are many.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, ClassVar
+
+import pygit2
+
+from comind.checks.base import (
+    Check,
+    CheckContext,
+    CheckError,
+    CheckField,
+    Outcome,
+    Violation,
+    any_path_matches,
+    check_strings,
+)
+from comind.languages._base import AST_GREP_LANGUAGES
+
+MAX_FILE_SIZE = 1 << 20
+PARALLEL_THRESHOLD = 64  # files before worker processes pay for their start-up
+CHUNK = 32
+
+ALIASES = {"py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript", "golang": "go",
+           "rs": "rust", "c++": "cpp", "cs": "csharp", "kt": "kotlin", "rb": "ruby", "yml": "yaml",
+           "hs": "haskell", "ex": "elixir", "sol": "solidity", "terraform": "hcl"}
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "python": (".py", ".pyi"), "javascript": (".js", ".jsx", ".mjs", ".cjs"), "typescript": (".ts", ".mts", ".cts"),
+    "tsx": (".tsx",), "go": (".go",), "rust": (".rs",), "java": (".java",), "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"), "csharp": (".cs",),
+    "kotlin": (".kt", ".kts"), "swift": (".swift",), "ruby": (".rb",), "php": (".php",),
+    "scala": (".scala", ".sc"), "lua": (".lua",), "bash": (".sh", ".bash"), "html": (".html", ".htm"),
+    "css": (".css",), "json": (".json",), "yaml": (".yml", ".yaml"), "haskell": (".hs",),
+    "elixir": (".ex", ".exs"), "nix": (".nix",), "solidity": (".sol",), "hcl": (".hcl", ".tf"),
+    "dart": (".dart",), "markdown": (".md",), "zig": (".zig",),
+}
+_RULE_KEYS = ("rule", "constraints", "utils", "transform")
+_VAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)")
+
+
+def _fatal(exc: BaseException) -> bool:
+    return isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit)
+
+
+def canonical_language(value: str) -> str | None:
+    name = ALIASES.get(value.strip().lower(), value.strip().lower())
+    return name if name in AST_GREP_LANGUAGES else None
+
+
+def _has_error(text: str, language: str) -> bool:
+    from ast_grep_py import SgRoot
+
+    return SgRoot(text, language).root().find(kind="ERROR") is not None
+
+
+def pattern_parses(text: str, language: str) -> bool:
+    """Whether a pattern parses without ERROR nodes (metavariables as ast-grep writes them)."""
+    variants = [text, re.sub(r"\$", "µ", text), re.sub(r"\$", "_", text)]
+    return any(not _has_error(v, language) for v in variants)
+
+
+def _patterns(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """(field path, pattern text) for every ``pattern`` in a rule tree."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            here = f"{where}.{key}"
+            if key == "pattern":
+                if isinstance(inner, str):
+                    yield here, inner
+                elif isinstance(inner, Mapping) and isinstance(inner.get("context"), str):
+                    yield here + ".context", inner["context"]
+            else:
+                yield from _patterns(inner, here)
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from _patterns(inner, f"{where}[{i}]")
+
+
+def _first_lines(text: str, n: int = 4) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " / ".join(lines[:n])[:400]
+
+
+class AstGrepCheck(Check):
+    type: ClassVar[str] = "ast-grep"
+    file_local: ClassVar[bool] = True
+    fields: ClassVar[tuple[CheckField, ...]] = (
+        CheckField("language", "str", True, f"one of ast-grep's languages ({', '.join(sorted(AST_GREP_LANGUAGES))})"),
+        CheckField("rule", "mapping", True, "the ast-grep rule: pattern, kind, regex, inside, has, all, any, not…"),
+        CheckField("constraints", "mapping", False, "metavariable constraints"),
+        CheckField("utils", "mapping", False, "utility rules referenced with matches:"),
+        CheckField("transform", "mapping", False, "ast-grep transforms (checked, not used)"),
+        CheckField("files", "globs", False, "only files matching these path globs"),
+        CheckField("ignores", "globs", False, "never files matching these path globs"),
+        CheckField("severity", "str", False, "informational (the constraint's severity decides)"),
+        CheckField("note", "str", False, "informational"),
+        CheckField("fix", "any", False, "informational (not applied)"),
+        CheckField("metadata", "mapping", False, "informational"),
+        CheckField("url", "str", False, "informational"),
+    )
+
+    def compile(self) -> None:
+        spec = self.spec
+        language = canonical_language(spec["language"])
+        if language is None:
+            raise CheckError(f"unknown ast-grep language {spec['language']!r}; known: "
+                             f"{', '.join(sorted(AST_GREP_LANGUAGES))}"[:600], "check.language")
+        self.language = language
+        self.files: list[str] = check_strings(spec["files"], "check.files") if "files" in spec else []
+        self.ignores: list[str] = check_strings(spec["ignores"], "check.ignores") if "ignores" in spec else []
+        self.config: dict[str, Any] = {k: spec[k] for k in _RULE_KEYS if k in spec}
+        for where, text in _patterns({k: spec[k] for k in ("rule", "constraints", "utils") if k in spec}, "check"):
+            if not isinstance(text, str) or not text.strip():
+                raise CheckError("expected a non-empty pattern", where)
+            try:
+                ok = pattern_parses(text, language)
+            except BaseException as exc:
+                if _fatal(exc):
+                    raise
+                ok = False
+            if not ok:
+                raise CheckError(f"the pattern {text[:120]!r} is not valid {language} (it parses with errors, so "
+                                 "ast-grep would match nothing); write a complete statement or expression, or use "
+                                 "pattern: {context: ..., selector: KIND}", where)
+        try:
+            from ast_grep_py import SgRoot
+
+            SgRoot("", language).root().find_all(self.config)  # type: ignore[call-overload]
+        except BaseException as exc:
+            if _fatal(exc):
+                raise
+            raise CheckError(f"the ast-grep rule does not compile: {_first_lines(str(exc)) or type(exc).__name__}",
+                             _blame(str(exc))) from None
+
+    def wants(self, path: str) -> bool:
+        if not path.lower().endswith(EXTENSIONS.get(self.language, ())):
+            return False
+        if self.files and not any_path_matches(self.files, path):
+            return False
+        return not (self.ignores and any_path_matches(self.ignores, path))
+
+    def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
+        outcome = type(self).evaluate_many([self], ctx, revision)[self]
+        yield from outcome.violations
+
+    @classmethod
+    def evaluate_many(cls, checks: Sequence[Check], ctx: CheckContext, revision: str) -> dict[Check, Outcome]:
+        mine = [c for c in checks if isinstance(c, AstGrepCheck)]
+        scope = ctx.scope(revision)
+        files = ctx.tree_files(revision)
+        # one job per file: (blob, path, language, indices of the checks that apply)
+        jobs: list[tuple[str, str, str, tuple[int, ...]]] = []
+        for path, oid in sorted(files.items()):
+            if scope is not None and path not in scope:
+                continue
+            by_lang: dict[str, list[int]] = {}
+            for i, check in enumerate(mine):
+                if check.wants(path):
+                    by_lang.setdefault(check.language, []).append(i)
+            for lang, idx in by_lang.items():
+                jobs.append((oid, path, lang, tuple(idx)))
+        configs = [(c.config, c.message or f"matches ast-grep rule {c.rule}") for c in mine]
+        results: list[tuple[int, str, int, int, str, str]] = []
+        failures: list[str] = []
+        if ctx.workers >= 2 and len(jobs) >= PARALLEL_THRESHOLD:
+            chunks = [jobs[i:i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+            methods = multiprocessing.get_all_start_methods()
+            mp = multiprocessing.get_context("fork" if "fork" in methods else None)
+            with ProcessPoolExecutor(ctx.workers, mp_context=mp, initializer=_init_worker,
+                                     initargs=(ctx.repo.path, configs)) as pool:
+                for found, failed in pool.map(_run_chunk, chunks):
+                    results.extend(found)
+                    failures.extend(failed)
+        else:
+            found, failed = _run_jobs(ctx.repo, configs, jobs)
+            results.extend(found)
+            failures.extend(failed)
+        out: dict[Check, Outcome] = {c: Outcome([], complete=scope is None) for c in mine}
+        for i, path, line, end, text, message in results:
+            out[mine[i]].violations.append(mine[i].violation(path, line, end, text, message))
+        if failures:
+            for check in mine:
+                out[check].complete = False
+                out[check].warnings.append(f"ast-grep could not read {len(failures)} file(s), e.g. {failures[0]}")
+        return out
+
+
+def _blame(message: str) -> str:
+    for key in ("constraints", "utils", "transform"):
+        if f"`{key}`" in message:
+            return f"check.{key}"
+    return "check.rule"
+
+
+# --- running, in this process or in workers -----------------------------------------------------------
+
+_worker: tuple[pygit2.Repository, list[tuple[dict[str, Any], str]]] | None = None
+
+
+def _init_worker(repo_path: str, configs: list[tuple[dict[str, Any], str]]) -> None:
+    global _worker
+    _worker = (pygit2.Repository(repo_path), configs)
+
+
+def _run_chunk(jobs: list[tuple[str, str, str, tuple[int, ...]]]
+               ) -> tuple[list[tuple[int, str, int, int, str, str]], list[str]]:
+    assert _worker is not None
+    return _run_jobs(_worker[0], _worker[1], jobs)
+
+
+def _run_jobs(repo: pygit2.Repository, configs: list[tuple[dict[str, Any], str]],
+              jobs: list[tuple[str, str, str, tuple[int, ...]]]
+              ) -> tuple[list[tuple[int, str, int, int, str, str]], list[str]]:
+    from ast_grep_py import SgRoot
+
+    found: list[tuple[int, str, int, int, str, str]] = []
+    failed: list[str] = []
+    for oid, path, lang, indices in jobs:
+        blob = repo[oid]
+        if not isinstance(blob, pygit2.Blob) or blob.size > MAX_FILE_SIZE:
+            continue
+        data = blob.data
+        if b"\0" in data:
+            continue
+        source = data.decode("utf-8", errors="replace")
+        try:
+            root = SgRoot(source, lang).root()
+            for i in indices:
+                config, template = configs[i]
+                for node in root.find_all(config):  # type: ignore[call-overload]
+                    r = node.range()
+                    found.append((i, path, r.start.line + 1, r.end.line + 1, node.text(),
+                                  _interpolate(template, node, source)))
+        except BaseException as exc:
+            if _fatal(exc):
+                raise
+            failed.append(f"{path} ({type(exc).__name__})")
+    return found, failed
+
+
+def _interpolate(template: str, node: Any, source: str) -> str:
+    if "$" not in template:
+        return template
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(1):
+            nodes = node.get_multiple_matches(m.group(1))
+            if not nodes:
+                return m.group(0)
+            return source[nodes[0].range().start.index:nodes[-1].range().end.index]
+        single = node.get_match(m.group(2))
+        return single.text() if single is not None else m.group(0)
+
+    return _VAR.sub(fill, template)
+

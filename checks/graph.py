@@ -1,0 +1,383 @@
+"""``graph`` checks: forbid or require import and call edges between module or path globs.
+
+```yaml
+type: graph
+from: "myapp/handlers/**"          # or "myapp.handlers.*"; a string or a list
+forbid: ["myapp.db.raw_query"]     # and/or require: [...]
+edges: imports                     # imports (default) | calls | both
+indirect: false                    # true: a path through the graph counts too
+```
+
+Globs: a glob with a ``/`` or a file extension is a path glob (``*`` within a segment, ``**``
+across segments, a directory matches everything below it); anything else is a module glob in
+import-linter style (``*`` one dotted segment, ``**`` one or more), and a module glob matches a
+module and everything inside it (``myapp.db`` matches ``myapp.db.raw_query``). Targets are matched
+against names as imported or called, made absolute: ``from myapp.db import raw_query`` imports
+``myapp.db.raw_query`` (and ``myapp.db``); ``rq()`` after ``from myapp.db import raw_query as rq``
+calls ``myapp.db.raw_query``.
+
+A forbidden edge is reported at the importing or calling line, once per site (direct) or once per
+(source, target) with the chain in the message (indirect). A ``require`` target with no such edge
+from any source is a violation without a location.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from comind.checks.base import (
+    Check,
+    CheckContext,
+    CheckError,
+    CheckField,
+    Violation,
+    any_path_matches,
+    check_glob,
+    check_strings,
+    is_path_glob,
+    module_matches,
+    path_matches,
+)
+from comind.graph import CallEdge, ImportGraph
+from comind.languages import language_for_path
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """One imported name in one file: candidates most specific first."""
+
+    path: str
+    line: int
+    names: tuple[str, ...]
+
+
+class _Matcher:
+    """Glob matching of files (sources) and names (targets) against one graph."""
+
+    def __init__(self, graph: ImportGraph) -> None:
+        self.graph = graph
+        self._module_paths: dict[str, list[str]] = {}
+        for path in sorted(graph.snapshot.files):
+            module = graph.module_of(path)
+            if module is not None:
+                self._module_paths.setdefault(module, []).append(path)
+
+    def paths_of(self, module: str) -> list[str]:
+        return self._module_paths.get(module, [])
+
+    def file_matches(self, globs: Sequence[str], path: str) -> bool:
+        module = self.graph.module_of(path)
+        for glob in globs:
+            if is_path_glob(glob):
+                if path_matches(glob, path):
+                    return True
+            elif module is not None and module_matches(glob, module):
+                return True
+        return False
+
+    def name_matches(self, glob: str, name: str) -> bool:
+        if not is_path_glob(glob):
+            return module_matches(glob, name)
+        # a path glob matches a name inside an indexed module whose file it matches
+        prefix = name
+        while prefix:
+            paths = self._module_paths.get(prefix)
+            if paths:
+                return any(path_matches(glob, p) for p in paths)
+            prefix = prefix.rpartition(".")[0]
+        return path_matches(glob, name)
+
+    def first_target(self, globs: Sequence[str], names: Iterable[str]) -> tuple[str, str] | None:
+        """(name, glob) for the first (most specific) name matching any glob."""
+        for name in names:
+            for glob in globs:
+                if self.name_matches(glob, name):
+                    return name, glob
+        return None
+
+
+class GraphCheck(Check):
+    type: ClassVar[str] = "graph"
+    fields: ClassVar[tuple[CheckField, ...]] = (
+        CheckField("from", "globs", True, 'module or path globs of the sources, e.g. "myapp/handlers/**"'),
+        CheckField("forbid", "globs", False, 'targets no source may import or call, e.g. "myapp.db.raw_query"'),
+        CheckField("require", "globs", False, "targets some source must import or call"),
+        CheckField("edges", "choice", False, "imports (default), calls or both", ("imports", "calls", "both")),
+        CheckField("indirect", "bool", False, "count paths through other modules too (default false)"),
+        CheckField("files", "globs", False, "only sources in files matching these path globs"),
+    )
+
+    def compile(self) -> None:
+        spec = self.spec
+        self.sources = [check_glob(g, f"check.from[{i}]")
+                        for i, g in enumerate(check_strings(spec["from"], "check.from"))]
+        self.forbid = self._targets("forbid")
+        self.require = self._targets("require")
+        if not self.forbid and not self.require:
+            raise CheckError('a graph check needs forbid: or require: (e.g. forbid: ["myapp.db.*"])', "check")
+        self.edges: str = spec.get("edges", "imports")
+        self.indirect: bool = bool(spec.get("indirect", False))
+        self.files: list[str] = check_strings(spec["files"], "check.files") if "files" in spec else []
+
+    def _targets(self, key: str) -> list[str]:
+        if key not in self.spec:
+            return []
+        values = self.spec[key]
+        where = f"check.{key}"
+        if isinstance(values, str):
+            values = [values]
+        if not isinstance(values, list) or not values:
+            raise CheckError('expected a list of module globs like "myapp.db.*" or path globs like "myapp/db/**"',
+                             where)
+        out = []
+        for i, value in enumerate(values):
+            if not isinstance(value, str):
+                raise CheckError(f'expected a module glob like "myapp.db.*", got {value!r}'[:200], f"{where}[{i}]")
+            out.append(check_glob(value, f"{where}[{i}]"))
+        return out
+
+    def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
+        return any(language_for_path(p) is not None or posixpath.basename(p) == "go.mod" for p in paths)
+
+    # --- evaluation -----------------------------------------------------------------------------
+    def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
+        graph = ctx.graph(revision)
+        matcher = _Matcher(graph)
+        source_files = [p for p in sorted(graph.snapshot.files)
+                        if graph.module_of(p) is not None and matcher.file_matches(self.sources, p)
+                        and (not self.files or any_path_matches(self.files, p))]
+        kinds = ("imports", "calls") if self.edges == "both" else (self.edges,)
+        if self.forbid:
+            for kind in kinds:
+                if kind == "imports":
+                    yield from self._imports(graph, matcher, source_files, self.forbid)
+                else:
+                    yield from self._calls(graph, matcher, source_files, self.forbid)
+        for target in self.require:
+            found = False
+            for kind in kinds:
+                finder = self._imports if kind == "imports" else self._calls
+                if next(iter(finder(graph, matcher, source_files, [target])), None) is not None:
+                    found = True
+                    break
+            if not found:
+                what = " or ".join(kinds)
+                sources = ", ".join(self.sources)
+                why = "no source file matches" if not source_files else "none of them"
+                yield self.violation(
+                    None, None, None, f"requires {sources} {what} {target}",
+                    self.message or f"required: {sources} {what} {target}"
+                    f"{' (directly or indirectly)' if self.indirect else ''}; {why} does")
+
+    # imports -------------------------------------------------------------------------------------
+    def _imports(self, graph: ImportGraph, matcher: _Matcher, source_files: list[str],
+                 targets: Sequence[str]) -> Iterator[Violation]:
+        sites = _import_sites(graph)
+        if not self.indirect:
+            for path in source_files:
+                module = graph.module_of(path) or path
+                for site in sites.get(path, ()):
+                    hit = matcher.first_target(targets, site.names)
+                    if hit:
+                        yield self._import_violation(module, hit, site, [module, hit[0]])
+            return
+        adjacency: dict[str, set[str]] = {}
+        edge_site: dict[tuple[str, str], tuple[str, int]] = {}
+        for e in graph.import_edges():
+            adjacency.setdefault(e.importer, set()).add(e.imported)
+            edge_site.setdefault((e.path, e.imported), (e.path, e.line))
+        # modules with an import matching a target, and the modules that can reach them
+        hits: dict[str, list[tuple[_Site, tuple[str, str]]]] = {}
+        for path, file_sites in sites.items():
+            owner = graph.module_of(path)
+            if owner is None:
+                continue
+            for site in file_sites:
+                hit = matcher.first_target(targets, site.names)
+                if hit:
+                    hits.setdefault(owner, []).append((site, hit))
+        useful = _reaching(adjacency, hits)
+        by_module: dict[str, list[str]] = {}
+        for path in source_files:
+            by_module.setdefault(graph.module_of(path) or path, []).append(path)
+        for start, start_files in sorted(by_module.items()):
+            seen: set[str] = set()
+            # depth 0: the source files' own imports
+            for path in start_files:
+                for site in sites.get(path, ()):
+                    hit = matcher.first_target(targets, site.names)
+                    if hit and hit[0] not in seen:
+                        seen.add(hit[0])
+                        yield self._import_violation(start, hit, site, [start, hit[0]])
+            if start not in useful:
+                continue
+            came_from = {start: start}
+            queue = deque([start])
+            while queue:
+                here = queue.popleft()
+                for nxt in sorted(adjacency.get(here, ())):
+                    if nxt in came_from or nxt not in useful:
+                        continue
+                    came_from[nxt] = here
+                    queue.append(nxt)
+                    for site, hit in hits.get(nxt, ()):
+                        if hit[0] in seen:
+                            continue
+                        seen.add(hit[0])
+                        chain = [nxt]
+                        while chain[-1] != start:
+                            chain.append(came_from[chain[-1]])
+                        chain.reverse()
+                        first = next((edge_site[(p, chain[1])] for p in start_files if (p, chain[1]) in edge_site),
+                                     None)
+                        where = _Site(first[0], first[1], site.names) if first else _Site(start_files[0], 0, ())
+                        yield self._import_violation(start, hit, where, [*chain, hit[0]])
+
+    def _import_violation(self, module: str, hit: tuple[str, str], site: _Site, chain: list[str]) -> Violation:
+        name, glob = hit
+        via = f" via {' -> '.join(chain)}" if len(chain) > 2 else ""
+        message = self.message or f"{module} imports {name}{via}, which is forbidden (matches {glob!r})"
+        return self.violation(site.path, site.line or None, site.line or None, f"{module} imports {name}", message)
+
+    # calls ---------------------------------------------------------------------------------------
+    def _calls(self, graph: ImportGraph, matcher: _Matcher, source_files: list[str],
+               targets: Sequence[str]) -> Iterator[Violation]:
+        wanted = set(source_files)
+        edges = [e for e in graph.call_edges() if e.path in wanted]
+        if not self.indirect:
+            for e in edges:
+                hit = matcher.first_target(targets, _callee_names(e))
+                if hit:
+                    yield self._call_violation(e.caller, hit, e.path, e.line, [e.caller, hit[0]])
+            return
+        all_edges = graph.call_edges()
+        by_caller: dict[str, list[CallEdge]] = {}
+        for e in all_edges:
+            by_caller.setdefault(e.caller, []).append(e)
+        callers = sorted(by_caller)
+
+        def outgoing(node: str) -> list[CallEdge]:
+            """Calls made by ``node`` or by definitions nested in it."""
+            out = list(by_caller.get(node, ()))
+            i = bisect.bisect_left(callers, node + ".")
+            while i < len(callers) and callers[i].startswith(node + "."):
+                out.extend(by_caller[callers[i]])
+                i += 1
+            return out
+
+        hit_nodes: dict[str, list[tuple[CallEdge, tuple[str, str]]]] = {}
+        adjacency: dict[str, set[str]] = {}
+        for e in all_edges:
+            hit = matcher.first_target(targets, _callee_names(e))
+            if hit:
+                hit_nodes.setdefault(e.caller, []).append((e, hit))
+            if e.resolved:
+                adjacency.setdefault(e.caller, set()).add(e.callee)
+        # a node reaches its nested definitions' calls too: fold them into its adjacency
+        for caller in callers:
+            parent = caller.rpartition(".")[0]
+            while parent:
+                if parent in adjacency or parent in by_caller:
+                    adjacency.setdefault(parent, set()).add(caller)
+                parent = parent.rpartition(".")[0]
+        useful = _reaching(adjacency, hit_nodes)
+        for start in sorted({e.caller for e in edges}):
+            seen: set[str] = set()
+            for e in by_caller.get(start, ()):
+                if e.path not in wanted:
+                    continue
+                hit = matcher.first_target(targets, _callee_names(e))
+                if hit and hit[0] not in seen:
+                    seen.add(hit[0])
+                    yield self._call_violation(start, hit, e.path, e.line, [start, hit[0]])
+            if start not in useful:
+                continue
+            came_from = {start: start}
+            queue = deque([start])
+            while queue:
+                here = queue.popleft()
+                for nxt in sorted(adjacency.get(here, ())):
+                    if nxt in came_from or nxt not in useful:
+                        continue
+                    came_from[nxt] = here
+                    queue.append(nxt)
+                    for e, hit in hit_nodes.get(nxt, ()):
+                        if hit[0] in seen:
+                            continue
+                        seen.add(hit[0])
+                        chain = [nxt]
+                        while chain[-1] != start:
+                            chain.append(came_from[chain[-1]])
+                        chain.reverse()
+                        first = next((c for c in outgoing(start) if c.callee == chain[1] and c.path in wanted),
+                                     None)
+                        path, line = (first.path, first.line) if first else (e.path, e.line)
+                        yield self._call_violation(start, hit, path, line, [*chain, hit[0]])
+
+    def _call_violation(self, caller: str, hit: tuple[str, str], path: str, line: int,
+                        chain: list[str]) -> Violation:
+        name, glob = hit
+        via = f" via {' -> '.join(chain)}" if len(chain) > 2 else ""
+        message = self.message or f"{caller} calls {name}{via}, which is forbidden (matches {glob!r})"
+        return self.violation(path, line or None, line or None, f"{caller} calls {name}", message)
+
+
+def _callee_names(edge: CallEdge) -> tuple[str, ...]:
+    return (edge.callee,)
+
+
+def _reaching(adjacency: dict[str, set[str]], hits: Iterable[str]) -> set[str]:
+    """Every node with a path to one of ``hits`` (hits included)."""
+    reverse: dict[str, set[str]] = {}
+    for src, dsts in adjacency.items():
+        for dst in dsts:
+            reverse.setdefault(dst, set()).add(src)
+    seen = set(hits)
+    queue = deque(seen)
+    while queue:
+        here = queue.popleft()
+        for prev in reverse.get(here, ()):
+            if prev not in seen:
+                seen.add(prev)
+                queue.append(prev)
+    return seen
+
+
+def _import_sites(graph: ImportGraph) -> dict[str, list[_Site]]:
+    """Per file, each imported name with its candidates (absolute name first, then its module)."""
+    snapshot = graph.snapshot
+    sites: dict[str, list[_Site]] = {}
+    python = {p for p, e in snapshot.files.items() if e.language == "python"}
+    for path in sorted(python):
+        module = graph.module_of(path)
+        if module is None:
+            continue
+        is_package = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
+        package = module if is_package else module.rpartition(".")[0]
+        out = sites.setdefault(path, [])
+        for imp in snapshot.imports(path):
+            if imp.level:
+                parts = package.split(".") if package else []
+                if imp.level - 1 >= len(parts):
+                    continue
+                base = ".".join(parts[:len(parts) - (imp.level - 1)])
+                full = f"{base}.{imp.module}" if base and imp.module else base or imp.module
+            else:
+                full = imp.module
+            if not full:
+                continue
+            if not imp.names:
+                out.append(_Site(path, imp.line, (full,)))
+            for name in imp.names:
+                names = (full,) if name == "*" else (f"{full}.{name}", full)
+                out.append(_Site(path, imp.line, names))
+    for e in graph.import_edges():
+        if e.path not in python:
+            sites.setdefault(e.path, []).append(_Site(e.path, e.line, (e.imported,)))
+    return sites
+
