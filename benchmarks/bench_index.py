@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import pygit2
+
 from comind.codeindex import MAX_FILE_SIZE, CodeIndex
 from comind.languages import LANGUAGES, language_for_path
 

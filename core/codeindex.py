@@ -270,7 +270,8 @@ class CodeIndex:
 
         methods = multiprocessing.get_all_start_methods()
         safe_fork = "fork" in methods and threading.active_count() == 1
-        ctx = multiprocessing.get_context("fork" if safe_fork else None)
+        ctx = multiprocessing.get_context(
+            "fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn")
         self.close()  # an open SQLite connection must not cross a fork
         with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
                                  initargs=(self.repo_path,)) as pool:

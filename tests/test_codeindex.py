@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
+from gitrepo import GitRepo
+
 from comind.codeindex import CodeIndex, Snapshot
 from comind.errors import ComindError
-from gitrepo import GitRepo
 
 PERM = '''\
 import myapp.db as d
@@ -200,6 +202,23 @@ def test_parallel_parse_matches_serial(tmp_path: Path) -> None:
     assert parallel.all_symbols() == serial.all_symbols()
     assert seen[-1] == (140, 140)
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
+
+
+def test_parallel_parse_with_other_threads_running(tmp_path: Path) -> None:
+    # With another thread alive, forking could copy a held lock: the workers are started afresh.
+    repo = GitRepo(tmp_path)
+    for i in range(60):
+        repo.write(f"m{i}.py", f"def f{i}():\n    return {i}\n")
+    repo.commit("many")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        snap = CodeIndex(repo.path, tmp_path / "t.sqlite", workers=2).snapshot("HEAD")
+    finally:
+        stop.set()
+        other.join()
+    assert snap.stats.parsed == 60 and snap.qualnames("m7.py") == ["f7"]
 
 
 def test_cache_is_one_row_per_tree_and_blob(repo: GitRepo, tmp_path: Path) -> None:

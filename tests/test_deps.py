@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from comind.codeindex import CodeIndex
-from comind.deps import Dependency, dependencies, scan, version_in_range
 from gitrepo import GitRepo
 from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import Version
+
+from comind.codeindex import CodeIndex
+from comind.deps import Dependency, dependencies, scan, version_in_range
 
 PYPROJECT = '''\
 [project]

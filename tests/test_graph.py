@@ -11,11 +11,12 @@ from pathlib import Path
 
 import grimp
 import pytest
-from comind.codeindex import CodeIndex
-from comind.graph import CallEdge, ImportGraph
 from gitrepo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from comind.codeindex import CodeIndex
+from comind.graph import CallEdge, ImportGraph
 
 
 def graph_of(repo: GitRepo, tmp_path: Path) -> ImportGraph:

@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 from ast_grep_py import SgRoot
+
 from comind.languages import (
     LANGUAGES,
     Call,
