@@ -12,6 +12,8 @@ Decisions worth knowing:
 * A Python docstring (the first statement of a body, if it is a string) is documentation, like a
   comment in the other languages: it is left out of ``body_hash`` and ``shape_hash``.
 * Decorators, modifiers and annotations are in the span but in no fingerprint.
+* ``error`` names the lines of ERROR nodes anywhere and of MISSING tokens (zero-width leaves
+  tree-sitter inserted) inside definitions; outside them the walk reads no token text.
 * ``shape_hash`` renames every leaf whose kind ends in ``identifier`` to ``$0, $1, …`` in order of
   first appearance; keywords, operators and literal values stay as they are.
 * Several definitions with one qualname in a file (overloads, conditional definitions, two Rust
@@ -149,6 +151,8 @@ def _rename(tokens: list[str], ident: bytearray) -> list[str]:
             tok = renamed
         out.append(tok)
     return out
+
+
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 
 
