@@ -269,7 +269,8 @@ class ImportGraph:
             if name is None:
                 segments = imp.module.split("/")
                 name = segments[-2] if len(segments) > 1 and re.fullmatch(r"v\d+", segments[-1]) else segments[-1]
-                name = name.replace("-", "_").removeprefix("go_")
+                # the usual package name: go-sqlite3 → sqlite3, yaml.v3 → yaml
+                name = re.sub(r"\.v\d+$", "", name.replace("-", "_")).removeprefix("go_")
             if name not in ("_", "."):
                 bindings[name] = imp.module
         return bindings

@@ -136,11 +136,14 @@ def test_go_packages_from_go_mod(tmp_path: Path) -> None:
         \t"fmt"
         \tstore "example.com/shop/internal/db"
         \t"github.com/lib/pq/v2"
+        \t"gopkg.in/yaml.v3"
+        \t"github.com/mattn/go-sqlite3"
         )
 
         func main() {
         \tfmt.Println(store.Open())
         \tpq.Connect()
+        \tyaml.Marshal(sqlite3.Version())
         \tstart()
         }
 
@@ -151,9 +154,11 @@ def test_go_packages_from_go_mod(tmp_path: Path) -> None:
     assert g.module_of("cmd/server/main.go") == "example.com/shop/cmd/server"
     assert g.edges() == {("example.com/shop/cmd/server", "example.com/shop/internal/db")}
     assert g.imports_of("example.com/shop/cmd/server") == {
-        "fmt", "example.com/shop/internal/db", "github.com/lib/pq/v2"}
+        "fmt", "example.com/shop/internal/db", "github.com/lib/pq/v2", "gopkg.in/yaml.v3",
+        "github.com/mattn/go-sqlite3"}
     calls = {c.callee for c in g.calls_from("example.com/shop/cmd/server.main")}
     assert calls == {"fmt.Println", "example.com/shop/internal/db.Open", "github.com/lib/pq/v2.Connect",
+                     "gopkg.in/yaml.v3.Marshal", "github.com/mattn/go-sqlite3.Version",
                      "example.com/shop/cmd/server.start"}
 
 
