@@ -127,8 +127,11 @@ class Format(Protocol):
 
 
 def uri_path(path: str) -> str:
-    """A repository-relative path as a URI reference: forward slashes, percent-encoded."""
-    return quote(path.replace("\\", "/").lstrip("/"), safe="/-._~!$&'()*+,;=:@")
+    """A repository-relative path as a relative URI reference: forward slashes, percent-encoded.
+
+    ``:`` is encoded too, so a first segment like ``C:`` or ``a:b`` can never read as a scheme.
+    """
+    return quote(path.replace("\\", "/").lstrip("/"), safe="/-._~!$&'()*+,;=@")
 
 
 def location_path(finding: Finding) -> str:

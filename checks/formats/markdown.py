@@ -15,9 +15,10 @@ at 3,000 characters and a finding shows at most 20 evidence items.
 Escaping: record text (titles, messages, evidence notes, paths, commands) can neither inject
 HTML nor Markdown nor notify anyone. ``& < >`` become entities (so no tag, comment or second
 marker can appear), Markdown punctuation is backslash-escaped, ``@`` before a word gets a
-zero-width space (``@\u200buser``: no mention, no team ping), paths and commands go in code
-spans sized to their backticks, and no line of the body starts with record text (messages are
-quoted with ``>``), so GitLab quick actions and ``/comind`` commands cannot be smuggled in.
+zero-width space (U+200B: no mention, no team ping), paths and commands go in code spans sized
+to their backticks (or, when they hold ``<`` or ``@``, are escaped like text), and no line of
+the body starts with record text (messages are quoted with ``>``), so GitLab quick actions and
+``/comind`` commands cannot be smuggled in.
 """
 
 from __future__ import annotations
@@ -60,8 +61,14 @@ def inline(text: str) -> str:
 
 
 def code(text: str) -> str:
-    """A code span that holds ``text`` literally, whatever backticks it contains."""
+    """A code span that holds ``text`` literally, whatever backticks it contains.
+
+    Text with ``<`` or ``@`` is shown escaped instead (see :func:`inline`), so that the only raw
+    ``<`` in a body are comind's own tags and no ``@name`` appears anywhere.
+    """
     text = _INVISIBLE.sub("", one_line(text))
+    if "<" in text or "@" in text:
+        return inline(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()):
@@ -72,7 +79,9 @@ def code(text: str) -> str:
 def _link(label: str, url: str | None) -> str:
     if not url or not re.match(r"https?://", url):
         return label
-    safe = url.replace("(", "%28").replace(")", "%29").replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
+    safe = url
+    for char, code_ in (("(", "%28"), (")", "%29"), (" ", "%20"), ("<", "%3C"), (">", "%3E"), ("@", "%40")):
+        safe = safe.replace(char, code_)
     return f"[{label}]({safe})"
 
 
@@ -112,9 +121,11 @@ def _evidence(item: Mapping[str, Any], context: FormatContext) -> str:
 
 def _message(message: str) -> str:
     message = message.strip("\n")
-    if len(message) > MAX_MESSAGE_CHARS:
-        message = message[:MAX_MESSAGE_CHARS].rstrip() + " …(cut)"
-    return "\n".join(f"> {escape(line)}".rstrip() for line in message.splitlines())
+    cut = len(message) > MAX_MESSAGE_CHARS
+    if cut:
+        message = message[:MAX_MESSAGE_CHARS].rstrip()
+    quoted = "\n".join(f"> {escape(line)}".rstrip() for line in message.splitlines())
+    return quoted + (" … _(cut)_" if cut else "")
 
 
 def finding_block(f: Finding, context: FormatContext) -> str:
