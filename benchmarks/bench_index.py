@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -67,18 +66,28 @@ def rules_file(dest: Path) -> Path:
     return path
 
 
-def run_cli(rules: Path, files: Path, out: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS KiB, matches) of one ast-grep scan."""
+def timed(cmd: list[str], out: Path) -> tuple[float, int]:
+    """Run ``cmd`` with stdout to ``out``; (wall seconds, peak RSS KiB).
+
+    The peak RSS comes from /usr/bin/time: Linux carries a process's maxrss across fork and exec,
+    so wait4() on a child of this (large) process would report at least this process's size.
+    """
+    rss_file = out.with_suffix(".rss")
     with open(out, "wb") as sink:
         start = time.perf_counter()
-        proc = subprocess.Popen([AST_GREP, "scan", "-r", str(rules), "--json=stream", str(files)], stdout=sink)
-        _, status, usage = os.wait4(proc.pid, 0)
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *cmd], stdout=sink)
         wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"ast-grep failed with status {status}")
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed with status {done.returncode}")
+    return wall, int(rss_file.read_text().split()[-1])
+
+
+def run_cli(rules: Path, files: Path, out: Path) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS KiB, matches) of one ast-grep scan."""
+    wall, rss = timed([AST_GREP, "scan", "-r", str(rules), "--json=stream", str(files)], out)
     with open(out, "rb") as f:
         matches = sum(1 for _ in f)
-    return wall, usage.ru_maxrss, matches
+    return wall, rss, matches
 
 
 CHILD = """
@@ -89,19 +98,18 @@ start = time.perf_counter()
 snap = CodeIndex(repo, cache).snapshot(rev)
 wall = time.perf_counter() - start
 defs = sum(len(fs.definitions) for fs in snap.all_symbols().values()) if len(sys.argv) > 4 else -1
-print(json.dumps({"wall": wall, "rss_self": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "rss_children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+print(json.dumps({"wall": wall, "rss_workers": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
                   "parsed": snap.stats.parsed, "files": snap.stats.files, "defs": defs,
                   "skipped": snap.stats.skipped, "errors": snap.stats.errors}))
 """
 
 
-def run_index(repo: str, cache: Path, rev: str, count_defs: bool = False) -> tuple[float, dict[str, object]]:
-    """(outer wall seconds incl. interpreter start, the child's report)."""
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", CHILD, repo, str(cache), rev, *(["1"] if count_defs else [])],
-                          check=True, capture_output=True, text=True)
-    return time.perf_counter() - start, json.loads(done.stdout)
+def run_index(repo: str, cache: Path, rev: str, count_defs: bool = False
+              ) -> tuple[float, int, dict[str, object]]:
+    """(outer wall seconds incl. interpreter start, peak RSS KiB of the main process, its report)."""
+    out = cache.with_suffix(".json")
+    wall, rss = timed([sys.executable, "-c", CHILD, repo, str(cache), rev, *(["1"] if count_defs else [])], out)
+    return wall, rss, json.loads(out.read_text())
 
 
 GRIMP_CHILD = """
@@ -149,15 +157,14 @@ def main() -> None:
               f"{os.cpu_count()} CPUs; {cli_version}")
 
         cli_best = cold_best = cold_outer = float("inf")
-        cli_rss = cold_rss = matches = 0
+        cli_rss = cold_rss = worker_rss = matches = 0
         report: dict[str, object] = {}
         for i in range(args.repeat):
             wall, rss, matches = run_cli(rules, files, tmp / "cli.json")
             cli_best, cli_rss = min(cli_best, wall), max(cli_rss, rss)
-            cache = tmp / f"cold{i}.sqlite"
-            outer, report = run_index(args.repo, cache, args.rev)
+            outer, rss, report = run_index(args.repo, tmp / f"cold{i}.sqlite", args.rev)
             cold_best, cold_outer = min(cold_best, float(report["wall"])), min(cold_outer, outer)  # type: ignore[arg-type]
-            cold_rss = max(cold_rss, int(report["rss_self"]), int(report["rss_children"]))  # type: ignore[call-overload]
+            cold_rss, worker_rss = max(cold_rss, rss), max(worker_rss, int(report["rss_workers"]))  # type: ignore[call-overload]
 
         warm_cache = tmp / f"cold{args.repeat - 1}.sqlite"
         warm_in = float("inf")
@@ -167,9 +174,9 @@ def main() -> None:
             snap = ix.snapshot(args.rev)
             warm_in = min(warm_in, time.perf_counter() - start)
         assert snap.stats.parsed == 0
-        warm_outer, warm_report = min((run_index(args.repo, warm_cache, args.rev) for _ in range(args.repeat)),
-                                      key=lambda r: r[0])
-        _, counted = run_index(args.repo, warm_cache, args.rev, count_defs=True)
+        warm_outer, _, warm_report = min((run_index(args.repo, warm_cache, args.rev) for _ in range(args.repeat)),
+                                         key=lambda r: r[0])
+        _, _, counted = run_index(args.repo, warm_cache, args.rev, count_defs=True)
 
         print(f"index: {report['files']} files, {report['parsed']} blobs parsed cold, "
               f"{counted['defs']} definitions, {report['errors']} with syntax errors, skipped {report['skipped']}; "
@@ -184,21 +191,27 @@ def main() -> None:
         print(row("warm, fresh process incl. start", warm_outer, None))
         print(row("warm snapshot() in that process", float(warm_report["wall"]), None))  # type: ignore[arg-type]
         print(row("peak RSS, cold (MiB) vs ast-grep", cold_rss / 1024, cli_rss / 1024, "M"))
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        print(row("peak RSS, this process (MiB)", own / 1024, None, "M"))
+        print(row("peak RSS of a parse worker (MiB)", worker_rss / 1024, None, "M"))
 
-        from comind.graph import ImportGraph
-        for root, package in python_packages(files):
+        packages = python_packages(files)
+        if packages:
+            from comind.graph import ImportGraph
+
             start = time.perf_counter()
             graph = ImportGraph(CodeIndex(args.repo, warm_cache).snapshot(args.rev))
             ours_wall = time.perf_counter() - start
+            edges = graph.edges()
+        for root, package in packages:
             done = subprocess.run([sys.executable, "-c", GRIMP_CHILD, str(root), package],
                                   check=True, capture_output=True, text=True)
             theirs = json.loads(done.stdout)
-            ours_edges = {(a, b) for a, b in graph.edges() if a == package or a.startswith(package + ".")}
+            prefix = package + "."
+            ours_edges = {(a, b) for a, b in edges if (a == package or a.startswith(prefix))
+                          and (b == package or b.startswith(prefix))}
             their_edges = {(a, b) for a, b in theirs["edges"]}
-            print(row(f"import graph {package} vs grimp", ours_wall, theirs["wall"]))
-            print(f"|   edges: comind {len(ours_edges)}, grimp {len(their_edges)}, "
+            # comind's figure covers every language and package of the revision, grimp's one package
+            print(row(f"import graph vs grimp ({package})", ours_wall, theirs["wall"]))
+            print(f"|   {package}: edges comind {len(ours_edges)}, grimp {len(their_edges)}, "
                   f"only comind {len(ours_edges - their_edges)}, only grimp {len(their_edges - ours_edges)}")
 
 
