@@ -1,0 +1,255 @@
+"""The approach fingerprint of a change: the normalised lines it added and removed, per file.
+
+Dead-end matching asks "does this merge request re-add what a reverted change added?". The
+fingerprint answers it without symbols or languages: per file, the added lines (with their
+new-side line numbers) and the removed lines (old-side numbers), normalised so formatting does not
+matter. The caller maps line numbers to symbols with the code index.
+
+Normalisation: strip, collapse internal runs of spaces and tabs to one space. A line is *trivial*
+when it is blank, only punctuation/brackets (``}``, ``});``), a comment in the file's language
+(``#``, ``//``, ``/* … */``, ``*`` inside a block comment, ``--``, chosen by extension), or an
+import (``import x``, ``from x import y``, ``use x;``, ``#include``, ``require(…)``, ``using x;``,
+``@import``). Trivial lines stay in the fingerprint (a reader may want them) but ``containment`` ignores
+them: re-adding an import or a closing brace alone is not re-proposing an approach.
+
+Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes are listed as skipped
+(``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
+its history. The JSON form holds only dicts, lists, strings, booleans and small ints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from comind.harvest.walker import RepoLike, open_repo
+
+MAX_BLOB = 1 << 20  # 1 MiB
+FORMAT = 1          # bump when normalisation or triviality rules change
+
+_HASH_COMMENT = {
+    "py", "pyi", "pyx", "sh", "bash", "zsh", "fish", "rb", "pl", "pm", "r", "yaml", "yml", "toml",
+    "cfg", "ini", "conf", "mk", "cmake", "tf", "hcl", "nix", "ps1", "jl", "ex", "exs", "nim",
+    "dockerfile", "makefile", "gitignore", "dockerignore", "editorconfig", "properties",
+}
+_SLASH_COMMENT = {
+    "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go", "rs", "java", "kt", "kts", "c", "h",
+    "cc", "cpp", "cxx", "hpp", "hh", "cs", "swift", "scala", "dart", "php", "zig", "proto", "sol",
+    "groovy", "gradle", "m", "mm", "vue", "svelte", "css", "scss", "less", "json5", "jsonc",
+}
+_DASH_COMMENT = {"sql", "lua", "hs", "elm", "ada", "adb", "ads", "vhd", "vhdl"}
+
+_SPACES = re.compile(r"[ \t]+")
+_PUNCT_ONLY = re.compile(r"[\W_]*")
+_IMPORT = re.compile(
+    r"(?:import\b|from\s+\S+\s+import\b|use\s+[\w:{}, *]+;|#\s*include\b|(?:const|let|var)\s+\S+\s*=\s*require\(|"
+    r"require\(|using\s+[\w.]+;|@import\b)"
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    lineno: int   # new-side line number for added lines, old-side for removed ones
+    text: str     # normalised
+    trivial: bool
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str                # new path (old path for a deletion)
+    old_path: str | None     # set when renamed or copied
+    status: str              # git's status letter: A, D, M, R, C, T
+    binary: bool = False
+    skipped: bool = False    # a blob over MAX_BLOB: no lines read
+    added: tuple[Line, ...] = ()
+    removed: tuple[Line, ...] = ()
+
+
+@dataclass(frozen=True)
+class Approach:
+    base: str | None         # the commit diffed against (None: the empty tree)
+    head: str
+    files: tuple[FileChange, ...]
+    skipped: int = 0         # files over MAX_BLOB
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT, "base": self.base, "head": self.head, "skipped": self.skipped,
+            "files": [{
+                "path": f.path, "old_path": f.old_path, "status": f.status, "binary": f.binary,
+                "skipped": f.skipped,
+                "added": [[ln.lineno, ln.text, ln.trivial] for ln in f.added],
+                "removed": [[ln.lineno, ln.text, ln.trivial] for ln in f.removed],
+            } for f in self.files],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Approach:
+        files = tuple(FileChange(
+            path=str(f["path"]), old_path=f.get("old_path"), status=str(f["status"]),
+            binary=bool(f.get("binary")), skipped=bool(f.get("skipped")),
+            added=tuple(Line(int(n), str(t), bool(tr)) for n, t, tr in f.get("added", ())),
+            removed=tuple(Line(int(n), str(t), bool(tr)) for n, t, tr in f.get("removed", ())),
+        ) for f in data.get("files", ()))
+        return cls(data.get("base"), str(data["head"]), files, int(data.get("skipped", 0)))
+
+
+def _comment_style(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    ext = name.rsplit(".", 1)[-1] if "." in name else name
+    if ext in _HASH_COMMENT:
+        return "#"
+    if ext in _SLASH_COMMENT:
+        return "//"
+    if ext in _DASH_COMMENT:
+        return "--"
+    return ""
+
+
+def normalise_line(text: str) -> str:
+    return _SPACES.sub(" ", text.strip())
+
+
+def is_trivial(text: str, style: str) -> bool:
+    """``text`` is normalised; ``style`` is ``#``, ``//``, ``--`` or ``""`` (no known comment syntax)."""
+    if not text or _PUNCT_ONLY.fullmatch(text):
+        return True
+    if style == "#" and text.startswith("#"):
+        return True
+    if style == "//" and (text.startswith(("//", "/*", "*/")) or (text.startswith("*") and not text.startswith("*="))):
+        return True
+    if style == "--" and text.startswith("--"):
+        return True
+    return _IMPORT.match(text) is not None
+
+
+def _lines(hunks: Iterable[Any], style: str) -> tuple[tuple[Line, ...], tuple[Line, ...]]:
+    added: list[Line] = []
+    removed: list[Line] = []
+    for hunk in hunks:
+        for ln in hunk.lines:
+            origin = ln.origin
+            if origin == "+":
+                text = normalise_line(ln.content)
+                added.append(Line(ln.new_lineno, text, is_trivial(text, style)))
+            elif origin == "-":
+                text = normalise_line(ln.content)
+                removed.append(Line(ln.old_lineno, text, is_trivial(text, style)))
+    return tuple(added), tuple(removed)
+
+
+def _blob_size(repo: pygit2.Repository, oid: pygit2.Oid) -> int:
+    if not any(oid.raw):  # the null id: no blob on this side
+        return 0
+    try:
+        return int(repo.odb.read_header(oid)[1])
+    except (KeyError, ValueError, pygit2.GitError):
+        return 0
+
+
+def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, head: str) -> Approach:
+    diff.find_similar()
+    files: list[FileChange] = []
+    skipped = 0
+    for i, delta in enumerate(diff.deltas):
+        status = delta.status_char()
+        path = delta.new_file.path if status != "D" else delta.old_file.path
+        old_path = delta.old_file.path if status in ("R", "C") else None
+        if max(_blob_size(repo, delta.old_file.id), _blob_size(repo, delta.new_file.id)) > MAX_BLOB:
+            skipped += 1
+            files.append(FileChange(path, old_path, status, skipped=True))
+            continue
+        patch = diff[i]
+        if patch is None or patch.delta.is_binary:
+            files.append(FileChange(path, old_path, status, binary=True))
+            continue
+        added, removed = _lines(patch.hunks, _comment_style(path))
+        files.append(FileChange(path, old_path, status, added=added, removed=removed))
+    return Approach(base, head, tuple(files), skipped)
+
+
+def approach(repo_path: RepoLike, commit_sha: str, parent: str | None = None) -> Approach:
+    """The change ``commit_sha`` made against ``parent`` (default: its first parent; a root commit
+    against the empty tree). For a merge this is its first-parent diff."""
+    repo = open_repo(repo_path)
+    commit = repo.revparse_single(commit_sha).peel(pygit2.Commit)
+    if parent is None and commit.parents:
+        parent = str(commit.parent_ids[0])
+    if parent is None:
+        diff = commit.tree.diff_to_tree(context_lines=0, swap=True)
+        return diff_approach(repo, diff, None, str(commit.id))
+    base = repo.revparse_single(parent).peel(pygit2.Commit)
+    diff = repo.diff(base, commit, context_lines=0)
+    return diff_approach(repo, diff, str(base.id), str(commit.id))
+
+
+def approach_of_range(repo_path: RepoLike, base: str, head: str) -> Approach:
+    """A merge request's change: ``merge-base(base, head)..head``."""
+    repo = open_repo(repo_path)
+    b = repo.revparse_single(base).peel(pygit2.Commit).id
+    h = repo.revparse_single(head).peel(pygit2.Commit)
+    mb = repo.merge_base(b, h.id)
+    if mb is None:
+        diff = h.tree.diff_to_tree(context_lines=0, swap=True)
+        return diff_approach(repo, diff, None, str(h.id))
+    diff = repo.diff(repo[mb], h, context_lines=0)
+    return diff_approach(repo, diff, str(mb), str(h.id))
+
+
+@dataclass(frozen=True)
+class FileContainment:
+    path: str
+    matched: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Containment:
+    matched: int
+    total: int
+    ratio: float
+    added_matched: int
+    added_total: int
+    removed_matched: int
+    removed_total: int
+    per_file: tuple[FileContainment, ...]
+
+
+def containment(attempt: Approach, change: Approach) -> Containment:
+    """How much of ``attempt`` the ``change`` does again: the attempt's non-trivial added lines the
+    change adds (as a multiset, in any file) plus its non-trivial removed lines the change removes.
+    ``per_file`` is by the attempt's files, in order."""
+    adds = Counter(ln.text for f in change.files for ln in f.added if not ln.trivial)
+    removes = Counter(ln.text for f in change.files for ln in f.removed if not ln.trivial)
+    per_file: list[FileContainment] = []
+    am = at = rm = rt = 0
+    for f in attempt.files:
+        fm = ft = 0
+        for ln in f.added:
+            if ln.trivial:
+                continue
+            ft += 1
+            at += 1
+            if adds[ln.text] > 0:
+                adds[ln.text] -= 1
+                fm += 1
+                am += 1
+        for ln in f.removed:
+            if ln.trivial:
+                continue
+            ft += 1
+            rt += 1
+            if removes[ln.text] > 0:
+                removes[ln.text] -= 1
+                fm += 1
+                rm += 1
+        if ft:
+            per_file.append(FileContainment(f.path, fm, ft))
+    total = at + rt
+    matched = am + rm
+    return Containment(matched, total, matched / total if total else 0.0, am, at, rm, rt, tuple(per_file))

@@ -1,0 +1,334 @@
+"""Commit-message trailers: git's own rules, pinned, and a Lore-aware recovery mode.
+
+``parse_trailers`` re-implements git-interpret-trailers(1) / ``trailer.c`` (as of git 2.39, no
+``trailer.*`` configuration, comment character ``#``) so results do not depend on the git that
+happens to be installed:
+
+* the trailer block is at the end of the message (or before a ``---`` divider line when
+  ``divider=True``), after trailing blank lines, comment lines, an old ``Conflicts:`` block and
+  a scissors line are set aside;
+* it is preceded by a blank or whitespace-only line; the first paragraph (the title) never holds
+  trailers;
+* it is all trailers, or holds a git-generated line (``Signed-off-by: ``,
+  ``(cherry picked from commit ``) and ``trailer_lines * 3 >= non_trailer_lines``; continuation
+  lines before a non-trailer count as non-trailers; comment lines are ignored;
+* a key is ASCII alphanumerics and ``-`` at the start of the line; spaces and tabs may sit
+  between it and ``:``; values fold like RFC 822 (a continuation line starts with whitespace)
+  and are unfolded with one space;
+* deliberate difference from git 2.39: a ``:`` immediately followed by ``//`` is not a
+  separator, as in newer git, so ``https://example.com`` is prose, not the trailer
+  ``https: //example.com`` (git 2.39 still returns that one);
+* a repeated key keeps every value, in order. The ``(cherry picked from commit …)`` line
+  counts for the block but, like ``--only-trailers``, is not returned (see ``cherry_picks``).
+
+``parse_lore`` returns the same git trailers plus the Lore lines git's rules miss in real
+histories (a blank line before ``Co-authored-by:``, one trailer per paragraph, Lore lines mixed
+with a little prose, an unindented continuation). It never changes what git mode found (except
+dropping a line that sits inside an unclosed code fence) and only adds lines from the paragraphs
+between the title and git's block (the whole body when git found none). Each such paragraph is
+judged on its own:
+
+* a line is a trailer line when it has git's key syntax; a *Lore line* when its key is in the
+  Lore vocabulary (``comind.harvest.lorekeys``, any dialect, any case);
+* lines inside a fenced code block (```` ``` ```` / ``~~~``), fence lines, lines quoted with ``>``,
+  and ``#`` lines are prose, whatever they look like;
+* a paragraph that starts with a trailer line and holds nothing but trailer lines, indented
+  continuations and *unindented continuations* (non-blank lines directly after a trailer line or
+  its continuation) is a trailer paragraph: all its trailers are returned (Lore and custom keys
+  such as ``Assisted-by``), the unindented lines folded into the trailer above them;
+* any other paragraph contributes its Lore lines (with their indented continuations) only when
+  it holds at least one Lore line and trailer lines are at least 25% of it (git's own test for a
+  block with a recognised key: ``trailer_lines * 3 >= non_trailer_lines``, the Lore keys playing
+  the part of configured keys). So "Tested: manually" after one sentence counts, while the same
+  line inside a paragraph of four or more prose lines does not: the reference found Lore lines
+  mixed with a few prose lines to be a real cause of git's misses, while a lone key-like line
+  wrapped into running prose is the false positive CommitLore warns about (its boundary case B3).
+  Non-Lore keys of such a mixed paragraph (``Note: …``) are never returned.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from comind.harvest.lorekeys import LORE_KEYS, canonical_lore_key
+
+GIT_SPACE = " \t\n\r"  # git's isspace(): no \v or \f
+GIT_GENERATED_PREFIXES = ("Signed-off-by: ", "(cherry picked from commit ")
+SCISSORS = "# ------------------------ >8 ------------------------"
+
+# Canonical case of common non-Lore keys; lookups are case-insensitive.
+KNOWN_KEYS: dict[str, str] = {k.lower(): k for k in (
+    "Signed-off-by", "Co-authored-by", "Co-developed-by", "Reviewed-by", "Acked-by", "Tested-by",
+    "Reported-by", "Suggested-by", "Helped-by", "Requested-by", "Assisted-by", "Generated-by",
+    "Cc", "Fixes", "Closes", "Resolves", "Refs", "Link", "See-also", "Bug", "Issue",
+    "Change-Id", "Reviewed-on", "BREAKING-CHANGE",
+)}
+
+_SEP_RE = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
+_UNFOLD_RE = re.compile(r"\n[ \t\n\r]*")
+_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CHERRY_RE = re.compile(r"^\(cherry picked from commit ([0-9a-f]{7,64})\)", re.MULTILINE)
+_LORE_HINT = re.compile(
+    r"^(?:" + "|".join(re.escape(k) for k in sorted(LORE_KEYS, key=len, reverse=True)) + r")[ \t]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class Trailer:
+    key: str            # as written
+    canonical_key: str  # canonical case for known keys (Lore vocabulary, common git keys), else as written
+    value: str          # unfolded and stripped; never contains a newline
+    raw: str            # the original line(s), exactly as they appear in the message
+    line: int           # 1-based line number of the key line in the message
+
+
+def canonical_key(key: str) -> str:
+    return canonical_lore_key(key) or KNOWN_KEYS.get(key.lower(), key)
+
+
+def _find_separator(line: str) -> int:
+    """Position of the ``:`` ending a key (git's find_separator with separators ":"), else -1."""
+    m = _SEP_RE.match(line)
+    if m is None:
+        return -1
+    end = m.end()
+    if line.startswith("//", end):  # newer git: "key://…" is a URL, not a trailer
+        return -1
+    return end - 1
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip(GIT_SPACE)
+
+
+def _split(message: str) -> tuple[list[str], bool]:
+    """Lines (split on ``\\n`` only, as git does) and whether the last one ends with a newline."""
+    lines = message.split("\n")
+    ends_nl = lines[-1] == ""
+    if ends_nl:
+        lines.pop()
+    return lines, ends_nl
+
+
+@dataclass(frozen=True)
+class _Block:
+    end_of_title: int  # index of the first blank line after the title (or trailer_end)
+    start: int         # first line of the trailer block (== end when there is none)
+    end: int           # line after the block
+
+
+def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
+    n = len(lines)
+
+    def has_nl(i: int) -> bool:
+        return i < n - 1 or ends_nl
+
+    end = n
+    if divider:  # find_patch_start: "---" followed by whitespace (a newline counts)
+        for i, line in enumerate(lines):
+            if line.startswith("---") and ((len(line) > 3 and line[3] in GIT_SPACE) or
+                                           (len(line) == 3 and has_nl(i))):
+                end = i
+                break
+
+    # ignore_non_trailer: trailing comments and blank lines, an old "Conflicts:" block, scissors.
+    cutoff = end
+    for i in range(end):
+        if lines[i] == SCISSORS and has_nl(i):
+            cutoff = i
+            break
+    boc = 0  # as in git, 0 doubles as "unset"
+    in_conflicts = False
+    for i in range(cutoff):
+        line = lines[i]
+        if line.startswith("#") or line == "":
+            if not boc:
+                boc = i
+        elif line == "Conflicts:" and has_nl(i):
+            in_conflicts = True
+            if not boc:
+                boc = i
+        elif in_conflicts and line.startswith("\t"):
+            pass
+        elif boc:
+            boc = 0
+            in_conflicts = False
+    trailer_end = boc if boc else cutoff
+
+    # find_trailer_start
+    end_of_title = trailer_end
+    for i in range(trailer_end):
+        if lines[i].startswith("#"):
+            continue
+        if _is_blank(lines[i]):
+            end_of_title = i
+            break
+    only_spaces = True
+    recognized = False
+    trailer_lines = non_trailer_lines = possible_continuations = 0
+    for i in range(trailer_end - 1, end_of_title - 1, -1):
+        line = lines[i]
+        if line.startswith("#"):
+            non_trailer_lines += possible_continuations
+            possible_continuations = 0
+            continue
+        if _is_blank(line):
+            if only_spaces:
+                continue
+            non_trailer_lines += possible_continuations
+            if (recognized and trailer_lines * 3 >= non_trailer_lines) or (trailer_lines and not non_trailer_lines):
+                return _Block(end_of_title, i + 1, trailer_end)
+            return _Block(end_of_title, trailer_end, trailer_end)
+        only_spaces = False
+        if line.startswith(GIT_GENERATED_PREFIXES):
+            trailer_lines += 1
+            possible_continuations = 0
+            recognized = True
+        elif _find_separator(line) >= 1:
+            trailer_lines += 1
+            possible_continuations = 0
+        elif line[0] in GIT_SPACE:
+            possible_continuations += 1
+        else:
+            non_trailer_lines += 1 + possible_continuations
+            possible_continuations = 0
+    return _Block(end_of_title, trailer_end, trailer_end)
+
+
+def _make(parts: list[str], first_index: int, sep: int) -> Trailer:
+    first = parts[0]
+    key = first[:sep].strip(GIT_SPACE)
+    value = "\n".join([first[sep + 1:], *parts[1:]]).strip(GIT_SPACE)
+    value = _UNFOLD_RE.sub(" ", value).strip(GIT_SPACE)
+    return Trailer(key, canonical_key(key), value, "\n".join(parts), first_index + 1)
+
+
+def _parse_block(lines: list[str], start: int, end: int) -> list[Trailer]:
+    entries: list[tuple[int, list[str]]] = []
+    last: list[str] | None = None
+    for i in range(start, end):
+        line = lines[i]
+        if last is not None and (line[:1] or "\n") in GIT_SPACE:
+            last.append(line)
+            continue
+        current = [line]
+        entries.append((i, current))
+        last = current if _find_separator(line) >= 1 else None
+    out: list[Trailer] = []
+    for i, parts in entries:
+        if parts[0].startswith("#"):
+            continue
+        sep = _find_separator(parts[0])
+        if sep >= 1:
+            out.append(_make(parts, i, sep))
+    return out
+
+
+def parse_trailers(message: str, *, divider: bool = False) -> list[Trailer]:
+    """Trailers by git's rules (``git interpret-trailers --parse``; ``--no-divider`` unless ``divider``)."""
+    if ":" not in message:
+        return []
+    lines, ends_nl = _split(message)
+    block = _git_block(lines, ends_nl, divider)
+    return _parse_block(lines, block.start, block.end)
+
+
+def cherry_picks(message: str) -> list[str]:
+    """Commit ids named by ``(cherry picked from commit <sha>)`` lines (``git cherry-pick -x``)."""
+    return _CHERRY_RE.findall(message)
+
+
+def _fenced(lines: list[str], start: int, end: int) -> list[bool]:
+    """For lines[start:end]: True where the line is a fence line or inside a fenced code block."""
+    out: list[bool] = []
+    opener: str | None = None
+    for i in range(start, end):
+        m = _FENCE_RE.match(lines[i])
+        if opener is None:
+            if m:
+                opener = m.group(1)
+            out.append(m is not None)
+        else:
+            if m and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener):
+                opener = None
+            out.append(True)
+    return out
+
+
+def _recover(lines: list[str], start: int, end: int, prose: list[bool]) -> list[Trailer]:
+    """Lore lines of the paragraphs in lines[start:end] (see the module docstring)."""
+    out: list[Trailer] = []
+    i = start
+    while i < end:
+        if _is_blank(lines[i]):
+            i += 1
+            continue
+        j = i
+        while j < end and not _is_blank(lines[j]):
+            j += 1
+        out.extend(_recover_paragraph(lines, i, j, prose))
+        i = j
+    return out
+
+
+def _recover_paragraph(lines: list[str], start: int, end: int, prose: list[bool]) -> list[Trailer]:
+    # kinds: K Lore line, T other trailer line, C indented continuation, U unindented
+    # continuation candidate, X prose.
+    kinds: list[str] = []
+    seps: list[int] = []
+    for i in range(start, end):
+        line = lines[i]
+        kind, sep = "X", -1
+        previous = kinds[-1] if kinds else "X"
+        if prose[i] or line.startswith(("#", ">")) or line.lstrip(" \t").startswith(">"):
+            kind = "X"
+        elif line[0] in GIT_SPACE:
+            kind = "C" if previous != "X" else "X"
+        elif (sep := _find_separator(line)) >= 1:
+            kind = "K" if canonical_lore_key(line[:sep].strip(GIT_SPACE)) else "T"
+        elif previous != "X":
+            kind = "U"
+        kinds.append(kind)
+        seps.append(sep)
+    if "K" not in kinds:
+        return []
+    whole = kinds[0] in "KT" and "X" not in kinds
+    if not whole:
+        kinds = ["X" if k == "U" else k for k in kinds]
+        # a continuation only continues a trailer line, never prose that was a U candidate
+        for n, k in enumerate(kinds):
+            if k == "C" and (n == 0 or kinds[n - 1] == "X"):
+                kinds[n] = "X"
+        trailers = kinds.count("K") + kinds.count("T")
+        if trailers * 3 < kinds.count("X"):
+            return []
+    out: list[Trailer] = []
+    n = 0
+    while n < len(kinds):
+        kind = kinds[n]
+        m = n + 1
+        while m < len(kinds) and kinds[m] in "CU":
+            m += 1
+        if kind == "K" or (kind == "T" and whole):
+            out.append(_make(lines[start + n:start + m], start + n, seps[n]))
+        n = m
+    return out
+
+
+def parse_lore(message: str) -> list[Trailer]:
+    """Git's trailers plus the Lore lines git's rules miss, in message order (see the module docstring)."""
+    if ":" not in message:
+        return []
+    lines, ends_nl = _split(message)
+    block = _git_block(lines, ends_nl, divider=False)
+    found = _parse_block(lines, block.start, block.end)
+    if not _LORE_HINT.search(message):
+        return found
+    body_start = block.end_of_title
+    prose = [False] * body_start + _fenced(lines, body_start, len(lines))
+    if found and any(prose[t.line - 1] for t in found):
+        found = [t for t in found if not prose[t.line - 1]]
+    region_end = block.start if block.start < block.end else len(lines)
+    return _recover(lines, body_start, region_end, prose) + found
