@@ -21,6 +21,11 @@ Calls are resolved through the file's import bindings and its own top-level defi
 call ``myapp.db.raw_query``; ``self.m()`` in a method calls ``module.Class.m``. A callee nothing
 explains stays as written with ``resolved=False``. Resolved names join module and member with
 ``.`` in every language (``src/db/index.query``, ``example.com/app/db.Open``).
+
+Limits: two Python packages with one name in a repository (``tests/`` and ``sub/tests/`` in a
+monorepo) share module names, and the first by path answers :meth:`ImportGraph.path_of`; calls
+through attributes of objects (``self.db.query()``, ``obj.m()``) are not typed, so they stay
+unresolved; TypeScript path aliases (``@/x``) are treated as external.
 """
 
 from __future__ import annotations
