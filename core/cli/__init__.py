@@ -24,6 +24,7 @@ COMMANDS = {
     "check": "check", "log": "read", "show": "read", "search": "read", "why": "code", "status": "code",
     "index": "code",
     "ledger": "ledger",
+    "bot": "bot",
 }
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,522 @@
+"""Merge requests as a source of records: Lore in descriptions and resolved review threads,
+``/comind`` commands, merged reverts and closed dead ends.
+
+What becomes a record (DESIGN §3, §8):
+
+* Lore keys (``comind.harvest.lorekeys``) in a merge request's description and in the comments
+  of its *resolved* review threads: ``Constraint`` -> constraint; ``Rejected`` -> one decision (the
+  merge request chosen over the rejected options) plus one abandoned attempt per option;
+  ``Directive`` -> gotcha (dormant after its ``[until:DATE]``); ``Not-tested`` -> question.
+* ``/comind`` commands written by people with write access: the very records the bot made when
+  it answered them (``comind.harvest.commands``), so a fresh runner re-derives what reviewers
+  recorded.
+* A merged revert (``Reverts owner/repo#N`` or ``This reverts merge request !N`` in the
+  description, or a title ``Revert "…"``) -> an attempt with outcome ``reverted`` whose approach
+  fingerprint is the reverted merge request's diff (or, when it cannot be found, the revert's
+  own diff read backwards).
+* A closed, unmerged merge request labelled ``dead_end_label`` (default ``dead-end``) -> an
+  attempt with outcome ``abandoned`` whose approach fingerprint is its diff.
+
+Records cite the comment or merge request URL as evidence and are anchored to the thread's line
+(``path:line``) or to the merge request's changed files (at most MAX_FILE_ANCHORS). Ids are
+UUIDv5 of ``mr:<forge>:<project>:<number>:…`` keys and a record whose id is already stored is
+not written again, so re-harvesting writes nothing new even after a description was edited.
+
+Incremental: the newest ``updated_at`` seen is kept per forge and project in
+``<cache>/mr-harvest.json`` and the next run lists only merge requests updated since (the bound is
+inclusive: the boundary merge request is seen again, harmlessly). The watermark moves only after
+a run that went through every merge request it listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from comind.errors import ComindError
+from comind.harvest.commands import CommandError, Origin, Resolver, command_records, parse_commands, timestamp
+from comind.mergerequests import ChangedFile, MergeRequest, Note, Thread, note_key
+from comind.records import TITLE_MAX, Record, harvested_id, new_record
+
+HARVESTER = {"name": "mr", "version": "1"}
+STATE_FILE = "mr-harvest.json"
+MAX_FILE_ANCHORS = 20
+MAX_APPROACH_FILES = 200
+MAX_APPROACH_CHARS = 200_000  # the fingerprint's normalised lines, all files together
+MAX_LINE_CHARS = 200
+
+
+class MergeRequestSource(Protocol):
+    """What the harvester reads from a forge; ``comind.bot``'s forges satisfy it."""
+
+    name: str
+
+    def bot_login(self) -> str: ...
+
+    def merge_request(self, number: int) -> MergeRequest: ...
+
+    def merge_requests(self, updated_after: datetime | None = None, state: str = "all") -> Iterator[MergeRequest]: ...
+
+    def changed_files(self, number: int) -> Iterator[ChangedFile]: ...
+
+    def notes(self, number: int) -> list[Note]: ...
+
+    def threads(self, number: int) -> list[Thread]: ...
+
+    def can_write(self, login: str) -> bool: ...
+
+
+def project_of(source: object, default: str = "") -> str:
+    """The project part of record ids: GitHub's ``owner/name``, GitLab's project id or path."""
+    for attribute in ("repository", "project"):
+        value = getattr(source, attribute, None)
+        if value:
+            return str(value)
+    if default:
+        return default
+    raise ComindError(f"{source!r}: cannot tell which project it serves")
+
+
+@dataclass
+class HarvestResult:
+    merge_requests: int = 0
+    derived: int = 0  # records derived (new or not)
+    written: int = 0  # records written now
+    skipped: list[str] = field(default_factory=list)  # what could not become a record, and why
+    watermark: datetime | None = None
+
+
+# --- approach fingerprints -----------------------------------------------------------------------
+
+def _normalise(line: str) -> str | None:
+    text = " ".join(line.split())
+    if not any(c.isalnum() for c in text):
+        return None  # braces, blank lines, punctuation: nothing to recognise a change by
+    return text[:MAX_LINE_CHARS]
+
+
+def patch_lines(patch: str | None) -> tuple[list[str], list[str]]:
+    """The normalised lines a patch adds and removes (each once, in order)."""
+    added: dict[str, None] = {}
+    removed: dict[str, None] = {}
+    for line in (patch or "").splitlines():
+        if line.startswith("@@") or line.startswith(("+++ ", "--- ")):
+            continue
+        if line.startswith("+") and (text := _normalise(line[1:])):
+            added[text] = None
+        elif line.startswith("-") and (text := _normalise(line[1:])):
+            removed[text] = None
+    return list(added), list(removed)
+
+
+def approach_fingerprint(files: Iterable[ChangedFile], *, invert: bool = False) -> dict[str, Any]:
+    """The approach of a change as the normalised lines it added and removed, per file.
+
+    ``invert`` reads a diff backwards (a revert's diff is the reverted change turned around).
+    Bounded: at most MAX_APPROACH_FILES files and MAX_APPROACH_CHARS characters of lines.
+    """
+    out: list[dict[str, Any]] = []
+    budget = MAX_APPROACH_CHARS
+    truncated = False
+    for changed in files:
+        added, removed = patch_lines(changed.patch)
+        if invert:
+            added, removed = removed, added
+        if not added and not removed:
+            continue
+        if len(out) == MAX_APPROACH_FILES or budget <= 0:
+            truncated = True
+            break
+        entry: dict[str, Any] = {"path": changed.path, "added": [], "removed": []}
+        for side, lines in (("added", added), ("removed", removed)):
+            for text in lines:
+                if len(text) > budget:
+                    truncated = True
+                    break
+                entry[side].append(text)
+                budget -= len(text)
+        out.append(entry)
+    fingerprint: dict[str, Any] = {"version": 1, "source": "mr-diff", "files": out}
+    if truncated:
+        fingerprint["truncated"] = True
+    return fingerprint
+
+
+# --- revert detection ------------------------------------------------------------------------------
+
+_REVERTS = re.compile(r"^\s*Reverts\s+(?P<repo>[\w.-]+/[\w.-]+)?#(?P<n>\d+)\b", re.M | re.I)
+_GITLAB_REVERTS = re.compile(r"\bThis reverts merge request\s+(?P<repo>[\w./-]+)?!(?P<n>\d+)\b", re.I)
+_REVERT_TITLE = re.compile(r'^\s*Revert\s+"(?P<title>.+)"\s*$', re.S)
+
+
+def reverted_number(mr: MergeRequest, project: str) -> tuple[bool, int | None, str | None]:
+    """(is a revert, the reverted merge request's number if named here, the reverted title)."""
+    title = _REVERT_TITLE.match(mr.title)
+    for pattern in (_REVERTS, _GITLAB_REVERTS):
+        found = pattern.search(mr.description)
+        if found:
+            same = not found.group("repo") or found.group("repo").lower() == project.lower()
+            return True, int(found.group("n")) if same else None, title.group("title") if title else None
+    return bool(title), None, title.group("title") if title else None
+
+
+def _reason(description: str) -> str:
+    """The description without revert boilerplate, as the reason a change was reverted/abandoned."""
+    text = _REVERTS.sub("", description)
+    text = _GITLAB_REVERTS.sub("", text)
+    text = re.sub(r"^\s*This reverts commit [0-9a-f]{7,64}\.?\s*$", "", text, flags=re.M | re.I)
+    return " ".join(text.split())[:1000]
+
+
+def _title(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
+
+
+def _lore_atom(text: str) -> Any:
+    """The Lore content of a comment or description (a synthetic subject line goes first: a
+    commit message's first paragraph never holds trailers)."""
+    from comind.harvest.lorekeys import lore_atom
+
+    return lore_atom("comment\n\n" + text)
+
+
+# --- the harvester ------------------------------------------------------------------------------
+
+class MergeRequestHarvester:
+    """Harvests one forge project into ``ws.harvest_store`` (or ``ws.store`` with ``publish``)."""
+
+    def __init__(self, ws: Any, source: MergeRequestSource, *, project: str | None = None,
+                 publish: bool = False, ledger: Any = None) -> None:
+        self.ws = ws
+        self.source = source
+        self.project = project or project_of(source, ws.repo_name)
+        self.store = ws.store if publish else ws.harvest_store
+        self._ledger = ledger
+        self._resolver: Resolver | None = None
+        self._made: list[Record] = []  # records derived before the resolver was needed
+        self._writers: dict[str, bool] = {}
+        self._bot: str | None = None
+        self._bot_known = False
+        self._known: set[str] | None = None
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def state_path(self) -> Any:
+        return self.ws.cache_dir / STATE_FILE
+
+    @property
+    def state_key(self) -> str:
+        return f"{self.source.name}:{self.project}"
+
+    def _state(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def watermark(self) -> datetime | None:
+        value = self._state().get(self.state_key)
+        try:
+            return datetime.fromisoformat(value) if value else None
+        except ValueError:
+            return None
+
+    def _save_watermark(self, moment: datetime) -> None:
+        state = self._state()
+        state[self.state_key] = moment.isoformat()
+        tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, self.state_path)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    @property
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            ledger = self._ledger
+            if ledger is None:
+                ledger = self.ws.ledger()
+                ledger.sync(warn=False)
+                self._ledger = ledger
+            self._resolver = Resolver(ledger)
+            self._resolver.add(self._made)
+        return self._resolver
+
+    def _bot_login(self) -> str | None:
+        if not self._bot_known:
+            try:
+                self._bot = self.source.bot_login()
+            except ComindError:
+                self._bot = None  # cannot tell: no comment is skipped as the bot's own
+            self._bot_known = True
+        return self._bot
+
+    def can_write(self, login: str) -> bool:
+        if login not in self._writers:
+            self._writers[login] = self.source.can_write(login)
+        return self._writers[login]
+
+    def known_ids(self) -> set[str]:
+        """Ids already stored (either store) or erased: such records are not written again."""
+        if self._known is None:
+            known: set[str] = set()
+            for store in {id(s): s for s in (self.ws.store, self.ws.harvest_store)}.values():
+                known |= {key[:36] for key in store.inbox_keys()}
+            known |= self.store.erased_ids()
+            self._known = known
+        return self._known
+
+    def _write(self, records: Iterable[Record], result: HarvestResult) -> None:
+        from comind.store import StoreError
+
+        for record in records:
+            result.derived += 1
+            if self._resolver is not None:
+                self._resolver.add([record])
+            else:
+                self._made.append(record)
+            if record.id in self.known_ids():
+                continue
+            try:
+                if self.store.put(record):
+                    result.written += 1
+            except StoreError as exc:
+                result.skipped.append(str(exc))
+            self.known_ids().add(record.id)
+
+    def _provenance(self, login: str) -> dict[str, Any]:
+        from comind.actors import actor_id
+
+        return {"actor": actor_id(login, self.ws.repo_name), "author_kind": "harvested", "source": "mr",
+                "repo": self.ws.repo_name, "harvester": dict(HARVESTER)}
+
+    def _key(self, mr: MergeRequest, *parts: object) -> str:
+        return ":".join(["mr", self.source.name, self.project, str(mr.number), *map(str, parts)])
+
+    # -- running -------------------------------------------------------------------------------
+
+    def harvest(self) -> HarvestResult:
+        """Every merge request updated since the watermark; then the watermark moves on."""
+        result = HarvestResult()
+        newest = after = self.watermark()
+        for mr in self.source.merge_requests(updated_after=after):
+            result.merge_requests += 1
+            self._write(self.derive(mr), result)
+            newest = mr.updated_at if newest is None else max(newest, mr.updated_at)
+        if newest is not None and newest != after:
+            self._save_watermark(newest)
+        result.watermark = newest
+        return result
+
+    def harvest_merge_request(self, mr: MergeRequest | int) -> HarvestResult:
+        """One merge request (the bot's run on it); the watermark is left alone."""
+        if isinstance(mr, int):
+            mr = self.source.merge_request(mr)
+        result = HarvestResult(merge_requests=1)
+        self._write(self.derive(mr, result), result)
+        return result
+
+    def derive(self, mr: MergeRequest, result: HarvestResult | None = None) -> Iterator[Record]:
+        """The records of one merge request, in an order where a command sees the records
+        earlier comments made (the caller writes each before asking for the next)."""
+        skipped = result.skipped if result is not None else []
+        files: list[ChangedFile] | None = None
+
+        def changed() -> list[ChangedFile]:
+            nonlocal files
+            if files is None:
+                files = list(self.source.changed_files(mr.number))
+            return files
+
+        def file_anchors() -> list[dict[str, Any]]:
+            return self._file_anchors(changed())
+
+        if mr.description.strip():
+            atom = _lore_atom(mr.description)
+            if atom.has_lore:
+                yield from self._lore_records(
+                    atom, mr, self._key(mr, "description"), anchors=file_anchors, login=mr.author,
+                    evidence=[{"type": "mr", "ref": mr.web_url}], created_at=mr.updated_at, skipped=skipped)
+        me = self._bot_login()
+        for thread in self.source.threads(mr.number):
+            if not thread.resolved:
+                continue
+            for note in thread.notes:
+                if note.author == me or not note.body.strip():
+                    continue
+                atom = _lore_atom(note.body)
+                if not atom.has_lore:
+                    continue
+                anchors = self._thread_anchors(thread) or file_anchors
+                yield from self._lore_records(
+                    atom, mr, self._key(mr, note_key(note), "lore"), anchors=anchors, login=note.author,
+                    evidence=[{"type": "url", "ref": note.url}, {"type": "mr", "ref": mr.web_url}],
+                    created_at=note.created_at, skipped=skipped)
+        yield from self._command_records(mr, skipped)
+        if mr.merged:
+            yield from self._revert(mr, changed, skipped)
+        elif mr.state == "closed" and self._dead_end_label(mr):
+            yield from self._dead_end(mr, changed(), skipped)
+
+    # -- pieces --------------------------------------------------------------------------------
+
+    def _dead_end_label(self, mr: MergeRequest) -> bool:
+        wanted = str(self.ws.config.dead_end_label).strip().lower()
+        return bool(wanted) and any(label.strip().lower() == wanted for label in mr.labels)
+
+    @staticmethod
+    def _file_anchors(files: list[ChangedFile]) -> list[dict[str, Any]]:
+        from comind.anchors import AnchorError, parse_anchor
+
+        anchors: list[dict[str, Any]] = []
+        for changed in files:
+            if len(anchors) == MAX_FILE_ANCHORS:
+                break
+            try:
+                anchor = parse_anchor(changed.path)
+            except AnchorError:
+                continue
+            if anchor.get("scope") == "file" and "line" not in anchor:
+                anchors.append(anchor)
+        return anchors or [parse_anchor("repo:")]
+
+    @staticmethod
+    def _thread_anchors(thread: Thread) -> list[dict[str, Any]]:
+        from comind.anchors import AnchorError, parse_anchor
+
+        if not thread.path:
+            return []
+        try:
+            return [parse_anchor(f"{thread.path}:{thread.line}" if thread.line else thread.path)]
+        except AnchorError:
+            return []
+
+    def _lore_records(self, atom: Any, mr: MergeRequest, key: str, *, anchors: Any, login: str,
+                      evidence: list[dict[str, str]], created_at: datetime, skipped: list[str]) -> Iterator[Record]:
+        """Constraint, Rejected, Directive and Not-tested values as records (ids ``<key>:<n>``)."""
+        where = anchors() if callable(anchors) else anchors
+        common = {"anchors": where, "evidence": evidence, "provenance": self._provenance(login),
+                  "created_at": timestamp(created_at)}
+        cause = f"{mr.title} (!{mr.number})"
+        planned: list[tuple[str, dict[str, Any]]] = []
+        for text in atom.constraints:
+            planned.append(("constraint", {"title": _title(text), "fields": {"rule": text, "severity": "must"}}))
+        if atom.rejected:
+            options = [r.option for r in atom.rejected if r.option]
+            if options:
+                planned.append(("decision", {
+                    "title": _title(f"{mr.title} over {', '.join(options)}"),
+                    "fields": {"chosen": mr.title or f"!{mr.number}",
+                               "alternatives": [{"option": r.option, "why_not": r.reason}
+                                                for r in atom.rejected if r.option]}}))
+            for rejected in atom.rejected:
+                if rejected.option:
+                    planned.append(("attempt", {
+                        "title": _title(f"Rejected: {rejected.option}"),
+                        "fields": {"approach": rejected.option, "outcome": "abandoned",
+                                   "reason": rejected.reason}}))
+        for directive in atom.directives:
+            extra = {"until": directive.until.isoformat()} if directive.until else {}
+            planned.append(("gotcha", {"title": _title(directive.text),
+                                       "fields": {"symptom": directive.text, "cause": cause}, **extra}))
+        for text in atom.not_tested:
+            planned.append(("question", {"title": _title(f"Not tested: {text}"), "fields": {"question": text}}))
+        for n, (kind, parts) in enumerate(planned):
+            try:
+                yield new_record(kind, record_id=harvested_id(f"{key}:{n}"), **common, **parts)
+            except ComindError as exc:
+                skipped.append(f"{mr.web_url}: {kind} from Lore: {exc}")
+
+    def _command_records(self, mr: MergeRequest, skipped: list[str]) -> Iterator[Record]:
+        me = self._bot_login()
+        for note in self.source.notes(mr.number):
+            if note.author == me:
+                continue
+            parsed = parse_commands(note.body)
+            if not any(not isinstance(p, CommandError) and p.writes for p in parsed):
+                continue
+            if not self.can_write(note.author):
+                continue
+            for index, command in enumerate(parsed):
+                if isinstance(command, CommandError) or not command.writes:
+                    continue
+                origin = Origin(self.source.name, self.project, mr.number, mr.web_url, note, index,
+                                self.ws.repo_name)
+                try:
+                    records = command_records(self.ws, command, origin, self.resolver)
+                except CommandError as exc:
+                    skipped.append(f"{note.url}: {exc.problem}")
+                    continue
+                yield from records
+
+    def _attempt(self, mr: MergeRequest, key: str, *, title: str, approach: str, outcome: str,
+                 fingerprint: dict[str, Any], anchors: list[dict[str, Any]], evidence: list[dict[str, str]],
+                 reason: str) -> Record:
+        fields = {"approach": approach[:1000], "outcome": outcome, "fingerprint": fingerprint,
+                  "reason": reason or None}
+        return new_record("attempt", title=_title(title), anchors=anchors, evidence=evidence, fields=fields,
+                          provenance=self._provenance(mr.author), created_at=timestamp(mr.updated_at),
+                          record_id=harvested_id(key), valid_from=mr.merge_commit_sha or None)
+
+    def _revert(self, mr: MergeRequest, changed: Any, skipped: list[str]) -> Iterator[Record]:
+        is_revert, number, reverted_title = reverted_number(mr, self.project)
+        if not is_revert:
+            return
+        reverted: MergeRequest | None = None
+        files: list[ChangedFile] = []
+        if number is not None and number != mr.number:
+            try:
+                reverted = self.source.merge_request(number)
+                files = list(self.source.changed_files(number))
+            except ComindError as exc:  # gone, or not visible: read the revert's own diff backwards
+                skipped.append(f"{mr.web_url}: reverted !{number} not readable ({exc}); using the revert's diff")
+                reverted, files = None, []
+        invert = not files
+        if invert:
+            files = changed()
+        what = reverted.title if reverted else reverted_title or mr.title
+        where = f" (!{reverted.number})" if reverted else ""
+        paths = ", ".join(f.path for f in files[:10]) + (", …" if len(files) > 10 else "")
+        evidence = [{"type": "mr", "ref": mr.web_url}]
+        if reverted is not None:
+            evidence.append({"type": "mr", "ref": reverted.web_url})
+        if mr.merge_commit_sha:
+            evidence.append({"type": "commit", "ref": mr.merge_commit_sha})
+        try:
+            yield self._attempt(
+                mr, self._key(mr, "revert"), title=f"Reverted: {what}", outcome="reverted",
+                approach=f"{what}{where}; changed {paths or 'no files'}",
+                fingerprint=approach_fingerprint(files, invert=invert), anchors=self._file_anchors(files),
+                evidence=evidence, reason=_reason(mr.description))
+        except ComindError as exc:
+            skipped.append(f"{mr.web_url}: revert: {exc}")
+
+    def _dead_end(self, mr: MergeRequest, files: list[ChangedFile], skipped: list[str]) -> Iterator[Record]:
+        paths = ", ".join(f.path for f in files[:10]) + (", …" if len(files) > 10 else "")
+        try:
+            yield self._attempt(
+                mr, self._key(mr, "dead-end"), title=f"Abandoned: {mr.title}", outcome="abandoned",
+                approach=f"{mr.title} (!{mr.number}); changed {paths or 'no files'}",
+                fingerprint=approach_fingerprint(files), anchors=self._file_anchors(files),
+                evidence=[{"type": "mr", "ref": mr.web_url}], reason=_reason(mr.description))
+        except ComindError as exc:
+            skipped.append(f"{mr.web_url}: dead end: {exc}")
+
+
+def harvest(ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False) -> HarvestResult:
+    """Harvest every merge request updated since the last run (see the module docstring)."""
+    return MergeRequestHarvester(ws, source, project=project, publish=publish).harvest()
+
+
+__all__ = [
+    "HARVESTER", "HarvestResult", "MergeRequestHarvester", "MergeRequestSource", "approach_fingerprint", "harvest",
+    "patch_lines", "project_of", "reverted_number",
+]
