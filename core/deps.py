@@ -63,7 +63,6 @@ def normalize_pypi(name: str) -> str:
 
 _LOCKFILES = {"poetry.lock": "pypi", "uv.lock": "pypi", "Pipfile.lock": "pypi",
               "package-lock.json": "npm", "Cargo.lock": "cargo"}
-_MANIFESTS = {"pyproject.toml", "package.json", "go.mod", "Cargo.toml"}
 
 
 def _is_requirements(path: str) -> bool:
@@ -92,7 +91,7 @@ def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, 
             if name not in ("node_modules", ".git"):
                 yield from _manifest_blobs(entry, path + "/")
         elif isinstance(entry, pygit2.Blob) and entry.filemode in (0o100644, 0o100755) and (
-                name in _MANIFESTS or name in _LOCKFILES or _is_requirements(path)):
+                name in _MANIFEST_PARSERS or name in _LOCKFILES or _is_requirements(path)):
             yield path, bytes(entry.data)
 
 
@@ -105,7 +104,7 @@ def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
     for path, data in sorted(_manifest_blobs(_tree_of(source))):
         name = posixpath.basename(path)
         try:
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")  # a BOM is tolerated, as npm and pip do
             if name in _LOCKFILES:
                 found = list(_LOCK_PARSERS[name](path, text))
                 eco = _LOCKFILES[name]

@@ -334,6 +334,7 @@ def test_malformed_manifests_are_problems_not_crashes(tmp_path: Path) -> None:
     r.write("f/go.mod", "module x\nrequire (\n\tonly-a-path\n)\n")
     r.write("g/package-lock.json", textwrap.dedent('{"packages": {"node_modules/x": {"version": "1.0.0"}}}'))
     r.write("h/pyproject.toml", b"\xff\xfe[project]")
+    r.write("i/package.json", b'\xef\xbb\xbf{"dependencies": {"bom": "^1.0.0"}}')
     r.commit("broken")
     result = scan(pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree))
     problems = "\n".join(result.problems)
@@ -341,7 +342,8 @@ def test_malformed_manifests_are_problems_not_crashes(tmp_path: Path) -> None:
                  "e/Cargo.lock", "f/go.mod", "h/pyproject.toml"):
         assert path in problems, path
     names = {d.name for d in result.dependencies}
-    assert {"good", "x"} <= names
+    assert {"good", "x", "bom"} <= names
+    assert not any("i/package.json" in p for p in result.problems)
 
 
 # --- version ranges ---------------------------------------------------------------------------------
