@@ -437,6 +437,15 @@ def test_every_node_kind_named_exists_in_its_grammar() -> None:
             root.find_all(kind=kind)  # raises RuntimeError for a kind the grammar lacks
 
 
+def test_analyse_takes_a_parsed_tree() -> None:
+    lang = LANGUAGES["python"]
+    from_text, _ = lang.analyse(BASE)
+    from_tree, tokens = lang.analyse(lang.parse(BASE), keep_tokens=True)
+    assert from_tree == from_text and tokens["total"][:2] == ["result", "="]
+    with pytest.raises(ValueError, match="no built-in language"):
+        type("Cobol", (type(lang),), {"ast_grep_name": "cobol"})().parse("x")
+
+
 def test_shared_walk_handles_every_language() -> None:
     # Every registered language parses an empty file without an error.
     for lang in LANGUAGES.values():

@@ -242,14 +242,15 @@ class Language:
             raise ValueError(f"ast-grep has no built-in language {self.ast_grep_name!r}")
         return SgRoot(text, self.ast_grep_name)
 
-    def analyse(self, text: str, *, keep_tokens: bool = False
+    def analyse(self, source: str | SgRoot, *, keep_tokens: bool = False
                 ) -> tuple[FileSymbols, dict[str, list[str]]]:
         """Walk the tree once: definitions with fingerprints, imports, calls, syntax errors.
 
+        ``source`` is the file's text or a tree already parsed with :meth:`parse`.
         With ``keep_tokens`` also return each definition's body tokens by qualname.
         The walk is iterative: deeply nested expressions must not hit the recursion limit.
         """
-        root = self.parse(text).root()
+        root = (source if isinstance(source, SgRoot) else self.parse(source)).root()
         toks: list[str] = []
         ident = bytearray()
         opened: list[_Open] = []  # definitions in document order
