@@ -52,7 +52,7 @@ _GERRIT_CL = re.compile(
 _GERRIT_SUBMISSION_BODY = re.compile(r"^Reverted changes: /q/submissionid:(\S+)", re.MULTILINE)
 _CONVENTIONAL = re.compile(r"(?P<type>[A-Za-z][\w-]{0,30})(?:\([^)\n]{0,100}\))?(?P<bang>!)?:[ \t]+")
 _REVERT_N = re.compile(r"revert\^(\d{1,4})[ \t]*", re.IGNORECASE)
-_REVERT_WORD = re.compile(r"revert[ \t]*", re.IGNORECASE)
+_REVERT_WORD = re.compile(r"revert[,:]?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 _REF = rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:commit[ \t]+)?{HEX}\b)"
 _REF_SUBJECT = re.compile(
@@ -62,7 +62,7 @@ _REF_SUBJECT = re.compile(
 )
 _ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:commit[ \t]+)?({HEX})", re.IGNORECASE)
 _FREE_FORM = re.compile(r"(?:partial(?:ly)?[ \t]+)?(?:re-?)?(?:revert|reverts|reverted|reverting)\b", re.IGNORECASE)
-_PR_SUFFIX = re.compile(r"[ \t]*\((?:[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
+_PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
 _GERRIT_SUBMISSION = re.compile(r"revert[ \t]+submission[ \t]+(\S+)", re.IGNORECASE)
 
 # Conventional Commits types stripped by normalise_subject: a fixed list, so Gerrit-style
@@ -155,7 +155,7 @@ def _pr_in(text: str | None) -> int | None:
     if not text:
         return None
     m = _PR_SUFFIX.search(text)
-    return int(m.group(1)) if m else None
+    return int(m.group(2)) if m and not m.group("repo") else None  # "(owner/repo#N)" is another repository
 
 
 def _subject_markers(subject: str) -> list[RevertMarker]:
@@ -185,9 +185,8 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
                 # "revert: fix(x): thing (#orig) (#self)": two trailing PR numbers, the inner one is the target
                 first = _PR_SUFFIX.search(description)
                 if first:
-                    before = description[:first.start()]
-                    inner = _PR_SUFFIX.search(before)
-                    pr = int(inner.group(1)) if inner else None
+                    before = description[:first.start()]  # the last (#N) is the revert's own PR
+                    pr = _pr_in(before.rstrip())
             sha = None
             if q is None and (h := re.match(rf"(?:commit[ \t]+)?({HEX})\b", description, re.IGNORECASE)):
                 sha = h.group(1).lower()
@@ -253,11 +252,6 @@ def revert_markers(subject: str, body: str) -> list[RevertMarker]:
     if "evert" in body or "EVERT" in body:  # cheap pre-filter: every body form contains "revert"
         markers.extend(_body_markers(body))
     return markers
-
-
-def is_revert_like(markers: list[RevertMarker]) -> bool:
-    """True when a subject or an unindented body line carries a marker."""
-    return any(m.source == "subject" or not m.indented for m in markers)
 
 
 _BOILERPLATE = (
