@@ -80,13 +80,15 @@ class Violation:
 
     @property
     def fingerprint(self) -> str:
-        data = "\0".join((self.rule, self.path or "", self.text)).encode("utf-8", "surrogatepass")
+        """Stable across runs, line moves and re-spacing: blake3 of rule, path and the text's tokens."""
+        data = "\0".join((self.rule, self.path or "", tokens(self.text))).encode("utf-8", "surrogatepass")
         return str(blake3(data).hexdigest(length=16))
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        """What matches a violation at head to one at base: never line numbers."""
-        return (self.record_id, self.rule, self.path or "", self.text)
+        """What matches a violation at head to one at base: never line numbers, nor spacing
+        (``eval( x )`` and ``eval(x)`` are the same match)."""
+        return (self.record_id, self.rule, self.path or "", tokens(self.text))
 
     def sort_key(self) -> tuple[str, str, int, str, str]:
         return (self.record_id, self.path or "", self.line or 0, self.rule, self.text)
@@ -95,6 +97,14 @@ class Violation:
 def normalise(text: str) -> str:
     """Whitespace collapsed to single spaces, ends stripped."""
     return " ".join(text.split())
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def tokens(text: str) -> str:
+    """Word and punctuation tokens joined by single spaces: spacing never changes a match."""
+    return " ".join(_TOKEN.findall(text))
 
 
 @dataclass(frozen=True, slots=True)

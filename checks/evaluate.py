@@ -150,7 +150,7 @@ def _new(head: list[Violation], base: Outcome | None, renames: dict[str, str], r
         result.warnings.append(f"{label}: not run at the base ({base.not_run}); every violation at head is "
                                "reported")
         return list(head)
-    counts = Counter((v.record_id, v.rule, renames.get(v.path, v.path) if v.path else "", v.text)
+    counts = Counter((v.record_id, v.rule, renames.get(v.path, v.path) if v.path else "", v.key[3])
                      for v in base.violations if not v.head_only)
     out = []
     for v in head:

@@ -104,9 +104,9 @@ class _Matcher:
 class GraphCheck(Check):
     type: ClassVar[str] = "graph"
     fields: ClassVar[tuple[CheckField, ...]] = (
-        CheckField("from", "globs", True, 'module or path globs of the sources, e.g. "myapp/handlers/**"'),
-        CheckField("forbid", "globs", False, 'targets no source may import or call, e.g. "myapp.db.raw_query"'),
-        CheckField("require", "globs", False, "targets some source must import or call"),
+        CheckField("from", "any", True, 'module or path globs of the sources, e.g. "myapp/handlers/**"'),
+        CheckField("forbid", "any", False, 'targets no source may import or call, e.g. "myapp.db.raw_query"'),
+        CheckField("require", "any", False, "targets some source must import or call"),
         CheckField("edges", "choice", False, "imports (default), calls or both", ("imports", "calls", "both")),
         CheckField("indirect", "bool", False, "count paths through other modules too (default false)"),
         CheckField("files", "globs", False, "only sources in files matching these path globs"),
@@ -114,8 +114,7 @@ class GraphCheck(Check):
 
     def compile(self) -> None:
         spec = self.spec
-        self.sources = [check_glob(g, f"check.from[{i}]")
-                        for i, g in enumerate(check_strings(spec["from"], "check.from"))]
+        self.sources = self._targets("from")
         self.forbid = self._targets("forbid")
         self.require = self._targets("require")
         if not self.forbid and not self.require:
@@ -136,7 +135,7 @@ class GraphCheck(Check):
                              where)
         out = []
         for i, value in enumerate(values):
-            if not isinstance(value, str):
+            if not isinstance(value, str) or not value.strip() or len(value) > 1000:
                 raise CheckError(f'expected a module glob like "myapp.db.*", got {value!r}'[:200], f"{where}[{i}]")
             out.append(check_glob(value, f"{where}[{i}]"))
         return out
@@ -242,7 +241,8 @@ class GraphCheck(Check):
         name, glob = hit
         via = f" via {' -> '.join(chain)}" if len(chain) > 2 else ""
         message = self.message or f"{module} imports {name}{via}, which is forbidden (matches {glob!r})"
-        return self.violation(site.path, site.line or None, site.line or None, f"{module} imports {name}", message)
+        # the text leaves out the importer's name: the path says it, and follows renames
+        return self.violation(site.path, site.line or None, site.line or None, f"imports {name}", message)
 
     # calls ---------------------------------------------------------------------------------------
     def _calls(self, graph: ImportGraph, matcher: _Matcher, source_files: list[str],
@@ -253,7 +253,7 @@ class GraphCheck(Check):
             for e in edges:
                 hit = matcher.first_target(targets, _callee_names(e))
                 if hit:
-                    yield self._call_violation(e.caller, hit, e.path, e.line, [e.caller, hit[0]])
+                    yield self._call_violation(graph, e.caller, hit, e.path, e.line, [e.caller, hit[0]])
             return
         all_edges = graph.call_edges()
         by_caller: dict[str, list[CallEdge]] = {}
@@ -294,7 +294,7 @@ class GraphCheck(Check):
                 hit = matcher.first_target(targets, _callee_names(e))
                 if hit and hit[0] not in seen:
                     seen.add(hit[0])
-                    yield self._call_violation(start, hit, e.path, e.line, [start, hit[0]])
+                    yield self._call_violation(graph, start, hit, e.path, e.line, [start, hit[0]])
             if start not in useful:
                 continue
             came_from = {start: start}
@@ -317,14 +317,18 @@ class GraphCheck(Check):
                         first = next((c for c in outgoing(start) if c.callee == chain[1] and c.path in wanted),
                                      None)
                         path, line = (first.path, first.line) if first else (e.path, e.line)
-                        yield self._call_violation(start, hit, path, line, [*chain, hit[0]])
+                        yield self._call_violation(graph, start, hit, path, line, [*chain, hit[0]])
 
-    def _call_violation(self, caller: str, hit: tuple[str, str], path: str, line: int,
+    def _call_violation(self, graph: ImportGraph, caller: str, hit: tuple[str, str], path: str, line: int,
                         chain: list[str]) -> Violation:
         name, glob = hit
         via = f" via {' -> '.join(chain)}" if len(chain) > 2 else ""
         message = self.message or f"{caller} calls {name}{via}, which is forbidden (matches {glob!r})"
-        return self.violation(path, line or None, line or None, f"{caller} calls {name}", message)
+        # the text names the caller inside its file (the path names the file, and follows renames)
+        module = graph.module_of(path) or ""
+        local = caller[len(module) + 1:] if module and caller.startswith(module + ".") else "<module>" \
+            if caller == module else caller
+        return self.violation(path, line or None, line or None, f"{local} calls {name}", message)
 
 
 def _callee_names(edge: CallEdge) -> tuple[str, ...]:

@@ -1,0 +1,541 @@
+"""The compiled check types, each against real repositories with real commits.
+
+Every type: violated on a branch but not on the base → one new violation; already on the base →
+none in diff-aware mode and all with --all; moved lines → still not new; broken specs → a clear
+CheckError. semgrep runs for real when installed (else those tests skip); "not installed" and
+"hangs" use PATH and a tiny external executable, never a stand-in for our own code.
+"""
+
+from __future__ import annotations
+
+import stat
+import textwrap
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from comind.checks.base import (
+    CHECK_TYPES,
+    Check,
+    CheckContext,
+    CheckError,
+    compile_check,
+    module_matches,
+    path_matches,
+)
+from comind.checks.evaluate import Evaluation, evaluate
+from comind.checks.semgrep import find_semgrep
+from comind.codeindex import CodeIndex
+from comind.records import Record, new_record
+from gitrepo import GitRepo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+TODAY = date(2026, 3, 1)
+PROVENANCE = {"actor": "ada", "author_kind": "human", "source": "cli"}
+
+
+def constraint(check: dict[str, Any], title: str = "Handlers never touch the database directly",
+               severity: str = "must") -> Record:
+    return new_record("constraint", title=title, anchors=[{"scope": "repo", "raw": "repo:", "role": "subject"}],
+                      fields={"rule": title, "severity": severity, "check": check}, provenance=PROVENANCE)
+
+
+def suppression(constraint_id: str, *, anchors: list[dict[str, Any]] | None = None, expires: str | None = None,
+                title: str = "Legacy importer may use raw queries") -> Record:
+    fields = {"constraint": constraint_id, "reason": "legacy code, rewrite planned", "owner": "team-data"}
+    if expires:
+        fields["expires"] = expires
+    return new_record("suppression", title=title, anchors=anchors or [], fields=fields, provenance=PROVENANCE)
+
+
+def check_all(repo: GitRepo, specs: list[dict[str, Any]] | dict[str, Any], *, base: str | None, head: str = "HEAD",
+              suppressions: list[Record] | None = None, records: list[Record] | None = None,
+              **ctx_options: Any) -> Evaluation:
+    if isinstance(specs, dict):
+        specs = [specs]
+    recs = records or [constraint(s) for s in specs]
+    checks = [(r, compile_check(r.id, r.fields["check"])) for r in recs]
+    index = CodeIndex(repo.path, repo.path / ".git" / "comind" / "index.sqlite")
+    ctx = CheckContext(index, work_tree=repo.path, **ctx_options)
+    return evaluate(checks, ctx, base=base, head=head, suppressions=suppressions or [], today=TODAY)
+
+
+def texts(ev: Evaluation) -> list[str]:
+    return [v.text for v in ev.violations]
+
+
+# --- globs ----------------------------------------------------------------------------------------
+
+def test_globs() -> None:
+    assert path_matches("myapp/handlers/**", "myapp/handlers/a/b.py")
+    assert path_matches("myapp/handlers/", "myapp/handlers/x.py")
+    assert path_matches("myapp/handlers", "myapp/handlers/x.py")
+    assert path_matches("src/**/*.py", "src/a.py") and path_matches("src/**/*.py", "src/a/b/c.py")
+    assert not path_matches("src/*.py", "src/a/b.py")
+    assert path_matches("**/test_*.py", "tests/test_x.py") and path_matches("**/test_*.py", "test_x.py")
+    assert module_matches("myapp.db", "myapp.db.raw_query")
+    assert not module_matches("myapp.db", "myapp.dbx")
+    assert module_matches("myapp.handlers.*", "myapp.handlers.views.sub")
+    assert not module_matches("myapp.handlers.*", "myapp.handlers")
+    assert module_matches("myapp.**.models", "myapp.a.b.models")
+
+
+# --- graph ----------------------------------------------------------------------------------------
+
+APP = {
+    "myapp/__init__.py": "",
+    "myapp/db.py": "def raw_query(sql):\n    return sql\n\n\ndef safe(sql):\n    return raw_query(sql)\n",
+    "myapp/services.py": "from myapp.db import safe\n\n\ndef fetch():\n    return safe('x')\n",
+    "myapp/handlers/__init__.py": "",
+    "myapp/handlers/views.py": "from myapp.services import fetch\n\n\ndef index():\n    return fetch()\n",
+}
+NO_RAW = {"type": "graph", "from": "myapp/handlers/**", "forbid": ["myapp.db.raw_query"]}
+
+
+def app_repo(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[GitRepo, str]:
+    repo = GitRepo(tmp_path)
+    for path, text in (files or APP).items():
+        repo.write(path, text)
+    base = repo.commit("app")
+    repo.git("checkout", "-q", "-b", "feature")
+    return repo, base
+
+
+def test_graph_forbidden_import_on_branch_is_one_new_violation(tmp_path: Path) -> None:
+    repo, base = app_repo(tmp_path)
+    repo.write("myapp/handlers/views.py", "from myapp.services import fetch\nfrom myapp.db import raw_query\n\n\n"
+                                          "def index():\n    return fetch() + raw_query('1')\n")
+    repo.commit("use raw_query")
+    ev = check_all(repo, NO_RAW, base=base)
+    assert texts(ev) == ["imports myapp.db.raw_query"]
+    v = ev.violations[0]
+    assert (v.path, v.line) == ("myapp/handlers/views.py", 2)
+    assert ev.failing and not ev.passing
+    # the module glob form of `from` finds the same edge
+    ev = check_all(repo, {**NO_RAW, "from": "myapp.handlers.*"}, base=base)
+    assert texts(ev) == ["imports myapp.db.raw_query"]
+
+
+def test_graph_violation_already_on_base_is_not_new_but_listed_with_all(tmp_path: Path) -> None:
+    files = dict(APP)
+    files["myapp/handlers/views.py"] = "from myapp.db import raw_query\n\n\ndef index():\n    return raw_query('1')\n"
+    repo, base = app_repo(tmp_path, files)
+    # the same import moves down three lines, and something else changes
+    repo.write("myapp/handlers/views.py", "import os\n\n\nfrom myapp.db import raw_query\n\n\ndef index():\n"
+                                          "    return raw_query(os.sep)\n")
+    repo.commit("move things around")
+    ev = check_all(repo, NO_RAW, base=base)
+    assert ev.violations == [] and ev.baseline == 1
+    assert ev.failing  # it still fails at head: not T4
+    ev = check_all(repo, NO_RAW, base=None)
+    assert [(v.path, v.line) for v in ev.violations] == [("myapp/handlers/views.py", 4)]
+
+
+def test_graph_indirect_paths(tmp_path: Path) -> None:
+    repo, base = app_repo(tmp_path)
+    spec = {"type": "graph", "from": "myapp/handlers/**", "forbid": ["myapp.db"]}
+    assert check_all(repo, spec, base=None).violations == []  # views -> services -> db is indirect
+    ev = check_all(repo, {**spec, "indirect": True}, base=None)
+    assert texts(ev) == ["imports myapp.db.safe"]
+    v = ev.violations[0]
+    assert (v.path, v.line) == ("myapp/handlers/views.py", 1)  # the first hop of the chain
+    assert "myapp.handlers.views -> myapp.services -> myapp.db.safe" in v.message
+    # diff-aware: the chain existed at the base, so a change elsewhere adds nothing
+    repo.write("myapp/services.py", APP["myapp/services.py"] + "\n\ndef more():\n    return 2\n")
+    repo.commit("more")
+    assert check_all(repo, {**spec, "indirect": True}, base=base).violations == []
+
+
+def test_graph_calls_resolved_through_aliases(tmp_path: Path) -> None:
+    repo, base = app_repo(tmp_path)
+    repo.write("myapp/handlers/views.py", "from myapp.services import fetch\nimport myapp.db as d\n\n\n"
+                                          "def index():\n    x = fetch()\n    return d.raw_query(x)\n")
+    repo.commit("call raw_query through an alias")
+    spec = {"type": "graph", "from": "myapp.handlers.**", "forbid": ["myapp.db.raw_query"], "edges": "calls"}
+    ev = check_all(repo, spec, base=base)
+    assert texts(ev) == ["index calls myapp.db.raw_query"]
+    assert (ev.violations[0].path, ev.violations[0].line) == ("myapp/handlers/views.py", 7)
+    # indirect calls: index -> fetch -> safe -> raw_query, already at the base
+    spec_indirect = {**spec, "indirect": True}
+    ev = check_all(repo, spec_indirect, base=None)
+    assert sorted(texts(ev)) == ["index calls myapp.db.raw_query"]
+    repo.git("checkout", "-q", base)
+    ev = check_all(repo, spec_indirect, base=None)
+    assert texts(ev) == ["index calls myapp.db.raw_query"]
+    assert "myapp.services.fetch -> myapp.db.safe" in ev.violations[0].message
+
+
+def test_graph_require(tmp_path: Path) -> None:
+    repo, base = app_repo(tmp_path)
+    spec = {"type": "graph", "from": "myapp/handlers/**", "require": ["myapp.services"]}
+    ev = check_all(repo, spec, base=base)
+    assert ev.violations == [] and ev.passing == [ev.passing[0]]
+    repo.write("myapp/handlers/views.py", "def index():\n    return 1\n")
+    repo.commit("drop the service layer")
+    ev = check_all(repo, spec, base=base)
+    assert texts(ev) == ["requires myapp/handlers/** imports myapp.services"]
+    assert ev.violations[0].path is None
+    # indirect require: handlers reach myapp.db only through services
+    spec = {"type": "graph", "from": "myapp/handlers/**", "require": ["myapp.db"], "indirect": True}
+    assert check_all(repo, spec, base=base, head=base).violations == []
+    assert check_all(repo, {**spec, "indirect": False}, base=None, head=base).violations != []
+
+
+# --- dependency -----------------------------------------------------------------------------------
+
+PYPROJECT = '[project]\nname = "shop"\nversion = "1"\ndependencies = ["requests>=2"]\n'
+
+
+def uv_lock(version: str) -> str:
+    return textwrap.dedent(f'''\
+        version = 1
+
+        [[package]]
+        name = "certifi"
+        version = "2024.8.30"
+
+        [[package]]
+        name = "requests"
+        version = "{version}"
+        source = {{ registry = "https://pypi.org/simple" }}
+    ''')
+
+
+def test_dependency_bump_into_forbidden_range_in_lockfile(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("pyproject.toml", PYPROJECT)
+    repo.write("uv.lock", uv_lock("2.32.3"))
+    base = repo.commit("deps")
+    repo.git("checkout", "-q", "-b", "bump")
+    repo.write("uv.lock", uv_lock("3.0.1"))
+    repo.commit("bump requests")
+    spec = {"type": "dependency", "ecosystem": "pypi", "package": "Requests", "forbid": ">=3"}
+    ev = check_all(repo, spec, base=base)
+    assert texts(ev) == ["pypi/requests locked in forbidden range >=3"]
+    v = ev.violations[0]
+    assert (v.path, v.line) == ("uv.lock", 9) and "3.0.1" in v.message
+    assert check_all(repo, spec, base=None, head=base).passing  # 2.32.3 at the base passes
+    # a further bump inside the forbidden range is not new
+    repo.write("uv.lock", uv_lock("3.1.0"))
+    second = repo.commit("bump again")
+    assert check_all(repo, spec, base="HEAD~1", head=second).violations == []
+    # a change that touches no manifest does not even look at the base
+    repo.write("README.md", "hi\n")
+    assert check_all(repo, spec, base="HEAD", head=repo.commit("docs")).violations == []
+
+
+def test_dependency_require_and_declared_ranges(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("requirements.txt", "requests<2\nflask>=3.1\n")
+    head = repo.commit("deps")
+    req = {"type": "dependency", "ecosystem": "pypi", "package": "requests", "require": ">=2.31,<3"}
+    ev = check_all(repo, req, base=None, head=head)
+    assert texts(ev) == ["pypi/requests declared outside required range >=2.31,<3"]
+    assert (ev.violations[0].path, ev.violations[0].line) == ("requirements.txt", 1)
+    missing = {"type": "dependency", "ecosystem": "pypi", "package": "httpx", "require": ">=0.27"}
+    assert texts(check_all(repo, missing, base=None)) == ["pypi/httpx missing, required >=0.27"]
+    forbid = {"type": "dependency", "ecosystem": "pypi", "package": "flask", "forbid": ">=3"}
+    assert texts(check_all(repo, forbid, base=None)) == ["pypi/flask declared in forbidden range >=3"]
+    allows = {"type": "dependency", "ecosystem": "pypi", "package": "requests", "forbid": ">=1"}
+    # "<2" admits 1.x (forbidden) and 0.x (allowed): the locked version would decide, there is none
+    assert check_all(repo, allows, base=None).violations == []
+
+
+def test_dependency_npm_lockfile(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("package.json", '{"name": "web", "dependencies": {"lodash": "^4.17.0"}}\n')
+    lock = ('{"name": "web", "lockfileVersion": 3, "packages": {"": {"dependencies": {"lodash": "^4.17.0"}},\n'
+            ' "node_modules/lodash": {"version": "VERSION"}}}\n')
+    repo.write("package-lock.json", lock.replace("VERSION", "4.17.21"))
+    base = repo.commit("deps")
+    repo.write("package-lock.json", lock.replace("VERSION", "4.17.20"))
+    repo.commit("downgrade")
+    spec = {"type": "dependency", "ecosystem": "npm", "package": "lodash", "require": ">=4.17.21"}
+    ev = check_all(repo, spec, base=base)
+    assert texts(ev) == ["npm/lodash locked outside required range >=4.17.21"]
+    assert ev.violations[0].path == "package-lock.json"
+
+
+# --- ast-grep -------------------------------------------------------------------------------------
+
+NO_EVAL = {"type": "ast-grep", "language": "python", "rule": {"pattern": "eval($X)"}, "message": "eval of $X"}
+
+
+def test_ast_grep_new_existing_and_moved(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/a.py", "def f(x):\n    return eval(x)\n")
+    repo.write("src/b.py", "def g():\n    return 1\n")
+    base = repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("src/a.py", "import os\n\n\ndef f(x):\n    y = 2\n    return eval( x )\n")  # moved, re-spaced
+    repo.write("src/b.py", "def g(data):\n    return eval(data)\n")  # new
+    repo.commit("feature")
+    ev = check_all(repo, NO_EVAL, base=base)
+    assert [(v.path, v.line, v.text, v.message) for v in ev.violations] == [
+        ("src/b.py", 2, "eval(data)", "eval of data")]
+    assert ev.baseline == 1
+    assert ev.failing and not ev.passing
+    ev = check_all(repo, NO_EVAL, base=None)
+    assert sorted((v.path, v.text) for v in ev.violations) == [("src/a.py", "eval( x )"), ("src/b.py", "eval(data)")]
+    # a second eval of the same text in the same file is new (multiset), a removed one is not
+    repo.write("src/b.py", "def g(data):\n    return eval(data) + eval(data)\n")
+    repo.commit("twice")
+    assert texts(check_all(repo, NO_EVAL, base="HEAD~1")) == ["eval(data)"]
+    # diff-aware, nothing found in the changed files: the verdict for the whole head is unknown
+    repo.write("src/c.py", "X = 1\n")
+    ev = check_all(repo, NO_EVAL, base="HEAD", head=repo.commit("c"))
+    assert ev.violations == [] and ev.unknown and not ev.passing and not ev.failing
+
+
+def test_ast_grep_relational_rule_files_and_rename(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("app/service.py", "def run():\n    print('x')\n")
+    repo.write("scripts/tool.py", "def main():\n    print('ok')\n")
+    base = repo.commit("base")
+    spec = {"type": "ast-grep", "language": "py", "files": ["app/**"],
+            "rule": {"pattern": "print($$$A)", "inside": {"kind": "function_definition", "stopBy": "end"}},
+            "message": "print($$$A) in app code"}
+    ev = check_all(repo, spec, base=None)
+    assert [(v.path, v.message) for v in ev.violations] == [("app/service.py", "print('x') in app code")]
+    repo.mv("app/service.py", "app/services.py")  # a rename keeps the violation old
+    repo.commit("rename")
+    assert check_all(repo, spec, base=base).violations == []
+
+
+def test_ast_grep_parallel_workers_give_the_same_result(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    for i in range(80):
+        body = "eval(x)" if i % 7 == 0 else "x"
+        repo.write(f"pkg/m{i:02}.py", f"def f{i}(x):\n    return {body}\n")
+    repo.commit("many files")
+    serial = check_all(repo, NO_EVAL, base=None, workers=1)
+    parallel = check_all(repo, NO_EVAL, base=None, workers=2)
+    assert [(v.path, v.line, v.text) for v in serial.violations] == [
+        (v.path, v.line, v.text) for v in parallel.violations]
+    assert len(serial.violations) == 12
+
+
+# --- test -----------------------------------------------------------------------------------------
+
+TESTS = textwrap.dedent('''\
+    def test_revocation():
+        assert 1 + 1 == 2
+
+
+    class TestTokens:
+        def test_expiry(self):
+            assert True
+''')
+
+
+def test_test_check_existence(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("tests/test_auth.py", TESTS)
+    base = repo.commit("tests")
+    specs = [{"type": "test", "test": "tests/test_auth.py::test_revocation"},
+             {"type": "test", "test": "tests/test_auth.py::TestTokens::test_expiry[param-1]"}]
+    ev = check_all(repo, specs, base=None)
+    assert ev.violations == [] and len(ev.passing) == 2
+    repo.git("checkout", "-q", "-b", "drop")
+    repo.write("tests/test_auth.py", "class TestTokens:\n    def test_expiry(self):\n        assert True\n")
+    repo.commit("drop a test")
+    ev = check_all(repo, specs, base=base)
+    assert texts(ev) == ["test tests/test_auth.py::test_revocation missing"]
+    assert ev.violations[0].path == "tests/test_auth.py"
+
+
+def test_test_check_runs_at_head_only(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("tests/test_auth.py", TESTS)
+    base = repo.commit("tests")
+    spec = {"type": "test", "test": "tests/test_auth.py::test_revocation", "run": True, "timeout": 120}
+    ev = check_all(repo, spec, base=None)
+    assert ev.violations == [] and ev.passing
+    repo.write("tests/test_auth.py", TESTS.replace("1 + 1 == 2", "1 + 1 == 3"))
+    repo.commit("break it")
+    ev = check_all(repo, spec, base=base)
+    assert texts(ev) == ["test tests/test_auth.py::test_revocation fails"]
+    assert ev.violations[0].head_only and "fails" in ev.violations[0].message
+    # a failure on the base too is no excuse: the run is at head only
+    ev = check_all(repo, spec, base="HEAD")
+    assert texts(ev) == ["test tests/test_auth.py::test_revocation fails"]
+    # a work tree that is not at head: not run, a warning, verdict unknown
+    ev = check_all(repo, spec, base=None, head=base)
+    assert ev.violations == [] and ev.unknown and any("not run" in w for w in ev.warnings)
+
+
+# --- semgrep --------------------------------------------------------------------------------------
+
+SEMGREP_RULE = {"type": "semgrep", "rule": {"id": "no-eval", "languages": ["python"], "pattern": "eval(...)",
+                                            "message": "eval() is forbidden", "severity": "ERROR"}}
+
+
+def semgrep_repo(tmp_path: Path) -> tuple[GitRepo, str]:
+    repo = GitRepo(tmp_path)
+    repo.write("src/a.py", "def f(x):\n    return eval(x)\n")
+    repo.write("tests/test_a.py", "def test_a():\n    assert 1\n")
+    base = repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("src/a.py", "import os\n\n\ndef f(x):\n    return eval(x)\n")
+    repo.write("tests/test_a.py", "def test_a():\n    assert eval('1')\n")
+    repo.commit("feature")
+    return repo, base
+
+
+def executable(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_semgrep_not_installed_is_a_warning_never_a_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, base = semgrep_repo(tmp_path)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("COMIND_SEMGREP", "semgrep")  # look on PATH only, not next to this Python
+    for b in (base, None):
+        ev = check_all(repo, [SEMGREP_RULE, SEMGREP_RULE], base=b)
+        assert ev.violations == [] and ev.passing == [] and len(ev.unknown) == 2
+        assert len(ev.warnings) == 2 and all("semgrep check not run: semgrep is not installed" in w
+                                             for w in ev.warnings)
+
+
+def test_semgrep_hanging_is_a_timeout_warning(tmp_path: Path) -> None:
+    repo, base = semgrep_repo(tmp_path)
+    fake = executable(tmp_path / "bin" / "semgrep", "#!/bin/sh\nsleep 60\n")
+    ev = check_all(repo, SEMGREP_RULE, base=base, semgrep=str(fake), semgrep_timeout=1)
+    assert ev.violations == [] and ev.unknown
+    assert ev.warnings == [f"constraint {ev.unknown[0][-8:]}: semgrep check not run: semgrep timed out after 1 s"]
+
+
+def test_semgrep_rule_error_names_the_record(tmp_path: Path) -> None:
+    """A rule error as semgrep reports it (exit 2, JSON errors) is the constraint's CheckError."""
+    repo, base = semgrep_repo(tmp_path)
+    report = ('{"version": "1.185.0", "results": [], "errors": [{"code": 2, "level": "error", '
+              '"type": "Rule parse error", "rule_id": "r1", "message": "Invalid pattern for Python"}], '
+              '"paths": {"scanned": []}}')
+    fake = executable(tmp_path / "bin" / "semgrep", f"#!/bin/sh\necho '{report}'\nexit 2\n")
+    good, bad = constraint(SEMGREP_RULE), constraint(SEMGREP_RULE, title="Second rule")
+    with pytest.raises(CheckError) as err:
+        check_all(repo, [], records=[good, bad], base=base, semgrep=str(fake))
+    assert err.value.record_id == bad.id and "Invalid pattern for Python" in str(err.value)
+    assert str(err.value).startswith(f"constraint {bad.id[-8:]}: check.rule: semgrep rejects the rule")
+
+
+needs_semgrep = pytest.mark.skipif(find_semgrep() is None, reason="semgrep is not installed")
+
+
+@needs_semgrep
+def test_semgrep_real_run_one_invocation_for_base_and_head(tmp_path: Path) -> None:
+    repo, base = semgrep_repo(tmp_path)
+    real = find_semgrep()
+    log = tmp_path / "calls.log"
+    wrapper = executable(tmp_path / "bin" / "semgrep", f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
+    other = {"type": "semgrep", "rule": {"id": "no-os", "languages": ["python"], "pattern": "import os",
+                                         "message": "no os", "severity": "WARNING"}}
+    ev = check_all(repo, [SEMGREP_RULE, other], base=base, semgrep=str(wrapper))
+    assert len(log.read_text().splitlines()) == 1  # one invocation: both rules, base and head
+    found = sorted((v.rule, v.path, v.line, v.text, v.message) for v in ev.violations)
+    assert found == [("no-eval", "tests/test_a.py", 2, "eval('1')", "eval() is forbidden"),
+                     ("no-os", "src/a.py", 1, "import os", "no os")]
+    assert ev.baseline == 1  # src/a.py's eval(x) moved: not new (tests/ was scanned: empty .semgrepignore)
+    ev = check_all(repo, SEMGREP_RULE, base=None, semgrep=str(wrapper))
+    assert sorted(v.path for v in ev.violations) == ["src/a.py", "tests/test_a.py"] and ev.failing
+
+
+@needs_semgrep
+def test_semgrep_real_rule_error(tmp_path: Path) -> None:
+    repo, base = semgrep_repo(tmp_path)
+    bad = {"type": "semgrep", "rule": {"id": "bad", "languages": ["python"], "pattern": "eval(",
+                                       "message": "x", "severity": "ERROR"}}
+    record = constraint(bad)
+    with pytest.raises(CheckError) as err:
+        check_all(repo, [], records=[constraint(SEMGREP_RULE), record], base=None)
+    assert err.value.record_id == record.id and "semgrep rejects the rule" in str(err.value)
+
+
+# --- broken specs ---------------------------------------------------------------------------------
+
+BROKEN: list[tuple[Any, str]] = [
+    ("graph", "check: expected a mapping with a type, got 'graph'"),
+    ({"from": "a"}, "check.type: unknown check type nothing; known types: graph, dependency, ast-grep, semgrep, test"),
+    ({"type": "lint"}, "check.type: unknown check type 'lint'; known types: graph"),
+    ({"type": "graph", "from": "myapp", "forbid": ["myapp..db"]},
+     'check.forbid[0]: expected a module glob like "myapp.db.*" (dotted names, * or **)'),
+    ({"type": "graph", "from": "myapp", "forbid": [3]}, 'check.forbid[0]: expected a module glob like "myapp.db.*"'),
+    ({"type": "graph", "from": "myapp"}, "check: a graph check needs forbid: or require:"),
+    ({"type": "graph", "from": [], "forbid": "a"}, "check.from: expected a list of module globs like"),
+    ({"type": "graph", "from": "a", "forbid": "b", "edges": "imports+calls"},
+     "check.edges: expected one of imports, calls, both"),
+    ({"type": "graph", "from": "a", "forbid": "b", "bogus": 1}, "check.bogus: unknown field (known: "),
+    ({"type": "dependency", "ecosystem": "pypi", "package": "requests", "forbid": ">=>3"},
+     "check.forbid: expected a pypi version range like"),
+    ({"type": "dependency", "ecosystem": "maven", "package": "x", "forbid": "1"},
+     "check.ecosystem: expected one of pypi, npm, go, cargo"),
+    ({"type": "dependency", "ecosystem": "npm", "package": "x"}, "check: a dependency check needs forbid: or require:"),
+    ({"type": "ast-grep", "language": "cobol", "rule": {"pattern": "x"}}, "check.language: unknown ast-grep language"),
+    ({"type": "ast-grep", "language": "python", "rule": {"kind": "functoin_definition"}},
+     "check.rule: the ast-grep rule does not compile: cannot get matcher"),
+    ({"type": "ast-grep", "language": "python", "rule": {"patern": "x"}},
+     "check.rule: the ast-grep rule does not compile: unknown field `patern`"),
+    ({"type": "ast-grep", "language": "python", "rule": {"pattern": "def ("}},
+     "check.rule.pattern: the pattern 'def (' is not valid python"),
+    ({"type": "ast-grep", "language": "python", "rule": {"all": [{"kind": "call"}, {"has": {"pattern": "f(("}}]}},
+     "check.rule.all[1].has.pattern: the pattern 'f((' is not valid python"),
+    ({"type": "ast-grep", "language": "python", "rule": {"pattern": "eval($X)"}, "constraints": {"X": {"regex": "("}}},
+     "check.constraints: the ast-grep rule does not compile"),
+    ({"type": "ast-grep", "language": "python", "rule": "eval($X)"}, "check.rule: expected a mapping, got 'eval($X)'"),
+    ({"type": "semgrep", "rule": {"id": "x", "pattern": "eval(...)"}}, "check.rule.languages: expected a list"),
+    ({"type": "semgrep", "rule": {"id": "x", "languages": ["python"]}}, "check.rule: a semgrep rule needs one of"),
+    ({"type": "test", "test": "/abs/test_x.py::t"}, "check.test: expected a test node like"),
+    ({"type": "test", "test": "tests/test_x.py::not a name"}, "check.test: expected path::function"),
+    ({"type": "test", "test": "tests/test_x.go::TestX", "run": True}, "check.run: run: true runs pytest"),
+    ({"type": "test", "test": "tests/test_x.py::t", "timeout": -1}, "check.timeout: expected a positive number"),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), BROKEN)
+def test_broken_specs_are_clear_check_errors(spec: Any, message: str) -> None:
+    record_id = "0190f0f0-0000-7000-8000-00000000abcd"
+    with pytest.raises(CheckError) as err:
+        compile_check(record_id, spec)
+    assert str(err.value).startswith(f"constraint 0000abcd: {message}"), str(err.value)
+    assert err.value.exit_code == 2 and err.value.record_id == record_id
+
+
+def test_registry_lists_every_type() -> None:
+    assert list(CHECK_TYPES) == ["graph", "dependency", "ast-grep", "semgrep", "test"]
+    for name, cls in CHECK_TYPES.items():
+        assert issubclass(cls, Check) and cls.type == name and cls.fields
+
+
+leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12) | st.sampled_from(
+    ["graph", "dependency", "ast-grep", "semgrep", "test", "python", "pypi", "eval($X)", "def (", "a.b.*", "**",
+     "x/**", "kind", ">=3", "^1", "tests/t.py::t", "rule", "pattern", "imports", "calls"])
+keys = st.sampled_from(["type", "from", "forbid", "require", "edges", "indirect", "ecosystem", "package", "language",
+                        "rule", "constraints", "utils", "files", "ignores", "test", "run", "timeout", "pattern",
+                        "kind", "has", "inside", "any", "all", "not", "regex", "languages", "id", "message",
+                        "paths", "include", "stopBy"]) | st.text(max_size=6)
+values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5),
+                      max_leaves=20)
+specs = st.fixed_dictionaries({"type": st.sampled_from(["graph", "dependency", "ast-grep", "semgrep", "test"])},
+                              optional={k: values for k in ["from", "forbid", "require", "edges", "indirect",
+                                                            "ecosystem", "package", "language", "rule",
+                                                            "constraints", "utils", "files", "test", "run",
+                                                            "timeout", "id", "message", "paths"]})
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(specs, values, st.dictionaries(keys | st.integers(), values, max_size=6)))
+def test_garbage_into_compile_check_only_raises_check_error(spec: Any) -> None:
+    try:
+        check = compile_check("0190f0f0-0000-7000-8000-00000000abcd", spec)
+    except CheckError as exc:
+        assert str(exc).startswith("constraint 0000abcd: check")
+    else:
+        assert isinstance(check, Check)
+
