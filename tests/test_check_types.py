@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gitrepo import GitRepo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from comind.checks.base import (
     CHECK_TYPES,
     Check,
@@ -28,9 +32,6 @@ from comind.checks.evaluate import Evaluation, evaluate
 from comind.checks.semgrep import find_semgrep
 from comind.codeindex import CodeIndex
 from comind.records import Record, new_record
-from gitrepo import GitRepo
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 TODAY = date(2026, 3, 1)
 PROVENANCE = {"actor": "ada", "author_kind": "human", "source": "cli"}
@@ -449,7 +450,7 @@ def test_semgrep_real_run_one_invocation_for_base_and_head(tmp_path: Path) -> No
 
 @needs_semgrep
 def test_semgrep_real_rule_error(tmp_path: Path) -> None:
-    repo, base = semgrep_repo(tmp_path)
+    repo, _ = semgrep_repo(tmp_path)
     bad = {"type": "semgrep", "rule": {"id": "bad", "languages": ["python"], "pattern": "eval(",
                                        "message": "x", "severity": "ERROR"}}
     record = constraint(bad)

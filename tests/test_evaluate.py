@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from comind.checks.base import CheckError, compile_check, compile_checks, load_check_file
-from comind.checks.evaluate import violation_finding
 from gitrepo import GitRepo
 from test_check_types import APP, NO_EVAL, NO_RAW, app_repo, check_all, constraint, suppression, texts
+
+from comind.checks.base import CheckError, compile_check, compile_checks, load_check_file
+from comind.checks.evaluate import violation_finding
 
 RAW = "from myapp.db import raw_query\n\n\ndef index():\n    return raw_query('1')\n"
 
