@@ -43,7 +43,7 @@ CACHE_VERSION = "1"
 MAX_FILE_SIZE = 1 << 20
 WORKERS = 2
 PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for their start-up
-CHUNK = 16  # files per task sent to a worker
+CHUNK = 24  # files per task: tasks are pulled, so the workers end within a chunk of each other
 
 _SYMLINK, _GITLINK = 0o120000, 0o160000
 _SKIPS = ("unsupported", "large", "binary", "symlink", "submodule")
@@ -259,10 +259,6 @@ class CodeIndex:
             for chunk in chunks:
                 yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in chunk]
             return
-        # Largest blobs first, in small tasks, so that both workers finish at about the same time.
-        odb = self.repo.odb
-        todo = sorted(todo, key=lambda item: -odb.read_header(item[0])[1])
-        chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
         # ast-grep holds the GIL: use processes. Fork where it is safe (no other threads that
         # could hold a lock in the child): workers then need no re-import.
         import multiprocessing
