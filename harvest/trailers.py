@@ -141,7 +141,19 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
             break
     boc = 0  # as in git, 0 doubles as "unset"
     in_conflicts = False
-    for i in range(cutoff):
+    # Only the tail after the last line that surely resets the state matters; start there, so a
+    # long message costs one backward scan instead of a forward pass over every line.
+    first = 0
+    for i in range(cutoff - 1, 0, -1):
+        line = lines[i]
+        if line and not line.startswith(("#", "\t")) and line != "Conflicts:":
+            first = i + 1
+            # git leaves in_conflicts set while boc is "unset": a "Conflicts:" first line
+            # followed by no comment, blank or "Conflicts:" line up to here.
+            in_conflicts = lines[0] == "Conflicts:" and has_nl(0) and not any(
+                not x or x.startswith("#") or x == "Conflicts:" for x in lines[1:i])
+            break
+    for i in range(first, cutoff):
         line = lines[i]
         if line.startswith("#") or line == "":
             if not boc:

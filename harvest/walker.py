@@ -70,6 +70,13 @@ def decode_message(commit: pygit2.Commit) -> str:
         return bytes(commit.raw_message).decode("utf-8", "replace")
 
 
+def _identity(sig: pygit2.Signature) -> tuple[str, str]:
+    try:
+        return str(sig.name), str(sig.email)
+    except LookupError:  # decoded with the commit's unknown encoding
+        return bytes(sig.raw_name).decode("utf-8", "replace"), bytes(sig.raw_email).decode("utf-8", "replace")
+
+
 def split_message(message: str) -> tuple[str, str]:
     subject, _, rest = message.partition("\n")
     return subject.strip(), rest.lstrip("\n")
@@ -118,9 +125,9 @@ def walk(repo_path: RepoLike, tips: Iterable[str], hide: Iterable[str] = (), *,
         message = decode_message(c)
         subject, body = split_message(message)
         author = c.author
+        name, email = _identity(author)
         parents = _recorded_parents(c) if sha in boundary else tuple(str(p) for p in c.parent_ids)
-        yield CommitInfo(sha, parents, subject, body, message, author.name, author.email,
-                         int(author.time), int(c.commit_time))
+        yield CommitInfo(sha, parents, subject, body, message, name, email, int(author.time), int(c.commit_time))
 
 
 def shallow_boundary(repo_path: RepoLike) -> set[str]:

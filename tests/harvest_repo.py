@@ -92,3 +92,15 @@ class HarvestRepo:
         if ref:
             self.git("update-ref", ref, sha)
         return sha
+
+    def fast_import(self, count: int, branch: str = "bulk") -> None:
+        """``count`` commits on ``branch`` in one ``git fast-import`` (each changes one file)."""
+        chunks = []
+        for i in range(count):
+            message = f"bulk commit {i}\n".encode()
+            content = f"{i}\n".encode()
+            chunks.append(b"commit refs/heads/" + branch.encode() + b"\n")
+            chunks.append(f"committer Ada Tester <ada@example.com> {EPOCH + i} +0000\n".encode())
+            chunks.append(b"data %d\n%s" % (len(message), message))
+            chunks.append(b"M 644 inline f.txt\ndata %d\n%s\n" % (len(content), content))
+        self.git("fast-import", "--quiet", input=b"".join(chunks))
