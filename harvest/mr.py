@@ -66,8 +66,6 @@ class MergeRequestSource(Protocol):
 
     def notes(self, number: int) -> list[Note]: ...
 
-    def threads(self, number: int) -> list[Thread]: ...
-
     def can_write(self, login: str) -> bool: ...
 
 
@@ -171,6 +169,20 @@ def _reason(description: str) -> str:
     text = _GITLAB_REVERTS.sub("", text)
     text = re.sub(r"^\s*This reverts commit [0-9a-f]{7,64}\.?\s*$", "", text, flags=re.M | re.I)
     return " ".join(text.split())[:1000]
+
+
+def threads_of(notes: Iterable[Note]) -> list[Thread]:
+    """The resolvable threads among a merge request's comments (one ``notes`` call serves both
+    the threads and the commands: half the requests of asking for threads separately)."""
+    groups: dict[str, list[Note]] = {}
+    for note in notes:
+        if note.thread_id and note.resolved is not None:
+            groups.setdefault(note.thread_id, []).append(note)
+    threads = []
+    for thread_id, members in groups.items():
+        first = next((m for m in members if m.in_reply_to is None), members[0])
+        threads.append(Thread(thread_id, bool(first.resolved), first.path, first.line, tuple(members)))
+    return threads
 
 
 def _title(text: str) -> str:
@@ -343,10 +355,11 @@ class MergeRequestHarvester:
             atom = _lore_atom(mr.description)
             if atom.has_lore:
                 yield from self._lore_records(
-                    atom, mr, self._key(mr, "description"), anchors=file_anchors, login=mr.author,
+                    atom, mr, self._key(mr, "description", "lore"), anchors=file_anchors, login=mr.author,
                     evidence=[{"type": "mr", "ref": mr.web_url}], created_at=mr.updated_at, skipped=skipped)
         me = self._bot_login()
-        for thread in self.source.threads(mr.number):
+        notes = self.source.notes(mr.number)
+        for thread in threads_of(notes):
             if not thread.resolved:
                 continue
             for note in thread.notes:
@@ -360,7 +373,7 @@ class MergeRequestHarvester:
                     atom, mr, self._key(mr, note_key(note), "lore"), anchors=anchors, login=note.author,
                     evidence=[{"type": "url", "ref": note.url}, {"type": "mr", "ref": mr.web_url}],
                     created_at=note.created_at, skipped=skipped)
-        yield from self._command_records(mr, skipped)
+        yield from self._command_records(mr, notes, skipped)
         if mr.merged:
             yield from self._revert(mr, changed, skipped)
         elif mr.state == "closed" and self._dead_end_label(mr):
@@ -435,9 +448,9 @@ class MergeRequestHarvester:
             except ComindError as exc:
                 skipped.append(f"{mr.web_url}: {kind} from Lore: {exc}")
 
-    def _command_records(self, mr: MergeRequest, skipped: list[str]) -> Iterator[Record]:
+    def _command_records(self, mr: MergeRequest, notes: list[Note], skipped: list[str]) -> Iterator[Record]:
         me = self._bot_login()
-        for note in self.source.notes(mr.number):
+        for note in notes:
             if note.author == me:
                 continue
             parsed = parse_commands(note.body)
@@ -518,5 +531,5 @@ def harvest(ws: Any, source: MergeRequestSource, *, project: str | None = None, 
 
 __all__ = [
     "HARVESTER", "HarvestResult", "MergeRequestHarvester", "MergeRequestSource", "approach_fingerprint", "harvest",
-    "patch_lines", "project_of", "reverted_number",
+    "patch_lines", "project_of", "reverted_number", "threads_of",
 ]
