@@ -197,7 +197,7 @@ def approach_of_range(repo_path: RepoLike, base: str, head: str) -> Approach:
     if mb is None:
         diff = h.tree.diff_to_tree(context_lines=0, swap=True)
         return diff_approach(repo, diff, None, str(h.id))
-    diff = repo.diff(repo[mb], h, context_lines=0)
+    diff = repo.diff(mb, h, context_lines=0)
     return diff_approach(repo, diff, str(mb), str(h.id))
 
 
