@@ -125,6 +125,7 @@ _SIG_MARK, _BODY_START, _BODY_END, _CLOSE = range(4)
 # What the walk needs to know about a node kind, computed once per kind.
 _COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
 _SPECIAL = _ERROR | _CALL | _IMPORT | _DEF
+_UNUSUAL_LEAF = ~_IDENT  # a leaf with any flag but _IDENT takes the long way
 
 
 class _KindFlags(dict[str, int]):
@@ -286,6 +287,14 @@ class Language:
                     continue
                 if flags & _COMMENT:
                     continue
+            elif frames and not flags & _UNUSUAL_LEAF:  # the other common case: a token
+                tok = node.text()
+                if tok:
+                    tok_append(tok)
+                    ident_append(flags)
+                else:  # a zero-width leaf: a MISSING token tree-sitter made up
+                    errors.append(node.range().start.line + 1)
+                continue
             elif flags & _COMMENT:
                 continue
             if not kids or flags & _ATOMIC:
