@@ -5,7 +5,8 @@ A run (in CI, or for one webhook event):
 1. answer the ``/comind`` commands not answered yet — only for people with write access (anyone
    else gets one short reply and nothing is written), never the bot's own comments, each comment
    once across runs (the marker in the bot's reply, not local state: CI runners are fresh);
-2. harvest the merge request (Lore in resolved threads, commands, revert, dead end);
+2. harvest the merge request (Lore in resolved threads, commands, revert, dead end), and sweep
+   the project's merge requests updated since the last sweep for reverts and dead ends;
 3. run ``comind check`` on it, or read the report ``--report FILE`` that an earlier step wrote;
 4. post the report (``comind.bot.report``).
 
@@ -209,12 +210,17 @@ def run(ws: Any, forge: Forge, number: int, *, report: Report | None = None, che
             + (f", {a.failed} with an error" if a.failed else "")
             + (f"; refused {a.refused} comment(s) from people without write access" if a.refused else ""))
     if harvest:
-        harvested = step("harvest", lambda: MergeRequestHarvester(ws, forge, publish=publish)
-                         .harvest_merge_request(mr))
-        if harvested is not None:
-            result.harvested = harvested.written
-            if harvested.written:
-                say(f"harvested {harvested.written} new record(s) from the merge request")
+        def harvesting() -> int:
+            harvester = MergeRequestHarvester(ws, forge, publish=publish)
+            here = harvester.harvest_merge_request(mr, notes)
+            # reverts and dead ends across the project feed the check: a cheap incremental sweep
+            there = harvester.harvest(comments=False)
+            return here.written + there.written
+
+        written = step("harvest", harvesting)
+        if written:
+            result.harvested = written
+            say(f"harvested {written} new record(s) (this merge request; reverts and dead ends across the project)")
     if report is None and check:
         report = step("check", lambda: run_check(ws, mr))
     if report is None:

@@ -223,9 +223,9 @@ class MergeRequestHarvester:
     def state_path(self) -> Any:
         return self.ws.cache_dir / STATE_FILE
 
-    @property
-    def state_key(self) -> str:
-        return f"{self.source.name}:{self.project}"
+    def state_key(self, comments: bool = True) -> str:
+        key = f"{self.source.name}:{self.project}"
+        return key if comments else f"{key}:outcomes"
 
     def _state(self) -> dict[str, str]:
         try:
@@ -234,16 +234,16 @@ class MergeRequestHarvester:
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
-    def watermark(self) -> datetime | None:
-        value = self._state().get(self.state_key)
+    def watermark(self, comments: bool = True) -> datetime | None:
+        value = self._state().get(self.state_key(comments))
         try:
             return datetime.fromisoformat(value) if value else None
         except ValueError:
             return None
 
-    def _save_watermark(self, moment: datetime) -> None:
+    def _save_watermark(self, moment: datetime, comments: bool) -> None:
         state = self._state()
-        state[self.state_key] = moment.isoformat()
+        state[self.state_key(comments)] = moment.isoformat()
         tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, self.state_path)
@@ -315,28 +315,35 @@ class MergeRequestHarvester:
 
     # -- running -------------------------------------------------------------------------------
 
-    def harvest(self) -> HarvestResult:
-        """Every merge request updated since the watermark; then the watermark moves on."""
+    def harvest(self, *, comments: bool = True) -> HarvestResult:
+        """Every merge request updated since the watermark; then the watermark moves on.
+
+        ``comments=False`` is the cheap sweep the bot runs on every pull request: descriptions,
+        merged reverts and dead ends, from the listing alone (plus the files of those few), with
+        no request per merge request for its comments; it keeps a watermark of its own.
+        """
         result = HarvestResult()
-        newest = after = self.watermark()
+        newest = after = self.watermark(comments)
         for mr in self.source.merge_requests(updated_after=after):
             result.merge_requests += 1
-            self._write(self.derive(mr), result)
+            self._write(self.derive(mr, result, comments=comments), result)
             newest = mr.updated_at if newest is None else max(newest, mr.updated_at)
         if newest is not None and newest != after:
-            self._save_watermark(newest)
+            self._save_watermark(newest, comments)
         result.watermark = newest
         return result
 
-    def harvest_merge_request(self, mr: MergeRequest | int) -> HarvestResult:
-        """One merge request (the bot's run on it); the watermark is left alone."""
+    def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> HarvestResult:
+        """One merge request (the bot's run on it, which passes the comments it already read);
+        the watermark is left alone."""
         if isinstance(mr, int):
             mr = self.source.merge_request(mr)
         result = HarvestResult(merge_requests=1)
-        self._write(self.derive(mr, result), result)
+        self._write(self.derive(mr, result, notes), result)
         return result
 
-    def derive(self, mr: MergeRequest, result: HarvestResult | None = None) -> Iterator[Record]:
+    def derive(self, mr: MergeRequest, result: HarvestResult | None = None,
+               notes: list[Note] | None = None, *, comments: bool = True) -> Iterator[Record]:
         """The records of one merge request, in an order where a command sees the records
         earlier comments made (the caller writes each before asking for the next)."""
         skipped = result.skipped if result is not None else []
@@ -358,7 +365,8 @@ class MergeRequestHarvester:
                     atom, mr, self._key(mr, "description", "lore"), anchors=file_anchors, login=mr.author,
                     evidence=[{"type": "mr", "ref": mr.web_url}], created_at=mr.updated_at, skipped=skipped)
         me = self._bot_login()
-        notes = self.source.notes(mr.number)
+        if notes is None:
+            notes = self.source.notes(mr.number) if comments else []
         for thread in threads_of(notes):
             if not thread.resolved:
                 continue
@@ -524,9 +532,10 @@ class MergeRequestHarvester:
             skipped.append(f"{mr.web_url}: dead end: {exc}")
 
 
-def harvest(ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False) -> HarvestResult:
+def harvest(ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False,
+            comments: bool = True) -> HarvestResult:
     """Harvest every merge request updated since the last run (see the module docstring)."""
-    return MergeRequestHarvester(ws, source, project=project, publish=publish).harvest()
+    return MergeRequestHarvester(ws, source, project=project, publish=publish).harvest(comments=comments)
 
 
 __all__ = [

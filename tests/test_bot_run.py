@@ -441,3 +441,24 @@ def test_serve_rejects_forged_events_and_answers_signed_commands(gh, ws):
     (answer,) = replies(gh)
     assert "Remembered question" in answer
     assert len(stored(ws.harvest_store)) == 1
+
+
+def test_bot_run_checks_the_change_itself_and_sweeps_for_dead_ends(gh, repo, cli, actions_env):
+    from conftest import git
+
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "app.py").write_text("def f():\n    return 2\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "change")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gh.add_pull(6, title="Return two", head_sha=head, base_sha=base)
+    gh.add_file(6, "app.py", status="added", patch="@@ -0,0 +1,2 @@\n+def f():\n+    return 2")
+    gh.add_pull(9, title="Shard sessions", state="closed", labels=("dead-end",))
+    event = Path(actions_env["GITHUB_EVENT_PATH"])
+    event.write_text(json.dumps(gh.github_pull_request_event(6)))
+    result = cli(repo, "bot", "run", "--forge", "github")
+    assert result.code == 0, result.err
+    assert "harvested 1 new record(s)" in result.err and "report posted" in result.err
+    assert not summaries(gh)  # a clean report and no earlier summary: nothing to say
+    titles = [r.title for r in Workspace(repo).harvest_store.read(warn=False).records.values()]
+    assert titles == ["Abandoned: Shard sessions"]

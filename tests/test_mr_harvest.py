@@ -319,3 +319,15 @@ def test_revert_detection(title, description, expected) -> None:
     mr = MergeRequest(1, title, description, "merged", True, (), "a", "f", "main", None, "a" * 40, None, None,
                       "https://x/1", datetime(2024, 1, 1, tzinfo=UTC))
     assert reverted_number(mr, "octo/widgets") == expected
+
+
+def test_the_outcomes_sweep_reads_no_comments_and_keeps_its_own_watermark(gh, ws):
+    gh.add_review_comment(5, "bob", "Constraint: only in threads", "app/session.py", 3, resolved=True)
+    gh.add_pull(9, title="Shard sessions", state="closed", labels=("dead-end",))
+    harvester = MergeRequestHarvester(ws, make(gh))
+    result = harvester.harvest(comments=False)
+    assert [r.title for r in records(ws).values()] == ["Abandoned: Shard sessions"]
+    assert gh.count(method="POST") == 0 and gh.count(f"/repos/{gh.full_name}/issues/5/comments") == 0
+    assert harvester.watermark(comments=False) == result.watermark and harvester.watermark() is None
+    full = MergeRequestHarvester(ws, make(gh)).harvest()
+    assert full.merge_requests == 2 and full.written == 1  # the thread's constraint; the attempt is known
