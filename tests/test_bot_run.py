@@ -462,3 +462,22 @@ def test_bot_run_checks_the_change_itself_and_sweeps_for_dead_ends(gh, repo, cli
     assert not summaries(gh)  # a clean report and no earlier summary: nothing to say
     titles = [r.title for r in Workspace(repo).harvest_store.read(warn=False).records.values()]
     assert titles == ["Abandoned: Shard sessions"]
+
+
+def test_serve_answers_a_signed_gitlab_note_hook(fake_gitlab, ws):
+    gl = fake_gitlab
+    gl.add_token(GL_TOKEN, BOT)
+    gl.set_access("alice", 30)
+    gl.add_mr(5)
+    nid = gl.add_note(5, "alice", "/comind help")
+    env = {"COMIND_WEBHOOK_SECRET": SECRET, "COMIND_GITLAB_TOKEN": GL_TOKEN, "COMIND_RETRY_BACKOFF": "0"}
+    server = serve(ws, env, port=0)
+    hook = gl.gitlab_note_hook(5, nid)
+    with server:
+        assert requests.post(server.url, json=hook, timeout=30, headers={
+            "X-Gitlab-Event": "Note Hook", "X-Gitlab-Token": "wrong"}).status_code == 401
+        assert requests.post(server.url, json=hook, timeout=30, headers={
+            "X-Gitlab-Event": "Note Hook", "X-Gitlab-Token": SECRET}).status_code == 202
+    assert server.handled == 1 and server.failed == 0
+    (answer,) = [n for n in gl.all_notes(5) if n["author"]["username"] == BOT]
+    assert f"<!-- comind:answer note_{nid} -->" in answer["body"] and "/comind why ANCHOR" in answer["body"]
