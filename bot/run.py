@@ -61,11 +61,18 @@ class ReadOnly(Exception):
     """The forge refused a write with 403: the token cannot write here."""
 
 
+def refused_write(exc: ForgeError) -> bool:
+    """A write the token may not make (403 on POST/PATCH/PUT/DELETE), as opposed to a read that
+    failed with 403 (e.g. GET /user, which says nothing about writing)."""
+    verb = exc.request.split(" ", 1)[0]
+    return exc.status == 403 and verb in ("POST", "PATCH", "PUT", "DELETE") and "reviewThreads" not in exc.request
+
+
 def _reply(forge: Forge, number: int, note: Note, body: str) -> Note:
     try:
         return forge.reply(number, note, body)
     except ForgeError as exc:
-        if exc.status == 403:
+        if refused_write(exc):
             raise ReadOnly(str(exc)) from None
         raise
 
@@ -243,7 +250,7 @@ def _post(forge: Forge, number: int, report: Report, context: Any, mr: MergeRequ
     try:
         return post_report(forge, number, report, context=context, mr=mr, notes=notes)
     except ForgeError as exc:
-        if exc.status == 403:
+        if refused_write(exc):
             raise ReadOnly(str(exc)) from None
         raise
 

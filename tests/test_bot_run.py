@@ -481,3 +481,14 @@ def test_serve_answers_a_signed_gitlab_note_hook(fake_gitlab, ws):
     assert server.handled == 1 and server.failed == 0
     (answer,) = [n for n in gl.all_notes(5) if n["author"]["username"] == BOT]
     assert f"<!-- comind:answer note_{nid} -->" in answer["body"] and "/comind why ANCHOR" in answer["body"]
+
+
+def test_a_forbidden_read_is_an_error_not_a_read_only_token(gh, ws, capsys):
+    gh.add_token("ghs_app", None)  # an App installation token: GET /user answers 403
+    gh.add_issue_comment(5, "alice", "/comind help")
+    forge = GitHubForge(gh.full_name, "ghs_app", api_url=gh.base, throttle=False, retry=RetryPolicy(backoff=0))
+    result = run(ws, forge, 5, report=report(finding("fp-cache", "app/session.py", 3, "Re adds the cache")),
+                 harvest=False, env={})
+    assert not result.degraded and result.exit_code == 2
+    assert all("COMIND_BOT_LOGIN" in error for error in result.errors) and len(result.errors) == 2
+    assert "cannot write" not in capsys.readouterr().err
