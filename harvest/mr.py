@@ -46,9 +46,7 @@ from comind.records import TITLE_MAX, Record, harvested_id, new_record
 HARVESTER = {"name": "mr", "version": "1"}
 STATE_FILE = "mr-harvest.json"
 MAX_FILE_ANCHORS = 20
-MAX_APPROACH_FILES = 200
-MAX_APPROACH_CHARS = 200_000  # the fingerprint's normalised lines, all files together
-MAX_LINE_CHARS = 200
+MAX_APPROACH_FILES = 200  # files in an attempt's fingerprint (its lines are bounded by the harvest context)
 
 
 class MergeRequestSource(Protocol):
@@ -91,56 +89,73 @@ class HarvestResult:
 
 # --- approach fingerprints -----------------------------------------------------------------------
 
-def _normalise(line: str) -> str | None:
-    text = " ".join(line.split())
-    if not any(c.isalnum() for c in text):
-        return None  # braces, blank lines, punctuation: nothing to recognise a change by
-    return text[:MAX_LINE_CHARS]
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_STATUS = {"added": "A", "removed": "D", "renamed": "R", "modified": "M"}
 
 
-def patch_lines(patch: str | None) -> tuple[list[str], list[str]]:
-    """The normalised lines a patch adds and removes (each once, in order)."""
-    added: dict[str, None] = {}
-    removed: dict[str, None] = {}
-    for line in (patch or "").splitlines():
-        if line.startswith("@@") or line.startswith(("+++ ", "--- ")):
-            continue
-        if line.startswith("+") and (text := _normalise(line[1:])):
-            added[text] = None
-        elif line.startswith("-") and (text := _normalise(line[1:])):
-            removed[text] = None
-    return list(added), list(removed)
+def patch_lines(patch: str, path: str) -> tuple[list[Any], list[Any]]:
+    """The added (new-side numbers) and removed (old-side numbers) lines of a forge's patch, as
+    ``comind.harvest.approach.Line`` normalised and marked trivial exactly as a git diff's are."""
+    from comind.harvest.approach import Line, _comment_style, is_trivial, normalise_line
+
+    style = _comment_style(path)
+    added: list[Line] = []
+    removed: list[Line] = []
+    old = new = 0
+    in_hunk = False
+    for text in patch.splitlines():
+        header = _HUNK.match(text)
+        if header:
+            old, new, in_hunk = int(header.group(1)), int(header.group(2)), True
+        elif not in_hunk or text.startswith("\\"):
+            continue  # a ---/+++ header before the first hunk, "\ No newline at end of file"
+        elif text.startswith("+"):
+            line = normalise_line(text[1:])
+            added.append(Line(new, line, is_trivial(line, style)))
+            new += 1
+        elif text.startswith("-"):
+            line = normalise_line(text[1:])
+            removed.append(Line(old, line, is_trivial(line, style)))
+            old += 1
+        else:
+            old, new = old + 1, new + 1
+    return added, removed
 
 
-def approach_fingerprint(files: Iterable[ChangedFile], *, invert: bool = False) -> dict[str, Any]:
-    """The approach of a change as the normalised lines it added and removed, per file.
+def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: str, invert: bool = False) -> Any:
+    """A merge request's change as a ``comind.harvest.approach.Approach``, from the forge's patches
+    (the change need not be in the local clone: a dead end was never merged). ``invert`` reads a
+    diff backwards: a revert's diff is the reverted change turned around. At most
+    MAX_APPROACH_FILES files; a file without a patch (binary, too large) is listed as skipped."""
+    from comind.harvest.approach import Approach, FileChange
 
-    ``invert`` reads a diff backwards (a revert's diff is the reverted change turned around).
-    Bounded: at most MAX_APPROACH_FILES files and MAX_APPROACH_CHARS characters of lines.
-    """
-    out: list[dict[str, Any]] = []
-    budget = MAX_APPROACH_CHARS
-    truncated = False
+    out: list[FileChange] = []
+    skipped = 0
     for changed in files:
-        added, removed = patch_lines(changed.patch)
+        if len(out) == MAX_APPROACH_FILES:
+            break
+        status = _STATUS.get(changed.status, "M")
+        old_path = changed.old_path if status == "R" else None
+        if invert:
+            status = {"A": "D", "D": "A"}.get(status, status)
+        if changed.patch is None:
+            skipped += 1
+            out.append(FileChange(changed.path, old_path, status, skipped=True))
+            continue
+        added, removed = patch_lines(changed.patch, changed.path)
         if invert:
             added, removed = removed, added
-        if not added and not removed:
-            continue
-        if len(out) == MAX_APPROACH_FILES or budget <= 0:
-            truncated = True
-            break
-        entry: dict[str, Any] = {"path": changed.path, "added": [], "removed": []}
-        for side, lines in (("added", added), ("removed", removed)):
-            for text in lines:
-                if len(text) > budget:
-                    truncated = True
-                    break
-                entry[side].append(text)
-                budget -= len(text)
-        out.append(entry)
-    fingerprint: dict[str, Any] = {"version": 1, "source": "mr-diff", "files": out}
-    if truncated:
+        out.append(FileChange(changed.path, old_path, status, added=tuple(added), removed=tuple(removed)))
+    return Approach(base, head, tuple(out), skipped)
+
+
+def fingerprint_of_files(files: list[ChangedFile], *, base: str | None, head: str,
+                         invert: bool = False) -> dict[str, Any]:
+    """The approach fingerprint an attempt stores, in the same form as the git harvesters'."""
+    from comind.harvest.context import fingerprint_json
+
+    fingerprint = fingerprint_json(approach_of_files(files, base=base, head=head, invert=invert))
+    if len(files) > MAX_APPROACH_FILES:
         fingerprint["truncated"] = True
     return fingerprint
 
@@ -422,39 +437,18 @@ class MergeRequestHarvester:
 
     def _lore_records(self, atom: Any, mr: MergeRequest, key: str, *, anchors: Any, login: str,
                       evidence: list[dict[str, str]], created_at: datetime, skipped: list[str]) -> Iterator[Record]:
-        """Constraint, Rejected, Directive and Not-tested values as records (ids ``<key>:<n>``)."""
+        """Records from Lore keys, mapped exactly as the commit Lore harvester maps them
+        (``comind.harvest.lore.lore_records``); ids ``<key>:<n>``. Trust T1: asserted in a comment."""
+        from comind.harvest.lore import lore_records
+
         where = anchors() if callable(anchors) else anchors
-        common = {"anchors": where, "evidence": evidence, "provenance": self._provenance(login),
-                  "created_at": timestamp(created_at)}
-        cause = f"{mr.title} (!{mr.number})"
-        planned: list[tuple[str, dict[str, Any]]] = []
-        for text in atom.constraints:
-            planned.append(("constraint", {"title": _title(text), "fields": {"rule": text, "severity": "must"}}))
-        if atom.rejected:
-            options = [r.option for r in atom.rejected if r.option]
-            if options:
-                planned.append(("decision", {
-                    "title": _title(f"{mr.title} over {', '.join(options)}"),
-                    "fields": {"chosen": mr.title or f"!{mr.number}",
-                               "alternatives": [{"option": r.option, "why_not": r.reason}
-                                                for r in atom.rejected if r.option]}}))
-            for rejected in atom.rejected:
-                if rejected.option:
-                    planned.append(("attempt", {
-                        "title": _title(f"Rejected: {rejected.option}"),
-                        "fields": {"approach": rejected.option, "outcome": "abandoned",
-                                   "reason": rejected.reason}}))
-        for directive in atom.directives:
-            extra = {"until": directive.until.isoformat()} if directive.until else {}
-            planned.append(("gotcha", {"title": _title(directive.text),
-                                       "fields": {"symptom": directive.text, "cause": cause}, **extra}))
-        for text in atom.not_tested:
-            planned.append(("question", {"title": _title(f"Not tested: {text}"), "fields": {"question": text}}))
-        for n, (kind, parts) in enumerate(planned):
-            try:
-                yield new_record(kind, record_id=harvested_id(f"{key}:{n}"), **common, **parts)
-            except ComindError as exc:
-                skipped.append(f"{mr.web_url}: {kind} from Lore: {exc}")
+        for kind, result in lore_records(
+                atom, key, chosen=mr.title or f"!{mr.number}", cause=f"{mr.title} (!{mr.number})", anchors=where,
+                evidence=evidence, provenance=self._provenance(login), created_at=timestamp(created_at), trust=1):
+            if isinstance(result, ComindError):
+                skipped.append(f"{mr.web_url}: {kind} from Lore: {result}")
+                continue
+            yield result
 
     def _command_records(self, mr: MergeRequest, notes: list[Note], skipped: list[str]) -> Iterator[Record]:
         me = self._bot_login()
@@ -515,7 +509,12 @@ class MergeRequestHarvester:
             yield self._attempt(
                 mr, self._key(mr, "revert"), title=f"Reverted: {what}", outcome="reverted",
                 approach=f"{what}{where}; changed {paths or 'no files'}",
-                fingerprint=approach_fingerprint(files, invert=invert), anchors=self._file_anchors(files),
+                # read backwards, the revert's diff has the reverted change's lines at the revert's base
+                fingerprint=fingerprint_of_files(
+                    files, base=reverted.base_sha if reverted else None,
+                    head=(reverted.merge_commit_sha or reverted.head_sha) if reverted else (mr.base_sha or mr.head_sha),
+                    invert=invert),
+                anchors=self._file_anchors(files),
                 evidence=evidence, reason=_reason(mr.description))
         except ComindError as exc:
             skipped.append(f"{mr.web_url}: revert: {exc}")
@@ -526,7 +525,8 @@ class MergeRequestHarvester:
             yield self._attempt(
                 mr, self._key(mr, "dead-end"), title=f"Abandoned: {mr.title}", outcome="abandoned",
                 approach=f"{mr.title} (!{mr.number}); changed {paths or 'no files'}",
-                fingerprint=approach_fingerprint(files), anchors=self._file_anchors(files),
+                fingerprint=fingerprint_of_files(files, base=mr.base_sha, head=mr.head_sha),
+                anchors=self._file_anchors(files),
                 evidence=[{"type": "mr", "ref": mr.web_url}], reason=_reason(mr.description))
         except ComindError as exc:
             skipped.append(f"{mr.web_url}: dead end: {exc}")
@@ -539,6 +539,6 @@ def harvest(ws: Any, source: MergeRequestSource, *, project: str | None = None, 
 
 
 __all__ = [
-    "HARVESTER", "HarvestResult", "MergeRequestHarvester", "MergeRequestSource", "approach_fingerprint", "harvest",
-    "patch_lines", "project_of", "reverted_number", "threads_of",
+    "HARVESTER", "HarvestResult", "MergeRequestHarvester", "MergeRequestSource", "approach_of_files",
+    "fingerprint_of_files", "harvest", "patch_lines", "project_of", "reverted_number", "threads_of",
 ]

@@ -20,7 +20,8 @@ from comind.harvest.mr import (
     MAX_FILE_ANCHORS,
     STATE_FILE,
     MergeRequestHarvester,
-    approach_fingerprint,
+    approach_of_files,
+    fingerprint_of_files,
     harvest,
     patch_lines,
     reverted_number,
@@ -81,6 +82,11 @@ def ws(repo: Path) -> Workspace:
 def records(ws: Workspace, store: Any = None) -> dict[str, Record]:
     store = store or ws.harvest_store
     return {r.id: r for r in store.read(warn=False).records.values()}
+
+
+def texts(fingerprint: dict[str, Any], side: str, n: int = 0) -> list[str]:
+    """The texts of one side of the n-th file of a stored approach fingerprint."""
+    return [text for _, text, _ in fingerprint["files"][n][side]]
 
 
 def by_kind(found: dict[str, Record]) -> dict[str, list[Record]]:
@@ -194,8 +200,11 @@ def test_a_merged_revert_pr_becomes_a_reverted_attempt(gh, ws):
     assert attempt.id == harvested_id(f"mr:github:{gh.full_name}:4:revert")
     assert attempt.title == "Reverted: Cache sessions in process"
     assert attempt.fields["outcome"] == "reverted" and attempt.fields["reason"] == "It leaked memory under load."
-    assert attempt.fields["fingerprint"]["files"] == [{
-        "path": "app/session.py", "added": ["import redis", "CACHE = {}", "return CACHE"], "removed": ["pass"]}]
+    fingerprint = attempt.fields["fingerprint"]
+    assert (fingerprint["base"], fingerprint["head"]) == ("b" * 40, "c" * 40)  # the reverted change, as merged
+    assert fingerprint["files"] == [{
+        "path": "app/session.py", "old_path": None, "status": "M", "binary": False, "skipped": False,
+        "added": [[3, "CACHE = {}", False], [6, "return CACHE", False]], "removed": [[4, "pass", False]]}]
     assert [e["ref"] for e in attempt.evidence] == [f"{gh.base}/{gh.full_name}/pull/4",
                                                     f"{gh.base}/{gh.full_name}/pull/3", "c" * 40]
     assert [a["path"] for a in attempt.anchors] == ["app/session.py"]
@@ -204,12 +213,13 @@ def test_a_merged_revert_pr_becomes_a_reverted_attempt(gh, ws):
 
 def test_a_revert_known_only_by_its_title_reads_its_own_diff_backwards(gh, ws):
     gh.add_pull(4, title='Revert "Cache sessions in process"', state="closed", merged=True)
-    gh.add_file(4, "app/session.py", patch="@@ -1,3 +1,2 @@\n import os\n-import redis\n+import json")
+    gh.add_file(4, "app/session.py", patch="@@ -1,3 +1,3 @@\n import os\n-CACHE = {}\n+CACHE = None")
     gh.add_pull(8, title='Revert "Not merged"', state="closed", merged=False)
     harvest(ws, make(gh))
     (attempt,) = [r for r in records(ws).values() if r.kind == "attempt"]
-    assert attempt.fields["fingerprint"]["files"] == [
-        {"path": "app/session.py", "added": ["import redis"], "removed": ["import json"]}]
+    fingerprint = attempt.fields["fingerprint"]
+    assert texts(fingerprint, "added") == ["CACHE = {}"] and texts(fingerprint, "removed") == ["CACHE = None"]
+    assert fingerprint["files"][0]["added"][0][0] == 2  # the line as it was before the revert
     assert attempt.title == "Reverted: Cache sessions in process"
 
 
@@ -224,7 +234,8 @@ def test_a_closed_dead_end_mr_becomes_an_abandoned_attempt(gh, ws):
     assert attempt.id == harvested_id(f"mr:github:{gh.full_name}:9:dead-end")
     assert attempt.fields["outcome"] == "abandoned" and attempt.title == "Abandoned: Shard sessions by user"
     assert attempt.fields["reason"] == "Too much coordination for too little gain."
-    assert attempt.fields["fingerprint"]["files"][0]["added"] == ["def shard(user):", "return hash(user)"]
+    assert texts(attempt.fields["fingerprint"], "added") == ["def shard(user):", "return hash(user)"]
+    assert attempt.fields["fingerprint"]["files"][0]["status"] == "A"
 
 
 def test_the_dead_end_label_is_configurable(gh, repo, monkeypatch):
@@ -284,7 +295,7 @@ def test_gitlab_threads_reverts_and_the_updated_after_watermark(fake_gitlab, ws)
     assert kinds["constraint"][0].id == harvested_id(f"mr:gitlab:42:3:note_{nid}:lore:0")
     assert kinds["constraint"][0].anchors[0]["raw"] == "app/session.py:3"
     (attempt,) = kinds["attempt"]
-    assert attempt.fields["fingerprint"]["files"][0]["added"] == ["import redis", "CACHE = {}", "return CACHE"]
+    assert texts(attempt.fields["fingerprint"], "added") == ["CACHE = {}", "return CACHE"]
     assert attempt.data["valid_from"] == "e" * 40
     harvest(ws, forge)
     listings = [r for r in gl.requests if r.path == "/api/v4/projects/42/merge_requests"]
@@ -294,13 +305,23 @@ def test_gitlab_threads_reverts_and_the_updated_after_watermark(fake_gitlab, ws)
 
 # --- pieces -------------------------------------------------------------------------------------------
 
-def test_patch_lines_and_fingerprints_normalise_whitespace_and_drop_punctuation() -> None:
-    patch = "@@ -1,4 +1,4 @@\n-   x  =  1\n+x = 2\n+}\n+\n+x = 2\n context"
-    assert patch_lines(patch) == (["x = 2"], ["x = 1"])
-    files = [ChangedFile("a.py", "a.py", "modified", patch, 3, 1), ChangedFile("b.png", "b.png", "added", None, 0, 0)]
-    assert approach_fingerprint(files) == {"version": 1, "source": "mr-diff",
-                                           "files": [{"path": "a.py", "added": ["x = 2"], "removed": ["x = 1"]}]}
-    assert approach_fingerprint(files, invert=True)["files"][0]["added"] == ["x = 1"]
+def test_forge_patches_become_approaches_like_git_diffs() -> None:
+    from comind.harvest.approach import Approach, containment
+
+    patch = "--- a/a.py\n+++ b/a.py\n@@ -3,4 +3,5 @@\n-   x  =  1\n+x = 2\n+}\n+import os\n ctx\n+x = 2\n\\ No newline"
+    added, removed = patch_lines(patch, "a.py")
+    assert [(ln.lineno, ln.text, ln.trivial) for ln in added] == [
+        (3, "x = 2", False), (4, "}", True), (5, "import os", True), (7, "x = 2", False)]
+    assert [(ln.lineno, ln.text) for ln in removed] == [(3, "x = 1")]
+    files = [ChangedFile("a.py", "a.py", "modified", patch, 4, 1), ChangedFile("b.png", "b.png", "added", None, 0, 0)]
+    change = approach_of_files(files, base="b" * 40, head="a" * 40)
+    assert [f.status for f in change.files] == ["M", "A"] and change.skipped == 1 and change.files[1].skipped
+    backwards = approach_of_files(files, base=None, head="a" * 40, invert=True)
+    assert [ln.text for ln in backwards.files[0].added] == ["x = 1"] and backwards.files[1].status == "D"
+    stored = fingerprint_of_files(files, base="b" * 40, head="a" * 40)
+    again = Approach.from_json(stored)  # what the dead-end check reads back
+    assert containment(again, change).ratio == 1.0
+    assert [ln.text for ln in again.files[0].added] == ["x = 2", "x = 2"]  # trivial lines are not stored
 
 
 @pytest.mark.parametrize(("title", "description", "expected"), [
