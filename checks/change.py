@@ -1,39 +1,63 @@
-"""The change under review: what a merge request adds, removes and touches, from git objects."""
+"""The change under review: what a merge request adds, removes and touches, from git objects.
+
+It is the change's approach fingerprint (`comind.harvest.approach`: one diff, normalised lines with
+their line numbers), seen per file: the dead-end matcher compares it with attempts, and the other
+producers ask which lines and symbols it touches.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
+
+from comind.harvest.approach import Approach, approach_of_range
 
 if TYPE_CHECKING:
     from comind.codeindex import CodeIndex, Snapshot
 
-MAX_PATCH_BYTES = 1 << 20  # a blob this large is treated as binary: listed, not read line by line
 
-
-@dataclass
+@dataclass(frozen=True)
 class ChangedFile:
     path: str  # path at head ("" when deleted)
     old_path: str  # path at base ("" when added)
     status: str  # A, M, D, R, C, T
-    added: set[int] = field(default_factory=set)  # line numbers at head
-    removed: set[int] = field(default_factory=set)  # line numbers at base
-    binary: bool = False
+    added: frozenset[int]  # line numbers at head
+    removed: frozenset[int]  # line numbers at base
+    binary: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class Change:
     base: str
     head: str
-    files: list[ChangedFile]
+    approach: Approach
 
-    @property
+    @cached_property
+    def files(self) -> list[ChangedFile]:
+        out = []
+        for f in self.approach.files:
+            out.append(ChangedFile(
+                path="" if f.status == "D" else f.path,
+                old_path="" if f.status == "A" else (f.old_path or f.path),
+                status=f.status,
+                added=frozenset(ln.lineno for ln in f.added),
+                removed=frozenset(ln.lineno for ln in f.removed),
+                binary=f.binary or f.skipped,
+            ))
+        return out
+
+    @cached_property
     def paths(self) -> set[str]:
         """Every path the change touches, at base and at head."""
         return {p for f in self.files for p in (f.path, f.old_path) if p}
 
-    def added_lines(self, path: str) -> set[int]:
-        return next((f.added for f in self.files if f.path == path), set())
+    @cached_property
+    def _added(self) -> dict[str, frozenset[int]]:
+        return {f.path: f.added for f in self.files if f.path}
+
+    def added_lines(self, path: str) -> frozenset[int]:
+        return self._added.get(path, frozenset())
 
     def touched_symbols(self, head: Snapshot, base: Snapshot) -> set[tuple[str, str]]:
         """(path, qualname) of the definitions at head holding added lines and at base holding
@@ -49,33 +73,6 @@ class Change:
         return touched
 
 
-def compute_change(index: CodeIndex, base: str, head: str, progress: object = None) -> Change:
-    """The diff base..head with rename detection and per-line numbers (no context lines)."""
-    import pygit2
-
-    repo = index.repo
-    old = repo[base].peel(pygit2.Commit).tree
-    new = repo[head].peel(pygit2.Commit).tree
-    diff = old.diff_to_tree(new, context_lines=0)
-    diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
-    files = []
-    for patch in diff:
-        if patch is None:
-            continue
-        delta = patch.delta
-        status = delta.status_char()
-        changed = ChangedFile(
-            path="" if status == "D" else delta.new_file.path,
-            old_path="" if status == "A" else delta.old_file.path,
-            status=status,
-            binary=delta.is_binary or max(delta.old_file.size, delta.new_file.size) > MAX_PATCH_BYTES,
-        )
-        if not changed.binary:
-            for hunk in patch.hunks:
-                for line in hunk.lines:
-                    if line.origin == "+":
-                        changed.added.add(line.new_lineno)
-                    elif line.origin == "-":
-                        changed.removed.add(line.old_lineno)
-        files.append(changed)
-    return Change(str(repo[base].id), str(repo[head].id), files)
+def compute_change(index: CodeIndex, base: str, head: str) -> Change:
+    """The diff base..head (base is already the merge base), with renames and line numbers."""
+    return Change(base, head, approach_of_range(index.repo, base, head))

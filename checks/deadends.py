@@ -1,9 +1,264 @@
-"""Dead-end matching for `comind check` (filled in when the approach fingerprints land)."""
+"""Dead ends: does the change re-propose an approach that already failed?
+
+An attempt carries its approach fingerprint (the normalised lines its change added and removed,
+per file). A change re-proposes it when it re-adds (and re-removes) enough of the attempt's
+informative lines — `dead_end_threshold` of them, and at least `dead_end_min_lines`, or all of them
+for a smaller attempt; when it moves a dependency into an attempt's failing range; or when it
+matches an attempt's compiled pattern. Titles and commit messages that name a rejected
+alternative anchored to the touched code are a note. An attempt whose retry condition is met
+reports a note, not a failure; a relanded (retracted) or superseded attempt reports nothing.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from comind.checks.findings import Finding, Report
+from comind.harvest.approach import Approach, FileChange, Line
+from comind.records import Record, short_id
+
+if TYPE_CHECKING:
+    from comind.checks.run import CheckRun
+
+INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`) say too little
+IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 
-def report_dead_ends(run: Any, report: Any) -> None:
-    return None
+def informative(text: str) -> bool:
+    return len(text) >= INFORMATIVE_CHARS and sum(c.isalnum() for c in text) >= INFORMATIVE_CHARS // 2
+
+
+class Match:
+    def __init__(self, matched: int, total: int, where: tuple[str, int] | None) -> None:
+        self.matched = matched
+        self.total = total
+        self.where = where  # first re-added line in the change: (path, line at head)
+
+
+def match_lines(attempt: Approach, change: Approach) -> Match:
+    """How many of the attempt's informative added/removed lines the change adds/removes again
+    (multisets, in any file: a moved file still re-proposes the approach)."""
+    adds: Counter[str] = Counter()
+    first_at: dict[str, tuple[str, int]] = {}
+    for f in change.files:
+        for ln in f.added:
+            if not ln.trivial and informative(ln.text):
+                adds[ln.text] += 1
+                first_at.setdefault(ln.text, (f.path, ln.lineno))
+    removes = Counter(ln.text for f in change.files for ln in f.removed if not ln.trivial and informative(ln.text))
+    matched = total = 0
+    where = None
+    for f in attempt.files:
+        for ln in f.added:
+            if ln.trivial or not informative(ln.text):
+                continue
+            total += 1
+            if adds[ln.text] > 0:
+                adds[ln.text] -= 1
+                matched += 1
+                where = where or first_at.get(ln.text)
+        for ln in f.removed:
+            if ln.trivial or not informative(ln.text):
+                continue
+            total += 1
+            if removes[ln.text] > 0:
+                removes[ln.text] -= 1
+                matched += 1
+    return Match(matched, total, where)
+
+
+def is_match(m: Match, threshold: float, min_lines: int) -> bool:
+    if m.total == 0:
+        return False
+    if m.total < min_lines:
+        return m.matched == m.total  # a small attempt counts only when all of it comes back
+    return m.matched >= min_lines and m.matched / m.total >= threshold
+
+
+def fingerprint_of(record: Record) -> Approach | None:
+    data = record.fields.get("fingerprint")
+    if not isinstance(data, dict) or not data.get("files"):
+        return None
+    if "head" not in data:  # the merge-request form: lines without numbers
+        files = tuple(FileChange(str(f.get("path", "")), None, "M",
+                                 added=tuple(Line(0, str(t), False) for t in f.get("added", ())),
+                                 removed=tuple(Line(0, str(t), False) for t in f.get("removed", ())))
+                      for f in data["files"])
+        return Approach(None, "", files)
+    try:
+        return Approach.from_json(data)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _evidence_text(record: Record) -> tuple[str, str]:
+    """("abc1234 'subject'", "reverted in def5678") from an attempt's evidence, as far as known."""
+    reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
+    revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
+    what = f"{reverted[:7]} {record.title!r}" if reverted else repr(record.title)
+    outcome = record.fields.get("outcome", "failed")
+    how = f"reverted in {revert[:7]}" if revert else {"abandoned": "abandoned", "failed": "it failed",
+                                                        "partial": "partly failed"}.get(outcome, outcome)
+    if not revert:
+        mr = next((e["ref"] for e in record.evidence if e["type"] in ("mr", "url")), None)
+        how += f" ({mr})" if mr else ""
+    return what, how
+
+
+def report_dead_ends(run: CheckRun, report: Report) -> None:
+    if run.change is None:
+        return  # nothing is being proposed: --all checks the code, not a change
+    config = run.ws.config
+    attempts = [r for r in run.records if r.kind == "attempt"]
+    if not attempts:
+        return
+    derived = run.statuses(attempts)
+    change = run.change.approach
+    dep_moves = _dependency_moves(run)
+    for record in attempts:
+        status = derived[record.id]
+        if status.state in IGNORED_STATES:
+            continue
+        retry = next((n for n in status.notes if n.startswith("retry condition met")), None)
+        reason = record.fields.get("reason") or record.body or ""
+        what, how = _evidence_text(record)
+        found: list[tuple[str, str | None, int | None]] = []  # (message, path, line)
+        attempt_approach = fingerprint_of(record)
+        if attempt_approach is not None:
+            m = match_lines(attempt_approach, change)
+            if is_match(m, config.dead_end_threshold, config.dead_end_min_lines):
+                path, line = m.where or (None, None)
+                found.append((f"This re-adds {m.matched} of {m.total} lines of {what}, {how}", path, line))
+        for anchor in record.anchors:
+            dep = anchor.get("dep") or {}
+            if anchor.get("scope") == "dependency" and dep.get("version_range"):
+                moved = dep_moves.get((dep["ecosystem"], _dep_name(dep)))
+                if moved and _in_range(dep["ecosystem"], moved[1], dep["version_range"]) and not (
+                        moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"])):
+                    found.append((f"This moves {dep['package']} to {moved[1]}, inside {dep['version_range']}, "
+                                  f"the range of {what}, {how}", moved[2], None))
+        if not found:
+            continue
+        message, path, line = found[0]
+        message += f": {reason.strip()}" if reason.strip() else ""
+        if retry:
+            message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
+            message += "may be the time to try again."
+        evidence = tuple(record.evidence)
+        report.findings.append(Finding(
+            type="retry" if retry else "dead_end", level="note" if retry else "error",
+            title=f"{'Retry of' if retry else 'Re-proposes'} a dead end: {record.title}",
+            message=message, fingerprint=_fingerprint("dead_end", record.id), record_id=record.id,
+            path=path, line=line, in_diff=run.in_diff(path, line), evidence=evidence,
+            commands=(f"comind show {short_id(record.id)}",
+                      f"comind review retract {short_id(record.id)} --reason \"the cause is fixed\""),
+        ))
+    _rejected_alternatives(run, report)
+
+
+def _fingerprint(*parts: str) -> str:
+    from comind.checks.run import fingerprint
+
+    return fingerprint(*parts)
+
+
+def _dep_name(dep: dict[str, Any]) -> str:
+    from comind.deps import normalize_pypi
+
+    return normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else str(dep["package"])
+
+
+def _in_range(ecosystem: str, version: str, version_range: str) -> bool:
+    from comind.deps import version_in_range
+
+    try:
+        return bool(version_in_range(ecosystem, version, version_range))
+    except ValueError:
+        return False
+
+
+def _dependency_moves(run: CheckRun) -> dict[tuple[str, str], tuple[str | None, str, str]]:
+    """(ecosystem, name) -> (version at base, version at head, manifest path) for every package
+    whose locked (else declared) version the change moves."""
+    if run.base_snapshot is None or run.change is None or not any(_is_manifest(p) for p in run.change.paths):
+        return {}
+    from comind.deps import dependencies
+
+    def versions(snapshot: Any) -> dict[tuple[str, str], tuple[str, str]]:
+        out: dict[tuple[str, str], tuple[str, str]] = {}
+        for d in dependencies(snapshot):
+            version = d.locked or _pinned(d.declared)
+            if version and ((d.ecosystem, d.name) not in out or d.locked):
+                out[(d.ecosystem, d.name)] = (version, d.path)
+        return out
+
+    before, after = versions(run.base_snapshot), versions(run.head_snapshot)
+    return {key: (before.get(key, (None, ""))[0], version, path)
+            for key, (version, path) in after.items() if before.get(key, (None, ""))[0] != version}
+
+
+def _pinned(declared: str | None) -> str | None:
+    if not declared:
+        return None
+    m = re.fullmatch(r"\s*(?:==|=|v)?\s*(\d[\w.+-]*)\s*", declared)
+    return m.group(1) if m else None
+
+
+_MANIFESTS = ("pyproject.toml", "requirements", "poetry.lock", "uv.lock", "Pipfile.lock", "package.json",
+              "package-lock.json", "go.mod", "Cargo.toml", "Cargo.lock")
+
+
+def _is_manifest(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return any(name.startswith(m) for m in _MANIFESTS)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _change_title() -> str:
+    """The merge request's title when CI provides it (GitHub's event file, GitLab's variable)."""
+    import json
+    import os
+
+    if title := os.environ.get("CI_MERGE_REQUEST_TITLE"):
+        return title
+    try:
+        with open(os.environ.get("GITHUB_EVENT_PATH", ""), encoding="utf-8") as event:
+            return str(json.load(event).get("pull_request", {}).get("title") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) >= 4}
+
+
+def _rejected_alternatives(run: CheckRun, report: Report) -> None:
+    """Notes for commit messages of the change that name an option a decision on the touched code rejected."""
+    if run.change is None or run.base is None:
+        return
+    from comind.harvest.walker import walk
+
+    messages = " ".join(c.message for c in walk(run.ws.index.repo, [run.head], [run.base]))
+    said = _words(f"{_change_title()} {messages}")
+    if not said:
+        return
+    decisions = [r for r in run.ledger.anchored_near(sorted(run.change.paths)) if r.kind == "decision"]
+    derived = run.statuses(decisions)
+    for record in decisions:
+        if derived[record.id].state in IGNORED_STATES:
+            continue
+        for alt in record.fields.get("alternatives", []):
+            words = _words(alt["option"])
+            if len(words) >= 2 and len(words & said) >= max(2, int(0.7 * len(words) + 0.5)):
+                why = f": {alt['why_not']}" if alt.get("why_not") else ""
+                report.findings.append(Finding(
+                    type="dead_end", level="note", title=f"Mentions a rejected option: {alt['option']}",
+                    message=f"This change's commit messages mention {alt['option']!r}, which the decision "
+                            f"{record.title!r} rejected{why}.",
+                    fingerprint=_fingerprint("rejected", record.id, alt["option"]), record_id=record.id,
+                    evidence=tuple(record.evidence), commands=(f"comind show {short_id(record.id)}",)))
+                break

@@ -126,11 +126,9 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
 
 def harvest_new(ws: Workspace) -> dict[str, Any]:
     """Harvest what is new in git (the harvesters are incremental); the counts go into the stats."""
-    try:
-        from comind.harvest.run import harvest
-    except ImportError:  # the git harvesters are not installed in this build
-        return {}
-    return dict(harvest(ws).counts())
+    from comind.harvest.run import harvest
+
+    return harvest(ws).summary()
 
 
 # -- producers -------------------------------------------------------------------------------
@@ -146,9 +144,10 @@ def stale_records(run: CheckRun, report: Report) -> None:
         candidates = [r for r in run.ledger.anchored_near(sorted(paths), sorted(names)) if r.kind != "relation"]
     derived = run.statuses(candidates)
     level = {"stale": "warning", "orphaned": "warning", "unverifiable": "note"}
+    reported = {f.record_id for f in report.findings}  # a re-proposed dead end is not also "stale"
     for record in candidates:
         status = derived[record.id]
-        if status.state not in level:
+        if status.state not in level or record.id in reported:
             continue
         path, line = _location(record)
         commands = (f"comind review confirm {short_id(record.id)}",

@@ -172,7 +172,29 @@ class Store:
 
     def put_many(self, records: Iterable[Record]) -> int:
         """Write many records concurrently; returns how many were new."""
-        return sum(self._map(self.put, list(records)))
+        items: list[Any] = list(records)
+        return sum(self._map(self.put, items))
+
+    def put_derived(self, records: Iterable[Record], *, replace: bool) -> int:
+        """Write harvested records; returns how many were new.
+
+        With `replace` (the harvest cache, which is derived and re-derivable) other versions of the
+        same ids are deleted after the new one is written, so a newer harvester's output replaces
+        the old. Without it (a shared store) versions are never deleted: a changed payload stays a
+        conflict that `comind ledger audit` shows.
+        """
+        records = list(records)
+        existing: dict[str, list[str]] = {}
+        if replace:
+            for key in self.inbox_keys():
+                existing.setdefault(key[:36], []).append(key)
+        written = self.put_many(records)
+        if replace:
+            for record in records:
+                for key in existing.get(record.id, ()):
+                    if key != record.key:
+                        self._delete(INBOX + key)
+        return written
 
     def compact(self) -> str | None:
         """Write a snapshot of every live record; None when the newest snapshot is already current.
@@ -216,7 +238,7 @@ class Store:
         return lines
 
     @staticmethod
-    def _map(function: Any, items: list[str]) -> list[Any]:
+    def _map(function: Any, items: list[Any]) -> list[Any]:
         if len(items) < 4:
             return [function(item) for item in items]
         from concurrent.futures import ThreadPoolExecutor

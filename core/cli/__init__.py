@@ -20,7 +20,7 @@ from comind.errors import ComindError
 
 # command -> the module that registers it (register(subparsers, common)), in `--help` order.
 COMMANDS = {
-    "init": "init", "remember": "remember", "review": "review",
+    "init": "init", "remember": "remember", "review": "review", "harvest": "harvest",
     "check": "check", "log": "read", "show": "read", "search": "read", "why": "code", "status": "code",
     "index": "code",
     "ledger": "ledger",

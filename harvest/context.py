@@ -1,0 +1,226 @@
+"""What every git harvester shares during one harvest: the repository, lazily built indexes of
+its history, anchors and approach fingerprints of commits, pseudonyms and counters.
+
+Everything a harvester writes into a record is a function of the history (commit times, not the
+clock; pseudonyms keyed by the repository, not the machine), so harvesting twice, anywhere, yields
+the same records and writes nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from comind.actors import actor_id
+from comind.anchors import parse_anchor
+from comind.harvest.approach import MAX_BLOB, Approach, approach
+from comind.harvest.markers import normalise_subject
+from comind.harvest.run import HARVESTER_VERSION
+from comind.harvest.walker import CommitInfo, walk
+
+if TYPE_CHECKING:
+    from comind.workspace import Workspace
+
+_REVIEWED_ON = re.compile(r"^Reviewed-on:\s*\S+/\+/(\d+)\s*$", re.M)
+MAX_ANCHORS = 12
+MAX_FINGERPRINT_LINES = 3000  # non-trivial lines kept per attempt: bounds the record's size
+MAX_LINE_CHARS = 300
+
+
+def commit_time(commit: CommitInfo) -> str:
+    return datetime.fromtimestamp(commit.committer_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class HarvestContext:
+    def __init__(self, ws: Workspace, repo: pygit2.Repository, default_tip: str | None) -> None:
+        self.ws = ws
+        self.repo = repo
+        self.repo_name = ws.repo_name
+        self.default_tip = default_tip
+        self.counts: Counter[str] = Counter()  # "source:kind" and "marker:kind" counters
+        self.skipped: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = defaultdict(list)
+        self._subjects: dict[str, list[str]] | None = None
+        self._prs: dict[int, list[str]] | None = None
+        self._cls: dict[int, list[str]] = {}
+        self._on_default: dict[str, bool] = {}
+        self.lore_ids: dict[str, list[str]] = {}  # Lore-id -> record ids (filled by the lore source)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def count(self, key: str, example: str | None = None) -> None:
+        self.counts[key] += 1
+        if example and len(self.examples[key]) < 5:
+            self.examples[key].append(example)
+
+    def skip(self, reason: str, example: str) -> None:
+        self.skipped[reason] += 1
+        if len(self.examples[f"skipped:{reason}"]) < 5:
+            self.examples[f"skipped:{reason}"].append(example)
+
+    def provenance(self, commit: CommitInfo, harvester: str) -> dict[str, Any]:
+        return {
+            "actor": actor_id(commit.author_email or commit.author_name, self.repo_name),
+            "author_kind": "harvested", "source": "git", "repo": self.repo_name,
+            "head_commit": commit.sha, "harvester": {"name": harvester, "version": HARVESTER_VERSION},
+        }
+
+    # -- history lookups -----------------------------------------------------------------------
+
+    def on_default(self, sha: str) -> bool:
+        """Is the commit reachable from the default branch (evidence that verifies: T2)?"""
+        if sha not in self._on_default:
+            tip = self.default_tip
+            try:
+                self._on_default[sha] = tip is not None and (sha == tip or self.repo.descendant_of(tip, sha))
+            except (KeyError, ValueError, pygit2.GitError):
+                self._on_default[sha] = False
+        return self._on_default[sha]
+
+    def _index_history(self) -> None:
+        """Subjects and PR numbers of every commit reachable from HEAD and the default branch, once."""
+        subjects: dict[str, list[str]] = defaultdict(list)
+        prs: dict[int, list[str]] = defaultdict(list)
+        tips = [t for t in ("HEAD", self.default_tip) if t]
+        from comind.harvest.markers import _PR_SUFFIX  # the same (#N) rule the markers use
+
+        for commit in walk(self.repo, tips):
+            if key := normalise_subject(commit.subject):
+                subjects[key].append(commit.sha)
+            if (m := _PR_SUFFIX.search(commit.subject)) is not None:
+                prs[int(m.group(2))].append(commit.sha)
+            elif commit.subject.startswith("Merge pull request #"):
+                number = commit.subject[len("Merge pull request #"):].split(" ", 1)[0]
+                if number.isdigit():
+                    prs[int(number)].append(commit.sha)
+            if "Reviewed-on:" in commit.body and (cl := _REVIEWED_ON.search(commit.body)):
+                self._cls.setdefault(int(cl.group(1)), []).append(commit.sha)
+        self._subjects, self._prs = dict(subjects), dict(prs)
+
+    def by_subject(self, subject: str) -> list[str]:
+        if self._subjects is None:
+            self._index_history()
+        assert self._subjects is not None
+        return list(self._subjects.get(normalise_subject(subject), ()))
+
+    def by_pr(self, number: int) -> list[str]:
+        if self._prs is None:
+            self._index_history()
+        assert self._prs is not None
+        return list(self._prs.get(number, ()))
+
+    def by_cl(self, number: int) -> list[str]:
+        """Commits whose Gerrit `Reviewed-on: …/+/N` names this change number."""
+        if self._prs is None:
+            self._index_history()
+        return list(self._cls.get(number, ()))
+
+    def commit(self, sha: str) -> CommitInfo | None:
+        from comind.harvest.walker import decode_message, split_message
+
+        try:
+            c = self.repo[sha].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        subject, body = split_message(decode_message(c))
+        return CommitInfo(str(c.id), tuple(str(p) for p in c.parent_ids), subject, body, subject + "\n\n" + body,
+                          c.author.name, c.author.email, int(c.author.time), int(c.commit_time))
+
+    # -- what a commit changed -----------------------------------------------------------------
+
+    def approach(self, sha: str, parent: str | None = None) -> Approach | None:
+        try:
+            return approach(self.repo, sha, parent)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+
+    def anchors(self, change: Approach | None, at: str | None, side: str = "removed") -> list[dict[str, Any]]:
+        """Anchors for what a change touched, resolved at commit `at`: the definitions holding its
+        `side` lines (removed: `at` is the change's parent; added: `at` is the change itself), else
+        the files, else their folders."""
+        if change is None or at is None:
+            return [parse_anchor("repo:")]
+        try:
+            tree = self.repo[at].peel(pygit2.Commit).tree
+        except (KeyError, ValueError, pygit2.GitError):
+            return [parse_anchor("repo:")]
+        from comind.anchoring import fingerprint, innermost
+        from comind.languages import language_for_path, parse_file
+
+        anchors: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for f in change.files:
+            path = (f.old_path or f.path) if side == "removed" else f.path
+            blob = _blob(tree, path)
+            if blob is None:
+                folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
+                if folder and folder not in seen and _is_dir(tree, folder.rstrip("/")):
+                    seen.add(folder)
+                    anchors.append(parse_anchor(folder) | {"commit": at})
+                continue
+            symbols = []
+            if language_for_path(path) and blob.size <= MAX_BLOB and not f.binary:
+                definitions = parse_file(path, bytes(blob.data)).definitions
+                lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
+                symbols = sorted({d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
+                                 key=lambda d: d.start_line)
+            for d in symbols[:4]:
+                key = f"{path}::{d.qualname}"
+                if key not in seen:
+                    seen.add(key)
+                    anchors.append(parse_anchor(key) | {"commit": at, "blob": str(blob.id)} | fingerprint(d))
+            if not symbols and path not in seen:
+                seen.add(path)
+                anchors.append(parse_anchor(path) | {"commit": at, "blob": str(blob.id)})
+            if len(anchors) >= MAX_ANCHORS:
+                break
+        return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
+
+
+def fingerprint_json(change: Approach) -> dict[str, Any]:
+    """The approach as stored in an attempt: non-trivial lines only, bounded in count and length."""
+    budget = MAX_FINGERPRINT_LINES
+    files = []
+    for f in change.files:
+        added = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.added if not ln.trivial]
+        removed = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.removed if not ln.trivial]
+        added, removed = added[:budget], removed[:max(0, budget - len(added))]
+        budget -= len(added) + len(removed)
+        files.append({"path": f.path, "old_path": f.old_path, "status": f.status, "binary": f.binary,
+                      "skipped": f.skipped, "added": added, "removed": removed})
+        if budget <= 0:
+            break
+    data = change.to_json()
+    data["files"] = files
+    if budget <= 0:
+        data["truncated"] = True
+    return data
+
+
+def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj if isinstance(obj, pygit2.Blob) else None
+
+
+def _is_dir(tree: pygit2.Tree, path: str) -> bool:
+    try:
+        return isinstance(tree[path], pygit2.Tree)
+    except KeyError:
+        return False
+
+
+def first_line(text: str, limit: int = 120) -> str:
+    line = " ".join(text.split("\n", 1)[0].split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))

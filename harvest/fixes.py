@@ -1,0 +1,85 @@
+"""Other trailers: `Fixes: <sha> ("subject")` → a gotcha whose cause is the fixed commit;
+`Comind-Record: <uuid>` → a `confirms` relation linking the commit to the record.
+
+Only git trailers count (`comind.harvest.trailers.parse_trailers`): GitHub's `Fixes #12` prose is
+an issue link, not the kernel convention, and is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from comind.errors import ComindError
+from comind.harvest.context import HarvestContext, commit_time, first_line
+from comind.harvest.trailers import parse_trailers
+from comind.harvest.walker import CommitInfo, resolve_prefix
+from comind.records import Record, harvested_id, new_record
+
+NAME = "trailers"
+_FIXES = re.compile(r'^([0-9a-f]{7,40})\b(?:\s*\((?:"(.*)"|(.*))\))?', re.I)
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
+    lowered = commit.body.lower()
+    if "fixes:" not in lowered and "comind-record:" not in lowered:
+        return
+    for n, trailer in enumerate(parse_trailers(commit.message)):
+        key = trailer.key.lower()
+        if key == "fixes":
+            yield from _fixes(commit, trailer.value, n, ctx)
+        elif key == "comind-record":
+            yield from _confirms(commit, trailer.value.strip().lower(), n, ctx)
+
+
+def _fixes(commit: CommitInfo, value: str, n: int, ctx: HarvestContext) -> Iterator[Record]:
+    match = _FIXES.match(value.strip())
+    if not match:
+        ctx.skip("fixes-not-a-commit", f"{commit.sha[:12]} {value[:40]}")
+        return
+    found = resolve_prefix(ctx.repo, match.group(1))
+    fixed = ctx.commit(found[0]) if len(found) == 1 else None
+    quoted = match.group(2) or match.group(3) or ""
+    cause_subject = fixed.subject if fixed else quoted
+    evidence = [{"type": "commit", "ref": commit.sha, "role": "fix"}]
+    if fixed:
+        evidence.append({"type": "commit", "ref": fixed.sha, "role": "fixed"})
+    else:
+        evidence.append({"type": "text", "ref": f"unresolved: Fixes: {value[:300]}", "role": "fixed"})
+        ctx.count("trailers:fixes-unresolved", commit.sha[:12])
+    change = ctx.approach(commit.sha)
+    try:
+        record = new_record(
+            "gotcha", record_id=harvested_id(f"git-fixes:{ctx.repo_name}:{commit.sha}:{n}"),
+            title=first_line(commit.subject), body=commit.body[:1500],
+            anchors=ctx.anchors(change, commit.sha if change else None, side="added"), evidence=evidence,
+            fields={"symptom": first_line(commit.subject, 1000),
+                    "cause": first_line(f"introduced by {match.group(1)[:12]} ({cause_subject})", 1000)},
+            provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit), valid_from=commit.sha,
+            trust=2 if fixed and ctx.on_default(commit.sha) else 1,
+        )
+    except ComindError as exc:
+        ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
+        return
+    ctx.count("trailers:fixes")
+    yield record
+
+
+def _confirms(commit: CommitInfo, record_id: str, n: int, ctx: HarvestContext) -> Iterator[Record]:
+    if not _UUID.match(record_id):
+        ctx.skip("comind-record-not-an-id", f"{commit.sha[:12]} {record_id[:40]}")
+        return
+    try:
+        record = new_record(
+            "relation", record_id=harvested_id(f"git-comind-record:{ctx.repo_name}:{commit.sha}:{n}"), title="",
+            anchors=[], evidence=[{"type": "commit", "ref": commit.sha}],
+            fields={"relation": "confirms", "target": record_id, "commit": commit.sha,
+                    "reason": first_line(f"{commit.subject} ({commit.sha[:10]})", 1000)},
+            provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit),
+        )
+    except ComindError as exc:
+        ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
+        return
+    ctx.count("trailers:comind-record")
+    yield record
