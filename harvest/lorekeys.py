@@ -154,7 +154,7 @@ class LoreAtom:
     expires_on: date | None = None      # when it is a YYYY-MM-DD date
     provenance: str | None = None
     version: str | None = None          # CommitLore-Version / Annals-Version
-    custom: tuple[Trailer, ...] = ()    # every trailer that is not in the Lore vocabulary
+    custom: tuple[Trailer, ...] = ()    # the other trailers of a message that has Lore
     trailers: tuple[Trailer, ...] = ()  # every Lore trailer as parsed, in order
     problems: tuple[str, ...] = field(default=())  # e.g. "lore-id-invalid: xyz"
 
@@ -216,6 +216,12 @@ def _refs(raw: str) -> list[Ref]:
 
 def atom_from_trailers(trailers: list[Trailer] | tuple[Trailer, ...]) -> LoreAtom:
     """Normalise parsed trailers (from ``parse_lore``) into one ``LoreAtom``."""
+    if not any(t.key.lower() in LORE_KEYS for t in trailers):  # the common case: no Lore at all
+        if not trailers:
+            return _EMPTY
+        atom = object.__new__(LoreAtom)  # LoreAtom(custom=…) without the 20-field frozen __init__
+        atom.__dict__.update(_EMPTY.__dict__, custom=tuple(trailers))
+        return atom
     lore: list[Trailer] = []
     custom: list[Trailer] = []
     problems: list[str] = []
@@ -301,9 +307,18 @@ def atom_from_trailers(trailers: list[Trailer] | tuple[Trailer, ...]) -> LoreAto
     )
 
 
-def lore_atom(message: str) -> LoreAtom:
-    """``parse_lore`` + normalisation: the Lore content of one commit message."""
-    # Imported here: trailers.py reads this module's vocabulary at import time.
-    from comind.harvest.trailers import parse_lore
+_EMPTY = LoreAtom()
 
-    return atom_from_trailers(parse_lore(message))
+
+def lore_atom(message: str) -> LoreAtom:
+    """``parse_lore`` + normalisation: the Lore content of one commit message.
+
+    A message without any Lore key yields the empty atom (``custom`` is only filled beside Lore;
+    ``parse_trailers`` gives every trailer of any message)."""
+    if not _trailers.might_have_lore(message):
+        return _EMPTY
+    return atom_from_trailers(_trailers.parse_lore(message))
+
+
+# Last, and looked up at call time: trailers.py reads this module's vocabulary when it loads.
+import comind.harvest.trailers as _trailers  # noqa: E402

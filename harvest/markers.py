@@ -52,7 +52,7 @@ _GERRIT_CL = re.compile(
 _GERRIT_SUBMISSION_BODY = re.compile(r"^Reverted changes: /q/submissionid:(\S+)", re.MULTILINE)
 _CONVENTIONAL = re.compile(r"(?P<type>[A-Za-z][\w-]{0,30})(?:\([^)\n]{0,100}\))?(?P<bang>!)?:[ \t]+")
 _REVERT_N = re.compile(r"revert\^(\d{1,4})[ \t]*", re.IGNORECASE)
-_REVERT_WORD = re.compile(r"revert[,:]?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
+_REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 _REF = rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:commit[ \t]+)?{HEX}\b)"
 _REF_SUBJECT = re.compile(
@@ -63,6 +63,7 @@ _REF_SUBJECT = re.compile(
 _ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:commit[ \t]+)?({HEX})", re.IGNORECASE)
 _FREE_FORM = re.compile(r"(?:partial(?:ly)?[ \t]+)?(?:re-?)?(?:revert|reverts|reverted|reverting)\b", re.IGNORECASE)
 _PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
+_PR_GROUP = re.compile(r"\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\)")
 _GERRIT_SUBMISSION = re.compile(r"revert[ \t]+submission[ \t]+(\S+)", re.IGNORECASE)
 
 # Conventional Commits types stripped by normalise_subject: a fixed list, so Gerrit-style
@@ -160,7 +161,8 @@ def _pr_in(text: str | None) -> int | None:
 
 def _subject_markers(subject: str) -> list[RevertMarker]:
     s = subject[:SUBJECT_BUDGET].strip()
-    if not s:
+    low = s.lower()
+    if "revert" not in low and "reapply" not in low:  # every subject form has one of them
         return []
     text = s
 
@@ -312,19 +314,19 @@ def normalise_subject(subject: str) -> str:
     folds case and whitespace and drops a final period. Repeats until nothing changes.
     """
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
+    # Each step runs only when its cheap precondition holds: most subjects need none.
     for _ in range(MAX_DEPTH):
         before = s
-        while (m := _PR_SUFFIX.search(s)) is not None:
-            s = s[:m.start()].rstrip()
-        w = _wrapper(s)
-        if w is not None and w[2] is not None:
+        while s.endswith(")") and _PR_GROUP.fullmatch(s, s.rfind("(")):
+            s = s[:s.rfind("(")].rstrip()
+        if s[:7].lower().startswith(("revert", "reapply")) and (w := _wrapper(s)) is not None and w[2] is not None:
             s = w[2].strip()
-        c = _CONVENTIONAL.match(s)
-        if c and c.group("type").lower() in CONVENTIONAL_TYPES:
+        if ":" in s and (c := _CONVENTIONAL.match(s)) and c.group("type").lower() in CONVENTIONAL_TYPES:
             s = s[c.end():].strip()
-        q, rest = _unquote(s)
-        if q is not None and not rest.strip():
-            s = q.strip()
+        if s.startswith(('"', "“")):
+            q, rest = _unquote(s)
+            if q is not None and not rest.strip():
+                s = q.strip()
         if s == before:
             break
     return " ".join(s.split()).lower().rstrip(".").rstrip()

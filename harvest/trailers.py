@@ -69,9 +69,11 @@ _SEP_RE = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
 _UNFOLD_RE = re.compile(r"\n[ \t\n\r]*")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _CHERRY_RE = re.compile(r"^\(cherry picked from commit ([0-9a-f]{7,64})\)", re.MULTILINE)
+# A cheap superset test for "some line after the first starts with a Lore key": a literal "\n" and
+# a first-letter class let the regex engine skip ahead; the recovery itself is exact.
 _LORE_HINT = re.compile(
-    r"^(?:" + "|".join(re.escape(k) for k in sorted(LORE_KEYS, key=len, reverse=True)) + r")[ \t]*:",
-    re.IGNORECASE | re.MULTILINE,
+    r"\n[" + "".join(sorted({c for k in LORE_KEYS for c in (k[0], k[0].upper())})) + r"](?i:"
+    + "|".join(sorted({re.escape(k[1:]) for k in LORE_KEYS}, key=len, reverse=True)) + r")[ \t]*:"
 )
 
 
@@ -135,10 +137,12 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
 
     # ignore_non_trailer: trailing comments and blank lines, an old "Conflicts:" block, scissors.
     cutoff = end
-    for i in range(end):
-        if lines[i] == SCISSORS and has_nl(i):
+    try:
+        i = lines.index(SCISSORS, 0, end)
+        if has_nl(i):
             cutoff = i
-            break
+    except ValueError:
+        pass
     boc = 0  # as in git, 0 doubles as "unset"
     in_conflicts = False
     # Only the tail after the last line that surely resets the state matters; start there, so a
@@ -172,9 +176,10 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
     # find_trailer_start
     end_of_title = trailer_end
     for i in range(trailer_end):
-        if lines[i].startswith("#"):
+        line = lines[i]
+        if line.startswith("#"):
             continue
-        if _is_blank(lines[i]):
+        if not line.strip(GIT_SPACE):
             end_of_title = i
             break
     only_spaces = True
@@ -186,7 +191,7 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
             non_trailer_lines += possible_continuations
             possible_continuations = 0
             continue
-        if _is_blank(line):
+        if not line.strip(GIT_SPACE):
             if only_spaces:
                 continue
             non_trailer_lines += possible_continuations
@@ -240,11 +245,23 @@ def _parse_block(lines: list[str], start: int, end: int) -> list[Trailer]:
 
 def parse_trailers(message: str, *, divider: bool = False) -> list[Trailer]:
     """Trailers by git's rules (``git interpret-trailers --parse``; ``--no-divider`` unless ``divider``)."""
-    if ":" not in message:
+    if ":" not in message or (not divider and _surely_no_block(message)):
         return []
     lines, ends_nl = _split(message)
     block = _git_block(lines, ends_nl, divider)
     return _parse_block(lines, block.start, block.end)
+
+
+def _surely_no_block(message: str) -> bool:
+    """Cheap exact test for the common case: the last non-blank line is prose and nothing in the
+    message can make a mixed block count (no git-generated line) or move the block (no scissors)."""
+    tail = message.rstrip(GIT_SPACE)
+    cut = tail.rfind("\n")
+    if cut < 0:
+        return True  # one line: the title, which never holds trailers
+    last = tail[cut + 1:]
+    return bool(last) and last[0] not in GIT_SPACE and last[0] != "#" and _find_separator(last) < 1 and (
+        "Signed-off-by: " not in message and "(cherry picked from commit " not in message and SCISSORS not in message)
 
 
 def cherry_picks(message: str) -> list[str]:
@@ -329,15 +346,18 @@ def _recover_paragraph(lines: list[str], start: int, end: int, prose: list[bool]
     return out
 
 
+def might_have_lore(message: str) -> bool:
+    """False when no line after the first starts with a Lore key: ``parse_lore`` then finds no Lore."""
+    return _LORE_HINT.search(message) is not None
+
+
 def parse_lore(message: str) -> list[Trailer]:
     """Git's trailers plus the Lore lines git's rules miss, in message order (see the module docstring)."""
-    if ":" not in message:
-        return []
+    if not _LORE_HINT.search(message):
+        return parse_trailers(message)
     lines, ends_nl = _split(message)
     block = _git_block(lines, ends_nl, divider=False)
     found = _parse_block(lines, block.start, block.end)
-    if not _LORE_HINT.search(message):
-        return found
     body_start = block.end_of_title
     prose = [False] * body_start + _fenced(lines, body_start, len(lines))
     if found and any(prose[t.line - 1] for t in found):

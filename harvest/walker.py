@@ -26,7 +26,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -127,7 +127,10 @@ def walk(repo_path: RepoLike, tips: Iterable[str], hide: Iterable[str] = (), *,
         author = c.author
         name, email = _identity(author)
         parents = _recorded_parents(c) if sha in boundary else tuple(str(p) for p in c.parent_ids)
-        yield CommitInfo(sha, parents, subject, body, message, name, email, int(author.time), int(c.commit_time))
+        info = object.__new__(CommitInfo)  # CommitInfo(...) without the frozen __init__'s per-field cost
+        info.__dict__.update(sha=sha, parents=parents, subject=subject, body=body, message=message, author_name=name,
+                             author_email=email, author_time=int(author.time), committer_time=int(c.commit_time))
+        yield info
 
 
 def shallow_boundary(repo_path: RepoLike) -> set[str]:
@@ -203,22 +206,34 @@ def default_branch(repo_path: RepoLike, configured: str | None = None) -> str:
     return "HEAD"
 
 
-@dataclass
 class SubjectIndex:
-    """Normalised subject -> commits, to resolve subject-only reverts (fill it during the walk)."""
+    """Normalised subject -> commits, to resolve subject-only reverts.
 
-    by_subject: dict[str, list[str]] = field(default_factory=dict)
+    ``add`` every commit during the walk; it only records the pair, and subjects are normalised
+    on the first ``lookup`` (most histories resolve every revert by sha and never need one).
+    """
+
+    def __init__(self, by_subject: dict[str, list[str]] | None = None) -> None:
+        self.by_subject: dict[str, list[str]] = by_subject or {}
+        self._pending: list[tuple[str, str]] = []
 
     def add(self, sha: str, subject: str) -> None:
-        key = normalise_subject(subject)
-        if key:
-            self.by_subject.setdefault(key, []).append(sha)
+        self._pending.append((sha, subject))
+
+    def _flush(self) -> None:
+        for sha, subject in self._pending:
+            key = normalise_subject(subject)
+            if key:
+                self.by_subject.setdefault(key, []).append(sha)
+        self._pending.clear()
 
     def lookup(self, subject: str) -> list[str]:
         """Every commit whose normalised subject equals this one's; more than one is ambiguous."""
+        self._flush()
         return list(self.by_subject.get(normalise_subject(subject), ()))
 
     def to_json(self) -> dict[str, list[str]]:
+        self._flush()
         return {k: list(v) for k, v in self.by_subject.items()}
 
     @classmethod
