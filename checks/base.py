@@ -181,8 +181,13 @@ class Check:
             except NotRun as exc:
                 out[check] = Outcome([], complete=False, not_run=str(exc))
                 continue
-            out[check] = Outcome(found, complete=not (cls.file_local and ctx.scope(revision) is not None))
+            out[check] = Outcome(found, complete=not (check.local(ctx) and ctx.scope(revision) is not None))
         return out
+
+    def local(self, ctx: CheckContext) -> bool:
+        """Whether, for this change, the check's results are per file (then, in diff-aware mode,
+        only the files the change touched are evaluated, at head and at the base)."""
+        return self.file_local
 
     def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
         """Whether changes to ``paths`` can change this check's result (False: skip the base)."""
@@ -430,7 +435,7 @@ class CheckContext:
         self.cache: dict[Any, Any] = {}  # for batching check types (semgrep runs base and head at once)
         self._commits: dict[str, str] = {}
         self._snapshots: dict[str, Snapshot] = {}
-        self._graphs: dict[str, ImportGraph] = {}
+        self._graphs: dict[Any, ImportGraph] = {}
         self._deps: dict[str, list[Dependency]] = {}
         self._trees: dict[str, dict[str, str]] = {}
 
@@ -449,6 +454,7 @@ class CheckContext:
         self.head = self.commit(head)
         self.base = self.commit(base) if base is not None else None
         self.change = None if self.base is None else diff_change(self.repo, self.base, self.head)
+        self.cache = {}  # batched results depend on the change (which files each side looks at)
 
     def scope(self, revision: str) -> frozenset[str] | None:
         """The paths file-local checks look at in ``revision``: None for all of them (``--all``)."""
@@ -476,6 +482,20 @@ class CheckContext:
         graph = self._graphs.get(commit)
         if graph is None:
             graph = self._graphs[commit] = build_graph(self.snapshot(commit))
+        return graph
+
+    def partial_graph(self, revision: str, paths: frozenset[str]) -> ImportGraph:
+        """The import and call edges of ``paths`` only, with every module named as in the full
+        graph (names come from the file list; no other file's symbols are loaded)."""
+        from comind.graph import build_graph
+
+        commit = self.commit(revision)
+        if commit in self._graphs:
+            return self._graphs[commit]
+        key = (commit, paths)
+        graph = self._graphs.get(key)
+        if graph is None:
+            graph = self._graphs[key] = build_graph(_partial_snapshot(self.snapshot(commit), paths))
         return graph
 
     def dependencies(self, revision: str) -> list[Dependency]:
@@ -511,6 +531,26 @@ class CheckContext:
 
     def text(self, revision: str, path: str) -> str:
         return self.blob(revision, path).decode("utf-8", errors="replace")
+
+
+def _partial_snapshot(snapshot: Snapshot, paths: frozenset[str]) -> Snapshot:
+    """A snapshot whose files outside ``paths`` have no symbols (their names and languages stay)."""
+    from comind.codeindex import Snapshot
+    from comind.languages import FileSymbols
+
+    class Partial(Snapshot):
+        def symbols(self, path: str) -> FileSymbols | None:
+            if path in paths:
+                return snapshot.symbols(path)
+            entry = self.files.get(path)
+            return FileSymbols(entry.language) if entry is not None else None
+
+        def all_symbols(self) -> dict[str, FileSymbols]:
+            empty = {lang: FileSymbols(lang) for lang in {e.language for e in self.files.values()}}
+            return {p: (snapshot.symbols(p) or empty[e.language]) if p in paths else empty[e.language]
+                    for p, e in self.files.items()}
+
+    return Partial(snapshot.index, snapshot.commit, snapshot.tree, dict(snapshot.files), snapshot.stats)
 
 
 def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str]]:

@@ -84,10 +84,8 @@ def evaluate(checks: Sequence[tuple[Record, Check]], ctx: CheckContext, *, base:
     if change is not None and base_commit is not None and base_commit != head_commit:
         touched = change.all_paths
         for cls, group in groups.items():
-            needed = [c for c in group if at_head[c].not_run is None
-                      and (cls.file_local or c.affected_by(ctx, touched))]
-            if cls.file_local and not change.base_paths:
-                needed = []
+            needed = [c for c in group if at_head[c].not_run is None and (
+                (c.local(ctx) and change.base_paths) or (not c.local(ctx) and c.affected_by(ctx, touched)))]
             if needed:
                 at_base.update(cls.evaluate_many(needed, ctx, base_commit))
 

@@ -43,8 +43,11 @@ from comind.checks.base import (
     module_matches,
     path_matches,
 )
+from comind.codeindex import Snapshot
 from comind.graph import CallEdge, ImportGraph
 from comind.languages import language_for_path
+
+_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod"})  # files that name modules
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,13 +144,49 @@ class GraphCheck(Check):
         return out
 
     def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
-        return any(language_for_path(p) is not None or posixpath.basename(p) == "go.mod" for p in paths)
+        """Whether the change can change any edge: it adds, removes or renames an indexed file,
+        touches what names modules, or changes a file's imports (calls and definitions, for call
+        edges) other than by line numbers. Otherwise the base's violations are the head's."""
+        touched = list(paths)
+        if any(posixpath.basename(p) in _LAYOUT for p in touched):
+            return True
+        change = ctx.change
+        if change is None:
+            return any(language_for_path(p) is not None for p in touched)
+        base, head = ctx.snapshot(change.base), ctx.snapshot(change.head)
+        if any(old in base.files or new in head.files for old, new in change.renames.items()):
+            return True
+        for path in change.all_paths:
+            if (path in base.files) != (path in head.files):
+                return True  # an indexed file added or removed
+            if path in head.files and self._edges_of(base, path) != self._edges_of(head, path):
+                return True
+        return False
+
+    def _edges_of(self, snapshot: Snapshot, path: str) -> tuple[list[tuple[object, ...]], ...]:
+        """What one file contributes to the graph, without line numbers."""
+        imports = sorted((i.module, i.names, i.alias or "", i.level) for i in snapshot.imports(path))
+        if self.edges == "imports":
+            return (imports,)
+        calls = sorted((c.caller, c.callee) for c in snapshot.calls(path))
+        definitions = sorted((d.qualname, d.kind) for d in snapshot.definitions(path))
+        return imports, calls, definitions
+
+    def local(self, ctx: CheckContext) -> bool:
+        """Direct forbidden edges are per file (an edge is in the importing or calling file, named
+        as written and resolved through that file's own bindings), unless the change adds or
+        removes what names modules (``__init__.py``, ``go.mod``). Indirect paths and ``require``
+        need the whole graph."""
+        if self.indirect or self.require or ctx.change is None:
+            return False
+        return not any(posixpath.basename(p) in _LAYOUT for p in ctx.change.all_paths)
 
     # --- evaluation -----------------------------------------------------------------------------
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
-        graph = ctx.graph(revision)
+        scope = ctx.scope(revision) if self.local(ctx) else None
+        graph = ctx.graph(revision) if scope is None else ctx.partial_graph(revision, scope)
         matcher = _Matcher(graph)
-        source_files = [p for p in sorted(graph.snapshot.files)
+        source_files = [p for p in sorted(graph.snapshot.files if scope is None else scope)
                         if graph.module_of(p) is not None and matcher.file_matches(self.sources, p)
                         and (not self.files or any_path_matches(self.files, p))]
         kinds = ("imports", "calls") if self.edges == "both" else (self.edges,)

@@ -39,6 +39,9 @@ def test_suppression_by_short_id_symbol_and_directory(tmp_path: Path) -> None:
     by_dir = suppression(record.id[-8:], anchors=[{"scope": "file", "path": "myapp/handlers/", "role": "subject"}])
     ev = check_all(repo, [], records=[record], base=base, suppressions=[by_dir])
     assert ev.violations == [] and len(ev.suppressed) == 2
+    # diff-aware, a direct-edge check looks at the changed files only: its verdict for head is unknown
+    assert ev.unknown == [record.id] and ev.passing == []
+    ev = check_all(repo, [], records=[record], base=None, suppressions=[by_dir])
     assert ev.passing == [record.id]  # every violation at head is waived: the check passes (T4)
     # a symbol anchor holds for lines inside that definition only
     spec = {**NO_EVAL, "id": "no-eval"}
@@ -70,7 +73,7 @@ def test_unused_suppression_is_a_finding(tmp_path: Path) -> None:
     repo, base = app_repo(tmp_path)
     repo.write("myapp/handlers/views.py", APP["myapp/handlers/views.py"] + "\n\ndef more():\n    return 1\n")
     repo.commit("harmless")
-    record = constraint(NO_RAW)
+    record = constraint({**NO_RAW, "indirect": True})  # indirect: the whole graph, even diff-aware
     unused = suppression(record.id)
     stray = suppression("0190f0f0-0000-7000-8000-000000000000", title="Names nothing")
     ev = check_all(repo, [], records=[record], base=base, suppressions=[unused, stray])
@@ -79,10 +82,10 @@ def test_unused_suppression_is_a_finding(tmp_path: Path) -> None:
     assert set(found) == {unused.id, stray.id}
     assert found[unused.id].rule == "comind/suppression-unused" and "matches no violation" in found[unused.id].message
     assert "no checked constraint" in found[stray.id].message
-    # where head was only partly looked at (diff-aware ast-grep), unused cannot be known: no finding
-    eval_record = constraint(NO_EVAL)
-    ev = check_all(repo, [], records=[eval_record], base=base, suppressions=[suppression(eval_record.id)])
-    assert ev.findings == [] and ev.unknown == [eval_record.id]
+    # where head was only partly looked at (diff-aware ast-grep, direct edges), unused cannot be known
+    for partial in (constraint(NO_EVAL), constraint(NO_RAW)):
+        ev = check_all(repo, [], records=[partial], base=base, suppressions=[suppression(partial.id)])
+        assert ev.findings == [] and ev.unknown == [partial.id]
 
 
 def test_new_is_against_the_merge_base(tmp_path: Path) -> None:
@@ -95,8 +98,23 @@ def test_new_is_against_the_merge_base(tmp_path: Path) -> None:
     repo.checkout("main")
     repo.write("myapp/handlers/views.py", "def index():\n    return 1\n")
     repo.commit("fix on main")
-    ev = check_all(repo, NO_RAW, base="main", head="feature")
-    assert ev.base == fork and ev.violations == [] and ev.baseline == 1
+    for spec in (NO_RAW, {**NO_RAW, "indirect": True}):  # per changed file, and on the whole graph
+        ev = check_all(repo, spec, base="main", head="feature")
+        assert ev.base == fork and ev.violations == []
+
+
+def test_a_new_package_marker_renames_modules_so_the_whole_graph_is_checked(tmp_path: Path) -> None:
+    """Adding __init__.py makes views.py the module myapp.handlers.views: its old import is now a
+    violation of a module-glob check, though views.py itself did not change."""
+    files = {k: v for k, v in APP.items() if k != "myapp/handlers/__init__.py"}
+    files["myapp/handlers/views.py"] = RAW
+    repo, base = app_repo(tmp_path, files)
+    spec = {**NO_RAW, "from": "myapp.handlers.*"}
+    assert check_all(repo, spec, base=None).violations == []
+    repo.write("myapp/handlers/__init__.py", "")
+    repo.commit("make handlers a package")
+    ev = check_all(repo, spec, base=base)
+    assert [(v.path, v.text) for v in ev.violations] == [("myapp/handlers/views.py", "imports myapp.db.raw_query")]
 
 
 def test_renamed_file_keeps_its_violations_old(tmp_path: Path) -> None:
