@@ -19,6 +19,7 @@ from comind.status import CodeVerdict
 
 if TYPE_CHECKING:
     import pygit2
+
     from comind.codeindex import CodeIndex, Snapshot
     from comind.languages import Definition
 
@@ -412,6 +413,8 @@ def evidence_verifier(index: CodeIndex, default_tip: str | None) -> Any:
         return default_tip is not None and (str(commit.id) == default_tip or repo.descendant_of(default_tip, commit.id))
 
     def verify(record: Record) -> bool:
+        if any(e["ref"].startswith("unresolved:") for e in record.evidence):
+            return False  # a harvester that could not resolve what it cites stays at T1
         commits = [e["ref"] for e in record.evidence if e.get("type") == "commit"]
         return bool(commits) and all(reachable(c) for c in commits)
 

@@ -126,8 +126,9 @@ def _derive_one(record: Record, index: RelationIndex, now: datetime, cutoff: str
     confirmations = index.confirmations(record.id) if related else []
     if any(c.provenance.get("author_kind") == "human" for c in confirmations):
         trust = max(trust, 3)
-    if verdict and verdict.evidence_verified and trust >= 1:
-        trust = max(trust, 2)
+    low_confidence = record.data.get("attributes", {}).get("confidence") == "low"
+    if verdict and verdict.evidence_verified and trust >= 1 and not low_confidence:
+        trust = max(trust, 2)  # evidence verified mechanically, unless its author said it was a guess
     if enforced:
         trust = 4
     marks = _marks(record, index, related)

@@ -84,6 +84,7 @@ class FakeForge:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # no ~40 ms delayed-ACK wait per request
             protocol_version = "HTTP/1.1"
 
             def log_message(self, format: str, *args: Any) -> None:

@@ -21,9 +21,14 @@ def _in(module: str, package: str) -> bool:
 
 
 def test_import_linter_layers_contract() -> None:
-    from importlinter.cli import lint_imports
+    # In a subprocess: import-linter reconfigures logging, which would silence other tests' caplog.
+    import subprocess
+    import sys
 
-    assert lint_imports(config_filename=str(ROOT / "pyproject.toml")) == 0
+    done = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
+                           f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}))"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_core_imports_no_upper_layer(graph: grimp.ImportGraph) -> None:

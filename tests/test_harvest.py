@@ -1,0 +1,320 @@
+"""Git harvesters end to end: every revert form, relands, traps, Lore, other trailers, idempotence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+PERM = "class Checker:\n    def check(self, user, perm):\n        grants = load_grants(user.id)\n" \
+       "        return perm in grants\n"
+CACHED = "import redis\n\n_cache = redis.Redis()\n\n\nclass Checker:\n    def check(self, user, perm):\n" \
+         "        grants = _cache.get(f'grants:{user.id}') or load_grants(user.id)\n" \
+         "        _cache.set(f'grants:{user.id}', grants, ex=300)\n        return perm in grants\n"
+
+
+@pytest.fixture
+def gr(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    return repo
+
+
+def harvest(cli, repo: GitRepo, *args: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    result = cli(repo.path, "harvest", "--json", *args)
+    assert result.code == 0, result.err
+    return dict(json.loads(result.out))
+
+
+def records(cli, repo: GitRepo) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    result = cli(repo.path, "log", "--history", "--json")
+    assert result.code == 0, result.err
+    return [json.loads(line) for line in result.out.splitlines()]
+
+
+def only(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [r for r in rows if r["kind"] == kind]
+    assert len(found) == 1, [(r["kind"], r["title"]) for r in rows]
+    return found[0]
+
+
+def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    reverted = gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
+           f"{reverted}.\n\nStale grants after a role change: nothing invalidated the cache.\n")
+    revert = gr.head()
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:attempt"] == 1 and summary["written"] == 1
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "Cache permission checks in Redis"
+    assert attempt["fields"]["outcome"] == "reverted"
+    assert "nothing invalidated the cache" in attempt["fields"]["reason"]
+    assert {"type": "commit", "ref": revert, "role": "revert"} in attempt["evidence"]
+    assert {"type": "commit", "ref": reverted, "role": "reverted"} in attempt["evidence"]
+    assert attempt["trust"] == 2  # the revert is on the default branch
+    added = [line[1] for f in attempt["fields"]["fingerprint"]["files"] for line in f["added"]]
+    assert "_cache = redis.Redis()" in added
+    assert attempt["anchors"][0]["raw"] == "app/perm.py::Checker.check"
+    assert "@" not in json.dumps(attempt["provenance"])
+    assert attempt["created_at"].startswith("2024-01-01")  # the commit's time, not the clock
+
+
+def test_reference_form_and_subject_only_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/a.py", "def fast_path(x):\n    return precomputed_table[x] * scale_factor\n")
+    first = gr.commit("Add a fast path")
+    gr.git("revert", "--no-edit", "--reference", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f"Fast path breaks negative scales\n\nThis reverts commit {first[:9]} "
+           "(Add a fast path, 2024-01-01).\n")
+    gr.write("app/b.py", "def slow_path(y):\n    return compute_everything_again(y) + offset_value\n")
+    gr.commit("Add a slow path")
+    gr.write("app/b.py", "")
+    gr.commit('Revert "Add a slow path"\n\nIt was too slow for the batch jobs.')
+    harvest(cli, gr)
+    titles = {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
+    assert set(titles) == {"Add a fast path", "Add a slow path"}
+    assert "Fast path breaks negative scales" in titles["Add a fast path"]["fields"]["reason"]
+    assert titles["Add a slow path"]["fields"]["reason"] == "It was too slow for the batch jobs."
+    assert titles["Add a slow path"]["attributes"]["marker"] == "subject-revert-quoted"
+
+
+def test_github_pr_conventional_and_gerrit_forms(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/x.py", "def retry_forever(call):\n    while not call():\n        sleep_briefly(0.1)\n")
+    gr.commit("Retry uploads forever (#12)")
+    gr.write("app/x.py", "")
+    gr.commit('Revert "Retry uploads forever" (#13)\n\nReverts acme/app#12\n\nUploads hung the queue.')
+    gr.write("app/y.py", "def parse_dates(text):\n    return dateutil_parser.parse(text, fuzzy=True)\n")
+    gr.commit("fix: parse dates leniently (#20)")
+    gr.write("app/y.py", "")
+    gr.commit("revert: parse dates leniently (#21)")
+    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
+    gr.commit("Warm caches on boot\n\nReviewed-on: https://review.example.com/c/app/+/4242\nChange-Id: I" + "a" * 40)
+    gr.write("app/z.py", "")
+    gr.commit("Revert \"Warm caches on boot\"\n\nThis reverts CL 4242.\n\nReason for revert: boot time "
+              "doubled on large tenants.\n\nChange-Id: I" + "b" * 40)
+    summary = harvest(cli, gr)
+    attempts = {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
+    assert set(attempts) == {"Retry uploads forever (#12)", "fix: parse dates leniently (#20)", "Warm caches on boot"}
+    assert attempts["Warm caches on boot"]["fields"]["reason"] == "boot time doubled on large tenants."
+    assert {"type": "mr", "ref": "acme/app#12", "role": "reverted pr"} in attempts["Retry uploads forever (#12)"][
+        "evidence"]
+    assert summary["counts"]["reverts:attempt"] == 3
+
+
+def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.branch("feature")
+    gr.checkout("feature")
+    gr.write("app/feature.py", "def new_billing_engine(account):\n    return charge_everything_twice(account)\n")
+    gr.commit("New billing engine")
+    gr.checkout("main")
+    gr.write("README.md", "docs\n")
+    gr.commit("docs")
+    merge = gr.merge("feature", "Merge branch 'feature'")
+    gr.git("revert", "--no-edit", "-m", "1", merge)
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    paths = [f["path"] for f in attempt["fields"]["fingerprint"]["files"]]
+    assert paths == ["app/feature.py"]
+
+
+def test_reland_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] in ("active", "dormant", "stale", "orphaned")
+    gr.git("revert", "--no-edit", "HEAD")  # git 2.39 titles it Revert "Revert "…""
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:reland"] == 1 and summary["commits"] == 1
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["status"] == "retracted" and "relanded in" in attempt["status_reason"]
+
+
+def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/revert.py", "def revert_transaction(tx):\n    return tx.rollback(keep_audit_log=True)\n")
+    gr.commit("revert: keep the audit log when rolling back")  # a code area called revert
+    gr.branch("pr")
+    gr.checkout("pr")
+    gr.write("app/pr.py", "def experimental_idea(z):\n    return z ** 3 + lookup_table[z]\n")
+    gr.commit("Try an idea")
+    gr.write("app/pr.py", "")
+    branch_revert = gr.commit('Revert "Try an idea"')
+    gr.checkout("main")
+    gr.git("merge", "-q", "--squash", "pr")
+    gr.commit(f"Feature work (#30)\n\n* Try an idea\n\n* Revert \"Try an idea\"\n\n  This reverts commit "
+              f"{branch_revert}.\n")
+    gr.git("branch", "-D", "pr")
+    summary = harvest(cli, gr)
+    assert [r for r in records(cli, gr) if r["kind"] == "attempt"] == []
+    assert summary["skipped"].get("revert-like-without-target", 0) >= 1
+
+
+def test_unresolved_and_ambiguous_targets_are_kept_at_t1(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/q.py", "def one():\n    return compute_the_first_answer() + 1\n")
+    gr.commit("Tweak")
+    gr.write("app/q.py", "def one():\n    return compute_the_first_answer() + 2\n")
+    gr.commit("Tweak")
+    gr.write("app/q.py", "def one():\n    return compute_the_first_answer() + 1\n")
+    gr.commit('Revert "Tweak"')
+    gr.write("app/r.py", "X = 1\n")
+    gr.commit("Revert \"Gone\"\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.")
+    summary = harvest(cli, gr)
+    attempts = {r["attributes"].get("unresolved", "")[:30]: r for r in records(cli, gr) if r["kind"] == "attempt"}
+    assert len(attempts) == 2 and all(a["trust"] == 1 for a in attempts.values())
+    ambiguous = next(a for a in attempts.values() if "candidates" in a["attributes"])
+    assert ambiguous["attributes"]["candidates"] == "2"
+    assert summary["counts"]["reverts:ambiguous"] == 1 and summary["counts"]["reverts:unresolved"] == 1
+    assert any(e["ref"].startswith("unresolved:") for a in attempts.values() for e in a["evidence"])
+
+
+LORE = """Prevent silent session drops during long-running operations
+
+The auth service returns inconsistent status codes on token
+expiry, so the interceptor catches all 4xx responses and
+triggers an inline refresh.
+
+Lore-id: a7f3b2c1
+Constraint: Auth service does not support token introspection
+Constraint: Must not add latency to non-expired-token paths
+Rejected: Extend token TTL to 24h | security policy violation
+Rejected: Background refresh on timer | race condition with concurrent requests
+Confidence: high
+Scope-risk: narrow
+Reversibility: clean
+Directive: [until:2025-06] Error handling is intentionally broad (all 4xx) -- do not narrow without verifying
+Tested: Single expired token refresh (unit)
+Not-tested: Auth service cold-start > 500ms behavior
+"""
+
+
+def test_lore_spec_example(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/auth.py", "def refresh(token):\n    return call_auth_service(token, retry=True)\n")
+    sha = gr.commit(LORE)
+    summary = harvest(cli, gr)
+    rows = records(cli, gr)
+    kinds = sorted(r["kind"] for r in rows)
+    assert kinds == ["attempt", "attempt", "constraint", "constraint", "decision", "gotcha", "question"]
+    decision = only(rows, "decision")
+    assert decision["fields"]["alternatives"] == [
+        {"option": "Extend token TTL to 24h", "why_not": "security policy violation"},
+        {"option": "Background refresh on timer", "why_not": "race condition with concurrent requests"}]
+    gotcha = only(rows, "gotcha")
+    assert gotcha["until"] == "2025-06" or gotcha["until"].startswith("2025-06")
+    assert gotcha["status"] == "dormant" and "expired" in gotcha["status_reason"]
+    assert all(r["attributes"]["lore_id"] == "a7f3b2c1" and r["attributes"]["confidence"] == "high" for r in rows)
+    assert {"type": "text", "ref": "Single expired token refresh (unit)", "role": "tested"} in decision["evidence"]
+    assert {"type": "commit", "ref": sha} in decision["evidence"]
+    assert all(r["anchors"][0]["raw"] == "app/auth.py::refresh" for r in rows)
+    assert summary["counts"]["lore-key:Constraint"] == 2
+    # Supersedes by Lore-id: the older atom's records become superseded
+    gr.write("app/auth.py", "def refresh(token):\n    return call_auth_service_v2(token)\n")
+    gr.commit("Use the v2 refresh endpoint\n\nLore-id: b1b2b3b4\nConstraint: v2 endpoint only\n"
+              "Supersedes: a7f3b2c1\nConfidence: low\n")
+    harvest(cli, gr)
+    after = {r["title"]: r for r in records(cli, gr)}
+    assert after["Must not add latency to non-expired-token paths"]["status"] == "superseded"
+    assert after["v2 endpoint only"]["trust"] == 1  # Confidence: low
+
+
+def test_messy_lore_shapes(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/m.py", "def m():\n    return 1\n")
+    gr.commit("Switch the queue\n\nWe move to the new queue.\n\nConstraint: never drop messages\n"
+              "Rejected: in-memory queue | loses data on restart\n\nCo-authored-by: Bot <bot@example.com>\n")
+    gr.write("app/m.py", "def m():\n    return 2\n")
+    gr.commit("Prose only\n\nWe tested: nothing in particular, and the constraint: none, really.\n")
+    harvest(cli, gr)
+    rows = records(cli, gr)
+    assert sorted(r["kind"] for r in rows) == ["attempt", "constraint", "decision"]
+
+
+def test_fixes_and_comind_record_trailers(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
+    broken = gr.commit("Use uid for grants")
+    gr.write("app/perm.py", PERM)
+    gr.commit(f'Use id for grants again\n\nuid is not unique across tenants.\n\nFixes: {broken[:12]} ("Use uid for grants")')
+    rid = cli(gr.path, "remember", "constraint", "--on", "app/perm.py::Checker.check", "--title", "Grants by id",
+              "--rule", "look grants up by id", "--severity", "must").out.strip()
+    gr.write("app/perm.py", PERM + "\n")
+    gr.commit(f"Touch perm\n\nComind-Record: {rid}\n")
+    harvest(cli, gr)
+    rows = records(cli, gr)
+    gotcha = only(rows, "gotcha")
+    assert gotcha["fields"]["cause"] == f"introduced by {broken[:12]} (Use uid for grants)"
+    assert {"type": "commit", "ref": broken, "role": "fixed"} in gotcha["evidence"]
+    confirmed = json.loads(cli(gr.path, "show", rid, "--json").out)
+    assert "confirmed on" in confirmed["status_reason"]
+
+
+def test_idempotent_and_incremental(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    first = harvest(cli, gr)
+    assert first["written"] == 1
+    again = harvest(cli, gr)
+    assert again["up_to_date"] and again["commits"] == 0
+    full = harvest(cli, gr, "--full")
+    assert full["commits"] == 3 and full["records"] == 1 and full["written"] == 0
+    gr.write("app/other.py", "Y = 2\n")
+    gr.commit("One more")
+    incremental = harvest(cli, gr)
+    assert incremental["commits"] == 1 and incremental["written"] == 0
+    text = cli(gr.path, "harvest")
+    assert text.code == 0 and text.out.strip() == "nothing new since the last harvest"
+
+
+def test_publish_writes_into_the_shared_store(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr, "--publish")
+    inbox = gr.path / ".comind" / "ledger" / "_ledger" / "inbox"
+    assert len(list(inbox.iterdir())) == 1
+
+
+def test_bad_input_never_crashes(cli, gr: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    gr.write("a.txt", "1\n")
+    gr.commit("Weird\x01message with control characters\n\nConstraint: keep going")
+    gr.write("a.txt", "2\n")
+    big = tmp_path / "big"
+    big.write_text("Huge message\n\n" + ("lorem ipsum dolor sit amet " * 40_000) + "\n\nConstraint: still parsed\n")
+    gr.git("commit", "-q", "-a", "-F", str(big))
+    gr.write("a.txt", "3\n")
+    gr.commit("Long trailer block\n\n" + "\n".join(f"Reviewed-by: Person {n} <p{n}@example.com>" for n in range(500)))
+    # invalid UTF-8 with no encoding header, written with git's own plumbing
+    tree = gr.git("write-tree").strip()
+    msg = tmp_path / "msg"
+    msg.write_bytes(b"Latin-1 \xe9t\xe9 message\n\nConstraint: caf\xe9 stays open\n")
+    bad = gr.git("commit-tree", tree, "-p", gr.head(), "-F", str(msg)).strip()
+    gr.git("reset", "-q", "--hard", bad)
+    gr.branch("b1")
+    gr.branch("b2")
+    for name in ("b1", "b2"):
+        gr.checkout(name)
+        gr.write(f"{name}.txt", name)
+        gr.commit(f"on {name}")
+    gr.checkout("main")
+    gr.git("merge", "-q", "-m", "Octopus", "b1", "b2")
+    summary = harvest(cli, gr)
+    assert summary["commits"] == 8
+    titles = {r["title"] for r in records(cli, gr)}
+    assert {"keep going", "still parsed", "café stays open"} <= titles or {"keep going", "still parsed"} <= titles
+    assert not summary["skipped"].get("reverts-error") and not summary["skipped"].get("lore-error")
+
+
+def test_shallow_clone_harvests_what_it_has(cli, gr: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    for n in range(3):
+        gr.write("n.txt", str(n))
+        gr.commit(f"n {n}")
+    clone = GitRepo(tmp_path, "shallow-parent")
+    clone.git("clone", "-q", "--depth", "2", f"file://{gr.path}", str(tmp_path / "shallow"))
+    result = cli(tmp_path / "shallow", "harvest")
+    assert result.code == 0 and "shallow clone" in result.out and "harvested 2 commits" in result.out
