@@ -236,7 +236,8 @@ def test_fixes_and_comind_record_trailers(cli, gr: GitRepo) -> None:  # type: ig
     gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
     broken = gr.commit("Use uid for grants")
     gr.write("app/perm.py", PERM)
-    gr.commit(f'Use id for grants again\n\nuid is not unique across tenants.\n\nFixes: {broken[:12]} ("Use uid for grants")')
+    gr.commit(f"Use id for grants again\n\nuid is not unique across tenants.\n\n"
+              f'Fixes: {broken[:12]} ("Use uid for grants")')
     rid = cli(gr.path, "remember", "constraint", "--on", "app/perm.py::Checker.check", "--title", "Grants by id",
               "--rule", "look grants up by id", "--severity", "must").out.strip()
     gr.write("app/perm.py", PERM + "\n")
