@@ -21,10 +21,14 @@ in worker processes when there are many.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import re
+import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pygit2
@@ -43,7 +47,8 @@ from comind.languages._base import AST_GREP_LANGUAGES
 
 MAX_FILE_SIZE = 1 << 20
 PARALLEL_THRESHOLD = 64  # files before worker processes pay for their start-up
-CHUNK = 32
+CHUNK = 8
+CACHE_VERSION = "1"
 
 ALIASES = {"py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript", "golang": "go",
            "rs": "rust", "c++": "cpp", "cs": "csharp", "kt": "kotlin", "rb": "ruby", "yml": "yaml",
@@ -167,46 +172,146 @@ class AstGrepCheck(Check):
         outcome = type(self).evaluate_many([self], ctx, revision)[self]
         yield from outcome.violations
 
+    @property
+    def cache_key(self) -> str:
+        """What the results of this rule on a blob depend on (not the path, not the record)."""
+        from importlib.metadata import version
+
+        from blake3 import blake3
+
+        body = json.dumps([CACHE_VERSION, version("ast-grep-py"), self.language, self.config, self.template],
+                          sort_keys=True, ensure_ascii=False, default=str)
+        return str(blake3(body.encode()).hexdigest(length=16))
+
+    @property
+    def template(self) -> str:
+        return self.message or f"matches ast-grep rule {self.rule}"
+
     @classmethod
     def evaluate_many(cls, checks: Sequence[Check], ctx: CheckContext, revision: str) -> dict[Check, Outcome]:
         mine = [c for c in checks if isinstance(c, AstGrepCheck)]
         scope = ctx.scope(revision)
         files = ctx.tree_files(revision)
-        # one job per file: (blob, path, language, indices of the checks that apply)
-        jobs: list[tuple[str, str, str, tuple[int, ...]]] = []
+        keys = [c.cache_key for c in mine]
+        wanted: list[tuple[str, str, int]] = []  # (blob, path, check index)
         for path, oid in sorted(files.items()):
-            if scope is not None and path not in scope:
-                continue
-            by_lang: dict[str, list[int]] = {}
-            for i, check in enumerate(mine):
-                if check.wants(path):
-                    by_lang.setdefault(check.language, []).append(i)
-            for lang, idx in by_lang.items():
-                jobs.append((oid, path, lang, tuple(idx)))
-        configs = [(c.config, c.message or f"matches ast-grep rule {c.rule}") for c in mine]
-        results: list[tuple[int, str, int, int, str, str]] = []
+            if scope is None or path in scope:
+                wanted.extend((oid, path, i) for i, check in enumerate(mine) if check.wants(path))
+        cache = _ResultCache(ctx)
+        known = cache.get({(keys[i], oid) for oid, _, i in wanted})
+        # one job per (blob, language) still to match: (blob, path, language, check indices)
+        todo: dict[tuple[str, str], list[int]] = {}
+        paths: dict[str, str] = {}
+        for oid, path, i in wanted:
+            if (keys[i], oid) not in known:
+                todo.setdefault((oid, mine[i].language), []).append(i)
+                paths.setdefault(oid, path)
+        jobs = [(oid, paths[oid], lang, tuple(idx)) for (oid, lang), idx in todo.items()]
+        configs = [(c.config, c.template) for c in mine]
+        fresh: dict[tuple[str, str], list[tuple[int, int, str, str]]] = {
+            (keys[i], oid): [] for oid, _, lang, idx in jobs for i in idx}
         failures: list[str] = []
-        if ctx.workers >= 2 and len(jobs) >= PARALLEL_THRESHOLD:
-            chunks = [jobs[i:i + CHUNK] for i in range(0, len(jobs), CHUNK)]
-            methods = multiprocessing.get_all_start_methods()
-            mp = multiprocessing.get_context("fork" if "fork" in methods else None)
-            with ProcessPoolExecutor(ctx.workers, mp_context=mp, initializer=_init_worker,
-                                     initargs=(ctx.repo.path, configs)) as pool:
-                for found, failed in pool.map(_run_chunk, chunks):
-                    results.extend(found)
-                    failures.extend(failed)
-        else:
-            found, failed = _run_jobs(ctx.repo, configs, jobs)
-            results.extend(found)
+        for found, failed in _run(ctx, configs, jobs):
+            for i, oid, line, end, text, message in found:
+                fresh[(keys[i], oid)].append((line, end, text, message))
             failures.extend(failed)
+        failed_oids = {f.split(" ", 1)[0] for f in failures}
+        cache.put({k: v for k, v in fresh.items() if k[1] not in failed_oids})
+        known.update(fresh)
         out: dict[Check, Outcome] = {c: Outcome([], complete=scope is None) for c in mine}
-        for i, path, line, end, text, message in results:
-            out[mine[i]].violations.append(mine[i].violation(path, line, end, text, message))
+        for oid, path, i in wanted:
+            for line, end, text, message in known.get((keys[i], oid), ()):
+                out[mine[i]].violations.append(mine[i].violation(path, line, end, text, message))
         if failures:
             for check in mine:
                 out[check].complete = False
-                out[check].warnings.append(f"ast-grep could not read {len(failures)} file(s), e.g. {failures[0]}")
+                out[check].warnings.append(f"ast-grep could not read {len(failures)} file(s), e.g. "
+                                           f"{failures[0].split(' ', 1)[1]}")
         return out
+
+
+class _ResultCache:
+    """ast-grep matches per (rule, blob) in SQLite next to the code index: a blob matched once
+    against a rule is never matched again (``--all`` on a warm cache reads, never parses)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.path = Path(ctx.index.cache_path).with_name("checks.sqlite")
+
+    def _connect(self) -> sqlite3.Connection | None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS astgrep (rule TEXT NOT NULL, oid TEXT NOT NULL, "
+                       "data TEXT NOT NULL, PRIMARY KEY (rule, oid)) WITHOUT ROWID")
+            return db
+        except (OSError, sqlite3.Error):
+            return None  # a cache: without it everything is matched again, correctly
+
+    def get(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[int, int, str, str]]]:
+        out: dict[tuple[str, str], list[tuple[int, int, str, str]]] = {}
+        if not keys:
+            return out
+        db = self._connect()
+        if db is None:
+            return out
+        try:
+            by_rule: dict[str, list[str]] = {}
+            for rule, oid in keys:
+                by_rule.setdefault(rule, []).append(oid)
+            for rule, oids in by_rule.items():
+                for i in range(0, len(oids), 500):
+                    batch = oids[i:i + 500]
+                    sql = f"SELECT oid, data FROM astgrep WHERE rule = ? AND oid IN ({','.join('?' * len(batch))})"
+                    for oid, data in db.execute(sql, [rule, *batch]):
+                        out[(rule, oid)] = [(int(a), int(b), str(c), str(d)) for a, b, c, d in json.loads(data)]
+        except (sqlite3.Error, ValueError):
+            return {}
+        finally:
+            db.close()
+        return out
+
+    def put(self, rows: Mapping[tuple[str, str], list[tuple[int, int, str, str]]]) -> None:
+        if not rows:
+            return
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("INSERT OR REPLACE INTO astgrep VALUES (?, ?, ?)",
+                               [(rule, oid, json.dumps(found, ensure_ascii=False))
+                                for (rule, oid), found in rows.items()])
+        except sqlite3.Error:
+            pass
+        finally:
+            db.close()
+
+
+def _run(ctx: CheckContext, configs: list[tuple[dict[str, Any], str]],
+         jobs: list[tuple[str, str, str, tuple[int, ...]]]
+         ) -> Iterator[tuple[list[tuple[int, str, int, int, str, str]], list[str]]]:
+    """Match the jobs, in worker processes when there are many (ast-grep holds the GIL)."""
+    if ctx.workers < 2 or len(jobs) < PARALLEL_THRESHOLD:
+        yield _run_jobs(ctx.repo, configs, jobs)
+        return
+    # large blobs first, in small chunks, so the workers finish together
+    jobs = sorted(jobs, key=lambda j: -_size(ctx.repo, j[0]))
+    chunks = [jobs[i:i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+    methods = multiprocessing.get_all_start_methods()
+    safe_fork = "fork" in methods and threading.active_count() == 1
+    mp = multiprocessing.get_context("fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn")
+    with ProcessPoolExecutor(ctx.workers, mp_context=mp, initializer=_init_worker,
+                             initargs=(ctx.repo.path, configs)) as pool:
+        yield from pool.map(_run_chunk, chunks)
+
+
+def _size(repo: pygit2.Repository, oid: str) -> int:
+    try:
+        return int(repo.odb.read_header(oid)[1])
+    except (KeyError, ValueError, pygit2.GitError):
+        return 0
 
 
 def _blame(message: str) -> str:
@@ -253,12 +358,12 @@ def _run_jobs(repo: pygit2.Repository, configs: list[tuple[dict[str, Any], str]]
                 config, template = configs[i]
                 for node in root.find_all(config):  # type: ignore[call-overload]
                     r = node.range()
-                    found.append((i, path, r.start.line + 1, r.end.line + 1, node.text(),
+                    found.append((i, oid, r.start.line + 1, r.end.line + 1, node.text(),
                                   _interpolate(template, node, source)))
         except BaseException as exc:
             if _fatal(exc):
                 raise
-            failed.append(f"{path} ({type(exc).__name__})")
+            failed.append(f"{oid} {path} ({type(exc).__name__})")
     return found, failed
 
 

@@ -28,7 +28,7 @@ import posixpath
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from comind.checks.base import (
     Check,
@@ -163,7 +163,7 @@ class GraphCheck(Check):
                 return True
         return False
 
-    def _edges_of(self, snapshot: Snapshot, path: str) -> tuple[list[tuple[object, ...]], ...]:
+    def _edges_of(self, snapshot: Snapshot, path: str) -> tuple[list[Any], ...]:
         """What one file contributes to the graph, without line numbers."""
         imports = sorted((i.module, i.names, i.alias or "", i.level) for i in snapshot.imports(path))
         if self.edges == "imports":

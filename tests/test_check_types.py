@@ -318,6 +318,28 @@ def test_ast_grep_parallel_workers_give_the_same_result(tmp_path: Path) -> None:
     assert len(serial.violations) == 12
 
 
+def test_ast_grep_results_are_cached_per_rule_and_blob(tmp_path: Path) -> None:
+    import sqlite3
+
+    repo = GitRepo(tmp_path)
+    repo.write("a.py", "eval(x)\n")
+    repo.write("b.py", "y = 1\n")
+    repo.commit("files")
+    first = check_all(repo, NO_EVAL, base=None)
+    db = repo.path / ".git" / "comind" / "checks.sqlite"
+    rows = sqlite3.connect(db).execute("SELECT count(*) FROM astgrep").fetchone()[0]
+    assert rows == 2  # one rule × two blobs (the one without a match too)
+    repo.mv("a.py", "moved.py")  # same blob under another path: read from the cache
+    repo.commit("move")
+    second = check_all(repo, NO_EVAL, base=None)
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM astgrep").fetchone()[0] == rows
+    assert [(v.path, v.text) for v in first.violations] == [("a.py", "eval(x)")]
+    assert [(v.path, v.line, v.text, v.message) for v in second.violations] == [("moved.py", 1, "eval(x)", "eval of x")]
+    other = check_all(repo, {**NO_EVAL, "message": "no eval"}, base=None)  # another rule: matched again
+    assert [v.message for v in other.violations] == ["no eval"]
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM astgrep").fetchone()[0] == 2 * rows
+
+
 # --- test -----------------------------------------------------------------------------------------
 
 TESTS = textwrap.dedent('''\
