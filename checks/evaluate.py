@@ -84,8 +84,14 @@ def evaluate(checks: Sequence[tuple[Record, Check]], ctx: CheckContext, *, base:
     if change is not None and base_commit is not None and base_commit != head_commit:
         touched = change.all_paths
         for cls, group in groups.items():
-            needed = [c for c in group if at_head[c].not_run is None and (
-                (c.local(ctx) and change.base_paths) or (not c.local(ctx) and c.affected_by(ctx, touched)))]
+            needed = []
+            for c in group:
+                if at_head[c].not_run is not None:
+                    continue
+                if c.local(ctx) and not change.base_paths:
+                    at_base[c] = Outcome([], complete=False)  # every file it reads is new: nothing at base
+                elif (c.local(ctx) and change.base_paths) or (not c.local(ctx) and c.affected_by(ctx, touched)):
+                    needed.append(c)
             if needed:
                 at_base.update(cls.evaluate_many(needed, ctx, base_commit))
 

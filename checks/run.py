@@ -46,6 +46,7 @@ class CheckRun:
         self.head_snapshot = head_snapshot
         self.base_snapshot = base_snapshot
         self.records = [r for r in ledger.all() if r.kind != "relation"]
+        self.enforced: set[str] = set()  # constraints whose check passes at head: T4
         self._statuses: dict[str, Status] = {}
 
     def statuses(self, records: list[Record]) -> dict[str, Status]:

@@ -8,6 +8,7 @@ from typing import Any
 
 # The flag table and field building are shared with the bot's /comind commands.
 from comind.authoring import KIND_FLAGS, LIST_FLAGS, kind_fields, parse_evidence
+from comind.errors import ComindError
 from comind.records import KNOWLEDGE_KINDS
 
 __all__ = ["KIND_FLAGS", "kind_fields", "parse_evidence", "provenance", "register", "run"]
@@ -34,6 +35,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    default=os.environ.get("COMIND_AUTHOR_KIND", "human"),
                    help="agents should pass agent (or set COMIND_AUTHOR_KIND=agent): their records start at T1")
     p.add_argument("--json", action="store_true", help="print the record instead of its id")
+    p.add_argument("--check", metavar="FILE.yml",
+                   help="constraint: a compiled check (graph, dependency, ast-grep, semgrep or test), validated first")
+    p.add_argument("--pattern", metavar="FILE.yml",
+                   help="attempt: an ast-grep rule recognising the approach when it is proposed again")
     kind_group = p.add_argument_group("kind fields")
     for flag in KIND_FLAGS:
         name = "--" + flag.replace("_", "-")
@@ -67,6 +72,25 @@ def resolve_all(ws: Any, anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [resolve_anchor(ws.index, a, "HEAD") for a in anchors]
 
 
+def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """--check (constraints) and --pattern (attempts): read, compiled once to validate, then stored."""
+    out: dict[str, Any] = {}
+    for flag, kind, field in (("check", "constraint", "check"), ("pattern", "attempt", "pattern")):
+        path = getattr(args, flag)
+        if path is None:
+            continue
+        if args.kind != kind:
+            raise ComindError(f"--{flag} applies to a {kind}, not to a {args.kind}")
+        from comind.checks.base import compile_check, load_check_file
+
+        spec = load_check_file(path)
+        if flag == "pattern" and spec.get("type", "ast-grep") != "ast-grep":
+            raise ComindError(f"--pattern {path}: an attempt's pattern is an ast-grep rule, not {spec['type']!r}")
+        compile_check("", spec)
+        out[field] = spec
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from comind.anchors import parse_anchor
     from comind.cli import workspace
@@ -75,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
+    fields.update(compiled_fields(args))
     anchors = [parse_anchor(a, "subject") for a in args.on] + [parse_anchor(a, "context") for a in args.context]
     anchors = resolve_all(ws, anchors)
     evidence = [parse_evidence(ws, e) for e in args.evidence]
