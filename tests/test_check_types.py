@@ -395,6 +395,20 @@ SEMGREP_RULE = {"type": "semgrep", "rule": {"id": "no-eval", "languages": ["pyth
                                             "message": "eval() is forbidden", "severity": "ERROR"}}
 
 
+def test_semgrep_file_selection_follows_languages_files_and_rule_paths() -> None:
+    check = compile_check("", {"type": "semgrep", "ignores": ["vendor/**"], "rule": {
+        "id": "x", "languages": ["python"], "pattern": "eval(...)",
+        "paths": {"include": ["tests", "src/app/"], "exclude": ["*_slow.py"]}}})
+    assert check.wants("tests/test_a.py") and check.wants("pkg/tests/test_b.py") and check.wants("src/app/x.py")
+    assert not check.wants("src/lib/x.py")  # not included
+    assert not check.wants("tests/test_c_slow.py")  # excluded
+    assert not check.wants("tests/data.json")  # not a Python file
+    assert not check.wants("vendor/tests/t.py")  # ignored by the check
+    generic = compile_check("", {"type": "semgrep", "rule": {"id": "g", "languages": ["generic"],
+                                                               "pattern": "TODO"}})
+    assert generic.wants("docs/notes.txt") and generic.wants("Makefile")
+
+
 def semgrep_repo(tmp_path: Path) -> tuple[GitRepo, str]:
     repo = GitRepo(tmp_path)
     repo.write("src/a.py", "def f(x):\n    return eval(x)\n")

@@ -117,6 +117,16 @@ def test_a_new_package_marker_renames_modules_so_the_whole_graph_is_checked(tmp_
     assert [(v.path, v.text) for v in ev.violations] == [("myapp/handlers/views.py", "imports myapp.db.raw_query")]
 
 
+def test_a_change_that_only_adds_files(tmp_path: Path) -> None:
+    repo, base = app_repo(tmp_path)
+    repo.write("myapp/handlers/admin.py", RAW)
+    repo.write("myapp/tools.py", "def run(x):\n    return eval(x)\n")
+    repo.commit("add files")
+    ev = check_all(repo, [NO_RAW, NO_EVAL], base=base)
+    assert sorted((v.path, v.text) for v in ev.violations) == [
+        ("myapp/handlers/admin.py", "imports myapp.db.raw_query"), ("myapp/tools.py", "eval(x)")]
+
+
 def test_renamed_file_keeps_its_violations_old(tmp_path: Path) -> None:
     files = dict(APP)
     files["myapp/handlers/views.py"] = RAW
