@@ -107,8 +107,9 @@ def evaluate(checks: Sequence[tuple[Record, Check]], ctx: CheckContext, *, base:
         new = _new(outcome.violations, at_base.get(check), change.renames if change else {}, result, label)
         unsuppressed_at_head = 0
         new_ids = {id(v) for v in new}
+        applicable = [s for s in active if s.names(check)]
         for v in outcome.violations:
-            silencer = next((s for s in active if s.matches(v, check, ctx, head_commit)), None)
+            silencer = next((s for s in applicable if s.matches(v, check, ctx, head_commit)), None)
             if silencer is not None:
                 used.add(silencer.record.id)
             else:
