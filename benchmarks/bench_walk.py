@@ -9,6 +9,9 @@ For each repository (a work tree or a bare git dir; default: the public historie
 * walk: the pygit2 walk alone (``comind.harvest.walker.walk``);
 * message pass: walk + ``revert_markers`` + ``lore_atom`` + the subject index, every commit.
 
+Lore users among the defaults (CommitLore, lora, the Lore reference CLI) show what the Lore-aware
+mode recovers over git's own trailer rules.
+
 The three take turns (best of ``--repeat``), so load from other processes hits them alike. Prints
 the best wall time of each, the ratio of the message pass to the peer (target <= 2x), the CPU
 times (ours plus git's) as a load-independent check, and what the pass found (markers by kind,
@@ -30,11 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import Row, print_table  # noqa: E402
 
-from comind.harvest.lorekeys import lore_atom  # noqa: E402
+from comind.harvest.lorekeys import canonical_lore_key, lore_atom  # noqa: E402
 from comind.harvest.markers import revert_markers  # noqa: E402
+from comind.harvest.trailers import parse_trailers  # noqa: E402
 from comind.harvest.walker import SubjectIndex, default_branch, open_repo, walk  # noqa: E402
 
-MIRRORS = ["pallets+flask", "psf+requests", "vitejs+vite", "pydantic+pydantic", "Ian-stetsenko+lore-protocol"]
+MIRRORS = ["pallets+flask", "psf+requests", "vitejs+vite", "pydantic+pydantic", "Ian-stetsenko+lore-protocol",
+           "MongLong0214+commitlore", "tmdgusya+lora"]
 
 
 def git_log(repo: str, ref: str) -> int:
@@ -48,7 +53,8 @@ def walk_only(repo: str, ref: str) -> int:
     return sum(1 for _ in walk(repo, [ref]))
 
 
-def message_pass(repo: str, ref: str) -> tuple[int, Counter[str], int, int]:
+def message_pass(repo: str, ref: str, recall: Counter[str] | None = None) -> tuple[int, Counter[str], int, int]:
+    """The timed pass. With ``recall``, also counts the Lore lines git's own rules find (untimed runs only)."""
     kinds: Counter[str] = Counter()
     index = SubjectIndex()
     commits = with_lore = 0
@@ -61,6 +67,10 @@ def message_pass(repo: str, ref: str) -> tuple[int, Counter[str], int, int]:
         if atom.has_lore:
             with_lore += 1
             lore_trailers += len(atom.trailers)
+            if recall is not None:
+                git_lines = sum(1 for t in parse_trailers(c.message) if canonical_lore_key(t.key))
+                recall["git"] += git_lines
+                recall["git_commits"] += bool(git_lines)
         index.add(c.sha, c.subject)
     return commits, kinds, with_lore, lore_trailers
 
@@ -98,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         git_dir = open_repo(repo).path.rstrip("/")
         ref = args.ref or default_branch(git_dir)
         name = Path(repo).parent.name if Path(repo).name == "repo" else Path(repo).name
-        commits, kinds, with_lore, lore_trailers = message_pass(git_dir, ref)
+        recall: Counter[str] = Counter()
+        commits, kinds, with_lore, lore_trailers = message_pass(git_dir, ref, recall)
         t = interleaved({"peer": lambda d=git_dir, r=ref: git_log(d, r),
                          "walk": lambda d=git_dir, r=ref: walk_only(d, r),
                          "pass": lambda d=git_dir, r=ref: message_pass(d, r)}, args.repeat)
@@ -109,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(Row(f"{name}: message pass", t["pass"][0], "git log %H%x00%B", t["peer"][0],
                         note=f"CPU {t['pass'][1] * 1000:.0f} vs {peer_cpu * 1000:.0f} ms "
                              f"({t['pass'][1] / peer_cpu:.2f}×); markers: {found or 'none'}; "
-                             f"Lore: {with_lore} commits, {lore_trailers} trailers"))
+                             f"Lore lines: {lore_trailers} in {with_lore} commits (git's rules alone: "
+                             f"{recall['git']} in {recall['git_commits']})"))
     print_table("Git message pass (walk + revert markers + Lore)", rows)
     return 0
 

@@ -94,6 +94,7 @@ ENUM_ALIASES: dict[str, dict[str, str]] = {
 # Longest alias first, so "migration-needed" is tried before a shorter alias could match.
 _ENUM_ORDER = {c: sorted(a, key=len, reverse=True) for c, a in ENUM_ALIASES.items()}
 
+_SEPARATORS = re.compile(r"[\s_]+")
 _UNTIL_RE = re.compile(r"\s*\[until:\s*([^\]]*)\]\s*", re.IGNORECASE)
 _UNTIL_DATE_RE = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?")
 _EXPIRES_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -172,7 +173,10 @@ def normalise_enum(concept: str, raw: str) -> str | None:
     aliases = ENUM_ALIASES.get(concept)
     if aliases is None:
         return None
-    text = re.sub(r"[\s_]+", "-", raw.strip().lower()[:64])
+    text = raw.strip().lower()[:64]
+    if text in aliases:  # the common case: exactly a known value
+        return aliases[text]
+    text = _SEPARATORS.sub("-", text)
     for alias in _ENUM_ORDER[concept]:
         if text.startswith(alias) and (len(text) == len(alias) or not text[len(alias)].isalnum()):
             return aliases[alias]
@@ -283,7 +287,8 @@ def atom_from_trailers(trailers: list[Trailer] | tuple[Trailer, ...]) -> LoreAto
         except ValueError:
             problems.append(f"expires-invalid: {expires}")
 
-    return LoreAtom(
+    atom = object.__new__(LoreAtom)  # LoreAtom(...) without the frozen __init__'s per-field cost
+    atom.__dict__.update(
         lore_id=lore_id,
         constraints=tuple(lists["Constraint"]),
         rejected=tuple(rejected),
@@ -305,6 +310,7 @@ def atom_from_trailers(trailers: list[Trailer] | tuple[Trailer, ...]) -> LoreAto
         trailers=tuple(lore),
         problems=tuple(problems),
     )
+    return atom
 
 
 _EMPTY = LoreAtom()

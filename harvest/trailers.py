@@ -49,7 +49,7 @@ judged on its own:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from comind.harvest.lorekeys import LORE_KEYS, canonical_lore_key
 
@@ -66,6 +66,9 @@ KNOWN_KEYS: dict[str, str] = {k.lower(): k for k in (
 )}
 
 _SEP_RE = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
+_SIMPLE_LINE = re.compile(r"([A-Za-z0-9-]+)[ \t]*:(?!//)([^\n]*)")
+_SIMPLE_PARAGRAPH = re.compile(
+    r"[A-Za-z0-9-]+[ \t]*:(?!//)[^\n]*(?:\n(?:[A-Za-z0-9-]+[ \t]*:(?!//)[^\n]*|[ \t]+[^ \t\n][^\n]*))*")
 _UNFOLD_RE = re.compile(r"\n[ \t\n\r]*")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _CHERRY_RE = re.compile(r"^\(cherry picked from commit ([0-9a-f]{7,64})\)", re.MULTILINE)
@@ -86,8 +89,11 @@ class Trailer:
     line: int           # 1-based line number of the key line in the message
 
 
+_CANONICAL = {**KNOWN_KEYS, **LORE_KEYS}
+
+
 def canonical_key(key: str) -> str:
-    return canonical_lore_key(key) or KNOWN_KEYS.get(key.lower(), key)
+    return _CANONICAL.get(key.lower(), key)
 
 
 def _find_separator(line: str) -> int:
@@ -119,6 +125,7 @@ class _Block:
     end_of_title: int  # index of the first blank line after the title (or trailer_end)
     start: int         # first line of the trailer block (== end when there is none)
     end: int           # line after the block
+    seps: dict[int, int] = field(default_factory=dict)  # separator positions already found, by line
 
 
 def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
@@ -185,6 +192,7 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
     only_spaces = True
     recognized = False
     trailer_lines = non_trailer_lines = possible_continuations = 0
+    seps: dict[int, int] = {}
     for i in range(trailer_end - 1, end_of_title - 1, -1):
         line = lines[i]
         if line.startswith("#"):
@@ -196,14 +204,15 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
                 continue
             non_trailer_lines += possible_continuations
             if (recognized and trailer_lines * 3 >= non_trailer_lines) or (trailer_lines and not non_trailer_lines):
-                return _Block(end_of_title, i + 1, trailer_end)
+                return _Block(end_of_title, i + 1, trailer_end, seps)
             return _Block(end_of_title, trailer_end, trailer_end)
         only_spaces = False
         if line.startswith(GIT_GENERATED_PREFIXES):
             trailer_lines += 1
             possible_continuations = 0
             recognized = True
-        elif _find_separator(line) >= 1:
+        elif (sep := _find_separator(line)) >= 1:
+            seps[i] = sep
             trailer_lines += 1
             possible_continuations = 0
         elif line[0] in GIT_SPACE:
@@ -217,39 +226,73 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
 def _make(parts: list[str], first_index: int, sep: int) -> Trailer:
     first = parts[0]
     key = first[:sep].strip(GIT_SPACE)
-    value = "\n".join([first[sep + 1:], *parts[1:]]).strip(GIT_SPACE)
-    value = _UNFOLD_RE.sub(" ", value).strip(GIT_SPACE)
+    if len(parts) == 1:
+        value = first[sep + 1:].strip(GIT_SPACE)
+    else:
+        value = "\n".join([first[sep + 1:], *parts[1:]]).strip(GIT_SPACE)
+        value = _UNFOLD_RE.sub(" ", value).strip(GIT_SPACE)
     return Trailer(key, canonical_key(key), value, "\n".join(parts), first_index + 1)
 
 
-def _parse_block(lines: list[str], start: int, end: int) -> list[Trailer]:
-    entries: list[tuple[int, list[str]]] = []
+def _parse_block(lines: list[str], block: _Block) -> list[Trailer]:
+    entries: list[tuple[int, int, list[str]]] = []
     last: list[str] | None = None
-    for i in range(start, end):
+    seps = block.seps
+    for i in range(block.start, block.end):
         line = lines[i]
         if last is not None and (line[:1] or "\n") in GIT_SPACE:
             last.append(line)
             continue
         current = [line]
-        entries.append((i, current))
-        last = current if _find_separator(line) >= 1 else None
+        sep = seps[i] if i in seps else _find_separator(line)
+        entries.append((i, sep, current))
+        last = current if sep >= 1 else None
+    return [_make(parts, i, sep) for i, sep, parts in entries if sep >= 1 and not parts[0].startswith("#")]
+
+
+def _simple_block(message: str) -> tuple[int, int, list[Trailer]] | None:
+    """The common well-formed case, read with two regexes: a last paragraph made only of
+    ``Key: value`` lines and their indented continuations, in a message with no comment,
+    whitespace-only, CR or ``Conflicts:`` line that git's finer rules would have to weigh. Returns
+    (index of the block's first line, its offset in message, trailers), or None when the general
+    parser must decide."""
+    if "\r" in message or "\n#" in message or message.startswith("#") or "Conflicts:" in message:
+        return None
+    tail = message.rstrip("\n")
+    cut = tail.rfind("\n\n")
+    if cut < 0:
+        return None
+    paragraph = tail[cut + 2:]
+    if not _SIMPLE_PARAGRAPH.fullmatch(paragraph):
+        return None
+    first = tail.count("\n", 0, cut + 2)
     out: list[Trailer] = []
-    for i, parts in entries:
-        if parts[0].startswith("#"):
+    lines = paragraph.split("\n")
+    for n, line in enumerate(lines):
+        if line[0] in " \t":
+            continue  # folded into the trailer above
+        m = _SIMPLE_LINE.match(line)
+        assert m is not None
+        if n + 1 < len(lines) and lines[n + 1][0] in " \t":
+            end = n + 1
+            while end < len(lines) and lines[end][0] in " \t":
+                end += 1
+            out.append(_make(lines[n:end], first + n, m.start(2) - 1))
             continue
-        sep = _find_separator(parts[0])
-        if sep >= 1:
-            out.append(_make(parts, i, sep))
-    return out
+        key = m.group(1)
+        out.append(Trailer(key, _CANONICAL.get(key.lower(), key), m.group(2).strip(GIT_SPACE), line, first + n + 1))
+    return first, cut + 2, out
 
 
 def parse_trailers(message: str, *, divider: bool = False) -> list[Trailer]:
     """Trailers by git's rules (``git interpret-trailers --parse``; ``--no-divider`` unless ``divider``)."""
     if ":" not in message or (not divider and _surely_no_block(message)):
         return []
+    if not divider and (simple := _simple_block(message)) is not None:
+        return simple[2]
     lines, ends_nl = _split(message)
     block = _git_block(lines, ends_nl, divider)
-    return _parse_block(lines, block.start, block.end)
+    return _parse_block(lines, block)
 
 
 def _surely_no_block(message: str) -> bool:
@@ -286,19 +329,33 @@ def _fenced(lines: list[str], start: int, end: int) -> list[bool]:
     return out
 
 
-def _recover(lines: list[str], start: int, end: int, prose: list[bool]) -> list[Trailer]:
-    """Lore lines of the paragraphs in lines[start:end] (see the module docstring)."""
+def _hint_lines(message: str) -> list[int]:
+    """Indices of the lines that may start with a Lore key (a superset), in order."""
+    out: list[int] = []
+    line = last = 0
+    for m in _LORE_HINT.finditer(message):
+        line += message.count("\n", last, m.start() + 1)
+        last = m.start() + 1
+        out.append(line)
+    return out
+
+
+def _recover(lines: list[str], start: int, end: int, prose: list[bool], hints: list[int]) -> list[Trailer]:
+    """Lore lines of the paragraphs in lines[start:end] (see the module docstring). Only paragraphs
+    holding a hinted line can contribute, so only those are read."""
     out: list[Trailer] = []
-    i = start
-    while i < end:
-        if _is_blank(lines[i]):
-            i += 1
+    done = start
+    for h in hints:
+        if h < done or h >= end:
             continue
-        j = i
+        i = h
+        while i > start and not _is_blank(lines[i - 1]):
+            i -= 1
+        j = h
         while j < end and not _is_blank(lines[j]):
             j += 1
         out.extend(_recover_paragraph(lines, i, j, prose))
-        i = j
+        done = j
     return out
 
 
@@ -353,14 +410,21 @@ def might_have_lore(message: str) -> bool:
 
 def parse_lore(message: str) -> list[Trailer]:
     """Git's trailers plus the Lore lines git's rules miss, in message order (see the module docstring)."""
-    if not _LORE_HINT.search(message):
+    simple = _simple_block(message)
+    if simple is not None and not _LORE_HINT.search(message, 0, simple[1]) and "```" not in message and (
+            "~~~" not in message):
+        return simple[2]  # no Lore line before git's own block: nothing to recover
+    hints = _hint_lines(message)
+    if not hints:
         return parse_trailers(message)
     lines, ends_nl = _split(message)
     block = _git_block(lines, ends_nl, divider=False)
-    found = _parse_block(lines, block.start, block.end)
+    found = _parse_block(lines, block)
     body_start = block.end_of_title
-    prose = [False] * body_start + _fenced(lines, body_start, len(lines))
-    if found and any(prose[t.line - 1] for t in found):
+    if "```" in message or "~~~" in message:
+        prose = [False] * body_start + _fenced(lines, body_start, len(lines))
         found = [t for t in found if not prose[t.line - 1]]
+    else:
+        prose = [False] * len(lines)
     region_end = block.start if block.start < block.end else len(lines)
-    return _recover(lines, body_start, region_end, prose) + found
+    return _recover(lines, body_start, region_end, prose, hints) + found

@@ -162,6 +162,27 @@ def test_differential_against_git_with_divider(message: str) -> None:
     assert kv(message, divider=True) == git_parse(message, divider=True)
 
 
+continued = st.builds(
+    lambda head, lines: head + "\n".join(lines),
+    st.sampled_from(["Subject\n\n", "Subject\n\nBody.\n\n", "S\n\n\n", "\n\n"]),
+    st.lists(st.sampled_from(["Key: v", "Tested:  a b ", "Co-authored-by: X <x@y>", "  cont", "\tmore",
+                              "Url://x", "x: http://y", "K:", "prose", "   "]), min_size=1, max_size=8),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(messages, continued))
+def test_fast_path_agrees_with_the_general_rules(message: str) -> None:
+    from comind.harvest.trailers import _git_block, _parse_block, _simple_block, _split
+
+    lines, ends_nl = _split(message)
+    block = _git_block(lines, ends_nl, divider=False)
+    simple = _simple_block(message)
+    if simple is not None:
+        assert (simple[0], simple[2]) == (block.start, _parse_block(lines, block))
+        assert message[simple[1]:].startswith(lines[block.start])
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(messages, st.text(max_size=400)))
 def test_fuzz_invariants(message: str) -> None:
