@@ -152,6 +152,12 @@ def _nesting(subject: str) -> tuple[int, str | None, str]:
     return depth, quoted, form
 
 
+def trailing_pr(subject: str) -> int | None:
+    """The pull request number of a squash subject's trailing ``(#N)``; None without one, or when
+    the suffix names another repository (``(owner/repo#N)``)."""
+    return _pr_in(subject.split("\n", 1)[0][:SUBJECT_BUDGET].rstrip())
+
+
 def _pr_in(text: str | None) -> int | None:
     if not text:
         return None

@@ -44,6 +44,19 @@ judged on its own:
   mixed with a few prose lines to be a real cause of git's misses, while a lone key-like line
   wrapped into running prose is the false positive CommitLore warns about (its boundary case B3).
   Non-Lore keys of such a mixed paragraph (``Note: …``) are never returned.
+
+Checked on real histories (``benchmarks/bench_walk.py``): in CommitLore's own history (1,378
+commits on all branches) git's rules find 8,276 Lore lines, this mode 8,502, and a naive
+``^Key:`` line-grep 8,504 — the two lines only the grep counts are prose that wrapped onto a
+key-like word ("…Lore has no\\nSupersedes:, no Expires: and no lifecycle concept",
+"…the parser commit recorded as\\nunverified: SPEC section 2.1…"). In lora's history git finds
+none of its 36 Lore lines (each block is followed by a ``Co-Authored-By`` paragraph); this mode
+finds all 36. Histories without Lore (flask, requests, vite, pydantic: 27k commits) gain one
+recovered ``Related:`` line.
+
+Speed: a last paragraph of plain ``Key: value`` lines and indented continuations (the usual
+shape) is read with two regexes; anything else goes through the line-by-line rules above. The
+fast path is checked against them by a property test.
 """
 
 from __future__ import annotations

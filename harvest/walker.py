@@ -93,8 +93,8 @@ def _resolve(repo: pygit2.Repository, rev: str) -> pygit2.Oid:
     return repo.revparse_single(rev).peel(pygit2.Commit).id
 
 
-def walk(repo_path: RepoLike, tips: Iterable[str], hide: Iterable[str] = (), *,
-         first_parent: bool = False, oldest_first: bool = False) -> Iterator[CommitInfo]:
+def walk(repo_path: RepoLike, tips: Iterable[str], hide: Iterable[str] = (), first_parent: bool = False, *,
+         oldest_first: bool = False) -> Iterator[CommitInfo]:
     """Commits reachable from ``tips`` and not from ``hide`` (``git log tips ^hide``).
 
     ``tips`` and ``hide`` take anything ``git rev-parse`` does (shas, branch names, tags). A

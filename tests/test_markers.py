@@ -9,7 +9,7 @@ from harvest_repo import HarvestRepo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from comind.harvest.markers import RevertMarker, normalise_subject, revert_markers, revert_reason
+from comind.harvest.markers import RevertMarker, normalise_subject, revert_markers, revert_reason, trailing_pr
 from comind.harvest.walker import split_message
 
 
@@ -168,6 +168,12 @@ def test_nested_quotes_and_unterminated() -> None:
 ])
 def test_normalise_subject(subject: str, normalised: str) -> None:
     assert normalise_subject(subject) == normalised
+
+
+def test_trailing_pr() -> None:
+    assert trailing_pr("fix: thing (#12) (#34)") == 34
+    assert trailing_pr("Fix thing (pydantic/pydantic-core#12)") is None
+    assert trailing_pr("Fix thing") is None
 
 
 def test_original_and_conventional_revert_normalise_alike() -> None:
