@@ -136,7 +136,11 @@ def harvest_new(ws: Workspace) -> dict[str, Any]:
 
 
 def stale_records(run: CheckRun, report: Report) -> None:
-    """Records anchored to what the change touches that are stale, orphaned or unverifiable at head."""
+    """Records anchored to what the change touches that are stale, orphaned or unverifiable at head.
+
+    Attempts are left out: "we tried X and it failed" is history, which code changes do not make
+    less true (their status still shows in `why` and `status`); nagging about them is noise.
+    """
     paths = run.touched_paths()
     names = {q.rsplit(".", 1)[-1] for _, q in run.touched_symbols()}
     if run.change is None:
@@ -148,7 +152,7 @@ def stale_records(run: CheckRun, report: Report) -> None:
     reported = {f.record_id for f in report.findings}  # a re-proposed dead end is not also "stale"
     for record in candidates:
         status = derived[record.id]
-        if status.state not in level or record.id in reported:
+        if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
         path, line = _location(record)
         commands = (f"comind review confirm {short_id(record.id)}",

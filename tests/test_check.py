@@ -1,0 +1,291 @@
+"""`comind check` end to end on real temporary repositories: dead ends, each constraint type,
+stale records, formats, exit codes, bad input, and the GitHub Action's shell steps."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parent.parent
+PERM = ("class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
+        "        grants = load_grants(user.id)\n        return perm in grants\n")
+CACHED = ("import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
+          "    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
+          "        cached = _cache.get(f'grants:{user.id}')\n        if cached is None:\n"
+          "            cached = load_grants(user.id)\n            _cache.set(f'grants:{user.id}', cached, ex=300)\n"
+          "        return perm in cached\n")
+
+
+@pytest.fixture
+def reverted(tmp_path: Path) -> GitRepo:
+    """main: a permission check, a Redis cache for it, and the revert of that cache with its reason."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    cached = repo.commit("Cache permission checks in Redis")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
+             f"{cached}.\n\nStale grants after role change: nothing invalidated the cache.\n")
+    return repo
+
+
+def check(cli, repo: GitRepo, *args: str) -> tuple[int, dict[str, Any], str]:  # type: ignore[no-untyped-def]
+    result = cli(repo.path, "check", "--format", "json", *args)
+    report = json.loads(result.out) if result.out.strip() else {}
+    return result.code, report, result.err
+
+
+def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED.replace("ex=300", "ex=600"))
+    reverted.commit("Speed up permission checks")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert code == 1
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert dead["level"] == "error" and dead["path"] == "app/perm.py"
+    assert "lines of" in dead["message"] and "'Cache permission checks in Redis', reverted in" in dead["message"]
+    assert dead["message"].endswith("Stale grants after role change: nothing invalidated the cache.")
+    assert any(e.get("role") == "revert" for e in dead["evidence"])
+    text = cli(reverted.path, "check", "--base", "main")
+    assert text.code == 1 and "Re-proposes a dead end" in text.out
+    assert cli(reverted.path, "check", "--base", "main", "--fail-level", "none").code == 0
+
+
+def test_unrelated_change_has_no_finding(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("docs/guide.md", "# Guide\n")
+    reverted.write("app/util.py", "def slugify(text):\n    return '-'.join(text.lower().split())\n")
+    reverted.commit("Add a slug helper")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert (code, report["findings"]) == (0, [])
+    assert report["stats"]["files_changed"] == 2
+
+
+def test_reland_after_retract_is_a_note_free_pass(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    cli(reverted.path, "harvest")
+    attempt = json.loads(cli(reverted.path, "log", "--kind", "attempt", "--json").out)
+    assert cli(reverted.path, "review", "retract", attempt["id"], "--reason", "invalidation added").code == 0
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Cache again, now with invalidation")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+
+
+def _constraint(cli, repo: GitRepo, anchor: str, spec: dict[str, Any], severity: str = "must") -> str:  # type: ignore[no-untyped-def]
+    path = repo.path.parent / f"check-{len(spec)}-{abs(hash(json.dumps(spec, sort_keys=True)))}.yml"
+    path.write_text(yaml.safe_dump(spec))
+    result = cli(repo.path, "remember", "constraint", "--on", anchor, "--title", f"rule on {anchor}",
+                 "--rule", "keep it", "--severity", severity, "--check", str(path))
+    assert result.code == 0, result.err
+    return str(result.out.strip())
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/db.py", "def raw_query(sql):\n    return sql\n")
+    repo.write("app/handlers/__init__.py", "")
+    repo.write("app/handlers/legacy.py", "from app.db import raw_query\n\n\ndef old():\n    return raw_query('x')\n")
+    repo.write("app/calc.py", "def total(items):\n    return sum(items)\n")
+    repo.write("tests/test_calc.py", "from app.calc import total\n\n\ndef test_total():\n    assert total([1]) == 1\n")
+    repo.write("pyproject.toml", '[project]\nname = "app"\nversion = "1"\ndependencies = ["requests>=2"]\n')
+    repo.write("uv.lock", 'version = 1\n\n[[package]]\nname = "requests"\nversion = "2.31.0"\n')
+    repo.commit("initial")
+    return repo
+
+
+CHECKS = {
+    "graph": ("app/db.py::raw_query", {"type": "graph", "from": ["app.handlers.*"], "forbid": ["app.db.raw_query"]},
+              "app/handlers/items.py", "from app.db import raw_query\n\n\ndef get():\n    return raw_query('y')\n"),
+    "ast-grep": ("app/", {"type": "ast-grep", "language": "python", "files": ["app/**/*.py"],
+                          "rule": {"pattern": "eval($X)"}, "message": "no eval"},
+                 "app/evil.py", "def run(code):\n    return eval(code)\n"),
+    "dependency": ("dep:pypi/requests", {"type": "dependency", "ecosystem": "pypi", "package": "requests",
+                                         "forbid": ">=3"},
+                   "uv.lock", 'version = 1\n\n[[package]]\nname = "requests"\nversion = "3.0.1"\n'),
+    "test": ("app/calc.py::total", {"type": "test", "test": "tests/test_calc.py::test_total"},
+             "tests/test_calc.py", "from app.calc import total\n\n\ndef test_sum():\n    assert total([1]) == 1\n"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CHECKS))
+def test_each_constraint_type_is_diff_aware(cli, app: GitRepo, kind: str) -> None:  # type: ignore[no-untyped-def]
+    anchor, spec, path, text = CHECKS[kind]
+    rid = _constraint(cli, app, anchor, spec)
+    app.commit("record the constraint")
+    app.branch("feature")
+    app.checkout("feature")
+    app.write(path, text)
+    app.commit(f"violate {kind}")
+    code, report, err = check(cli, app, "--base", "main")
+    violations = [f for f in report["findings"] if f["type"] == "violation"]
+    assert code == 1 and violations, (report, err)
+    assert all(v["record_id"] == rid and v["level"] == "error" for v in violations)
+    # merged into main, the violation is part of the baseline: a later unrelated change sees none
+    app.checkout("main")
+    app.merge("feature")
+    app.branch("later")
+    app.checkout("later")
+    app.write("README.md", "more\n")
+    app.commit("docs")
+    code, report, _ = check(cli, app, "--base", "main")
+    assert code == 0 and not [f for f in report["findings"] if f["type"] == "violation"]
+    code, report, _ = check(cli, app, "--all")
+    assert code == 1 and [f for f in report["findings"] if f["type"] == "violation"]
+
+
+def test_passing_check_makes_the_constraint_enforced(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    _constraint(cli, app, "app/db.py::raw_query",
+                {"type": "graph", "from": ["app.calc"], "forbid": ["app.db.raw_query"]})
+    code, report, _ = check(cli, app, "--all")
+    assert code == 0 and report["stats"]["constraints"]["passing"] == 1
+
+
+def test_semgrep_missing_is_a_warning_not_a_pass(cli, app: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    _constraint(cli, app, "app/", {"type": "semgrep", "rule": {
+        "id": "no-eval", "pattern": "eval(...)", "languages": ["python"], "message": "no eval", "severity": "ERROR"}})
+    monkeypatch.setenv("COMIND_SEMGREP", str(app.path / "no-such-semgrep"))
+    code, report, _ = check(cli, app, "--all")
+    assert any("not run" in w for w in report["warnings"]), report
+
+
+def test_broken_check_is_exit_2_naming_the_record(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    from comind.anchors import parse_anchor
+    from comind.records import new_record
+    from comind.store import Store
+
+    record = new_record("constraint", title="broken", anchors=[parse_anchor("app/db.py")],
+                        fields={"rule": "r", "severity": "must", "check": {"type": "graph", "from": 3}},
+                        provenance={"actor": "p-1", "author_kind": "human", "source": "cli"})
+    Store(str(app.path / ".comind" / "ledger")).put(record)
+    result = cli(app.path, "check", "--all")
+    assert (result.code == 2 and record.id[-8:] in result.err) or record.id in result.err
+
+
+def test_stale_record_is_reported_with_commands(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = cli(reverted.path, "remember", "gotcha", "--on", "app/perm.py::Checker.check", "--title",
+              "Admins bypass grants", "--symptom", "admins see everything", "--cause", "is_admin short-circuit").out.strip()
+    reverted.commit("record")
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", "class Checker:\n    def check(self, user, perm):\n"
+                   "        return policy_engine.evaluate(user.roles, perm, context=request_context())\n")
+    reverted.commit("Delegate to the policy engine")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    [stale] = [f for f in report["findings"] if f["type"] == "stale"]
+    assert stale["record_id"] == rid and stale["level"] == "warning" and code == 0
+    assert f"comind review confirm {rid[-8:]}" in stale["commands"]
+
+
+def test_formats_and_outputs(cli, reverted: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import jsonschema
+
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Cache again")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = cli(reverted.path, "check", "--base", "main", "--format", "github", "--output",
+                 f"sarif={tmp_path / 'out.sarif'}", "--output", f"gitlab={tmp_path / 'gl.json'}",
+                 "--output", f"json={tmp_path / 'r.json'}", "--output", f"markdown={tmp_path / 'c.md'}")
+    assert result.code == 1
+    assert result.out.startswith("::error file=app/perm.py,line=")
+    assert "dead end re-proposed" in summary.read_text()
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(json.loads((tmp_path / "out.sarif").read_text()), schema)
+    issues = json.loads((tmp_path / "gl.json").read_text())
+    assert {tuple(sorted(i)) for i in issues} == {("check_name", "description", "fingerprint", "location", "severity")}
+    assert json.loads((tmp_path / "r.json").read_text())["findings"][0]["type"] == "dead_end"
+    assert (tmp_path / "c.md").read_text().startswith("<!-- comind:report -->")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--base", "no-such-rev"], "unknown revision 'no-such-rev'"),
+    (["--head", "nope"], "unknown revision 'nope'"),
+    (["--format", "yaml"], "unknown format 'yaml'"),
+    (["--output", "sarif"], "expected FORMAT=FILE"),
+    (["--fail-level", "fatal"], "fail_level"),
+])
+def test_bad_input_is_exit_2(cli, reverted: GitRepo, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(reverted.path, "check", *args)
+    assert result.code == 2 and message in result.err and result.err.count("\n") == 1
+
+
+def test_shallow_clone_asks_for_full_history(cli, reverted: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    for n in range(3):
+        reverted.write(f"f{n}.txt", str(n))
+        reverted.commit(f"f{n}")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{reverted.path}", str(clone)],
+                   check=True)
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", "feature"], check=True)
+    result = cli(clone, "check", "--base", "origin/main")
+    assert result.code == 2 and "fetch-depth: 0" in result.err
+
+
+def test_big_change_with_binaries_stays_bounded(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    for n in range(10_000):
+        (reverted.path / "data" / f"{n // 1000}").mkdir(parents=True, exist_ok=True)
+        (reverted.path / "data" / f"{n // 1000}" / f"{n}.txt").write_text(f"row {n}\n")
+    reverted.write("img/logo.png", bytes(range(256)) * 40)
+    reverted.commit("Import the data set")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert code == 0 and report["stats"]["files_changed"] == 10_001
+
+
+def _action_step(name: str) -> str:
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    return str(next(s for s in steps if s.get("name") == name)["run"])
+
+
+def test_action_check_step_against_a_temporary_repository(reverted: GitRepo, tmp_path: Path) -> None:
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Cache again")
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMIND_")} | {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output), "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": "acme/app", "COMIND_BASE": "main", "COMIND_FAIL_LEVEL": "error",
+        "COMIND_STORE_INPUT": "", "COMIND_SARIF": "comind.sarif", "COMIND_REPORT": "comind-report.json"}
+    done = subprocess.run(["bash", "-e", "-c", _action_step("comind check")], cwd=reverted.path, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # findings fail a later step, after the bot and the upload
+    assert "exit-code=1" in output.read_text()
+    assert "::error file=app/perm.py" in done.stdout and "dead end re-proposed" in summary.read_text()
+    assert json.loads((reverted.path / "comind-report.json").read_text())["findings"]
+    assert (reverted.path / "comind.sarif").is_file()
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{reverted.path}", str(shallow)], check=True)
+    done = subprocess.run(["bash", "-e", "-c", _action_step("comind check")], cwd=shallow, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "fetch-depth: 0" in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run the action's steps")
+def test_action_fail_step_fails_only_on_findings(tmp_path: Path) -> None:
+    script = _action_step("Fail on findings")
+    assert subprocess.run(["bash", "-e", "-c", script], capture_output=True).returncode == 1
