@@ -99,7 +99,7 @@ class Approach:
         return cls(data.get("base"), str(data["head"]), files, int(data.get("skipped", 0)))
 
 
-def _comment_style(path: str) -> str:
+def comment_style(path: str) -> str:
     name = path.rsplit("/", 1)[-1].lower()
     ext = name.rsplit(".", 1)[-1] if "." in name else name
     if ext in _HASH_COMMENT:
@@ -168,7 +168,7 @@ def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, 
         if patch is None or patch.delta.is_binary:
             files.append(FileChange(path, old_path, status, binary=True))
             continue
-        added, removed = _lines(patch.hunks, _comment_style(path))
+        added, removed = _lines(patch.hunks, comment_style(path))
         files.append(FileChange(path, old_path, status, added=added, removed=removed))
     return Approach(base, head, tuple(files), skipped)
 

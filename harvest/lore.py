@@ -16,6 +16,7 @@ from typing import Any
 from comind.errors import ComindError
 from comind.harvest.context import HarvestContext, commit_time, first_line
 from comind.harvest.lorekeys import LoreAtom, lore_atom
+from comind.harvest.trailers import might_have_lore
 from comind.harvest.walker import CommitInfo
 from comind.records import Record, harvested_id, new_record
 
@@ -43,8 +44,9 @@ def lore_records(atom: LoreAtom, key: str, *, chosen: str, cause: str, anchors: 
     if atom.confidence is not None and atom.confidence.value == "low":
         trust = min(trust, 1)
     tested = [{"type": "text", "ref": text[:1000], "role": "tested"} for text in atom.tested]
-    common: dict[str, Any] = {"anchors": list(anchors), "evidence": [*evidence, *tested][:100], "provenance": provenance,
-              "created_at": created_at, "trust": trust, "attributes": attributes, "valid_from": valid_from}
+    common: dict[str, Any] = {
+        "anchors": list(anchors), "evidence": [*evidence, *tested][:100], "provenance": provenance,
+        "created_at": created_at, "trust": trust, "attributes": attributes, "valid_from": valid_from}
     planned: list[tuple[str, dict[str, Any]]] = []
     for text in atom.constraints:
         planned.append(("constraint", {"title": first_line(text), "body": text,
@@ -75,7 +77,7 @@ def lore_records(atom: LoreAtom, key: str, *, chosen: str, cause: str, anchors: 
 
 
 def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
-    if not _might_have_lore(commit.message):
+    if not might_have_lore(commit.message):
         return
     atom = lore_atom(commit.message)
     if not atom.has_lore:
@@ -126,12 +128,3 @@ def _relations(atom: LoreAtom, commit: CommitInfo, written: list[str], ctx: Harv
                 ctx.skip("invalid-record", f"{commit.sha[:12]} relation: {exc}")
                 continue
             ctx.count(f"lore:relation-{relation}")
-
-
-def _might_have_lore(message: str) -> bool:
-    """A cheap pre-filter: every Lore key contains one of these, in any case."""
-    lowered = message.lower()
-    return any(word in lowered for word in ("constraint", "rejected", "directive", "tested", "confidence",
-                                            "scope-risk", "reversibility", "supersedes", "depends-on",
-                                            "related", "lore-id", "limit", "ruled-out", "warn", "blast",
-                                            "undo", "certainty", "verified", "follows", "expires"))

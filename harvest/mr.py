@@ -96,9 +96,9 @@ _STATUS = {"added": "A", "removed": "D", "renamed": "R", "modified": "M"}
 def patch_lines(patch: str, path: str) -> tuple[list[Any], list[Any]]:
     """The added (new-side numbers) and removed (old-side numbers) lines of a forge's patch, as
     ``comind.harvest.approach.Line`` normalised and marked trivial exactly as a git diff's are."""
-    from comind.harvest.approach import Line, _comment_style, is_trivial, normalise_line
+    from comind.harvest.approach import Line, comment_style, is_trivial, normalise_line
 
-    style = _comment_style(path)
+    style = comment_style(path)
     added: list[Line] = []
     removed: list[Line] = []
     old = new = 0
