@@ -68,7 +68,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("store", _text, ".comind/ledger",
             "where records live: a path inside the repository (committed and reviewed like code)"
             " or an object store URL: s3://bucket/prefix, gs://bucket/prefix, az://container/prefix"),
-    Setting("repo", _text, None,
+    Setting("repo_name", _text, None,
             "repository name written into records (default: from the origin remote, else the folder name)"),
     Setting("default_branch", _text, None,
             "branch whose history counts as evidence (default: origin/HEAD, else main or master)"),

@@ -63,7 +63,7 @@ class Workspace:
 
     @cached_property
     def repo_name(self) -> str:
-        return str(self.config.repo or _origin_name(self.git_dir) or self.root.name)
+        return str(self.config.repo_name or _origin_name(self.git_dir) or self.root.name)
 
     @property
     def cache_dir(self) -> Path:
