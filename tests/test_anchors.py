@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from comind.anchors import AnchorError, format_anchor, parse_anchor
 from hypothesis import given
 from hypothesis import strategies as st
+
+from comind.anchors import AnchorError, format_anchor, parse_anchor
 
 
 @pytest.mark.parametrize(("raw", "expected"), [

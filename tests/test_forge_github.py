@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import fakeforge
 import pytest
+
 from comind.bot import FORGES, forge_from_env, get_forge, merge_request_number_from_env
 from comind.bot.forge import ForgeError, RetryPolicy
 from comind.bot.github import GitHubForge

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import fakeforge
 import pytest
+
 from comind.bot import forge_from_env
 from comind.bot.forge import ForgeError, RetryPolicy
 from comind.bot.gitlab import GitLabForge

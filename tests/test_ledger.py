@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from comind.anchors import parse_anchor
 from comind.ledger import Ledger
 from comind.records import content_hash, new_record
 from comind.store import INBOX, Store
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 WORDS = ["redis", "cache", "permission", "session", "token", "retry", "timeout", "schema"]

@@ -7,6 +7,9 @@ import json
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from comind.anchors import parse_anchor
 from comind.errors import ValidationError
 from comind.records import (
@@ -19,8 +22,6 @@ from comind.records import (
     load_record,
     new_record,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 PROV = {"actor": "p-0123456789abcdef", "author_kind": "human", "source": "cli"}
 ANCHOR = [parse_anchor("app/perm.py::Checker.check")]

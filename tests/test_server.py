@@ -9,6 +9,7 @@ from typing import Any
 import fakeforge
 import pytest
 import requests
+
 from comind.bot.server import Server, make_server, merge_request_number
 from comind.errors import ComindError
 

@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from comind.anchors import parse_anchor
 from comind.records import new_record
 from comind.store import ERASED, INBOX, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
