@@ -26,9 +26,9 @@ from __future__ import annotations
 import bisect
 import posixpath
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from comind.checks.base import (
     Check,
@@ -46,6 +46,8 @@ from comind.checks.base import (
 from comind.codeindex import Snapshot
 from comind.graph import CallEdge, ImportGraph
 from comind.languages import language_for_path
+
+_T = TypeVar("_T")
 
 _LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod"})  # files that name modules
 
@@ -252,29 +254,10 @@ class GraphCheck(Check):
                     if hit and hit[0] not in seen:
                         seen.add(hit[0])
                         yield self._import_violation(start, hit, site, [start, hit[0]])
-            if start not in useful:
-                continue
-            came_from = {start: start}
-            queue = deque([start])
-            while queue:
-                here = queue.popleft()
-                for nxt in sorted(adjacency.get(here, ())):
-                    if nxt in came_from or nxt not in useful:
-                        continue
-                    came_from[nxt] = here
-                    queue.append(nxt)
-                    for site, hit in hits.get(nxt, ()):
-                        if hit[0] in seen:
-                            continue
-                        seen.add(hit[0])
-                        chain = [nxt]
-                        while chain[-1] != start:
-                            chain.append(came_from[chain[-1]])
-                        chain.reverse()
-                        first = next((edge_site[(p, chain[1])] for p in start_files if (p, chain[1]) in edge_site),
-                                     None)
-                        where = _Site(first[0], first[1], site.names) if first else _Site(start_files[0], 0, ())
-                        yield self._import_violation(start, hit, where, [*chain, hit[0]])
+            for site, hit, chain in _chains(start, adjacency, useful, hits, seen):
+                first = next((edge_site[(p, chain[1])] for p in start_files if (p, chain[1]) in edge_site), None)
+                where = _Site(first[0], first[1], site.names) if first else _Site(start_files[0], 0, ())
+                yield self._import_violation(start, hit, where, [*chain, hit[0]])
 
     def _import_violation(self, module: str, hit: tuple[str, str], site: _Site, chain: list[str]) -> Violation:
         name, glob = hit
@@ -334,29 +317,10 @@ class GraphCheck(Check):
                 if hit and hit[0] not in seen:
                     seen.add(hit[0])
                     yield self._call_violation(graph, start, hit, e.path, e.line, [start, hit[0]])
-            if start not in useful:
-                continue
-            came_from = {start: start}
-            queue = deque([start])
-            while queue:
-                here = queue.popleft()
-                for nxt in sorted(adjacency.get(here, ())):
-                    if nxt in came_from or nxt not in useful:
-                        continue
-                    came_from[nxt] = here
-                    queue.append(nxt)
-                    for e, hit in hit_nodes.get(nxt, ()):
-                        if hit[0] in seen:
-                            continue
-                        seen.add(hit[0])
-                        chain = [nxt]
-                        while chain[-1] != start:
-                            chain.append(came_from[chain[-1]])
-                        chain.reverse()
-                        first = next((c for c in outgoing(start) if c.callee == chain[1] and c.path in wanted),
-                                     None)
-                        path, line = (first.path, first.line) if first else (e.path, e.line)
-                        yield self._call_violation(graph, start, hit, path, line, [*chain, hit[0]])
+            for e, hit, chain in _chains(start, adjacency, useful, hit_nodes, seen):
+                first = next((c for c in outgoing(start) if c.callee == chain[1] and c.path in wanted), None)
+                path, line = (first.path, first.line) if first else (e.path, e.line)
+                yield self._call_violation(graph, start, hit, path, line, [*chain, hit[0]])
 
     def _call_violation(self, graph: ImportGraph, caller: str, hit: tuple[str, str], path: str, line: int,
                         chain: list[str]) -> Violation:
@@ -368,6 +332,33 @@ class GraphCheck(Check):
         local = caller[len(module) + 1:] if module and caller.startswith(module + ".") else "<module>" \
             if caller == module else caller
         return self.violation(path, line or None, line or None, f"{local} calls {name}", message)
+
+
+def _chains(start: str, adjacency: Mapping[str, set[str]], useful: set[str],
+            hits: Mapping[str, list[tuple[_T, tuple[str, str]]]],
+            seen: set[str]) -> Iterator[tuple[_T, tuple[str, str], list[str]]]:
+    """Breadth-first from `start` through the nodes that can reach a hit: (what hit, the target,
+    the shortest chain start -> … -> the node that hits), each target once."""
+    if start not in useful:
+        return
+    came_from = {start: start}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        for nxt in sorted(adjacency.get(here, ())):
+            if nxt in came_from or nxt not in useful:
+                continue
+            came_from[nxt] = here
+            queue.append(nxt)
+            for payload, hit in hits.get(nxt, ()):
+                if hit[0] in seen:
+                    continue
+                seen.add(hit[0])
+                chain = [nxt]
+                while chain[-1] != start:
+                    chain.append(came_from[chain[-1]])
+                chain.reverse()
+                yield payload, hit, chain
 
 
 def _callee_names(edge: CallEdge) -> tuple[str, ...]:
