@@ -151,27 +151,13 @@ class Workspace:
 
 def head_commit(head_dir: Path, git_dir: Path | None = None) -> str | None:
     """The commit HEAD points at, read from the ref files (no git process, no pygit2)."""
-    git_dir = git_dir or head_dir
     try:
         head = (head_dir / "HEAD").read_text().strip()
     except OSError:
         return None
-    for _ in range(5):  # symbolic refs may chain
-        if not head.startswith("ref:"):
-            return head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else None
-        ref = head[4:].strip()
-        try:
-            head = (git_dir / ref).read_text().strip()
-            continue
-        except OSError:
-            pass
-        try:
-            packed = (git_dir / "packed-refs").read_text()
-        except OSError:
-            return None
-        match = re.search(rf"^([0-9a-f]{{40,64}}) {re.escape(ref)}$", packed, re.M)
-        return match.group(1) if match else None
-    return None
+    if head.startswith("ref:"):  # a branch: its ref lives in the common git dir
+        return read_ref(git_dir or head_dir, head[4:].strip())
+    return head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else None
 
 
 def current_branch(head_dir: Path) -> str | None:

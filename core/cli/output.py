@@ -34,6 +34,14 @@ def record_json(record: Record, status: Status | None) -> dict[str, Any]:
     return data
 
 
+def print_written(record: Record, as_json: bool) -> None:
+    """What a command that wrote a record prints: its id, or the record itself."""
+    if as_json:
+        print_json_lines([record.data])
+    else:
+        print(record.id)
+
+
 def print_json_lines(items: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
     out = out or sys.stdout
     for item in items:

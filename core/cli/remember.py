@@ -94,7 +94,7 @@ def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from comind.anchors import parse_anchor
     from comind.cli import workspace
-    from comind.cli.output import print_json_lines
+    from comind.cli.output import print_written
     from comind.records import new_record
 
     ws = workspace(args)
@@ -116,8 +116,5 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     ws.store.put(record)
-    if args.json:
-        print_json_lines([record.data])
-    else:
-        print(record.id)
+    print_written(record, args.json)
     return 0

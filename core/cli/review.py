@@ -31,7 +31,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.cli.output import print_json_lines
+    from comind.cli.output import print_written
     from comind.cli.remember import provenance
     from comind.query import open_ledger
     from comind.records import new_record
@@ -53,8 +53,5 @@ def run(args: argparse.Namespace) -> int:
         raise ComindError(f"{target.id[:8]} is a relation record: only retract applies to it")
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=provenance(ws, args))
     ws.store.put(record)
-    if args.json:
-        print_json_lines([record.data])
-    else:
-        print(record.id)
+    print_written(record, args.json)
     return 0
