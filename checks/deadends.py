@@ -51,21 +51,16 @@ def match_lines(attempt: Approach, change: Approach) -> Match:
     matched = total = 0
     where = None
     for f in attempt.files:
-        for ln in f.added:
-            if ln.trivial or not informative(ln.text):
-                continue
-            total += 1
-            if adds[ln.text] > 0:
-                adds[ln.text] -= 1
-                matched += 1
-                where = where or first_at.get(ln.text)
-        for ln in f.removed:
-            if ln.trivial or not informative(ln.text):
-                continue
-            total += 1
-            if removes[ln.text] > 0:
-                removes[ln.text] -= 1
-                matched += 1
+        for lines, pool in ((f.added, adds), (f.removed, removes)):
+            for ln in lines:
+                if ln.trivial or not informative(ln.text):
+                    continue
+                total += 1
+                if pool[ln.text] > 0:
+                    pool[ln.text] -= 1
+                    matched += 1
+                    if pool is adds:
+                        where = where or first_at.get(ln.text)
     return Match(matched, total, where)
 
 
