@@ -112,6 +112,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
     derived = run.statuses(attempts)
     change = run.change.approach
     dep_moves = _dependency_moves(run)
+    patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
     for record in attempts:
         status = derived[record.id]
         if status.state in IGNORED_STATES:
@@ -134,6 +135,9 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                         moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"])):
                     found.append((f"This moves {dep['package']} to {moved[1]}, inside {dep['version_range']}, "
                                   f"the range of {what}, {how}", moved[2], None))
+        if record.id in patterns:
+            path, line = patterns[record.id]
+            found.append((f"This matches the pattern of {what}, {how}", path, line))
         if not found:
             continue
         message, path, line = found[0]
@@ -151,6 +155,30 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                       f"comind review retract {short_id(record.id)} --reason \"the cause is fixed\""),
         ))
     _rejected_alternatives(run, report)
+
+
+def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str | None, int | None]]:
+    """attempt id -> where its compiled pattern (an ast-grep rule) matches a line the change adds."""
+    with_pattern = [r for r in attempts if isinstance(r.fields.get("pattern"), dict)]
+    if not with_pattern or run.change is None:
+        return {}
+    from comind.checks.base import CheckContext, CheckError, compile_check
+
+    ctx = CheckContext(run.ws.index, work_tree=run.ws.root)
+    ctx.set_change(run.base, run.head)  # file-local: only the files the change touched
+    checks = {}
+    for record in with_pattern:
+        try:
+            checks[compile_check(record.id, {"type": "ast-grep", **record.fields["pattern"]})] = record.id
+        except CheckError as exc:
+            raise CheckError(f"attempt {short_id(record.id)}: its pattern does not compile: {exc}") from None
+    hits: dict[str, tuple[str | None, int | None]] = {}
+    for check in checks:
+        outcome = type(check).evaluate_many([check], ctx, run.head)[check]
+        for v in outcome.violations:
+            if run.in_diff(v.path, v.line):
+                hits.setdefault(checks[check], (v.path, v.line))
+    return hits
 
 
 def _fingerprint(*parts: str) -> str:
@@ -179,35 +207,18 @@ def _dependency_moves(run: CheckRun) -> dict[tuple[str, str], tuple[str | None, 
     whose locked (else declared) version the change moves."""
     if run.base_snapshot is None or run.change is None or not any(_is_manifest(p) for p in run.change.paths):
         return {}
-    from comind.deps import dependencies
+    from comind.deps import dependencies, resolved_versions
 
-    def versions(snapshot: Any) -> dict[tuple[str, str], tuple[str, str]]:
-        out: dict[tuple[str, str], tuple[str, str]] = {}
-        for d in dependencies(snapshot):
-            version = d.locked or _pinned(d.declared)
-            if version and ((d.ecosystem, d.name) not in out or d.locked):
-                out[(d.ecosystem, d.name)] = (version, d.path)
-        return out
-
-    before, after = versions(run.base_snapshot), versions(run.head_snapshot)
+    before = resolved_versions(dependencies(run.base_snapshot))
+    after = resolved_versions(dependencies(run.head_snapshot))
     return {key: (before.get(key, (None, ""))[0], version, path)
             for key, (version, path) in after.items() if before.get(key, (None, ""))[0] != version}
 
 
-def _pinned(declared: str | None) -> str | None:
-    if not declared:
-        return None
-    m = re.fullmatch(r"\s*(?:==|=|v)?\s*(\d[\w.+-]*)\s*", declared)
-    return m.group(1) if m else None
-
-
-_MANIFESTS = ("pyproject.toml", "requirements", "poetry.lock", "uv.lock", "Pipfile.lock", "package.json",
-              "package-lock.json", "go.mod", "Cargo.toml", "Cargo.lock")
-
-
 def _is_manifest(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return any(name.startswith(m) for m in _MANIFESTS)
+    from comind.deps import is_manifest
+
+    return is_manifest(path)
 
 
 _WORD = re.compile(r"[a-z0-9]+")

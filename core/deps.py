@@ -25,7 +25,7 @@ import json
 import posixpath
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -480,3 +480,28 @@ def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
     if ecosystem in ("cargo", "go"):
         return _semver_in_range(version, range_, ecosystem)
     raise ValueError(f"unknown ecosystem {ecosystem!r}; expected one of {', '.join(ECOSYSTEMS)}")
+
+
+_PINNED = re.compile(r"\s*(?:==|=|v(?=\d))?\s*(v?\d[\w.+-]*)\s*")
+EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "="}  # "this version and no other"
+
+
+def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for d in deps:
+        pinned = _PINNED.fullmatch(d.declared or "")
+        version = d.locked or (pinned.group(1) if pinned else None)
+        if version and ((d.ecosystem, d.name) not in out or d.locked):
+            out[(d.ecosystem, d.name)] = (version, d.path)
+    return out
+
+
+_MANIFESTS = ("pyproject.toml", "requirements", "poetry.lock", "uv.lock", "Pipfile.lock", "package.json",
+              "package-lock.json", "go.mod", "Cargo.toml", "Cargo.lock")
+
+
+def is_manifest(path: str) -> bool:
+    """A file `dependencies` reads (a change to it may move a dependency)."""
+    name = path.rsplit("/", 1)[-1]
+    return any(name.startswith(m) for m in _MANIFESTS)

@@ -182,6 +182,27 @@ class HarvestContext:
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
 
 
+def dependency_anchors(ctx: HarvestContext, change: Approach | None, before: str | None,
+                       after: str) -> list[dict[str, Any]]:
+    """`dep:` anchors for the dependencies a change moved, each with the exact version it moved to
+    as its range: a later change moving there again re-proposes the approach."""
+    from comind.deps import EXACT_RANGE, dependencies, is_manifest, resolved_versions
+
+    if change is None or before is None or not any(is_manifest(f.path) for f in change.files):
+        return []
+    try:
+        old = resolved_versions(dependencies(ctx.repo[before].peel(pygit2.Commit)))
+        new = resolved_versions(dependencies(ctx.repo[after].peel(pygit2.Commit)))
+    except (KeyError, ValueError, pygit2.GitError):
+        return []
+    anchors = []
+    for (ecosystem, name), (version, _path) in sorted(new.items()):
+        if old.get((ecosystem, name), (None,))[0] != version:
+            anchors.append(parse_anchor(f"dep:{ecosystem}/{name}@{EXACT_RANGE[ecosystem]}{version}")
+                           | {"commit": before})
+    return anchors[:MAX_ANCHORS]
+
+
 def fingerprint_json(change: Approach) -> dict[str, Any]:
     """The approach as stored in an attempt: non-trivial lines only, bounded in count and length."""
     budget = MAX_FINGERPRINT_LINES

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, FileChange
-from comind.harvest.context import HarvestContext, commit_time, fingerprint_json, first_line
+from comind.harvest.context import HarvestContext, commit_time, dependency_anchors, fingerprint_json, first_line
 from comind.harvest.markers import RevertMarker, revert_markers, revert_reason
 from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix
 from comind.records import Record, harvested_id, new_record
@@ -99,6 +99,8 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], targets: list[str]
     else:  # unresolved: the revert's own diff, turned around, is the reverted change
         change = _inverted(ctx.approach(commit.sha))
         at = commit.sha
+    # the state that had the reverted change: the target itself, else the revert's parent
+    with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
     title = first_line(target.subject if target else (_quoted(markers) or commit.subject))
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
@@ -126,7 +128,8 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], targets: list[str]
         record = new_record(
             "attempt", record_id=attempt_id(ctx.repo_name, commit.sha), title=title,
             body=_clip(reason, 2000), trigger=first_line(f"re-doing: {title}", 200),
-            anchors=ctx.anchors(change, at), evidence=evidence, fields=fields,
+            anchors=ctx.anchors(change, at) + dependency_anchors(ctx, change, at, with_change),
+            evidence=evidence, fields=fields,
             provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit), valid_from=commit.sha,
             trust=2 if verified else 1, attributes=attributes,
         )

@@ -290,3 +290,53 @@ def test_action_check_step_against_a_temporary_repository(reverted: GitRepo, tmp
 def test_action_fail_step_fails_only_on_findings(tmp_path: Path) -> None:
     script = _action_step("Fail on findings")
     assert subprocess.run(["bash", "-e", "-c", script], capture_output=True).returncode == 1
+
+
+def test_reverted_dependency_bump_proposed_again(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    lock = 'version = 1\n\n[[package]]\nname = "lance"\nversion = "{}"\n'
+    repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "1"\ndependencies = ["lance"]\n')
+    repo.write("uv.lock", lock.format("0.7.3"))
+    repo.commit("initial")
+    repo.write("uv.lock", lock.format("0.8.0"))
+    repo.commit("Bump lance to 0.8")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git("commit", "--amend", "-q", "-m", 'Revert "Bump lance to 0.8"\n\nThis reverts commit '
+             + repo.git("rev-parse", "HEAD~1").strip() + ".\n\nlance 0.8 deadlocks the writer.\n")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("uv.lock", lock.format("0.8.0"))
+    repo.commit("Upgrade dependencies")
+    code, report, _ = check(cli, repo, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1 and "lance" in dead["message"] and "deadlocks the writer" in dead["message"]
+    repo.checkout("main")
+    repo.branch("later")
+    repo.checkout("later")
+    repo.write("uv.lock", lock.format("0.8.1"))  # a newer release is not the version that failed
+    repo.commit("Upgrade lance to 0.8.1")
+    code, report, _ = check(cli, repo, "--base", "main")
+    assert not [f for f in report["findings"] if f["type"] == "dead_end" and f["level"] == "error"]
+
+
+def test_attempt_pattern_recognises_a_new_proposal(cli, app: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pattern = tmp_path / "pattern.yml"
+    pattern.write_text(yaml.safe_dump({"language": "python", "rule": {"pattern": "functools.lru_cache($$$)"}}))
+    result = cli(app.path, "remember", "attempt", "--on", "app/calc.py::total", "--title", "Memoise totals",
+                 "--approach", "lru_cache on total", "--outcome", "failed", "--evidence", app.head(),
+                 "--reason", "totals change under the cache", "--pattern", str(pattern))
+    assert result.code == 0, result.err
+    app.commit("record")
+    app.branch("feature")
+    app.checkout("feature")
+    app.write("app/calc.py", "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef total(items):\n"
+              "    return sum(items)\n")
+    app.commit("Speed up totals")
+    code, report, _ = check(cli, app, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1 and "matches the pattern" in dead["message"] and dead["line"] == 4
+    bad = tmp_path / "bad.yml"
+    bad.write_text(yaml.safe_dump({"type": "graph", "from": ["a"], "forbid": ["b"]}))
+    wrong = cli(app.path, "remember", "attempt", "--on", "app/calc.py", "--title", "t", "--approach", "a",
+                "--outcome", "failed", "--evidence", app.head(), "--pattern", str(bad))
+    assert wrong.code == 2 and "ast-grep rule" in wrong.err
