@@ -267,6 +267,17 @@ class Ledger:
         return self._records("SELECT json FROM records WHERE id IN (SELECT DISTINCT a.record_id FROM anchors a "
                              f"WHERE {' OR '.join(clauses)}) ORDER BY created_at, id", params)
 
+    def enforced(self, commit: str) -> set[str]:
+        """Constraint ids whose compiled check passed at `commit` in a `comind check` run (T4)."""
+        value = self._meta(f"enforced:{commit}") if commit else None
+        return set(json.loads(value)) if value else set()
+
+    def set_enforced(self, commit: str, record_ids: Iterable[str]) -> None:
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM meta WHERE key LIKE 'enforced:%'")  # only the latest run counts
+            self._set_meta(f"enforced:{commit}", json.dumps(sorted(record_ids)))
+
     def cached_verdicts(self, keys: Iterable[str]) -> dict[str, str]:
         keys = list(keys)
         out: dict[str, str] = {}

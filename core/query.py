@@ -60,9 +60,11 @@ def statuses(ws: Workspace, ledger: Ledger, records: Iterable[Record], *, at: st
     records = list(records)
     context = ledger.with_context(records)
     verdicts = code_verdicts(ws, ledger, records, at, context) if code else {}
+    enforced = ledger.enforced(at or ws.head() or "")  # constraints whose check last passed at this commit
     from comind.status import derive
 
-    return derive(context, now=now or current_time(), dormant_days=ws.config.dormant_days, code=verdicts)
+    return derive(context, now=now or current_time(), dormant_days=ws.config.dormant_days, code=verdicts,
+                  enforced=enforced)
 
 
 def select(

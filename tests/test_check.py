@@ -340,3 +340,14 @@ def test_attempt_pattern_recognises_a_new_proposal(cli, app: GitRepo, tmp_path: 
     wrong = cli(app.path, "remember", "attempt", "--on", "app/calc.py", "--title", "t", "--approach", "a",
                 "--outcome", "failed", "--evidence", app.head(), "--pattern", str(bad))
     assert wrong.code == 2 and "ast-grep rule" in wrong.err
+
+
+def test_passing_check_shows_as_t4_afterwards(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = _constraint(cli, app, "app/db.py::raw_query", {"type": "graph", "from": ["app.calc"],
+                                                          "forbid": ["app.db.raw_query"]})
+    app.commit("record")
+    before = json.loads(cli(app.path, "show", rid, "--json").out)
+    assert before["trust"] == 3
+    assert check(cli, app, "--all")[0] == 0
+    after = json.loads(cli(app.path, "show", rid, "--json").out)
+    assert after["trust"] == 4 and after["status_reason"].startswith("enforced")
