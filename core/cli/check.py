@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
                        progress=progress)
     if progress:
         sys.stderr.write("\r\033[K")
+    harvested = report.stats.get("harvest") or {}
+    if harvested.get("commits"):
+        print(f"comind: harvested {harvested['commits']} new commits: {harvested['written']} new records; "
+              f"{report.stats.get('records', 0)} records in the ledger", file=sys.stderr)
     context = FormatContext.from_env(colour=use_colour(), repo_root=ws.root, head_sha=report.head)
     printed = render_all(report, outputs, context)
     for text in printed.values():
