@@ -10,8 +10,9 @@ what its anchors say about the code now: orphaned, stale or fine, always with a 
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
 from comind.records import Record
@@ -177,37 +178,39 @@ class Anchorer:
         self._renames: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
         self._deps: dict[str, list[Any]] = {}
+        self._located: dict[str, Location] = {}
+        self._pending: dict[str, str] = {}  # locations not yet written to the index cache
 
     def has_commit(self, commit: str) -> bool:
-        try:
-            self.index.repo[commit]
-        except (KeyError, ValueError):
-            return False
-        return True
+        return self.index.has_commit(commit)
 
     def renames(self, old: str, new: str) -> tuple[dict[str, str], set[str]]:
-        """(old path -> new path for renamed files, deleted paths) between two commits."""
-        import pygit2
+        """(old path -> new path for renamed files, deleted paths) between two commits.
 
+        Rename detection over years of history takes seconds, so the answer is kept in the index
+        cache per pair of trees."""
         key = (old, new)
         if key not in self._renames:
-            repo = self.index.repo
-            diff = repo[old].peel(pygit2.Commit).tree.diff_to_tree(repo[new].peel(pygit2.Commit).tree)
-            diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
-            renamed, deleted = {}, set()
-            for delta in diff.deltas:
-                status = delta.status_char()
-                if status == "R":
-                    renamed[delta.old_file.path] = delta.new_file.path
-                elif status == "D":
-                    deleted.add(delta.old_file.path)
-            self._renames[key] = (renamed, deleted)
+            old_tree, new_tree = self.index.commit_info(old)[1], self.index.commit_info(new)[1]
+            memo_key = f"{old_tree}:{new_tree}"
+            cached = self.index.memo_get("renames", [memo_key]).get(memo_key)
+            if cached is not None:
+                renamed, deleted = json.loads(cached)
+                self._renames[key] = (dict(renamed), set(deleted))
+            else:
+                self._renames[key] = _renames(self.index, old_tree, new_tree)
+                renamed, deleted = self._renames[key]
+                self.index.memo_put("renames", {memo_key: json.dumps([renamed, sorted(deleted)])})
         return self._renames[key]
 
     def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
         """(the path at `new`, whether it was renamed); None when the file is gone."""
         if old == new:
             return path, False
+        if (old, new) not in self._renames:
+            new_tree = cast("pygit2.Tree", self.index.repo[self.index.commit_info(new)[1]])
+            if _blob_id(new_tree, path):
+                return path, False  # still there: rename detection pairs only deleted paths with added ones
         renamed, deleted = self.renames(old, new)
         if path in renamed:
             return renamed[path], True
@@ -216,8 +219,43 @@ class Anchorer:
         return path, False
 
     def locate(self, anchor: Mapping[str, Any], target: Snapshot) -> Location:
+        """Where the anchor is at `target`; kept in the index cache (a function of the anchor's
+        commit, path and fingerprints and of the target commit)."""
         commit = anchor.get("commit")
-        if not commit or not self.has_commit(commit):
+        if not commit:
+            return Location("unverifiable")
+        key = json.dumps([commit, anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
+                          anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
+        if key in self._located:
+            return self._located[key]
+        if key in self._pending:
+            value: str | None = self._pending[key]
+        else:
+            value = self.index.memo_get("locate", [key]).get(key)
+        if value is not None:
+            state, path, position, how, candidates = json.loads(value)
+            definition = target.definitions(path)[position] if path is not None and position is not None else None
+            where = Location(state, path, definition, how, tuple(candidates))
+        else:
+            where = self._locate(anchor, commit, target)
+            if where.state != "unverifiable":  # a deepened clone may have the commit later
+                position = (target.definitions(where.path).index(where.definition)
+                            if where.definition is not None and where.path is not None else None)
+                self._pending[key] = json.dumps([where.state, where.path, position, where.how,
+                                                 list(where.candidates)])
+                if len(self._pending) >= 256:
+                    self.flush()
+        self._located[key] = where
+        return where
+
+    def flush(self) -> None:
+        """Write the locations found since the last flush to the index cache."""
+        if self._pending:
+            self.index.memo_put("locate", self._pending)
+            self._pending = {}
+
+    def _locate(self, anchor: Mapping[str, Any], commit: str, target: Snapshot) -> Location:
+        if not self.has_commit(commit):
             return Location("unverifiable")
         path, renamed = self.follow_path(anchor["path"], commit, target.commit)
         if anchor.get("scope") != "symbol":
@@ -379,6 +417,22 @@ class Anchorer:
             notes.append(f"retry condition met: {text}")
         else:
             stale.append(f"re-check: {text}")
+
+
+def _renames(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], set[str]]:
+    import pygit2
+
+    repo = index.repo
+    diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
+    diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
+    renamed, deleted = {}, set()
+    for delta in diff.deltas:
+        status = delta.status_char()
+        if status == "R":
+            renamed[delta.old_file.path] = delta.new_file.path
+        elif status == "D":
+            deleted.add(delta.old_file.path)
+    return renamed, deleted
 
 
 def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:

@@ -9,7 +9,14 @@ indexed. Two caches in one SQLite file make re-indexing cheap:
   counts, one compressed row; a warm :meth:`CodeIndex.snapshot` reads that row and nothing else.
   Definitions are decoded lazily, per file, when asked for.
 
-Both are keyed by :data:`CACHE_VERSION` and the ast-grep-py version: a change to either
+Two more make a warm read free of pygit2 (whose import alone costs ~0.2 s):
+
+* ``commits``: commit id → (root tree id, commit time), filled when a commit is first resolved;
+  ``HEAD``, branch names and full ids of known commits are then resolved from the ref files;
+* ``memo``: derived facts that are a function of the revisions named in their key (where an
+  anchor is at a commit, renames between two commits, who imports a module in a tree).
+
+All are keyed by :data:`CACHE_VERSION` and the ast-grep-py version: a change to either
 (tokenisation, grammars) empties the cache.
 """
 
@@ -17,15 +24,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
-import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .errors import ComindError
 from .languages import (
@@ -38,8 +43,12 @@ from .languages import (
     language_for_path,
     parse_file,
 )
+from .workspace import discover_git, head_commit, read_ref
 
-CACHE_VERSION = "1"
+if TYPE_CHECKING:
+    import pygit2
+
+CACHE_VERSION = "2"
 MAX_FILE_SIZE = 1 << 20
 WORKERS = 2
 PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for their start-up
@@ -51,8 +60,7 @@ _SKIPS = ("unsupported", "large", "binary", "symlink", "submodule")
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(NamedTuple):  # a tuple: thousands are made per snapshot
     blob: str  # hex object id
     language: str
 
@@ -98,14 +106,15 @@ _worker_repo: pygit2.Repository | None = None
 
 
 def _init_worker(repo_path: str) -> None:
+    import pygit2
+
     global _worker_repo
     _worker_repo = pygit2.Repository(repo_path)
 
 
 def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple[str, str, str, str]:
     """(oid, language, status, payload); status is ok, error, large or binary."""
-    blob = repo[oid]
-    assert isinstance(blob, pygit2.Blob)
+    blob = cast("pygit2.Blob", repo[oid])
     if blob.size > MAX_FILE_SIZE:
         return oid, lang, "large", ""
     data = blob.data
@@ -127,14 +136,33 @@ class CodeIndex:
 
     def __init__(self, repo_path: str | os.PathLike[str], cache_path: str | os.PathLike[str] | None = None,
                  *, workers: int = WORKERS) -> None:
-        try:
-            self.repo = pygit2.Repository(os.fspath(repo_path))
-        except pygit2.GitError as exc:
-            raise ComindError(f"not a git repository: {os.fspath(repo_path)}") from exc
-        self.repo_path = self.repo.path
-        self.cache_path = Path(cache_path) if cache_path else Path(self.repo.path) / "comind" / "index.sqlite"
+        self._repo: pygit2.Repository | None = None
+        found = discover_git(Path(os.fspath(repo_path)))
+        if found is None:  # let libgit2 have the last word on what a repository is
+            self._open(os.fspath(repo_path))
+            assert self._repo is not None
+            found = (Path(self._repo.path), Path(self._repo.path))
+        self.head_dir, self.git_dir = found
+        self.repo_path = str(self.head_dir) + "/"
+        self.cache_path = Path(cache_path) if cache_path else self.head_dir / "comind" / "index.sqlite"
         self.workers = workers
         self._db: sqlite3.Connection | None = None
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        """The pygit2 repository, opened on first use: warm reads never need it."""
+        if self._repo is None:
+            self._open(self.repo_path)
+        assert self._repo is not None
+        return self._repo
+
+    def _open(self, path: str) -> None:
+        import pygit2
+
+        try:
+            self._repo = pygit2.Repository(path)
+        except pygit2.GitError as exc:
+            raise ComindError(f"not a git repository: {path}") from exc
 
     # SQLite ------------------------------------------------------------------------------------
     @property
@@ -149,16 +177,18 @@ class CodeIndex:
                 CREATE TABLE IF NOT EXISTS blobs (oid TEXT NOT NULL, lang TEXT NOT NULL,
                     status TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (oid, lang)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS trees (oid TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS commits (oid TEXT PRIMARY KEY, tree TEXT NOT NULL,
+                    time INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS memo (kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+                    PRIMARY KEY (kind, key)) WITHOUT ROWID;
             """)
-            from importlib.metadata import version  # here: 30 ms to import, warm runs skip it
-
-            stamp = f"{CACHE_VERSION}/ast-grep-py {version('ast-grep-py')}"
+            stamp = f"{CACHE_VERSION}/ast-grep-py {_ast_grep_version()}"
             row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if row is None or row[0] != stamp:
                 with db:
                     db.execute("BEGIN IMMEDIATE")
-                    db.execute("DELETE FROM blobs")
-                    db.execute("DELETE FROM trees")
+                    for table in ("blobs", "trees", "commits", "memo"):
+                        db.execute(f"DELETE FROM {table}")
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (stamp,))
             self._db = db
         return self._db
@@ -176,28 +206,103 @@ class CodeIndex:
 
     # revisions ---------------------------------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
+        """The commit a revision names, through pygit2 (recorded in the commits table)."""
+        import pygit2
+
         try:
             commit = self.repo.revparse_single(rev).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
             raise ComindError(f"unknown revision '{rev}'") from exc
+        self._remember_commit(str(commit.id), str(commit.tree_id), int(commit.commit_time))
         return commit
 
+    def commit_id(self, rev: str) -> str:
+        """The commit id of a revision. ``HEAD``, branch and tag names and full ids of commits seen
+        before are read from the ref files and the cache, without pygit2."""
+        found = self._known_commit(rev)
+        return found if found is not None else str(self.resolve(rev).id)
+
+    def commit_info(self, rev: str) -> tuple[str, str, int]:
+        """(commit id, root tree id, commit time) of a revision."""
+        commit = self.commit_id(rev)
+        row = self._commit_row(commit)
+        if row is None:
+            self.resolve(commit)
+            row = self._commit_row(commit)
+            assert row is not None
+        return commit, row[0], row[1]
+
+    def has_commit(self, commit: str) -> bool:
+        """Whether the object exists in this clone and is a commit (or peels to one)."""
+        if self._commit_row(commit) is not None:
+            return True
+        try:
+            self.resolve(commit)
+        except ComindError:
+            return False
+        return True
+
+    def _commit_row(self, commit: str) -> tuple[str, int] | None:
+        row = self.db.execute("SELECT tree, time FROM commits WHERE oid = ?", (commit,)).fetchone()
+        return (str(row[0]), int(row[1])) if row is not None else None
+
+    def _remember_commit(self, commit: str, tree: str, when: int) -> None:
+        if self._commit_row(commit) is None:
+            self.db.execute("INSERT OR IGNORE INTO commits VALUES (?, ?, ?)", (commit, tree, when))
+
+    def _known_commit(self, rev: str) -> str | None:
+        """A commit id for ``rev`` from the ref files, if it is one the cache knows (else None)."""
+        candidate: str | None = None
+        if _HEX.fullmatch(rev):
+            candidate = rev.lower()
+        elif rev == "HEAD":
+            candidate = head_commit(self.head_dir, self.git_dir)
+        elif _REF_NAME.fullmatch(rev) and ".." not in rev and not (self.git_dir / rev).exists() \
+                and not (self.head_dir / rev).exists():
+            for ref in (f"refs/{rev}", f"refs/tags/{rev}", f"refs/heads/{rev}", f"refs/remotes/{rev}",
+                        f"refs/remotes/{rev}/HEAD"):
+                candidate = read_ref(self.git_dir, ref)
+                if candidate is not None:
+                    break
+        if candidate is not None and self._commit_row(candidate) is not None:
+            return candidate
+        return None  # an abbreviation, an expression (HEAD~2), a tag object or a commit not seen yet
+
     def snapshot(self, rev: str, progress: Progress | None = None) -> Snapshot:
-        commit = self.resolve(rev)
-        tree_id = str(commit.tree_id)
+        commit_id, tree_id, _ = self.commit_info(rev)
         row = self.db.execute("SELECT data FROM trees WHERE oid = ?", (tree_id,)).fetchone()
         if row is not None:
             files, stats = _load_tree_row(row[0])
-            stats.cached = len({(e.blob, e.language) for e in files.values()})
+            stats.cached = len(set(files.values()))  # entries are (blob, language) tuples
             if progress:
                 progress(len(files), len(files))
-            return Snapshot(self, str(commit.id), tree_id, files, stats)
-        return self._index(commit, tree_id, progress)
+            return Snapshot(self, commit_id, tree_id, files, stats)
+        return self._index(commit_id, tree_id, progress)
 
-    def _index(self, commit: pygit2.Commit, tree_id: str, progress: Progress | None) -> Snapshot:
+    # memo: derived facts keyed by the revisions they depend on --------------------------------------
+    def memo_get(self, kind: str, keys: Iterable[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        keys = list(dict.fromkeys(keys))
+        for i in range(0, len(keys), 500):
+            batch = keys[i:i + 500]
+            sql = f"SELECT key, value FROM memo WHERE kind = ? AND key IN ({','.join('?' * len(batch))})"
+            out.update(self.db.execute(sql, [kind, *batch]).fetchall())
+        return out
+
+    def memo_put(self, kind: str, items: Mapping[str, str]) -> None:
+        if not items:
+            return
+        db = self.db
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)",
+                           [(kind, k, v) for k, v in items.items()])
+
+    def _index(self, commit_id: str, tree_id: str, progress: Progress | None) -> Snapshot:
         stats = IndexStats()
         candidates: dict[str, FileEntry] = {}
-        for path, oid, mode in _walk_tree(self.repo, commit.tree):
+        tree = cast("pygit2.Tree", self.repo[tree_id])
+        for path, oid, mode in _walk_tree(self.repo, tree):
             if mode == _SYMLINK:
                 stats.skipped["symlink"] += 1
             elif mode == _GITLINK:
@@ -240,7 +345,7 @@ class CodeIndex:
             db.execute("BEGIN IMMEDIATE")
             db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
             db.execute("INSERT OR REPLACE INTO trees VALUES (?, ?)", (tree_id, tree_row))
-        return Snapshot(self, str(commit.id), tree_id, files, stats)
+        return Snapshot(self, commit_id, tree_id, files, stats)
 
     def _cached_status(self, wanted: Mapping[tuple[str, str], str]) -> dict[tuple[str, str], str]:
         found: dict[tuple[str, str], str] = {}
@@ -262,6 +367,7 @@ class CodeIndex:
         # ast-grep holds the GIL: use processes. Fork where it is safe (no other threads that
         # could hold a lock in the child): workers then need no re-import.
         import multiprocessing
+        import threading
         from concurrent.futures import ProcessPoolExecutor
 
         methods = multiprocessing.get_all_start_methods()
@@ -287,15 +393,32 @@ class CodeIndex:
         return out
 
 
+_HEX = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
+
+
+def _ast_grep_version() -> str:
+    """ast-grep-py's version from its dist-info folder name (importlib.metadata costs ~30 ms)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ast_grep_py")
+    if spec is not None and spec.origin:
+        site = Path(spec.origin).parent.parent
+        found = sorted(site.glob("ast_grep_py-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name[len("ast_grep_py-"):-len(".dist-info")]
+    from importlib.metadata import version
+
+    return version("ast-grep-py")
+
+
 def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
                ) -> Iterator[tuple[str, str, int]]:
     for entry in tree:
         path = prefix + (entry.name or "")
         mode = entry.filemode
         if mode == 0o040000:
-            sub = repo[entry.id]
-            assert isinstance(sub, pygit2.Tree)
-            yield from _walk_tree(repo, sub, path + "/")
+            yield from _walk_tree(repo, cast("pygit2.Tree", repo[entry.id]), path + "/")
         else:
             yield path, str(entry.id), mode
 
@@ -335,9 +458,21 @@ class Snapshot:
         self._symbols: dict[str, FileSymbols] = {}
         self._by_body: dict[str, list[tuple[str, Definition]]] | None = None
         self._by_shape: dict[str, list[tuple[str, Definition]]] | None = None
+        self._only: frozenset[str] | None = None
+
+    def restricted(self, paths: Iterable[str]) -> Snapshot:
+        """This snapshot with the symbols of ``paths`` only: every other file keeps its name and
+        language (enough to name modules and resolve the imports of ``paths``) and has none."""
+        view = Snapshot(self.index, self.commit, self.tree, dict(self.files), self.stats)
+        view._only = frozenset(paths)
+        view._symbols = self._symbols  # shared: loading a file for one loads it for both
+        return view
 
     def symbols(self, path: str) -> FileSymbols | None:
         """Everything indexed for one file, or None if the file is not indexed."""
+        if self._only is not None and path not in self._only:
+            entry = self.files.get(path)
+            return FileSymbols(entry.language) if entry is not None else None
         fs = self._symbols.get(path)
         if fs is None:
             entry = self.files.get(path)
@@ -349,6 +484,10 @@ class Snapshot:
         return fs
 
     def _load_all(self) -> None:
+        if self._only is not None:
+            for path in self._only:
+                self.symbols(path)
+            return
         missing = {p: (e.blob, e.language) for p, e in self.files.items() if p not in self._symbols}
         if missing:
             loaded = self.index._symbols(missing.values())
@@ -387,8 +526,11 @@ class Snapshot:
         return best
 
     def all_symbols(self) -> dict[str, FileSymbols]:
-        """Every indexed file's symbols (loads them all)."""
+        """Every indexed file's symbols (loads them all); for a :meth:`restricted` view, those of
+        its paths."""
         self._load_all()
+        if self._only is not None:
+            return {p: self._symbols[p] for p in sorted(self._only) if p in self.files}
         return {p: self._symbols[p] for p in self.files}
 
     def _hash_maps(self) -> tuple[dict[str, list[tuple[str, Definition]]],
@@ -411,9 +553,14 @@ class Snapshot:
 
     def blob_data(self, path: str) -> bytes:
         """The bytes of any file at this commit (indexed or not); KeyError if absent."""
+        import pygit2
+
         entry = self.files.get(path)
-        obj = (self.index.repo[entry.blob] if entry is not None
-               else self.index.repo.revparse_single(f"{self.commit}:{path}"))
+        try:
+            obj = (self.index.repo[entry.blob] if entry is not None
+                   else self.index.repo.revparse_single(f"{self.commit}:{path}"))
+        except (ValueError, pygit2.GitError):
+            raise KeyError(path) from None
         if not isinstance(obj, pygit2.Blob):
             raise KeyError(path)
         return bytes(obj.data)

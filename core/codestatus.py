@@ -64,5 +64,6 @@ def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: 
             result[record.id] = verdict
             fresh[keys[record.id]] = json.dumps([verdict.state, verdict.reason, list(verdict.notes),
                                                  verdict.evidence_verified])
+        anchorer.flush()
         ledger.store_verdicts(fresh)
     return result

@@ -30,6 +30,7 @@ unresolved; TypeScript path aliases (``@/x``) are treated as external.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections import deque
@@ -66,10 +67,10 @@ class ImportGraph:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        symbols = snapshot.all_symbols()
+        symbols = snapshot.all_symbols()  # of the restricted paths only, for a restricted view
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
-        self._name_modules(symbols)
+        self._name_modules({path: entry.language for path, entry in snapshot.files.items()})
         self.modules: dict[str, str] = {}  # module → path (first by path order on a clash)
         for path in sorted(self._module_of):
             self.modules.setdefault(self._module_of[path], path)
@@ -130,10 +131,10 @@ class ImportGraph:
         return [c for c in self._call_edges if c.caller == caller or c.caller.startswith(caller + ".")]
 
     # --- module names -------------------------------------------------------------------------
-    def _name_modules(self, symbols: Mapping[str, FileSymbols]) -> None:
+    def _name_modules(self, languages: Mapping[str, str]) -> None:
         by_lang: dict[str, list[str]] = {}
-        for path, fs in symbols.items():
-            by_lang.setdefault(fs.language, []).append(path)
+        for path, language in languages.items():
+            by_lang.setdefault(language, []).append(path)
         py = by_lang.get("python", [])
         init_dirs = {posixpath.dirname(p) for p in py if posixpath.basename(p) in ("__init__.py", "__init__.pyi")}
         # .py before .pyi so a stub never shadows its module
@@ -365,3 +366,21 @@ def _java_module(path: str) -> str:
 
 def build_graph(snapshot: Snapshot) -> ImportGraph:
     return ImportGraph(snapshot)
+
+
+def importers(snapshot: Snapshot, module: str) -> set[str]:
+    """The modules that import ``module`` (internal edges), from a reverse import index kept in
+    the index cache per tree: built once from the whole graph, then one lookup per question."""
+    index = snapshot.index
+    key = f"{snapshot.tree}\0{module}"
+    found = index.memo_get("importers", [key]).get(key)
+    if found is not None:
+        return set(json.loads(found))
+    if index.memo_get("importers-tree", [snapshot.tree]):
+        return set()  # the tree is indexed and nothing imports the module
+    reverse: dict[str, set[str]] = {}
+    for importer, imported in build_graph(snapshot).edges():
+        reverse.setdefault(imported, set()).add(importer)
+    index.memo_put("importers", {f"{snapshot.tree}\0{m}": json.dumps(sorted(v)) for m, v in reverse.items()})
+    index.memo_put("importers-tree", {snapshot.tree: "1"})
+    return reverse.get(module, set())

@@ -8,6 +8,7 @@ gotchas, questions; each carries its status, trust and reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -51,7 +52,7 @@ def _target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     if scope == "module":
         from comind.graph import build_graph
 
-        path = build_graph(snapshot).path_of(anchor["module"])
+        path = build_graph(snapshot.restricted(())).path_of(anchor["module"])  # names need no symbols
         if path is None:
             raise AnchorError(f"no module {anchor['module']!r} at {at}")
         return Target(path, None, None, f"module {anchor['module']} ({path}) at {at}")
@@ -88,21 +89,22 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
 
     index = ws.index
     snapshot = index.snapshot(at or "HEAD")
-    commit = index.resolve(snapshot.commit)
-    moment = datetime.fromtimestamp(commit.commit_time, UTC) if at else None
+    moment = datetime.fromtimestamp(index.commit_info(snapshot.commit)[2], UTC) if at else None
     target = _target(snapshot, parse_anchor(text))
     anchorer = Anchorer(index, ws.config.drift_threshold)
 
-    known = _known_then(ledger, moment)
+    known = _known_then(moment)
     names = [target.symbol.rsplit(".", 1)[-1]] if target.symbol else []
     candidates = [r for r in ledger.anchored_near([target.path] if target.path else [], names, target.hashes)
-                  if r.id in known]
+                  if known(r)]
     if target.path is None:  # repo- or dependency-wide question: records anchored the same way
         wanted = format_anchor(parse_anchor(text)).split("@")[0]
-        candidates = [r for r in known.values() if any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)]
+        candidates = [r for r in ledger.all() if known(r)
+                      and any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)]
     direct = [r for r in candidates if target.path is None or _points_at(anchorer, r, snapshot, target)]
     hops = _one_hop(ws, ledger, anchorer, snapshot, target, known, {r.id for r in direct})
 
+    anchorer.flush()
     records = direct + [r for r, _ in hops]
     derived = statuses(ws, ledger, records, at=snapshot.commit, now=moment)
     hidden = set() if include_all else {*HISTORY_STATES, "dormant", "quarantined"}
@@ -114,13 +116,12 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     return Answer(target.description, items)
 
 
-def _known_then(ledger: Ledger, moment: datetime | None) -> dict[str, Record]:
-    """Every record, or with --at only those created by then (relations included)."""
-    records = ledger.all()
-    if moment is not None:
-        cutoff = moment.strftime("%Y-%m-%dT%H:%M:%S")
-        records = [r for r in records if r.created_at[:19] <= cutoff]
-    return {r.id: r for r in records}
+def _known_then(moment: datetime | None) -> Callable[[Record], bool]:
+    """Whether a record was known: always, or with --at when it was created by then."""
+    if moment is None:
+        return lambda _record: True
+    cutoff = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    return lambda record: record.created_at[:19] <= cutoff
 
 
 def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target) -> bool:
@@ -151,13 +152,13 @@ def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target
 
 
 def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, target: Target,
-             known: dict[str, Record], seen: set[str]) -> list[tuple[Record, str]]:
+             known: Callable[[Record], bool], seen: set[str]) -> list[tuple[Record, str]]:
     """Records anchored to modules the target imports or is imported by, and to what it calls."""
     if target.path is None or target.path.endswith("/"):
         return []
-    from comind.graph import build_graph
+    from comind.graph import build_graph, importers
 
-    graph = build_graph(snapshot)
+    graph = build_graph(snapshot.restricted([target.path]))  # the target's own edges; names of all
     module = graph.module_of(target.path)
     if module is None:
         return []
@@ -165,7 +166,7 @@ def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, t
     for other in sorted(graph.imports_of(module))[:HOP_LIMIT]:
         if (path := graph.path_of(other)) and path != target.path:
             neighbours.append((path, f"{target.path} imports {other}"))
-    for other in sorted(graph.importers_of(module))[:HOP_LIMIT]:
+    for other in sorted(importers(snapshot, module))[:HOP_LIMIT]:
         if (path := graph.path_of(other)) and path != target.path:
             neighbours.append((path, f"imported by {other}"))
     if target.symbol:
@@ -176,10 +177,18 @@ def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, t
             if path and path != target.path:
                 neighbours.append((path, f"{target.symbol} calls {edge.callee}"))
     out: list[tuple[Record, str]] = []
+    near = [r for r in ledger.anchored_near(dict.fromkeys(p for p, _ in neighbours))  # one query for all
+            if known(r) and r.id not in seen and r.kind != "relation"]
     for path, how in neighbours:
-        for record in ledger.anchored_near([path]):
-            if record.id in known and record.id not in seen and record.kind != "relation":
+        for record in near:
+            if record.id not in seen and _anchored_at(record, path):
                 seen.add(record.id)
                 out.append((record, how))
     return out
+
+
+def _anchored_at(record: Record, path: str) -> bool:
+    """Whether an anchor of the record names ``path`` or a folder holding it (as anchored_near)."""
+    return any((p := a.get("path")) and (p == path or (p.endswith("/") and path.startswith(p)))
+               for a in record.anchors)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -37,6 +36,23 @@ def find_git(start: Path) -> tuple[Path, Path, Path]:
                 common_dir = (git_dir / common.read_text().strip()).resolve() if common.is_file() else git_dir
                 return folder, git_dir, common_dir
     raise ComindError(f"not inside a git repository: {start}")
+
+
+def discover_git(start: Path) -> tuple[Path, Path] | None:
+    """(git dir of this work tree, common git dir) for a work tree, a folder inside one, or a git
+    dir itself (bare repositories, mirrors); None when no repository is found."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():  # a work tree first, as git looks
+            try:
+                _root, git_dir, common_dir = find_git(folder)
+            except ComindError:
+                return None
+            return git_dir, common_dir
+        if (folder / "HEAD").is_file() and ((folder / "objects").is_dir() or (folder / "commondir").is_file()):
+            common = folder / "commondir"
+            return folder, ((folder / common.read_text().strip()).resolve() if common.is_file() else folder)
+    return None
 
 
 def _origin_name(git_dir: Path) -> str | None:
@@ -96,6 +112,8 @@ class Workspace:
 
     def git(self, *args: str) -> str:
         """Run git in the work tree; ComindError with git's own message on failure."""
+        import subprocess  # here: 8 ms to import, read-only commands never run git
+
         try:
             out = subprocess.run(
                 ["git", *args], cwd=self.root, capture_output=True, text=True, check=True
