@@ -74,26 +74,32 @@ def why_answer(ws: Any, ledger: Any, anchor_text: str) -> str:
     The one place the bot asks "why"; a richer ``why`` (re-anchoring, one hop away) can replace
     the body of this function without touching the callers.
     """
-    from comind.anchors import format_anchor, parse_anchor
+    from comind.anchors import AnchorError, format_anchor, parse_anchor
     from comind.query import select
+    from comind.why import explain
 
     anchor = parse_anchor(anchor_text)
     path = anchor.get("path")
     if not path:
         raise CommandError(f"why needs a file or symbol anchor, not {format_anchor(anchor)!r}",
                            "/comind why path/file.py[::Qual.name | :LINE]")
-    records = ledger.by_path(path)
-    if symbol := anchor.get("symbol"):
-        records = [r for r in records if any(
-            a.get("path") == path and a.get("symbol") in (None, symbol) for a in r.anchors)]
-    results = select(ws, ledger, records)
     shown = f"`{plain(format_anchor(anchor))}`"
+    try:  # the same answer as `comind why`: re-anchored records, then those one hop away
+        results: list[Any] = explain(ws, ledger, anchor_text).items
+    except AnchorError:  # not in this checkout (a file the merge request adds): the records as written
+        records = ledger.by_path(path)
+        if symbol := anchor.get("symbol"):
+            records = [r for r in records if any(
+                a.get("path") == path and a.get("symbol") in (None, symbol) for a in r.anchors)]
+        results = select(ws, ledger, records)
     if not results:
         return f"No records about {shown}."
     lines = [f"Records about {shown} ({len(results)}):", ""]
     for result in results[:WHY_LIMIT]:
         record, status = result.record, result.status
-        lines.append(f"- `{short_id(record.id)}` {record.kind} · {status.state} · {plain(record.title)}")
+        relevance = getattr(result, "relevance", "direct")
+        hop = f" ({plain(relevance)})" if relevance != "direct" else ""
+        lines.append(f"- `{short_id(record.id)}` {record.kind} · {status.state} · {plain(record.title)}{hop}")
     if len(results) > WHY_LIMIT:
         lines.append(f"- … and {len(results) - WHY_LIMIT} more: run `comind why {plain(format_anchor(anchor))}`")
     return "\n".join(lines)
