@@ -276,3 +276,20 @@ def test_why_lists_the_records_about_a_file(ws: Workspace) -> None:
     assert why_answer(ws, ledger, "app/other.py") == "No records about `app/other.py`."
     with pytest.raises(CommandError, match="file or symbol anchor"):
         why_answer(ws, ledger, "repo:")
+
+
+def test_why_on_code_in_the_checkout_follows_the_code(ws: Workspace, repo: Path) -> None:
+    import subprocess
+
+    from comind.cli import main
+
+    assert main(["-C", str(repo), "remember", "constraint", "--on", "app/db.py::raw_query", "--title",
+                 "raw_query only in migrations", "--rule", "r", "--severity", "must"]) == 0
+    (repo / "app" / "db.py").write_text("# moved\n")
+    (repo / "app" / "sql.py").write_text("def raw_query(sql):\n    return sql\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "move raw_query"], cwd=repo, check=True)
+    ledger = ws.ledger()
+    ledger.sync(warn=False)
+    answer = why_answer(ws, ledger, "app/sql.py::raw_query")  # found where the code went, not where it was
+    assert "constraint · active ·" in answer and "only in migrations" in answer
