@@ -9,7 +9,6 @@ what its anchors say about the code now: orphaned, stale or fine, always with a 
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -130,6 +129,8 @@ def _resolve_dependency(index: CodeIndex, anchor: Mapping[str, Any], rev: str) -
 
 
 def _nearest(name: str, names: Iterable[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(set(names)), n=5, cutoff=0.5)
     return f" (nearest: {', '.join(close)})" if close else ""
 
@@ -222,10 +223,9 @@ class Anchorer:
         """Where the anchor is at `target`; kept in the index cache (a function of the anchor's
         commit, path and fingerprints and of the target commit)."""
         commit = anchor.get("commit")
-        if not commit:
+        key = self._location_key(anchor, target)
+        if not commit or key is None:
             return Location("unverifiable")
-        key = json.dumps([commit, anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
-                          anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
         if key in self._located:
             return self._located[key]
         if key in self._pending:
@@ -233,7 +233,7 @@ class Anchorer:
         else:
             value = self.index.memo_get("locate", [key]).get(key)
         if value is not None:
-            state, path, position, how, candidates = json.loads(value)
+            state, path, position, how, candidates, _qualname = json.loads(value)
             definition = target.definitions(path)[position] if path is not None and position is not None else None
             where = Location(state, path, definition, how, tuple(candidates))
         else:
@@ -242,11 +242,31 @@ class Anchorer:
                 position = (target.definitions(where.path).index(where.definition)
                             if where.definition is not None and where.path is not None else None)
                 self._pending[key] = json.dumps([where.state, where.path, position, where.how,
-                                                 list(where.candidates)])
+                                                 list(where.candidates),
+                                                 where.definition.qualname if where.definition else None])
                 if len(self._pending) >= 256:
                     self.flush()
         self._located[key] = where
         return where
+
+    def where(self, anchor: Mapping[str, Any], target: Snapshot) -> tuple[str, str | None, str | None]:
+        """(state, path, qualname) of :meth:`locate`, read from the index cache without decoding
+        any symbols when it is there."""
+        key = self._location_key(anchor, target)
+        if key is not None and key not in self._located:
+            value = self._pending.get(key) or self.index.memo_get("locate", [key]).get(key)
+            if value is not None:
+                state, path, _position, _how, _candidates, qualname = json.loads(value)
+                return state, path, qualname
+        where = self.locate(anchor, target)
+        return where.state, where.path, where.definition.qualname if where.definition else None
+
+    @staticmethod
+    def _location_key(anchor: Mapping[str, Any], target: Snapshot) -> str | None:
+        if not anchor.get("commit"):
+            return None
+        return json.dumps([anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
+                           anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
 
     def flush(self) -> None:
         """Write the locations found since the last flush to the index cache."""

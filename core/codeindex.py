@@ -26,29 +26,21 @@ import json
 import os
 import re
 import sqlite3
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .errors import ComindError
-from .languages import (
-    Call,
-    Definition,
-    FileSymbols,
-    Import,
-    body_tokens,
-    is_binary,
-    language_for_path,
-    parse_file,
-)
 from .workspace import discover_git, head_commit, read_ref
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither (~60 ms together)
     import pygit2
 
-CACHE_VERSION = "2"
+    from .languages import Call, Definition, FileSymbols, Import
+
+CACHE_VERSION = "3"
 MAX_FILE_SIZE = 1 << 20
 WORKERS = 2
 PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for their start-up
@@ -65,16 +57,30 @@ class FileEntry(NamedTuple):  # a tuple: thousands are made per snapshot
     language: str
 
 
-@dataclass(slots=True)
 class IndexStats:
     """What one :meth:`CodeIndex.snapshot` did. ``files`` counts indexed files (with or
-    without a parse error); ``parsed + cached`` = distinct blobs behind them."""
+    without a parse error); ``parsed + cached`` = distinct blobs behind them.
 
-    files: int = 0
-    parsed: int = 0
-    cached: int = 0
-    errors: int = 0
-    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_SKIPS, 0))
+    A plain class, not a dataclass: importing dataclasses costs a warm `comind why` ~10 ms."""
+
+    __slots__ = ("cached", "errors", "files", "parsed", "skipped")
+
+    def __init__(self, files: int = 0, parsed: int = 0, cached: int = 0, errors: int = 0,
+                 skipped: dict[str, int] | None = None) -> None:
+        self.files = files
+        self.parsed = parsed
+        self.cached = cached
+        self.errors = errors
+        self.skipped: dict[str, int] = dict.fromkeys(_SKIPS, 0) if skipped is None else skipped
+
+    def __repr__(self) -> str:
+        return (f"IndexStats(files={self.files}, parsed={self.parsed}, cached={self.cached}, "
+                f"errors={self.errors}, skipped={self.skipped})")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IndexStats) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
 
 
 # --- payload encoding: compact JSON lists, one row per blob ------------------------------------
@@ -90,6 +96,8 @@ def _encode(fs: FileSymbols) -> str:
 
 
 def _decode(language: str, payload: str) -> FileSymbols:
+    from .languages import Call, Definition, FileSymbols, Import
+
     defs, imports, calls, error = json.loads(payload)
     return FileSymbols(
         language,
@@ -114,6 +122,8 @@ def _init_worker(repo_path: str) -> None:
 
 def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple[str, str, str, str]:
     """(oid, language, status, payload); status is ok, error, large or binary."""
+    from .languages import is_binary, parse_file
+
     blob = cast("pygit2.Blob", repo[oid])
     if blob.size > MAX_FILE_SIZE:
         return oid, lang, "large", ""
@@ -182,14 +192,22 @@ class CodeIndex:
                 CREATE TABLE IF NOT EXISTS memo (kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
                     PRIMARY KEY (kind, key)) WITHOUT ROWID;
             """)
-            stamp = f"{CACHE_VERSION}/ast-grep-py {_ast_grep_version()}"
-            row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            if row is None or row[0] != stamp:
+            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('version', 'source')"))
+            source = meta.get("source", "")
+            prefix, _, dist_info = source.partition("\0")
+            # Where the stamp's ast-grep-py was found: while that folder exists (an upgrade removes
+            # it) in the same environment, the stamp holds and need not be computed again.
+            if not (prefix == sys.prefix and dist_info and meta.get("version", "").startswith(f"{CACHE_VERSION}/")
+                    and os.path.isdir(dist_info)):
+                version, dist_info = _ast_grep_version()
+                stamp = f"{CACHE_VERSION}/ast-grep-py {version}"
                 with db:
                     db.execute("BEGIN IMMEDIATE")
-                    for table in ("blobs", "trees", "commits", "memo"):
-                        db.execute(f"DELETE FROM {table}")
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (stamp,))
+                    if meta.get("version") != stamp:
+                        for table in ("blobs", "trees", "commits", "memo"):
+                            db.execute(f"DELETE FROM {table}")
+                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                   [("version", stamp), ("source", f"{sys.prefix}\0{dist_info}")])
             self._db = db
         return self._db
 
@@ -272,11 +290,10 @@ class CodeIndex:
         commit_id, tree_id, _ = self.commit_info(rev)
         row = self.db.execute("SELECT data FROM trees WHERE oid = ?", (tree_id,)).fetchone()
         if row is not None:
-            files, stats = _load_tree_row(row[0])
-            stats.cached = len(set(files.values()))  # entries are (blob, language) tuples
+            snapshot = Snapshot(self, commit_id, tree_id, None, None, row=row[0])  # decoded on first use
             if progress:
-                progress(len(files), len(files))
-            return Snapshot(self, commit_id, tree_id, files, stats)
+                progress(len(snapshot.files), len(snapshot.files))
+            return snapshot
         return self._index(commit_id, tree_id, progress)
 
     # memo: derived facts keyed by the revisions they depend on --------------------------------------
@@ -299,6 +316,8 @@ class CodeIndex:
                            [(kind, k, v) for k, v in items.items()])
 
     def _index(self, commit_id: str, tree_id: str, progress: Progress | None) -> Snapshot:
+        from .languages import language_for_path
+
         stats = IndexStats()
         candidates: dict[str, FileEntry] = {}
         tree = cast("pygit2.Tree", self.repo[tree_id])
@@ -381,6 +400,8 @@ class CodeIndex:
 
     # lazy reads for Snapshot ---------------------------------------------------------------------
     def _symbols(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], FileSymbols]:
+        from .languages import FileSymbols
+
         keys = set(keys)
         out: dict[tuple[str, str], FileSymbols] = {}
         oids = sorted({oid for oid, _ in keys})
@@ -397,8 +418,9 @@ _HEX = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 _REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
 
 
-def _ast_grep_version() -> str:
-    """ast-grep-py's version from its dist-info folder name (importlib.metadata costs ~30 ms)."""
+def _ast_grep_version() -> tuple[str, str]:
+    """(ast-grep-py's version, its dist-info folder or ""), from the folder name when there is
+    one (importlib.metadata costs ~30 ms)."""
     import importlib.util
 
     spec = importlib.util.find_spec("ast_grep_py")
@@ -406,10 +428,10 @@ def _ast_grep_version() -> str:
         site = Path(spec.origin).parent.parent
         found = sorted(site.glob("ast_grep_py-*.dist-info"))
         if len(found) == 1:
-            return found[0].name[len("ast_grep_py-"):-len(".dist-info")]
+            return found[0].name[len("ast_grep_py-"):-len(".dist-info")], str(found[0])
     from importlib.metadata import version
 
-    return version("ast-grep-py")
+    return version("ast-grep-py"), ""
 
 
 def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
@@ -442,23 +464,49 @@ def _load_tree_row(data: bytes) -> tuple[dict[str, FileEntry], IndexStats]:
     files = {p: FileEntry(blob, langs[li]) for p, blob, li, _ in body["files"]}
     stats = IndexStats(files=len(files), errors=sum(err for *_, err in body["files"]),
                        skipped=dict(body["skipped"]))
+    stats.cached = len(set(files.values()))  # entries are (blob, language) tuples
     return files, stats
 
 
 class Snapshot:
-    """The code index of one commit. Per-file symbols are read from the cache on first use."""
+    """The code index of one commit. The file list (from the cached tree ``row``) is decoded and
+    per-file symbols are read from the cache on first use: a question answered from the memo
+    table needs neither."""
 
-    def __init__(self, index: CodeIndex, commit: str, tree: str, files: dict[str, FileEntry],
-                 stats: IndexStats) -> None:
+    def __init__(self, index: CodeIndex, commit: str, tree: str, files: dict[str, FileEntry] | None,
+                 stats: IndexStats | None, *, row: bytes | None = None) -> None:
         self.index = index
         self.commit = commit
         self.tree = tree
-        self.files: Mapping[str, FileEntry] = files
-        self.stats = stats
+        self._files: Mapping[str, FileEntry] | None = files
+        self._stats = stats
+        self._row = row
         self._symbols: dict[str, FileSymbols] = {}
         self._by_body: dict[str, list[tuple[str, Definition]]] | None = None
         self._by_shape: dict[str, list[tuple[str, Definition]]] | None = None
         self._only: frozenset[str] | None = None
+
+    @property
+    def files(self) -> Mapping[str, FileEntry]:
+        """Indexed path → (blob, language)."""
+        if self._files is None:
+            self._decode_row()
+        assert self._files is not None
+        return self._files
+
+    @property
+    def stats(self) -> IndexStats:
+        if self._stats is None:
+            self._decode_row()
+        assert self._stats is not None
+        return self._stats
+
+    def _decode_row(self) -> None:
+        assert self._row is not None
+        files, self._stats = _load_tree_row(self._row)
+        if self._files is None:
+            self._files = files
+        self._row = None
 
     def restricted(self, paths: Iterable[str]) -> Snapshot:
         """This snapshot with the symbols of ``paths`` only: every other file keeps its name and
@@ -470,6 +518,8 @@ class Snapshot:
 
     def symbols(self, path: str) -> FileSymbols | None:
         """Everything indexed for one file, or None if the file is not indexed."""
+        from .languages import FileSymbols
+
         if self._only is not None and path not in self._only:
             entry = self.files.get(path)
             return FileSymbols(entry.language) if entry is not None else None
@@ -488,6 +538,8 @@ class Snapshot:
             for path in self._only:
                 self.symbols(path)
             return
+        from .languages import FileSymbols
+
         missing = {p: (e.blob, e.language) for p, e in self.files.items() if p not in self._symbols}
         if missing:
             loaded = self.index._symbols(missing.values())
@@ -572,4 +624,6 @@ class Snapshot:
         """The normalised body tokens of one definition (re-parses the file)."""
         if path not in self.files:
             return None
+        from .languages import body_tokens
+
         return body_tokens(path, self.blob_data(path), qualname)

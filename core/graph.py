@@ -36,9 +36,12 @@ import re
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .codeindex import Snapshot
-from .languages import FileSymbols, Import
+
+if TYPE_CHECKING:
+    from .languages import FileSymbols, Import
 
 _JS_EXTS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _JS_LANGS = frozenset({"javascript", "typescript", "tsx"})

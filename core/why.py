@@ -8,6 +8,7 @@ gotchas, questions; each carries its status, trust and reason.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -45,6 +46,19 @@ class Target(NamedTuple):
 
 
 def _target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
+    """What the anchor names at the snapshot; kept in the index cache per commit (a warm `why`
+    then decodes no symbols at all)."""
+    key = f"{snapshot.commit}\0{json.dumps(anchor, sort_keys=True)}"
+    cached = snapshot.index.memo_get("why-target", [key]).get(key)
+    if cached is not None:
+        path, symbol, span, description, hashes = json.loads(cached)
+        return Target(path, symbol, tuple(span) if span else None, description, tuple(hashes))
+    target = _find_target(snapshot, anchor)
+    snapshot.index.memo_put("why-target", {key: json.dumps(list(target))})
+    return target
+
+
+def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     from comind.anchoring import _nearest  # the same nearest-name message as at resolution
 
     scope = anchor["scope"]
@@ -135,12 +149,11 @@ def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target
         if not anchor.get("commit"):  # never resolved: compare as written
             where_path, where_symbol = anchor["path"], anchor.get("symbol")
         else:
-            where = anchorer.locate(anchor, snapshot)
-            if where.state != "found":
+            state, found_path, found_symbol = anchorer.where(anchor, snapshot)
+            if state != "found":
                 where_path, where_symbol = anchor["path"], anchor.get("symbol")
             else:
-                where_path = where.path
-                where_symbol = where.definition.qualname if where.definition else None
+                where_path, where_symbol = found_path, found_symbol
         if where_path != target.path:
             continue
         if target.symbol is None or where_symbol is None:
@@ -156,8 +169,29 @@ def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, t
     """Records anchored to modules the target imports or is imported by, and to what it calls."""
     if target.path is None or target.path.endswith("/"):
         return []
+    key = f"{snapshot.tree}\0{target.path}\0{target.symbol or ''}"
+    cached = snapshot.index.memo_get("why-hop", [key]).get(key)
+    if cached is not None:
+        neighbours = [(path, how) for path, how in json.loads(cached)]
+    else:
+        neighbours = _neighbours(snapshot, target)
+        snapshot.index.memo_put("why-hop", {key: json.dumps(neighbours)})
+    out: list[tuple[Record, str]] = []
+    near = [r for r in ledger.anchored_near(dict.fromkeys(p for p, _ in neighbours))  # one query for all
+            if known(r) and r.id not in seen and r.kind != "relation"]
+    for path, how in neighbours:
+        for record in near:
+            if record.id not in seen and _anchored_at(record, path):
+                seen.add(record.id)
+                out.append((record, how))
+    return out
+
+
+def _neighbours(snapshot: Snapshot, target: Target) -> list[tuple[str, str]]:
+    """(path, how) of the files one import or call away from the target (a function of the tree)."""
     from comind.graph import build_graph, importers
 
+    assert target.path is not None
     graph = build_graph(snapshot.restricted([target.path]))  # the target's own edges; names of all
     module = graph.module_of(target.path)
     if module is None:
@@ -176,15 +210,7 @@ def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, t
             path = next((p for n in range(len(parts) - 1, 0, -1) if (p := graph.path_of(".".join(parts[:n])))), None)
             if path and path != target.path:
                 neighbours.append((path, f"{target.symbol} calls {edge.callee}"))
-    out: list[tuple[Record, str]] = []
-    near = [r for r in ledger.anchored_near(dict.fromkeys(p for p, _ in neighbours))  # one query for all
-            if known(r) and r.id not in seen and r.kind != "relation"]
-    for path, how in neighbours:
-        for record in near:
-            if record.id not in seen and _anchored_at(record, path):
-                seen.add(record.id)
-                out.append((record, how))
-    return out
+    return neighbours
 
 
 def _anchored_at(record: Record, path: str) -> bool:

@@ -192,13 +192,31 @@ def read_ref(git_dir: Path, ref: str) -> str | None:
         try:
             text = (git_dir / ref).read_text().strip()
         except OSError:
-            try:
-                packed = (git_dir / "packed-refs").read_text()
-            except OSError:
-                return None
-            match = re.search(rf"^([0-9a-f]{{40,64}}) {re.escape(ref)}$", packed, re.M)
-            return match.group(1) if match else None
+            return packed_refs(git_dir).get(ref)
         if not text.startswith("ref:"):
             return text if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) else None
         ref = text[4:].strip()
     return None
+
+
+_PACKED: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+
+
+def packed_refs(git_dir: Path) -> dict[str, str]:
+    """ref → object id from .git/packed-refs, read once per process while the file is unchanged."""
+    path = git_dir / "packed-refs"
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    stamp = (st.st_mtime_ns, st.st_size)
+    cached = _PACKED.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    refs = {}
+    for line in path.read_text(errors="replace").splitlines():
+        sha, _, name = line.partition(" ")
+        if name and len(sha) in (40, 64) and not line.startswith(("#", "^")):
+            refs[name] = sha
+    _PACKED[path] = (stamp, refs)
+    return refs
