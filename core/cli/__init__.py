@@ -22,7 +22,7 @@ from comind.errors import ComindError
 COMMANDS = {
     "init": "init", "remember": "remember", "review": "review", "harvest": "harvest",
     "check": "check", "log": "read", "show": "read", "search": "read", "why": "code", "status": "code",
-    "index": "code",
+    "index": "code", "eval": "eval",
     "ledger": "ledger",
     "bot": "bot",
 }

@@ -1,0 +1,633 @@
+"""Prove it on real history: replay the dead-end matcher over a repository's past, and measure
+what the harvesters read (`comind eval replay`, `comind eval harvest`).
+
+**Replay.** The history of the default branch is harvested once, in memory, by the registered git
+sources (nothing is written to any store, cache or state file; a bare repository works). It is
+then replayed as the sequence of changes that landed on that branch — its first-parent chain,
+oldest first: a squash or a direct push is one change, a merge is the change its first-parent
+diff makes (what `comind check` sees on that merge request). At each landing C the matcher of
+`comind check` (`checks.deadends.match_lines` and `is_match`, the configured
+`dead_end_threshold` and `dead_end_min_lines`) runs C's change against every attempt whose revert
+landed strictly before C and that no reland retired before C.
+
+The positives are *relands*, recognised from subjects alone, independently of the matcher:
+`Reapply "…"`, `Revert "Revert "…""` (and `Revert^2`), `Reland …` / `Re-land …` (also after a
+Conventional Commits prefix: `fix(x): reland …`, `reland: …`), `Redo "…"`, and a subject equal
+(normalised, `markers.normalise_subject`) to a reverted commit's after its revert — the first such
+landing, when that subject was not a common one before. For a merge, the subjects of the commits
+it brings in and its pull-request title count too. A reland whose revert landed in the same
+landing (both inside one merged branch) is left out: no check ever saw the attempt before it.
+Everything else is an ordinary commit, and a flag on one is a false flag — to be audited: each
+flag carries its evidence (commit, subject, attempt, revert, matched/total lines).
+
+Speed: an inverted index maps every informative line of an attempt to the attempts holding it,
+so a change is matched only against attempts it shares a line with; and the full change
+(`approach`, with rename detection) is computed only for landings whose raw patch (one libgit2
+call, no rename detection: a superset of the lines) holds such a line.
+
+**Harvest coverage.** Counts by revert marker and Lore key, unresolved and ambiguous references,
+skips by reason (all from `HarvestContext`), plus the lines after the subject that look like
+trailers (``^[A-Za-z][A-Za-z0-9-]*:\\s``) but that the Lore-aware parser did not take, by key;
+each with up to five examples (commit and line) to audit.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+import weakref
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from comind import config as configuration
+from comind.checks.deadends import Match, fingerprint_of, informative, is_match, match_lines
+from comind.errors import ComindError
+from comind.harvest.approach import Approach, approach
+from comind.harvest.context import HarvestContext
+from comind.harvest.markers import normalise_subject, revert_markers
+from comind.harvest.walker import CommitInfo, open_repo, walk
+from comind.records import Record
+from comind.workspace import Workspace, find_git
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
+EXAMPLES = 5
+PROGRESS_EVERY = 500
+
+
+# -- the repository under evaluation ----------------------------------------------------------
+
+
+class EvalWorkspace(Workspace):
+    """A repository evaluated read-only: a work tree or a bare git directory (a mirror).
+
+    Settings come from flags, the environment and the work tree's `.comind.yml` (a bare repository
+    has none). Nothing is written into the repository: `cache_dir` is a private temporary folder.
+    """
+
+    def __init__(self, path: Path, flags: Mapping[str, Any] | None = None) -> None:
+        start = path.resolve()
+        for folder in (start, *start.parents):
+            if (folder / ".git").exists():
+                self.root, self.head_dir, self.git_dir = find_git(folder)
+                self.bare = False
+                break
+            if (folder / "HEAD").is_file() and (folder / "objects").is_dir():
+                self.root = self.head_dir = self.git_dir = folder
+                self.bare = True
+                break
+        else:
+            raise ComindError(f"not a git repository: {path}")
+        self.config = configuration.load(self.root, flags)
+        self._scratch: Path | None = None
+
+    @property
+    def cache_dir(self) -> Path:
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="comind-eval-"))
+            weakref.finalize(self, shutil.rmtree, self._scratch, True)
+        return self._scratch
+
+
+# -- one harvest of the whole history, in memory ---------------------------------------------
+
+
+@dataclass
+class Attempt:
+    record: Record
+    approach: Approach | None
+    revert: str                # the revert commit
+    reverted: str | None       # the reverted commit, when resolved
+    subject: str               # what was reverted: the reverted commit's subject, else the quoted one
+    start: int                 # landing of the revert: the attempt counts from the next landing on
+    end: int | None = None     # landing of the reland that retired it (it still counts there)
+    lines: int = 0             # informative lines of its fingerprint
+
+    def active(self, landing: int) -> bool:
+        return self.start < landing and (self.end is None or landing <= self.end)
+
+
+@dataclass
+class History:
+    repo: pygit2.Repository
+    tip: str
+    commits: list[CommitInfo]              # every commit of the default branch, oldest first
+    chain: list[str]                       # its first-parent chain (the landings), oldest first
+    landing: dict[str, int]                # commit -> index in `chain` of the landing that brought it
+    side: dict[int, list[CommitInfo]]      # landing index -> the commits a merge brought in
+    ctx: HarvestContext
+    records: list[tuple[int, Record]]      # (index in `commits`, record)
+    attempts: list[Attempt] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _tip(ws: Workspace) -> str:
+    tip = ws.default_tip() or ws.head()
+    if not tip:
+        raise ComindError("the repository has no commits")
+    return tip
+
+
+def _landings(repo: pygit2.Repository, tip: str,
+              commits: list[CommitInfo]) -> tuple[list[str], dict[str, int], dict[int, list[CommitInfo]]]:
+    chain = [c.sha for c in walk(repo, [tip], first_parent=True, oldest_first=True)]
+    landing = {sha: i for i, sha in enumerate(chain)}
+    by_sha = {c.sha: c for c in commits}
+    side: dict[int, list[CommitInfo]] = {}
+    for i, sha in enumerate(chain):
+        parents = by_sha[sha].parents
+        if len(parents) < 2:
+            continue
+        brought = []
+        for c in walk(repo, list(parents[1:]), [parents[0]]):
+            if c.sha not in landing:
+                landing[c.sha] = i
+                brought.append(by_sha.get(c.sha, c))
+        side[i] = brought[::-1]
+    return chain, landing, side
+
+
+def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> History:
+    """Harvest the default branch's whole history with the registered git sources, in memory."""
+    from comind.harvest import git_sources
+
+    started = time.perf_counter()
+    repo = open_repo(ws.git_dir)
+    tip = _tip(ws)
+    commits = list(walk(repo, [tip], oldest_first=True))
+    chain, landing, side = _landings(repo, tip, commits)
+    ctx = HarvestContext(ws, repo, tip)
+    sources = list(git_sources().values())
+    records: list[tuple[int, Record]] = []
+    for n, commit in enumerate(commits):
+        for source in sources:
+            try:
+                records.extend((n, r) for r in source.harvest(commit, ctx))
+            except Exception as exc:  # as in comind harvest: counted and shown, never fatal
+                ctx.skip(f"{source.NAME}-error", f"{commit.sha[:12]}: {type(exc).__name__}: {exc}")
+        if progress and n % PROGRESS_EVERY == 0:
+            progress("harvesting", n, len(commits))
+    if progress:
+        progress("harvesting", len(commits), len(commits))
+    history = History(repo, tip, commits, chain, landing, side, ctx, records)
+    history.attempts = _attempts(history)
+    history.seconds = time.perf_counter() - started
+    return history
+
+
+def _attempts(history: History) -> list[Attempt]:
+    """The harvested attempts that carry an approach, with the landings where they count."""
+    by_id: dict[str, Attempt] = {}
+    for n, record in history.records:
+        if record.kind != "attempt" or int(record.data.get("trust", 1)) == 0:
+            continue
+        commit = history.commits[n]
+        reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"),
+                        None)
+        target = history.ctx.commit(reverted) if reverted else None
+        quoted = next((m.quoted_subject for m in revert_markers(commit.subject, commit.body) if m.quoted_subject), None)
+        subject = target.subject if target else (quoted or record.title)
+        change = fingerprint_of(record)
+        lines = 0
+        if change is not None:
+            lines = sum(1 for f in change.files for ln in (*f.added, *f.removed)
+                        if not ln.trivial and informative(ln.text))
+        by_id[record.id] = Attempt(record, change, commit.sha, target.sha if target else None, subject,
+                                   history.landing[commit.sha], lines=lines)
+    for n, record in history.records:  # relands retire, as the ledger's status would
+        if record.kind == "relation" and record.fields.get("relation") in ("retracts", "supersedes"):
+            attempt = by_id.get(str(record.fields.get("target")))
+            if attempt is not None:
+                at = history.landing[history.commits[n].sha]
+                attempt.end = at if attempt.end is None else min(attempt.end, at)
+    return list(by_id.values())
+
+
+# -- relands: the positives, from subjects alone --------------------------------------------------
+
+_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
+_RELAND = re.compile(r"(?P<word>re-?land(?:ed|s|ing)?|reapply|redo)\b[ \t]*(?:[:\-–][ \t]*)?(?P<rest>.*)",
+                     re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reland:
+    form: str        # reapply | revert-of-revert | reland | redo | same-subject
+    relanded: str    # the normalised subject of what it re-applies ("" when unknown)
+
+
+def reland_of(subject: str) -> Reland | None:
+    """The reland a subject announces, if any (the same-subject form needs history: `Replay`)."""
+    s = subject.split("\n", 1)[0].strip()
+    markers = revert_markers(s, "")
+    if markers:
+        m = markers[0]
+        if m.is_reland:
+            form = "reapply" if s.lower().lstrip().startswith("reapply") else "revert-of-revert"
+            return Reland(form, normalise_subject(m.quoted_subject or ""))
+        if m.kind != "free-form":
+            return None  # a revert (or a revert of a reland)
+    rest = s
+    for _ in range(2):
+        if (match := _RELAND.match(rest)) is not None:
+            word = match.group("word").lower()
+            text = match.group("rest").strip()
+            if word == "redo" and not text.startswith(('"', "“")):
+                return None  # "redo directive parsing" is a rewrite; "Redo "…"" names what it redoes
+            form = {"reapply": "reapply", "redo": "redo"}.get(word, "reland")
+            return Reland(form, normalise_subject(text))
+        prefix = _PREFIX.match(rest)
+        if prefix is None:
+            return None
+        rest = rest[prefix.end():]
+    return None
+
+
+def _pr_title(commit: CommitInfo) -> str | None:
+    """A merge's pull-request title: the first body line of `Merge pull request #N …` and bors merges."""
+    if not commit.is_merge:
+        return None
+    line = next((ln.strip() for ln in commit.body.split("\n") if ln.strip()), "")
+    return line or None
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    attempt: Attempt
+    match: Match
+    expected: bool
+
+
+@dataclass
+class Landing:
+    index: int
+    commit: CommitInfo
+    reland: Reland | None = None
+    reland_subject: str | None = None      # the subject that announced it (a merge's side commit, say)
+    expected: list[Attempt] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class ReplayResult:
+    repo: str
+    tip: str
+    threshold: float
+    min_lines: int
+    commits_walked: int = 0
+    commits_scanned: int = 0
+    merges_scanned: int = 0
+    attempts: int = 0
+    attempts_with_lines: int = 0
+    relands: list[Landing] = field(default_factory=list)
+    relands_skipped: list[Landing] = field(default_factory=list)
+    flagged: list[Landing] = field(default_factory=list)
+    diffs: int = 0
+    prefiltered: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def relands_flagged(self) -> int:
+        return sum(1 for r in self.relands if r.hits)
+
+    @property
+    def recall(self) -> float | None:
+        return self.relands_flagged / len(self.relands) if self.relands else None
+
+    @property
+    def ordinary(self) -> int:
+        return self.commits_scanned - len(self.relands) - len(self.relands_skipped)
+
+    @property
+    def false_flags(self) -> int:
+        return sum(1 for f in self.flagged if f.reland is None)
+
+    @property
+    def false_flags_per_1000(self) -> float:
+        return 1000 * self.false_flags / self.ordinary if self.ordinary else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        recall = self.recall
+        return {
+            "repo": self.repo, "tip": self.tip,
+            "dead_end_threshold": self.threshold, "dead_end_min_lines": self.min_lines,
+            "commits_walked": self.commits_walked, "commits_scanned": self.commits_scanned,
+            "merges_scanned": self.merges_scanned, "ordinary_commits": self.ordinary,
+            "attempts": self.attempts, "attempts_with_lines": self.attempts_with_lines,
+            "relands": len(self.relands), "relands_flagged": self.relands_flagged,
+            "recall": None if recall is None else round(recall, 4),
+            "relands_by_form": dict(sorted(Counter(r.reland.form for r in self.relands if r.reland).items())),
+            "relands_skipped": [_landing_json(r) for r in self.relands_skipped],
+            "false_flags": self.false_flags, "false_flags_per_1000": round(self.false_flags_per_1000, 3),
+            "flags": [_landing_json(f) for f in self.flagged],
+            "missed": [_landing_json(r) for r in self.relands if not r.hits],
+            "diffs_computed": self.diffs, "patches_prefiltered": self.prefiltered,
+            "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
+        }
+
+
+def _attempt_json(a: Attempt) -> dict[str, Any]:
+    return {"attempt": a.record.id, "title": a.record.title, "revert": a.revert, "reverted": a.reverted,
+            "lines": a.lines}
+
+
+def _landing_json(landing: Landing) -> dict[str, Any]:
+    out: dict[str, Any] = {"commit": landing.commit.sha, "subject": landing.commit.subject,
+                           "kind": "reland" if landing.reland else "ordinary"}
+    if landing.reland:
+        out["form"] = landing.reland.form
+        if landing.reland_subject and landing.reland_subject != landing.commit.subject:
+            out["reland_subject"] = landing.reland_subject
+        out["expected"] = [_attempt_json(a) for a in landing.expected]
+    if landing.hits:
+        out["matches"] = [_attempt_json(h.attempt) | {
+            "matched": h.match.matched, "total": h.match.total, "expected": h.expected,
+            "where": list(h.match.where) if h.match.where else None} for h in landing.hits]
+    if landing.note:
+        out["note"] = landing.note
+    return out
+
+
+class _Index:
+    """Informative line -> the attempts holding it (added and removed lines apart), and the same
+    keyed by a coarser form (all whitespace collapsed) for the raw-patch prefilter."""
+
+    def __init__(self, attempts: Iterable[Attempt]) -> None:
+        self.added: dict[str, list[Attempt]] = defaultdict(list)
+        self.removed: dict[str, list[Attempt]] = defaultdict(list)
+        self.keys: dict[str, list[Attempt]] = defaultdict(list)
+        for a in attempts:
+            if a.approach is None:
+                continue
+            seen: set[tuple[bool, str]] = set()
+            for f in a.approach.files:
+                for is_added, lines in ((True, f.added), (False, f.removed)):
+                    for ln in lines:
+                        if ln.trivial or not informative(ln.text) or (is_added, ln.text) in seen:
+                            continue
+                        seen.add((is_added, ln.text))
+                        (self.added if is_added else self.removed)[ln.text].append(a)
+                        self.keys[("+" if is_added else "-") + " ".join(ln.text.split())].append(a)
+
+    def may_match(self, patch: str, landing: int) -> bool:
+        """Does the raw patch add (or remove) a line an attempt active at `landing` has? A superset
+        test: without rename detection a patch holds every line the real change holds, and more."""
+        found = {ln[0] + " ".join(ln[1:].split()) for ln in patch.split("\n") if ln.startswith(("+", "-"))}
+        found.intersection_update(self.keys)
+        return any(a.active(landing) for key in found for a in self.keys[key])
+
+    def candidates(self, change: Approach, landing: int) -> list[Attempt]:
+        out: dict[int, Attempt] = {}
+        for f in change.files:
+            for pool, lines in ((self.added, f.added), (self.removed, f.removed)):
+                for ln in lines:
+                    for a in pool.get(ln.text, ()):
+                        if a.active(landing):
+                            out.setdefault(id(a), a)
+        return list(out.values())
+
+
+def _patch(repo: pygit2.Repository, commit: CommitInfo) -> str | None:
+    try:
+        c = repo[commit.sha].peel(pygit2.Commit)
+        if c.parents:
+            diff = repo.diff(c.parents[0], c, context_lines=0)
+        else:
+            diff = c.tree.diff_to_tree(context_lines=0, swap=True)
+        return diff.patch or ""
+    except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):
+        return None  # undecidable here: the full change decides
+
+
+def _change(repo: pygit2.Repository, commit: CommitInfo) -> Approach | None:
+    try:
+        return approach(repo, commit.sha)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _subject_keys(history: History) -> dict[str, list[int]]:
+    """Normalised subject -> landings of the commits carrying it (reverts and relands left out)."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for commit in history.commits:
+        if revert_markers(commit.subject, "") or reland_of(commit.subject):
+            continue
+        if key := normalise_subject(commit.subject):
+            out[key].append(history.landing[commit.sha])
+    return out
+
+
+def _relands(history: History, landings: dict[int, Landing]) -> None:
+    """Mark the landings that reland something, and the attempts each is expected to match."""
+    by_subject: dict[str, list[Attempt]] = defaultdict(list)
+    for a in history.attempts:
+        by_subject[normalise_subject(a.subject)].append(a)
+    retired_by: dict[str, list[Attempt]] = defaultdict(list)
+    attempts_by_id = {a.record.id: a for a in history.attempts}
+    for n, record in history.records:
+        retired = attempts_by_id.get(str(record.fields.get("target"))) if record.kind == "relation" else None
+        if retired is not None and record.fields.get("relation") == "retracts":
+            retired_by[history.commits[n].sha].append(retired)
+    for index, landing in landings.items():
+        announced = [landing.commit]
+        if landing.commit.is_merge:
+            announced += history.side.get(index, [])
+        title = _pr_title(landing.commit)
+        subjects = [(c.subject, c) for c in announced] + ([(title, landing.commit)] if title else [])
+        for subject, commit in subjects:
+            reland = reland_of(subject)
+            if reland is None:
+                continue
+            expected = list(retired_by.get(commit.sha, ()))
+            if not expected and reland.relanded:
+                earlier = [a for a in by_subject.get(reland.relanded, ()) if a.start <= index]
+                expected = earlier[-1:]
+            landing.reland, landing.reland_subject, landing.expected = reland, subject, expected
+            break
+    # the same subject again after its revert: the first landing carrying it, if it was not common
+    keys = _subject_keys(history)
+    for a in history.attempts:
+        key = normalise_subject(a.subject)
+        seen = keys.get(key, [])
+        if not key or sum(1 for i in seen if i < a.start) > 1:
+            continue
+        later = next((i for i in seen if i > a.start), None)
+        if later is None or later not in landings:
+            continue
+        landing = landings[later]
+        if landing.reland is None:
+            landing.reland = Reland("same-subject", key)
+            landing.reland_subject = next((c.subject for c in (landing.commit, *history.side.get(later, []))
+                                           if normalise_subject(c.subject) == key), landing.commit.subject)
+        if a not in landing.expected and landing.reland.relanded == key:
+            landing.expected.append(a)
+
+
+def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None = None,
+           history: History | None = None) -> ReplayResult:
+    """Replay the matcher over the history (see the module docstring)."""
+    started = time.perf_counter()
+    given = history is not None
+    history = history or harvest_history(ws, progress=progress)
+    config = ws.config
+    threshold, min_lines = float(config.dead_end_threshold), int(config.dead_end_min_lines)
+    result = ReplayResult(ws.repo_name, history.tip, threshold, min_lines)
+    result.seconds["harvest"] = history.seconds
+    result.commits_walked = len(history.commits)
+    result.attempts = len(history.attempts)
+    result.attempts_with_lines = sum(1 for a in history.attempts if a.lines)
+    skip: set[str] = set()
+    if since:
+        try:
+            rev = str(history.repo.revparse_single(since).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise ComindError(f"unknown revision '{since}'") from exc
+        skip = {c.sha for c in walk(history.repo, [rev])}
+    by_sha = {c.sha: c for c in history.commits}
+    landings = {i: Landing(i, by_sha[sha]) for i, sha in enumerate(history.chain) if sha not in skip}
+    _relands(history, landings)
+    index = _Index(a for a in history.attempts if a.lines)
+    scan_started = time.perf_counter()
+    total = len(landings)
+    for done, (i, landing) in enumerate(sorted(landings.items())):
+        if progress and done % PROGRESS_EVERY == 0:
+            progress("replaying", done, total)
+        result.commits_scanned += 1
+        result.merges_scanned += landing.commit.is_merge
+        reland = landing.reland
+        if reland and landing.expected and all(a.start == i for a in landing.expected):
+            landing.note = "its revert landed in the same change: no check saw the attempt before it"
+            result.relands_skipped.append(landing)
+            continue
+        if reland:
+            result.relands.append(landing)
+        patch = _patch(history.repo, landing.commit)
+        if patch is not None and not index.may_match(patch, i):
+            _explain(landing, None, threshold, min_lines)
+            continue
+        result.prefiltered += patch is not None
+        change = _change(history.repo, landing.commit)
+        result.diffs += 1
+        if change is None:
+            landing.note = "its change could not be read"
+            continue
+        expected = {id(a) for a in landing.expected}
+        for attempt in index.candidates(change, i):
+            assert attempt.approach is not None
+            m = match_lines(attempt.approach, change)
+            if is_match(m, threshold, min_lines):
+                landing.hits.append(Hit(attempt, m, id(attempt) in expected))
+        if landing.hits:
+            result.flagged.append(landing)
+        _explain(landing, change, threshold, min_lines)
+    if progress:
+        progress("replaying", total, total)
+    result.seconds["replay"] = time.perf_counter() - scan_started
+    result.seconds["total"] = time.perf_counter() - started + (history.seconds if given else 0.0)
+    return result
+
+
+def _explain(landing: Landing, change: Approach | None, threshold: float, min_lines: int) -> None:
+    """Why a reland was not flagged, for the `missed` list."""
+    if landing.reland is None or landing.hits:
+        return
+    if not landing.expected:
+        landing.note = "no harvested attempt for what it relands (its revert was not found or not resolved)"
+        return
+    best = landing.expected[-1]
+    if best.end is not None and best.end < landing.index:
+        landing.note = f"the attempt was already retired by a reland at landing {best.end}"
+    elif best.approach is None or not best.lines:
+        landing.note = "the attempt has no informative lines (binary, over the size limit, or trivial only)"
+    elif change is None:
+        landing.note = "it re-adds none of the attempt's informative lines"
+    else:
+        m = match_lines(best.approach, change)
+        landing.note = (f"it re-adds {m.matched} of {m.total} informative lines of the attempt "
+                        f"(needs {threshold:.0%} and at least {min(min_lines, m.total)})")
+
+
+# -- harvest coverage --------------------------------------------------------------------------
+
+_TRAILER_LIKE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s", re.MULTILINE)
+
+
+def _examples(found: Mapping[str, list[str]], counts: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    return {k: {"count": n, "examples": list(found.get(k, ()))[:EXAMPLES]} for k, n in sorted(counts.items())}
+
+
+def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
+                     history: History | None = None) -> dict[str, Any]:
+    """What the harvesters read on this repository, with examples to audit (see the module docstring)."""
+    from comind.harvest.lorekeys import lore_atom
+    from comind.harvest.trailers import canonical_key, might_have_lore, parse_lore
+
+    history = history or harvest_history(ws, progress=progress)
+    ctx = history.ctx
+    by_short = {c.sha[:12]: c for c in history.commits}
+
+    def example(key: str, kind: str | None = None) -> list[str]:
+        out = []
+        for ex in ctx.examples.get(key, [])[:EXAMPLES]:
+            sha = ex.split(" ", 1)[0]
+            commit = by_short.get(sha)
+            if " " not in ex and commit is not None:
+                marker = next((m for m in revert_markers(commit.subject, commit.body) if m.kind == kind), None)
+                ex = f"{sha} {(marker.text if marker else commit.subject)[:100]}"
+            out.append(ex)
+        return out
+
+    markers = {k.split(":", 1)[1]: {"count": n, "examples": example(k, k.split(":", 1)[1])}
+               for k, n in sorted(ctx.counts.items()) if k.startswith("marker:")}
+    records = Counter(r.kind for _, r in history.records)
+    lore_examples: dict[str, list[str]] = defaultdict(list)
+    not_taken: Counter[str] = Counter()
+    not_taken_examples: dict[str, list[str]] = defaultdict(list)
+    for commit in history.commits:
+        body_at = commit.message.find("\n")
+        if body_at < 0 or not _TRAILER_LIKE.search(commit.message, body_at + 1):
+            continue
+        lines = commit.message.split("\n")
+        taken: set[int] = set()
+        for t in parse_lore(commit.message):
+            taken.update(range(t.line - 1, t.line + t.raw.count("\n")))
+        atom = lore_atom(commit.message) if might_have_lore(commit.message) else None
+        if atom is not None and atom.has_lore:
+            for t in atom.trailers:
+                if len(lore_examples[t.canonical_key]) < EXAMPLES:
+                    lore_examples[t.canonical_key].append(f"{commit.sha[:12]} {t.raw.split(chr(10))[0][:100]}")
+        for n, line in enumerate(lines[1:], start=1):
+            if n in taken or (m := _TRAILER_LIKE.match(line)) is None:
+                continue
+            key = canonical_key(m.group(1))
+            not_taken[key] += 1
+            if len(not_taken_examples[key]) < EXAMPLES:
+                not_taken_examples[key].append(f"{commit.sha[:12]} {line.strip()[:100]}")
+    lore_counts = {k.split(":", 1)[1]: n for k, n in ctx.counts.items() if k.startswith("lore-key:")}
+    other = {k: n for k, n in ctx.counts.items() if not k.startswith(("marker:", "lore-key:"))}
+    problems = ("reverts:unresolved", "reverts:ambiguous", "reverts:reland-unresolved", "trailers:fixes-unresolved")
+    return {
+        "repo": ws.repo_name, "tip": history.tip, "commits": len(history.commits),
+        "landings": len(history.chain), "records": dict(sorted(records.items())),
+        "attempts_with_lines": sum(1 for a in history.attempts if a.lines),
+        "markers": markers,
+        "lore_keys": _examples(lore_examples, lore_counts),
+        "counts": {k: {"count": n, "examples": example(k)} for k, n in sorted(other.items()) if k not in problems},
+        "unresolved": {k: {"count": ctx.counts[k], "examples": example(k)}
+                       for k in problems if ctx.counts.get(k) and k != "reverts:ambiguous"},
+        "ambiguous": {"count": ctx.counts.get("reverts:ambiguous", 0), "examples": example("reverts:ambiguous")},
+        "trailer_like_not_taken": _examples(not_taken_examples, dict(not_taken.most_common())),
+        "skipped": {k: {"count": n, "examples": ctx.examples.get(f"skipped:{k}", [])[:EXAMPLES]}
+                    for k, n in sorted(ctx.skipped.items())},
+        "seconds": round(history.seconds, 2),
+    }

@@ -1,0 +1,113 @@
+"""comind eval: prove the dead-end matcher on a real history, and measure the harvesters' coverage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from comind.config import SETTINGS
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("eval", parents=[common], help="replay the dead-end matcher over a history; harvest coverage",
+                       description="Evaluate comind on any git repository (a bare one too) without writing into it.")
+    actions = p.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
+    replay = actions.add_parser(
+        "replay", parents=[common], help="relands flagged (recall) and false flags per 1,000 commits",
+        description="Harvest the default branch's history in memory, walk its landings oldest first and match "
+                    "each one's change against the attempts harvested before it, as comind check would. Relands "
+                    "(recognised by their subjects) are the positives; every flag is listed with its evidence.")
+    replay.add_argument("--since", metavar="REV", help="scan only the landings after REV (attempts from all history)")
+    harvest = actions.add_parser(
+        "harvest", parents=[common], help="what the harvesters read: markers, Lore keys, misses, skips",
+        description="Counts by revert marker and Lore key, unresolved and ambiguous references, trailer-looking "
+                    "lines the parser did not take, skips by reason; each with up to 5 examples.")
+    for p_ in (replay, harvest):
+        p_.add_argument("--repo", metavar="PATH", help="the repository to evaluate: a work tree or a bare git "
+                                                       "directory (default: the current one)")
+        p_.add_argument("--json", action="store_true", help="print the result as JSON")
+    replay.set_defaults(handler=run_replay)
+    harvest.set_defaults(handler=run_harvest)
+
+
+def _workspace(args: argparse.Namespace) -> Any:
+    from comind.checks.replay import EvalWorkspace
+
+    flags = {s.key: getattr(args, f"setting_{s.key}", None) for s in SETTINGS}
+    path = Path(args.repo or getattr(args, "directory", None) or Path.cwd())
+    return EvalWorkspace(path, flags)
+
+
+def _progress() -> Any:
+    if not sys.stderr.isatty() or os.environ.get("CI"):
+        return None
+
+    def show(phase: str, done: int, total: int) -> None:
+        of = f"/{total}" if total else ""
+        sys.stderr.write(f"\r\033[Kcomind: {phase} {done}{of} commits")
+        if total and done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from comind.checks.replay import replay
+
+    ws = _workspace(args)
+    result = replay(ws, since=args.since, progress=_progress())
+    data = result.to_json()
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    recall = "n/a" if data["recall"] is None else f"{data['recall']:.2f}"
+    print(f"{data['repo']} at {data['tip'][:12]}: {data['commits_walked']} commits, {data['commits_scanned']} "
+          f"landings scanned ({data['merges_scanned']} merges), {data['attempts_with_lines']} attempts with lines "
+          f"(threshold {data['dead_end_threshold']}, min lines {data['dead_end_min_lines']})")
+    print(f"relands: {data['relands']} found, {data['relands_flagged']} flagged, recall {recall}")
+    print(f"ordinary commits: {data['ordinary_commits']}, false flags: {data['false_flags']} "
+          f"({data['false_flags_per_1000']:.2f} per 1,000)")
+    print(f"time: {data['seconds'].get('total', 0):.1f} s ({data['diffs_computed']} changes diffed)")
+    for title, items in (("flags", data["flags"]), ("missed relands", data["missed"])):
+        if items:
+            print(f"\n{title}:")
+        for item in items:
+            print(f"  {item['commit'][:12]} [{item['kind']}{'/' + item['form'] if 'form' in item else ''}] "
+                  f"{item['subject'][:100]}")
+            for m in item.get("matches", []):
+                other = " (not the attempt it relands)" if item["kind"] == "reland" and not m["expected"] else ""
+                print(f"      re-adds {m['matched']}/{m['total']} lines of {m['title'][:80]!r}, "
+                      f"reverted in {m['revert'][:12]}{other}")
+            if item.get("note"):
+                print(f"      {item['note']}")
+    return 0
+
+
+def run_harvest(args: argparse.Namespace) -> int:
+    from comind.checks.replay import harvest_coverage
+
+    ws = _workspace(args)
+    data = harvest_coverage(ws, progress=_progress())
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{data['repo']} at {data['tip'][:12]}: {data['commits']} commits; records: "
+          + (", ".join(f"{n} {k}" for k, n in data["records"].items()) or "none"))
+    sections = [("revert markers", data["markers"]), ("Lore keys", data["lore_keys"]),
+                ("other counts", data["counts"]), ("unresolved", data["unresolved"]),
+                ("ambiguous", {"reverts": data["ambiguous"]} if data["ambiguous"]["count"] else {}),
+                ("trailer-like lines not taken", data["trailer_like_not_taken"]), ("skipped", data["skipped"])]
+    for title, section in sections:
+        if not section:
+            continue
+        print(f"\n{title}:")
+        for key, entry in section.items():
+            print(f"  {key}: {entry['count']}")
+            for ex in entry["examples"]:
+                print(f"      {ex}")
+    return 0

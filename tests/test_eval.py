@@ -1,0 +1,249 @@
+"""comind eval on generated histories: relands in every form are flagged, ordinary commits are not,
+bare repositories are read without writing, and the harvest coverage counts what it should."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+from comind.checks.replay import reland_of
+
+
+def feature(name: str) -> str:
+    """A module of informative lines, distinct per feature name."""
+    return "".join(f"def {name}_step_{i}(session, payload):\n    return session.post('/{name}/{i}', json=payload)\n"
+                   for i in range(4))
+
+
+STREAM = 6  # ordinary commits between the steps
+
+
+def stream(repo: GitRepo, tag: str) -> None:
+    for i in range(STREAM):
+        repo.write(f"notes/{tag}_{i}.py", f"VALUE_{tag.upper()}_{i} = compute_value('{tag}', {i})\n")
+        repo.commit(f"Tune {tag} value {i}")
+
+
+def revert(repo: GitRepo, sha: str) -> str:
+    subject = repo.git("log", "-1", "--format=%s", sha).strip()
+    repo.git("revert", "--no-edit", sha)
+    repo.git("commit", "--amend", "-q", "-m", f'Revert "{subject}"\n\nThis reverts commit {sha}.\n\n'
+             "It broke the nightly build.\n")
+    return repo.head()
+
+
+def reland(repo: GitRepo, name: str, message: str) -> str:
+    repo.write(f"app/{name}.py", feature(name))
+    return repo.commit(message)
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> dict[str, Any]:
+    """Four changes, each reverted, an unrelated stream, then each relanded in another form."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    reverts = {}
+    for name in ("alpha", "beta", "gamma", "delta"):
+        repo.write(f"app/{name}.py", feature(name))
+        original = repo.commit(f"Add {name} client")
+        reverts[name] = revert(repo, original)
+        stream(repo, name)
+    relands = {
+        "alpha": reland(repo, "alpha", f'Reapply "Add alpha client"\n\nThis reverts commit {reverts["alpha"]}.\n'),
+        "beta": reland(repo, "beta", f'Revert "Revert "Add beta client""\n\nThis reverts commit {reverts["beta"]}.\n'),
+    }
+    stream(repo, "middle")
+    relands["gamma"] = reland(repo, "gamma", "Reland: Add gamma client (#41)")
+    relands["delta"] = reland(repo, "delta", "Add delta client")
+    stream(repo, "late")
+    return {"repo": repo, "reverts": reverts, "relands": relands}
+
+
+def replay(cli, path: Path, *args: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    result = cli(path, "eval", "replay", "--json", *args)
+    assert result.code == 0, result.err
+    return dict(json.loads(result.out))
+
+
+def test_every_reland_form_is_flagged_and_nothing_else(cli, history: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    repo: GitRepo = history["repo"]
+    data = replay(cli, repo.path)
+    for key in ("commits_scanned", "relands", "relands_flagged", "recall", "false_flags", "false_flags_per_1000",
+                "flags", "missed"):
+        assert key in data
+    assert data["relands"] == 4
+    assert data["relands_by_form"] == {"reapply": 1, "reland": 1, "revert-of-revert": 1, "same-subject": 1}
+    assert data["relands_flagged"] == 4 and data["recall"] == 1.0
+    assert data["false_flags"] == 0 and data["false_flags_per_1000"] == 0.0
+    assert data["missed"] == []
+    assert data["commits_scanned"] == data["commits_walked"]  # a linear history: every commit lands
+    flagged = {f["commit"]: f for f in data["flags"]}
+    assert set(flagged) == set(history["relands"].values())
+    gamma = flagged[history["relands"]["gamma"]]
+    match = gamma["matches"][0]
+    assert (match["matched"], match["total"], match["expected"]) == (8, 8, True)
+    assert match["revert"] == history["reverts"]["gamma"]
+    assert match["title"] == "Add gamma client"
+
+
+def test_text_output_lists_flags_with_evidence(cli, history: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    result = cli(history["repo"].path, "eval", "replay")
+    assert result.code == 0, result.err
+    assert "relands: 4 found, 4 flagged, recall 1.00" in result.out
+    assert "false flags: 0 (0.00 per 1,000)" in result.out
+    assert f"re-adds 8/8 lines of 'Add gamma client', reverted in {history['reverts']['gamma'][:12]}" in result.out
+
+
+def test_boilerplate_is_not_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/a.py", "")
+    repo.commit("initial")
+    boiler = "logger = logging.getLogger(__name__)\nif __name__ == '__main__':\n"
+    repo.write("app/a.py", boiler + feature("alpha"))
+    original = repo.commit("Add alpha client with logging")
+    revert(repo, original)
+    repo.write("app/b.py", boiler + "    run_everything_now(sys.argv)\n")
+    ordinary = repo.commit("Add a b entry point")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and data["false_flags"] == 0, data["flags"]
+    assert ordinary not in {f["commit"] for f in data["flags"]}
+
+
+def test_a_merged_branch_lands_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reland made on a branch and merged is one landing: the merge, flagged as a reland."""
+    repo = GitRepo(tmp_path)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    original = repo.commit("Add alpha client")
+    reverted = revert(repo, original)
+    repo.branch("redo")
+    repo.checkout("redo")
+    reland(repo, "alpha", f'Reapply "Add alpha client"\n\nThis reverts commit {reverted}.\n')
+    repo.write("docs/alpha.md", "alpha\n")
+    repo.commit("Document alpha")
+    repo.checkout("main")
+    stream(repo, "main")
+    merge = repo.merge("redo", "Merge pull request #7 from someone/redo\n\nBring alpha back")
+    data = replay(cli, repo.path)
+    assert data["merges_scanned"] == 1
+    assert data["relands"] == 1 and data["recall"] == 1.0 and data["false_flags"] == 0
+    assert data["flags"][0]["commit"] == merge
+    assert data["flags"][0]["reland_subject"] == 'Reapply "Add alpha client"'
+
+
+def test_bare_repository_is_read_without_writing(cli, history: dict[str, Any], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bare = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(history["repo"].path), str(bare)], check=True)
+    before = sorted(str(p.relative_to(bare)) for p in bare.rglob("*"))
+    data = replay(cli, tmp_path, "--repo", str(bare))
+    assert (data["relands"], data["relands_flagged"], data["false_flags"]) == (4, 4, 0)
+    coverage = cli(tmp_path, "eval", "harvest", "--repo", str(bare), "--json")
+    assert coverage.code == 0, coverage.err
+    assert sorted(str(p.relative_to(bare)) for p in bare.rglob("*")) == before
+    assert not (history["repo"].path / ".git" / "comind").exists()
+
+
+def test_since_scans_only_later_landings(cli, history: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    repo: GitRepo = history["repo"]
+    data = replay(cli, repo.path, "--since", history["relands"]["beta"])
+    assert data["relands"] == 2 and data["recall"] == 1.0  # gamma and delta; their attempts come from before
+    assert {f["commit"] for f in data["flags"]} == {history["relands"]["gamma"], history["relands"]["delta"]}
+    later = int(repo.git("rev-list", "--count", f"{history['relands']['beta']}..HEAD"))
+    assert data["commits_scanned"] == later
+    bad = cli(repo.path, "eval", "replay", "--since", "no-such-rev")
+    assert bad.code == 2 and "unknown revision" in bad.err
+
+
+def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client"))
+    repo.write("app/alpha2.py", "".join(feature("alpha").splitlines(keepends=True)[:4]))  # half of it
+    half = repo.commit("Bring back part of alpha")
+    assert replay(cli, repo.path)["false_flags"] == 0
+    data = replay(cli, repo.path, "--dead-end-threshold", "0.5")
+    assert data["dead_end_threshold"] == 0.5 and [f["commit"] for f in data["flags"]] == [half]
+
+
+@pytest.mark.parametrize(("subject", "form", "relanded"), [
+    ('Reapply "Add alpha client"', "reapply", "add alpha client"),
+    ('Revert "Revert "Add alpha client""', "revert-of-revert", "add alpha client"),
+    ('Revert^2 "Add alpha client"', "revert-of-revert", "add alpha client"),
+    ('Reland "fix(core): Add alpha client (#12)" (#15)', "reland", "add alpha client"),
+    ("Reland: Add alpha client (#15)", "reland", "add alpha client"),
+    ("Re-land Add alpha client", "reland", "add alpha client"),
+    ("fix(ext/http): reland add alpha client (#15)", "reland", "add alpha client"),
+    ('reland: "Add alpha client"', "reland", "add alpha client"),
+    ('Redo "Add alpha client"', "redo", "add alpha client"),
+    ("Redo directive parsing", None, None),
+    ('Revert "Reapply "Add alpha client""', None, None),
+    ('Revert "Add alpha client"', None, None),
+    ("Relax the alpha timeout", None, None),
+    ("Add alpha client", None, None),
+])
+def test_reland_subjects(subject: str, form: str | None, relanded: str | None) -> None:
+    found = reland_of(subject)
+    assert (found.form if found else None, found.relanded if found else None) == (form, relanded)
+
+
+# -- eval harvest ------------------------------------------------------------------------------
+
+
+def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/a.py", "x = 1\n")
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    alpha = repo.commit("Add alpha client")
+    alpha_revert = revert(repo, alpha)                                # this-reverts-commit + subject-revert-quoted
+    repo.write("app/beta.py", feature("beta"))
+    repo.commit("Add beta client (#12)")
+    repo.write("app/beta.py", "")
+    repo.commit('Revert "Add beta client (#12)" (#13)\n\nReverts acme/app#12\n')  # github-reverts-pr
+    repo.write("app/gamma.py", feature("gamma"))
+    repo.commit("fix: gamma retries")
+    repo.write("app/gamma.py", "")
+    repo.commit("revert: fix: gamma retries")                         # conventional-revert
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.commit(f'Reapply "Add alpha client"\n\nThis reverts commit {alpha_revert}.\n')
+    repo.write("app/delta.py", "y = 2\n")
+    unresolved = repo.commit('Revert "Something that never landed here"\n\n'
+                             "This reverts commit 0123456789abcdef0123456789abcdef01234567.\n")
+    repo.write("app/session.py", "z = 3\n")
+    repo.commit("Keep sessions server-side\n\nLore-id: a1b2c3d4\nConstraint: sessions must be revocable\n"
+                "Rejected: JWT with short expiry | still leaks roles\n")
+    repo.write("app/notes.py", "w = 4\n")
+    prose = repo.commit("Explain the cache\n\nNote: the cache was wrong here and it took a long\n"
+                        "time to find because the logs were silent and nobody\nlooked at them for a week or so.\n"
+                        "More prose follows here to make it a paragraph.\n")
+    result = cli(repo.path, "eval", "harvest", "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    markers = data["markers"]
+    for kind in ("this-reverts-commit", "subject-revert-quoted", "github-reverts-pr", "conventional-revert",
+                 "revert-of-revert"):
+        assert markers[kind]["count"] >= 1, kind
+        assert markers[kind]["examples"][0].split(" ", 1)[1], kind  # sha and the marker's line
+    assert markers["github-reverts-pr"]["examples"][0].endswith("Reverts acme/app#12")
+    assert data["lore_keys"]["Constraint"]["count"] == 1
+    assert data["lore_keys"]["Rejected"]["examples"][0].endswith("Rejected: JWT with short expiry | still leaks roles")
+    assert data["unresolved"]["reverts:unresolved"]["count"] == 1
+    assert data["unresolved"]["reverts:unresolved"]["examples"][0].startswith(unresolved[:12])
+    assert data["ambiguous"]["count"] == 0
+    note = data["trailer_like_not_taken"]["Note"]
+    assert note["count"] == 1
+    assert note["examples"] == [f"{prose[:12]} Note: the cache was wrong here and it took a long"]
+    assert "Constraint" not in data["trailer_like_not_taken"]  # taken by the Lore parser
+    assert data["records"]["attempt"] >= 4
+    text = cli(repo.path, "eval", "harvest")
+    assert text.code == 0 and "trailer-like lines not taken:" in text.out and "Note: 1" in text.out
