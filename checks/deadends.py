@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from comind.checks.findings import Finding, Report
@@ -25,9 +26,34 @@ if TYPE_CHECKING:
 INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`) say too little
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# Words that say nothing about an approach on their own: control flow, declarations, literals.
+_KEYWORDS = frozenset({
+    "if", "else", "elif", "elsif", "for", "foreach", "while", "do", "try", "catch", "except", "finally", "return",
+    "break", "continue", "pass", "end", "then", "fi", "done", "esac", "switch", "case", "default", "goto", "throw",
+    "throws", "raise", "yield", "await", "async", "with", "as", "in", "of", "is", "not", "and", "or", "true",
+    "false", "null", "none", "nil", "undefined", "void", "self", "this", "super", "new", "delete", "typeof",
+    "instanceof", "def", "function", "fn", "func", "lambda", "class", "struct", "enum", "interface", "trait",
+    "impl", "type", "const", "let", "var", "val", "mut", "static", "public", "private", "protected", "internal",
+    "final", "override", "abstract", "export", "from", "package", "module", "unsafe", "pub"
+})
 
+
+@lru_cache(maxsize=1 << 16)
 def informative(text: str) -> bool:
-    return len(text) >= INFORMATIVE_CHARS and sum(c.isalnum() for c in text) >= INFORMATIVE_CHARS // 2
+    """A normalised line that can say something about an approach: at least 8 characters, 4 of them
+    letters or digits, and at least two words that are not keywords. `} else {`, `} finally {`,
+    `return None`, an identifier alone (`cleanUrl,` in a wrapped import list, `'node_modules',`)
+    recur everywhere: a change that re-adds them re-proposes nothing."""
+    if len(text) < INFORMATIVE_CHARS or sum(map(str.isalnum, text)) < INFORMATIVE_CHARS // 2:
+        return False
+    words = 0
+    for word in _WORD.findall(text):
+        if word.lower() not in _KEYWORDS:
+            words += 1
+            if words >= 2:
+                return True
+    return False
 
 
 class Match:
@@ -37,30 +63,50 @@ class Match:
         self.where = where  # first re-added line in the change: (path, line at head)
 
 
-def match_lines(attempt: Approach, change: Approach) -> Match:
+class ChangeLines:
+    """A change's informative lines as multisets, computed once for matching against many attempts.
+
+    A line the change both removes and adds (code moved within or between files, a file moved or
+    re-indented, whatever rename detection made of it) is neither re-added nor re-removed: only the
+    net difference counts. Moving code is not proposing it; and a reland re-adds lines that its
+    revert took out of the tree, so it never removes them too."""
+
+    def __init__(self, change: Approach) -> None:
+        adds: Counter[str] = Counter()
+        removes: Counter[str] = Counter()
+        self.first_at: dict[str, tuple[str, int]] = {}
+        for f in change.files:
+            for ln in f.added:
+                if not ln.trivial and informative(ln.text):
+                    adds[ln.text] += 1
+                    self.first_at.setdefault(ln.text, (f.path, ln.lineno))
+            for ln in f.removed:
+                if not ln.trivial and informative(ln.text):
+                    removes[ln.text] += 1
+        moved = adds & removes
+        self.adds = adds - moved
+        self.removes = removes - moved
+
+
+def match_lines(attempt: Approach, change: Approach | ChangeLines) -> Match:
     """How many of the attempt's informative added/removed lines the change adds/removes again
-    (multisets, in any file: a moved file still re-proposes the approach)."""
-    adds: Counter[str] = Counter()
-    first_at: dict[str, tuple[str, int]] = {}
-    for f in change.files:
-        for ln in f.added:
-            if not ln.trivial and informative(ln.text):
-                adds[ln.text] += 1
-                first_at.setdefault(ln.text, (f.path, ln.lineno))
-    removes = Counter(ln.text for f in change.files for ln in f.removed if not ln.trivial and informative(ln.text))
+    (net multisets, in any file: a moved file still re-proposes the approach; see `ChangeLines`)."""
+    lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change)
     matched = total = 0
     where = None
+    used_adds: Counter[str] = Counter()  # the pools are shared: count what was taken, copy nothing
+    used_removes: Counter[str] = Counter()
     for f in attempt.files:
-        for lines, pool in ((f.added, adds), (f.removed, removes)):
+        for lines, pool, used in ((f.added, lines_of.adds, used_adds), (f.removed, lines_of.removes, used_removes)):
             for ln in lines:
                 if ln.trivial or not informative(ln.text):
                     continue
                 total += 1
-                if pool[ln.text] > 0:
-                    pool[ln.text] -= 1
+                if pool[ln.text] > used[ln.text]:
+                    used[ln.text] += 1
                     matched += 1
-                    if pool is adds:
-                        where = where or first_at.get(ln.text)
+                    if used is used_adds:
+                        where = where or lines_of.first_at.get(ln.text)
     return Match(matched, total, where)
 
 
@@ -110,7 +156,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
     if not attempts:
         return
     derived = run.statuses(attempts)
-    change = run.change.approach
+    change = ChangeLines(run.change.approach)
     dep_moves = _dependency_moves(run)
     patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
     for record in attempts:

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 import weakref
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from typing import Any
 import pygit2
 
 from comind import config as configuration
-from comind.checks.deadends import Match, fingerprint_of, informative, is_match, match_lines
+from comind.checks.deadends import ChangeLines, Match, fingerprint_of, informative, is_match, match_lines
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
@@ -212,25 +213,35 @@ def _attempts(history: History) -> list[Attempt]:
 # -- relands: the positives, from subjects alone --------------------------------------------------
 
 _PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
-_RELAND = re.compile(r"(?P<word>re-?land(?:ed|s|ing)?|reapply|redo)\b[ \t]*(?:[:\-–][ \t]*)?(?P<rest>.*)",
+_RELAND = re.compile(r"(?P<word>re-?land(?:ed|s|ing)?|reapply|redo|restore)\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)",
                      re.IGNORECASE)
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+def subject_key(subject: str) -> str:
+    """A subject as relands repeat it: `markers.normalise_subject`, then without parenthesised
+    asides (`(fix: #3288)`, `(#12)` in the middle), which relands often change."""
+    key = normalise_subject(subject)
+    loose = " ".join(_ASIDE.sub(" ", key).split())
+    return loose or key
 
 
 @dataclass(frozen=True)
 class Reland:
-    form: str        # reapply | revert-of-revert | reland | redo | same-subject
-    relanded: str    # the normalised subject of what it re-applies ("" when unknown)
+    form: str        # reapply | revert-of-revert | reland | redo | restore | same-subject
+    relanded: str    # `subject_key` of what it re-applies ("" when unknown)
+    named: bool = True  # False: "Redo x" / "Restore x" count only when x is a reverted subject
 
 
 def reland_of(subject: str) -> Reland | None:
-    """The reland a subject announces, if any (the same-subject form needs history: `Replay`)."""
+    """The reland a subject announces, if any (the same-subject form needs the history)."""
     s = subject.split("\n", 1)[0].strip()
     markers = revert_markers(s, "")
     if markers:
         m = markers[0]
         if m.is_reland:
             form = "reapply" if s.lower().lstrip().startswith("reapply") else "revert-of-revert"
-            return Reland(form, normalise_subject(m.quoted_subject or ""))
+            return Reland(form, subject_key(m.quoted_subject or ""))
         if m.kind != "free-form":
             return None  # a revert (or a revert of a reland)
     rest = s
@@ -238,10 +249,11 @@ def reland_of(subject: str) -> Reland | None:
         if (match := _RELAND.match(rest)) is not None:
             word = match.group("word").lower()
             text = match.group("rest").strip()
-            if word == "redo" and not text.startswith(('"', "“")):
-                return None  # "redo directive parsing" is a rewrite; "Redo "…"" names what it redoes
-            form = {"reapply": "reapply", "redo": "redo"}.get(word, "reland")
-            return Reland(form, normalise_subject(text))
+            form = word if word in ("reapply", "redo", "restore") else "reland"
+            # "redo directive parsing", "restore the default" are rewrites unless they quote a
+            # subject or name one that was reverted
+            named = form not in ("redo", "restore") or text.startswith(('"', "“"))
+            return Reland(form, subject_key(text), named)
         prefix = _PREFIX.match(rest)
         if prefix is None:
             return None
@@ -293,7 +305,7 @@ class ReplayResult:
     relands_skipped: list[Landing] = field(default_factory=list)
     flagged: list[Landing] = field(default_factory=list)
     diffs: int = 0
-    prefiltered: int = 0
+    patches_from: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -331,7 +343,7 @@ class ReplayResult:
             "false_flags": self.false_flags, "false_flags_per_1000": round(self.false_flags_per_1000, 3),
             "flags": [_landing_json(f) for f in self.flagged],
             "missed": [_landing_json(r) for r in self.relands if not r.hits],
-            "diffs_computed": self.diffs, "patches_prefiltered": self.prefiltered,
+            "diffs_computed": self.diffs, "patches_read_with": self.patches_from,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
         }
 
@@ -379,34 +391,92 @@ class _Index:
                         (self.added if is_added else self.removed)[ln.text].append(a)
                         self.keys[("+" if is_added else "-") + " ".join(ln.text.split())].append(a)
 
-    def may_match(self, patch: str, landing: int) -> bool:
-        """Does the raw patch add (or remove) a line an attempt active at `landing` has? A superset
-        test: without rename detection a patch holds every line the real change holds, and more."""
-        found = {ln[0] + " ".join(ln[1:].split()) for ln in patch.split("\n") if ln.startswith(("+", "-"))}
-        found.intersection_update(self.keys)
-        return any(a.active(landing) for key in found for a in self.keys[key])
+    def may_match(self, keys: set[str], landing: int) -> bool:
+        """Do the raw patch's lines (`_keys`) hold a line of an attempt active at `landing`? A superset
+        test: whatever the diff algorithm and rename detection, a raw patch holds every line the
+        matcher counts (the net re-added and re-removed ones), and more."""
+        keys = keys & self.keys.keys()
+        return any(a.active(landing) for key in keys for a in self.keys[key])
 
-    def candidates(self, change: Approach, landing: int) -> list[Attempt]:
+    def candidates(self, change: ChangeLines, landing: int) -> list[Attempt]:
         out: dict[int, Attempt] = {}
-        for f in change.files:
-            for pool, lines in ((self.added, f.added), (self.removed, f.removed)):
-                for ln in lines:
-                    for a in pool.get(ln.text, ()):
-                        if a.active(landing):
-                            out.setdefault(id(a), a)
+        for pool, lines in ((self.added, change.adds), (self.removed, change.removes)):
+            for text in lines:
+                for a in pool.get(text, ()):
+                    if a.active(landing):
+                        out.setdefault(id(a), a)
         return list(out.values())
 
 
-def _patch(repo: pygit2.Repository, commit: CommitInfo) -> str | None:
+def _key(sign: str, text: str) -> str:
+    return sign + " ".join(text.split())
+
+
+def _patch_keys(repo: pygit2.Repository, commit: CommitInfo) -> set[str] | None:
+    """The raw patch's keys of one commit, through libgit2 (when `git log` is not available)."""
     try:
         c = repo[commit.sha].peel(pygit2.Commit)
         if c.parents:
             diff = repo.diff(c.parents[0], c, context_lines=0)
         else:
             diff = c.tree.diff_to_tree(context_lines=0, swap=True)
-        return diff.patch or ""
+        patch = diff.patch or ""
     except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):
         return None  # undecidable here: the full change decides
+    return {_key(ln[0], ln[1:]) for ln in patch.split("\n") if ln.startswith(("+", "-"))}
+
+
+def _logged_keys(repo: pygit2.Repository, tip: str, hide: Iterable[str]) -> Iterator[tuple[str, set[str]]]:
+    """(commit, keys of its raw patch) for every landing, from one streamed `git log -p` over the
+    first-parent chain: git prunes unchanged subtrees, so this is several times faster than a
+    libgit2 diff per commit. Nothing is written: git only reads the repository."""
+    cmd = ["git", "--git-dir", repo.path, "log", "--first-parent", "-m", "--format=%x00%H", "-p", "-U0",
+           "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", tip, *(f"^{h}" for h in hide), "--"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    sha: str | None = None
+    keys: set[str] = set()
+    try:
+        for raw in proc.stdout:
+            first = raw[:1]
+            if first == b"\x00":
+                if sha:
+                    yield sha, keys
+                sha, keys = raw[1:].strip().decode("ascii", "replace"), set()
+            elif first in (b"+", b"-"):
+                keys.add(_key(chr(raw[0]), raw[1:].decode("utf-8", "replace")))
+        if sha:
+            yield sha, keys
+    finally:
+        proc.stdout.close()
+        if proc.wait() != 0:
+            raise OSError(f"git log exited with {proc.returncode}")
+
+
+def _prefilter(history: History, landings: dict[int, Landing], index: _Index,
+               progress: Progress | None) -> tuple[set[int], str]:
+    """The landings whose raw patch holds a line of an attempt active there; and how it was read."""
+    hide = [history.chain[i - 1] for i in landings if i > 0 and i - 1 not in landings]
+    chosen: set[int] = set()
+    seen: set[int] = set()
+    try:
+        for n, (sha, keys) in enumerate(_logged_keys(history.repo, history.tip, hide)):
+            i = history.landing.get(sha)
+            if i is None or i not in landings or history.chain[i] != sha:
+                continue
+            seen.add(i)
+            if index.may_match(keys, i):
+                chosen.add(i)
+            if progress and n % PROGRESS_EVERY == 0:
+                progress("reading patches", n, len(landings))
+        how = "git log"
+    except OSError:
+        how = "libgit2"
+    for i in landings.keys() - seen:  # not in git's output (or no git): one libgit2 diff each
+        found = _patch_keys(history.repo, landings[i].commit)
+        if found is None or index.may_match(found, i):
+            chosen.add(i)
+    return chosen, how
 
 
 def _change(repo: pygit2.Repository, commit: CommitInfo) -> Approach | None:
@@ -422,7 +492,7 @@ def _subject_keys(history: History) -> dict[str, list[int]]:
     for commit in history.commits:
         if revert_markers(commit.subject, "") or reland_of(commit.subject):
             continue
-        if key := normalise_subject(commit.subject):
+        if key := subject_key(commit.subject):
             out[key].append(history.landing[commit.sha])
     return out
 
@@ -431,7 +501,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     """Mark the landings that reland something, and the attempts each is expected to match."""
     by_subject: dict[str, list[Attempt]] = defaultdict(list)
     for a in history.attempts:
-        by_subject[normalise_subject(a.subject)].append(a)
+        by_subject[subject_key(a.subject)].append(a)
     retired_by: dict[str, list[Attempt]] = defaultdict(list)
     attempts_by_id = {a.record.id: a for a in history.attempts}
     for n, record in history.records:
@@ -452,12 +522,14 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
             if not expected and reland.relanded:
                 earlier = [a for a in by_subject.get(reland.relanded, ()) if a.start <= index]
                 expected = earlier[-1:]
+            if not reland.named and not expected:
+                continue
             landing.reland, landing.reland_subject, landing.expected = reland, subject, expected
             break
     # the same subject again after its revert: the first landing carrying it, if it was not common
     keys = _subject_keys(history)
     for a in history.attempts:
-        key = normalise_subject(a.subject)
+        key = subject_key(a.subject)
         seen = keys.get(key, [])
         if not key or sum(1 for i in seen if i < a.start) > 1:
             continue
@@ -468,7 +540,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         if landing.reland is None:
             landing.reland = Reland("same-subject", key)
             landing.reland_subject = next((c.subject for c in (landing.commit, *history.side.get(later, []))
-                                           if normalise_subject(c.subject) == key), landing.commit.subject)
+                                           if subject_key(c.subject) == key), landing.commit.subject)
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
 
@@ -498,6 +570,8 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     _relands(history, landings)
     index = _Index(a for a in history.attempts if a.lines)
     scan_started = time.perf_counter()
+    chosen, result.patches_from = _prefilter(history, landings, index, progress)
+    result.seconds["patches"] = time.perf_counter() - scan_started
     total = len(landings)
     for done, (i, landing) in enumerate(sorted(landings.items())):
         if progress and done % PROGRESS_EVERY == 0:
@@ -511,25 +585,24 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             continue
         if reland:
             result.relands.append(landing)
-        patch = _patch(history.repo, landing.commit)
-        if patch is not None and not index.may_match(patch, i):
+        if i not in chosen:
             _explain(landing, None, threshold, min_lines)
             continue
-        result.prefiltered += patch is not None
         change = _change(history.repo, landing.commit)
         result.diffs += 1
         if change is None:
             landing.note = "its change could not be read"
             continue
+        lines = ChangeLines(change)
         expected = {id(a) for a in landing.expected}
-        for attempt in index.candidates(change, i):
+        for attempt in index.candidates(lines, i):
             assert attempt.approach is not None
-            m = match_lines(attempt.approach, change)
+            m = match_lines(attempt.approach, lines)
             if is_match(m, threshold, min_lines):
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected))
         if landing.hits:
             result.flagged.append(landing)
-        _explain(landing, change, threshold, min_lines)
+        _explain(landing, lines, threshold, min_lines)
     if progress:
         progress("replaying", total, total)
     result.seconds["replay"] = time.perf_counter() - scan_started
@@ -537,7 +610,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     return result
 
 
-def _explain(landing: Landing, change: Approach | None, threshold: float, min_lines: int) -> None:
+def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min_lines: int) -> None:
     """Why a reland was not flagged, for the `missed` list."""
     if landing.reland is None or landing.hits:
         return

@@ -185,7 +185,7 @@ def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> No
     ("fix(ext/http): reland add alpha client (#15)", "reland", "add alpha client"),
     ('reland: "Add alpha client"', "reland", "add alpha client"),
     ('Redo "Add alpha client"', "redo", "add alpha client"),
-    ("Redo directive parsing", None, None),
+    ('fix: restore, "fix: add alpha client (fix: #3) (#12)" (#13)', "restore", "add alpha client"),
     ('Revert "Reapply "Add alpha client""', None, None),
     ('Revert "Add alpha client"', None, None),
     ("Relax the alpha timeout", None, None),
@@ -194,6 +194,14 @@ def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> No
 def test_reland_subjects(subject: str, form: str | None, relanded: str | None) -> None:
     found = reland_of(subject)
     assert (found.form if found else None, found.relanded if found else None) == (form, relanded)
+    assert found is None or found.named
+
+
+def test_redo_and_restore_count_only_when_they_name_a_reverted_subject() -> None:
+    redo = reland_of("Redo directive parsing")
+    assert redo is not None and (redo.form, redo.named) == ("redo", False)
+    restore = reland_of("Restore the default timeout")
+    assert restore is not None and (restore.form, restore.named) == ("restore", False)
 
 
 # -- eval harvest ------------------------------------------------------------------------------
