@@ -13,6 +13,7 @@ numbers, so a violation that only moved is not new (DESIGN §7).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -453,7 +454,12 @@ class CheckContext:
         """Fix the revisions of this evaluation and what changed between them."""
         self.head = self.commit(head)
         self.base = self.commit(base) if base is not None else None
-        self.change = None if self.base is None else diff_change(self.repo, self.base, self.head)
+        self.change = None
+        if self.base is not None:  # the change's diff is made once (checks.change) and shared
+            self.change = recall_change(self.index, self.base, self.head)
+            if self.change is None:
+                self.change = diff_change(self.repo, self.base, self.head)
+                remember_change(self.index, self.change)
         self.cache = {}  # batched results depend on the change (which files each side looks at)
 
     def scope(self, revision: str) -> frozenset[str] | None:
@@ -563,6 +569,42 @@ def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[t
             yield from _walk(repo, sub, path + "/")
         elif mode not in (_SYMLINK, _GITLINK):
             yield path, str(entry.id)
+
+
+def change_of(base: str, head: str, files: Iterable[tuple[str, str | None, str]]) -> Change:
+    """The Change of a diff given as (path, old path or None, status) per file, status one of
+    A, C, D, M, R, T (``path`` is the old one for D)."""
+    head_paths: set[str] = set()
+    base_paths: set[str] = set()
+    renames: dict[str, str] = {}
+    for path, old_path, status in files:
+        if status in ("A", "C"):
+            head_paths.add(path)
+        elif status == "D":
+            base_paths.add(path)
+        elif status == "R" and old_path:
+            renames[old_path] = path
+            head_paths.add(path)
+            base_paths.add(old_path)
+        else:  # M, T
+            head_paths.add(path)
+            base_paths.add(old_path or path)
+    return Change(base, head, frozenset(head_paths), frozenset(base_paths), renames)
+
+
+def remember_change(index: CodeIndex, change: Change) -> None:
+    """Keep what a change touched in the index cache, for every later context of that change."""
+    value = json.dumps([sorted(change.head_paths), sorted(change.base_paths), change.renames])
+    index.memo_put("change", {f"{change.base}:{change.head}": value})
+
+
+def recall_change(index: CodeIndex, base: str, head: str) -> Change | None:
+    key = f"{base}:{head}"
+    found = index.memo_get("change", [key]).get(key)
+    if found is None:
+        return None
+    head_paths, base_paths, renames = json.loads(found)
+    return Change(base, head, frozenset(head_paths), frozenset(base_paths), dict(renames))
 
 
 def diff_change(repo: pygit2.Repository, base: str, head: str) -> Change:

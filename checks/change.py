@@ -74,5 +74,14 @@ class Change:
 
 
 def compute_change(index: CodeIndex, base: str, head: str) -> Change:
-    """The diff base..head (base is already the merge base), with renames and line numbers."""
-    return Change(base, head, approach_of_range(index.repo, base, head))
+    """The diff base..head (base is already the merge base), with renames and line numbers.
+
+    What it touched is kept in the index cache, so the constraint checks' context
+    (:meth:`comind.checks.base.CheckContext.set_change`) reads it instead of diffing again."""
+    from comind.checks.base import change_of, remember_change
+
+    change = Change(base, head, approach_of_range(index.repo, base, head))
+    if change.approach.base == base:  # base..head had a merge base: the diff the checks would make
+        remember_change(index, change_of(base, head, ((f.path, f.old_path, f.status)
+                                                      for f in change.approach.files)))
+    return change

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from blake3 import blake3
@@ -48,14 +49,29 @@ class CheckRun:
         self.records = [r for r in ledger.all() if r.kind != "relation"]
         self.enforced: set[str] = set()  # constraints whose check passes at head: T4
         self._statuses: dict[str, Status] = {}
+        self._touched: set[tuple[str, str]] | None = None
 
     def statuses(self, records: list[Record]) -> dict[str, Status]:
+        """Statuses at head. Code anchors are followed (renames, moves, drift) only for the records
+        anchored to what the change touches (:attr:`near`); for the others the ledger state and
+        their dependency anchors decide, which is all the dead-end and constraint producers read
+        (retracted, superseded, quarantined; retry conditions): following an old anchor through
+        years of renames costs seconds and the change cannot have moved it."""
         from comind.query import statuses
 
         todo = [r for r in records if r.id not in self._statuses]
         if todo:
-            self._statuses.update(statuses(self.ws, self.ledger, todo, at=self.head))
+            self._statuses.update(statuses(self.ws, self.ledger, todo, at=self.head, near=self.near))
         return {r.id: self._statuses[r.id] for r in records}
+
+    @cached_property
+    def near(self) -> frozenset[str] | None:
+        """Ids of the records anchored to a path the change touches or named like a symbol it
+        touches (what the stale and context producers report on); None with --all: every record."""
+        if self.change is None:
+            return None
+        names = {q.rsplit(".", 1)[-1] for _, q in self.touched_symbols()}
+        return frozenset(r.id for r in self.ledger.anchored_near(sorted(self.touched_paths()), sorted(names)))
 
     def touched_paths(self) -> set[str]:
         return self.change.paths if self.change else set(self.head_snapshot.files)
@@ -63,7 +79,9 @@ class CheckRun:
     def touched_symbols(self) -> set[tuple[str, str]]:
         if not self.change or not self.base_snapshot:
             return set()
-        return self.change.touched_symbols(self.head_snapshot, self.base_snapshot)
+        if self._touched is None:
+            self._touched = self.change.touched_symbols(self.head_snapshot, self.base_snapshot)
+        return set(self._touched)
 
     def in_diff(self, path: str | None, line: int | None) -> bool:
         return bool(self.change and path and line and line in self.change.added_lines(path))

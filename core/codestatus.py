@@ -7,7 +7,7 @@ settings, so they are cached in the ledger view; a warm read needs neither pygit
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from comind.records import Record
@@ -31,17 +31,33 @@ def needs_code(record: Record) -> bool:
         or any(e.get("type") == "commit" for e in record.evidence))
 
 
+def dependency_view(record: Record) -> Record | None:
+    """The record with its dependency anchors only (None without any): what a version change
+    says about it needs no history, unlike following its code anchors."""
+    deps = [a for a in record.anchors if a.get("scope") == "dependency"]
+    return Record({**record.data, "anchors": deps}) if deps else None
+
+
 def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: str | None = None,
-                  context: Iterable[Record] = ()) -> dict[str, CodeVerdict]:
-    """The code verdict of every record that has resolved anchors, at `at` (default HEAD)."""
+                  context: Iterable[Record] = (), near: Collection[str] | None = None) -> dict[str, CodeVerdict]:
+    """The code verdict of every record that has resolved anchors, at `at` (default HEAD).
+
+    With ``near`` (record ids), only those records have their code anchors followed (through
+    renames and moves, and their bodies compared); the others get the verdict of their dependency
+    anchors alone (retry conditions, re-checks), or none. `comind check` passes the records
+    anchored to what the change touches: the change cannot have moved or drifted anything else."""
     commit = at or ws.head()
     todo = [r for r in records if needs_code(r)]
+    if near is not None:
+        todo = [v for r in todo if (v := r if r.id in near else dependency_view(r)) is not None]
     if commit is None or not todo:
         return {}
     relations = RelationIndex.build([*records, *context])
     threshold = ws.config.drift_threshold
     tip = ws.default_tip() or ""
-    keys = {r.id: f"{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}" for r in todo}
+    scope = {r.id: "" if near is None or r.id in near else "deps|" for r in todo}
+    keys = {r.id: f"{scope[r.id]}{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}"
+            for r in todo}
     cached = ledger.cached_verdicts(keys.values())
     result: dict[str, CodeVerdict] = {}
     missing = []

@@ -7,7 +7,7 @@ filtered on, so a record left out by a filter is never mistaken for a miss (DESI
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -53,13 +53,15 @@ def open_ledger(ws: Workspace, *, sync: bool = True) -> Ledger:
 
 
 def statuses(ws: Workspace, ledger: Ledger, records: Iterable[Record], *, at: str | None = None,
-             now: datetime | None = None, code: bool = True) -> dict[str, Status]:
-    """Derived status of the records, with what the code at `at` (default HEAD) says about them."""
+             now: datetime | None = None, code: bool = True,
+             near: Collection[str] | None = None) -> dict[str, Status]:
+    """Derived status of the records, with what the code at `at` (default HEAD) says about them
+    (about the records in ``near`` only, when given: see :func:`comind.codestatus.code_verdicts`)."""
     from comind.codestatus import code_verdicts
 
     records = list(records)
     context = ledger.with_context(records)
-    verdicts = code_verdicts(ws, ledger, records, at, context) if code else {}
+    verdicts = code_verdicts(ws, ledger, records, at, context, near) if code else {}
     enforced = ledger.enforced(at or ws.head() or "")  # constraints whose check last passed at this commit
     from comind.status import derive
 
