@@ -87,26 +87,27 @@ class ChangeLines:
         self.adds = adds - moved
         self.removes = removes - moved
 
+    @property
+    def total(self) -> int:
+        return sum(self.adds.values()) + sum(self.removes.values())
 
-def match_lines(attempt: Approach, change: Approach | ChangeLines) -> Match:
+
+def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines) -> Match:
     """How many of the attempt's informative added/removed lines the change adds/removes again
-    (net multisets, in any file: a moved file still re-proposes the approach; see `ChangeLines`)."""
+    (net multisets on both sides, in any file: a moved file still re-proposes the approach; lines
+    the attempt itself only moved or re-indented are not part of it; see `ChangeLines`)."""
+    tried = attempt if isinstance(attempt, ChangeLines) else ChangeLines(attempt)
     lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change)
     matched = total = 0
     where = None
-    used_adds: Counter[str] = Counter()  # the pools are shared: count what was taken, copy nothing
-    used_removes: Counter[str] = Counter()
-    for f in attempt.files:
-        for lines, pool, used in ((f.added, lines_of.adds, used_adds), (f.removed, lines_of.removes, used_removes)):
-            for ln in lines:
-                if ln.trivial or not informative(ln.text):
-                    continue
-                total += 1
-                if pool[ln.text] > used[ln.text]:
-                    used[ln.text] += 1
-                    matched += 1
-                    if used is used_adds:
-                        where = where or lines_of.first_at.get(ln.text)
+    for mine, theirs in ((tried.adds, lines_of.adds), (tried.removes, lines_of.removes)):
+        for text, n in mine.items():
+            total += n
+            again = min(n, theirs[text])
+            if again:
+                matched += again
+                if theirs is lines_of.adds:
+                    where = where or lines_of.first_at.get(text)
     return Match(matched, total, where)
 
 

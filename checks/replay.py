@@ -48,7 +48,7 @@ from typing import Any
 import pygit2
 
 from comind import config as configuration
-from comind.checks.deadends import ChangeLines, Match, fingerprint_of, informative, is_match, match_lines
+from comind.checks.deadends import ChangeLines, Match, fingerprint_of, is_match, match_lines
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
@@ -102,7 +102,7 @@ class EvalWorkspace(Workspace):
 @dataclass
 class Attempt:
     record: Record
-    approach: Approach | None
+    lines_of: ChangeLines | None  # the net informative lines of its fingerprint
     revert: str                # the revert commit
     reverted: str | None       # the reverted commit, when resolved
     subject: str               # what was reverted: the reverted commit's subject, else the quoted one
@@ -195,12 +195,9 @@ def _attempts(history: History) -> list[Attempt]:
         quoted = next((m.quoted_subject for m in revert_markers(commit.subject, commit.body) if m.quoted_subject), None)
         subject = target.subject if target else (quoted or record.title)
         change = fingerprint_of(record)
-        lines = 0
-        if change is not None:
-            lines = sum(1 for f in change.files for ln in (*f.added, *f.removed)
-                        if not ln.trivial and informative(ln.text))
-        by_id[record.id] = Attempt(record, change, commit.sha, target.sha if target else None, subject,
-                                   history.landing[commit.sha], lines=lines)
+        net = ChangeLines(change) if change is not None else None
+        by_id[record.id] = Attempt(record, net, commit.sha, target.sha if target else None, subject,
+                                   history.landing[commit.sha], lines=net.total if net else 0)
     for n, record in history.records:  # relands retire, as the ledger's status would
         if record.kind == "relation" and record.fields.get("relation") in ("retracts", "supersedes"):
             attempt = by_id.get(str(record.fields.get("target")))
@@ -379,17 +376,12 @@ class _Index:
         self.removed: dict[str, list[Attempt]] = defaultdict(list)
         self.keys: dict[str, list[Attempt]] = defaultdict(list)
         for a in attempts:
-            if a.approach is None:
+            if a.lines_of is None:
                 continue
-            seen: set[tuple[bool, str]] = set()
-            for f in a.approach.files:
-                for is_added, lines in ((True, f.added), (False, f.removed)):
-                    for ln in lines:
-                        if ln.trivial or not informative(ln.text) or (is_added, ln.text) in seen:
-                            continue
-                        seen.add((is_added, ln.text))
-                        (self.added if is_added else self.removed)[ln.text].append(a)
-                        self.keys[("+" if is_added else "-") + " ".join(ln.text.split())].append(a)
+            for sign, pool, lines in (("+", self.added, a.lines_of.adds), ("-", self.removed, a.lines_of.removes)):
+                for text in lines:
+                    pool[text].append(a)
+                    self.keys[_key(sign, text)].append(a)
 
     def may_match(self, keys: set[str], landing: int) -> bool:
         """Do the raw patch's lines (`_keys`) hold a line of an attempt active at `landing`? A superset
@@ -596,8 +588,8 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         lines = ChangeLines(change)
         expected = {id(a) for a in landing.expected}
         for attempt in index.candidates(lines, i):
-            assert attempt.approach is not None
-            m = match_lines(attempt.approach, lines)
+            assert attempt.lines_of is not None
+            m = match_lines(attempt.lines_of, lines)
             if is_match(m, threshold, min_lines):
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected))
         if landing.hits:
@@ -620,12 +612,12 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     best = landing.expected[-1]
     if best.end is not None and best.end < landing.index:
         landing.note = f"the attempt was already retired by a reland at landing {best.end}"
-    elif best.approach is None or not best.lines:
+    elif best.lines_of is None or not best.lines:
         landing.note = "the attempt has no informative lines (binary, over the size limit, or trivial only)"
     elif change is None:
         landing.note = "it re-adds none of the attempt's informative lines"
     else:
-        m = match_lines(best.approach, change)
+        m = match_lines(best.lines_of, change)
         landing.note = (f"it re-adds {m.matched} of {m.total} informative lines of the attempt "
                         f"(needs {threshold:.0%} and at least {min(min_lines, m.total)})")
 
