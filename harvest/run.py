@@ -78,6 +78,25 @@ def _tips(ws: Workspace) -> dict[str, str]:
     return {name: sha for name, sha in tips.items() if sha}
 
 
+def _default_history(repo: Any, tips: dict[str, str], hide: list[str]) -> set[str] | None:
+    """Ids of the commits reachable from the default tip and not from ``hide`` (None: all of the
+    walk, when HEAD is the default tip or missing)."""
+    default = tips.get("default")
+    if default is None:
+        return set()  # no default branch: nothing is on it
+    if tips.get("HEAD") in (None, default):
+        return None
+    import pygit2
+
+    walker = repo.walk(default, pygit2.enums.SortMode.NONE)
+    for rev in hide:
+        try:
+            walker.hide(repo.revparse_single(rev).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+    return {str(c.id) for c in walker}
+
+
 def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publish: bool = False,
             progress: Progress | None = None) -> HarvestResult:
     """Harvest the git history new since the last run (or since `since`, or all of it with `full`)."""
@@ -107,8 +126,13 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
             raise ComindError(f"unknown revision '{since}'") from exc
     sources = list(git_sources().values())
     records = []
+    on_default = _default_history(repo, tips, hide)
     for commit in walk(repo, list(dict.fromkeys(tips.values())), hide, oldest_first=True):
         result.commits += 1
+        # A commit of this walk is on the default branch exactly when the default tip's walk
+        # (hiding the same commits) holds it: answered here instead of one descendant_of each
+        # (~50 ms apiece on a long history), which the revert source asks for every reverted commit.
+        ctx._on_default.setdefault(commit.sha, on_default is None or commit.sha in on_default)
         for source in sources:
             try:
                 records.extend(source.harvest(commit, ctx))
