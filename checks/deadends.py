@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`) say too little
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # Words that say nothing about an approach on their own: control flow, declarations, literals.
 _KEYWORDS = frozenset({
     "if", "else", "elif", "elsif", "for", "foreach", "while", "do", "try", "catch", "except", "finally", "return",
@@ -48,7 +48,7 @@ def informative(text: str) -> bool:
     if len(text) < INFORMATIVE_CHARS or sum(map(str.isalnum, text)) < INFORMATIVE_CHARS // 2:
         return False
     words = 0
-    for word in _WORD.findall(text):
+    for word in _TOKEN.findall(text):
         if word.lower() not in _KEYWORDS:
             words += 1
             if words >= 2:
