@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither
 
 CACHE_VERSION = "3"
 MAX_FILE_SIZE = 1 << 20
-WORKERS = 2
+WORKERS = min(8, max(2, os.cpu_count() or 2))  # parse processes (ast-grep scans with every core too)
 PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for their start-up
 CHUNK = 24  # files per task: tasks are pulled, so the workers end within a chunk of each other
 
@@ -334,8 +334,12 @@ class CodeIndex:
         wanted = {(e.blob, e.language): p for p, e in candidates.items()}
         status = self._cached_status(wanted)
         stats.cached = len(status)
-        todo = [(oid, lang, path) for (oid, lang), path in sorted(wanted.items(), key=lambda kv: kv[1])
-                if (oid, lang) not in status]
+        todo = [(oid, lang, path) for (oid, lang), path in wanted.items() if (oid, lang) not in status]
+        if len(todo) >= PARALLEL_THRESHOLD:  # largest first: the workers then end together
+            header = self.repo.odb.read_header
+            todo.sort(key=lambda t: (-header(t[0])[1], t[2]))
+        else:
+            todo.sort(key=lambda t: t[2])
         total, done = len(candidates), len(candidates) - len(todo)
         if progress:
             progress(done, total)
