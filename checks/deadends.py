@@ -57,10 +57,15 @@ def informative(text: str) -> bool:
 
 
 class Match:
-    def __init__(self, matched: int, total: int, where: tuple[str, int] | None) -> None:
+    def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None) -> None:
         self.matched = matched
         self.total = total
         self.where = where  # first re-added line in the change: (path, line at head)
+        self.local = matched if local is None else local  # matched in a file named like one the attempt touched
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 class ChangeLines:
@@ -69,20 +74,23 @@ class ChangeLines:
     A line the change both removes and adds (code moved within or between files, a file moved or
     re-indented, whatever rename detection made of it) is neither re-added nor re-removed: only the
     net difference counts. Moving code is not proposing it; and a reland re-adds lines that its
-    revert took out of the tree, so it never removes them too."""
+    revert took out of the tree, so it never removes them too. `files` keeps, per line, the names
+    of the files it was added to or removed from (the file name, so that a moved file still counts)."""
 
     def __init__(self, change: Approach) -> None:
         adds: Counter[str] = Counter()
         removes: Counter[str] = Counter()
         self.first_at: dict[str, tuple[str, int]] = {}
+        self.files: dict[tuple[bool, str], set[str]] = {}
         for f in change.files:
-            for ln in f.added:
-                if not ln.trivial and informative(ln.text):
-                    adds[ln.text] += 1
-                    self.first_at.setdefault(ln.text, (f.path, ln.lineno))
-            for ln in f.removed:
-                if not ln.trivial and informative(ln.text):
-                    removes[ln.text] += 1
+            name = _name(f.path)
+            for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
+                for ln in lines:
+                    if not ln.trivial and informative(ln.text):
+                        pool[ln.text] += 1
+                        self.files.setdefault((added, ln.text), set()).add(name)
+                        if added:
+                            self.first_at.setdefault(ln.text, (f.path, ln.lineno))
         moved = adds & removes
         self.adds = adds - moved
         self.removes = removes - moved
@@ -95,27 +103,33 @@ class ChangeLines:
 def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines) -> Match:
     """How many of the attempt's informative added/removed lines the change adds/removes again
     (net multisets on both sides, in any file: a moved file still re-proposes the approach; lines
-    the attempt itself only moved or re-indented are not part of it; see `ChangeLines`)."""
+    the attempt itself only moved or re-indented are not part of it; see `ChangeLines`), and how
+    many of those the change adds or removes in a file named like one where the attempt did."""
     tried = attempt if isinstance(attempt, ChangeLines) else ChangeLines(attempt)
     lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change)
-    matched = total = 0
+    matched = total = local = 0
     where = None
-    for mine, theirs in ((tried.adds, lines_of.adds), (tried.removes, lines_of.removes)):
+    for added, mine, theirs in ((True, tried.adds, lines_of.adds), (False, tried.removes, lines_of.removes)):
         for text, n in mine.items():
             total += n
             again = min(n, theirs[text])
             if again:
                 matched += again
-                if theirs is lines_of.adds:
+                if tried.files.get((added, text), set()) & lines_of.files.get((added, text), set()):
+                    local += again
+                if added:
                     where = where or lines_of.first_at.get(text)
-    return Match(matched, total, where)
+    return Match(matched, total, where, local)
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:
+    """`threshold` of the attempt's lines and at least `min_lines` of them; an attempt smaller than
+    `min_lines` only when all of it comes back, in the files it touched: one or two lines alone
+    (`return 'utf-8'`, a re-removed condition) recur elsewhere by chance."""
     if m.total == 0:
         return False
     if m.total < min_lines:
-        return m.matched == m.total  # a small attempt counts only when all of it comes back
+        return m.matched == m.total and m.local == m.total
     return m.matched >= min_lines and m.matched / m.total >= threshold
 
 
