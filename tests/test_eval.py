@@ -255,3 +255,35 @@ def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Pa
     assert data["records"]["attempt"] >= 4
     text = cli(repo.path, "eval", "harvest")
     assert text.code == 0 and "trailer-like lines not taken:" in text.out and "Note: 1" in text.out
+
+
+def test_a_one_line_attempt_counts_only_in_its_own_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/encoding.py", "def default_encoding(headers):\n    return headers.charset\n")
+    repo.commit("initial")
+    repo.write("app/encoding.py", "def default_encoding(headers):\n    return 'utf-8'\n")
+    revert(repo, repo.commit("Use utf-8 as the default encoding"))
+    repo.write("app/other.py", "def guess(text):\n    return 'utf-8'\n")
+    elsewhere = repo.commit("Guess text encodings")
+    repo.write("app/encoding.py", "def default_encoding(headers):\n    return 'utf-8'\n")
+    again = repo.commit("Default to utf-8 after all")
+    flagged = [f["commit"] for f in replay(cli, repo.path)["flags"]]
+    assert elsewhere not in flagged and flagged == [again]
+
+
+def test_moved_lines_are_not_re_added(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Lines a change only moves (here: out of a module into a package) re-propose nothing."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/beta.py", feature("beta"))
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    original = repo.commit("Add alpha client")
+    revert(repo, original)
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.commit("Bring alpha back without saying so")  # flagged: the same lines again
+    repo.rm("app/alpha.py")
+    repo.write("app/clients/alpha_impl.py", feature("alpha"))
+    moved = repo.commit("Move the alpha client into a package")
+    data = replay(cli, repo.path)
+    assert moved not in {f["commit"] for f in data["flags"]}
+    assert data["false_flags"] == 1  # the unannounced re-add, which a person would call a reland
