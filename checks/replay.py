@@ -692,7 +692,7 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
                        for k in problems if ctx.counts.get(k) and k != "reverts:ambiguous"},
         "ambiguous": {"count": ctx.counts.get("reverts:ambiguous", 0), "examples": example("reverts:ambiguous")},
         "trailer_like_not_taken": _examples(not_taken_examples, dict(not_taken.most_common())),
-        "skipped": {k: {"count": n, "examples": ctx.examples.get(f"skipped:{k}", [])[:EXAMPLES]}
+        "skipped": {k: {"count": n, "examples": example(f"skipped:{k}")}
                     for k, n in sorted(ctx.skipped.items())},
         "seconds": round(history.seconds, 2),
     }
