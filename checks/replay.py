@@ -293,6 +293,7 @@ class ReplayResult:
     tip: str
     threshold: float
     min_lines: int
+    path: str = ""
     commits_walked: int = 0
     commits_scanned: int = 0
     merges_scanned: int = 0
@@ -328,7 +329,7 @@ class ReplayResult:
     def to_json(self) -> dict[str, Any]:
         recall = self.recall
         return {
-            "repo": self.repo, "tip": self.tip,
+            "repo": self.repo, "path": self.path, "tip": self.tip,
             "dead_end_threshold": self.threshold, "dead_end_min_lines": self.min_lines,
             "commits_walked": self.commits_walked, "commits_scanned": self.commits_scanned,
             "merges_scanned": self.merges_scanned, "ordinary_commits": self.ordinary,
@@ -545,7 +546,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     history = history or harvest_history(ws, progress=progress)
     config = ws.config
     threshold, min_lines = float(config.dead_end_threshold), int(config.dead_end_min_lines)
-    result = ReplayResult(ws.repo_name, history.tip, threshold, min_lines)
+    result = ReplayResult(ws.repo_name, history.tip, threshold, min_lines, path=str(ws.root))
     result.seconds["harvest"] = history.seconds
     result.commits_walked = len(history.commits)
     result.attempts = len(history.attempts)
@@ -682,7 +683,7 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
     other = {k: n for k, n in ctx.counts.items() if not k.startswith(("marker:", "lore-key:"))}
     problems = ("reverts:unresolved", "reverts:ambiguous", "reverts:reland-unresolved", "trailers:fixes-unresolved")
     return {
-        "repo": ws.repo_name, "tip": history.tip, "commits": len(history.commits),
+        "repo": ws.repo_name, "path": str(ws.root), "tip": history.tip, "commits": len(history.commits),
         "landings": len(history.chain), "records": dict(sorted(records.items())),
         "attempts_with_lines": sum(1 for a in history.attempts if a.lines),
         "markers": markers,

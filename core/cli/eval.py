@@ -66,7 +66,7 @@ def run_replay(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     recall = "n/a" if data["recall"] is None else f"{data['recall']:.2f}"
-    print(f"{data['repo']} at {data['tip'][:12]}: {data['commits_walked']} commits, {data['commits_scanned']} "
+    print(f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits_walked']} commits, {data['commits_scanned']} "
           f"landings scanned ({data['merges_scanned']} merges), {data['attempts_with_lines']} attempts with lines "
           f"(threshold {data['dead_end_threshold']}, min lines {data['dead_end_min_lines']})")
     print(f"relands: {data['relands']} found, {data['relands_flagged']} flagged, recall {recall}")
@@ -96,7 +96,7 @@ def run_harvest(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    print(f"{data['repo']} at {data['tip'][:12]}: {data['commits']} commits; records: "
+    print(f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits']} commits; records: "
           + (", ".join(f"{n} {k}" for k, n in data["records"].items()) or "none"))
     sections = [("revert markers", data["markers"]), ("Lore keys", data["lore_keys"]),
                 ("other counts", data["counts"]), ("unresolved", data["unresolved"]),
