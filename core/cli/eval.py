@@ -66,8 +66,9 @@ def run_replay(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     recall = "n/a" if data["recall"] is None else f"{data['recall']:.2f}"
-    print(f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits_walked']} commits, {data['commits_scanned']} "
-          f"landings scanned ({data['merges_scanned']} merges), {data['attempts_with_lines']} attempts with lines "
+    print(f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits_walked']} commits, "
+          f"{data['commits_scanned']} landings scanned ({data['merges_scanned']} merges), "
+          f"{data['attempts_with_lines']} attempts with lines "
           f"(threshold {data['dead_end_threshold']}, min lines {data['dead_end_min_lines']})")
     print(f"relands: {data['relands']} found, {data['relands_flagged']} flagged, recall {recall}")
     print(f"ordinary commits: {data['ordinary_commits']}, false flags: {data['false_flags']} "
