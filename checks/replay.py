@@ -462,10 +462,11 @@ def _prefilter(history: History, landings: dict[int, Landing], index: _Index,
                 chosen.add(i)
             if progress and n % PROGRESS_EVERY == 0:
                 progress("reading patches", n, len(landings))
-        how = "git log"
-    except OSError:
-        how = "libgit2"
-    for i in landings.keys() - seen:  # not in git's output (or no git): one libgit2 diff each
+    except OSError:  # no git, or an object missing from a partial copy: libgit2 reads the rest
+        pass
+    rest = landings.keys() - seen
+    how = f"git log: {len(seen)}, libgit2: {len(rest)}"
+    for i in rest:  # not in git's output: one libgit2 diff each
         found = _patch_keys(history.repo, landings[i].commit)
         if found is None or index.may_match(found, i):
             chosen.add(i)
