@@ -256,7 +256,9 @@ from comind.graph import ImportGraph
 start = time.perf_counter()
 graph = ImportGraph(CodeIndex(sys.argv[1], sys.argv[2]).snapshot("HEAD"))
 seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "edges": sorted(graph.edges())}))
+edges = sorted({(e.importer, e.imported, e.path, graph.path_of(e.imported) or "") for e in graph.import_edges()
+                if e.internal})
+print(json.dumps({"seconds": seconds, "edges": edges}))
 """
 
 
@@ -331,7 +333,7 @@ def grimp_rows(repo: str, name: str, files: Path, tmp: Path, repeat: int) -> lis
     for root, package in packages[:2]:
         ours: list[tuple[float, float | None]] = []
         theirs: list[tuple[float, float | None]] = []
-        edges: list[list[str]] = []
+        edges: list[tuple[str, str, str, str]] = []
         their_edges: list[list[str]] = []
         for _ in range(repeat):
             s, rss, out = child(GRIMP_CHILD, str(root), package)
@@ -339,10 +341,10 @@ def grimp_rows(repo: str, name: str, files: Path, tmp: Path, repeat: int) -> lis
             their_edges = out["edges"]
             s, rss, out = child(GRAPH_CHILD, repo, str(cache))
             ours.append((s, rss))
-            edges = out["edges"]
-        prefix = package + "."
-        mine = {(a, b) for a, b in edges if (a == package or a.startswith(prefix))
-                and (b == package or b.startswith(prefix))}
+            edges = [tuple(e) for e in out["edges"]]
+        # the same files as grimp's: a monorepo may hold several packages of one name (tests/)
+        folder = (root / package).relative_to(files).as_posix() + "/"
+        mine = {(a, b) for a, b, pa, pb in edges if pa.startswith(folder) and pb.startswith(folder)}
         their = {(a, b) for a, b in their_edges}
         rows.append(Row(f"{name}: Python import graph ({package})", min(o[0] for o in ours), "grimp",
                         min(t[0] for t in theirs), area=area, rss=max(o[1] or 0 for o in ours),

@@ -403,6 +403,21 @@ class CodeIndex:
             yield from pool.map(_parse_chunk, chunks)
 
     # lazy reads for Snapshot ---------------------------------------------------------------------
+    def _imports(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[Import, ...]]:
+        from .languages import Import
+
+        keys = set(keys)
+        out: dict[tuple[str, str], tuple[Import, ...]] = {}
+        oids = sorted({oid for oid, _ in keys})
+        for i in range(0, len(oids), 500):
+            batch = oids[i:i + 500]
+            sql = f"SELECT oid, lang, data FROM blobs WHERE oid IN ({','.join('?' * len(batch))})"
+            for oid, lang, data in self.db.execute(sql, batch):
+                if (oid, lang) in keys and data:
+                    out[(oid, lang)] = tuple(Import(m, tuple(n), a, line, lvl)
+                                             for m, n, a, line, lvl in json.loads(data)[1])
+        return out
+
     def _symbols(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], FileSymbols]:
         from .languages import FileSymbols
 
@@ -549,6 +564,18 @@ class Snapshot:
             loaded = self.index._symbols(missing.values())
             for path, key in missing.items():
                 self._symbols[path] = loaded.get(key, FileSymbols(key[1]))
+
+    def all_imports(self) -> dict[str, tuple[Import, ...]]:
+        """Every indexed file's imports (of its paths, for a :meth:`restricted` view), without
+        building the definitions and calls of files not loaded yet: what an import graph needs."""
+        if type(self).all_symbols is not Snapshot.all_symbols:  # a subclass deciding what files hold
+            return {p: fs.imports for p, fs in self.all_symbols().items()}
+        if self._only is not None:
+            return {p: fs.imports for p, fs in self.all_symbols().items()}
+        missing = {p: (e.blob, e.language) for p, e in self.files.items() if p not in self._symbols}
+        loaded = self.index._imports(missing.values()) if missing else {}
+        return {p: (self._symbols[p].imports if p in self._symbols else loaded.get(missing[p], ()))
+                for p in self.files}
 
     def definitions(self, path: str) -> tuple[Definition, ...]:
         fs = self.symbols(path)

@@ -70,7 +70,7 @@ class ImportGraph:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        symbols = snapshot.all_symbols()  # of the restricted paths only, for a restricted view
+        imports = snapshot.all_imports()  # of the restricted paths only, for a restricted view
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
         self._name_modules({path: entry.language for path, entry in snapshot.files.items()})
@@ -78,9 +78,10 @@ class ImportGraph:
         for path in sorted(self._module_of):
             self.modules.setdefault(self._module_of[path], path)
         self._import_edges: list[ImportEdge] = []
-        self._call_edges: list[CallEdge] = []
-        for path in sorted(symbols):
-            self._add_file(path, symbols[path])
+        self._calls: list[CallEdge] | None = None  # built on first use: most questions are about imports
+        self._bindings: dict[str, dict[str, str]] = {}  # path → name → what it is bound to
+        for path in sorted(imports):
+            self._add_file(path, snapshot.files[path].language, imports[path])
         self._adjacency: dict[str, set[str]] = {}
         for e in self._import_edges:
             self._adjacency.setdefault(e.importer, set()).add(e.imported)
@@ -97,6 +98,19 @@ class ImportGraph:
 
     def call_edges(self) -> list[CallEdge]:
         return list(self._call_edges)
+
+    @property
+    def _call_edges(self) -> list[CallEdge]:
+        """Call edges, resolved through each file's import bindings (the files' definitions and
+        calls are decoded here, on the first question about calls)."""
+        if self._calls is None:
+            self._calls = []
+            symbols = self.snapshot.all_symbols()
+            for path in sorted(self._bindings):
+                fs = symbols.get(path)
+                if fs is not None:
+                    self._add_calls(path, self._module_of[path], fs, self._bindings[path])
+        return self._calls
 
     def edges(self, *, external: bool = False) -> set[tuple[str, str]]:
         """(importer, imported) module pairs; internal only unless ``external``."""
@@ -178,24 +192,24 @@ class ImportGraph:
         return self._go_mods[directory]
 
     # --- edges --------------------------------------------------------------------------------
-    def _add_file(self, path: str, fs: FileSymbols) -> None:
+    def _add_file(self, path: str, language: str, imports: tuple[Import, ...]) -> None:
         module = self._module_of.get(path)
         if module is None:
             return
-        if fs.language == "python":
-            bindings = self._python_imports(path, module, fs.imports)
-        elif fs.language in _JS_LANGS:
-            bindings = self._js_imports(path, module, fs.imports)
-        elif fs.language == "go":
-            bindings = self._go_imports(path, module, fs.imports)
-        elif fs.language == "java":
-            bindings = self._java_imports(path, module, fs.imports)
+        if language == "python":
+            bindings = self._python_imports(path, module, imports)
+        elif language in _JS_LANGS:
+            bindings = self._js_imports(path, module, imports)
+        elif language == "go":
+            bindings = self._go_imports(path, module, imports)
+        elif language == "java":
+            bindings = self._java_imports(path, module, imports)
         else:
             bindings = {}
-            for imp in fs.imports:
+            for imp in imports:
                 name = "::".join(p for p in (imp.module, *imp.names) if p)
                 self._edge(module, name, path, imp.line, False)
-        self._add_calls(path, module, fs, bindings)
+        self._bindings[path] = bindings
 
     def _edge(self, importer: str, imported: str, path: str, line: int, internal: bool) -> None:
         self._import_edges.append(ImportEdge(importer, imported, path, line, internal))
@@ -316,7 +330,8 @@ class ImportGraph:
                     resolved = f"{module}.{owner}.{rest}"
             elif "::" not in call.callee:
                 resolved = _local(module, call.caller, head, call.callee, quals)
-            self._call_edges.append(CallEdge(caller, resolved or call.callee, path, call.line,
+            assert self._calls is not None
+            self._calls.append(CallEdge(caller, resolved or call.callee, path, call.line,
                                              resolved is not None))
 
 
