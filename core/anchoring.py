@@ -10,7 +10,8 @@ what its anchors say about the code now: orphaned, stale or fine, always with a 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import posixpath
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
@@ -308,11 +309,26 @@ class Anchorer:
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
         key = (commit, path, qualname)
         if key not in self._tokens:
-            from comind.languages import body_tokens
-
-            data = _blob_data(self.index, commit, path)
-            self._tokens[key] = body_tokens(path, data, qualname) if data is not None else None
+            blob = _blob_at(self.index, commit, path)
+            self._tokens[key] = None if blob is None else self.tokens_of(
+                blob, path, qualname, lambda: _blob_data(self.index, commit, path))
         return self._tokens[key]
+
+    def tokens_of(self, blob: str, path: str, qualname: str, data: Callable[[], bytes | None]) -> list[str] | None:
+        """The body tokens of ``qualname`` in the blob (parsed as ``path``'s language), kept in the
+        index cache: drift compares the anchored body with the current one at every new head, and
+        the anchored side never changes."""
+        key = f"{blob}\0{posixpath.splitext(path)[1].lower()}\0{qualname}"
+        found = self.index.memo_get("tokens", [key]).get(key)
+        if found is not None:
+            tokens: list[str] | None = json.loads(found)
+            return tokens
+        from comind.languages import body_tokens
+
+        raw = data()
+        tokens = body_tokens(path, raw, qualname) if raw is not None else None
+        self.index.memo_put("tokens", {key: json.dumps(tokens)})
+        return tokens
 
     def dependencies(self, commit: str) -> list[Any]:
         if commit not in self._deps:
@@ -400,7 +416,9 @@ class Anchorer:
             stale.append(f"{role} anchor {name} changed since {since}")
             return
         before = self.tokens_at(anchor["commit"], anchor["path"], anchor["symbol"])
-        after = target.body_tokens(where.path or "", d.qualname)
+        entry = target.files.get(where.path or "")
+        after = (self.tokens_of(entry.blob, where.path or "", d.qualname, lambda: target.blob_data(where.path or ""))
+                 if entry is not None else target.body_tokens(where.path or "", d.qualname))
         if before is None or after is None:
             stale.append(f"{name}: body changed since {since} and could not be compared")
             return
