@@ -52,7 +52,7 @@ from comind.checks.deadends import ChangeLines, Match, fingerprint_of, is_match,
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
-from comind.harvest.markers import normalise_subject, revert_markers
+from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.walker import CommitInfo, open_repo, walk
 from comind.records import Record
 from comind.workspace import Workspace, find_git
@@ -192,7 +192,8 @@ def _attempts(history: History) -> list[Attempt]:
         reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"),
                         None)
         target = history.ctx.commit(reverted) if reverted else None
-        quoted = next((m.quoted_subject for m in revert_markers(commit.subject, commit.body) if m.quoted_subject), None)
+        quoted = next((m.quoted_subject for m in revert_markers(*full_subject(commit.subject, commit.body))
+                       if m.quoted_subject and m.source == "subject"), None)
         subject = target.subject if target else (quoted or record.title)
         change = fingerprint_of(record)
         net = ChangeLines(change) if change is not None else None
@@ -209,29 +210,22 @@ def _attempts(history: History) -> list[Attempt]:
 
 # -- relands: the positives, from subjects alone --------------------------------------------------
 
-_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
-_RELAND = re.compile(r"(?P<word>re-?land(?:ed|s|ing)?|reapply|redo|restore)\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)",
-                     re.IGNORECASE)
-_ASIDE = re.compile(r"\([^()]*\)")
-
-
 def subject_key(subject: str) -> str:
-    """A subject as relands repeat it: `markers.normalise_subject`, then without parenthesised
-    asides (`(fix: #3288)`, `(#12)` in the middle), which relands often change."""
-    key = normalise_subject(subject)
-    loose = " ".join(_ASIDE.sub(" ", key).split())
-    return loose or key
+    """A subject as relands repeat it (`markers.reland_key`): `markers.normalise_subject`, then
+    without parenthesised asides (`(fix: #3288)`, `(#12)` in the middle), which relands often change."""
+    return reland_key(subject)
 
 
 @dataclass(frozen=True)
 class Reland:
-    form: str        # reapply | revert-of-revert | reland | redo | restore | same-subject
+    form: str        # reapply | revert-of-revert | reland | redo | restore | re-add | re-enable | again | same-subject
     relanded: str    # `subject_key` of what it re-applies ("" when unknown)
-    named: bool = True  # False: "Redo x" / "Restore x" count only when x is a reverted subject
+    named: bool = True  # False: "Redo x", "Restore x", "x again"… count only when x is a reverted subject
 
 
 def reland_of(subject: str) -> Reland | None:
-    """The reland a subject announces, if any (the same-subject form needs the history)."""
+    """The reland a subject announces, if any (the same-subject form needs the history): a revert of
+    a revert, or the words of `markers.reland_subject` (`Reland x`, `Re-land x`, `Redo "x"`, `x again`…)."""
     s = subject.split("\n", 1)[0].strip()
     markers = revert_markers(s, "")
     if markers:
@@ -241,21 +235,11 @@ def reland_of(subject: str) -> Reland | None:
             return Reland(form, subject_key(m.quoted_subject or ""))
         if m.kind != "free-form":
             return None  # a revert (or a revert of a reland)
-    rest = s
-    for _ in range(2):
-        if (match := _RELAND.match(rest)) is not None:
-            word = match.group("word").lower()
-            text = match.group("rest").strip()
-            form = word if word in ("reapply", "redo", "restore") else "reland"
-            # "redo directive parsing", "restore the default" are rewrites unless they quote a
-            # subject or name one that was reverted
-            named = form not in ("redo", "restore") or text.startswith(('"', "“"))
-            return Reland(form, subject_key(text), named)
-        prefix = _PREFIX.match(rest)
-        if prefix is None:
-            return None
-        rest = rest[prefix.end():]
-    return None
+    said = reland_subject(s)
+    if said is None:
+        return None
+    form, text, named = said
+    return Reland(form, subject_key(text), named)
 
 
 def _pr_title(commit: CommitInfo) -> str | None:

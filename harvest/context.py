@@ -17,19 +17,21 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from comind.actors import actor_id
-from comind.anchors import parse_anchor
+from comind.anchors import AnchorError, parse_anchor
 from comind.harvest.approach import MAX_BLOB, Approach, approach
-from comind.harvest.markers import normalise_subject
+from comind.harvest.markers import full_subject, normalise_subject
 from comind.harvest.run import HARVESTER_VERSION
 from comind.harvest.walker import CommitInfo, walk
 
 if TYPE_CHECKING:
     from comind.workspace import Workspace
 
-_REVIEWED_ON = re.compile(r"^Reviewed-on:\s*\S+/\+/(\d+)\s*$", re.M)
+# Gerrit's change URL: https://host/c/repo/+/N, and the older https://host/N
+_REVIEWED_ON = re.compile(r"^Reviewed-on:[ \t]*https?://[^\s/]+/(?:\S*/\+/|#/c/)?(\d+)/?[ \t]*$", re.M)
 MAX_ANCHORS = 12
 MAX_FINGERPRINT_LINES = 3000  # non-trivial lines kept per attempt: bounds the record's size
 MAX_LINE_CHARS = 300
+_SYMBOL = re.compile(r"^[^\s:.]+(?:\.[^\s:.]+)*$")  # what an anchor accepts after `path::`
 
 
 def commit_time(commit: CommitInfo) -> str:
@@ -46,10 +48,14 @@ class HarvestContext:
         self.skipped: Counter[str] = Counter()
         self.examples: dict[str, list[str]] = defaultdict(list)
         self._subjects: dict[str, list[str]] | None = None
+        self._keys: list[str] | None = None  # the subject keys, sorted: prefix lookups of cut subjects
         self._prs: dict[int, list[str]] | None = None
         self._cls: dict[int, list[str]] = {}
         self._on_default: dict[str, bool] = {}
         self.lore_ids: dict[str, list[str]] = {}  # Lore-id -> record ids (filled by the lore source)
+        # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit], …] of the attempts a
+        # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
+        self.reverted: dict[str, list[list[str]]] = {}
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -90,7 +96,10 @@ class HarvestContext:
         from comind.harvest.markers import _PR_SUFFIX  # the same (#N) rule the markers use
 
         for commit in walk(self.repo, tips):
-            if key := normalise_subject(commit.subject):
+            subject = commit.subject
+            if "…" in subject:  # a title GitHub cut: made whole from the body
+                subject = full_subject(subject, commit.body)[0]
+            if key := normalise_subject(subject):
                 subjects[key].append(commit.sha)
             if (m := _PR_SUFFIX.search(commit.subject)) is not None:
                 prs[int(m.group(2))].append(commit.sha)
@@ -107,6 +116,22 @@ class HarvestContext:
             self._index_history()
         assert self._subjects is not None
         return list(self._subjects.get(normalise_subject(subject), ()))
+
+    def by_subject_prefix(self, prefix: str) -> list[str]:
+        """Commits whose normalised subject starts with `prefix` (a normalised cut subject)."""
+        if self._subjects is None:
+            self._index_history()
+        assert self._subjects is not None
+        if self._keys is None:
+            self._keys = sorted(self._subjects)
+        from bisect import bisect_left
+
+        out: list[str] = []
+        for key in self._keys[bisect_left(self._keys, prefix):]:
+            if not key.startswith(prefix):
+                break
+            out.extend(self._subjects[key])
+        return out
 
     def by_pr(self, number: int) -> list[str]:
         if self._prs is None:
@@ -169,14 +194,22 @@ class HarvestContext:
                 lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
                 symbols = sorted({d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
                                  key=lambda d: d.start_line)
+            symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
             for d in symbols[:4]:
                 key = f"{path}::{d.qualname}"
                 if key not in seen:
                     seen.add(key)
-                    anchors.append(parse_anchor(key) | {"commit": at, "blob": str(blob.id)} | fingerprint(d))
+                    try:
+                        anchor = parse_anchor(key)
+                    except AnchorError:
+                        continue
+                    anchors.append(anchor | {"commit": at, "blob": str(blob.id)} | fingerprint(d))
             if not symbols and path not in seen:
                 seen.add(path)
-                anchors.append(parse_anchor(path) | {"commit": at, "blob": str(blob.id)})
+                try:
+                    anchors.append(parse_anchor(path) | {"commit": at, "blob": str(blob.id)})
+                except AnchorError:  # a path no anchor can name: the folder, else the repository
+                    continue
             if len(anchors) >= MAX_ANCHORS:
                 break
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
@@ -208,8 +241,10 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     budget = MAX_FINGERPRINT_LINES
     files = []
     for f in change.files:
-        added = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.added if not ln.trivial]
-        removed = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.removed if not ln.trivial]
+        added = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.added
+                 if not ln.trivial and _shareable(ln.text)]
+        removed = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.removed
+                   if not ln.trivial and _shareable(ln.text)]
         added, removed = added[:budget], removed[:max(0, budget - len(added))]
         budget -= len(added) + len(removed)
         files.append({"path": f.path, "old_path": f.old_path, "status": f.status, "binary": f.binary,
@@ -221,6 +256,14 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     if budget <= 0:
         data["truncated"] = True
     return data
+
+
+def _shareable(text: str) -> bool:
+    """A line a record may carry: no secret-looking assignment (test fixtures write `password:
+    "hunter22"`), no invisible controls. Records refuse both, and one such line would drop the attempt."""
+    from comind.sanitize import find_secret, strip_invisible
+
+    return find_secret(text[:MAX_LINE_CHARS]) is None and strip_invisible(text) == text
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:

@@ -35,8 +35,8 @@ HEX = r"[0-9a-f]{7,40}"
 _QUOTES = {'"': '"', "“": "”"}
 
 _THIS_REVERTS = re.compile(
-    rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:this[ \t]+(?:commit[ \t]+)?reverts?|reverts)[ \t]+(?:commit[ \t]+)?"
-    rf"(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
+    rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:this[ \t]+(?:commit[ \t]+)?reverts?|reverts)[ \t]+"
+    rf"(?:commit[ \t]*\n?[ \t]*)?(?:<?https?://[^\s]{{1,200}}?/commits?/)?(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
 _REVERSING = re.compile(rf"[ \t]*reversing\s+changes\s+made\s+to\s+({HEX})\b", re.IGNORECASE)
@@ -89,6 +89,8 @@ class RevertMarker:
     base_sha: str | None = None  # merge reverts: "reversing changes made to <sha>"
     repo: str | None = None     # "owner/repo" of a GitHub ``Reverts owner/repo#N``
     depth: int = 1              # revert nesting: Revert "Revert "x"" is 2, Reapply "x" is 2, Revert^3 is 3
+    truncated: bool = False     # the quoted subject was cut (ends with "…"): resolved by its prefix
+    described: str | None = None  # conventional / free-form: the reverted change as the subject describes it
 
 
 KINDS = (
@@ -101,6 +103,7 @@ KINDS = (
     "subject-revert-ref",       # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>]
     "conventional-revert",      # subject: revert(scope)!: <description>   (needs_target)
     "free-form",                # subject starting with revert/reverting/reverted/re-revert  (needs_target)
+    "body-revert-quoted",       # body: [* ]Revert "<subject>", under a revert-like subject  (needs_target)
 )
 
 
@@ -112,6 +115,9 @@ def _unquote(text: str) -> tuple[str | None, str]:
     if close is None:
         return None, text
     end = text.rfind(close)
+    cut = text.rfind("…")
+    if cut > max(end, 0):  # cut by GitHub after the closing quote was lost: the quote ends at the "…"
+        return text[1:cut + 1], text[cut + 1:]
     if end <= 0:
         return text[1:], ""  # unterminated (a truncated title): take the rest
     return text[1:end], text[end + 1:]
@@ -134,11 +140,11 @@ def _wrapper(subject: str) -> tuple[int, str, str | None] | None:
     return None
 
 
-def _nesting(subject: str) -> tuple[int, str | None, str]:
-    """Total revert depth, the outermost quoted text, the outermost form."""
+def _nesting(subject: str) -> tuple[int, str | None, str, str | None]:
+    """Total revert depth, the outermost quoted text, the outermost form, the innermost quoted text."""
     first = _wrapper(subject)
     if first is None:
-        return 0, None, ""
+        return 0, None, "", None
     depth, form, quoted = first
     inner = quoted
     for _ in range(MAX_DEPTH):
@@ -149,7 +155,7 @@ def _nesting(subject: str) -> tuple[int, str | None, str]:
             break
         depth += nxt[0]
         inner = nxt[2]
-    return depth, quoted, form
+    return depth, quoted, form, inner
 
 
 def trailing_pr(subject: str) -> int | None:
@@ -165,6 +171,99 @@ def _pr_in(text: str | None) -> int | None:
     return int(m.group(2)) if m and not m.group("repo") else None  # "(owner/repo#N)" is another repository
 
 
+_PR_TAIL = re.compile(r"(?:[ \t]*\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\))+[ \t]*$")
+_BARE_PR = re.compile(r"(?<![\w/])(?:(?P<word>[A-Za-z]+)[ \t]+)?#(?P<pr>\d{1,9})[ \t]*$")
+_ISSUE_WORDS = frozenset({"fix", "fixes", "fixed", "close", "closes", "closed", "resolve", "resolves", "resolved",
+                          "see", "ref", "refs", "issue", "for"})
+
+
+def _quoted_pr(quoted: str | None) -> int | None:
+    """The PR a quoted subject names: its trailing ``(#N)``, else a bare ``#N`` ending it (``never
+    type check deno info #6978``) unless an issue word introduces it (``fix #12``)."""
+    if not quoted:
+        return None
+    pr = _pr_in(quoted.rstrip())
+    if pr is not None:
+        return pr
+    m = _BARE_PR.search(quoted)
+    if m and (m.group("word") or "").lower() not in _ISSUE_WORDS:
+        return int(m.group("pr"))
+    return None
+
+
+def _described(description: str) -> tuple[str, int | None]:
+    """A conventional or free-form revert's description: (the reverted change as described, its PR).
+    ``thing (#12) (#34)``: the last ``(#N)`` is the revert's own, the one before the target's;
+    ``thing #12 (#34)`` likewise."""
+    text = description.strip()
+    first = _PR_SUFFIX.search(text)
+    if first is None:
+        return text, None
+    before = text[:first.start()].rstrip()
+    pr = _pr_in(before)
+    if pr is None and (m := _BARE_PR.search(before)) and (m.group("word") or "").lower() not in _ISSUE_WORDS:
+        pr = int(m.group("pr"))
+    return before, pr
+
+
+def is_cut(text: str | None) -> bool:
+    """Does a (quoted) subject end where GitHub or a mail client cut it (``…``, ``...``)?"""
+    if not text:
+        return False
+    t = text.rstrip().rstrip("\"”").rstrip()
+    return t.endswith(("…", "..."))
+
+
+_PARTIAL_TAIL = re.compile(r"[ \t]*\((?:[\w.-]{0,100}/?[\w.-]{0,100})?#?\d{0,9}$")  # "(#263", "(owner/re"
+MIN_PREFIX = 16  # characters of a cut subject's normalised prefix needed to look it up
+
+
+def cut_prefix(text: str | None) -> str | None:
+    """The normalised prefix of a cut subject (``fix(x): send ws ping frames (#263…`` -> ``send ws
+    ping frames``), to be matched against whole subjects; None when it is not cut or too short."""
+    if not is_cut(text):
+        return None
+    assert text is not None
+    t = text.rstrip().rstrip("\"”").rstrip()
+    t = t[:-1] if t.endswith("…") else t[:-3]
+    t = _PARTIAL_TAIL.sub("", t[:SUBJECT_BUDGET])
+    key = normalise_subject(t)
+    return key if len(key) >= MIN_PREFIX else None
+
+
+def full_subject(subject: str, body: str) -> tuple[str, str]:
+    """GitHub cuts a long title at about 70 characters: the subject ends with ``…`` (then perhaps the
+    squash ``(#N)``) and the body starts with ``…`` and the rest. Returns the title made whole and
+    the body without that line; anything else unchanged."""
+    cut = subject.rfind("…")
+    if cut < 0 or not body.startswith("…"):
+        return subject, body
+    after = subject[cut + 1:]
+    if after.strip() and not _PR_TAIL.fullmatch(after):
+        return subject, body
+    line, _, rest = body.partition("\n")
+    return subject[:cut] + line[1:].rstrip() + after, rest.lstrip("\n")
+
+
+def revert_depth(subject: str) -> int:
+    """How many reverts deep a subject is: 0 for an ordinary one, 1 for ``Revert "x"``, 2 for a reland
+    (``Reapply "x"``, ``Revert "Revert "x""``), and so on; conventional ``revert:`` counts 1."""
+    s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
+    if "evert" not in s and "EVERT" not in s and "eapply" not in s and "EAPPLY" not in s:
+        return 0
+    markers = _subject_markers(s)
+    if not markers:
+        return 0
+    m = markers[0]
+    return m.depth if m.kind in ("subject-revert-quoted", "revert-of-revert") else 1
+
+
+def _quoted_marker(depth: int, quoted: str | None, form: str, inner: str | None, text: str) -> RevertMarker:
+    kind = "subject-revert-quoted" if depth == 1 and form == "revert" else "revert-of-revert"
+    return RevertMarker(kind, None, _quoted_pr(quoted), None, quoted, depth % 2 == 0, text, depth=depth,
+                        truncated=is_cut(inner))
+
+
 def _subject_markers(subject: str) -> list[RevertMarker]:
     s = subject[:SUBJECT_BUDGET].strip()
     low = s.lower()
@@ -176,10 +275,9 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
     if m:
         return [RevertMarker("gerrit-revert-submission", None, None, None, None, False, text)]
 
-    depth, quoted, form = _nesting(s)
+    depth, quoted, form, inner = _nesting(s)
     if depth:
-        kind = "subject-revert-quoted" if depth == 1 and form == "revert" else "revert-of-revert"
-        return [RevertMarker(kind, None, _pr_in(quoted), None, quoted, depth % 2 == 0, text, depth=depth)]
+        return [_quoted_marker(depth, quoted, form, inner, text)]
 
     conventional = _CONVENTIONAL.match(s)
     rest = s
@@ -189,22 +287,19 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
             description = rest.strip()
             q, _ = _unquote(description)
             pr = _pr_in(q) if q is not None else None
+            described = q
             if q is None:
                 # "revert: fix(x): thing (#orig) (#self)": two trailing PR numbers, the inner one is the target
-                first = _PR_SUFFIX.search(description)
-                if first:
-                    before = description[:first.start()]  # the last (#N) is the revert's own PR
-                    pr = _pr_in(before.rstrip())
+                described, pr = _described(description)
             sha = None
             if q is None and (h := re.match(rf"(?:commit[ \t]+)?({HEX})\b", description, re.IGNORECASE)):
                 sha = h.group(1).lower()
             return [RevertMarker("conventional-revert", sha, pr, None, q if q is not None else description,
-                                 False, text, needs_target=True)]
+                                 False, text, needs_target=True, truncated=is_cut(described), described=described)]
         # "docs: revert "…" (#N)", "fix: reverts #8278": the description carries the marker
-        depth, quoted, form = _nesting(rest)
+        depth, quoted, form, inner = _nesting(rest)
         if depth:
-            kind = "subject-revert-quoted" if depth == 1 and form == "revert" else "revert-of-revert"
-            return [RevertMarker(kind, None, _pr_in(quoted), None, quoted, depth % 2 == 0, text, depth=depth)]
+            return [_quoted_marker(depth, quoted, form, inner, text)]
 
     m = _REF_SUBJECT.match(rest)
     if m:
@@ -217,9 +312,17 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
                 out.append(RevertMarker("subject-revert-ref", None, pr, None, None, False, text))
         if out:
             return out
-    if _FREE_FORM.match(rest):
-        return [RevertMarker("free-form", None, None, None, None, False, text, needs_target=True)]
+    if (f := _FREE_FORM.match(rest)) is not None:
+        described, pr = _described(rest[f.end():])
+        if described.lower().startswith("back to ") or described.lower().startswith("to "):
+            described = ""  # "revert to v1.2", "revert back to …": a state, not a change's subject
+        return [RevertMarker("free-form", None, pr, None, None, False, text, needs_target=True,
+                             truncated=is_cut(described), described=described or None)]
     return []
+
+
+_BODY_REVERT = re.compile(r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?P<line>Revert[ \t]+[\"“][^\n]*)",
+                          re.IGNORECASE | re.MULTILINE)
 
 
 def _body_markers(body: str) -> list[RevertMarker]:
@@ -254,11 +357,31 @@ def _body_markers(body: str) -> list[RevertMarker]:
     return [marker for _, marker in out]
 
 
+def _body_quoted(body: str) -> list[RevertMarker]:
+    """``Revert "<subject>"`` lines of a body (a squash of several reverts lists them so)."""
+    out = []
+    for m in _BODY_REVERT.finditer(body):
+        line = m.group("line")[:SUBJECT_BUDGET].strip()
+        depth, quoted, form, inner = _nesting(line)
+        if depth != 1 or form != "revert" or not quoted:
+            continue  # a reland listed in the body: the subject says what the commit is
+        out.append(RevertMarker("body-revert-quoted", None, _quoted_pr(quoted), None, quoted, False, line,
+                                needs_target=True, source="body", indented=bool(m.group("indent")),
+                                truncated=is_cut(inner)))
+    return out
+
+
 def revert_markers(subject: str, body: str) -> list[RevertMarker]:
-    """Every revert marker of a commit message: subject markers first, then body markers in order."""
+    """Every revert marker of a commit message: subject markers first, then body markers in order.
+
+    ``Revert "…"`` lines of the body count only under a subject that is itself a revert (``Revert
+    various PRs (#14339)`` listing what it reverts): under any other subject they are the PR
+    branch's own history quoted by a squash."""
     markers = _subject_markers(subject.split("\n", 1)[0])
     if "evert" in body or "EVERT" in body:  # cheap pre-filter: every body form contains "revert"
         markers.extend(_body_markers(body))
+        if markers and markers[0].source == "subject" and not markers[0].is_reland:
+            markers.extend(_body_quoted(body))
     return markers
 
 
@@ -335,4 +458,58 @@ def normalise_subject(subject: str) -> str:
                 s = q.strip()
         if s == before:
             break
+    if "`" in s:  # markdown code spans: `ReadableStream`s and ReadableStreams are one title
+        s = s.replace("`", "")
     return " ".join(s.split()).lower().rstrip(".").rstrip()
+
+
+_ASIDE = re.compile(r"\([^()\n]{0,200}\)")
+
+
+def reland_key(subject: str) -> str:
+    """A subject as relands repeat it: `normalise_subject`, then without parenthesised asides
+    (`(fix: #3288)`, `(#12)` in the middle, `(again)`), which relands often change."""
+    key = normalise_subject(subject)
+    if "(" not in key:
+        return key
+    loose = " ".join(_ASIDE.sub(" ", key).split())
+    return loose or key
+
+
+_RELAND_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
+_RELAND_WORD = re.compile(
+    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|re-add|readd|re-enable|reenable|re-?introduce)\b"
+    r"[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
+_AGAIN = re.compile(
+    r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?(?:again|take[ \t]*(?:two|2|3|three)|(?:second|2nd)[ \t]+(?:try|attempt))"
+    r"[)\]]?[ \t.!]*$", re.IGNORECASE)
+RELAND_FORMS = {"reland": "reland", "relanded": "reland", "relands": "reland", "relanding": "reland",
+                "re-land": "reland", "re-landed": "reland", "re-lands": "reland", "re-landing": "reland",
+                "reapply": "reapply", "re-apply": "reapply", "redo": "redo", "restore": "restore",
+                "re-add": "re-add", "readd": "re-add", "re-enable": "re-enable", "reenable": "re-enable",
+                "reintroduce": "re-add", "re-introduce": "re-add"}
+
+
+def reland_subject(subject: str) -> tuple[str, str, bool] | None:
+    """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
+    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Re-add x``, ``Re-enable x``, ``x again``,
+    ``x (take 2)``. Returns (form, what it relands as written, named): named is False for the
+    words that also mean a plain rewrite (``redo directive parsing``, ``restore the default``,
+    ``re-enable the test``, ``retry again``) unless they quote a subject — those count only when
+    what they name is a reverted subject."""
+    s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
+    rest = s
+    for _ in range(2):
+        if (m := _RELAND_WORD.match(rest)) is not None:
+            form = RELAND_FORMS.get(m.group("word").lower(), "reland")
+            text = m.group("rest").strip()
+            named = form in ("reland", "reapply") or text.startswith(('"', "“"))
+            return form, text, named
+        prefix = _RELAND_PREFIX.match(rest)
+        if prefix is None:
+            break
+        rest = rest[prefix.end():]
+    bare = _PR_TAIL.sub("", s) if s.endswith(")") else s
+    if (m := _AGAIN.fullmatch(bare)) is not None and m.group("rest").strip():
+        return "again", m.group("rest").strip(), False
+    return None

@@ -1,12 +1,21 @@
 """Reverts → attempt records (outcome `reverted`), relands → `retracts` relations.
 
 Every revert form `comind.harvest.markers` recognises is resolved against the repository: a sha
-prefix, a quoted or normalised subject among the commit's ancestors, a `(#N)` PR suffix, a Gerrit
-`Reviewed-on: …/+/N`. Ambiguous or unresolvable targets are never guessed: the attempt keeps the
-reference text and the number of candidates, at trust T1, with the revert's own diff (turned
-around) as its approach. Known traps are not reverts: a `revert:` code-area prefix with no target,
-markers quoted in a merge or squash body whose target is not on the default branch, and the same
-revert quoted twice (only the commit that carries it as its subject or unindented body counts).
+prefix, a quoted or normalised subject among the commit's ancestors (a subject GitHub cut with
+`…` by its prefix), a `(#N)` PR suffix, a Gerrit `Reviewed-on: …/+/N`. One revert of several
+commits (`This reverts commit` three times, `Revert various PRs` listing `Revert "…"` lines) is
+one attempt per reverted commit. Ambiguous or unresolvable targets are never guessed: the attempt
+keeps the reference text and the number of candidates, at trust T1, with the revert's own diff
+(turned around) as its approach; a free-form `Revert realms from core` is such an attempt too.
+Known traps are not reverts: a `revert:` code-area prefix with no target, markers quoted in a
+merge or squash body whose target is not on the default branch, and the same revert quoted twice
+(only the commit that carries it as its subject or unindented body counts).
+
+A reland retires the attempts it re-applies (a `retracts` relation): a revert of the revert
+(`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`), a `Reland x` / `Re-land x` / `Redo x` /
+`Restore x` / `Re-add x` / `x again` subject naming a reverted subject, or a commit whose subject
+is a reverted commit's again after the revert (when that subject was not a common one). The
+reverted subjects are kept in `HarvestContext.reverted`, across incremental harvests.
 """
 
 from __future__ import annotations
@@ -16,81 +25,187 @@ from collections.abc import Iterator
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, FileChange
 from comind.harvest.context import HarvestContext, commit_time, dependency_anchors, fingerprint_json, first_line
-from comind.harvest.markers import RevertMarker, revert_markers, revert_reason
+from comind.harvest.markers import (
+    RevertMarker,
+    cut_prefix,
+    full_subject,
+    reland_key,
+    reland_subject,
+    revert_depth,
+    revert_markers,
+    revert_reason,
+)
 from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix
 from comind.records import Record, harvested_id, new_record
 
 NAME = "reverts"
 
 
-def attempt_id(repo: str, revert_sha: str) -> str:
-    return harvested_id(f"git-revert:{repo}:{revert_sha}")
+def attempt_id(repo: str, revert_sha: str, target: str | None = None) -> str:
+    """The attempt a revert makes; a revert of several commits makes one more per further target."""
+    return harvested_id(f"git-revert:{repo}:{revert_sha}" + (f":{target}" if target else ""))
 
 
 def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
-    markers = revert_markers(commit.subject, commit.body)
-    if not markers:
-        return
+    subject, body = full_subject(commit.subject, commit.body)
+    markers = revert_markers(subject, body)
     if commit.is_merge:  # merge bodies quote the PR (bors copies it): only the merge's own subject counts
         markers = [m for m in markers if m.source == "subject"]
     for m in markers:
         ctx.count(f"marker:{m.kind}", commit.sha[:12])
     if not markers:
+        if ctx.reverted:
+            yield from _relanded_by_subject(commit, subject, ctx)
         return
     if any(m.is_reland for m in markers):
         yield from _reland(commit, markers, ctx)
         return
-    targets, candidates, reference = _resolve(commit, markers, ctx)
-    if targets is None:
+    resolved = _resolve(commit, markers, ctx)
+    if resolved is None:
         return  # not a revert after all (a code-area `revert:` prefix, or a quoted PR-branch revert)
-    yield from _attempt(commit, markers, targets, candidates, reference, ctx)
+    targets, candidates, reference = resolved
+    yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
+
+
+# -- what a revert reverts --------------------------------------------------------------------
+
+
+def _family(m: RevertMarker) -> int:
+    """Resolution order: shas, then PR and change numbers, then subjects (quoted, described)."""
+    if m.sha:
+        return 0
+    if m.kind in ("github-reverts-pr", "gerrit-reverts-cl", "subject-revert-ref"):
+        return 1
+    return 2
 
 
 def _resolve(commit: CommitInfo, markers: list[RevertMarker],
-             ctx: HarvestContext) -> tuple[list[str] | None, int, str]:
-    """(resolved targets, candidate count when ambiguous, reference text); None: not a revert."""
+             ctx: HarvestContext) -> tuple[list[str], int, str] | None:
+    """(resolved targets, candidate count when ambiguous, reference text); None: not a revert.
+
+    Markers are read by family (shas, then numbers, then subjects): the first family that resolves
+    gives every target it resolves, so a revert of three commits is three attempts, while the
+    subject and the sha of one `git revert` name one."""
     # A squash body lists the PR's own commits, indented: such markers are real only when their
     # target is on the default branch.
     quoted_only = all(m.source == "body" and m.indented for m in markers)
-    for m in sorted(markers, key=lambda m: (m.sha is None, m.pr is None, m.cl is None)):
-        found = _candidates(commit, m, ctx)
-        if len(found) == 1:
-            if (quoted_only or m.indented) and not ctx.on_default(found[0]):
-                ctx.skip("quoted-revert-not-on-default-branch", commit.sha[:12])
-                continue
-            return found, 0, m.text
-        if len(found) > 1:
-            ctx.count("reverts:ambiguous", f"{commit.sha[:12]} {m.text[:60]}")
-            return [], len(found), m.text
-    if quoted_only or all(m.needs_target for m in markers):
+    ambiguous: tuple[int, str] | None = None
+    for family in (0, 1, 2):
+        targets: list[str] = []
+        text = ""
+        for m in (m for m in markers if _family(m) == family):
+            found = _candidates(commit, m, ctx)
+            if len(found) == 1:
+                if (quoted_only or m.indented) and not ctx.on_default(found[0]):
+                    ctx.skip("quoted-revert-not-on-default-branch", commit.sha[:12])
+                    continue
+                if found[0] not in targets:
+                    targets.append(found[0])
+                    text = text or m.text
+            elif len(found) > 1 and ambiguous is None:
+                ambiguous = (len(found), m.text)
+        if targets:
+            return targets, 0, text
+    if ambiguous is not None:
+        ctx.count("reverts:ambiguous", f"{commit.sha[:12]} {ambiguous[1][:60]}")
+        return [], ambiguous[0], ambiguous[1]
+    if quoted_only or all(m.needs_target and m.kind != "free-form" for m in markers):
         ctx.skip("revert-like-without-target", commit.sha[:12])
-        return None, 0, markers[0].text
+        return None
+    # an explicit marker, or a subject that starts with "Revert": a revert whose target is unknown
     ctx.count("reverts:unresolved", f"{commit.sha[:12]} {markers[0].text[:60]}")
     return [], 0, markers[0].text
 
 
 def _candidates(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:
+    """The commits a marker may name, before the revert: by sha; else by PR or change number; else
+    by subject, among commits one revert less deep (`Revert "Reapply "x""` reverts the reapply)."""
     if m.sha:
-        return resolve_prefix(ctx.repo, m.sha)
-    if m.pr is not None:
-        found = ctx.by_pr(m.pr)
-    elif m.cl is not None:
+        found = resolve_prefix(ctx.repo, m.sha)
+        return [s for s in found if s != commit.sha and _before(ctx, s, commit.sha)]
+    found = []
+    if m.cl is not None:
         found = ctx.by_cl(m.cl)
-    elif m.quoted_subject or m.needs_target:
-        found = ctx.by_subject(m.quoted_subject or commit.subject)
-    else:
+    elif m.pr is not None:
+        found = ctx.by_pr(m.pr)
+    found = [s for s in found if s != commit.sha]
+    if found:
+        return [s for s in found if _before(ctx, s, commit.sha)]
+    text = m.quoted_subject if m.kind not in ("conventional-revert", "free-form") else m.described
+    if not text:
         return []
-    return [s for s in found if s != commit.sha and _before(ctx, s, commit.sha)]
+    if m.truncated:
+        prefix = cut_prefix(text)
+        found = ctx.by_subject_prefix(prefix) if prefix else []
+    else:
+        found = ctx.by_subject(text)
+    return [s for s in found if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)]
+
+
+def _depth(ctx: HarvestContext, sha: str) -> int:
+    c = ctx.commit(sha)
+    return revert_depth(full_subject(c.subject, c.body)[0]) if c is not None else -1
 
 
 def _before(ctx: HarvestContext, candidate: str, commit: str) -> bool:
     return is_ancestor(ctx.repo, candidate, commit)
 
 
-def _attempt(commit: CommitInfo, markers: list[RevertMarker], targets: list[str], candidates: int, reference: str,
-             ctx: HarvestContext) -> Iterator[Record]:
-    target = ctx.commit(targets[0]) if targets else None
-    reason = revert_reason(commit.subject, commit.body)
+# -- attempts ----------------------------------------------------------------------------------
+
+
+def _attempts(commit: CommitInfo, subject: str, body: str, markers: list[RevertMarker], targets: list[str],
+              candidates: int, reference: str, ctx: HarvestContext) -> Iterator[Record]:
+    reason = revert_reason(subject, body)
+    if reason:
+        from comind.sanitize import find_secret
+
+        if find_secret(reason):  # records refuse secrets: the attempt is kept, without the why
+            ctx.count("reverts:reason-withheld", commit.sha[:12])
+            reason = ""
+    if not targets:
+        record = _attempt(commit, markers, None, candidates, reference, reason, attempt_id(ctx.repo_name, commit.sha),
+                          ctx)
+        if record is not None:
+            quoted = _quoted(markers)
+            if quoted and not candidates and not any(m.truncated for m in markers):
+                _remember(ctx, commit, record.id, quoted, None)
+            yield record
+        return
+    for n, sha in enumerate(targets):
+        target = ctx.commit(sha)
+        rid = attempt_id(ctx.repo_name, commit.sha, None if n == 0 else sha)
+        record = _attempt(commit, markers, target, 0, reference, reason, rid, ctx)
+        if record is not None:
+            if target is not None:
+                _remember(ctx, commit, record.id, full_subject(target.subject, target.body)[0], target)
+            yield record
+
+
+def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: str,
+              target: CommitInfo | None) -> None:
+    """Keep the reverted subject, for a reland that names it or repeats it. A subject that several
+    commits before the revert carried (`Update dependencies`) is no reland's name: left out."""
+    key = reland_key(subject)
+    if len(key) < 8:
+        return
+    if target is not None:
+        same = [s for s in ctx.by_subject(subject) if s != revert.sha]
+        if len(same) > 1:
+            earlier = 0
+            for s in same:
+                c = ctx.commit(s)
+                if c is not None and c.committer_time <= revert.committer_time and _depth(ctx, s) == 0:
+                    earlier += 1
+            if earlier > 1:
+                return
+    entries = ctx.reverted.setdefault(key, [])
+    if [record_id, revert.sha] not in entries:
+        entries.append([record_id, revert.sha])
+
+
+def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, candidates: int,
+             reference: str, reason: str, record_id: str, ctx: HarvestContext) -> Record | None:
     mainline = next((m.base_sha for m in markers if m.base_sha), None)
     if target is not None:
         parent = resolve_prefix(ctx.repo, mainline)[0] if mainline and resolve_prefix(ctx.repo, mainline) else None
@@ -113,7 +228,7 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], targets: list[str]
         if candidates:
             attributes["candidates"] = str(candidates)
     for m in markers:
-        if m.pr is not None:
+        if m.pr is not None and m.kind not in ("free-form", "body-revert-quoted"):
             evidence.append({"type": "mr", "ref": f"{m.repo or ''}#{m.pr}", "role": "reverted pr"})
         if m.cl is not None:
             evidence.append({"type": "mr", "ref": f"CL {m.cl}", "role": "reverted change"})
@@ -126,51 +241,117 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], targets: list[str]
     }
     try:
         record = new_record(
-            "attempt", record_id=attempt_id(ctx.repo_name, commit.sha), title=title,
+            "attempt", record_id=record_id, title=title,
             body=_clip(reason, 2000), trigger=first_line(f"re-doing: {title}", 200),
             anchors=ctx.anchors(change, at) + dependency_anchors(ctx, change, at, with_change),
             evidence=evidence, fields=fields,
             provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit), valid_from=commit.sha,
             trust=2 if verified else 1, attributes=attributes,
         )
-    except ComindError as exc:  # e.g. a secret in the reason: skipped and counted, never written
+    except ComindError as exc:  # e.g. a secret in the title: skipped and counted, never written
         ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
-        return
+        return None
     ctx.count("reverts:attempt")
-    yield record
+    return record
+
+
+# -- relands -----------------------------------------------------------------------------------
 
 
 def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext) -> Iterator[Record]:
-    """A revert of a revert re-applies the original: the attempt made from that revert is retired."""
+    """A revert of a revert re-applies the original: the attempts made from that revert are retired."""
     reverted = None
-    for m in markers:
+    for m in sorted(markers, key=_family):
         if m.sha:
-            found = resolve_prefix(ctx.repo, m.sha)
-        elif m.quoted_subject:
-            found = [s for s in ctx.by_subject(f'Revert "{m.quoted_subject}"') if _before(ctx, s, commit.sha)]
+            found = [s for s in resolve_prefix(ctx.repo, m.sha) if s != commit.sha]
+        elif m.cl is not None or m.pr is not None:
+            numbered = ctx.by_cl(m.cl) if m.cl is not None else ctx.by_pr(m.pr or 0)
+            found = [s for s in numbered if s != commit.sha and _depth(ctx, s) == m.depth - 1
+                     and _before(ctx, s, commit.sha)]
+            if not found and m.quoted_subject and not m.truncated:
+                found = _reverts_of(commit, m, ctx)
+        elif m.quoted_subject and not m.truncated:
+            found = _reverts_of(commit, m, ctx)
         else:
             found = []
         if len(found) == 1:
             reverted = found[0]
             break
-    if reverted is None:
+    retired: list[str] = []
+    if reverted is not None:
+        retired = [attempt_id(ctx.repo_name, reverted)]
+        retired += [rid for entries in ctx.reverted.values() for rid, revert in entries if revert == reverted]
+    else:  # by the reverted subject: whole, else the prefix of a cut one
+        quoted = next((m.quoted_subject for m in markers if m.is_reland and m.quoted_subject), None)
+        retired = _named(ctx, quoted, cut=any(m.truncated for m in markers))
+    if not retired:
         ctx.count("reverts:reland-unresolved", commit.sha[:12])
         return
-    try:
-        record = new_record(
-            "relation", record_id=harvested_id(f"git-reland:{ctx.repo_name}:{commit.sha}"),
-            title=first_line(f"Relanded: {commit.subject}"), anchors=[],
-            evidence=[{"type": "commit", "ref": commit.sha, "role": "reland"}],
-            fields={"relation": "retracts", "target": attempt_id(ctx.repo_name, reverted),
-                    "reason": first_line(f"relanded in {commit.sha[:10]}: {commit.subject}", 1000),
-                    "commit": commit.sha},
-            provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit),
-        )
-    except ComindError as exc:
-        ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
-        return
-    ctx.count("reverts:reland")
-    yield record
+    yield from _retracts(commit, retired, "revert-of-revert", ctx)
+
+
+def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:
+    """The commits a reland's quoted subject names, one revert less deep than the reland."""
+    assert m.quoted_subject is not None
+    return [s for s in ctx.by_subject(m.quoted_subject)
+            if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)]
+
+
+def _named(ctx: HarvestContext, subject: str | None, cut: bool = False) -> list[str]:
+    """The live attempts whose reverted subject is `subject` (its prefix, when cut: one subject only)."""
+    if not subject:
+        return []
+    if cut:
+        prefix = cut_prefix(subject)
+        keys = [k for k in ctx.reverted if prefix and k.startswith(prefix)] if prefix else []
+        if len(keys) != 1:
+            return []
+        key = keys[0]
+    else:
+        key = reland_key(subject)
+    return [rid for rid, _ in ctx.reverted.get(key, ())]
+
+
+def _relanded_by_subject(commit: CommitInfo, subject: str, ctx: HarvestContext) -> Iterator[Record]:
+    """`Reland x`, `Redo "x"`, `x again`, or x itself after x was reverted: the attempt is retired."""
+    said = reland_subject(subject)
+    if said is not None:
+        form, text, _named_it = said
+        retired = _named(ctx, text, cut=bool(cut_prefix(text)))
+    else:
+        form, retired = "same-subject", _named(ctx, subject)
+    if retired:
+        yield from _retracts(commit, retired, form, ctx)
+
+
+def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestContext) -> Iterator[Record]:
+    """One `retracts` relation per retired attempt; the reland's subject is then forgotten."""
+    retired = list(dict.fromkeys(retired))
+    gone = set(retired)
+    for key in [k for k, entries in ctx.reverted.items() if any(rid in gone for rid, _ in entries)]:
+        left = [e for e in ctx.reverted[key] if e[0] not in gone]
+        if left:
+            ctx.reverted[key] = left
+        else:
+            del ctx.reverted[key]
+    for n, target in enumerate(retired):
+        suffix = "" if n == 0 else f":{target}"
+        try:
+            record = new_record(
+                "relation", record_id=harvested_id(f"git-reland:{ctx.repo_name}:{commit.sha}{suffix}"),
+                title=first_line(f"Relanded: {commit.subject}"), anchors=[],
+                evidence=[{"type": "commit", "ref": commit.sha, "role": "reland"}],
+                fields={"relation": "retracts", "target": target,
+                        "reason": first_line(f"relanded in {commit.sha[:10]}: {commit.subject}", 1000),
+                        "commit": commit.sha},
+                provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit),
+            )
+        except ComindError as exc:
+            ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
+            continue
+        ctx.count("reverts:reland")
+        ctx.count(f"relands:{form}", commit.sha[:12])
+        yield record
 
 
 def _inverted(change: Approach | None) -> Approach | None:
@@ -182,9 +363,10 @@ def _inverted(change: Approach | None) -> Approach | None:
 
 
 def _quoted(markers: list[RevertMarker]) -> str | None:
-    return next((m.quoted_subject for m in markers if m.quoted_subject), None)
+    return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
 
 
 def _clip(text: str, limit: int) -> str:
     data = text.encode()
     return text if len(data) <= limit else data[: limit - 3].decode(errors="ignore") + "…"
+

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 HARVESTER_VERSION = "1"  # bump when harvested records change shape: the next harvest re-reads all
 STATE_FILE = "harvest-state.json"
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: reverted subjects are kept, for the relands that name or repeat them
 Progress = Callable[[int, int], None]
 
 
@@ -118,6 +118,7 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
     result.shallow = bool(repo.is_shallow)
     ctx = HarvestContext(ws, repo, ws.default_tip())
     ctx.lore_ids = dict(state.get("lore_ids", {}))
+    ctx.reverted = {str(k): [list(map(str, e)) for e in v] for k, v in state.get("reverted", {}).items()}
     hide = list(state.get("tips", {}).values())
     if since:
         try:
@@ -147,5 +148,5 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
     result.written = store.put_derived(records, replace=not publish)
     result.counts, result.skipped, result.examples = ctx.counts, ctx.skipped, dict(ctx.examples)
     _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips,
-                     "lore_ids": ctx.lore_ids})
+                     "lore_ids": ctx.lore_ids, "reverted": ctx.reverted})
     return result
