@@ -164,6 +164,7 @@ def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> Histo
     commits = list(walk(repo, [tip], oldest_first=True))
     chain, landing, side = _landings(repo, tip, commits)
     ctx = HarvestContext(ws, repo, tip)
+    ctx.mark_on_default(c.sha for c in commits)  # walked from the tip: no descendant_of per revert
     sources = list(git_sources().values())
     records: list[tuple[int, Record]] = []
     for n, commit in enumerate(commits):
@@ -192,9 +193,11 @@ def _attempts(history: History) -> list[Attempt]:
         reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"),
                         None)
         target = history.ctx.commit(reverted) if reverted else None
-        quoted = next((m.quoted_subject for m in revert_markers(*full_subject(commit.subject, commit.body))
-                       if m.quoted_subject and m.source == "subject"), None)
-        subject = target.subject if target else (quoted or record.title)
+        markers = [m for m in revert_markers(*full_subject(commit.subject, commit.body)) if m.source == "subject"]
+        quoted = next((m.quoted_subject for m in markers if m.quoted_subject and m.kind != "conventional-revert"),
+                      None)
+        described = next((m.described for m in markers if m.described), None)  # "Revert realms from core"
+        subject = target.subject if target else (quoted or described or record.title)
         change = fingerprint_of(record)
         net = ChangeLines(change) if change is not None else None
         by_id[record.id] = Attempt(record, net, commit.sha, target.sha if target else None, subject,
@@ -464,15 +467,25 @@ def _change(repo: pygit2.Repository, commit: CommitInfo) -> Approach | None:
         return None
 
 
-def _subject_keys(history: History) -> dict[str, list[int]]:
-    """Normalised subject -> landings of the commits carrying it (reverts and relands left out)."""
-    out: dict[str, list[int]] = defaultdict(list)
+def _subject_keys(history: History) -> dict[str, list[tuple[int, str]]]:
+    """Normalised subject -> (landing, commit) of the commits carrying it (reverts and relands left out)."""
+    out: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for commit in history.commits:
         if revert_markers(commit.subject, "") or reland_of(commit.subject):
             continue
         if key := subject_key(commit.subject):
-            out[key].append(history.landing[commit.sha])
+            out[key].append((history.landing[commit.sha], commit.sha))
     return out
+
+
+def _named(by_subject: Mapping[str, list[Attempt]], reland: Reland) -> list[Attempt]:
+    """The attempts whose reverted subject a reland names: that subject; for `x again` / `x, take 2`,
+    which shorten it, the one reverted subject that starts with x (none when several do)."""
+    found = by_subject.get(reland.relanded, [])
+    if found or reland.form != "again" or len(reland.relanded) < 8:
+        return list(found)
+    keys = [k for k in by_subject if k.startswith(reland.relanded + " ")]
+    return list(by_subject[keys[0]]) if len(keys) == 1 else []
 
 
 def _relands(history: History, landings: dict[int, Landing]) -> None:
@@ -498,20 +511,23 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
                 continue
             expected = list(retired_by.get(commit.sha, ()))
             if not expected and reland.relanded:
-                earlier = [a for a in by_subject.get(reland.relanded, ()) if a.start <= index]
+                earlier = [a for a in _named(by_subject, reland) if a.start <= index]
                 expected = earlier[-1:]
             if not reland.named and not expected:
                 continue
             landing.reland, landing.reland_subject, landing.expected = reland, subject, expected
             break
     # the same subject again after its revert: the first landing carrying it, if it was not common
+    # before (`Update dependencies`); earlier landings of it that were themselves reverted are the
+    # same change tried before, not a sign of a common subject
     keys = _subject_keys(history)
+    reverted = {a.reverted for a in history.attempts if a.reverted}
     for a in history.attempts:
         key = subject_key(a.subject)
         seen = keys.get(key, [])
-        if not key or sum(1 for i in seen if i < a.start) > 1:
+        if not key or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1):
             continue
-        later = next((i for i in seen if i > a.start), None)
+        later = next((i for i, _ in seen if i > a.start), None)
         if later is None or later not in landings:
             continue
         landing = landings[later]

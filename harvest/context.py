@@ -53,7 +53,7 @@ class HarvestContext:
         self._cls: dict[int, list[str]] = {}
         self._on_default: dict[str, bool] = {}
         self.lore_ids: dict[str, list[str]] = {}  # Lore-id -> record ids (filled by the lore source)
-        # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit], …] of the attempts a
+        # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit(, "common")], …] of the attempts a
         # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
         self.reverted: dict[str, list[list[str]]] = {}
 
@@ -87,6 +87,10 @@ class HarvestContext:
             except (KeyError, ValueError, pygit2.GitError):
                 self._on_default[sha] = False
         return self._on_default[sha]
+
+    def mark_on_default(self, shas: Iterable[str]) -> None:
+        """Commits the caller knows to be on the default branch (it walked them from its tip)."""
+        self._on_default.update(dict.fromkeys(shas, True))
 
     def _index_history(self) -> None:
         """Subjects and PR numbers of every commit reachable from HEAD and the default branch, once."""

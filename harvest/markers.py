@@ -478,33 +478,43 @@ def reland_key(subject: str) -> str:
 
 _RELAND_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
 _RELAND_WORD = re.compile(
-    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|re-add|readd|re-enable|reenable|re-?introduce)\b"
-    r"[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
+    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|bring[ \t]+back|readd|reenable|reintroduce|refix"
+    r"|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
 _AGAIN = re.compile(
     r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?(?:again|take[ \t]*(?:two|2|3|three)|(?:second|2nd)[ \t]+(?:try|attempt))"
-    r"[)\]]?[ \t.!]*$", re.IGNORECASE)
-RELAND_FORMS = {"reland": "reland", "relanded": "reland", "relands": "reland", "relanding": "reland",
-                "re-land": "reland", "re-landed": "reland", "re-lands": "reland", "re-landing": "reland",
-                "reapply": "reapply", "re-apply": "reapply", "redo": "redo", "restore": "restore",
-                "re-add": "re-add", "readd": "re-add", "re-enable": "re-enable", "reenable": "re-enable",
-                "reintroduce": "re-add", "re-introduce": "re-add"}
+    r"[)\]]?[ \t.!]*", re.IGNORECASE)
+_RELAND_FORMS = {"reapply": "reapply", "re-apply": "reapply", "redo": "redo", "restore": "restore",
+                 "readd": "add", "reenable": "enable", "reintroduce": "introduce", "refix": "fix"}
 
 
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
-    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Re-add x``, ``Re-enable x``, ``x again``,
-    ``x (take 2)``. Returns (form, what it relands as written, named): named is False for the
-    words that also mean a plain rewrite (``redo directive parsing``, ``restore the default``,
-    ``re-enable the test``, ``retry again``) unless they quote a subject — those count only when
-    what they name is a reverted subject."""
+    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x``, ``Re-add x`` /
+    ``Re-enable x`` / ``Re-fix x`` (any ``re-<verb> x``, read as ``<verb> x``), ``x again``, ``x,
+    take 2``. Returns (form, what it relands as written, named). named is False for the words that
+    also mean a plain rewrite (``redo directive parsing``, ``restore the default``, ``re-enable the
+    test``, ``retry again``) unless they quote a subject: those count only when what they name is a
+    reverted subject (for ``again`` / ``take 2``: the start of exactly one reverted subject)."""
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
     rest = s
     for _ in range(2):
         if (m := _RELAND_WORD.match(rest)) is not None:
-            form = RELAND_FORMS.get(m.group("word").lower(), "reland")
+            word = " ".join(m.group("word").lower().split())
+            verb = (m.group("verb") or "").lower()
             text = m.group("rest").strip()
-            named = form in ("reland", "reapply") or text.startswith(('"', "“"))
-            return form, text, named
+            quoted = text.startswith(('"', "“"))
+            if verb == "revert" or verb == "reverted":
+                return None  # a revert of a reland
+            if word.startswith(("reland", "re-land")):
+                return "reland", text, True
+            if word == "bring back":
+                return "bring-back", text, quoted
+            form = _RELAND_FORMS.get(word)
+            if form in ("reapply", "redo", "restore"):
+                return form, text, form == "reapply" or quoted
+            verb = verb or form or ""
+            label = f"re-{verb}" if verb in ("add", "enable") else "re-verb"
+            return label, text if quoted else f"{verb} {text}".strip(), quoted
         prefix = _RELAND_PREFIX.match(rest)
         if prefix is None:
             break

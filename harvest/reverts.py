@@ -167,9 +167,9 @@ def _attempts(commit: CommitInfo, subject: str, body: str, markers: list[RevertM
         record = _attempt(commit, markers, None, candidates, reference, reason, attempt_id(ctx.repo_name, commit.sha),
                           ctx)
         if record is not None:
-            quoted = _quoted(markers)
-            if quoted and not candidates and not any(m.truncated for m in markers):
-                _remember(ctx, commit, record.id, quoted, None)
+            named = _quoted(markers) or next((m.described for m in markers if m.described), None)
+            if named and not candidates and not any(m.truncated for m in markers):
+                _remember(ctx, commit, record.id, named, None)
             yield record
         return
     for n, sha in enumerate(targets):
@@ -189,19 +189,21 @@ def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: 
     key = reland_key(subject)
     if len(key) < 8:
         return
-    if target is not None:
-        same = [s for s in ctx.by_subject(subject) if s != revert.sha]
-        if len(same) > 1:
-            earlier = 0
-            for s in same:
-                c = ctx.commit(s)
-                if c is not None and c.committer_time <= revert.committer_time and _depth(ctx, s) == 0:
-                    earlier += 1
-            if earlier > 1:
-                return
+    entry = [record_id, revert.sha]
+    same = [s for s in ctx.by_subject(subject) if s != revert.sha]
+    if len(same) > 1:  # landed, reverted, relanded, reverted…: the same change each time, not a common subject
+        landed = reverted = 0
+        for s in same:
+            c = ctx.commit(s)
+            if c is not None and c.committer_time <= revert.committer_time:
+                depth = _depth(ctx, s)
+                landed += depth == 0
+                reverted += depth == 1
+        if landed - reverted > (0 if target is not None else 1):
+            entry.append("common")  # only a reland that says so retires it, not the subject again
     entries = ctx.reverted.setdefault(key, [])
-    if [record_id, revert.sha] not in entries:
-        entries.append([record_id, revert.sha])
+    if all(e[:2] != entry[:2] for e in entries):
+        entries.append(entry)
 
 
 def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, candidates: int,
@@ -280,7 +282,7 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
     retired: list[str] = []
     if reverted is not None:
         retired = [attempt_id(ctx.repo_name, reverted)]
-        retired += [rid for entries in ctx.reverted.values() for rid, revert in entries if revert == reverted]
+        retired += [e[0] for entries in ctx.reverted.values() for e in entries if e[1] == reverted]
     else:  # by the reverted subject: whole, else the prefix of a cut one
         quoted = next((m.quoted_subject for m in markers if m.is_reland and m.quoted_subject), None)
         retired = _named(ctx, quoted, cut=any(m.truncated for m in markers))
@@ -297,19 +299,24 @@ def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> lis
             if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)]
 
 
-def _named(ctx: HarvestContext, subject: str | None, cut: bool = False) -> list[str]:
-    """The live attempts whose reverted subject is `subject` (its prefix, when cut: one subject only)."""
+def _named(ctx: HarvestContext, subject: str | None, cut: bool = False, shortened: bool = False,
+           said: bool = True) -> list[str]:
+    """The live attempts whose reverted subject is `subject`; when it was cut (`…`) or shortened
+    (`x again`, `x, take 2`), the one reverted subject it starts (none when several do). A subject
+    repeated without a word of relanding (`said` False) retires only the uncommon ones."""
     if not subject:
         return []
     if cut:
         prefix = cut_prefix(subject)
-        keys = [k for k in ctx.reverted if prefix and k.startswith(prefix)] if prefix else []
-        if len(keys) != 1:
-            return []
-        key = keys[0]
+        keys = [k for k in ctx.reverted if k.startswith(prefix)] if prefix else []
     else:
         key = reland_key(subject)
-    return [rid for rid, _ in ctx.reverted.get(key, ())]
+        keys = [key] if key in ctx.reverted else []
+        if not keys and shortened and len(key) >= 8:
+            keys = [k for k in ctx.reverted if k.startswith(key + " ")]
+    if len(keys) != 1:
+        return []
+    return [e[0] for e in ctx.reverted[keys[0]] if said or len(e) < 3]
 
 
 def _relanded_by_subject(commit: CommitInfo, subject: str, ctx: HarvestContext) -> Iterator[Record]:
@@ -317,9 +324,9 @@ def _relanded_by_subject(commit: CommitInfo, subject: str, ctx: HarvestContext) 
     said = reland_subject(subject)
     if said is not None:
         form, text, _named_it = said
-        retired = _named(ctx, text, cut=bool(cut_prefix(text)))
+        retired = _named(ctx, text, cut=bool(cut_prefix(text)), shortened=form == "again")
     else:
-        form, retired = "same-subject", _named(ctx, subject)
+        form, retired = "same-subject", _named(ctx, subject, said=False)
     if retired:
         yield from _retracts(commit, retired, form, ctx)
 
@@ -328,7 +335,7 @@ def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestCon
     """One `retracts` relation per retired attempt; the reland's subject is then forgotten."""
     retired = list(dict.fromkeys(retired))
     gone = set(retired)
-    for key in [k for k, entries in ctx.reverted.items() if any(rid in gone for rid, _ in entries)]:
+    for key in [k for k, entries in ctx.reverted.items() if any(e[0] in gone for e in entries)]:
         left = [e for e in ctx.reverted[key] if e[0] not in gone]
         if left:
             ctx.reverted[key] = left
