@@ -487,6 +487,13 @@ _RELAND_FORMS = {"reapply": "reapply", "re-apply": "reapply", "redo": "redo", "r
                  "readd": "add", "reenable": "enable", "reintroduce": "introduce", "refix": "fix"}
 
 
+def _all_quoted(text: str) -> bool:
+    """Is the text one quoted subject (and perhaps a PR suffix): `"Add caching" (#12)`, not
+    `"compile_windows_ext" test`?"""
+    q, rest = _unquote(text)
+    return bool(q) and (not rest.strip() or bool(_PR_TAIL.fullmatch(rest)))
+
+
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
     x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x``, ``Re-add x`` /
@@ -502,7 +509,7 @@ def reland_subject(subject: str) -> tuple[str, str, bool] | None:
             word = " ".join(m.group("word").lower().split())
             verb = (m.group("verb") or "").lower()
             text = m.group("rest").strip()
-            quoted = text.startswith(('"', "“"))
+            quoted = _all_quoted(text)
             if verb == "revert" or verb == "reverted":
                 return None  # a revert of a reland
             if word.startswith(("reland", "re-land")):

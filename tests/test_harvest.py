@@ -319,3 +319,149 @@ def test_shallow_clone_harvests_what_it_has(cli, gr: GitRepo, tmp_path: Path) ->
     clone.git("clone", "-q", "--depth", "2", f"file://{gr.path}", str(tmp_path / "shallow"))
     result = cli(tmp_path / "shallow", "harvest")
     assert result.code == 0 and "shallow clone" in result.out and "harvested 2 commits" in result.out
+
+
+# -- forms seen on real histories ------------------------------------------------------------------
+
+
+def _attempts(cli, gr: GitRepo) -> dict[str, dict[str, Any]]:  # type: ignore[no-untyped-def]
+    return {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
+
+
+def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/a.py", "def stream_compression(body):\n    return gzip_chunks(body, level=6)\n")
+    gr.commit("feat(http): stream compression (#10)")
+    gr.write("app/b.py", "def read_return(resource):\n    return resource.read_into_buffer(size=4096)\n")
+    gr.commit("core: introduce read_return (#11)")
+    gr.write("app/a.py", "")
+    gr.write("app/b.py", "")
+    gr.commit('Revert various PRs related to "http" (#12)\n\n* Revert "feat(http): stream compression (#10)"\n'
+              '* Revert "core: introduce read_return (#11)"\n')
+    gr.write("app/c.py", "def worker_poll(worker):\n    return worker.poll_event_loop(wait=True)\n")
+    c = gr.commit("refactor: Worker is not a Future (#13)")
+    gr.write("app/d.py", "def runtime_poll(runtime):\n    return runtime.run_event_loop(wait=False)\n")
+    d = gr.commit("refactor: JsRuntime is not a Future (#14)")
+    gr.write("app/c.py", "")
+    gr.write("app/d.py", "")
+    gr.commit(f"Fix idling by reverting #13 and #14 (#15)\n\n* Revert \"refactor: Worker is not a Future (#13)\"\n\n"
+              f"This reverts commit {c}.\n\n* Revert \"refactor: JsRuntime is not a Future (#14)\"\n\n"
+              f"This reverts commit {d}.\n")
+    summary = harvest(cli, gr)
+    attempts = _attempts(cli, gr)
+    assert set(attempts) == {"feat(http): stream compression (#10)", "core: introduce read_return (#11)",
+                             "refactor: Worker is not a Future (#13)", "refactor: JsRuntime is not a Future (#14)"}
+    assert all(a["trust"] == 2 and a["attributes"].get("reverted") for a in attempts.values())
+    assert len({a["id"] for a in attempts.values()}) == 4 and summary["counts"]["reverts:attempt"] == 4
+
+
+def test_cut_titles_urls_backticks_and_bare_pr_numbers_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/ws.py", "def send_ping_frames(server):\n    server.schedule_ping(interval_seconds=30)\n")
+    ping = gr.commit("fix(runtime): send ws ping frames from inspector server (#26352)")
+    gr.write("app/ws.py", "")
+    gr.commit('Revert "fix(runtime): send ws ping frames from inspector server (#263… (#26513)')
+    gr.write("app/run.py", "def warn_allow_run(flags):\n    log_warning_once('allow-run without a list')\n")
+    warn = gr.commit("feat: warn when using `--allow-run` with no allow list (#25215)")
+    gr.write("app/run.py", "")
+    gr.commit('Revert "feat: warn when using --allow-run with no allow list" (#26021)')
+    gr.write("app/info.py", "def info_never_type_checks(module):\n    return module_graph_without_checks(module)\n")
+    info = gr.commit("fix(deno info): Never type check (#6978)")
+    gr.write("app/info.py", "")
+    gr.commit('fix(cli): revert "never type check deno info #6978" (#7199)')
+    gr.write("app/ops.py", "def deferred_op(state):\n    return state.spawn_lazy_async_operation()\n")
+    ops = gr.commit("refactor: rewrite deferred ops (#20303)")
+    gr.write("app/ops.py", "")
+    gr.commit(f'Revert "refactor: rewrite deferred ops (#20303) (#20370)\n\nThis reverts commit\n'
+              f"https://github.com/acme/app/commit/{ops}.\n")
+    harvest(cli, gr)
+    reverted = {a["attributes"].get("reverted") for a in _attempts(cli, gr).values()}
+    assert reverted == {ping, warn, info, ops}
+
+
+def test_free_form_revert_is_an_unresolved_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/realms.py", "def create_realm(runtime):\n    return runtime.new_context(shadow=True)\n")
+    gr.commit("Add realms")
+    gr.write("app/realms.py", "")
+    gr.commit("Revert realms from the core (#16366)\n\nThey impede the event loop work.")
+    gr.write("app/revert.py", "def revert_transaction(tx):\n    return tx.rollback(keep_audit_log=True)\n")
+    gr.commit("revert: keep the audit log when rolling back")  # a code area called revert: still no revert
+    harvest(cli, gr)
+    (attempt,) = _attempts(cli, gr).values()
+    assert attempt["trust"] == 1 and attempt["attributes"]["marker"] == "free-form"
+    added = [line[1] for f in attempt["fields"]["fingerprint"]["files"] for line in f["added"]]
+    assert "return runtime.new_context(shadow=True)" in added  # the revert's own diff, turned around
+
+
+def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rust = ("struct Guard {\n    port: u16,\n}\n\nimpl Drop for Guard {\n    fn drop(&mut self) {\n"
+            "        release_port(self.port);\n    }\n}\n")
+    gr.write("src/guard.rs", rust)
+    gr.commit("Add the port guard")
+    limited = rust.replace("impl Drop for Guard {\n", "impl Drop for Guard {\n    const LIMIT: u16 = 9;\n")
+    gr.write("src/guard.rs", limited)  # a line of the impl block outside its methods: `impl Drop for Guard`
+    gr.write("tests/fixture.py", "def login(client):\n    return client.login(user='bob', password='hunter22x')\n")
+    gr.commit("Limit guards, log in in tests")
+    gr.git("revert", "--no-edit", "HEAD")
+    summary = harvest(cli, gr)
+    attempt = _attempts(cli, gr)["Limit guards, log in in tests"]
+    assert not summary["skipped"].get("invalid-record")
+    raws = [a["raw"] for a in attempt["anchors"]]
+    assert "src/guard.rs" in raws and not any("impl " in r for r in raws)
+    lines = [line[1] for f in attempt["fields"]["fingerprint"]["files"] for line in f["added"]]
+    assert "const LIMIT: u16 = 9;" in lines and not any("hunter22x" in t for t in lines)
+
+
+def test_old_gerrit_review_urls_resolve_cl_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("cmd/stringer.go", "func load() {\n\tuseSourceImporterWhenAvailable(config)\n}\n")
+    original = gr.commit("cmd/stringer: use source importer when available\n\n"
+                         "Reviewed-on: https://go-review.googlesource.com/40403\n")
+    gr.write("cmd/stringer.go", "func load() {\n}\n")
+    gr.commit("cmd/stringer: revert CL 40403\n\nThis reverts CL 40403.\n\nIt caused other problems.\n")
+    harvest(cli, gr)
+    (attempt,) = _attempts(cli, gr).values()
+    assert attempt["attributes"]["reverted"] == original
+
+
+@pytest.mark.parametrize("reland_subject", [
+    "Reland \"Cache permission checks in Redis\" (#30)",
+    "fix(perm): re-land cache permission checks in Redis",
+    "Cache permission checks in Redis, take 2",
+    "Cache permission checks in Redis (#31)",  # the same subject again
+])
+def test_relands_in_words_or_by_subject_retire_the_attempt(cli, gr: GitRepo, reland_subject: str) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis (#20)")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)  # the reverted subject is kept in the harvest state for the next, incremental harvest
+    gr.write("app/other.py", "Y = 2\n")
+    gr.commit("Unrelated")
+    harvest(cli, gr)
+    gr.write("app/perm.py", CACHED)
+    gr.commit(reland_subject)
+    summary = harvest(cli, gr)
+    assert summary["commits"] == 1 and summary["counts"]["reverts:reland"] == 1
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["status"] == "retracted" and "relanded in" in attempt["status_reason"]
+
+
+def test_a_common_subject_again_is_no_reland(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    for n in range(3):
+        gr.write("deps.txt", f"lib=={n}\n")
+        gr.commit("Update dependencies")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.write("deps.txt", "lib==9\n")
+    gr.commit("Update dependencies")
+    summary = harvest(cli, gr)
+    assert not summary["counts"].get("reverts:reland")
+    assert only(records(cli, gr), "attempt")["status"] != "retracted"
+
+
+def test_a_cut_reland_subject_names_one_reverted_subject(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    title = "refactor(ext/net): clean up variadic network ops and their permission checks"
+    gr.write("app/perm.py", CACHED)
+    gr.commit(f"{title} (#16392)")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.write("app/perm.py", CACHED)
+    gr.commit(f'Revert "Revert "{title[:40]}…"" (#16422)')
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:reland"] == 1
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"

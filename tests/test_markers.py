@@ -9,7 +9,18 @@ from harvest_repo import HarvestRepo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from comind.harvest.markers import RevertMarker, normalise_subject, revert_markers, revert_reason, trailing_pr
+from comind.harvest.markers import (
+    RevertMarker,
+    cut_prefix,
+    full_subject,
+    normalise_subject,
+    reland_key,
+    reland_subject,
+    revert_depth,
+    revert_markers,
+    revert_reason,
+    trailing_pr,
+)
 from comind.harvest.walker import split_message
 
 
@@ -187,7 +198,8 @@ def test_fuzz_never_raises(subject: str, body: str) -> None:
     for m in revert_markers(subject, body):
         assert m.kind in {
             "this-reverts-commit", "subject-revert-quoted", "revert-of-revert", "github-reverts-pr",
-            "gerrit-reverts-cl", "gerrit-revert-submission", "subject-revert-ref", "conventional-revert", "free-form"}
+            "gerrit-reverts-cl", "gerrit-revert-submission", "subject-revert-ref", "conventional-revert", "free-form",
+            "body-revert-quoted"}
     revert_reason(subject, body)
     normalise_subject(subject)
 
@@ -206,3 +218,96 @@ def test_pathological_megabyte_inputs_complete(payload: str) -> None:
     revert_markers(payload, payload)
     revert_reason(payload, payload)
     normalise_subject(payload)
+
+
+# -- forms seen on real histories (deno, vite, golang/tools) --------------------------------------
+
+
+def test_a_title_github_cut_is_made_whole_from_the_body() -> None:
+    subject = 'Revert "feat(lsp): "deno/didRefreshDenoConfigurationTree" notificatio… (#26320)'
+    body = '…ns (#26215)"\n\nThis reverts commit 06778e4e9b0a856ac39cc01f0813e6076eb150d6 because\nit broke.\n'
+    whole, rest = full_subject(subject, body)
+    assert whole == 'Revert "feat(lsp): "deno/didRefreshDenoConfigurationTree" notifications (#26215)" (#26320)'
+    assert rest.startswith("This reverts commit")
+    (quoted, sha) = revert_markers(whole, rest)
+    assert quoted.pr == 26215 and not quoted.truncated and sha.sha.startswith("06778e4e")
+    assert full_subject("Plain … subject", "…not a continuation? no: the subject ends otherwise") == (
+        "Plain … subject", "…not a continuation? no: the subject ends otherwise")
+
+
+def test_a_cut_quoted_subject_is_resolved_by_its_prefix() -> None:
+    (m,) = markers_of('Revert "fix(runtime): send ws ping frames from inspector server (#263… (#26513)\n')
+    assert m.truncated and m.pr is None  # (#26513) is the revert's own PR, not the target's
+    assert cut_prefix(m.quoted_subject) == "send ws ping frames from inspector server"
+    (m,) = markers_of('Revert "Revert "feat: something very lo…""\n')
+    assert m.is_reland and m.truncated and cut_prefix(m.quoted_subject) == "something very lo"
+    assert cut_prefix("feat: short…") is None  # too short to name one subject
+    assert cut_prefix("feat: not cut at all") is None
+
+
+def test_body_revert_lines_count_under_a_revert_subject_only() -> None:
+    body = ('* Revert "feat(ext/http): stream auto resp body compression (#14325)"\n'
+            '* Revert "core: introduce `resource.read_return` (#14331)"\n')
+    kinds = [(m.kind, m.pr, m.indented) for m in markers_of('Revert various PRs related to "ext/http" (#14339)\n\n'
+                                                             + body)]
+    assert kinds == [("free-form", None, False), ("body-revert-quoted", 14325, True),
+                     ("body-revert-quoted", 14331, True)]
+    assert markers_of("feat: a squashed PR (#9)\n\n" + body) == []
+
+
+def test_pr_numbers_and_descriptions_of_loose_reverts() -> None:
+    (m,) = markers_of('fix(cli): revert "never type check deno info #6978" (#7199)\n')
+    assert m.kind == "subject-revert-quoted" and m.pr == 6978
+    (m,) = markers_of('Revert "Fix the crash, fixes #12"\n')
+    assert m.pr is None  # an issue, not the reverted PR
+    (m,) = markers_of("fix: revert only watch .env files in envDir (#12587) (#13217)\n")
+    assert (m.kind, m.pr, m.described) == ("free-form", 12587, "only watch .env files in envDir (#12587)")
+    (m,) = markers_of("fix: revert resolve nested dependencies #3753 (#4019)\n")
+    assert m.pr == 3753
+    (m,) = markers_of("Revert realms from deno_core (#16366)\n")
+    assert (m.pr, m.described) == (None, "realms from deno_core")
+    (m,) = markers_of("fix(deps): revert es-module-lexer to 2.1.0 (#22827)\n")
+    assert m.described == "es-module-lexer to 2.1.0"
+    (m,) = markers_of("chore: revert to the old way of uploading canary\n")
+    assert m.described is None  # a state to go back to, not a change's subject
+
+
+def test_this_reverts_commit_as_a_url_on_the_next_line() -> None:
+    sha = "83426be6eead06c680ae527468aeaf8723543ff2"
+    (_, m) = markers_of(f'Revert "refactor: x (#20303) (#20370)\n\nThis reverts commit\n'
+                        f"https://github.com/denoland/deno/commit/{sha}.\n")
+    assert m.kind == "this-reverts-commit" and m.sha == sha
+
+
+def test_backticks_do_not_change_a_subject() -> None:
+    assert normalise_subject("perf(http): optimize `ReadableStream`s backed by a resource (#14284)") == \
+        normalise_subject("perf(http): optimize ReadableStreams backed by a resource") == \
+        "optimize readablestreams backed by a resource"
+
+
+def test_revert_depth() -> None:
+    assert [revert_depth(s) for s in ("Add x", 'Revert "Add x"', 'Reapply "Add x"', 'Revert "Reapply "Add x""',
+                                      "revert: add x (#3)", "Revert^3 \"x\"")] == [0, 1, 2, 3, 1, 3]
+
+
+@pytest.mark.parametrize(("subject", "expected"), [
+    ("Reland: Add gamma client (#41)", ("reland", "add gamma client", True)),
+    ("fix(ext/http): reland add alpha client (#15)", ("reland", "add alpha client", True)),
+    ('Redo "Add alpha client"', ("redo", "add alpha client", True)),
+    ("Redo directive parsing", ("redo", "directive parsing", False)),
+    ("re-fix permissions for dial and listen (#2400)", ("re-verb", "fix permissions for dial and listen", False)),
+    ("chore(ws): readd autobahn fuzzingclient (#18903)", ("re-add", "add autobahn fuzzingclient", False)),
+    ('fix(test): re-enable "compile_windows_ext" test (#10131)',
+     ("re-enable", 'enable "compile_windows_ext" test', False)),
+    ("chore(node): bring back changes to ClientRequest.onSocket (#19509)",
+     ("bring-back", "changes to clientrequest.onsocket", False)),
+    ("refactor dispatch take 2 (#2533)", ("again", "refactor dispatch", False)),
+    ("imports: create named imports for name/path mismatches (again)",
+     ("again", "imports: create named imports for name/path mismatches", False)),
+    ("Re-revert the cache", None),
+    ("Readme update", None),
+    ("Add alpha client", None),
+])
+def test_reland_subjects(subject: str, expected: tuple[str, str, bool] | None) -> None:
+    found = reland_subject(subject)
+    assert (None if found is None else (found[0], reland_key(found[1]), found[2])) == expected
