@@ -13,10 +13,14 @@ landed strictly before C and that no reland retired before C.
 The positives are *relands*, recognised from subjects alone, independently of the matcher:
 `Reapply "…"`, `Revert "Revert "…""` (and `Revert^2`), `Reland …` / `Re-land …` (also after a
 Conventional Commits prefix: `fix(x): reland …`, `reland: …`), `Redo "…"`, and a subject equal
-(normalised, `markers.normalise_subject`) to a reverted commit's after its revert — the first such
-landing, when that subject was not a common one before. For a merge, the subjects of the commits
-it brings in and its pull-request title count too. A reland whose revert landed in the same
-landing (both inside one merged branch) is left out: no check ever saw the attempt before it.
+(`markers.reland_key`) to a reverted commit's after its revert — the first such landing, when
+that subject was not a common one before (earlier landings of it that were themselves reverted
+do not make it common). Words that also mean a plain rewrite count only when what they name is a
+reverted subject (`markers.reland_subject`): `Redo x`, `Restore x`, `Bring back x`, `Re-add x` /
+`Re-enable x` / `Re-fix x` (any `re-<verb> x`, read as `<verb> x`), and `x again` / `x, take 2`
+(where x may be the start of exactly one reverted subject). For a merge, the subjects of the
+commits it brings in and its pull-request title count too. A reland whose revert landed in the
+same landing (both inside one merged branch) is left out: no check ever saw the attempt before it.
 Everything else is an ordinary commit, and a flag on one is a false flag — to be audited: each
 flag carries its evidence (commit, subject, attempt, revert, matched/total lines).
 

@@ -14,7 +14,13 @@ the text claims and how strong the claim is:
 
 Body markers record whether their line was indented or a list item (``indented``): squash bodies
 list the PR's own commits that way, and such markers are usually not reverts on the default
-branch. Lines quoted with ``>`` are skipped.
+branch. Lines quoted with ``>`` are skipped. ``Revert "…"`` lines of a body count only under a
+subject that is itself a revert (``Revert various PRs (#14339)`` listing what it reverts).
+
+Cut titles: GitHub ends a long title with ``…`` and starts the body with ``…`` and the rest
+(``full_subject`` joins them); a quoted subject that stays cut is marked ``truncated`` and
+resolved by its prefix (``cut_prefix``). Relands announced in words rather than by a revert of
+a revert are read by ``reland_subject``; ``reland_key`` is the subject key both sides compare.
 
 All patterns are line-anchored without nested quantifiers, the subject is examined within a
 fixed budget, and a nested ``Revert "Revert "…""`` is unwrapped at most ``MAX_DEPTH`` times, so

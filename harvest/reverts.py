@@ -199,7 +199,7 @@ def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: 
                 depth = _depth(ctx, s)
                 landed += depth == 0
                 reverted += depth == 1
-        if landed - reverted > (0 if target is not None else 1):
+        if landed - reverted > 1:  # the reverted commit itself is one of them
             entry.append("common")  # only a reland that says so retires it, not the subject again
     entries = ctx.reverted.setdefault(key, [])
     if all(e[:2] != entry[:2] for e in entries):

@@ -204,6 +204,50 @@ def test_redo_and_restore_count_only_when_they_name_a_reverted_subject() -> None
     assert restore is not None and (restore.form, restore.named) == ("restore", False)
 
 
+@pytest.mark.parametrize(("subject", "form", "relanded"), [
+    ("chore(ws): readd Add alpha client (#18903)", "re-add", "add add alpha client"),
+    ("re-fix permissions for dial and listen (#2400)", "re-verb", "fix permissions for dial and listen"),
+    ("chore: re-enable alpha client", "re-enable", "enable alpha client"),
+    ("chore(node): bring back changes to the alpha client (#19509)", "bring-back", "changes to the alpha client"),
+    ("Add alpha client again", "again", "add alpha client"),
+    ("refactor: Add alpha, take 2 (#2533)", "again", "add alpha"),
+])
+def test_words_that_reland_only_what_they_name(subject: str, form: str, relanded: str) -> None:
+    found = reland_of(subject)
+    assert found is not None and (found.form, found.relanded, found.named) == (form, relanded, False)
+
+
+def test_relands_in_words_are_flagged_and_retire_their_attempt(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`x, take 2` (x starting one reverted subject) and the same subject after earlier reverted
+    landings of it are relands; each is flagged although the harvester retires the attempt at that
+    very commit, and a later re-add of the same lines is not flagged again."""
+    repo = GitRepo(tmp_path)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Refactor alpha dispatch handling (#10)"))
+    stream(repo, "a")
+    take2 = reland(repo, "alpha", "Refactor alpha dispatch, take 2 (#20)")
+    repo.write("app/beta.py", feature("beta"))
+    revert(repo, repo.commit("Share the beta server between tests (#30)"))
+    repo.write("app/beta.py", feature("beta"))
+    second = repo.commit("Share the beta server between tests (#40)")  # a reland of #30, reverted too
+    revert(repo, second)
+    stream(repo, "b")
+    again = reland(repo, "beta", "Share the beta server between tests (#50)")
+    stream(repo, "c")
+    repo.rm("app/alpha.py", "app/beta.py")
+    repo.commit("Drop alpha and beta")
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.write("app/beta.py", feature("beta"))
+    later = repo.commit("Bring alpha and beta back later")
+    data = replay(cli, repo.path)
+    assert data["relands_by_form"] == {"again": 1, "same-subject": 2}
+    assert data["relands_flagged"] == 3 and data["recall"] == 1.0
+    assert {f["commit"] for f in data["flags"]} == {take2, second, again}
+    assert later not in {f["commit"] for f in data["flags"]} and data["false_flags"] == 0
+
+
 # -- eval harvest ------------------------------------------------------------------------------
 
 
