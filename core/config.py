@@ -109,31 +109,79 @@ def _parse(setting: Setting, value: Any, origin: str) -> Any:
         raise ConfigError(f"{origin}: {setting.key}: {exc} (got {value!r})") from None
 
 
-def read_file(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    import yaml
+def read_file(path: Path, memo: Path | None = None) -> dict[str, Any]:
+    """The settings in `.comind.yml`; `memo` (in .git/comind) remembers the last parse.
 
+    Importing and running PyYAML costs ~50 ms, half of a warm `comind show`; the file rarely
+    changes, so its parse is kept beside its exact text and reused while the text is the same.
+    """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path.name}: not valid YAML ({first})") from None
-    if data is None:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path.name}: must be a mapping of settings, not {type(data).__name__}")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path.name}: cannot read ({exc})") from None
+    data = _remembered(memo, text)
+    if data is None:
+        data = _parse_yaml(path.name, text)
+        _remember(memo, text, data)
     for key in data:
         if key not in BY_KEY:
             known = ", ".join(BY_KEY)
             raise ConfigError(f"{path.name}: unknown key {key!r} (known keys: {known})")
+    return data
+
+
+def _parse_yaml(name: str, text: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{name}: not valid YAML ({first})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{name}: must be a mapping of settings, not {type(data).__name__}")
     return dict(data)
 
 
-def load(root: Path, flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Config:
+def _remembered(memo: Path | None, text: str) -> dict[str, Any] | None:
+    import json
+
+    try:
+        saved = json.loads(memo.read_text(encoding="utf-8")) if memo else None
+    except (OSError, ValueError):
+        return None
+    if isinstance(saved, dict) and saved.get("text") == text and isinstance(saved.get("data"), dict):
+        return dict(saved["data"])
+    return None
+
+
+def _remember(memo: Path | None, text: str, data: dict[str, Any]) -> None:
+    """Best effort: a parse that JSON cannot hold as it is (dates, odd keys) is not remembered."""
+    import json
+
+    if memo is None:
+        return
+    try:
+        encoded = json.dumps({"text": text, "data": data})
+        if json.loads(encoded)["data"] != data:
+            return
+        memo.parent.mkdir(exist_ok=True)
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+        tmp.write_text(encoded, encoding="utf-8")
+        os.replace(tmp, memo)
+    except (OSError, TypeError, ValueError):
+        return
+
+
+def load(root: Path, flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
+         memo: Path | None = None) -> Config:
     """Resolve every setting: flag, then environment, then `.comind.yml`, then the default."""
     env = os.environ if env is None else env
-    file_values = read_file(root / CONFIG_FILE)
+    file_values = read_file(root / CONFIG_FILE, memo)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for setting in SETTINGS:

@@ -75,7 +75,7 @@ class Workspace:
 
     def __init__(self, start: Path | None = None, flags: Mapping[str, Any] | None = None) -> None:
         self.root, self.head_dir, self.git_dir = find_git((start or Path.cwd()).resolve())
-        self.config = configuration.load(self.root, flags)
+        self.config = configuration.load(self.root, flags, memo=self.git_dir / "comind" / "config.json")
 
     @cached_property
     def repo_name(self) -> str:

@@ -232,3 +232,26 @@ def test_outside_a_repository_and_no_command(tmp_path: Path, cli) -> None:  # ty
     result = cli(tmp_path, "log")
     assert result.code == 2 and "not inside a git repository" in result.err
     assert cli(tmp_path).code == 2
+
+
+def test_config_parse_is_remembered_by_exact_text(tmp_path: Path) -> None:
+    from comind.config import ConfigError, read_file
+
+    path, memo = tmp_path / ".comind.yml", tmp_path / "memo" / "config.json"
+    path.write_text("store: first\n")
+    assert read_file(path, memo) == {"store": "first"}
+    saved = json.loads(memo.read_text())
+    assert saved == {"text": "store: first\n", "data": {"store": "first"}}
+    memo.write_text(json.dumps({"text": "store: first\n", "data": {"store": "remembered"}}))
+    assert read_file(path, memo) == {"store": "remembered"}  # same text: the memo answers
+    path.write_text("store: other\n")  # same size, new text: parsed again
+    assert read_file(path, memo) == {"store": "other"}
+    memo.write_text("{not json")
+    assert read_file(path, memo) == {"store": "other"}
+    path.write_text("dormant_days: 2026-01-01\n")  # a date JSON cannot hold is parsed every time
+    assert str(read_file(path, memo)["dormant_days"]) == "2026-01-01"
+    assert json.loads(memo.read_text())["text"] == "store: other\n"
+    memo.write_text(json.dumps({"text": "stroe: x\n", "data": {"stroe": "x"}}))
+    path.write_text("stroe: x\n")
+    with pytest.raises(ConfigError, match="unknown key 'stroe'"):
+        read_file(path, memo)
