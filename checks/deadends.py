@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from comind.checks.run import CheckRun
 
 INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`) say too little
+FUZZY_WORK = 20_000  # line pairs compared word by word per file name at most (a vendored file is no approach)
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -56,12 +57,31 @@ def informative(text: str) -> bool:
     return False
 
 
+# Files whose lines record a change rather than make it: lockfiles (a re-proposed dependency is a
+# dependency move, matched by version) and changelogs (an entry repeats a title; the code it names
+# is matched where it lives). Their lines are not part of an approach.
+LOCKFILES = frozenset({
+    "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+    "pnpm-lock.yaml", "bun.lock", "deno.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock", "mix.lock",
+    "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
+})
+_CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
+
+
+def bookkeeping(name: str) -> bool:
+    """A lockfile or a changelog (by file name)."""
+    return name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None
+
+
 class Match:
-    def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None) -> None:
+    def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None,
+                 own: int = 0, recreated: tuple[str, ...] = ()) -> None:
         self.matched = matched
         self.total = total
         self.where = where  # first re-added line in the change: (path, line at head)
         self.local = matched if local is None else local  # matched in a file named like one the attempt touched
+        self.own = own  # the change's own informative lines (net)
+        self.recreated = recreated  # the attempt created only these files, and the change creates them again
 
 
 def _name(path: str) -> str:
@@ -75,62 +95,130 @@ class ChangeLines:
     re-indented, whatever rename detection made of it) is neither re-added nor re-removed: only the
     net difference counts. Moving code is not proposing it; and a reland re-adds lines that its
     revert took out of the tree, so it never removes them too. `files` keeps, per line, the names
-    of the files it was added to or removed from (the file name, so that a moved file still counts)."""
+    of the files it was added to or removed from (the file name, so that a moved file still counts).
+    `created` holds the paths of the files it creates; `only_creates` says it does nothing else."""
 
     def __init__(self, change: Approach) -> None:
         adds: Counter[str] = Counter()
         removes: Counter[str] = Counter()
         self.first_at: dict[str, tuple[str, int]] = {}
         self.files: dict[tuple[bool, str], set[str]] = {}
+        self.by_name: dict[tuple[bool, str], list[str]] = {}  # (added, file name) -> its informative lines
         for f in change.files:
             name = _name(f.path)
+            if bookkeeping(name):
+                continue
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
                 for ln in lines:
                     if not ln.trivial and informative(ln.text):
                         pool[ln.text] += 1
                         self.files.setdefault((added, ln.text), set()).add(name)
+                        self.by_name.setdefault((added, name), []).append(ln.text)
                         if added:
                             self.first_at.setdefault(ln.text, (f.path, ln.lineno))
         moved = adds & removes
         self.adds = adds - moved
         self.removes = removes - moved
+        made = [f for f in change.files if not bookkeeping(_name(f.path))]
+        self.created = frozenset(f.path for f in made if f.status == "A")
+        self.only_creates = bool(made) and len(self.created) == len(made)
 
     @property
     def total(self) -> int:
         return sum(self.adds.values()) + sum(self.removes.values())
 
 
+def _tokens(text: str) -> Counter[str]:
+    return Counter(w for w in _TOKEN.findall(text) if w.lower() not in _KEYWORDS)
+
+
+def _edited_again(mine: Counter[str], theirs: Counter[str], candidates: list[str]) -> int:
+    """How many of the attempt's unmatched lines `mine` come back *extended* among `candidates` (the
+    change's unmatched lines in files of the same name): every word of the attempt's line is in
+    one change line (`len(x.Files) == 0` → `x.Path != "unsafe" && len(x.Files) == 0`). One change
+    line stands for one attempt line; lines of fewer than three words are left to exact matching."""
+    pool = [(text, _tokens(text)) for text in candidates if theirs[text] > 0]
+    if not pool or len(pool) * sum(mine.values()) > FUZZY_WORK:
+        return 0
+    found = 0
+    for text, n in mine.items():
+        words = _tokens(text)
+        if sum(words.values()) < 3:
+            continue
+        for _ in range(n):
+            hit = next((k for k, (_, theirs_words) in enumerate(pool) if not words - theirs_words), None)
+            if hit is None:
+                break
+            pool.pop(hit)
+            found += 1
+    return found
+
+
 def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines) -> Match:
     """How many of the attempt's informative added/removed lines the change adds/removes again
     (net multisets on both sides, in any file: a moved file still re-proposes the approach; lines
     the attempt itself only moved or re-indented are not part of it; see `ChangeLines`), and how
-    many of those the change adds or removes in a file named like one where the attempt did."""
+    many of those the change adds or removes in a file named like one where the attempt did.
+    An attempt line the change adds back with more words in a file of the same name counts too
+    (`_edited_again`)."""
     tried = attempt if isinstance(attempt, ChangeLines) else ChangeLines(attempt)
     lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change)
     matched = total = local = 0
     where = None
     for added, mine, theirs in ((True, tried.adds, lines_of.adds), (False, tried.removes, lines_of.removes)):
+        left_mine: dict[str, Counter[str]] = {}
+        left_theirs = Counter(theirs)
         for text, n in mine.items():
             total += n
             again = min(n, theirs[text])
             if again:
                 matched += again
+                left_theirs[text] -= again
                 if tried.files.get((added, text), set()) & lines_of.files.get((added, text), set()):
                     local += again
                 if added:
                     where = where or lines_of.first_at.get(text)
-    return Match(matched, total, where, local)
+            if again < n and added:
+                for name in tried.files.get((added, text), ()):
+                    left_mine.setdefault(name, Counter())[text] = n - again
+        for name, rest in left_mine.items():
+            edited = _edited_again(rest, left_theirs, lines_of.by_name.get((added, name), []))
+            matched += edited
+            local += edited
+    recreated: tuple[str, ...] = ()
+    if tried.only_creates and tried.created <= lines_of.created:
+        recreated = tuple(sorted(tried.created))
+    return Match(matched, total, where, local, own=lines_of.total, recreated=recreated)
+
+
+def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
+    """Why the change re-proposes the attempt, if it does: "lines" — `threshold` of the attempt's
+    lines and at least `min_lines` of them (an attempt smaller than `min_lines` only when all of it
+    comes back, in the files it touched: one or two lines alone, `return 'utf-8'`, a re-removed
+    condition, recur elsewhere by chance); "piece" — the change itself is `threshold` the attempt's
+    lines, at least `min_lines` of them (a part of a reverted change tried again); "files" — the
+    attempt only created files and the change creates every one of them again."""
+    if m.total and (m.matched == m.total == m.local if m.total < min_lines
+                    else m.matched >= min_lines and m.matched / m.total >= threshold):
+        return "lines"
+    if m.recreated:
+        return "files"
+    if m.total >= min_lines and m.matched >= min_lines and m.own and m.matched / m.own >= threshold:
+        return "piece"
+    return None
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:
-    """`threshold` of the attempt's lines and at least `min_lines` of them; an attempt smaller than
-    `min_lines` only when all of it comes back, in the files it touched: one or two lines alone
-    (`return 'utf-8'`, a re-removed condition) recur elsewhere by chance."""
-    if m.total == 0:
-        return False
-    if m.total < min_lines:
-        return m.matched == m.total and m.local == m.total
-    return m.matched >= min_lines and m.matched / m.total >= threshold
+    return match_kind(m, threshold, min_lines) is not None
+
+
+def describe(m: Match, kind: str) -> str:
+    """How the change re-proposes the attempt, for a finding's message (`…of <attempt>`)."""
+    if kind == "files":
+        return f"This creates again {', '.join(m.recreated)}, the files"
+    if kind == "piece":
+        return f"{m.matched} of this change's {m.own} lines are lines"
+    return f"This re-adds {m.matched} of {m.total} lines"
 
 
 def fingerprint_of(record: Record) -> Approach | None:
@@ -185,9 +273,10 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         attempt_approach = fingerprint_of(record)
         if attempt_approach is not None:
             m = match_lines(attempt_approach, change)
-            if is_match(m, config.dead_end_threshold, config.dead_end_min_lines):
-                path, line = m.where or (None, None)
-                found.append((f"This re-adds {m.matched} of {m.total} lines of {what}, {how}", path, line))
+            kind = match_kind(m, config.dead_end_threshold, config.dead_end_min_lines)
+            if kind:
+                path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
+                found.append((f"{describe(m, kind)} of {what}, {how}", path, line))
         for anchor in record.anchors:
             dep = anchor.get("dep") or {}
             if anchor.get("scope") == "dependency" and dep.get("version_range"):

@@ -6,7 +6,7 @@ sources (nothing is written to any store, cache or state file; a bare repository
 then replayed as the sequence of changes that landed on that branch — its first-parent chain,
 oldest first: a squash or a direct push is one change, a merge is the change its first-parent
 diff makes (what `comind check` sees on that merge request). At each landing C the matcher of
-`comind check` (`checks.deadends.match_lines` and `is_match`, the configured
+`comind check` (`checks.deadends.match_lines` and `match_kind`, the configured
 `dead_end_threshold` and `dead_end_min_lines`) runs C's change against every attempt whose revert
 landed strictly before C and that no reland retired before C.
 
@@ -52,7 +52,7 @@ from typing import Any
 import pygit2
 
 from comind import config as configuration
-from comind.checks.deadends import ChangeLines, Match, fingerprint_of, is_match, match_lines
+from comind.checks.deadends import ChangeLines, Match, fingerprint_of, match_kind, match_lines
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
@@ -225,7 +225,7 @@ def subject_key(subject: str) -> str:
 
 @dataclass(frozen=True)
 class Reland:
-    form: str        # reapply | revert-of-revert | reland | redo | restore | re-add | re-enable | again | same-subject
+    form: str  # reapply | revert-of-revert | reland | redo | restore | bring-back | add-back | re-add | again | …
     relanded: str    # `subject_key` of what it re-applies ("" when unknown)
     named: bool = True  # False: "Redo x", "Restore x", "x again"… count only when x is a reverted subject
 
@@ -249,6 +249,18 @@ def reland_of(subject: str) -> Reland | None:
     return Reland(form, subject_key(text), named)
 
 
+_SQUASHED = re.compile(r"^\* (\S.*)$", re.M)
+_SQUASH_SUBJECT = re.compile(r"\(#\d+\)\s*$")
+
+
+def _squashed(commit: CommitInfo) -> list[str]:
+    """The subjects a squash merge lists (GitHub's `Title (#N)` + `* subject` lines): the squashed
+    counterpart of the commits a merge brings in."""
+    if commit.is_merge or not _SQUASH_SUBJECT.search(commit.subject):
+        return []
+    return [m.group(1).strip() for m in _SQUASHED.finditer(commit.body)]
+
+
 def _pr_title(commit: CommitInfo) -> str | None:
     """A merge's pull-request title: the first body line of `Merge pull request #N …` and bors merges."""
     if not commit.is_merge:
@@ -265,6 +277,7 @@ class Hit:
     attempt: Attempt
     match: Match
     expected: bool
+    kind: str  # `deadends.match_kind`: lines | piece | files
 
 
 @dataclass
@@ -292,6 +305,7 @@ class ReplayResult:
     attempts_with_lines: int = 0
     relands: list[Landing] = field(default_factory=list)
     relands_skipped: list[Landing] = field(default_factory=list)
+    not_relands: list[Landing] = field(default_factory=list)  # announced as relands of nothing reverted
     flagged: list[Landing] = field(default_factory=list)
     diffs: int = 0
     patches_from: str = ""
@@ -329,6 +343,8 @@ class ReplayResult:
             "recall": None if recall is None else round(recall, 4),
             "relands_by_form": dict(sorted(Counter(r.reland.form for r in self.relands if r.reland).items())),
             "relands_skipped": [_landing_json(r) for r in self.relands_skipped],
+            "relands_of_nothing_reverted": [_landing_json(r) | {"announced": r.reland_subject}
+                                            for r in self.not_relands],
             "false_flags": self.false_flags, "false_flags_per_1000": round(self.false_flags_per_1000, 3),
             "flags": [_landing_json(f) for f in self.flagged],
             "missed": [_landing_json(r) for r in self.relands if not r.hits],
@@ -352,7 +368,8 @@ def _landing_json(landing: Landing) -> dict[str, Any]:
         out["expected"] = [_attempt_json(a) for a in landing.expected]
     if landing.hits:
         out["matches"] = [_attempt_json(h.attempt) | {
-            "matched": h.match.matched, "total": h.match.total, "expected": h.expected,
+            "how": h.kind, "matched": h.match.matched, "total": h.match.total, "own": h.match.own,
+            "recreated": list(h.match.recreated), "expected": h.expected,
             "where": list(h.match.where) if h.match.where else None} for h in landing.hits]
     if landing.note:
         out["note"] = landing.note
@@ -367,9 +384,14 @@ class _Index:
         self.added: dict[str, list[Attempt]] = defaultdict(list)
         self.removed: dict[str, list[Attempt]] = defaultdict(list)
         self.keys: dict[str, list[Attempt]] = defaultdict(list)
+        self.creating: dict[str, list[Attempt]] = defaultdict(list)  # path -> attempts that only created files
         for a in attempts:
             if a.lines_of is None:
                 continue
+            if a.lines_of.only_creates:
+                for path in a.lines_of.created:
+                    self.creating[path].append(a)
+                    self.keys["+++ b/" + path].append(a)  # the raw patch's header of a file it creates
             for sign, pool, lines in (("+", self.added, a.lines_of.adds), ("-", self.removed, a.lines_of.removes)):
                 for text in lines:
                     pool[text].append(a)
@@ -389,6 +411,10 @@ class _Index:
                 for a in pool.get(text, ()):
                     if a.active(landing):
                         out.setdefault(id(a), a)
+        for path in change.created:
+            for a in self.creating.get(path, ()):
+                if a.active(landing):
+                    out.setdefault(id(a), a)
         return list(out.values())
 
 
@@ -475,10 +501,11 @@ def _subject_keys(history: History) -> dict[str, list[tuple[int, str]]]:
     """Normalised subject -> (landing, commit) of the commits carrying it (reverts and relands left out)."""
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for commit in history.commits:
-        if revert_markers(commit.subject, "") or reland_of(commit.subject):
-            continue
-        if key := subject_key(commit.subject):
-            out[key].append((history.landing[commit.sha], commit.sha))
+        for subject in (commit.subject, *_squashed(commit)):
+            if revert_markers(subject, "") or reland_of(subject):
+                continue
+            if key := subject_key(subject):
+                out[key].append((history.landing[commit.sha], commit.sha))
     return out
 
 
@@ -509,6 +536,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
             announced += history.side.get(index, [])
         title = _pr_title(landing.commit)
         subjects = [(c.subject, c) for c in announced] + ([(title, landing.commit)] if title else [])
+        subjects += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
         for subject, commit in subjects:
             reland = reland_of(subject)
             if reland is None:
@@ -537,10 +565,29 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         landing = landings[later]
         if landing.reland is None:
             landing.reland = Reland("same-subject", key)
-            landing.reland_subject = next((c.subject for c in (landing.commit, *history.side.get(later, []))
-                                           if subject_key(c.subject) == key), landing.commit.subject)
+            carried = [c.subject for c in (landing.commit, *history.side.get(later, []))]
+            landing.reland_subject = next((s for s in carried + _squashed(landing.commit) if subject_key(s) == key),
+                                          landing.commit.subject)
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
+
+
+_REVERT_WORDS = re.compile(r"\brevert|\broll(?:ed|s|ing)?[ -]?back\b|\bback(?:ed|s|ing)?[ -]?out\b", re.I)
+
+
+def _revert_mentions(history: History) -> Callable[[str, int], bool]:
+    """`(text, landing) -> bool`: does a message landed before `landing` speak of reverting and
+    name `text` (a subject key or `#N`)? Independent of the harvesters, and lenient on purpose: a
+    reland whose revert the harvesters missed still counts (as a miss); only a "reapply #5930" of
+    a change that was removed otherwise, never reverted, is left out of the positives."""
+    mentions = [(history.landing[c.sha], " ".join(c.message.lower().split()))
+                for c in history.commits if _REVERT_WORDS.search(c.message)]
+
+    def before(text: str, landing: int) -> bool:
+        needle = " ".join(text.lower().split())
+        return any(i < landing and needle in message for i, message in mentions)
+
+    return before
 
 
 def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None = None,
@@ -566,6 +613,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     by_sha = {c.sha: c for c in history.commits}
     landings = {i: Landing(i, by_sha[sha]) for i, sha in enumerate(history.chain) if sha not in skip}
     _relands(history, landings)
+    reverted_before = _revert_mentions(history)
     index = _Index(a for a in history.attempts if a.lines)
     scan_started = time.perf_counter()
     chosen, result.patches_from = _prefilter(history, landings, index, progress)
@@ -581,6 +629,12 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             landing.note = "its revert landed in the same change: no check saw the attempt before it"
             result.relands_skipped.append(landing)
             continue
+        if (reland and not landing.expected and reland.relanded and reland.form != "revert-of-revert"
+                and not reverted_before(reland.relanded, i)):
+            # "reapply #5930" of a change removed otherwise, never reverted: an ordinary commit
+            landing.note = f"no earlier message speaks of reverting {reland.relanded!r}: scanned as ordinary"
+            result.not_relands.append(landing)
+            landing.reland = reland = None
         if reland:
             result.relands.append(landing)
         if i not in chosen:
@@ -596,8 +650,8 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         for attempt in index.candidates(lines, i):
             assert attempt.lines_of is not None
             m = match_lines(attempt.lines_of, lines)
-            if is_match(m, threshold, min_lines):
-                landing.hits.append(Hit(attempt, m, id(attempt) in expected))
+            if kind := match_kind(m, threshold, min_lines):
+                landing.hits.append(Hit(attempt, m, id(attempt) in expected, kind))
         if landing.hits:
             result.flagged.append(landing)
         _explain(landing, lines, threshold, min_lines)

@@ -9,8 +9,9 @@ Normalisation: strip, collapse internal runs of spaces and tabs to one space. A 
 when it is blank, only punctuation/brackets (``}``, ``});``), a comment in the file's language
 (``#``, ``//``, ``/* … */``, ``*`` inside a block comment, ``--``, chosen by extension), or an
 import (``import x``, ``from x import y``, ``use x;``, ``#include``, ``require(…)``, ``using x;``,
-``@import``). Trivial lines stay in the fingerprint (a reader may want them) but ``containment`` ignores
-them: re-adding an import or a closing brace alone is not re-proposing an approach.
+``@import``). Trivial lines stay in the fingerprint (a reader may want them) but the dead-end matcher
+(``checks.deadends``) ignores them: re-adding an import or a closing brace alone is not re-proposing
+an approach.
 
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes are listed as skipped
 (``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
@@ -20,7 +21,6 @@ its history. The JSON form holds only dicts, lists, strings, booleans and small 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -199,57 +199,3 @@ def approach_of_range(repo_path: RepoLike, base: str, head: str) -> Approach:
         return diff_approach(repo, diff, None, str(h.id))
     diff = repo.diff(mb, h, context_lines=0)
     return diff_approach(repo, diff, str(mb), str(h.id))
-
-
-@dataclass(frozen=True)
-class FileContainment:
-    path: str
-    matched: int
-    total: int
-
-
-@dataclass(frozen=True)
-class Containment:
-    matched: int
-    total: int
-    ratio: float
-    added_matched: int
-    added_total: int
-    removed_matched: int
-    removed_total: int
-    per_file: tuple[FileContainment, ...]
-
-
-def containment(attempt: Approach, change: Approach) -> Containment:
-    """How much of ``attempt`` the ``change`` does again: the attempt's non-trivial added lines the
-    change adds (as a multiset, in any file) plus its non-trivial removed lines the change removes.
-    ``per_file`` is by the attempt's files, in order."""
-    adds = Counter(ln.text for f in change.files for ln in f.added if not ln.trivial)
-    removes = Counter(ln.text for f in change.files for ln in f.removed if not ln.trivial)
-    per_file: list[FileContainment] = []
-    am = at = rm = rt = 0
-    for f in attempt.files:
-        fm = ft = 0
-        for ln in f.added:
-            if ln.trivial:
-                continue
-            ft += 1
-            at += 1
-            if adds[ln.text] > 0:
-                adds[ln.text] -= 1
-                fm += 1
-                am += 1
-        for ln in f.removed:
-            if ln.trivial:
-                continue
-            ft += 1
-            rt += 1
-            if removes[ln.text] > 0:
-                removes[ln.text] -= 1
-                fm += 1
-                rm += 1
-        if ft:
-            per_file.append(FileContainment(f.path, fm, ft))
-    total = at + rt
-    matched = am + rm
-    return Containment(matched, total, matched / total if total else 0.0, am, at, rm, rt, tuple(per_file))

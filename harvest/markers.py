@@ -484,8 +484,8 @@ def reland_key(subject: str) -> str:
 
 _RELAND_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
 _RELAND_WORD = re.compile(
-    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|bring[ \t]+back|readd|reenable|reintroduce|refix"
-    r"|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
+    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|(?:bring|add|put)[ \t]+back|readd|reenable"
+    r"|reintroduce|refix|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
 _AGAIN = re.compile(
     r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?(?:again|take[ \t]*(?:two|2|3|three)|(?:second|2nd)[ \t]+(?:try|attempt))"
     r"[)\]]?[ \t.!]*", re.IGNORECASE)
@@ -502,7 +502,7 @@ def _all_quoted(text: str) -> bool:
 
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
-    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x``, ``Re-add x`` /
+    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x`` / ``Add back x``, ``Re-add x`` /
     ``Re-enable x`` / ``Re-fix x`` (any ``re-<verb> x``, read as ``<verb> x``), ``x again``, ``x,
     take 2``. Returns (form, what it relands as written, named). named is False for the words that
     also mean a plain rewrite (``redo directive parsing``, ``restore the default``, ``re-enable the
@@ -520,8 +520,8 @@ def reland_subject(subject: str) -> tuple[str, str, bool] | None:
                 return None  # a revert of a reland
             if word.startswith(("reland", "re-land")):
                 return "reland", text, True
-            if word == "bring back":
-                return "bring-back", text, quoted
+            if word.endswith(" back"):  # bring back, add back, put back
+                return word.replace(" ", "-"), text, quoted
             form = _RELAND_FORMS.get(word)
             if form in ("reapply", "redo", "restore"):
                 return form, text, form == "reapply" or quoted

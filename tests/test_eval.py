@@ -168,7 +168,8 @@ def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> No
     repo.commit("initial")
     repo.write("app/alpha.py", feature("alpha"))
     revert(repo, repo.commit("Add alpha client"))
-    repo.write("app/alpha2.py", "".join(feature("alpha").splitlines(keepends=True)[:4]))  # half of it
+    half = "".join(feature("alpha").splitlines(keepends=True)[:4])  # half of it, and as much that is new
+    repo.write("app/alpha2.py", half + feature("omega").split("def omega_step_2")[0])
     half = repo.commit("Bring back part of alpha")
     assert replay(cli, repo.path)["false_flags"] == 0
     data = replay(cli, repo.path, "--dead-end-threshold", "0.5")

@@ -82,8 +82,10 @@ def run_replay(args: argparse.Namespace) -> int:
                   f"{item['subject'][:100]}")
             for m in item.get("matches", []):
                 other = " (not the attempt it relands)" if item["kind"] == "reland" and not m["expected"] else ""
-                print(f"      re-adds {m['matched']}/{m['total']} lines of {m['title'][:80]!r}, "
-                      f"reverted in {m['revert'][:12]}{other}")
+                how = {"piece": f"{m['matched']} of its {m['own']} lines are lines",
+                       "files": f"creates again {', '.join(m['recreated'])}, the files"}.get(
+                           m["how"], f"re-adds {m['matched']}/{m['total']} lines")
+                print(f"      {how} of {m['title'][:80]!r}, reverted in {m['revert'][:12]}{other}")
             if item.get("note"):
                 print(f"      {item['note']}")
     return 0

@@ -1,0 +1,145 @@
+"""The dead-end matcher (`checks.deadends.match_lines` / `is_match`) on the approaches of real commits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from harvest_repo import HarvestRepo
+
+from comind.checks.deadends import ChangeLines, bookkeeping, is_match, match_lines
+from comind.harvest.approach import approach, approach_of_range
+
+CACHE = """import functools
+from typing import Any
+
+# cache the lookups
+def lookup(key: str) -> Any:
+    value   =  STORE.get(key)
+    if value is None:
+        value = load_from_disk(key)
+        STORE[key] = value
+    return value
+"""
+THRESHOLD, MIN_LINES = 0.6, 3
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> HarvestRepo:
+    r = HarvestRepo(tmp_path / "r")
+    r.commit("Initial\n", {"app.py": "def lookup(key):\n    return load_from_disk(key)\n", "README.md": "demo\n"})
+    return r
+
+
+def matches(repo: HarvestRepo, attempt: str, change: str) -> bool:
+    return is_match(match_lines(approach(repo.path, attempt), approach(repo.path, change)), THRESHOLD, MIN_LINES)
+
+
+def test_a_reproposal_reformatted_and_moved_is_matched(repo: HarvestRepo) -> None:
+    attempt_sha = repo.commit("Cache lookups\n", {"app.py": CACHE})
+    attempt = approach(repo.path, attempt_sha)
+    repo.revert(attempt_sha)
+    repo.checkout("-b", "mr")
+    moved = CACHE.replace("    ", "\t").replace("import functools\n", "")
+    repo.commit("Speed up lookups\n", {"lib/cache.py": moved, "app.py": "from lib.cache import lookup\n"})
+    m = match_lines(attempt, approach_of_range(repo.path, "main", "mr"))
+    # informative: four added (the signature and three assignments), two removed (the old signature
+    # and `return load_from_disk(key)`); `if value is None:` and `return value` say too little
+    assert (m.matched, m.total) == (6, 6) and is_match(m, THRESHOLD, MIN_LINES)
+    unrelated = repo.commit("Docs\n", {"README.md": "demo\nmore docs about the cache\n"})
+    assert match_lines(attempt, approach(repo.path, unrelated)).matched == 0
+
+
+def test_lines_are_a_multiset(repo: HarvestRepo) -> None:
+    a1 = repo.commit("Thrice\n", {"x.py": "retry(session)\nretry(session)\nretry(session)\n"})
+    a2 = repo.commit("Once more\n", {"x.py": "retry(session)\nretry(session)\nretry(session)\nretry(session)\n"})
+    m = match_lines(approach(repo.path, a1), approach(repo.path, a2))
+    assert (m.matched, m.total) == (1, 3) and not is_match(m, THRESHOLD, MIN_LINES)
+
+
+def test_a_line_brought_back_with_more_words_counts_in_a_file_of_the_same_name(repo: HarvestRepo) -> None:
+    base = "for name, pkg in imports:\n    if len(pkg.errors) > 0:\n        missing.add(name)\n"
+    repo.commit("Loader\n", {"load.go": base})
+    attempt = repo.commit("Modify the check for a missing package\n",
+                          {"load.go": base.replace("len(pkg.errors) > 0", "len(pkg.compiled_files) == 0")})
+    repo.revert(attempt)
+    again = repo.commit("Modify the check for a missing package\n", {"load.go": base.replace(
+        "len(pkg.errors) > 0", 'pkg.path != "unsafe" && len(pkg.compiled_files) == 0')})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.matched, m.total, m.local) == (2, 2, 2) and is_match(m, THRESHOLD, MIN_LINES)
+    repo.revert(again)
+    elsewhere = repo.commit("Another loader\n",
+                            {"other.go": 'if pkg.path != "unsafe" && len(pkg.compiled_files) == 0\n'})
+    assert match_lines(approach(repo.path, attempt), approach(repo.path, elsewhere)).matched == 0
+    shorter = repo.commit("Shorter\n", {"load.go": base.replace("len(pkg.errors) > 0", "len(pkg.compiled_files)")})
+    assert not matches(repo, attempt, shorter)  # fewer words than the attempt's line: not the same line
+
+
+def test_a_change_made_of_a_piece_of_an_attempt_is_matched(repo: HarvestRepo) -> None:
+    body = "".join(f"    option_{i} = config.lightning.option_{i}\n" for i in range(20))
+    repo.commit("Compile\n", {"css.py": "def compile(config):\n    pass\n"})
+    attempt = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
+    repo.revert(attempt)
+    piece = repo.commit("Spread some options\n",
+                        {"css.py": "def compile(config):\n" + body[: body.index("option_4 =")]})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, piece))
+    assert (m.matched, m.total, m.own) == (4, 20, 4) and is_match(m, THRESHOLD, MIN_LINES)
+    repo.revert(piece)
+    mostly_new = repo.commit("Spread options differently\n", {"css.py": "def compile(config):\n" + body[:140] + "".join(
+        f"    setting_{i} = config.other_source.setting_{i}\n" for i in range(10))})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, mostly_new))
+    assert m.matched < 0.6 * m.own and not is_match(m, THRESHOLD, MIN_LINES)
+
+
+def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:
+    attempt = repo.commit("Carve out the command into its own module\n", {
+        "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.2.0\n",
+        "cmd/cover/go.sum": "example.org/sys v0.2.0 h1:aaaa=\n",
+        "cmd/cover/doc.go": "// Package cover is deprecated.\npackage main\n"})
+    repo.revert(attempt)
+    again = repo.commit("Carve out the command into its own module\n", {
+        "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.4.0\n",
+        "cmd/cover/go.sum": "example.org/sys v0.4.0 h1:bbbb=\n",
+        "cmd/cover/doc.go": "// Package cover moved.\npackage main\n"})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    # go.sum is a lockfile: not part of the approach
+    assert m.recreated == ("cmd/cover/doc.go", "cmd/cover/go.mod") and is_match(m, THRESHOLD, MIN_LINES)
+    repo.revert(again)
+    half = repo.commit("Only the module file\n", {"cmd/cover/go.mod": "module example.org/tools/cmd/cover\n"})
+    assert match_lines(approach(repo.path, attempt), approach(repo.path, half)).recreated == ()
+    edits_too = repo.commit("Add a doc and touch the app\n", {"docs/guide.md": "guide\n", "app.py": "x = 1\n"})
+    repo.revert(edits_too)
+    doc_again = repo.commit("The guide again\n", {"docs/guide.md": "a new guide\n"})
+    assert not matches(repo, edits_too, doc_again)  # the rule is for attempts that only created files
+
+
+def test_lockfiles_and_changelogs_are_not_part_of_an_approach(repo: HarvestRepo) -> None:
+    lock = "".join(f'"package-{i}": {{"version": "1.{i}.0", "integrity": "sha512-{i:040d}"}},\n' for i in range(30))
+    notes = "".join(f"* fix the parser for case number {i}\n" for i in range(10))
+    attempt = repo.commit("Upgrade everything\n", {"package-lock.json": lock, "CHANGELOG.md": notes})
+    repo.revert(attempt)
+    again = repo.commit("Upgrade again\n", {"package-lock.json": lock, "CHANGELOG.md": notes})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.matched, m.total) == (0, 0) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert [bookkeeping(n) for n in ("yarn.lock", "go.sum", "HISTORY.rst", "NEWS", "history.py", "changelog.go")] == [
+        True, True, True, True, False, False]
+
+
+def test_moved_lines_are_not_reproposed(repo: HarvestRepo) -> None:
+    attempt = repo.commit("Cache lookups\n", {"app.py": CACHE})
+    repo.revert(attempt)
+    repo.commit("Keep a copy\n", {"keep.py": CACHE})
+    moved = repo.commit("Move it\n", {"keep.py": "", "lib/moved.py": CACHE})
+    assert ChangeLines(approach(repo.path, moved)).total == 0
+    assert not matches(repo, attempt, moved)
+
+
+def test_ten_thousand_file_change(tmp_path: Path) -> None:
+    r = HarvestRepo(tmp_path / "r")
+    r.commit("Root\n", {"keep.txt": "k\n"})
+    for i in range(10_000):
+        r.write(f"pkg/m{i // 100}/f{i}.py", f"value_{i} = compute({i})\nshared_value = 1\n")
+    change = approach(r.path, r.commit("Generate\n"))
+    assert len(change.files) == 10_000
+    m = match_lines(change, change)
+    assert m.matched == m.total == 20_000 and len(m.recreated) == 10_000
