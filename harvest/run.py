@@ -19,7 +19,7 @@ from comind.errors import ComindError
 if TYPE_CHECKING:
     from comind.workspace import Workspace
 
-HARVESTER_VERSION = "1"  # bump when harvested records change shape: the next harvest re-reads all
+HARVESTER_VERSION = "2"  # bump when what is harvested changes (2: "add back" relands): the next harvest re-reads all
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 2  # 2: reverted subjects are kept, for the relands that name or repeat them
 Progress = Callable[[int, int], None]
