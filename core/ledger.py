@@ -23,7 +23,7 @@ from typing import Any
 from comind.errors import ComindError
 from comind.records import Record
 from comind.status import Status, derive
-from comind.store import CorruptObjectWarning, Store
+from comind.store import BrokenSnapshot, CorruptObjectWarning, Store, snapshot_journal
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS objects(
     source TEXT, key TEXT, record_id TEXT, hash TEXT, created_at TEXT, json TEXT,
     PRIMARY KEY(source, key));
 CREATE INDEX IF NOT EXISTS objects_record ON objects(record_id);
-CREATE TABLE IF NOT EXISTS snapshot_keys(source TEXT, key TEXT, PRIMARY KEY(source, key));
+CREATE TABLE IF NOT EXISTS snapshot_keys(source TEXT, key TEXT, segment TEXT, PRIMARY KEY(source, key));
+CREATE INDEX IF NOT EXISTS snapshot_keys_segment ON snapshot_keys(source, segment);
 CREATE TABLE IF NOT EXISTS problems(source TEXT, key TEXT, reason TEXT, PRIMARY KEY(source, key));
 CREATE TABLE IF NOT EXISTS records(
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, hash TEXT, kind TEXT, title TEXT, created_at TEXT, json TEXT);
@@ -48,7 +49,7 @@ CREATE TABLE IF NOT EXISTS relations(record_id TEXT PRIMARY KEY, relation TEXT, 
 CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, trigger, body, tokenize='unicode61 remove_diacritics 2');
 """
-VERSION = "2"
+VERSION = "3"  # 3: snapshot keys name their segment
 
 
 class SyncReport:
@@ -91,14 +92,17 @@ class Ledger:
 
     # -- sync ------------------------------------------------------------------------------
 
-    def sync(self, *, warn: bool = True) -> SyncReport:
-        """Bring the view up to date with every source, reading only what is new."""
+    def sync(self, *, warn: bool = True, full: bool = False) -> SyncReport:
+        """Bring the view up to date with every source, reading only what is new.
+
+        `full` lists every inbox even where a journal says what is new (audit: finds records that
+        writers of the first layout put without journaling them)."""
         report = SyncReport()
         for name, store in self.sources.items():
             token = store.change_token()
-            if token is not None and token == self._meta(f"token:{name}"):
+            if not full and token is not None and token == self._meta(f"token:{name}"):
                 continue  # a local store that has not changed since the last sync
-            self._sync_source(name, store, report)
+            self._sync_source(name, store, report, full=full)
             self._set_meta(f"token:{name}", token)
         if warn:  # every time, until someone fixes the store: a silent skip would look like a miss
             for message in self.problem_lines():
@@ -117,27 +121,75 @@ class Ledger:
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self._reset()
-        return self.sync(warn=False)
+        return self.sync(warn=False, full=True)
 
-    def _sync_source(self, name: str, store: Store, report: SyncReport) -> None:
+    def _sync_source(self, name: str, store: Store, report: SyncReport, *, full: bool = False) -> None:
+        for attempt in range(3):
+            try:
+                self._sync_once(name, store, report, use_snapshot=attempt < 2, full=full)
+                return
+            except BrokenSnapshot:  # a racing compaction deleted part of it: list again, then read the inbox
+                continue
+
+    def _sync_once(self, name: str, store: Store, report: SyncReport, *, use_snapshot: bool, full: bool) -> None:
+        """One source. On an object store whose snapshot has a journal position, only the journal entries
+        after the last one seen are read (nothing changed: three LISTs, no GET); otherwise, and when `full`,
+        the inbox is listed and compared with what the view holds."""
         erased = store.erased_ids()
-        snapshot = store.newest_snapshot()
-        snap_records: dict[str, Record] = {}
+        snapshot = store.snapshot_name() if use_snapshot else None
+        watermark = self._meta(f"journal:{name}")
+        journal_path = (store.journaled and not full and snapshot is not None
+                        and snapshot_journal(snapshot) is not None)
+        tail = store.journal_tail() if store.journaled and not journal_path else None  # before listing the inbox
+        from_snapshot: dict[str, Record] = {}  # a first-layout snapshot's records, read whole
+        new_snapshot_keys: dict[str, str] = {}  # key -> segment, for segments new to the view
         if snapshot != self._meta(f"snapshot:{name}"):
-            if snapshot:
-                snap_records, problems = store.read_snapshot(snapshot)
+            old_segments = {s for (s,) in self.db.execute(
+                "SELECT DISTINCT segment FROM snapshot_keys WHERE source=?", (name,))}
+            segments: list[str] = []
+            if snapshot and snapshot.endswith(".jsonl.gz"):
+                from_snapshot, problems = store.read_snapshot(snapshot)
                 report.problems += [(name, p.key, p.reason) for p in problems]
+                new_snapshot_keys = dict.fromkeys(from_snapshot, snapshot)
+                segments = [snapshot]
+            elif snapshot:
+                try:
+                    segments = store.read_manifest(snapshot).segments
+                except FileNotFoundError:
+                    raise BrokenSnapshot(snapshot) from None
+                added_segments = [s for s in segments if s not in old_segments]
+                for segment, keys in zip(added_segments, store._map(store.segment_keys, added_segments), strict=True):
+                    new_snapshot_keys.update(dict.fromkeys(keys, segment))
+            gone = [s for s in old_segments if s not in segments]
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
-                self.db.execute("DELETE FROM snapshot_keys WHERE source=?", (name,))
-                self.db.executemany("INSERT INTO snapshot_keys VALUES (?, ?)", ((name, k) for k in snap_records))
+                self.db.executemany("DELETE FROM snapshot_keys WHERE source=? AND segment=?", ((name, s) for s in gone))
+                self.db.executemany("INSERT OR REPLACE INTO snapshot_keys VALUES (?, ?, ?)",
+                                    ((name, k, s) for k, s in new_snapshot_keys.items()))
                 self._set_meta(f"snapshot:{name}", snapshot)
-        snapshot_keys = {k for (k,) in self.db.execute("SELECT key FROM snapshot_keys WHERE source=?", (name,))}
-        current = {k for k in snapshot_keys.union(store.inbox_keys()) if k[:36] not in erased}
-        seen = {k for (k,) in self.db.execute("SELECT key FROM objects WHERE source=?", (name,))}
-        seen |= {k for (k,) in self.db.execute("SELECT key FROM problems WHERE source=?", (name,))}
-        removed, added = seen - current, sorted(current - seen)
-        fetched = store.read_many([k for k in added if k not in snap_records])
+        if journal_path:
+            assert snapshot is not None
+            after = max(watermark or "", snapshot_journal(snapshot) or "")
+            last, journaled = store.journal_entries(after)
+            candidates = set(new_snapshot_keys).union(journaled)
+            removed = self._keys_of(name, erased)
+            added = sorted(k for k in candidates - self._seen(name, candidates) if k[:36] not in erased)
+            tail = last
+        else:
+            snapshot_keys = {k for (k,) in self.db.execute("SELECT key FROM snapshot_keys WHERE source=?", (name,))}
+            current = {k for k in snapshot_keys.union(store.inbox_keys()) if k[:36] not in erased}
+            seen = self._seen(name)
+            removed, added = seen - current, sorted(current - seen)
+        fetched: dict[str, Record | str | None] = dict(from_snapshot)
+        wanted: dict[str, set[str]] = {}
+        for key in added:
+            if key in new_snapshot_keys and key not in fetched:
+                wanted.setdefault(new_snapshot_keys[key], set()).add(key)
+        for segment, keys in wanted.items():  # only the segments holding keys the view lacks
+            records, problems = store.read_segment(segment, keys)
+            report.problems += [(name, p.key, p.reason) for p in problems]
+            fetched.update(records)
+        fetched.update(store.read_many([k for k in added if k not in fetched]))  # the rest from the inbox
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             affected = set()
@@ -146,7 +198,7 @@ class Ledger:
                 self.db.execute("DELETE FROM objects WHERE source=? AND key=?", (name, key))
                 self.db.execute("DELETE FROM problems WHERE source=? AND key=?", (name, key))
             for key in added:
-                result = snap_records.get(key) or fetched.get(key)
+                result = fetched.get(key)
                 if isinstance(result, Record):
                     self.db.execute(
                         "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?)",
@@ -158,8 +210,35 @@ class Ledger:
                     report.problems.append((name, key, result))
             for record_id in sorted(affected):
                 self._materialise(record_id)
+            self._set_meta(f"journal:{name}", tail)
         report.added += len(added)
         report.removed += len(removed)
+
+    def _seen(self, name: str, among: set[str] | None = None) -> set[str]:
+        """Keys the view holds for a source (objects and unreadable ones); only those `among`, if given and few."""
+        if among is not None and len(among) <= 500:
+            found = set()
+            for key in among:
+                query = ("SELECT 1 FROM objects WHERE source=? AND key=? UNION ALL "
+                         "SELECT 1 FROM problems WHERE source=? AND key=?")
+                if self.db.execute(query, (name, key, name, key)).fetchone():
+                    found.add(key)
+            return found
+        seen = {k for (k,) in self.db.execute("SELECT key FROM objects WHERE source=?", (name,))}
+        return seen | {k for (k,) in self.db.execute("SELECT key FROM problems WHERE source=?", (name,))}
+
+    def _keys_of(self, name: str, record_ids: set[str]) -> set[str]:
+        """Keys the view holds for these record ids (tombstoned ones, to drop)."""
+        ids = sorted(record_ids)
+        keys: set[str] = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            keys.update(k for (k,) in self.db.execute(
+                f"SELECT key FROM objects WHERE source=? AND record_id IN ({marks}) UNION "
+                f"SELECT key FROM problems WHERE source=? AND substr(key, 1, 36) IN ({marks})",
+                (name, *chunk, name, *chunk)))
+        return keys
 
     def _materialise(self, record_id: str) -> None:
         """Make the visible version of one id match its objects (the earliest version wins)."""

@@ -13,7 +13,7 @@ import pytest
 
 from comind.anchors import parse_anchor
 from comind.records import new_record
-from comind.store import ERASED, INBOX, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
+from comind.store import ERASED, INBOX, SEGMENTS, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
 
 PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
@@ -61,8 +61,8 @@ def test_erasure_deletes_and_tombstones(store: Store) -> None:
     assert store.erase([gone.id]) == [gone.id]
     assert set(store.read().records) == {keep.key}
     assert gone.key not in store.inbox_keys()
-    # the content is gone from every snapshot, not just hidden
-    for name in store._list(SNAPSHOTS):
+    # the content is gone from every snapshot and segment, not just hidden
+    for name in store._list(SNAPSHOTS) + store._list(SEGMENTS):
         raw = bytes(__import__("obstore").get(store._store, name).bytes())
         assert gone.id.encode() not in gzip.decompress(raw)
     with pytest.raises(StoreError, match="erased"):
