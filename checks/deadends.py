@@ -195,17 +195,15 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     """Why the change re-proposes the attempt, if it does: "lines" — `threshold` of the attempt's
     lines and at least `min_lines` of them (an attempt smaller than `min_lines` only when all of it
     comes back, in the files it touched: one or two lines alone, `return 'utf-8'`, a re-removed
-    condition, recur elsewhere by chance); "piece" — the change itself is `threshold` the attempt's
-    lines, at least `min_lines` of them (a part of a reverted change tried again); "files" — the
-    attempt only created files and the change creates every one of them again."""
+    condition, recur elsewhere by chance); "files" — the attempt only created files and the change
+    creates every one of them again.
+
+    A change made only of a *piece* of an attempt is not a match: tried on deno, golang/tools and
+    requests, three to ten lines shared with a reverted change of hundreds were mostly chance."""
     if m.total and (m.matched == m.total == m.local if m.total < min_lines
                     else m.matched >= min_lines and m.matched / m.total >= threshold):
         return "lines"
-    if m.recreated:
-        return "files"
-    if m.total >= min_lines and m.matched >= min_lines and m.own and m.matched / m.own >= threshold:
-        return "piece"
-    return None
+    return "files" if m.recreated else None
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:
@@ -216,8 +214,6 @@ def describe(m: Match, kind: str) -> str:
     """How the change re-proposes the attempt, for a finding's message (`…of <attempt>`)."""
     if kind == "files":
         return f"This creates again {', '.join(m.recreated)}, the files"
-    if kind == "piece":
-        return f"{m.matched} of this change's {m.own} lines are lines"
     return f"This re-adds {m.matched} of {m.total} lines"
 
 

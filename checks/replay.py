@@ -572,14 +572,16 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
             landing.expected.append(a)
 
 
+_PR_REF = re.compile(r"#\d+")
 _REVERT_WORDS = re.compile(r"\brevert|\broll(?:ed|s|ing)?[ -]?back\b|\bback(?:ed|s|ing)?[ -]?out\b", re.I)
 
 
 def _revert_mentions(history: History) -> Callable[[str, int], bool]:
-    """`(text, landing) -> bool`: does a message landed before `landing` speak of reverting and
-    name `text` (a subject key or `#N`)? Independent of the harvesters, and lenient on purpose: a
-    reland whose revert the harvesters missed still counts (as a miss); only a "reapply #5930" of
-    a change that was removed otherwise, never reverted, is left out of the positives."""
+    """`(ref, landing) -> bool`: does a message landed before `landing` speak of reverting and
+    name `ref` (`#N`)? Independent of the harvesters, and lenient on purpose: a reland whose revert
+    the harvesters missed still counts (as a miss); only a "reapply #5930" of a change that was
+    removed otherwise, never reverted, is not a positive. (A reland naming a subject is always one:
+    its revert may word it differently, `reland JsRuntime/Worker is not a Future`.)"""
     mentions = [(history.landing[c.sha], " ".join(c.message.lower().split()))
                 for c in history.commits if _REVERT_WORDS.search(c.message)]
 
@@ -629,7 +631,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             landing.note = "its revert landed in the same change: no check saw the attempt before it"
             result.relands_skipped.append(landing)
             continue
-        if (reland and not landing.expected and reland.relanded and reland.form != "revert-of-revert"
+        if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)
                 and not reverted_before(reland.relanded, i)):
             # "reapply #5930" of a change removed otherwise, never reverted: an ordinary commit
             landing.note = f"no earlier message speaks of reverting {reland.relanded!r}: scanned as ordinary"

@@ -75,7 +75,7 @@ def test_a_line_brought_back_with_more_words_counts_in_a_file_of_the_same_name(r
     assert not matches(repo, attempt, shorter)  # fewer words than the attempt's line: not the same line
 
 
-def test_a_change_made_of_a_piece_of_an_attempt_is_matched(repo: HarvestRepo) -> None:
+def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: HarvestRepo) -> None:
     body = "".join(f"    option_{i} = config.lightning.option_{i}\n" for i in range(20))
     repo.commit("Compile\n", {"css.py": "def compile(config):\n    pass\n"})
     attempt = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
@@ -83,12 +83,8 @@ def test_a_change_made_of_a_piece_of_an_attempt_is_matched(repo: HarvestRepo) ->
     piece = repo.commit("Spread some options\n",
                         {"css.py": "def compile(config):\n" + body[: body.index("option_4 =")]})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, piece))
-    assert (m.matched, m.total, m.own) == (4, 20, 4) and is_match(m, THRESHOLD, MIN_LINES)
-    repo.revert(piece)
-    mostly_new = repo.commit("Spread options differently\n", {"css.py": "def compile(config):\n" + body[:140] + "".join(
-        f"    setting_{i} = config.other_source.setting_{i}\n" for i in range(10))})
-    m = match_lines(approach(repo.path, attempt), approach(repo.path, mostly_new))
-    assert m.matched < 0.6 * m.own and not is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total, m.own) == (4, 20, 4) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert is_match(m, 0.2, MIN_LINES)  # a lower threshold takes it
 
 
 def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:

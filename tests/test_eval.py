@@ -332,3 +332,38 @@ def test_moved_lines_are_not_re_added(cli, tmp_path: Path) -> None:  # type: ign
     data = replay(cli, repo.path)
     assert moved not in {f["commit"] for f in data["flags"]}
     assert data["false_flags"] == 1  # the unannounced re-add, which a person would call a reland
+
+
+def test_reapplying_a_change_that_was_removed_but_never_reverted_is_no_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.commit("Add alpha client (#5)")
+    repo.rm("app/alpha.py")
+    repo.commit("Remove deprecated clients for 3.0 (#6)")  # removed, not reverted
+    repo.write("app/alpha.py", feature("alpha"))
+    again = repo.commit("chore: reapply #5 (#7)")
+    repo.write("app/beta.py", feature("beta"))
+    beta = repo.commit("Add beta client (#8)")
+    revert(repo, beta)
+    repo.write("app/beta.py", feature("beta"))
+    beta_again = repo.commit("Reland the beta client work (#9)")  # names it in other words: still a reland
+    data = replay(cli, repo.path)
+    assert [r["commit"] for r in data["relands_of_nothing_reverted"]] == [again]
+    assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["false_flags"] == 0
+    assert [f["commit"] for f in data["flags"]] == [beta_again]
+
+
+def test_squash_merge_bullets_carry_the_subjects_of_what_was_squashed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("add configs to validate_arguments (#10)"))
+    stream(repo, "x")
+    repo.write("app/alpha.py", feature("alpha"))
+    squash = repo.commit("Validate arguments config (#12)\n\n* add configs to validate_arguments\n\n* reformat code\n")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["false_flags"] == 0
+    assert data["flags"][0]["commit"] == squash and data["flags"][0]["kind"] == "reland"

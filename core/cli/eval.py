@@ -82,9 +82,8 @@ def run_replay(args: argparse.Namespace) -> int:
                   f"{item['subject'][:100]}")
             for m in item.get("matches", []):
                 other = " (not the attempt it relands)" if item["kind"] == "reland" and not m["expected"] else ""
-                how = {"piece": f"{m['matched']} of its {m['own']} lines are lines",
-                       "files": f"creates again {', '.join(m['recreated'])}, the files"}.get(
-                           m["how"], f"re-adds {m['matched']}/{m['total']} lines")
+                how = (f"creates again {', '.join(m['recreated'])}, the files" if m["how"] == "files"
+                       else f"re-adds {m['matched']}/{m['total']} lines")
                 print(f"      {how} of {m['title'][:80]!r}, reverted in {m['revert'][:12]}{other}")
             if item.get("note"):
                 print(f"      {item['note']}")
