@@ -42,9 +42,10 @@ if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither
 
 CACHE_VERSION = "3"
 MAX_FILE_SIZE = 1 << 20
-WORKERS = min(8, max(2, os.cpu_count() or 2))  # parse processes (ast-grep scans with every core too)
+# Processes that parse: this one and WORKERS - 1 workers (ast-grep scans with every core too).
+WORKERS = min(8, max(2, os.cpu_count() or 2))
 PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for their start-up
-CHUNK = 24  # files per task: tasks are pulled, so the workers end within a chunk of each other
+CHUNK = 24  # files per task at most (see _chunks): tasks are pulled, so the workers end together
 
 _SYMLINK, _GITLINK = 0o120000, 0o160000
 _SKIPS = ("unsupported", "large", "binary", "symlink", "submodule")
@@ -137,6 +138,25 @@ def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple
 def _parse_chunk(items: list[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
     assert _worker_repo is not None
     return [_parse_one(_worker_repo, oid, lang, path) for oid, lang, path in items]
+
+
+def _chunks(todo: list[tuple[str, str, str]], sizes: Mapping[str, int], workers: int
+            ) -> list[list[tuple[str, str, str]]]:
+    """``todo`` (largest first) in tasks of about the same size in bytes, at most CHUNK files
+    each: a task of the largest files alone would keep one process busy after the others end."""
+    target = max(1, sum(sizes.get(oid, 0) for oid, _, _ in todo) // (workers * 12))
+    chunks: list[list[tuple[str, str, str]]] = []
+    chunk: list[tuple[str, str, str]] = []
+    size = 0
+    for item in todo:
+        chunk.append(item)
+        size += sizes.get(item[0], 0)
+        if size >= target or len(chunk) >= CHUNK:
+            chunks.append(chunk)
+            chunk, size = [], 0
+    if chunk:
+        chunks.append(chunk)
+    return chunks
 
 
 # --- the index ---------------------------------------------------------------------------------
@@ -335,9 +355,11 @@ class CodeIndex:
         status = self._cached_status(wanted)
         stats.cached = len(status)
         todo = [(oid, lang, path) for (oid, lang), path in wanted.items() if (oid, lang) not in status]
+        sizes: dict[str, int] = {}
         if len(todo) >= PARALLEL_THRESHOLD:  # largest first: the workers then end together
             header = self.repo.odb.read_header
-            todo.sort(key=lambda t: (-header(t[0])[1], t[2]))
+            sizes = {oid: header(oid)[1] for oid, _, _ in todo}
+            todo.sort(key=lambda t: (-sizes[t[0]], t[2]))
         else:
             todo.sort(key=lambda t: t[2])
         total, done = len(candidates), len(candidates) - len(todo)
@@ -345,7 +367,7 @@ class CodeIndex:
             progress(done, total)
 
         rows: list[tuple[str, str, str, str]] = []
-        for chunk in self._parse(todo):
+        for chunk in self._parse(todo, sizes):
             rows.extend(chunk)
             done += len(chunk)
             if progress:
@@ -381,26 +403,48 @@ class CodeIndex:
                     found[(oid, lang)] = st
         return found
 
-    def _parse(self, todo: list[tuple[str, str, str]]) -> Iterator[list[tuple[str, str, str, str]]]:
-        chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
+    def _parse(self, todo: list[tuple[str, str, str]], sizes: Mapping[str, int]
+               ) -> Iterator[list[tuple[str, str, str, str]]]:
         if self.workers < 2 or len(todo) < PARALLEL_THRESHOLD:
-            for chunk in chunks:
-                yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in chunk]
+            for i in range(0, len(todo), CHUNK):
+                yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in todo[i:i + CHUNK]]
             return
         # ast-grep holds the GIL: use processes. Fork where it is safe (no other threads that
         # could hold a lock in the child): workers then need no re-import.
+        import gc
         import multiprocessing
         import threading
-        from concurrent.futures import ProcessPoolExecutor
+        from collections import deque
+        from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
+        chunks = deque(_chunks(todo, sizes, self.workers))
         methods = multiprocessing.get_all_start_methods()
         safe_fork = "fork" in methods and threading.active_count() == 1
         ctx = multiprocessing.get_context(
             "fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn")
         self.close()  # an open SQLite connection must not cross a fork
-        with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(self.repo_path,)) as pool:
-            yield from pool.map(_parse_chunk, chunks)
+        if safe_fork:
+            gc.freeze()  # the collector in a child then leaves the parent's objects (their pages) alone
+        try:
+            # This process parses too, one worker fewer: it is running anyway and pays no start-up.
+            # Workers take the largest files first, this process the smallest: they meet in the middle.
+            with ProcessPoolExecutor(self.workers - 1, mp_context=ctx, initializer=_init_worker,
+                                     initargs=(self.repo_path,)) as pool:
+                running: set[Future[list[tuple[str, str, str, str]]]] = set()
+                while chunks or running:
+                    while chunks and len(running) < 2 * (self.workers - 1):  # one queued behind each
+                        running.add(pool.submit(_parse_chunk, chunks.popleft()))
+                    if chunks:
+                        yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in chunks.pop()]
+                        done = {f for f in running if f.done()}
+                    else:
+                        done = wait(running, return_when=FIRST_COMPLETED).done
+                    for future in done:
+                        running.discard(future)
+                        yield future.result()
+        finally:
+            if safe_fork:
+                gc.unfreeze()
 
     # lazy reads for Snapshot ---------------------------------------------------------------------
     def _imports(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[Import, ...]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from comind.codeindex import CodeIndex, Snapshot
+from comind.codeindex import CHUNK, CodeIndex, Snapshot, _chunks
 from comind.errors import ComindError
 
 PERM = '''\
@@ -202,6 +202,26 @@ def test_parallel_parse_matches_serial(tmp_path: Path) -> None:
     assert parallel.all_symbols() == serial.all_symbols()
     assert seen[-1] == (140, 140)
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
+
+
+def test_parse_work_is_shared_with_several_workers(tmp_path: Path) -> None:
+    # This process parses too (the smallest files), the workers the largest: same result.
+    repo = GitRepo(tmp_path)
+    for i in range(60):
+        repo.write(f"pkg/m{i}.py", f"def f{i}(x):\n" + "    x = g(x)\n" * (i * 20) + "    return x\n")
+    repo.commit("sizes")
+    parallel = CodeIndex(repo.path, tmp_path / "p.sqlite", workers=3).snapshot("HEAD")
+    serial = CodeIndex(repo.path, tmp_path / "s.sqlite", workers=1).snapshot("HEAD")
+    assert parallel.stats.parsed == 60 and parallel.all_symbols() == serial.all_symbols()
+
+
+def test_tasks_are_balanced_by_size() -> None:
+    sizes = {f"{i:040x}": s for i, s in enumerate([900, 800, 50, 40, 30] + [1] * 60)}
+    todo = [(oid, "python", f"f{oid}.py") for oid in sizes]
+    chunks = _chunks(todo, sizes, 2)
+    assert [item for chunk in chunks for item in chunk] == todo  # each file once, largest first
+    assert chunks[0] == todo[:1] and chunks[1] == todo[1:2]  # a large file is a task of its own
+    assert all(len(chunk) <= CHUNK for chunk in chunks)
 
 
 def test_parallel_parse_with_other_threads_running(tmp_path: Path) -> None:

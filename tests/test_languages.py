@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import re
 import textwrap
@@ -451,3 +453,149 @@ def test_shared_walk_handles_every_language() -> None:
     for lang in LANGUAGES.values():
         fs = parse_file("empty" + lang.extensions[0], b"")
         assert fs.language == lang.name and fs.error is None and fs.definitions == ()
+
+
+# --- the output is frozen ------------------------------------------------------------------------
+
+# Odd corners of every grammar: calls in f-strings and template literals (inside and outside
+# definitions), JSX text, docstrings, doc comments, namespaces, overloads, MISSING tokens and ERROR
+# nodes inside and outside definitions.
+GOLDEN_SOURCES = {
+    "python": ("m.py", '''\
+"""Module doc."""
+import os, sys as system
+from .. import up
+from pkg.sub import (a as b, c)
+print(f"{os.getcwd()} {len(sys.argv)}")
+
+@decorator(x=f"{helper()}")
+class K(Base, metaclass=Meta):
+    """Doc."""
+    # comment
+    def m(self, x: int = 1, *a, **k) -> "K":
+        """Method doc."""
+        y = f"{self.n(x)!r:>{width()}}" + 'plain {x}'
+        return [z for z in y if z] \\
+            or lambda q: q(y)
+
+    def m(self):  # redefined
+        def inner(): return outer.call()
+        return inner
+
+async def go(a, /, b, *, c):
+    await thing.run(a)
+    def broken(:
+        pass
+'''),
+    "javascript": ("a.jsx", '''\
+import def, { a as b, c } from "mod";
+export * from "star";
+const x = require("req");
+const f = (a, b) => { /* c */ return g(a, `x${h(1)}y${`in${k()}`}`) + "s t"; };
+obj = { m() { return this.n?.(1); }, p: function () { new Foo.Bar(1); } };
+exports.e = function named() { return <div className="x">  hi {y()}  there </div>; };
+class A extends B { static s = () => 1; #priv() { super.q(); } get v() { return 1 } }
+function* gen() { yield tag`t${z()}`; }
+function miss( { return 1
+'''),
+    "typescript": ("a.ts", '''\
+import type { T } from "./t";
+import x = require("y");
+namespace NS { export function inner<T>(a: T): T { return id(a); } }
+interface I<T> { m(a: number): void; p?: string }
+type U<K> = { [P in keyof K]: K[P] } | null;
+enum E { A = 1, B = f() }
+abstract class C<T> implements I<T> {
+  abstract am(): void;
+  m(a: number): void { const q = a as unknown as T; call<T>(q!); }
+}
+function over(a: string): void;
+function over(a: number): void;
+function over(a: any) { return `${a}`; }
+const z = cond ? a : b;
+'''),
+    "tsx": ("c.tsx", '''\
+export const Comp = ({ a }: { a: number }) => <span>{a} text {fmt(a)}</span>;
+function Other() { return <></>; }
+'''),
+    "go": ("s.go", '''\
+package s
+
+import (
+    "fmt"
+    alias "os/exec"
+)
+
+type S[T any] struct{ n T }
+type I interface{ M(int) string }
+type A = int
+
+func (s *S[T]) Get(k string) (int, error) { fmt.Println("{}", k); return 0, nil }
+func F() { defer g()(); x := func() int { return h() }; _ = x; `raw {}`
+func Broken( {
+'''),
+    "rust": ("l.rs", '''\
+//! crate doc
+use std::{io::{self, Read}, fmt::*};
+use a::b as c;
+extern crate serde as s;
+/// doc comment on S
+struct S<T> { a: T }
+impl<T: Clone> Trait for S<T> where T: Send { fn m(&self) -> i32 { println!("{}", self.a); helper::<u8>(1) } }
+impl S<u8> { pub fn new() -> Self { S::<u8> { a: 0 } } }
+mod inner { fn f() { let x = ; } pub(crate) trait T { fn sig(&self); } }
+enum E { A(i32), B { x: u8 } }
+type Alias<'a> = &'a str;
+fn broken( { }
+'''),
+    "java": ("J.java", '''\
+package p;
+import java.util.*;
+import static java.lang.Math.max;
+public class J<T> extends B implements I {
+  /** doc */
+  @Override public <U> int m(U u) throws E { return helper(u) + new Thing<>(1).x(); }
+  J() { super(); }
+  record R(int a) implements Q { R { check(a); } }
+  @interface Ann { String value() default ""; }
+  enum En implements X { A, B; void e() {} }
+  void t() { String s = """
+     text block {}
+     """; obj.call(s; }
+}
+'''),
+}
+
+# sha256 of everything the index says about each source (definitions with their hashes, imports,
+# calls, the error, the body tokens), recorded before the walk was rewritten for speed. Stored
+# anchors carry these hashes: a change here makes every anchor look drifted.
+GOLDEN_DIGESTS = {
+    "python": "0c94e76025fc8f19aacbda6793d09ac7",
+    "javascript": "29b641ebe3b64faff4f526f267530ba2",
+    "typescript": "a654e4d29d829fcafe1805a82a7902c8",
+    "tsx": "feadeb6629292e28d6dd1102bbe3d428",
+    "go": "40672720ba341099bbe96af72c4d6586",
+    "rust": "9321fc5107b83ba926b570505b917802",
+    "java": "46dc1ebb7f3b044abaed2ef5c54c7dab",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_SOURCES))
+def test_output_is_unchanged(name: str) -> None:
+    path, src = GOLDEN_SOURCES[name]
+    lang = language_for_path(path)
+    assert lang is not None
+    fs, tokens = lang.analyse(src, keep_tokens=True)
+    blob = json.dumps([repr(fs), sorted(tokens.items())], ensure_ascii=False)
+    assert hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32] == GOLDEN_DIGESTS[name]
+
+
+def test_calls_in_strings_know_their_caller() -> None:
+    path, src = GOLDEN_SOURCES["python"]
+    calls = {(c.caller, c.callee) for c in parse_file(path, src.encode()).calls}
+    assert {("", "os.getcwd"), ("", "helper"), ("K.m#1", "self.n"), ("K.m#1", "width"),
+            ("K.m.inner", "outer.call")} <= calls
+    # Braces in a Rust or Go string are formatting, not code.
+    for name in ("rust", "go"):
+        path, src = GOLDEN_SOURCES[name]
+        assert not any(c.callee == "{}" for c in parse_file(path, src.encode()).calls)

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import ClassVar
 
 from ast_grep_py import Rule, SgNode, SgRoot
@@ -124,8 +125,7 @@ class _Open:
 _SIG_MARK, _BODY_START, _BODY_END, _CLOSE = range(4)
 # What the walk needs to know about a node kind, computed once per kind.
 _COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
-_SPECIAL = _ERROR | _CALL | _IMPORT | _DEF
-_UNUSUAL_LEAF = ~_IDENT  # a leaf with any flag but _IDENT takes the long way
+_NOT_PLAIN = ~_IDENT  # a node with any flag but _IDENT takes the long way
 
 
 class _KindFlags(dict[str, int]):
@@ -143,14 +143,13 @@ class _KindFlags(dict[str, int]):
 def _rename(tokens: list[str], ident: bytearray) -> list[str]:
     """Identifiers become ``$0, $1, …`` in order of first appearance."""
     names: dict[str, str] = {}
-    out = []
-    for tok, is_ident in zip(tokens, ident, strict=True):
-        if is_ident:
-            renamed = names.get(tok)
-            if renamed is None:
-                renamed = names[tok] = f"${len(names)}"
-            tok = renamed
-        out.append(tok)
+    out = tokens.copy()
+    for i in compress(range(len(out)), ident):  # visits the identifiers only
+        tok = out[i]
+        renamed = names.get(tok)
+        if renamed is None:
+            renamed = names[tok] = f"${len(names)}"
+        out[i] = renamed
     return out
 
 
@@ -203,6 +202,7 @@ class Language:
     call_kinds: ClassVar[frozenset[str]] = frozenset()
     import_kinds: ClassVar[frozenset[str]] = frozenset()
     import_callees: ClassVar[frozenset[str]] = frozenset()  # calls that import: require("x")
+    string_calls: ClassVar[bool] = True  # whether an atomic node (a string) may hold calls
 
     # --- hooks -------------------------------------------------------------------------------
     def name_of(self, node: SgNode) -> str | None:
@@ -256,17 +256,22 @@ class Language:
         ident = bytearray()
         opened: list[_Open] = []  # definitions in document order
         frames: list[_Open] = []  # the definitions and namespaces enclosing the current node
+        callers: list[_Open | None] = []  # for each frame, the innermost definition (not namespace)
         raw_calls: list[tuple[_Open | None, str, int]] = []
         imports: list[Import] = []
         errors: list[int] = []
         flags_of = self._kind_flags()
-        stack: list[SgNode | tuple[int, _Open]] = [root]
-        push, extend, pop = stack.append, stack.extend, stack.pop
+        not_plain, string_calls = _NOT_PLAIN, self.string_calls
+        # Depth first, in document order: a stack of iterators over children lists (a leaf costs
+        # one loop turn, no push and pop), with markers between them around a definition's fields.
+        stack: list[Iterator[SgNode] | tuple[int, _Open]] = [iter((root,))]
+        push, pop = stack.append, stack.pop
         tok_append, ident_append = toks.append, ident.append
         while stack:
-            item = pop()
-            if item.__class__ is tuple:
-                op, marked = item
+            top = stack[-1]
+            if isinstance(top, tuple):
+                pop()
+                op, marked = top
                 if op == _SIG_MARK:
                     marked.sig_marks.append(len(toks))
                 elif op == _BODY_START:
@@ -275,79 +280,70 @@ class Language:
                     marked.body = (marked.body_start + marked.skip_doc, len(toks))
                 else:
                     frames.pop()
+                    callers.pop()
                 continue
-            node: SgNode = item  # type: ignore[assignment]
-            kind = node.kind()
-            flags = flags_of[kind]
-            kids = node.children()
-            if kids:
-                if not flags:  # the common case: an interior node of no interest
-                    kids.reverse()
-                    extend(kids)
+            for node in top:
+                flags = flags_of[node.kind()]
+                if not flags & not_plain:  # the common cases: an interior node of no interest, a token
+                    kids = node.children()
+                    if kids:
+                        push(iter(kids))
+                        break
+                    if frames:  # outside every definition a token counts for nothing
+                        tok = node.text()
+                        if tok:
+                            tok_append(tok)
+                            ident_append(flags)
+                        else:  # a zero-width leaf: a MISSING token tree-sitter made up
+                            errors.append(node.range().start.line + 1)
                     continue
-                if flags & _COMMENT:
+                if flags & _COMMENT:  # (its children are never looked at: not even asked for)
                     continue
-            elif frames and not flags & _UNUSUAL_LEAF:  # the other common case: a token
-                tok = node.text()
-                if tok:
-                    tok_append(tok)
-                    ident_append(flags)
-                else:  # a zero-width leaf: a MISSING token tree-sitter made up
-                    errors.append(node.range().start.line + 1)
-                continue
-            elif flags & _COMMENT:
-                continue
-            if not kids or flags & _ATOMIC:
-                if not frames:  # outside every definition a token counts for nothing
+                if flags & _ATOMIC:  # one token, whatever is inside
+                    tok = node.text()
+                    if frames:
+                        if flags & _TEXT:
+                            tok = " ".join(tok.split())
+                        if tok:
+                            tok_append(tok)
+                            ident_append(flags & _IDENT)
+                        elif node is not root:  # a zero-width node: a MISSING token
+                            errors.append(node.range().start.line + 1)
+                    # An f-string or template literal may call things.
+                    if string_calls and "{" in tok and node.children():
+                        self._calls_in_string(node, callers[-1] if callers else None, raw_calls, imports)
                     if flags & _ERROR:
                         errors.append(node.range().start.line + 1)
-                    if kids and "{" in node.text():
-                        self._calls_in_string(node, frames, raw_calls, imports)
                     continue
-                tok = node.text()
-                if flags & _TEXT:
-                    tok = " ".join(tok.split())
-                if tok:
-                    tok_append(tok)
-                    ident_append(flags & _IDENT)
-                    if kids and "{" in tok:  # an f-string or template literal may call things
-                        self._calls_in_string(node, frames, raw_calls, imports)
-                elif node is not root:  # a zero-width leaf: a MISSING token tree-sitter made up
-                    errors.append(node.range().start.line + 1)
+                kids = node.children()
+                if not kids:  # free text, an ERROR leaf
+                    if frames:
+                        tok = node.text()
+                        if flags & _TEXT:
+                            tok = " ".join(tok.split())
+                        if tok:
+                            tok_append(tok)
+                            ident_append(flags & _IDENT)
+                        elif node is not root:  # a zero-width leaf: a MISSING token
+                            errors.append(node.range().start.line + 1)
+                    if flags & _ERROR:
+                        errors.append(node.range().start.line + 1)
+                    continue
                 if flags & _ERROR:
                     errors.append(node.range().start.line + 1)
-                continue
-            if not flags & _SPECIAL:
-                kids.reverse()
-                extend(kids)
-                continue
-            if flags & _ERROR:
-                errors.append(node.range().start.line + 1)
-            self._note(node, flags, frames, raw_calls, imports)
-            spec = self.definition_kinds.get(kind) if flags & _DEF else None
-            rec = self._open(node, spec, frames, opened) if spec is not None else None
-            if spec is None or rec is None:
-                kids.reverse()
-                extend(kids)
-                continue
-            frames.append(rec)
-            roles: dict[SgNode, int] = {}
-            for fname in spec.sig:
-                if (f := node.field(fname)) is not None:
-                    roles[f] = _SIG_MARK
-            body = node.field(spec.body) if spec.body else None
-            if body is not None:
-                roles[body] = _BODY_START
-                rec.skip_doc = self.has_docstring(body)
-            push((_CLOSE, rec))
-            for kid in reversed(kids):
-                role = roles.get(kid)
-                if role is None:
-                    push(kid)
-                elif role == _SIG_MARK:
-                    extend(((_SIG_MARK, rec), kid, (_SIG_MARK, rec)))
-                else:
-                    extend(((_BODY_END, rec), kid, (_BODY_START, rec)))
+                if flags & (_CALL | _IMPORT):
+                    self._note(node, flags, callers[-1] if callers else None, raw_calls, imports)
+                spec = self.definition_kinds[node.kind()] if flags & _DEF else None
+                rec = self._open(node, spec, frames, opened) if spec is not None else None
+                if spec is None or rec is None:
+                    push(iter(kids))
+                    break
+                callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
+                frames.append(rec)
+                self._push_fields(node, spec, rec, kids, stack)
+                break
+            else:
+                pop()
 
         # Disambiguate repeated qualnames: the last keeps the plain name.
         counts = Counter(r.qualname for r in opened)
@@ -384,11 +380,43 @@ class Language:
             error = f"syntax error: {len(errors)} ERROR or MISSING node(s), at line(s) {where}"
         return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
 
-    def _note(self, node: SgNode, flags: int, frames: list[_Open],
+    def _push_fields(self, node: SgNode, spec: DefSpec, rec: _Open, kids: list[SgNode],
+                     stack: list[Iterator[SgNode] | tuple[int, _Open]]) -> None:
+        """Push a definition's children, with markers around its signature fields and body."""
+        roles: dict[SgNode, int] = {}
+        for fname in spec.sig:
+            if (f := node.field(fname)) is not None:
+                roles[f] = _SIG_MARK
+        body = node.field(spec.body) if spec.body else None
+        if body is not None:
+            roles[body] = _BODY_START
+            rec.skip_doc = self.has_docstring(body)
+        push = stack.append
+        push((_CLOSE, rec))
+        plain: list[SgNode] = []  # a run of children between fields, in reverse
+        for kid in reversed(kids):
+            role = roles.get(kid)
+            if role is None:
+                plain.append(kid)
+                continue
+            if plain:
+                push(reversed(plain))
+                plain = []
+            if role == _SIG_MARK:
+                push((_SIG_MARK, rec))
+                push(iter((kid,)))
+                push((_SIG_MARK, rec))
+            else:
+                push((_BODY_END, rec))
+                push(iter((kid,)))
+                push((_BODY_START, rec))
+        if plain:
+            push(reversed(plain))
+
+    def _note(self, node: SgNode, flags: int, caller: _Open | None,
               calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
         """Record a node that is a call or an import (not its children)."""
         if flags & _CALL and (callee := self.callee(node)):
-            caller = next((f for f in reversed(frames) if f.index >= 0), None)
             calls.append((caller, callee, node.range().start.line + 1))
             if callee in self.import_callees:
                 imports.extend(self.imports(node))
@@ -397,7 +425,7 @@ class Language:
 
     _calls_rule: ClassVar[dict[str, list[Rule]]] = {}
 
-    def _calls_in_string(self, node: SgNode, frames: list[_Open],
+    def _calls_in_string(self, node: SgNode, caller: _Open | None,
                          calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
         """Calls inside the substitutions of a string, which is one token to the walk."""
         rules = self._calls_rule.get(self.name)
@@ -405,7 +433,7 @@ class Language:
             rules = self._calls_rule[self.name] = [Rule(kind=k) for k in sorted(self.call_kinds)]
         flags_of = self._kind_flags()
         for inner in node.find_all(any=rules):
-            self._note(inner, flags_of[inner.kind()], frames, calls, imports)
+            self._note(inner, flags_of[inner.kind()], caller, calls, imports)
 
     _flags_cache: ClassVar[dict[str, _KindFlags]] = {}
 

@@ -29,6 +29,7 @@ class Go(Language):
     atomic_kinds = frozenset({"interpreted_string_literal", "raw_string_literal", "rune_literal"})
     call_kinds = frozenset({"call_expression"})
     import_kinds = frozenset({"import_spec"})
+    string_calls = False  # no interpolation in its string literals
 
     def kind_of(self, node: SgNode, spec: DefSpec, parent_kind: str | None) -> str:
         if node.kind() == "type_spec" and (t := node.field("type")) is not None:

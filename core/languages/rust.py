@@ -33,6 +33,7 @@ class Rust(Language):
     atomic_kinds = frozenset({"string_literal", "raw_string_literal", "char_literal"})
     call_kinds = frozenset({"call_expression"})
     import_kinds = frozenset({"use_declaration", "extern_crate_declaration"})
+    string_calls = False  # no interpolation in its string literals
 
     def name_of(self, node: SgNode) -> str | None:
         if node.kind() != "impl_item":
