@@ -1,6 +1,6 @@
 """Ledger benchmarks: compaction, log, search and show at several sizes, local and on S3.
 
-    python benchmarks/bench_ledger.py [--sizes 1000,10000] [--no-s3]
+    python benchmarks/bench_ledger.py [--sizes 1000,10000] [--s3-sizes 1000,10000] [--no-s3]
 
 Each figure is the best of a few runs. Records are written straight into the store (not through
 the CLI) so that setting up 100,000 records stays quick; every timed step is what a user runs.
@@ -92,14 +92,14 @@ print(time.perf_counter() - start)
 """
 
 
-def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3) -> list[Row]:
+def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: list[int] | None = None) -> list[Row]:
     from comind.store import Store
 
     rows: list[Row] = []
     locations = ["local"] + (["s3"] if use_s3 else [])
     with tempfile.TemporaryDirectory() as tmp, (s3_server() if use_s3 else _nothing()) as s3:
         for where in locations:
-            for n in sizes:
+            for n in (s3_sizes or sizes) if where == "s3" else sizes:
                 base = Path(tmp) / f"{where}-{n}"
                 repo = git_repo(base / "repo")
                 url = str(base / "store") if where == "local" else f"{s3}/n{n}"
@@ -132,9 +132,11 @@ def _nothing() -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--s3-sizes", help="sizes on S3 (default: --sizes); setting up 100,000 on moto takes long")
     parser.add_argument("--no-s3", action="store_true")
     args = parser.parse_args()
-    rows = measures([int(s) for s in args.sizes.split(",")], not args.no_s3)
+    s3_sizes = [int(s) for s in args.s3_sizes.split(",")] if args.s3_sizes else None
+    rows = measures([int(s) for s in args.sizes.split(",")], not args.no_s3, s3_sizes=s3_sizes)
     rows.append(Row("peak RSS of the benchmark process", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                     unit="MiB"))
     print_table("ledger", rows)

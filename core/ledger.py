@@ -285,7 +285,8 @@ class Ledger:
         return int(self.db.execute("SELECT count(*) FROM records").fetchone()[0])
 
     def relations(self) -> list[Record]:
-        return self._records("SELECT r.json FROM records r JOIN relations x ON x.record_id = r.id")
+        # CROSS JOIN keeps SQLite from scanning every record to probe the (small) relations table.
+        return self._records("SELECT r.json FROM relations x CROSS JOIN records r ON r.id = x.record_id")
 
     def get(self, ref: str) -> Record:
         """A record by id, or by a unique prefix or suffix of at least 6 characters (`log` shows the last 8)."""

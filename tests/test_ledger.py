@@ -163,5 +163,8 @@ def test_incremental_view_equals_full_rebuild(tmp_path_factory: pytest.TempPathF
     full = Ledger(base / "full.sqlite", sources)
     full.sync(warn=False)
     assert incremental.dump() == full.dump()
+    listed = Ledger(base / "listed.sqlite", sources)
+    listed.rebuild()  # lists every inbox instead of following the journal
+    assert incremental.dump() == listed.dump()
     when = __import__("datetime").datetime(2027, 1, 1, tzinfo=__import__("datetime").UTC)
     assert derive(incremental.all(), now=when) == derive(full.all(), now=when)
