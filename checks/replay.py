@@ -261,6 +261,14 @@ def _squashed(commit: CommitInfo) -> list[str]:
     return [m.group(1).strip() for m in _SQUASHED.finditer(commit.body)]
 
 
+def _squashed_cycle(landing: Landing) -> bool:
+    """Is the reland a squash-merge bullet, with what it relands among the same bullets?"""
+    bullets = _squashed(landing.commit)
+    if landing.reland is None or landing.reland_subject not in bullets:
+        return False
+    return any(subject_key(b) == landing.reland.relanded for b in bullets)
+
+
 def _pr_title(commit: CommitInfo) -> str | None:
     """A merge's pull-request title: the first body line of `Merge pull request #N …` and bors merges."""
     if not commit.is_merge:
@@ -398,9 +406,11 @@ class _Index:
                     self.keys[_key(sign, text)].append(a)
 
     def may_match(self, keys: set[str], landing: int) -> bool:
-        """Do the raw patch's lines (`_keys`) hold a line of an attempt active at `landing`? A superset
-        test: whatever the diff algorithm and rename detection, a raw patch holds every line the
-        matcher counts (the net re-added and re-removed ones), and more."""
+        """Do the raw patch's lines (`_keys`) hold a line of an attempt active at `landing`, or the
+        header of a file it only created? A superset test for every match with at least one exact
+        line: whatever the diff algorithm and rename detection, a raw patch holds every line the
+        matcher counts (the net re-added and re-removed ones), and more. (A change that brings
+        back only *edited* lines of an attempt, none exactly, is not replayed; `check` sees it.)"""
         keys = keys & self.keys.keys()
         return any(a.active(landing) for key in keys for a in self.keys[key])
 
@@ -629,6 +639,10 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         reland = landing.reland
         if reland and landing.expected and all(a.start == i for a in landing.expected):
             landing.note = "its revert landed in the same change: no check saw the attempt before it"
+            result.relands_skipped.append(landing)
+            continue
+        if reland and not landing.expected and _squashed_cycle(landing):
+            landing.note = "what it relands and its revert were squashed into the same change"
             result.relands_skipped.append(landing)
             continue
         if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)

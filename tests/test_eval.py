@@ -364,6 +364,10 @@ def test_squash_merge_bullets_carry_the_subjects_of_what_was_squashed(cli, tmp_p
     stream(repo, "x")
     repo.write("app/alpha.py", feature("alpha"))
     squash = repo.commit("Validate arguments config (#12)\n\n* add configs to validate_arguments\n\n* reformat code\n")
+    repo.write("app/beta.py", feature("beta"))
+    cycle = repo.commit('Make the timeout work (#13)\n\n* Skip flaky tests\n\n* Revert "Skip flaky tests"\n\n'
+                        '* Revert "Revert "Skip flaky tests""\n')  # the whole cycle inside one squashed change
     data = replay(cli, repo.path)
+    assert [r["commit"] for r in data["relands_skipped"]] == [cycle]
     assert data["relands"] == 1 and data["false_flags"] == 0
     assert data["flags"][0]["commit"] == squash and data["flags"][0]["kind"] == "reland"
