@@ -9,7 +9,8 @@ It exports the revision's indexable files to a temporary directory once, then, b
 
 * cold: ``CodeIndex.snapshot`` on an empty cache, in a fresh process (peak RSS of it and its
   workers), against ``ast-grep scan`` with one all-definitions rule per language over the exported
-  files (the same definition node kinds the index uses);
+  files (the same definition node kinds the index uses); also the CPU time of both, which on a
+  busy machine says more than the wall time;
 * warm: ``snapshot`` again on the filled cache, in-process and in a fresh process;
 * import graph: ``ImportGraph`` of the warm snapshot against ``grimp.build_graph`` for each
   top-level Python package found (the edge sets are compared too).
@@ -66,28 +67,31 @@ def rules_file(dest: Path) -> Path:
     return path
 
 
-def timed(cmd: list[str], out: Path) -> tuple[float, int]:
-    """Run ``cmd`` with stdout to ``out``; (wall seconds, peak RSS KiB).
+def timed(cmd: list[str], out: Path) -> tuple[float, int, float]:
+    """Run ``cmd`` with stdout to ``out``; (wall seconds, peak RSS KiB, CPU seconds).
 
     The peak RSS comes from /usr/bin/time: Linux carries a process's maxrss across fork and exec,
     so wait4() on a child of this (large) process would report at least this process's size.
+    The CPU time (user + system, with the workers) tells more than the wall time when other work
+    shares the machine: then parallel workers may not get the cores they would on a quiet one.
     """
     rss_file = out.with_suffix(".rss")
     with open(out, "wb") as sink:
         start = time.perf_counter()
-        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *cmd], stdout=sink)
+        done = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", str(rss_file), *cmd], stdout=sink)
         wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed with status {done.returncode}")
-    return wall, int(rss_file.read_text().split()[-1])
+    rss, user, system = rss_file.read_text().split()[-3:]
+    return wall, int(rss), float(user) + float(system)
 
 
-def run_cli(rules: Path, files: Path, out: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS KiB, matches) of one ast-grep scan."""
-    wall, rss = timed([AST_GREP, "scan", "-r", str(rules), "--json=stream", str(files)], out)
+def run_cli(rules: Path, files: Path, out: Path) -> tuple[float, int, int, float]:
+    """(wall seconds, peak RSS KiB, matches, CPU seconds) of one ast-grep scan."""
+    wall, rss, cpu = timed([AST_GREP, "scan", "-r", str(rules), "--json=stream", str(files)], out)
     with open(out, "rb") as f:
         matches = sum(1 for _ in f)
-    return wall, rss, matches
+    return wall, rss, matches, cpu
 
 
 CHILD = """
@@ -106,11 +110,13 @@ print(json.dumps({"wall": wall, "rss_workers": resource.getrusage(resource.RUSAG
 
 
 def run_index(repo: str, cache: Path, rev: str, count_defs: bool = False
-              ) -> tuple[float, int, dict[str, object]]:
-    """(outer wall seconds incl. interpreter start, peak RSS KiB of the main process, its report)."""
+              ) -> tuple[float, int, dict[str, object], float]:
+    """(outer wall seconds incl. interpreter start, peak RSS KiB of the main process, its report,
+    CPU seconds of the process and its workers incl. interpreter start)."""
     out = cache.with_suffix(".json")
-    wall, rss = timed([sys.executable, "-c", CHILD, repo, str(cache), rev, *(["1"] if count_defs else [])], out)
-    return wall, rss, json.loads(out.read_text())
+    wall, rss, cpu = timed([sys.executable, "-c", CHILD, repo, str(cache), rev,
+                            *(["1"] if count_defs else [])], out)
+    return wall, rss, json.loads(out.read_text()), cpu
 
 
 GRIMP_CHILD = """
@@ -157,13 +163,14 @@ def main() -> None:
         print(f"{args.repo} @ {args.rev}: {n_files} indexable files, {n_bytes / 1e6:.1f} MB; "
               f"{os.cpu_count()} CPUs; {cli_version}")
 
-        cli_best = cold_best = cold_outer = float("inf")
+        cli_best = cold_best = cold_outer = cli_cpu = cold_cpu = float("inf")
         cli_rss = cold_rss = worker_rss = matches = 0
         report: dict[str, object] = {}
         for i in range(args.repeat):
-            wall, rss, matches = run_cli(rules, files, tmp / "cli.json")
-            cli_best, cli_rss = min(cli_best, wall), max(cli_rss, rss)
-            outer, rss, report = run_index(args.repo, tmp / f"cold{i}.sqlite", args.rev)
+            wall, rss, matches, cpu = run_cli(rules, files, tmp / "cli.json")
+            cli_best, cli_rss, cli_cpu = min(cli_best, wall), max(cli_rss, rss), min(cli_cpu, cpu)
+            outer, rss, report, cpu = run_index(args.repo, tmp / f"cold{i}.sqlite", args.rev)
+            cold_cpu = min(cold_cpu, cpu)
             cold_best, cold_outer = min(cold_best, float(report["wall"])), min(cold_outer, outer)  # type: ignore[arg-type]
             cold_rss, worker_rss = max(cold_rss, rss), max(worker_rss, int(report["rss_workers"]))  # type: ignore[call-overload]
 
@@ -175,9 +182,9 @@ def main() -> None:
             snap = ix.snapshot(args.rev)
             warm_in = min(warm_in, time.perf_counter() - start)
         assert snap.stats.parsed == 0
-        warm_outer, _, warm_report = min((run_index(args.repo, warm_cache, args.rev) for _ in range(args.repeat)),
-                                         key=lambda r: r[0])
-        _, _, counted = run_index(args.repo, warm_cache, args.rev, count_defs=True)
+        warm_outer, _, warm_report, _ = min((run_index(args.repo, warm_cache, args.rev) for _ in range(args.repeat)),
+                                            key=lambda r: r[0])
+        _, _, counted, _ = run_index(args.repo, warm_cache, args.rev, count_defs=True)
 
         print(f"index: {report['files']} files, {report['parsed']} blobs parsed cold, "
               f"{counted['defs']} definitions, {report['errors']} with syntax errors, skipped {report['skipped']}; "
@@ -188,6 +195,7 @@ def main() -> None:
         print(f"|{'-' * 36}|{'-' * 14}|{'-' * 14}|{'-' * 9}|")
         print(row("cold index vs ast-grep scan", cold_best, cli_best))
         print(row("cold, incl. interpreter start", cold_outer, cli_best))
+        print(row("cold CPU (user+sys, incl. start)", cold_cpu, cli_cpu))
         print(row("warm snapshot (in process)", warm_in, None))
         print(row("warm, fresh process incl. start", warm_outer, None))
         print(row("warm snapshot() in that process", float(warm_report["wall"]), None))  # type: ignore[arg-type]

@@ -6,6 +6,8 @@ import hashlib
 import json
 import random
 import re
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -437,6 +439,12 @@ def test_every_node_kind_named_exists_in_its_grammar() -> None:
         for kind in (*lang.definition_kinds, *lang.comment_kinds, *lang.atomic_kinds, *lang.text_kinds,
                      *lang.call_kinds, *lang.import_kinds):
             root.find_all(kind=kind)  # raises RuntimeError for a kind the grammar lacks
+
+
+def test_importing_the_languages_loads_no_parser() -> None:
+    # Reading cached symbols (a warm `comind why`) needs the data types, not ast-grep (~30 ms).
+    code = "import sys, comind.languages; assert 'ast_grep_py' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_analyse_takes_a_parsed_tree() -> None:

@@ -29,10 +29,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ast_grep_py import Rule, SgNode, SgRoot
 from blake3 import blake3
+
+if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser (~30 ms)
+    from ast_grep_py import Rule, SgNode, SgRoot
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
 # ast-grep-py's built-in languages (0.51); any other name panics.
@@ -162,6 +164,8 @@ def digest(tokens: list[str]) -> str:
 
 def dotted(text: str) -> str | None:
     """``text`` without whitespace if it is a dotted (or ``::``) name, else None."""
+    if _DOTTED.fullmatch(text):  # the common case: nothing to normalise
+        return text
     text = "".join(text.split()).replace("?.", ".")
     return text if _DOTTED.fullmatch(text) else None
 
@@ -187,6 +191,26 @@ def type_name(text: str) -> str:
 
 def unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
+
+
+def _mark(op: int, rec: _Open, toks: list[str]) -> Iterator[SgNode]:
+    """A marker on the walk stack: notes where a field of ``rec`` starts or ends, yields nothing."""
+    if op == _SIG_MARK:
+        rec.sig_marks.append(len(toks))
+    elif op == _BODY_START:
+        rec.body_start = len(toks)
+    else:
+        rec.body = (rec.body_start + rec.skip_doc, len(toks))
+    return
+    yield
+
+
+def _close(frames: list[_Open], callers: list[_Open | None]) -> Iterator[SgNode]:
+    """A marker on the walk stack: the definition on top of ``frames`` ends here."""
+    frames.pop()
+    callers.pop()
+    return
+    yield
 
 
 class Language:
@@ -241,6 +265,8 @@ class Language:
         # An unknown language name makes ast-grep panic (a BaseException): refuse it first.
         if self.ast_grep_name not in AST_GREP_LANGUAGES:
             raise ValueError(f"ast-grep has no built-in language {self.ast_grep_name!r}")
+        from ast_grep_py import SgRoot
+
         return SgRoot(text, self.ast_grep_name)
 
     def analyse(self, source: str | SgRoot, *, keep_tokens: bool = False
@@ -251,7 +277,7 @@ class Language:
         With ``keep_tokens`` also return each definition's body tokens by qualname.
         The walk is iterative: deeply nested expressions must not hit the recursion limit.
         """
-        root = (source if isinstance(source, SgRoot) else self.parse(source)).root()
+        root = (self.parse(source) if isinstance(source, str) else source).root()
         toks: list[str] = []
         ident = bytearray()
         opened: list[_Open] = []  # definitions in document order
@@ -263,25 +289,13 @@ class Language:
         flags_of = self._kind_flags()
         not_plain, string_calls = _NOT_PLAIN, self.string_calls
         # Depth first, in document order: a stack of iterators over children lists (a leaf costs
-        # one loop turn, no push and pop), with markers between them around a definition's fields.
-        stack: list[Iterator[SgNode] | tuple[int, _Open]] = [iter((root,))]
+        # one loop turn, no push and pop); markers around a definition's fields are iterators too,
+        # empty ones that act when the walk reaches them.
+        stack: list[Iterator[SgNode]] = [iter((root,))]
         push, pop = stack.append, stack.pop
         tok_append, ident_append = toks.append, ident.append
         while stack:
             top = stack[-1]
-            if isinstance(top, tuple):
-                pop()
-                op, marked = top
-                if op == _SIG_MARK:
-                    marked.sig_marks.append(len(toks))
-                elif op == _BODY_START:
-                    marked.body_start = len(toks)
-                elif op == _BODY_END:
-                    marked.body = (marked.body_start + marked.skip_doc, len(toks))
-                else:
-                    frames.pop()
-                    callers.pop()
-                continue
             for node in top:
                 flags = flags_of[node.kind()]
                 if not flags & not_plain:  # the common cases: an interior node of no interest, a token
@@ -340,7 +354,7 @@ class Language:
                     break
                 callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
                 frames.append(rec)
-                self._push_fields(node, spec, rec, kids, stack)
+                self._push_fields(node, spec, rec, kids, stack, toks, frames, callers)
                 break
             else:
                 pop()
@@ -381,7 +395,8 @@ class Language:
         return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
 
     def _push_fields(self, node: SgNode, spec: DefSpec, rec: _Open, kids: list[SgNode],
-                     stack: list[Iterator[SgNode] | tuple[int, _Open]]) -> None:
+                     stack: list[Iterator[SgNode]], toks: list[str], frames: list[_Open],
+                     callers: list[_Open | None]) -> None:
         """Push a definition's children, with markers around its signature fields and body."""
         roles: dict[SgNode, int] = {}
         for fname in spec.sig:
@@ -392,7 +407,7 @@ class Language:
             roles[body] = _BODY_START
             rec.skip_doc = self.has_docstring(body)
         push = stack.append
-        push((_CLOSE, rec))
+        push(_close(frames, callers))
         plain: list[SgNode] = []  # a run of children between fields, in reverse
         for kid in reversed(kids):
             role = roles.get(kid)
@@ -402,14 +417,9 @@ class Language:
             if plain:
                 push(reversed(plain))
                 plain = []
-            if role == _SIG_MARK:
-                push((_SIG_MARK, rec))
-                push(iter((kid,)))
-                push((_SIG_MARK, rec))
-            else:
-                push((_BODY_END, rec))
-                push(iter((kid,)))
-                push((_BODY_START, rec))
+            push(_mark(_SIG_MARK if role == _SIG_MARK else _BODY_END, rec, toks))
+            push(iter((kid,)))
+            push(_mark(role, rec, toks))
         if plain:
             push(reversed(plain))
 
@@ -430,7 +440,7 @@ class Language:
         """Calls inside the substitutions of a string, which is one token to the walk."""
         rules = self._calls_rule.get(self.name)
         if rules is None:
-            rules = self._calls_rule[self.name] = [Rule(kind=k) for k in sorted(self.call_kinds)]
+            rules = self._calls_rule[self.name] = [{"kind": k} for k in sorted(self.call_kinds)]
         flags_of = self._kind_flags()
         for inner in node.find_all(any=rules):
             self._note(inner, flags_of[inner.kind()], caller, calls, imports)

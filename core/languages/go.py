@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import ClassVar
-
-from ast_grep_py import SgNode
+from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, Import, Language, unquote
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 _TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
 _RECEIVER = re.compile(r"[A-Za-z_]\w*")

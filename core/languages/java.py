@@ -4,11 +4,12 @@ classes give ``Outer.Inner.method``. Overloads share a qualname and are numbered
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-from ast_grep_py import SgNode
+from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, Import, Language, dotted, type_name
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 METHOD = DefSpec("method", sig=("type_parameters", "parameters", "type"))
 

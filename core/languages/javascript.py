@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import ClassVar
-
-from ast_grep_py import SgNode
+from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, Import, Language, dotted, unquote
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 FUNCTION = DefSpec("function", sig=("type_parameters", "parameters", "parameter", "return_type"))
 # Nameless by themselves: named by the declarator, field, property or assignment holding them.

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-from ast_grep_py import SgNode
+from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, Import, Language, dotted
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 
 class Python(Language):

@@ -7,11 +7,12 @@ are ``Type.method`` either way. ``mod m { … }`` prefixes qualnames with ``m``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
-
-from ast_grep_py import SgNode
+from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, Import, Language, dotted, strip_generics, type_name
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 FUNCTION = DefSpec("function")
 class Rust(Language):
