@@ -248,7 +248,7 @@ class Store:
         if not items:
             return 0
         self._check_not_erased(items)
-        written = int(sum(self._map(self._put_object, items)))
+        written = int(sum(self._map(self._put_object, items, writes=True)))
         self._journal([r.key for r in items])
         return written
 
@@ -344,18 +344,21 @@ class Store:
         segments holding erased records are rewritten without them. A compaction that overlaps an
         erasure withdraws its output and starts again, so erased content never outlives the erasure.
         """
+        fresh = False
         for _ in range(3):
-            done, name = self._compact_once()
+            try:
+                done, name = self._compact_once(fresh=fresh)
+            except BrokenSnapshot:  # a racing compaction deleted a segment we build on: start from the inbox
+                fresh, done, name = True, False, None
             if done:
                 return name
         raise StoreError(f"store {self.url}: compaction kept racing erasures; try again")
 
-    def _compact_once(self) -> tuple[bool, str | None]:
+    def _compact_once(self, *, fresh: bool) -> tuple[bool, str | None]:
         import obstore as obs
 
-        tail = self.journal_tail() if self.journaled else None  # before listing: those entries' keys are listed
         erased = self.erased_ids()
-        base = self.snapshot()
+        base = None if fresh else self.snapshot()
         segments: list[Segment] = []
         lines: dict[str, list[bytes]] = {}  # segment -> lines, for segments read or written here
         legacy: dict[str, bytes] = {}
@@ -368,13 +371,16 @@ class Store:
         except BrokenSnapshot:
             base, segments = None, []
         covered = {k for s in segments for k in s.keys}.union(legacy)
-        journal: str | None = tail
+        journal: str | None = None
         if self.journaled and base and base.journal is not None:
             journal, candidates = self.journal_entries(base.journal)
         else:
+            journal = self.journal_tail() if self.journaled else None  # before listing: its entries' keys are listed
             candidates = self.inbox_keys()
-        missing = [k for k in dict.fromkeys(candidates) if k not in covered and k[:36] not in erased]
-        dirty = {s.name for s in segments if any(k[:36] in erased for k in s.keys)}
+        missing = [k for k in dict.fromkeys(candidates) if k not in covered]
+        if erased:  # both scans cost ~0.1 s per 100k keys: skip them in the usual case
+            missing = [k for k in missing if k[:36] not in erased]
+        dirty = {s.name for s in segments if any(k[:36] in erased for k in s.keys)} if erased else set()
         if base and not base.legacy and not missing and not dirty and journal == base.journal:
             return True, None
         written: list[str] = []
@@ -394,10 +400,10 @@ class Store:
                 segment = write([(k, v) for k, v in old if k[:36] not in erased])
             if segment.keys:
                 kept.append(segment)
-        fresh = [(k, r.to_json()) for k, r in zip(missing, self._map(self._try_read, missing), strict=True)
-                 if isinstance(r, Record) and r.id not in erased]
-        if fresh:
-            kept.append(write(sorted(fresh)))
+        new = [(k, r.to_json()) for k, r in zip(missing, self._map(self._try_read, missing), strict=True)
+               if isinstance(r, Record) and r.id not in erased]
+        if new:
+            kept.append(write(sorted(new)))
         # Merge while the older neighbour is not more than twice as big: sizes at least double down the list.
         while len(kept) >= 2 and (len(kept[-2].keys) <= 2 * len(kept[-1].keys) or len(kept) > MAX_SEGMENTS):
             a, b = kept[-2], kept[-1]
@@ -495,6 +501,9 @@ class Store:
             raise StoreError(f"store {self.url}: cannot list {prefix}: {exc}") from None
 
     def _get(self, key: str) -> bytes:
+        """An object's bytes; FileNotFoundError when it is not there (obstore raises the same)."""
+        if self.local_root is not None:
+            return (self.local_root / key).read_bytes()  # 6x faster than obstore's local get per small file
         import obstore as obs
 
         return bytes(obs.get(self._store, key).bytes())
@@ -504,8 +513,7 @@ class Store:
             # One readdir: obstore's local listing stats every file (~20x slower at 100k records).
             self._store  # noqa: B018 -- opening the store creates its folder (comind init relies on it)
             try:
-                with os.scandir(self.local_root / INBOX) as entries:
-                    return [e.name for e in entries if e.name.endswith(".json")]
+                return [name for name in os.listdir(self.local_root / INBOX) if name.endswith(".json")]
             except FileNotFoundError:
                 return []
             except OSError as exc:
@@ -682,9 +690,9 @@ class Store:
         except CorruptRecord as exc:
             return None if "vanished" in str(exc) else str(exc)
 
-    @staticmethod
-    def _map(function: Any, items: list[Any]) -> list[Any]:
-        if len(items) < 4:
+    def _map(self, function: Any, items: list[Any], *, writes: bool = False) -> list[Any]:
+        # Threads hide network latency; reading a local folder they only add GIL contention.
+        if len(items) < 4 or (self.local_root is not None and not writes):
             return [function(item) for item in items]
         from concurrent.futures import ThreadPoolExecutor
 
