@@ -13,6 +13,19 @@ from pathlib import Path
 
 EPOCH = 1_704_067_200  # 2024-01-01T00:00:00Z
 
+# A small module whose lines are informative and formatted unevenly, for approach fingerprints.
+CACHE = """import functools
+from typing import Any
+
+# cache the lookups
+def lookup(key: str) -> Any:
+    value   =  STORE.get(key)
+    if value is None:
+        value = load_from_disk(key)
+        STORE[key] = value
+    return value
+"""
+
 
 def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from harvest_repo import HarvestRepo
+from harvest_repo import CACHE, HarvestRepo
 
 from comind.harvest.approach import (
     MAX_BLOB,
@@ -17,23 +17,11 @@ from comind.harvest.approach import (
     normalise_line,
 )
 
-CACHE = """import functools
-from typing import Any
-
-# cache the lookups
-def lookup(key: str) -> Any:
-    value   =  STORE.get(key)
-    if value is None:
-        value = load(key)
-        STORE[key] = value
-    return value
-"""
-
 
 @pytest.fixture
 def repo(tmp_path: Path) -> HarvestRepo:
     r = HarvestRepo(tmp_path / "r")
-    r.commit("Initial\n", {"app.py": "def lookup(key):\n    return load(key)\n", "README.md": "demo\n"})
+    r.commit("Initial\n", {"app.py": "def lookup(key):\n    return load_from_disk(key)\n", "README.md": "demo\n"})
     return r
 
 
@@ -47,7 +35,7 @@ def test_added_and_removed_lines_with_numbers_and_triviality(repo: HarvestRepo) 
     a = approach(repo.path, sha)
     assert a.head == sha and a.base == repo.git("rev-parse", f"{sha}^").strip()
     added, removed = by_path(a)["app.py"]
-    assert removed == [(1, "def lookup(key):", False), (2, "return load(key)", False)]
+    assert removed == [(1, "def lookup(key):", False), (2, "return load_from_disk(key)", False)]
     assert added[:5] == [(1, "import functools", True), (2, "from typing import Any", True), (3, "", True),
                          (4, "# cache the lookups", True), (5, "def lookup(key: str) -> Any:", False)]
     assert (6, "value = STORE.get(key)", False) in added  # whitespace collapsed

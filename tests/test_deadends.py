@@ -5,22 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from harvest_repo import HarvestRepo
+from harvest_repo import CACHE, HarvestRepo
 
 from comind.checks.deadends import ChangeLines, bookkeeping, is_match, match_lines
 from comind.harvest.approach import approach, approach_of_range
 
-CACHE = """import functools
-from typing import Any
-
-# cache the lookups
-def lookup(key: str) -> Any:
-    value   =  STORE.get(key)
-    if value is None:
-        value = load_from_disk(key)
-        STORE[key] = value
-    return value
-"""
 THRESHOLD, MIN_LINES = 0.6, 3
 
 

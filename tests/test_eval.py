@@ -66,6 +66,13 @@ def history(tmp_path: Path) -> dict[str, Any]:
     return {"repo": repo, "reverts": reverts, "relands": relands}
 
 
+def started(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    return repo
+
+
 def replay(cli, path: Path, *args: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     result = cli(path, "eval", "replay", "--json", *args)
     assert result.code == 0, result.err
@@ -118,9 +125,7 @@ def test_boilerplate_is_not_a_dead_end(cli, tmp_path: Path) -> None:  # type: ig
 
 def test_a_merged_branch_lands_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A reland made on a branch and merged is one landing: the merge, flagged as a reland."""
-    repo = GitRepo(tmp_path)
-    repo.write("README.md", "demo\n")
-    repo.commit("initial")
+    repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
     original = repo.commit("Add alpha client")
     reverted = revert(repo, original)
@@ -163,9 +168,7 @@ def test_since_scans_only_later_landings(cli, history: dict[str, Any]) -> None: 
 
 
 def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    repo = GitRepo(tmp_path)
-    repo.write("README.md", "demo\n")
-    repo.commit("initial")
+    repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
     revert(repo, repo.commit("Add alpha client"))
     half = "".join(feature("alpha").splitlines(keepends=True)[:4])  # half of it, and as much that is new
@@ -222,9 +225,7 @@ def test_relands_in_words_are_flagged_and_retire_their_attempt(cli, tmp_path: Pa
     """`x, take 2` (x starting one reverted subject) and the same subject after earlier reverted
     landings of it are relands; each is flagged although the harvester retires the attempt at that
     very commit, and a later re-add of the same lines is not flagged again."""
-    repo = GitRepo(tmp_path)
-    repo.write("README.md", "demo\n")
-    repo.commit("initial")
+    repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
     revert(repo, repo.commit("Refactor alpha dispatch handling (#10)"))
     stream(repo, "a")
@@ -335,9 +336,7 @@ def test_moved_lines_are_not_re_added(cli, tmp_path: Path) -> None:  # type: ign
 
 
 def test_reapplying_a_change_that_was_removed_but_never_reverted_is_no_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    repo = GitRepo(tmp_path)
-    repo.write("README.md", "demo\n")
-    repo.commit("initial")
+    repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
     repo.commit("Add alpha client (#5)")
     repo.rm("app/alpha.py")
@@ -356,9 +355,7 @@ def test_reapplying_a_change_that_was_removed_but_never_reverted_is_no_reland(cl
 
 
 def test_squash_merge_bullets_carry_the_subjects_of_what_was_squashed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    repo = GitRepo(tmp_path)
-    repo.write("README.md", "demo\n")
-    repo.commit("initial")
+    repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
     revert(repo, repo.commit("add configs to validate_arguments (#10)"))
     stream(repo, "x")
