@@ -111,16 +111,6 @@ def _decode(language: str, payload: str) -> FileSymbols:
 
 # --- parsing, in this process or in workers ---------------------------------------------------
 
-_worker_repo: pygit2.Repository | None = None
-
-
-def _init_worker(repo_path: str) -> None:
-    import pygit2
-
-    global _worker_repo
-    _worker_repo = pygit2.Repository(repo_path)
-
-
 def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple[str, str, str, str]:
     """(oid, language, status, payload); status is ok, error, large or binary."""
     from .languages import is_binary, parse_file
@@ -135,9 +125,34 @@ def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple
     return oid, lang, "error" if fs.error else "ok", _encode(fs)
 
 
-def _parse_chunk(items: list[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
-    assert _worker_repo is not None
-    return [_parse_one(_worker_repo, oid, lang, path) for oid, lang, path in items]
+def _take(counter: Any) -> int:
+    """The index of the next task nobody has taken (``counter`` is a shared, locked int)."""
+    with counter.get_lock():
+        i: int = counter.value
+        counter.value = i + 1
+    return i
+
+
+def _share(repo_path: str, tasks: list[list[tuple[str, str, str]]], counter: Any, results: Any,
+           worker: int) -> None:
+    """A worker process: parse the next task nobody has taken until none is left; send each
+    task's rows, then ("done", worker), or ("error", exception) and stop."""
+    import pickle
+
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(repo_path)
+        while (i := _take(counter)) < len(tasks):
+            results.put(("rows", [_parse_one(repo, oid, lang, path) for oid, lang, path in tasks[i]]))
+    except BaseException as exc:  # handed to the parent, which raises it
+        try:
+            pickle.dumps(exc)
+        except Exception:
+            exc = RuntimeError(f"parse worker failed: {type(exc).__name__}: {exc}")
+        results.put(("error", exc))
+        return
+    results.put(("done", worker))
 
 
 def _chunks(todo: list[tuple[str, str, str]], sizes: Mapping[str, int], workers: int
@@ -413,36 +428,51 @@ class CodeIndex:
         # could hold a lock in the child): workers then need no re-import.
         import gc
         import multiprocessing
+        import queue
         import threading
-        from collections import deque
-        from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-        chunks = deque(_chunks(todo, sizes, self.workers))
+        tasks = _chunks(todo, sizes, self.workers)
         methods = multiprocessing.get_all_start_methods()
         safe_fork = "fork" in methods and threading.active_count() == 1
-        ctx = multiprocessing.get_context(
+        ctx: Any = multiprocessing.get_context(
             "fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn")
+        # This process parses too (it is running anyway and pays no start-up), with WORKERS - 1
+        # workers; each takes the next task, largest first, from a shared counter: they end
+        # within a task of each other.
+        counter, results = ctx.Value("l", 0), ctx.Queue()
+        procs = [ctx.Process(target=_share, args=(self.repo_path, tasks, counter, results, k), daemon=True)
+                 for k in range(self.workers - 1)]
         self.close()  # an open SQLite connection must not cross a fork
         if safe_fork:
             gc.freeze()  # the collector in a child then leaves the parent's objects (their pages) alone
         try:
-            # This process parses too, one worker fewer: it is running anyway and pays no start-up.
-            # Workers take the largest files first, this process the smallest: they meet in the middle.
-            with ProcessPoolExecutor(self.workers - 1, mp_context=ctx, initializer=_init_worker,
-                                     initargs=(self.repo_path,)) as pool:
-                running: set[Future[list[tuple[str, str, str, str]]]] = set()
-                while chunks or running:
-                    while chunks and len(running) < 2 * (self.workers - 1):  # one queued behind each
-                        running.add(pool.submit(_parse_chunk, chunks.popleft()))
-                    if chunks:
-                        yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in chunks.pop()]
-                        done = {f for f in running if f.done()}
+            for proc in procs:
+                proc.start()
+            running = set(range(len(procs)))
+            while running:
+                mine = _take(counter)
+                if mine < len(tasks):
+                    yield [_parse_one(self.repo, oid, lang, path) for oid, lang, path in tasks[mine]]
+                while running:  # what the workers sent meanwhile; once this process is done, wait
+                    try:
+                        what, value = results.get(block=mine >= len(tasks), timeout=1)
+                    except queue.Empty:
+                        if mine < len(tasks):
+                            break
+                        if any(procs[k].exitcode is not None for k in running) and results.empty():
+                            raise ComindError("a code index worker process died") from None
+                        continue
+                    if what == "rows":
+                        yield value
+                    elif what == "done":
+                        running.discard(value)
                     else:
-                        done = wait(running, return_when=FIRST_COMPLETED).done
-                    for future in done:
-                        running.discard(future)
-                        yield future.result()
+                        raise value
         finally:
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+                proc.join()
             if safe_fork:
                 gc.unfreeze()
 

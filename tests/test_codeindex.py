@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import sqlite3
 import threading
 from pathlib import Path
@@ -213,6 +214,22 @@ def test_parse_work_is_shared_with_several_workers(tmp_path: Path) -> None:
     parallel = CodeIndex(repo.path, tmp_path / "p.sqlite", workers=3).snapshot("HEAD")
     serial = CodeIndex(repo.path, tmp_path / "s.sqlite", workers=1).snapshot("HEAD")
     assert parallel.stats.parsed == 60 and parallel.all_symbols() == serial.all_symbols()
+
+
+def test_stopping_early_leaves_no_workers_behind(tmp_path: Path) -> None:
+    # A caller that stops reading (an exception in a progress callback) ends the workers.
+    repo = GitRepo(tmp_path)
+    for i in range(60):
+        repo.write(f"m{i}.py", f"def f{i}():\n    return {i}\n")
+    repo.commit("many")
+
+    def stop(done: int, total: int) -> None:
+        if 0 < done < total:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        CodeIndex(repo.path, tmp_path / "c.sqlite", workers=2).snapshot("HEAD", stop)
+    assert multiprocessing.active_children() == []
 
 
 def test_tasks_are_balanced_by_size() -> None:
