@@ -255,3 +255,15 @@ def test_config_parse_is_remembered_by_exact_text(tmp_path: Path) -> None:
     path.write_text("stroe: x\n")
     with pytest.raises(ConfigError, match="unknown key 'stroe'"):
         read_file(path, memo)
+
+
+def test_version_loads_no_command_module() -> None:
+    import subprocess
+    import sys
+
+    from comind import __version__
+
+    code = ("import contextlib, sys\nfrom comind.cli import main\nwith contextlib.suppress(SystemExit):\n"
+            "    main(['--version'])\nprint(sorted(m for m in sys.modules if m.startswith('comind.cli.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [f"comind {__version__}", "[]"]

@@ -57,7 +57,12 @@ def build_parser(argv: Sequence[str] = ()) -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"comind {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     invoked = _command_of(argv)
-    modules = [COMMANDS[invoked]] if invoked in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    if invoked in COMMANDS:
+        modules = [COMMANDS[invoked]]
+    elif "--version" in argv and not {"-h", "--help"} & set(argv):
+        modules = []  # the version needs no command
+    else:
+        modules = list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         importlib.import_module(f"comind.cli.{name}").register(sub, common)
     return parser
