@@ -124,7 +124,7 @@ class _Open:
 
 
 # Markers pushed on the walk stack around the fields of a definition.
-_SIG_MARK, _BODY_START, _BODY_END, _CLOSE = range(4)
+_SIG_MARK, _BODY_START, _BODY_END = range(3)
 # What the walk needs to know about a node kind, computed once per kind.
 _COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
 _NOT_PLAIN = ~_IDENT  # a node with any flag but _IDENT takes the long way
