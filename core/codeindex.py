@@ -48,7 +48,7 @@ PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for th
 CHUNK = 24  # files per task at most (see _chunks): tasks are pulled, so the workers end together
 
 _SYMLINK, _GITLINK = 0o120000, 0o160000
-_SKIPS = ("unsupported", "large", "binary", "symlink", "submodule")
+_SKIPS = ("unsupported", "large", "binary", "symlink", "submodule", "missing")
 
 Progress = Callable[[int, int], None]
 
@@ -112,10 +112,14 @@ def _decode(language: str, payload: str) -> FileSymbols:
 # --- parsing, in this process or in workers ---------------------------------------------------
 
 def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple[str, str, str, str]:
-    """(oid, language, status, payload); status is ok, error, large or binary."""
+    """(oid, language, status, payload); status is ok, error, large, binary or missing (a blob
+    this copy of the repository lacks: a partial clone, an incomplete mirror)."""
     from .languages import is_binary, parse_file
 
-    blob = cast("pygit2.Blob", repo[oid])
+    try:
+        blob = cast("pygit2.Blob", repo[oid])
+    except KeyError:
+        return oid, lang, "missing", ""
     if blob.size > MAX_FILE_SIZE:
         return oid, lang, "large", ""
     data = blob.data
@@ -123,6 +127,13 @@ def _parse_one(repo: pygit2.Repository, oid: str, lang: str, path: str) -> tuple
         return oid, lang, "binary", ""
     fs = parse_file(path, data)
     return oid, lang, "error" if fs.error else "ok", _encode(fs)
+
+
+def _blob_size(repo: pygit2.Repository, oid: str) -> int:
+    try:
+        return int(repo.odb.read_header(oid)[1])
+    except (KeyError, ValueError):  # missing here (pygit2.NotFoundError is a KeyError): `_parse_one` says so
+        return 0
 
 
 def _take(counter: Any) -> int:
@@ -372,8 +383,7 @@ class CodeIndex:
         todo = [(oid, lang, path) for (oid, lang), path in wanted.items() if (oid, lang) not in status]
         sizes: dict[str, int] = {}
         if len(todo) >= PARALLEL_THRESHOLD:  # largest first: the workers then end together
-            header = self.repo.odb.read_header
-            sizes = {oid: header(oid)[1] for oid, _, _ in todo}
+            sizes = {oid: _blob_size(self.repo, oid) for oid, _, _ in todo}
             todo.sort(key=lambda t: (-sizes[t[0]], t[2]))
         else:
             todo.sort(key=lambda t: t[2])
@@ -389,11 +399,12 @@ class CodeIndex:
                 progress(done, total)
         status.update({(oid, lang): st for oid, lang, st, _ in rows})
         stats.parsed = len(rows)
+        rows = [row for row in rows if row[2] != "missing"]  # not remembered: a fetch may bring it
 
         files: dict[str, FileEntry] = {}
         for path, entry in candidates.items():
             st = status[(entry.blob, entry.language)]
-            if st in ("large", "binary"):
+            if st in ("large", "binary", "missing"):
                 stats.skipped[st] += 1
                 continue
             files[path] = entry

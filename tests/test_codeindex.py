@@ -157,7 +157,8 @@ def test_skips_and_errors_are_counted(repo: GitRepo, tmp_path: Path) -> None:
     assert "160000 commit" in repo.git("ls-tree", "HEAD", "vendor/lib")
 
     snap = index(repo, tmp_path).snapshot("HEAD")
-    assert snap.stats.skipped == {"unsupported": 1, "large": 1, "binary": 1, "symlink": 1, "submodule": 1}
+    assert snap.stats.skipped == {"unsupported": 1, "large": 1, "binary": 1, "symlink": 1, "submodule": 1,
+                                  "missing": 0}
     assert "big/huge.py" not in snap.files and "bin/blob.py" not in snap.files
     assert "link.py" not in snap.files and "vendor/lib" not in snap.files
     assert snap.stats.errors == 1
@@ -279,3 +280,11 @@ def test_default_cache_lives_in_the_git_dir(repo: GitRepo) -> None:
 def test_not_a_repository(tmp_path: Path) -> None:
     with pytest.raises(ComindError, match="not a git repository"):
         CodeIndex(tmp_path / "nowhere")
+
+
+def test_a_blob_missing_from_this_copy_is_skipped_not_fatal(repo: GitRepo, tmp_path: Path) -> None:
+    oid = repo.git("rev-parse", "HEAD:store/store.go").strip()
+    (repo.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()  # an incomplete mirror, a partial clone
+    snap = index(repo, tmp_path).snapshot("HEAD")
+    assert "store/store.go" not in snap.files and "myapp/perm.py" in snap.files
+    assert snap.stats.skipped["missing"] == 1
