@@ -68,11 +68,31 @@ class Ledger:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            if self._stored_version() not in (None, VERSION):
+                self._drop_all()  # a cache of another shape: its tables may lack columns SCHEMA indexes
             self.db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise ComindError(f"ledger cache {path}: {exc}; delete it, it is only a cache") from None
         if self._meta("version") != VERSION:
             self._reset()
+
+    def _stored_version(self) -> str | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        except sqlite3.OperationalError:  # a new file: no meta table yet
+            return None
+        return None if row is None else str(row[0])
+
+    def _drop_all(self) -> None:
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if self._stored_version() in (None, VERSION):
+                return  # another process rebuilt it meanwhile
+            tables = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            for (name,) in self.db.execute(tables + " AND sql LIKE 'CREATE VIRTUAL%'").fetchall():
+                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')  # with its shadow tables
+            for (name,) in self.db.execute(tables).fetchall():
+                self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
 
     def close(self) -> None:
         self.db.close()

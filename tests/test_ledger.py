@@ -168,3 +168,19 @@ def test_incremental_view_equals_full_rebuild(tmp_path_factory: pytest.TempPathF
     assert incremental.dump() == listed.dump()
     when = __import__("datetime").datetime(2027, 1, 1, tzinfo=__import__("datetime").UTC)
     assert derive(incremental.all(), now=when) == derive(full.all(), now=when)
+
+
+def test_a_cache_of_an_older_shape_is_rebuilt_not_an_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = Store(str(tmp_path / "s"))
+    store.put_many([knowledge(f"gotcha {i}") for i in range(3)])
+    old = sqlite3.connect(tmp_path / "view.sqlite")  # what an earlier comind left: no segment column
+    old.executescript("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('version', '2');"
+                      "CREATE TABLE snapshot_keys(source TEXT, key TEXT, PRIMARY KEY(source, key));"
+                      "CREATE VIRTUAL TABLE fts USING fts5(title, body);")
+    old.close()
+    ledger = Ledger(tmp_path / "view.sqlite", {"store": store})
+    assert ledger.sync().added == 3 and ledger.count() == 3
+    ledger.close()
+    assert Ledger(tmp_path / "view.sqlite", {"store": store}).count() == 3  # and kept when current
