@@ -34,6 +34,25 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line and exit 2, like every other user error
         raise ComindError(f"{self.prog}: {message}")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse builds a formatter for every add_argument; each one imports shutil and asks the
+        # terminal its size (~15 ms of a 90 ms `comind why`): ask once, with os alone
+        return argparse.HelpFormatter(prog=self.prog, width=_terminal_width())
+
+
+_WIDTH: list[int] = []
+
+
+def _terminal_width() -> int:
+    """What shutil.get_terminal_size gives (COLUMNS, else the terminal, else 80), less 2 as argparse does."""
+    if not _WIDTH:
+        try:
+            columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+        _WIDTH.append(max(columns, 1) - 2)
+    return _WIDTH[0]
+
 
 def global_options() -> argparse.ArgumentParser:
     """Options every command accepts: the settings of .comind.yml, and -C."""
