@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,15 @@ def records(cli, repo: GitRepo) -> list[dict[str, Any]]:  # type: ignore[no-unty
     result = cli(repo.path, "log", "--history", "--json")
     assert result.code == 0, result.err
     return [json.loads(line) for line in result.out.splitlines()]
+
+
+def tried_and_reverted(gr: GitRepo, path: str, text: str, subject: str, revert: Callable[[str], str]) -> str:
+    """Commit `text` to `path`, then empty it again with the message `revert(sha)`; the first sha."""
+    gr.write(path, text)
+    sha = gr.commit(subject)
+    gr.write(path, "")
+    gr.commit(revert(sha))
+    return sha
 
 
 def only(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -355,23 +365,26 @@ def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> 
 
 
 def test_cut_titles_urls_backticks_and_bare_pr_numbers_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    gr.write("app/ws.py", "def send_ping_frames(server):\n    server.schedule_ping(interval_seconds=30)\n")
-    ping = gr.commit("fix(runtime): send ws ping frames from inspector server (#26352)")
-    gr.write("app/ws.py", "")
-    gr.commit('Revert "fix(runtime): send ws ping frames from inspector server (#263… (#26513)')
-    gr.write("app/run.py", "def warn_allow_run(flags):\n    log_warning_once('allow-run without a list')\n")
-    warn = gr.commit("feat: warn when using `--allow-run` with no allow list (#25215)")
-    gr.write("app/run.py", "")
-    gr.commit('Revert "feat: warn when using --allow-run with no allow list" (#26021)')
-    gr.write("app/info.py", "def info_never_type_checks(module):\n    return module_graph_without_checks(module)\n")
-    info = gr.commit("fix(deno info): Never type check (#6978)")
-    gr.write("app/info.py", "")
-    gr.commit('fix(cli): revert "never type check deno info #6978" (#7199)')
-    gr.write("app/ops.py", "def deferred_op(state):\n    return state.spawn_lazy_async_operation()\n")
-    ops = gr.commit("refactor: rewrite deferred ops (#20303)")
-    gr.write("app/ops.py", "")
-    gr.commit(f'Revert "refactor: rewrite deferred ops (#20303) (#20370)\n\nThis reverts commit\n'
-              f"https://github.com/acme/app/commit/{ops}.\n")
+    def reverted_as(message: str) -> Callable[[str], str]:
+        return lambda _: message
+
+    ping = tried_and_reverted(
+        gr, "app/ws.py", "def send_ping_frames(server):\n    server.schedule_ping(interval_seconds=30)\n",
+        "fix(runtime): send ws ping frames from inspector server (#26352)",
+        reverted_as('Revert "fix(runtime): send ws ping frames from inspector server (#263… (#26513)'))
+    warn = tried_and_reverted(
+        gr, "app/run.py", "def warn_allow_run(flags):\n    log_warning_once('allow-run without a list')\n",
+        "feat: warn when using `--allow-run` with no allow list (#25215)",
+        reverted_as('Revert "feat: warn when using --allow-run with no allow list" (#26021)'))
+    info = tried_and_reverted(
+        gr, "app/info.py", "def info_never_type_checks(module):\n    return module_graph_without_checks(module)\n",
+        "fix(deno info): Never type check (#6978)",
+        reverted_as('fix(cli): revert "never type check deno info #6978" (#7199)'))
+    ops = tried_and_reverted(
+        gr, "app/ops.py", "def deferred_op(state):\n    return state.spawn_lazy_async_operation()\n",
+        "refactor: rewrite deferred ops (#20303)",
+        lambda sha: ('Revert "refactor: rewrite deferred ops (#20303) (#20370)\n\nThis reverts commit\n'
+                     f"https://github.com/acme/app/commit/{sha}.\n"))
     harvest(cli, gr)
     reverted = {a["attributes"].get("reverted") for a in _attempts(cli, gr).values()}
     assert reverted == {ping, warn, info, ops}
