@@ -104,10 +104,12 @@ class ChangeLines:
         self.first_at: dict[str, tuple[str, int]] = {}
         self.files: dict[tuple[bool, str], set[str]] = {}
         self.by_name: dict[tuple[bool, str], list[str]] = {}  # (added, file name) -> its informative lines
+        made: list[FileChange] = []  # the files that are not bookkeeping
         for f in change.files:
             name = _name(f.path)
             if bookkeeping(name):
                 continue
+            made.append(f)
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
                 for ln in lines:
                     if not ln.trivial and informative(ln.text):
@@ -119,7 +121,6 @@ class ChangeLines:
         moved = adds & removes
         self.adds = adds - moved
         self.removes = removes - moved
-        made = [f for f in change.files if not bookkeeping(_name(f.path))]
         self.created = frozenset(f.path for f in made if f.status == "A")
         self.only_creates = bool(made) and len(self.created) == len(made)
 

@@ -7,6 +7,7 @@ start fast. Exit codes: 0 ok, 1 findings, 2 usage, validation or internal error.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -40,18 +41,14 @@ class ArgumentParser(argparse.ArgumentParser):
         return argparse.HelpFormatter(prog=self.prog, width=_terminal_width())
 
 
-_WIDTH: list[int] = []
-
-
+@functools.cache
 def _terminal_width() -> int:
     """What shutil.get_terminal_size gives (COLUMNS, else the terminal, else 80), less 2 as argparse does."""
-    if not _WIDTH:
-        try:
-            columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 80
-        _WIDTH.append(max(columns, 1) - 2)
-    return _WIDTH[0]
+    try:
+        columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 80
+    return max(columns, 1) - 2
 
 
 def global_options() -> argparse.ArgumentParser:
