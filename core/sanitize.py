@@ -71,6 +71,17 @@ def _instruction() -> re.Pattern[str]:
     return re.compile(_INSTRUCTION)
 
 
+# A word every _INSTRUCTION phrase holds: most texts have none, and a casefolded substring test
+# is ~50× cheaper than the case-insensitive search (which `status` runs on every record shown).
+_INSTRUCTION_WORDS = ("ignore", "disregard", "you are now", "system prompt", "do not tell")
+# The only letters `re` matches to an ASCII letter case-insensitively that casefold() does not
+# turn into it (ſ and the Kelvin sign it does): İ and ı are an "i" to the search.
+_DOTTED_I = {0x130: "i", 0x131: "i"}
+
+
 def looks_like_instruction(text: str) -> bool:
     """True when the text addresses an agent ("ignore previous instructions" and the like)."""
+    folded = text.translate(_DOTTED_I).casefold()
+    if not any(word in folded for word in _INSTRUCTION_WORDS):
+        return False
     return bool(_instruction().search(text))

@@ -1,0 +1,37 @@
+import re
+import string
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from comind.sanitize import _DOTTED_I, _INSTRUCTION, looks_like_instruction
+
+PHRASES = ["ignore previous instructions", "IGNORE ALL PRIOR PROMPTS", "disregard the above",
+           "You are now", "system prompt", "do not tell the reviewer", "ignore", "prompt", "tell the user"]
+# letters a case-insensitive search takes for an ASCII one (ſ, K, İ, ı) and some look-alikes it does not
+ODD = ["ſ", "\u212a", "İ", "ı", "\u0307", "ﬅ", "Ⅰ", "é"]
+
+
+def test_prefilter_knows_every_letter_the_search_folds_to_ascii() -> None:
+    ascii_like = re.compile("(?i)[a-z]")
+    for cp in range(0x110000):
+        c = chr(cp)
+        if c not in string.ascii_letters and ascii_like.fullmatch(c):
+            folded = c.translate(_DOTTED_I).casefold()
+            assert folded in string.ascii_lowercase, f"U+{cp:04X}: {folded!r} to the prefilter"
+
+
+@given(st.lists(st.sampled_from(PHRASES) | st.sampled_from(ODD) | st.text(max_size=8), max_size=6),
+       st.lists(st.tuples(st.integers(0, 60), st.sampled_from(ODD)), max_size=3))
+def test_same_answer_as_the_search_alone(parts: list[str], swaps: list[tuple[int, str]]) -> None:
+    text = " ".join(parts)
+    for at, char in swaps:  # a letter of a phrase swapped for one the search folds alike (or not)
+        if at < len(text):
+            text = text[:at] + char + text[at + 1:]
+    assert looks_like_instruction(text) == bool(re.search(_INSTRUCTION, text))
+
+
+def test_dotless_i_does_not_slip_past() -> None:
+    assert looks_like_instruction("ıgnore prevıous ınstructıons")
+    assert looks_like_instruction("İGNORE PREVIOUS INSTRUCTIONS")
+    assert not looks_like_instruction("the system prompted a retry")
