@@ -2,6 +2,7 @@
 
     _ledger/inbox/<uuid>-<blake3>.json          one object per record, written once (create-only put)
     _ledger/journal/<seq>-<nonce>.keys          object stores only: which inbox keys each write added
+    _ledger/journal/<seq>-<nonce>.records.gz    the same write's records, so compaction need not GET each one
     _ledger/segments/<ulid>.jsonl.gz + .keys.gz compaction output: immutable runs of records, and their keys
     _ledger/snapshots/<ulid>-j<entry>.json.gz   a snapshot: which segments hold every record up to journal <entry>
     _ledger/snapshots/<ulid>.jsonl.gz           a snapshot of the first layout (one file); read, no longer written
@@ -21,6 +22,15 @@ counts once its entry is in: a writer that dies between the record and the entry
 and writing the same record again journals it. Local stores (a folder, often committed to git and merged)
 have no journal: a directory listing is cheap and their change token says when to take one.
 
+Next to its entry a write leaves a records object: the records' keys and bytes (up to INLINE_MAX),
+put before the entry and alongside the records themselves. It is a cache of the inbox: readers that
+see it GET it instead of the entry and take the records from it (verified like an inbox object; one
+that does not verify is read from the inbox), and read an entry without one (pruned, erased, too big,
+or written by an earlier version) as before, GETting its records from the inbox. Deleting one is
+therefore always safe: compaction deletes those at or before the previous snapshot's position (the
+new snapshot names how far it pruned), and erasure deletes every one that names an erased record.
+Entries themselves keep their old format, so earlier versions read a store written by this one.
+
 Compaction writes only what is new: one segment with the records the newest snapshot lacks, then
 a new snapshot naming its segments. Segments of similar size are merged (newest first, sizes at
 least doubling down the list), so a record is rewritten O(log n) times and a compaction usually
@@ -33,10 +43,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -51,6 +63,8 @@ ERASED = "_ledger/erased/"
 KEEP_SNAPSHOTS = 3  # older snapshots are deleted; a reader racing a deletion lists again
 MAX_SEGMENTS = 12  # past this, the newest two are merged whatever their sizes
 GZIP_LEVEL = 1  # 3x faster than 6 for ~30 % more bytes: compaction time matters more
+RECORDS = ".records.gz"  # a journal entry's records object: <entry>.records.gz
+INLINE_MAX = 4 << 20  # a write whose records are bigger than this (bytes) journals their keys only
 
 
 class StoreError(ComindError):
@@ -81,6 +95,7 @@ class Snapshot(NamedTuple):
     journal: str | None
     segments: list[str]
     sizes: list[int]
+    pruned: str | None = None  # journal records objects up to this entry were deleted (None: not said)
 
     @property
     def legacy(self) -> bool:
@@ -131,6 +146,36 @@ def journal_key(entry: str) -> str:
 
 def _entry(key: str) -> str:
     return key.removeprefix(JOURNAL).removesuffix(".keys")
+
+
+def records_key(entry: str) -> str:
+    """The records object of a journal entry (see the module doc)."""
+    return f"{JOURNAL}{entry}{RECORDS}"
+
+
+def _next_entry(last: str) -> str:
+    """A journal entry one past `last`; the 64-bit nonce keeps two writers from ever sharing a name (and so
+    an entry from ever being paired with another write's records object)."""
+    import secrets
+
+    return f"{int(last[:12] or 0) + 1:012d}-{secrets.token_hex(8)}"
+
+
+def _parse_records(raw: bytes) -> tuple[list[str], dict[str, bytes]]:
+    """A records object's keys, in order, and bytes by key; ValueError when it is not one."""
+    import zlib
+
+    keys: list[str] = []
+    lines: dict[str, bytes] = {}
+    try:
+        for line in _gunzip(raw).split(b"\n"):
+            if line:
+                key, data = line.split(b" ", 1)
+                keys.append(key.decode())
+                lines[keys[-1]] = data
+    except (OSError, EOFError, zlib.error, ValueError) as exc:  # ValueError: no space; UnicodeDecodeError
+        raise ValueError(f"not a records object ({exc})") from None
+    return keys, lines
 
 
 def snapshot_journal(name: str) -> str | None:
@@ -199,6 +244,9 @@ class Store:
         self.local_root = _local_root(url, base)
         self._erased: set[str] | None = None  # tombstones, listed once per Store
         self._tail: str | None = None  # the last journal entry this Store saw or wrote
+        self._inline: dict[str, bytes] = {}  # records bytes the last journal_entries carried, for read_many
+        self.gets: Counter[str] = Counter()  # objects read, by area ("inbox", "journal", "segments", …)
+        self._gets_lock = threading.Lock()
 
     @cached_property
     def _store(self) -> Any:
@@ -238,9 +286,7 @@ class Store:
     def put(self, record: Record) -> bool:
         """Write a record once. Returns False when this exact record is already stored."""
         self._check_not_erased([record])
-        new = self._put_object(record)
-        self._journal([record.key])  # also when it existed: its writer may have died before journaling it
-        return new
+        return self._write([record]) == 1
 
     def put_many(self, records: Iterable[Record]) -> int:
         """Write many records concurrently, then journal them in one entry; returns how many were new."""
@@ -248,9 +294,26 @@ class Store:
         if not items:
             return 0
         self._check_not_erased(items)
-        written = int(sum(self._map(self._put_object, items, writes=True)))
-        self._journal([r.key for r in items])
-        return written
+        return self._write(items)
+
+    def _write(self, records: list[Record]) -> int:
+        """Put the records (create-only, concurrently), then journal every one of them, also those that
+        existed (their writer may have died before journaling them); returns how many were new.
+
+        On an object store the entry's records object is put along with the records, before the entry.
+        """
+        lines = [r.to_json() for r in records]
+        jobs = [partial(self._put_object, r.key, line) for r, line in zip(records, lines, strict=True)]
+        entry, body = "", None
+        if self.journaled:
+            entry = _next_entry(self._tail if self._tail is not None else self.journal_tail())
+            if sum(map(len, lines)) <= INLINE_MAX:
+                body = _gzip(b"\n".join(r.key.encode() + b" " + line for r, line in zip(records, lines, strict=True)))
+                jobs.append(partial(self._put_records, entry, body))
+        done = self._map(lambda job: job(), jobs, writes=True)
+        if self.journaled:
+            self._journal([r.key for r in records], entry, body, placed=body is None or done[-1])
+        return sum(1 for d in done[:len(records)] if d)
 
     def _check_not_erased(self, records: list[Record]) -> None:
         if self._erased is None:
@@ -259,43 +322,56 @@ class Store:
             if record.id in self._erased:
                 raise StoreError(f"record {record.id} was erased and cannot be written again")
 
-    def _put_object(self, record: Record) -> bool:
+    def _put_object(self, key: str, data: bytes) -> bool:
         import obstore as obs
         from obstore.exceptions import AlreadyExistsError
 
         try:
-            obs.put(self._store, INBOX + record.key, record.to_json(), mode="create")
+            obs.put(self._store, INBOX + key, data, mode="create")
         except AlreadyExistsError:
             return False  # same key = same id and same content hash: nothing to do
         except OSError as exc:
-            raise StoreError(f"store {self.url}: cannot write {record.key}: {exc}") from None
+            raise StoreError(f"store {self.url}: cannot write {key}: {exc}") from None
         return True
 
-    def _journal(self, keys: list[str]) -> None:
-        """Append one journal entry naming the keys, past every entry there is (see the module doc)."""
-        import secrets
-
+    def _put_records(self, entry: str, body: bytes) -> bool:
+        """Put an entry's records object; False when that name is taken."""
         import obstore as obs
         from obstore.exceptions import AlreadyExistsError
 
-        if not self.journaled or not keys:
-            return
+        try:
+            obs.put(self._store, records_key(entry), body, mode="create")
+        except AlreadyExistsError:
+            return False
+        except OSError as exc:
+            raise StoreError(f"store {self.url}: cannot write journal records {entry}: {exc}") from None
+        return True
+
+    def _journal(self, keys: list[str], entry: str, body: bytes | None, *, placed: bool) -> None:
+        """Append journal entry `entry` naming the keys, or one past every entry there is (see the module
+        doc); `placed` says its records object (`body`, if any) is in."""
+        import obstore as obs
+        from obstore.exceptions import AlreadyExistsError
+
         data = "\n".join(keys).encode()
-        last = self._tail if self._tail is not None else self.journal_tail()
         while True:
-            entry = f"{int(last[:12] or 0) + 1:012d}-{secrets.token_hex(4)}"
-            try:
-                obs.put(self._store, journal_key(entry), data, mode="create")
-            except AlreadyExistsError:  # a 32-bit nonce clash: take the next number
-                last = entry
-                continue
-            except OSError as exc:
-                raise StoreError(f"store {self.url}: cannot write journal entry {entry}: {exc}") from None
-            later = [_entry(k) for k in self._list(JOURNAL, offset=journal_key(entry)) if k.endswith(".keys")]
-            if not later:
-                self._tail = entry
-                return
-            last = max(later)  # a reader may be past our entry already: append again after these
+            last = entry  # when a name is taken: take the next number
+            if placed:
+                try:
+                    obs.put(self._store, journal_key(entry), data, mode="create")
+                except AlreadyExistsError:
+                    if body is not None:
+                        self._delete(records_key(entry))  # ours, but the entry is someone else's
+                except OSError as exc:
+                    raise StoreError(f"store {self.url}: cannot write journal entry {entry}: {exc}") from None
+                else:
+                    later = [_entry(k) for k in self._list(JOURNAL, offset=journal_key(entry)) if k.endswith(".keys")]
+                    if not later:
+                        self._tail = entry
+                        return
+                    last = max(later)  # a reader may be past our entry already: append again after these
+            entry = _next_entry(last)
+            placed = body is None or self._put_records(entry, body)
 
     def journal_tail(self, after: str | None = None) -> str:
         """The last journal entry. Without `after`, the listing starts at the newest snapshot's position."""
@@ -305,14 +381,53 @@ class Store:
         return max((_entry(k) for k in keys if k.endswith(".keys")), default=after)
 
     def journal_entries(self, after: str) -> tuple[str, list[str]]:
-        """(last entry read, the keys of every entry after `after`)."""
-        entries = sorted(_entry(k) for k in self._list(JOURNAL, offset=journal_key(after)) if k.endswith(".keys"))
+        """(last entry read, the keys of every entry after `after`).
+
+        The bytes their records objects carried are kept for the next `read_many` only, which then GETs
+        from the inbox just the keys they lacked.
+        """
+        last, keys, self._inline = self._read_journal(after)
+        return last, keys
+
+    def _read_journal(self, after: str) -> tuple[str, list[str], dict[str, bytes]]:
+        """(last entry read, the keys of every entry after `after`, the records bytes they carried by key)."""
+        listed = self._list(JOURNAL, offset=journal_key(after))
+        entries = sorted(_entry(k) for k in listed if k.endswith(".keys"))
+        with_records = {k.removeprefix(JOURNAL).removesuffix(RECORDS) for k in listed if k.endswith(RECORDS)}
         keys: list[str] = []
-        for body in self._map(lambda e: self._get(journal_key(e)), entries):
-            keys += [k for k in body.decode().split("\n") if k]
+        inline: dict[str, bytes] = {}
+        for entry_keys, lines in self._map(lambda e: self._read_entry(e, e in with_records), entries):
+            keys += entry_keys
+            inline.update(lines)
         if entries and entries[-1] > (self._tail or ""):
             self._tail = entries[-1]
-        return (entries[-1] if entries else after), keys
+        return (entries[-1] if entries else after), keys, inline
+
+    def _journal_records(self, wanted: int) -> dict[str, bytes]:
+        """The records bytes of every journal records object that has its entry, when there are fewer such
+        objects than `wanted` records to read (the inbox is listed when there is no snapshot to start from:
+        this saves a GET per record, not per write)."""
+        listed = self._list(JOURNAL)
+        entries = {_entry(k) for k in listed if k.endswith(".keys")}
+        objects = [e for k in listed if k.endswith(RECORDS) and (e := k.removeprefix(JOURNAL).removesuffix(RECORDS))
+                   in entries]
+        inline: dict[str, bytes] = {}
+        if len(objects) < wanted:
+            for _, lines in self._map(lambda e: self._read_entry(e, True, keys_only=False), objects):
+                inline.update(lines)
+        return inline
+
+    def _read_entry(self, entry: str, with_records: bool, *,
+                    keys_only: bool = True) -> tuple[list[str], dict[str, bytes]]:
+        """One journal entry's keys, and its records' bytes when its records object is there."""
+        if with_records:
+            try:
+                return _parse_records(self._get(records_key(entry)))
+            except (OSError, ValueError):  # deleted since the listing (pruned, erased) or unreadable
+                pass
+        if not keys_only:
+            return [], {}
+        return [k for k in self._get(journal_key(entry)).decode().split("\n") if k], {}
 
     def put_derived(self, records: Iterable[Record], *, replace: bool) -> int:
         """Write harvested records; returns how many were new.
@@ -329,10 +444,11 @@ class Store:
                 existing.setdefault(key[:36], []).append(key)
         written = self.put_many(records)
         if replace:
-            for record in records:
-                for key in existing.get(record.id, ()):
-                    if key != record.key:
-                        self._delete(INBOX + key)
+            replaced = {key for record in records for key in existing.get(record.id, ()) if key != record.key}
+            for key in sorted(replaced):
+                self._delete(INBOX + key)
+            if replaced and self.journaled:  # or a compaction would take them from the journal
+                self._purge_records(replaced.__contains__)
         return written
 
     # -- compaction ------------------------------------------------------------------------
@@ -372,14 +488,17 @@ class Store:
             base, segments = None, []
         covered = {k for s in segments for k in s.keys}.union(legacy)
         journal: str | None = None
+        inline: dict[str, bytes] = {}
         if self.journaled and base and base.journal is not None:
-            journal, candidates = self.journal_entries(base.journal)
+            journal, candidates, inline = self._read_journal(base.journal)
         else:
             journal = self.journal_tail() if self.journaled else None  # before listing: its entries' keys are listed
             candidates = self.inbox_keys()
         missing = [k for k in dict.fromkeys(candidates) if k not in covered]
         if erased:  # both scans cost ~0.1 s per 100k keys: skip them in the usual case
             missing = [k for k in missing if k[:36] not in erased]
+        if self.journaled and not (base and base.journal is not None) and missing:  # the inbox was listed
+            inline = self._journal_records(len(missing))
         dirty = {s.name for s in segments if any(k[:36] in erased for k in s.keys)} if erased else set()
         if base and not base.legacy and not missing and not dirty and journal == base.journal:
             return True, None
@@ -400,7 +519,7 @@ class Store:
                 segment = write([(k, v) for k, v in old if k[:36] not in erased])
             if segment.keys:
                 kept.append(segment)
-        new = [(k, r.to_json()) for k, r in zip(missing, self._map(self._try_read, missing), strict=True)
+        new = [(k, r.to_json()) for k, r in self._read_records(missing, inline).items()
                if isinstance(r, Record) and r.id not in erased]
         if new:
             kept.append(write(sorted(new)))
@@ -411,7 +530,10 @@ class Store:
                      *zip(b.keys, lines.get(b.name) or self.segment_lines(b.name), strict=True)]
             kept[-2:] = [write(pairs)]
         name = f"{_ulid()}" + (f"-j{journal}" if journal is not None else "") + ".json.gz"
-        manifest = {"format": 2, "journal": journal,
+        # Records objects up to the base's position go (readers start at the newest snapshot they list).
+        floor = base.pruned if base and base.pruned is not None else base.journal if base else None
+        pruned = (base.journal if base and base.journal is not None else "") if journal is not None else None
+        manifest = {"format": 2, "journal": journal, "pruned": pruned,
                     "segments": [{"name": s.name, "size": len(s.keys)} for s in kept]}
         obs.put(self._store, SNAPSHOTS + name, _gzip(json.dumps(manifest).encode()), mode="create")
         if self.erased_ids() != erased:  # an erasure ran meanwhile and may not have seen what we wrote
@@ -420,7 +542,28 @@ class Store:
                 self._delete_segment(segment_name)
             return False, None
         self._collect(name)
+        if floor is not None and pruned is not None and pruned > floor:
+            self._prune_records(floor, pruned)
         return True, name
+
+    def _prune_records(self, floor: str, upto: str) -> None:
+        """Delete the records objects of journal entries after `floor` up to `upto` (see the module doc)."""
+        listed = self._list(JOURNAL, offset=journal_key(floor))
+        self._delete_many([k for k in listed
+                           if k.endswith(RECORDS) and k.removeprefix(JOURNAL).removesuffix(RECORDS) <= upto])
+
+    def _purge_records(self, doomed: Any) -> None:
+        """Delete every journal records object holding a key `doomed(key)` is true of, and every one
+        with no entry yet (its writer died, or is still writing: it then journals keys only)."""
+        listed = self._list(JOURNAL)
+        entries = {_entry(k) for k in listed if k.endswith(".keys")}
+        objects = [k.removeprefix(JOURNAL).removesuffix(RECORDS) for k in listed if k.endswith(RECORDS)]
+        known = [e for e in objects if e in entries]
+        bodies = self._map(lambda e: self._get(journal_key(e)), known)  # an entry lists the same keys
+        gone = [e for e in objects if e not in entries]
+        gone += [e for e, body in zip(known, bodies, strict=True) if any(map(doomed, body.decode().split("\n")))]
+        self._delete_many([records_key(e) for e in gone])
+        self._inline = {}
 
     def _write_segment(self, pairs: list[tuple[str, bytes]]) -> Segment:
         import obstore as obs
@@ -476,6 +619,8 @@ class Store:
             name = self.compact() or self.snapshot_name()
             if name:
                 self._collect(name, strict=True)
+        if self.journaled:  # the journal's copies too (after compacting: that could still use the others)
+            self._purge_records(lambda key: key[:36] in ids)
         return sorted(set(erased))
 
     def _delete(self, key: str) -> None:
@@ -483,6 +628,18 @@ class Store:
 
         with contextlib.suppress(FileNotFoundError):
             obs.delete(self._store, key)
+
+    def _delete_many(self, keys: list[str]) -> None:
+        """Delete objects in bulk (S3 deletes 1,000 per request)."""
+        import obstore as obs
+
+        if not keys:
+            return
+        try:
+            obs.delete(self._store, keys)
+        except FileNotFoundError:  # some stores fail the batch when one is gone already
+            for key in keys:
+                self._delete(key)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -502,6 +659,8 @@ class Store:
 
     def _get(self, key: str) -> bytes:
         """An object's bytes; FileNotFoundError when it is not there (obstore raises the same)."""
+        with self._gets_lock:
+            self.gets[key.removeprefix("_ledger/").split("/", 1)[0]] += 1
         if self.local_root is not None:
             return (self.local_root / key).read_bytes()  # 6x faster than obstore's local get per small file
         import obstore as obs
@@ -549,7 +708,7 @@ class Store:
     def read_manifest(self, name: str) -> Snapshot:
         data = json.loads(_gunzip(self._get(SNAPSHOTS + name)))
         return Snapshot(name, data["journal"], [s["name"] for s in data["segments"]],
-                        [int(s["size"]) for s in data["segments"]])
+                        [int(s["size"]) for s in data["segments"]], data.get("pruned"))
 
     def segment_keys(self, name: str) -> list[str]:
         try:
@@ -668,12 +827,16 @@ class Store:
         contents.snapshot = base.name if base else None
         contents.snapshot_keys = set(snap)
         contents.problems += problems
+        inline: dict[str, bytes] = {}
         if self.journaled and base and base.journal is not None:
-            keys = self.journal_entries(base.journal)[1]
+            keys, inline = self._read_journal(base.journal)[1:]
         else:
             keys = self.inbox_keys()
+            missing = [k for k in dict.fromkeys(keys) if k not in snap]
+            if self.journaled and missing:
+                inline = self._journal_records(len(missing))
         missing = [k for k in dict.fromkeys(keys) if k not in snap]
-        for key, result in zip(missing, self._map(self._try_read, missing), strict=True):
+        for key, result in self._read_records(missing, inline).items():
             if isinstance(result, Record):
                 snap[key] = result
             elif result is not None:
@@ -681,8 +844,24 @@ class Store:
         contents.records = {k: r for k, r in snap.items() if r.id not in contents.erased}
 
     def read_many(self, keys: list[str]) -> dict[str, Record | str | None]:
-        """key -> the record, or why it is unreadable, or None when it vanished (erased meanwhile)."""
-        return dict(zip(keys, self._map(self._try_read, keys), strict=True))
+        """key -> the record, or why it is unreadable, or None when it vanished (erased meanwhile).
+
+        Records the last `journal_entries` carried are taken from there, once; the rest are read from the inbox.
+        """
+        inline, self._inline = self._inline, {}
+        return self._read_records(keys, inline)
+
+    def _read_records(self, keys: list[str], inline: dict[str, bytes]) -> dict[str, Record | str | None]:
+        """Like read_many, taking the records whose bytes are in `inline` from there when they verify (one
+        that does not is read from the inbox, which holds the record itself)."""
+        found: dict[str, Record | str | None] = {}
+        for key in keys:
+            if (raw := inline.get(key)) is not None:
+                with contextlib.suppress(CorruptRecord):
+                    found[key] = load_record(raw, key)
+        rest = [k for k in dict.fromkeys(keys) if k not in found]
+        found.update(zip(rest, self._map(self._try_read, rest), strict=True))
+        return {k: found[k] for k in keys}
 
     def _try_read(self, key: str) -> Record | str | None:
         try:
@@ -692,7 +871,7 @@ class Store:
 
     def _map(self, function: Any, items: list[Any], *, writes: bool = False) -> list[Any]:
         # Threads hide network latency; reading a local folder they only add GIL contention.
-        if len(items) < 4 or (self.local_root is not None and not writes):
+        if len(items) < (2 if writes else 4) or (self.local_root is not None and not writes):
             return [function(item) for item in items]
         from concurrent.futures import ThreadPoolExecutor
 

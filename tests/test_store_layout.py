@@ -1,5 +1,6 @@
-"""Segments, snapshot manifests and the journal: incremental compaction, journal-only reads,
-first-layout stores, and readers that survive a snapshot losing a segment. Real stores only."""
+"""Segments, snapshot manifests and the journal: incremental compaction, journal-only reads, records
+carried by the journal, first-layout stores, and readers that survive a snapshot losing a segment.
+Real stores only."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 import obstore as obs
 import pytest
 
+from comind import store as store_module
 from comind.anchors import parse_anchor
 from comind.ledger import Ledger
 from comind.records import new_record
-from comind.store import INBOX, JOURNAL, SEGMENTS, SNAPSHOTS, Store, snapshot_journal
+from comind.store import INBOX, JOURNAL, RECORDS, SEGMENTS, SNAPSHOTS, Store, snapshot_journal
 
 PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
@@ -95,8 +97,9 @@ def test_a_writer_landing_behind_a_reader_appends_again(s3_url: str, tmp_path: P
     view.sync()  # the reader is now past entry 000000000001
     late = gotcha("late")
     slow.put(late)
-    entries = [k.removeprefix(JOURNAL) for k in store_list(slow, JOURNAL)]
+    entries = [k.removeprefix(JOURNAL) for k in store_list(slow, JOURNAL) if k.endswith(".keys")]
     assert sum(e.startswith("000000000001-") for e in entries) == 2  # its first try landed behind
+    assert f"{JOURNAL}{slow._tail}.records.gz" in store_list(slow, JOURNAL)  # the retry carries the record too
     view.sync()
     assert late.id in {r.id for r in view.all()}
     fresh = Ledger(tmp_path / "fresh.sqlite", {"s": fast})
@@ -148,3 +151,167 @@ def test_a_snapshot_that_lost_a_segment_costs_speed_not_records(store: Store, tm
     for segment in store.read_manifest(repaired).segments:
         assert store.segment_keys(segment)
     assert set(store.read().records) == {r.key for r in records}
+
+
+@pytest.fixture(params=["s3", "memory"])
+def object_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """A journaled store: the real S3 server, and obstore's in-memory store."""
+    if request.param == "memory":
+        return Store(f"memory://{tmp_path.name}-journal")
+    return Store(request.getfixturevalue("s3_url"))
+
+
+def raw_objects(store: Store, prefix: str) -> dict[str, bytes]:
+    """Every object under a prefix, gzip ones decompressed."""
+    out = {}
+    for key in store._list(prefix):
+        data = bytes(obs.get(store._store, key).bytes())
+        out[key] = gzip.decompress(data) if key.endswith(".gz") else data
+    return out
+
+
+def test_compaction_takes_new_records_from_the_journal_without_reading_the_inbox(object_store: Store) -> None:
+    first = [gotcha(f"base {i}") for i in range(20)]
+    object_store.put_many(first)
+    object_store.compact()
+    later = [gotcha(f"later {i}") for i in range(30)]
+    object_store.put_many(later[:27])
+    for r in later[27:]:
+        object_store.put(r)
+    compactor = Store(object_store.url)  # its own counters, and nothing cached
+    name = compactor.compact()
+    assert name is not None
+    assert compactor.gets["inbox"] == 0
+    assert compactor.gets["journal"] == 4  # one records object per write, not its entry as well
+    snap, problems = compactor.read_snapshot(name)
+    assert not problems and set(snap) == {r.key for r in [*first, *later]}
+    assert snap[later[0].key] == later[0]
+    reader = Store(object_store.url)
+    later2 = gotcha("after the snapshot")
+    reader.put(later2)
+    assert set(reader.read().records) == {r.key for r in [*first, *later, later2]}
+    assert reader.gets["inbox"] == 0
+
+
+def test_view_sync_takes_new_records_from_the_journal(object_store: Store, tmp_path: Path) -> None:
+    object_store.put_many([gotcha(f"g {i}") for i in range(5)])
+    object_store.compact()
+    view = Ledger(tmp_path / "v.sqlite", {"s": object_store})
+    view.sync()
+    object_store.gets.clear()
+    new = [gotcha(f"new {i}") for i in range(6)]
+    Store(object_store.url).put_many(new)
+    assert view.sync().added == 6
+    assert object_store.gets["inbox"] == 0
+    assert {r.id for r in new} <= {r.id for r in view.all()}
+    view.rebuild()  # audit's rebuild reads the inbox itself for what no segment holds
+    assert view.count() == 11 and object_store.gets["inbox"] == 6
+
+
+def test_keys_only_journal_entries_of_earlier_versions_are_still_read(object_store: Store) -> None:
+    new = [gotcha(f"new {i}") for i in range(4)]
+    object_store.put_many(new[:2])
+    object_store.compact()
+    old = [gotcha(f"old {i}") for i in range(5)]
+    tail = object_store.journal_tail()
+    for i, r in enumerate(old):  # what the previous version wrote: the object, then a keys-only entry
+        obs.put(object_store._store, INBOX + r.key, r.to_json(), mode="create")
+        entry = f"{int(tail[:12]) + 1 + i:012d}-{i:08x}"
+        obs.put(object_store._store, f"{JOURNAL}{entry}.keys", r.key.encode(), mode="create")
+    writer = Store(object_store.url)
+    writer.put_many(new[2:])
+    reader = Store(object_store.url)
+    assert set(reader.read().records) == {r.key for r in [*new, *old]}
+    assert reader.gets["inbox"] == 5
+    compactor = Store(object_store.url)
+    name = compactor.compact()
+    assert compactor.gets["inbox"] == 5  # only the records no records object carried
+    assert set(compactor.read_snapshot(name or "")[0]) == {r.key for r in [*new, *old]}
+
+
+def test_a_records_object_that_does_not_verify_is_read_from_the_inbox(object_store: Store) -> None:
+    object_store.put_many([gotcha("base")])
+    object_store.compact()
+    good, other = gotcha("good"), gotcha("other")
+    object_store.put_many([good, other])
+    [key] = [k for k, raw in raw_objects(object_store, JOURNAL).items() if k.endswith(RECORDS) and b"good" in raw]
+    body = gzip.decompress(bytes(obs.get(object_store._store, key).bytes()))
+    obs.put(object_store._store, key, gzip.compress(body.replace(b'"title":"good"', b'"title":"evil"')))
+    compactor = Store(object_store.url)
+    name = compactor.compact()
+    assert compactor.gets["inbox"] == 1
+    snap, problems = compactor.read_snapshot(name or "")
+    assert not problems and snap[good.key] == good and snap[other.key] == other
+    obs.put(object_store._store, key, b"not gzip")  # unreadable: the entry's keys, then the inbox
+    reader = Store(object_store.url)
+    contents = reader.read()
+    assert not contents.problems and contents.records[good.key] == good
+    assert reader.gets["inbox"] == 0  # the snapshot has them now
+
+
+def test_a_write_past_the_inline_limit_journals_keys_only(object_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    object_store.put(gotcha("base"))
+    object_store.compact()
+    monkeypatch.setattr(store_module, "INLINE_MAX", 1000)
+    big = [gotcha(f"big {i}") for i in range(5)]
+    object_store.put_many(big)
+    object_store.put(gotcha("small"))
+    assert len([k for k in object_store._list(JOURNAL) if k.endswith(RECORDS)]) == 2  # base's, small's
+    compactor = Store(object_store.url)
+    compactor.compact()
+    assert compactor.gets["inbox"] == 5
+    assert len(compactor.read().records) == 7
+
+
+def test_erasure_purges_the_records_from_the_journal(object_store: Store) -> None:
+    keep = [gotcha(f"keep {i}") for i in range(4)]
+    gone, gone_too = gotcha("gone"), gotcha("gone too")
+    object_store.put_many([*keep[:2], gone])
+    object_store.put(gone_too)  # in no snapshot yet
+    object_store.put_many(keep[2:])
+    assert any(gone.id.encode() in raw for raw in raw_objects(object_store, JOURNAL).values())
+    object_store.erase([gone.id, gone_too.id])
+    for key, raw in raw_objects(object_store, JOURNAL).items():
+        assert b'"gone' not in raw, key
+        if key.endswith(RECORDS):
+            assert gone.id.encode() not in raw and gone_too.id.encode() not in raw, key
+    assert [k for k in object_store._list(JOURNAL) if k.endswith(RECORDS)]  # keep[2:]'s is untouched
+    compactor = Store(object_store.url)
+    name = compactor.compact()  # the first: it lists the inbox, and takes what it can from the journal
+    assert set(compactor.read_snapshot(name or "")[0]) == {r.key for r in keep}
+    assert compactor.gets["inbox"] == 2  # keep[:2] shared a records object with `gone`
+    object_store.put_many([gotcha("more")])
+    object_store.compact()
+    object_store.erase([keep[0].id])  # with snapshots: its compaction, then the journal
+    for key, raw in [*raw_objects(object_store, JOURNAL).items(), *raw_objects(object_store, SEGMENTS).items()]:
+        assert b'"keep 0"' not in raw, key  # its content; entries list keys only, like the tombstone
+        assert key.endswith(".keys") or keep[0].id.encode() not in raw, key
+    assert len(Store(object_store.url).read().records) == 4
+
+
+def test_replaced_versions_do_not_come_back_from_the_journal(object_store: Store) -> None:
+    object_store.put(gotcha("base"))
+    object_store.compact()
+    v1 = gotcha("version one")
+    v2 = new_record("gotcha", title="version two", anchors=[parse_anchor("app/x.py::f")],
+                    fields={"symptom": "s", "cause": "c"}, provenance=PROV, record_id=v1.id)
+    object_store.put_derived([v1], replace=True)
+    object_store.put_derived([v2], replace=True)
+    name = Store(object_store.url).compact()
+    assert {r.title for r in Store(object_store.url).read_snapshot(name or "")[0].values()} == {"base", "version two"}
+
+
+def test_compaction_prunes_journal_records_behind_the_previous_snapshot(object_store: Store) -> None:
+    positions = []
+    for round_ in range(4):
+        object_store.put_many([gotcha(f"round {round_} {i}") for i in range(3)])
+        object_store.put(gotcha(f"round {round_} single"))
+        positions.append(snapshot_journal(object_store.compact() or ""))
+        left = sorted(k.removeprefix(JOURNAL).removesuffix(RECORDS)
+                      for k in object_store._list(JOURNAL) if k.endswith(RECORDS))
+        previous = positions[-2] if round_ else ""
+        assert all(entry > (previous or "") for entry in left)  # up to the previous snapshot: pruned
+        assert len(left) == 2  # this round's two writes
+    assert object_store.read_manifest(object_store.snapshot_name() or "").pruned == positions[-2]
+    assert len(Store(object_store.url).read().records) == 16
+    assert Store(object_store.url).compact() is None
