@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`) say too little
 FUZZY_WORK = 20_000  # line pairs compared word by word per file name at most (a vendored file is no approach)
+# A match of fewer lines than this must be at least this share of the change's own lines (match_kind).
+SMALL_MATCH, SMALL_SHARE = 4, 0.25
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -75,13 +77,15 @@ def bookkeeping(name: str) -> bool:
 
 class Match:
     def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None,
-                 own: int = 0, recreated: tuple[str, ...] = ()) -> None:
+                 own: int = 0, recreated: tuple[str, ...] = (), added: int = 0, added_total: int = 0) -> None:
         self.matched = matched
         self.total = total
         self.where = where  # first re-added line in the change: (path, line at head)
         self.local = matched if local is None else local  # matched in a file named like one the attempt touched
         self.own = own  # the change's own informative lines (net)
         self.recreated = recreated  # the attempt created only these files, and the change creates them again
+        self.added = added  # of `matched`, the attempt's added lines the change adds again
+        self.added_total = added_total  # of `total`, the attempt's added lines
 
 
 def _name(path: str) -> str:
@@ -166,6 +170,7 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
     lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change)
     matched = total = local = 0
     where = None
+    re_added = added_total = 0
     for added, mine, theirs in ((True, tried.adds, lines_of.adds), (False, tried.removes, lines_of.removes)):
         left_mine: dict[str, Counter[str]] = {}
         left_theirs = Counter(theirs)
@@ -186,10 +191,13 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
             edited = _edited_again(rest, left_theirs, lines_of.by_name.get((added, name), []))
             matched += edited
             local += edited
+        if added:
+            re_added, added_total = matched, total
     recreated: tuple[str, ...] = ()
     if tried.only_creates and tried.created <= lines_of.created:
         recreated = tuple(sorted(tried.created))
-    return Match(matched, total, where, local, own=lines_of.total, recreated=recreated)
+    return Match(matched, total, where, local, own=lines_of.total, recreated=recreated, added=re_added,
+                 added_total=added_total)
 
 
 def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
@@ -200,9 +208,13 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     creates every one of them again.
 
     A change made only of a *piece* of an attempt is not a match: tried on deno, golang/tools and
-    requests, three to ten lines shared with a reverted change of hundreds were mostly chance."""
-    if m.total and (m.matched == m.total == m.local if m.total < min_lines
-                    else m.matched >= min_lines and m.matched / m.total >= threshold):
+    requests, three to ten lines shared with a reverted change of hundreds were mostly chance.
+    Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
+    at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
+    upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise)."""
+    if (m.total and (m.matched == m.total == m.local if m.total < min_lines
+                     else m.matched >= min_lines and m.matched / m.total >= threshold)
+            and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)):
         return "lines"
     return "files" if m.recreated else None
 

@@ -285,7 +285,7 @@ class Hit:
     attempt: Attempt
     match: Match
     expected: bool
-    kind: str  # `deadends.match_kind`: lines | piece | files
+    kind: str  # `deadends.match_kind`: lines | files
 
 
 @dataclass
@@ -377,6 +377,7 @@ def _landing_json(landing: Landing) -> dict[str, Any]:
     if landing.hits:
         out["matches"] = [_attempt_json(h.attempt) | {
             "how": h.kind, "matched": h.match.matched, "total": h.match.total, "own": h.match.own,
+            "added": h.match.added, "added_total": h.match.added_total,
             "recreated": list(h.match.recreated), "expected": h.expected,
             "where": list(h.match.where) if h.match.where else None} for h in landing.hits]
     if landing.note:

@@ -76,6 +76,30 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     assert is_match(m, 0.2, MIN_LINES)  # a lower threshold takes it
 
 
+def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: HarvestRepo) -> None:
+    bump = "TIMEOUT_SECONDS = read_setting('timeout', 30)\nRETRIES = read_setting('retries', 5)\n"
+    repo.commit("Settings\n", {"settings.py": "DEBUG = False\n"})
+    attempt = repo.commit("Longer timeout\n", {"settings.py": "DEBUG = False\n" + bump})
+    repo.revert(attempt)
+    alone = repo.commit("Longer timeout again\n",
+                        {"settings.py": "DEBUG = False\n" + bump, "app.py": "configure_logging(verbose=True)\n"})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, alone))
+    assert (m.matched, m.own) == (2, 5) and is_match(m, THRESHOLD, MIN_LINES)  # 2 of 5: a fair share
+    repo.revert(alone)
+    upgrade = "".join(f"register_handler('event_{i}', handle_event_{i})\n" for i in range(12))
+    lost = repo.commit("Upgrade the event bus\n", {"settings.py": "DEBUG = False\n" + bump, "events.py": upgrade})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
+    assert (m.matched, m.own) == (2, 14) and not is_match(m, THRESHOLD, MIN_LINES)  # 2 of 14: chance
+    repo.revert(lost)
+    body = "".join(f"    option_{i} = config.lightning.option_{i}\n" for i in range(8))
+    big = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
+    repo.revert(big)
+    again = repo.commit("Spread the options, with the event bus\n",
+                        {"css.py": "def compile(config):\n" + body, "events.py": upgrade * 3})
+    m = match_lines(approach(repo.path, big), approach(repo.path, again))
+    assert m.matched == 9 and m.own > 4 * m.matched and is_match(m, THRESHOLD, MIN_LINES)  # enough to stand alone
+
+
 def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:
     attempt = repo.commit("Carve out the command into its own module\n", {
         "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.2.0\n",
