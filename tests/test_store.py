@@ -13,7 +13,7 @@ import pytest
 
 from comind.anchors import parse_anchor
 from comind.records import new_record
-from comind.store import ERASED, INBOX, SEGMENTS, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
+from comind.store import ERASED, INBOX, JOURNAL, RECORDS, SEGMENTS, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
 
 PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
@@ -132,7 +132,17 @@ def test_eight_processes_writing_at_once_lose_nothing(where: str, tmp_path: Path
     contents = Store(url).read()
     assert not contents.problems
     assert len({r.id for r in contents.records.values()}) == 1600
-    Store(url).compact()
+    store = Store(url)
+    if store.journaled:  # each write's records object lists exactly its own entry's keys
+        journal = store._list(JOURNAL)
+        entries = [k for k in journal if k.endswith(".keys")]
+        assert len(entries) >= 8 + 4 * 200
+        for key in journal:
+            if key.endswith(RECORDS) and (entry := key.removesuffix(RECORDS) + ".keys") in entries:
+                listed = [k for k in store._get(entry).decode().split("\n") if k]  # keys only, as before
+                lines = gzip.decompress(store._get(key)).split(b"\n")  # <key> <record JSON> per line
+                assert [line.split(b" ", 1)[0].decode() for line in lines if line] == listed
+    store.compact()
     assert len(Store(url).read().records) == 1600
 
 
