@@ -828,14 +828,15 @@ class Store:
         contents.snapshot_keys = set(snap)
         contents.problems += problems
         inline: dict[str, bytes] = {}
-        if self.journaled and base and base.journal is not None:
+        from_journal = self.journaled and base is not None and base.journal is not None
+        if from_journal:
+            assert base is not None and base.journal is not None
             keys, inline = self._read_journal(base.journal)[1:]
         else:
             keys = self.inbox_keys()
-            missing = [k for k in dict.fromkeys(keys) if k not in snap]
-            if self.journaled and missing:
-                inline = self._journal_records(len(missing))
         missing = [k for k in dict.fromkeys(keys) if k not in snap]
+        if self.journaled and not from_journal and missing:  # no snapshot position: the inbox was listed
+            inline = self._journal_records(len(missing))
         for key, result in self._read_records(missing, inline).items():
             if isinstance(result, Record):
                 snap[key] = result
