@@ -22,13 +22,14 @@ counts once its entry is in: a writer that dies between the record and the entry
 and writing the same record again journals it. Local stores (a folder, often committed to git and merged)
 have no journal: a directory listing is cheap and their change token says when to take one.
 
-Next to its entry a write leaves a records object: the records' keys and bytes (up to INLINE_MAX),
-put before the entry and alongside the records themselves. It is a cache of the inbox: readers that
-see it GET it instead of the entry and take the records from it (verified like an inbox object; one
-that does not verify is read from the inbox), and read an entry without one (pruned, erased, too big,
-or written by an earlier version) as before, GETting its records from the inbox. Deleting one is
-therefore always safe: compaction deletes those at or before the previous snapshot's position (the
-new snapshot names how far it pruned), and erasure deletes every one that names an erased record.
+Next to its entry a write leaves a records object: the records' keys and bytes, put before the entry
+and alongside the records themselves (put_many journals one entry per INLINE_MAX bytes of records). It
+is a cache of the inbox: readers that see it GET it instead of the entry and take the records from it
+(verified like an inbox object; one that does not verify is read from the inbox), and read an entry
+without one (pruned, erased, a record over INLINE_MAX, or an earlier version's write) as before, GETting
+its records from the inbox. Deleting one is therefore always safe: compaction deletes those at or before
+the previous snapshot's position (the new snapshot names how far it pruned), and erasure deletes every
+one that names an erased record.
 Entries themselves keep their old format, so earlier versions read a store written by this one.
 
 Compaction writes only what is new: one segment with the records the newest snapshot lacks, then
@@ -289,20 +290,30 @@ class Store:
         return self._write([record]) == 1
 
     def put_many(self, records: Iterable[Record]) -> int:
-        """Write many records concurrently, then journal them in one entry; returns how many were new."""
+        """Write many records concurrently, then journal them (one entry per INLINE_MAX bytes of records);
+        returns how many were new."""
         items = list(records)
         if not items:
             return 0
         self._check_not_erased(items)
-        return self._write(items)
+        lines = [r.to_json() for r in items]
+        if not self.journaled:
+            return self._write(items, lines)
+        written, start, size = 0, 0, 0
+        for end, line in enumerate(lines):
+            if size + len(line) > INLINE_MAX and end > start:
+                written += self._write(items[start:end], lines[start:end])
+                start, size = end, 0
+            size += len(line)
+        return written + self._write(items[start:], lines[start:])
 
-    def _write(self, records: list[Record]) -> int:
+    def _write(self, records: list[Record], lines: list[bytes] | None = None) -> int:
         """Put the records (create-only, concurrently), then journal every one of them, also those that
         existed (their writer may have died before journaling them); returns how many were new.
 
         On an object store the entry's records object is put along with the records, before the entry.
         """
-        lines = [r.to_json() for r in records]
+        lines = lines or [r.to_json() for r in records]
         jobs = [partial(self._put_object, r.key, line) for r, line in zip(records, lines, strict=True)]
         entry, body = "", None
         if self.journaled:
@@ -519,7 +530,8 @@ class Store:
                 segment = write([(k, v) for k, v in old if k[:36] not in erased])
             if segment.keys:
                 kept.append(segment)
-        new = [(k, r.to_json()) for k, r in self._read_records(missing, inline).items()
+        raw: dict[str, bytes] = {}
+        new = [(k, raw.get(k) or r.to_json()) for k, r in self._read_records(missing, inline, raw).items()
                if isinstance(r, Record) and r.id not in erased]
         if new:
             kept.append(write(sorted(new)))
@@ -852,14 +864,18 @@ class Store:
         inline, self._inline = self._inline, {}
         return self._read_records(keys, inline)
 
-    def _read_records(self, keys: list[str], inline: dict[str, bytes]) -> dict[str, Record | str | None]:
+    def _read_records(self, keys: list[str], inline: dict[str, bytes],
+                      lines: dict[str, bytes] | None = None) -> dict[str, Record | str | None]:
         """Like read_many, taking the records whose bytes are in `inline` from there when they verify (one
-        that does not is read from the inbox, which holds the record itself)."""
+        that does not is read from the inbox, which holds the record itself). Verified bytes on one line
+        are also put in `lines`, if given: a segment can hold them as they are."""
         found: dict[str, Record | str | None] = {}
         for key in keys:
             if (raw := inline.get(key)) is not None:
                 with contextlib.suppress(CorruptRecord):
                     found[key] = load_record(raw, key)
+                    if lines is not None and b"\n" not in raw:
+                        lines[key] = raw
         rest = [k for k in dict.fromkeys(keys) if k not in found]
         found.update(zip(rest, self._map(self._try_read, rest), strict=True))
         return {k: found[k] for k in keys}

@@ -249,18 +249,24 @@ def test_a_records_object_that_does_not_verify_is_read_from_the_inbox(object_sto
     assert reader.gets["inbox"] == 0  # the snapshot has them now
 
 
-def test_a_write_past_the_inline_limit_journals_keys_only(object_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_big_write_is_journaled_in_entries_of_bounded_records(object_store: Store,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     object_store.put(gotcha("base"))
     object_store.compact()
-    monkeypatch.setattr(store_module, "INLINE_MAX", 1000)
+    size = len(gotcha("big 0").to_json())
+    monkeypatch.setattr(store_module, "INLINE_MAX", 2 * size + 10)
     big = [gotcha(f"big {i}") for i in range(5)]
-    object_store.put_many(big)
-    object_store.put(gotcha("small"))
-    assert len([k for k in object_store._list(JOURNAL) if k.endswith(RECORDS)]) == 2  # base's, small's
+    assert object_store.put_many(big) == 5
+    huge = new_record("gotcha", title="huge", body="x" * (3 * size), anchors=[parse_anchor("app/x.py::f")],
+                      fields={"symptom": "s", "cause": "c"}, provenance=PROV)
+    object_store.put(huge)  # one record past the limit: its entry lists its key only
+    objects = {k: raw for k, raw in raw_objects(object_store, JOURNAL).items() if k.endswith(RECORDS)}
+    assert sorted(raw.count(b"\n") + 1 for raw in objects.values()) == [1, 1, 2, 2]  # base's, then 2+2+1
+    assert not any(b"huge" in raw for raw in objects.values())
     compactor = Store(object_store.url)
     compactor.compact()
-    assert compactor.gets["inbox"] == 5
-    assert len(compactor.read().records) == 7
+    assert compactor.gets["inbox"] == 1
+    assert len(compactor.read().records) == 7 and huge.key in compactor.read().records
 
 
 def test_erasure_purges_the_records_from_the_journal(object_store: Store) -> None:
