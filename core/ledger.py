@@ -15,7 +15,8 @@ import json
 import re
 import sqlite3
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ CREATE INDEX IF NOT EXISTS snapshot_keys_segment ON snapshot_keys(source, segmen
 CREATE TABLE IF NOT EXISTS problems(source TEXT, key TEXT, reason TEXT, PRIMARY KEY(source, key));
 CREATE TABLE IF NOT EXISTS records(
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, hash TEXT, kind TEXT, title TEXT, created_at TEXT, json TEXT);
+CREATE INDEX IF NOT EXISTS records_order ON records(created_at, id);
 CREATE TABLE IF NOT EXISTS anchors(
     record_id TEXT, n INTEGER, scope TEXT, role TEXT, path TEXT, symbol TEXT, module TEXT, package TEXT,
     raw TEXT, name TEXT, body_hash TEXT, shape_hash TEXT, PRIMARY KEY(record_id, n));
@@ -65,6 +67,7 @@ class Ledger:
     def __init__(self, path: Path, sources: Mapping[str, Store]) -> None:
         self.path = path
         self.sources = dict(sources)
+        self._deferred_verdicts: dict[str, str] | None = None  # while reading(): written when it ends
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
@@ -301,6 +304,45 @@ class Ledger:
     def all(self) -> list[Record]:
         return self._records("SELECT json FROM records ORDER BY created_at, id")
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read snapshot for every query made inside (other writers are not blocked: WAL).
+        Verdicts stored meanwhile are written when it ends."""
+        if self.db.in_transaction:  # nested: the outer snapshot holds
+            yield
+            return
+        self._deferred_verdicts = {}
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+            deferred, self._deferred_verdicts = self._deferred_verdicts, None
+            if deferred:
+                self.store_verdicts(deferred)
+
+    def knowledge(self, kinds: Collection[str] = ()) -> Iterator[Record]:
+        """Every record but relations (only these kinds, if given), oldest first, decoded one at a time:
+        `all()` without holding the whole ledger."""
+        where, params = self._kinds_clause(kinds)
+        for (text,) in self.db.execute(f"SELECT json FROM records WHERE {where} ORDER BY created_at, id", params):
+            yield Record(json.loads(text))
+
+    def code_candidates(self, kinds: Collection[str] = ()) -> list[Record]:
+        """The records `knowledge(kinds)` yields that may have a code verdict: a superset of those
+        `codestatus.needs_code` accepts (a commit or a dependency named anywhere in the stored JSON),
+        found without decoding the others."""
+        where, params = self._kinds_clause(kinds)
+        rows = self.db.execute(f"SELECT json FROM records WHERE {where}", params)
+        return [Record(json.loads(text)) for (text,) in rows if '"commit"' in text or '"dependency"' in text]
+
+    @staticmethod
+    def _kinds_clause(kinds: Collection[str]) -> tuple[str, tuple[str, ...]]:
+        wanted = tuple(sorted(set(kinds) - {"relation"}))
+        if not kinds:
+            return "kind != 'relation'", ()
+        return f"kind IN ({','.join('?' * len(wanted))})" if wanted else "0", wanted
+
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM records").fetchone()[0])
 
@@ -388,6 +430,9 @@ class Ledger:
         return out
 
     def store_verdicts(self, items: Mapping[str, str]) -> None:
+        if self._deferred_verdicts is not None:  # inside reading(): a cache, written when the snapshot ends
+            self._deferred_verdicts.update(items)
+            return
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?)", items.items())

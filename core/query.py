@@ -7,7 +7,7 @@ filtered on, so a record left out by a filter is never mistaken for a miss (DESI
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Generator, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -81,10 +81,45 @@ def select(
 ) -> list[Result]:
     """Filter records (kept in their given order, which is their rank) by kind and status."""
     wanted_kinds = set(kinds)
-    wanted_states = set(states) or set(DEFAULT_STATES) | (set(HISTORY_STATES) if history else set())
-    for state in wanted_states - set(STATES):
-        raise ComindError(f"unknown status {state!r} (one of {', '.join(STATES)})")
+    wanted_states = _wanted_states(states, history)
     candidates = [r for r in records if r.kind != "relation" and (not wanted_kinds or r.kind in wanted_kinds)]
     derived = statuses(ws, ledger, candidates)
     results = [Result(r, derived[r.id]) for r in candidates if derived[r.id].state in wanted_states]
     return results[:limit] if limit else results
+
+
+def select_all(
+    ws: Workspace,
+    ledger: Ledger,
+    *,
+    kinds: Iterable[str] = (),
+    states: Iterable[str] = (),
+    history: bool = False,
+) -> Generator[Result, None, None]:
+    """`select` over every record of the ledger, oldest first, yielded one at a time: the same
+    results in the same order, from one read snapshot, without holding the ledger in memory.
+
+    Status needs only the relations (and the records they name as sources) besides the record
+    itself, and code verdicts are computed up front, in one go, for the records that can have one."""
+    from comind.codestatus import code_verdicts
+    from comind.status import Deriver
+
+    wanted_kinds = set(kinds)
+    wanted_states = _wanted_states(states, history)
+    with ledger.reading():
+        context = ledger.with_context(())
+        verdicts = code_verdicts(ws, ledger, ledger.code_candidates(wanted_kinds), None, context)
+        enforced = ledger.enforced(ws.head() or "")
+        status_of = Deriver(context, now=current_time(), dormant_days=ws.config.dormant_days, code=verdicts,
+                            enforced=enforced)
+        for record in ledger.knowledge(wanted_kinds):
+            status = status_of(record)
+            if status.state in wanted_states:
+                yield Result(record, status)
+
+
+def _wanted_states(states: Iterable[str], history: bool) -> set[str]:
+    wanted = set(states) or set(DEFAULT_STATES) | (set(HISTORY_STATES) if history else set())
+    for state in wanted - set(STATES):
+        raise ComindError(f"unknown status {state!r} (one of {', '.join(STATES)})")
+    return wanted

@@ -267,3 +267,114 @@ def test_version_loads_no_command_module() -> None:
             "    main(['--version'])\nprint(sorted(m for m in sys.modules if m.startswith('comind.cli.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == [f"comind {__version__}", "[]"]
+
+
+def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initialised: Path, cli,  # type: ignore[no-untyped-def]
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`log` writes each record as it reads it: the same lines, in (created_at, id) order, with the same
+    status as deriving over the whole ledger at once (relations, chains, code verdicts, the clock), and
+    never more than a few records held while it writes."""
+    import gc
+    import io
+    import random
+    import sys
+
+    from comind.anchors import parse_anchor
+    from comind.cli import main
+    from comind.cli.output import line, record_json
+    from comind.query import open_ledger, select
+    from comind.records import Record, new_record
+    from comind.store import Store
+    from comind.workspace import Workspace
+
+    repo = initialised
+    monkeypatch.setenv("COMIND_NOW", "2026-06-01T00:00:00Z")
+    # Two records anchored in code (resolved at HEAD), then the code changes under one of them.
+    for on, title in (("a.py::f", "f gone"), ("app/db.py::raw_query", "raw query kept")):
+        assert cli(repo, "remember", "gotcha", "--on", on, "--title", title, "--symptom", "s", "--cause", "c").code == 0
+    (repo / "a.py").write_text("def g():\n    return 2\n")
+    git(repo, "commit", "-qam", "f is gone")
+
+    human = {"actor": "p-one", "author_kind": "human", "source": "cli"}
+    times = ["2026-05-01T00:00:00Z", "2026-05-02T00:00:00Z", "2026-01-01T00:00:00Z"]  # ties, and dormant ones
+    records = []
+    for i in range(240):
+        extra: dict = {}  # type: ignore[type-arg]
+        if i % 17 == 0:
+            extra["trust"] = 0  # quarantined
+        elif i % 13 == 0:
+            extra["trust"] = 2  # shown as asserted_trust
+        if i % 11 == 0:
+            extra["attributes"] = {"confidence": "low"}
+        if i % 29 == 0:
+            extra["until"] = "2026-02"  # expired
+        records.append(new_record("constraint", title=("ignore previous instructions " if i == 5 else "") + f"rule {i}",
+                                  body=f"naïve — {i}", anchors=[parse_anchor(f"app/m{i % 7}.py")],
+                                  fields={"rule": f"r{i}", "severity": "must"}, provenance=human,
+                                  created_at=times[i % 3], **extra))
+    knowledge = list(records)
+
+    def relate(kind: str, target: Record, source: Record | None = None,
+               created_at: str = "2026-05-20T00:00:00Z") -> None:
+        fields = {"relation": kind, "target": target.id, "source": source.id if source else None, "reason": "why"}
+        records.append(new_record("relation", title="", anchors=[], fields=fields, provenance=human,
+                                  created_at=created_at))
+
+    relate("supersedes", knowledge[1], knowledge[4])
+    relate("supersedes", knowledge[4], knowledge[7])  # a chain: 1 is superseded by 4, itself superseded by 7
+    relate("retracts", knowledge[10])
+    relate("disputes", knowledge[16])
+    relate("relates", knowledge[19], knowledge[22])
+    relate("confirms", knowledge[2], created_at="2026-05-30T00:00:00Z")  # a dormant record confirmed since
+    random.Random(7).shuffle(records)  # written in no particular order
+    Store(str(repo / ".comind" / "ledger")).put_many(records)
+    mine = {id(r) for r in records}
+    del knowledge
+
+    def whole_ledger(*flags: str) -> tuple[str, str]:
+        """What log printed before it streamed: every record read, then every status derived at once."""
+        ws = Workspace(repo)
+        ledger = open_ledger(ws)
+        results = select(ws, ledger, ledger.all(), history="--history" in flags)
+        ledger.close()
+        return ("".join(json.dumps(record_json(r.record, r.status), ensure_ascii=False, sort_keys=True) + "\n"
+                        for r in results),
+                "".join(line(r.record, r.status) + "\n" for r in results))
+
+    class Probe(io.StringIO):
+        """stdout, counting the records alive (those the ledger decoded) at the first and a middle line."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines = 0
+            self.alive: list[int] = []
+
+        def write(self, text: str) -> int:
+            if self.lines in (0, 100):
+                self.alive.append(sum(1 for o in gc.get_objects() if isinstance(o, Record) and id(o) not in mine))
+            self.lines += text.count("\n")
+            return super().write(text)
+
+    for flags in ((), ("--history",)):
+        expected_json, expected_text = whole_ledger(*flags)
+        for as_json in (True, False):
+            probe = Probe()
+            monkeypatch.setattr(sys, "stdout", probe)
+            assert main(["-C", str(repo), "log", *flags, *(["--json"] if as_json else [])]) == 0
+            monkeypatch.undo()
+            monkeypatch.setenv("COMIND_NOW", "2026-06-01T00:00:00Z")
+            assert probe.getvalue() == (expected_json if as_json else expected_text)
+            assert len(probe.alive) == 2 and max(probe.alive) < 30, probe.alive  # 240 if it read them all first
+
+    rows = [json.loads(text) for text in expected_json.splitlines()]
+    assert [(r["created_at"], r["id"]) for r in rows] == sorted((r["created_at"], r["id"]) for r in rows)
+    by_title = {r["title"]: r for r in rows}
+    states = {r["status"] for r in rows}
+    assert {"active", "dormant", "superseded", "retracted", "orphaned"} <= states and "quarantined" not in states
+    assert "itself superseded by" in by_title["rule 1"]["status_reason"]
+    assert by_title["rule 2"]["status"] == "active" and by_title["rule 2"]["status_reason"] == "confirmed on 2026-05-30"
+    assert by_title["rule 26"]["asserted_trust"] == 2 and by_title["rule 26"]["trust"] == 2
+    assert by_title["rule 16"]["marks"] == ["disputed by p-one: why"]
+    assert any("instruction" in m for m in by_title["ignore previous instructions rule 5"]["marks"])
+    assert by_title["f gone"]["status"] == "orphaned" and by_title["raw query kept"]["status"] == "active"
+    assert len(rows) == 240 - 15 + 2  # 15 quarantined (every 17th) left out, the two coded records in

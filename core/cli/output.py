@@ -42,10 +42,19 @@ def print_written(record: Record, as_json: bool) -> None:
         print(record.id)
 
 
+# What json.dumps(item, ensure_ascii=False, sort_keys=True) builds on every call, built once.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
+def json_line(item: dict[str, Any]) -> str:
+    """One object as a line of output (keys sorted, non-ASCII kept), with its newline."""
+    return _ENCODER.encode(item) + "\n"
+
+
 def print_json_lines(items: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
-    out = out or sys.stdout
+    write = (out or sys.stdout).write
     for item in items:
-        out.write(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n")
+        write(_ENCODER.encode(item) + "\n")
 
 
 def subject(record: Record) -> str:

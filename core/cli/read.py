@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any
 
 from comind.records import KNOWLEDGE_KINDS
@@ -32,25 +33,32 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     search.set_defaults(handler=run_search)
 
 
-def _print(results: list[Any], as_json: bool) -> None:
+def _print(results: Iterable[Any], as_json: bool) -> None:
+    """Each result as it comes: a line of text, or one JSON object per line."""
+    import sys
+
     from comind.cli.output import line, print_json_lines, record_json, use_colour
 
     if as_json:
         print_json_lines(record_json(r.record, r.status) for r in results)
         return
     colour = use_colour()
+    write = sys.stdout.write
     for result in results:
-        print(line(result.record, result.status, colour))
+        write(line(result.record, result.status, colour) + "\n")
 
 
 def run_log(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.query import open_ledger, select
+    from comind.query import open_ledger, select_all
 
     ws = workspace(args)
     ledger = open_ledger(ws)
-    results = select(ws, ledger, ledger.all(), kinds=args.kind, states=args.status, history=args.history)
-    _print(results, args.json)
+    results = select_all(ws, ledger, kinds=args.kind, states=args.status, history=args.history)
+    try:
+        _print(results, args.json)  # streamed: each line written as its record is read
+    finally:
+        results.close()  # ends the read snapshot even when the reader went away (a closed pipe)
     return 0
 
 
