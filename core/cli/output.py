@@ -26,11 +26,14 @@ def paint(text: str, state: str, colour: bool) -> str:
 
 
 def record_json(record: Record, status: Status | None) -> dict[str, Any]:
-    data = dict(record.data)
-    if status is not None:
-        if "trust" in data:
-            data["asserted_trust"] = data.pop("trust")
-        data.update(status.to_json())
+    """The record with its status (`Status.to_json`); its own trust, if any, as asserted_trust."""
+    if status is None:
+        return dict(record.data)
+    # One dict built in one go: this runs for every line `log --json` prints.
+    data = {**record.data, "status": status.state, "status_reason": status.reason, "trust": status.trust,
+            "marks": list(status.marks), "notes": list(status.notes)}
+    if "trust" in record.data:
+        data["asserted_trust"] = record.data["trust"]
     return data
 
 
@@ -42,13 +45,9 @@ def print_written(record: Record, as_json: bool) -> None:
         print(record.id)
 
 
-# What json.dumps(item, ensure_ascii=False, sort_keys=True) builds on every call, built once.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
-
-
-def json_line(item: dict[str, Any]) -> str:
-    """One object as a line of output (keys sorted, non-ASCII kept), with its newline."""
-    return _ENCODER.encode(item) + "\n"
+# json.dumps(item, ensure_ascii=False, sort_keys=True), built once (dumps builds one per call) and
+# without its check for circular references: what we print is decoded JSON or built fresh, a tree.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, check_circular=False)
 
 
 def print_json_lines(items: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
