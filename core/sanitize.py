@@ -81,7 +81,7 @@ _DOTTED_I = {0x130: "i", 0x131: "i"}
 
 def looks_like_instruction(text: str) -> bool:
     """True when the text addresses an agent ("ignore previous instructions" and the like)."""
-    folded = text.translate(_DOTTED_I).casefold()
+    folded = text.lower() if text.isascii() else text.translate(_DOTTED_I).casefold()
     if not any(word in folded for word in _INSTRUCTION_WORDS):
         return False
     return bool(_instruction().search(text))
