@@ -376,7 +376,7 @@ class Store:
                 except OSError as exc:
                     raise StoreError(f"store {self.url}: cannot write journal entry {entry}: {exc}") from None
                 else:
-                    later = [_entry(k) for k in self._list(JOURNAL, offset=journal_key(entry)) if k.endswith(".keys")]
+                    later = self._list_journal(entry)[0]
                     if not later:
                         self._tail = entry
                         return
@@ -388,8 +388,18 @@ class Store:
         """The last journal entry. Without `after`, the listing starts at the newest snapshot's position."""
         if after is None:
             after = max((j for n in self._snapshot_names()[0] if (j := snapshot_journal(n))), default="")
-        keys = self._list(JOURNAL, offset=journal_key(after))
-        return max((_entry(k) for k in keys if k.endswith(".keys")), default=after)
+        return max(self._list_journal(after)[0], default=after)
+
+    def _list_journal(self, after: str | None = None) -> tuple[list[str], list[str]]:
+        """(the entries, the entries that have a records object), each sorted: those after `after`, or all."""
+        entries: list[str] = []
+        with_records: list[str] = []
+        for key in self._list(JOURNAL, offset=None if after is None else journal_key(after)):
+            if key.endswith(".keys"):
+                entries.append(_entry(key))
+            elif key.endswith(RECORDS):
+                with_records.append(key.removeprefix(JOURNAL).removesuffix(RECORDS))
+        return sorted(entries), sorted(with_records)
 
     def journal_entries(self, after: str) -> tuple[str, list[str]]:
         """(last entry read, the keys of every entry after `after`).
@@ -402,9 +412,8 @@ class Store:
 
     def _read_journal(self, after: str) -> tuple[str, list[str], dict[str, bytes]]:
         """(last entry read, the keys of every entry after `after`, the records bytes they carried by key)."""
-        listed = self._list(JOURNAL, offset=journal_key(after))
-        entries = sorted(_entry(k) for k in listed if k.endswith(".keys"))
-        with_records = {k.removeprefix(JOURNAL).removesuffix(RECORDS) for k in listed if k.endswith(RECORDS)}
+        entries, objects = self._list_journal(after)
+        with_records = set(objects)
         keys: list[str] = []
         inline: dict[str, bytes] = {}
         for entry_keys, lines in self._map(lambda e: self._read_entry(e, e in with_records), entries):
@@ -418,10 +427,9 @@ class Store:
         """The records bytes of every journal records object that has its entry, when there are fewer such
         objects than `wanted` records to read (the inbox is listed when there is no snapshot to start from:
         this saves a GET per record, not per write)."""
-        listed = self._list(JOURNAL)
-        entries = {_entry(k) for k in listed if k.endswith(".keys")}
-        objects = [e for k in listed if k.endswith(RECORDS) and (e := k.removeprefix(JOURNAL).removesuffix(RECORDS))
-                   in entries]
+        entries, with_records = self._list_journal()
+        known = set(entries)
+        objects = [e for e in with_records if e in known]
         inline: dict[str, bytes] = {}
         if len(objects) < wanted:
             for _, lines in self._map(lambda e: self._read_entry(e, True, keys_only=False), objects):
@@ -560,16 +568,13 @@ class Store:
 
     def _prune_records(self, floor: str, upto: str) -> None:
         """Delete the records objects of journal entries after `floor` up to `upto` (see the module doc)."""
-        listed = self._list(JOURNAL, offset=journal_key(floor))
-        self._delete_many([k for k in listed
-                           if k.endswith(RECORDS) and k.removeprefix(JOURNAL).removesuffix(RECORDS) <= upto])
+        self._delete_many([records_key(e) for e in self._list_journal(floor)[1] if e <= upto])
 
     def _purge_records(self, doomed: Any) -> None:
         """Delete every journal records object holding a key `doomed(key)` is true of, and every one
         with no entry yet (its writer died, or is still writing: it then journals keys only)."""
-        listed = self._list(JOURNAL)
-        entries = {_entry(k) for k in listed if k.endswith(".keys")}
-        objects = [k.removeprefix(JOURNAL).removesuffix(RECORDS) for k in listed if k.endswith(RECORDS)]
+        listed, objects = self._list_journal()
+        entries = set(listed)
         known = [e for e in objects if e in entries]
         bodies = self._map(lambda e: self._get(journal_key(e)), known)  # an entry lists the same keys
         gone = [e for e in objects if e not in entries]
