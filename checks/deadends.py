@@ -211,10 +211,15 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     requests, three to ten lines shared with a reverted change of hundreds were mostly chance.
     Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
     at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
-    upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise)."""
+    upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise).
+    And an attempt that added code (`min_lines` lines or more) is what it added: a change that brings
+    none of it back only removes again what the attempt removed — old files deleted for a reason of
+    their own (moving CI elsewhere, dropping an old format), not the approach that failed. An attempt
+    that only removed, or added a line or two, is judged on its removals."""
     if (m.total and (m.matched == m.total == m.local if m.total < min_lines
                      else m.matched >= min_lines and m.matched / m.total >= threshold)
-            and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)):
+            and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)
+            and (m.added or m.added_total < min_lines)):
         return "lines"
     return "files" if m.recreated else None
 

@@ -100,6 +100,29 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
     assert m.matched == 9 and m.own > 4 * m.matched and is_match(m, THRESHOLD, MIN_LINES)  # enough to stand alone
 
 
+def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: HarvestRepo) -> None:
+    legacy = "".join(f"legacy_format_{i} = decode_legacy_record(stream, {i})\n" for i in range(10))
+    repo.commit("Legacy decoder\n", {"legacy.py": legacy})
+    modern = ("records = decode_modern_records(stream)\nmodern_format = detect_modern_format(stream)\n"
+              "modern_version = modern_format.version_number\n")
+    attempt = repo.commit("Replace the legacy decoder\n", {"legacy.py": modern})  # removes 10, adds 3
+    repo.revert(attempt)
+    repo.git("rm", "-q", "legacy.py")
+    dropped = repo.commit("Drop the legacy format\n")
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, dropped))
+    # 10 of 13 lines (77%) again, but none of the three the attempt added: another reason to delete
+    assert (m.matched, m.total, m.added, m.added_total) == (10, 13, 0, 3) and not is_match(m, THRESHOLD, MIN_LINES)
+    repo.revert(dropped)
+    again = repo.commit("Replace the legacy decoder, take 2\n", {"legacy.py": modern.splitlines(True)[0]})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.matched, m.added) == (11, 1) and is_match(m, THRESHOLD, MIN_LINES)
+    # an attempt that only removed is judged on its removals
+    repo.revert(again)
+    removal = repo.commit("Drop the legacy decoder\n", {"legacy.py": ""})
+    repo.revert(removal)
+    assert matches(repo, removal, repo.commit("Drop the legacy format\n", {"legacy.py": ""}))
+
+
 def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:
     attempt = repo.commit("Carve out the command into its own module\n", {
         "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.2.0\n",
