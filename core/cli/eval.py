@@ -22,6 +22,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                     "each one's change against the attempts harvested before it, as comind check would. Relands "
                     "(recognised by their subjects) are the positives; every flag is listed with its evidence.")
     replay.add_argument("--since", metavar="REV", help="scan only the landings after REV (attempts from all history)")
+    replay.add_argument("--audit", metavar="FILE", type=Path,
+                        help="a person's verdicts on flags (YAML: commit -> verdict re-proposal|false, why); "
+                             "adds the audited false-flag rate, the subject-based one unchanged")
     harvest = actions.add_parser(
         "harvest", parents=[common], help="what the harvesters read: markers, Lore keys, misses, skips",
         description="Counts by revert marker and Lore key, unresolved and ambiguous references, trailer-looking "
@@ -57,11 +60,15 @@ def _progress() -> Any:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    from comind.checks import verdicts
     from comind.checks.replay import replay
 
+    judged = verdicts.load(args.audit) if args.audit else None  # a bad file fails before the long walk
     ws = _workspace(args)
     result = replay(ws, since=args.since, progress=_progress())
     data = result.to_json()
+    if judged is not None:
+        data = verdicts.audited(data, judged, str(args.audit))
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
@@ -73,6 +80,14 @@ def run_replay(args: argparse.Namespace) -> int:
     print(f"relands: {data['relands']} found, {data['relands_flagged']} flagged, recall {recall}")
     print(f"ordinary commits: {data['ordinary_commits']}, false flags: {data['false_flags']} "
           f"({data['false_flags_per_1000']:.2f} per 1,000)")
+    if "audit" in data:
+        a = data["audit"]
+        print(f"audited ({a['file']}): of {a['flags']} false flags, {a['re_proposals']} re-propose a reverted "
+              f"change, {a['judged_false']} judged false, {a['unaudited']} not judged: {a['false_flags']} false "
+              f"({a['false_flags_per_1000']:.2f} per 1,000)")
+        for what in ("stale", "ambiguous"):
+            if a[what]:
+                print(f"  {what} verdicts: {', '.join(a[what])}")
     print(f"time: {data['seconds'].get('total', 0):.1f} s ({data['diffs_computed']} changes diffed)")
     for title, items in (("flags", data["flags"]), ("missed relands", data["missed"])):
         if items:
@@ -87,6 +102,8 @@ def run_replay(args: argparse.Namespace) -> int:
                 print(f"      {how} of {m['title'][:80]!r}, reverted in {m['revert'][:12]}{other}")
             if item.get("note"):
                 print(f"      {item['note']}")
+            if item.get("verdict"):
+                print(f"      audited: {item['verdict']['verdict']}: {item['verdict']['why'][:120]}")
     return 0
 
 
