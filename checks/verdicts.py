@@ -47,7 +47,9 @@ def parse(text: str, name: str = "audit file") -> dict[str, Verdict]:
         data = yaml.load(text, Loader=yaml.BaseLoader)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ComindError(f"{name}: not valid YAML ({first})") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ComindError(f"{name}: not valid YAML{where} ({first})") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

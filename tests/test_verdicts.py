@@ -97,3 +97,13 @@ def test_the_audited_report_is_json_that_round_trips(cli, tmp_path: Path) -> Non
     audit.write_text(f"{alpha}:\n  verdict: false\n  why: \"quoted: with a colon\"\n")
     data = replay(cli, repo.path, "--audit", str(audit))
     assert json.loads(json.dumps(data))["audit"]["judged_false"] == 1
+
+
+def test_the_audits_kept_with_the_benchmarks_are_valid() -> None:
+    from comind.checks.verdicts import load
+
+    files = sorted((Path(__file__).resolve().parent.parent / "benchmarks" / "replay-audit").glob("*.yml"))
+    assert files
+    for path in files:
+        judged = load(path)
+        assert judged and all(len(v.why) > 20 for v in judged.values()), path.name
