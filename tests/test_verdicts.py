@@ -45,7 +45,8 @@ def test_verdicts_clear_only_the_flags_they_name_with_a_reason(cli, tmp_path: Pa
     audit.write_text(f"{beta}:\n  verdict: false\n  why: judged noise\n")
     text = cli(repo.path, "eval", "replay", "--audit", str(audit))
     assert text.code == 0, text.err
-    assert "0 re-propose a reverted change, 1 judged false, 1 not judged: 2 false" in text.out
+    assert "of 2 flags on ordinary commits, 0 bring a reverted change back, 1 judged false, 1 not judged: " \
+           "2 false flags" in text.out
     assert "audited: false: judged noise" in text.out
 
 

@@ -82,9 +82,9 @@ def run_replay(args: argparse.Namespace) -> int:
           f"({data['false_flags_per_1000']:.2f} per 1,000)")
     if "audit" in data:
         a = data["audit"]
-        print(f"audited ({a['file']}): of {a['flags']} false flags, {a['re_proposals']} re-propose a reverted "
-              f"change, {a['judged_false']} judged false, {a['unaudited']} not judged: {a['false_flags']} false "
-              f"({a['false_flags_per_1000']:.2f} per 1,000)")
+        print(f"audited ({a['file']}): of {a['flags']} flags on ordinary commits, {a['re_proposals']} bring a "
+              f"reverted change back, {a['judged_false']} judged false, {a['unaudited']} not judged: "
+              f"{a['false_flags']} false flags ({a['false_flags_per_1000']:.2f} per 1,000)")
         for what in ("stale", "ambiguous"):
             if a[what]:
                 print(f"  {what} verdicts: {', '.join(a[what])}")
