@@ -293,11 +293,11 @@ def index_rows(repo: str, work: Path, repeat: int, grimp_too: bool) -> list[Row]
         ours.append((float(report["wall"]), kib / 1024))
         cpu_ours.append(cpu)
         workers = max(workers, int(report["rss_workers"]) / 1024)
-    cpu = (f"; CPU (user+sys) {min(cpu_ours):.2f} s vs {min(cpu_theirs):.2f} s = {min(cpu_ours) / min(cpu_theirs):.2f}×"
-           if cpu_theirs else "")
+    cpu_note = (f"; CPU (user+sys) {min(cpu_ours):.2f} s vs {min(cpu_theirs):.2f} s = "
+                f"{min(cpu_ours) / min(cpu_theirs):.2f}×" if cpu_theirs else "")
     note = (f"{n_files:,} files, {n_bytes / 1e6:.1f} MB: {report.get('parsed')} blobs parsed; definitions "
             f"with fingerprints, imports and calls vs ast-grep's matches only ({matches:,}); comind in process "
-            f"(start-up excluded, as for a long CLI run), parse workers' peak {workers:.0f} MiB each{cpu}")
+            f"(start-up excluded, as for a long CLI run), parse workers' peak {workers:.0f} MiB each{cpu_note}")
     rows.append(Row(f"{name}: code index, cold", min(o[0] for o in ours),
                     "ast-grep scan" if have_sg else "ast-grep (not installed)",
                     min(t[0] for t in theirs) if theirs else None, area=area, target="≤ 2×",
