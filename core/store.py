@@ -37,6 +37,15 @@ a new snapshot naming its segments. Segments of similar size are merged (newest 
 least doubling down the list), so a record is rewritten O(log n) times and a compaction usually
 touches only new records. Snapshots, segments and the view are caches over the inbox: when one is
 missing (deleted by a racing compaction) readers list again, and in the end read the inbox itself.
+
+A compaction lists three prefixes, each once, whatever the size of the store: the snapshots (the newest
+is its base; the same listing says which old snapshots to delete, with the segments only they name), the
+journal from where its records objects were last pruned (the entries to read, and the records objects to
+prune now) and, after its snapshot is written, the tombstones. A manifest names (a digest of) the
+tombstones its compaction applied, so the next one need not list them first; when the listing afterwards
+finds one it did not apply, the compaction is withdrawn and made again knowing them. Segments no snapshot
+ever named (a compaction that died before writing one) go at the next full collection (erasure, or a
+compaction without a base).
 """
 
 from __future__ import annotations
@@ -49,9 +58,10 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from comind.errors import ComindError
 from comind.records import CorruptRecord, Record, load_record
@@ -97,6 +107,7 @@ class Snapshot(NamedTuple):
     segments: list[str]
     sizes: list[int]
     pruned: str | None = None  # journal records objects up to this entry were deleted (None: not said)
+    erased: str | None = None  # _erased_digest of the tombstones its compaction applied (None: not said)
 
     @property
     def legacy(self) -> bool:
@@ -179,6 +190,13 @@ def _parse_records(raw: bytes) -> tuple[list[str], dict[str, bytes]]:
     return keys, lines
 
 
+def _erased_digest(ids: set[str]) -> str:
+    """Names a set of tombstones without naming any: how many, and a hash of them."""
+    import hashlib
+
+    return f"{len(ids)}:{hashlib.sha256(chr(10).join(sorted(ids)).encode()).hexdigest()}"
+
+
 def snapshot_journal(name: str) -> str | None:
     """The journal entry a snapshot covers, from its name (<ulid>-j<entry>.json.gz); None without one
     ("" when it covers an empty journal)."""
@@ -247,6 +265,7 @@ class Store:
         self._tail: str | None = None  # the last journal entry this Store saw or wrote
         self._inline: dict[str, bytes] = {}  # records bytes the last journal_entries carried, for read_many
         self.gets: Counter[str] = Counter()  # objects read, by area ("inbox", "journal", "segments", …)
+        self.requests: Counter[str] = Counter()  # requests made, by verb and area: "LIST journal", "PUT inbox", …
         self._gets_lock = threading.Lock()
 
     @cached_property
@@ -334,11 +353,10 @@ class Store:
                 raise StoreError(f"record {record.id} was erased and cannot be written again")
 
     def _put_object(self, key: str, data: bytes) -> bool:
-        import obstore as obs
         from obstore.exceptions import AlreadyExistsError
 
         try:
-            obs.put(self._store, INBOX + key, data, mode="create")
+            self._put(INBOX + key, data)
         except AlreadyExistsError:
             return False  # same key = same id and same content hash: nothing to do
         except OSError as exc:
@@ -347,11 +365,10 @@ class Store:
 
     def _put_records(self, entry: str, body: bytes) -> bool:
         """Put an entry's records object; False when that name is taken."""
-        import obstore as obs
         from obstore.exceptions import AlreadyExistsError
 
         try:
-            obs.put(self._store, records_key(entry), body, mode="create")
+            self._put(records_key(entry), body)
         except AlreadyExistsError:
             return False
         except OSError as exc:
@@ -361,7 +378,6 @@ class Store:
     def _journal(self, keys: list[str], entry: str, body: bytes | None, *, placed: bool) -> None:
         """Append journal entry `entry` naming the keys, or one past every entry there is (see the module
         doc); `placed` says its records object (`body`, if any) is in."""
-        import obstore as obs
         from obstore.exceptions import AlreadyExistsError
 
         data = "\n".join(keys).encode()
@@ -369,7 +385,7 @@ class Store:
             last = entry  # when a name is taken: take the next number
             if placed:
                 try:
-                    obs.put(self._store, journal_key(entry), data, mode="create")
+                    self._put(journal_key(entry), data)
                 except AlreadyExistsError:
                     if body is not None:
                         self._delete(records_key(entry))  # ours, but the entry is someone else's
@@ -410,9 +426,12 @@ class Store:
         last, keys, self._inline = self._read_journal(after)
         return last, keys
 
-    def _read_journal(self, after: str) -> tuple[str, list[str], dict[str, bytes]]:
-        """(last entry read, the keys of every entry after `after`, the records bytes they carried by key)."""
-        entries, objects = self._list_journal(after)
+    def _read_journal(self, after: str, listing: tuple[list[str], list[str]] | None = None,
+                      ) -> tuple[str, list[str], dict[str, bytes]]:
+        """(last entry read, the keys of every entry after `after`, the records bytes they carried by key);
+        `listing` is a `_list_journal` made from `after` or before it, else the journal is listed here."""
+        entries, objects = listing or self._list_journal(after)
+        entries = [e for e in entries if e > after]
         with_records = set(objects)
         keys: list[str] = []
         inline: dict[str, bytes] = {}
@@ -479,39 +498,64 @@ class Store:
         segments holding erased records are rewritten without them. A compaction that overlaps an
         erasure withdraws its output and starts again, so erased content never outlives the erasure.
         """
+        return self._compact()
+
+    def _compact(self, erased: set[str] | None = None) -> str | None:
+        """compact(), knowing the tombstones when `erased` is given (else the newest snapshot names them)."""
         fresh = False
         for _ in range(3):
             try:
-                done, name = self._compact_once(fresh=fresh)
+                done, name, erased = self._compact_once(fresh=fresh, erased=erased)
             except BrokenSnapshot:  # a racing compaction deleted a segment we build on: start from the inbox
-                fresh, done, name = True, False, None
+                fresh, done, name, erased = True, False, None, None
             if done:
                 return name
         raise StoreError(f"store {self.url}: compaction kept racing erasures; try again")
 
-    def _compact_once(self, *, fresh: bool) -> tuple[bool, str | None]:
-        import obstore as obs
+    def _compact_once(self, *, fresh: bool, erased: set[str] | None) -> tuple[bool, str | None, set[str] | None]:
+        """One attempt: (done, the snapshot written, the tombstones to start from when not done).
 
-        erased = self.erased_ids()
-        base = None if fresh else self.snapshot()
+        Requests, when the newest snapshot has a journal position: one LIST of the snapshots, one of the
+        journal (from the position up to which records objects are already pruned, so the same listing
+        says which to prune now) and one of the tombstones, after the snapshot is written; GETs of the
+        manifests, segment keys and records objects it needs. The tombstones are not listed first when the
+        newest snapshot's manifest names (a digest of) those its compaction applied: its segments hold
+        none of them. When the LIST afterwards finds others, or that a new record has one, the attempt is
+        withdrawn and made again knowing them.
+        """
+        base, manifests, legacy_names = (None, [], []) if fresh else self._snapshot_listed()
+        assumed = base.erased if erased is None and base is not None and not base.legacy else None
+        if erased is None:
+            erased = set() if assumed is not None else self.erased_ids()
         segments: list[Segment] = []
         lines: dict[str, list[bytes]] = {}  # segment -> lines, for segments read or written here
         legacy: dict[str, bytes] = {}
-        try:
-            if base and base.legacy:
-                legacy = self._legacy_lines(base.name)
-            elif base:
-                segments = [Segment(n, k) for n, k in zip(base.segments, self._map(self.segment_keys, base.segments),
-                                                          strict=True)]
-        except BrokenSnapshot:
-            base, segments = None, []
-        covered = {k for s in segments for k in s.keys}.union(legacy)
+        # Records objects up to the base's position go (readers start at the newest snapshot they list).
+        floor = base.pruned if base and base.pruned is not None else base.journal if base else None
+        listing: Future[tuple[list[str], list[str]]] | None = None  # the journal from `floor`, listed meanwhile
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            if self.journaled and base and base.journal is not None and floor is not None:
+                listing = pool.submit(self._list_journal, min(floor, base.journal))
+            try:
+                if base and base.legacy:
+                    legacy = self._legacy_lines(base.name)
+                elif base:
+                    segments = [Segment(n, k) for n, k in zip(base.segments,
+                                                              self._map(self.segment_keys, base.segments, few=True),
+                                                              strict=True)]
+            except BrokenSnapshot:
+                base, segments, listing = None, [], None
+                if assumed is not None:  # from the inbox: no segments known to be clean
+                    assumed, erased = None, self.erased_ids()
+            covered = set(legacy).union(*(s.keys for s in segments))
         journal: str | None = None
         inline: dict[str, bytes] = {}
-        if self.journaled and base and base.journal is not None:
-            journal, candidates, inline = self._read_journal(base.journal)
+        if self.journaled and base and base.journal is not None and listing is not None:
+            journal, candidates, inline = self._read_journal(base.journal, listing.result())
         else:
-            journal = self.journal_tail() if self.journaled else None  # before listing: its entries' keys are listed
+            # before listing the inbox: its entries' keys are listed
+            after = None if fresh else max((j for n in manifests if (j := snapshot_journal(n))), default="")
+            journal = self.journal_tail(after) if self.journaled else None
             candidates = self.inbox_keys()
         missing = [k for k in dict.fromkeys(candidates) if k not in covered]
         if erased:  # both scans cost ~0.1 s per 100k keys: skip them in the usual case
@@ -520,7 +564,9 @@ class Store:
             inline = self._journal_records(len(missing))
         dirty = {s.name for s in segments if any(k[:36] in erased for k in s.keys)} if erased else set()
         if base and not base.legacy and not missing and not dirty and journal == base.journal:
-            return True, None
+            if assumed is not None and _erased_digest(now := self.erased_ids()) != assumed:
+                return False, None, now  # tombstones the snapshot did not apply: again, knowing them
+            return True, None, None
         written: list[str] = []
 
         def write(pairs: list[tuple[str, bytes]]) -> Segment:
@@ -550,25 +596,29 @@ class Store:
                      *zip(b.keys, lines.get(b.name) or self.segment_lines(b.name), strict=True)]
             kept[-2:] = [write(pairs)]
         name = f"{_ulid()}" + (f"-j{journal}" if journal is not None else "") + ".json.gz"
-        # Records objects up to the base's position go (readers start at the newest snapshot they list).
-        floor = base.pruned if base and base.pruned is not None else base.journal if base else None
         pruned = (base.journal if base and base.journal is not None else "") if journal is not None else None
         manifest = {"format": 2, "journal": journal, "pruned": pruned,
-                    "segments": [{"name": s.name, "size": len(s.keys)} for s in kept]}
-        obs.put(self._store, SNAPSHOTS + name, _gzip(json.dumps(manifest).encode()), mode="create")
-        if self.erased_ids() != erased:  # an erasure ran meanwhile and may not have seen what we wrote
+                    "segments": [{"name": s.name, "size": len(s.keys)} for s in kept],
+                    "erased": assumed if assumed is not None else _erased_digest(erased)}
+        self._put(SNAPSHOTS + name, _gzip(json.dumps(manifest).encode()))
+        now = self.erased_ids()
+        if (now != erased if assumed is None  # an erasure ran meanwhile and may not have seen what we wrote
+                else _erased_digest(now) != assumed or any(k[:36] in now for k, _ in new)):
             self._delete(SNAPSHOTS + name)
             for segment_name in written:
                 self._delete_segment(segment_name)
-            return False, None
-        self._collect(name)
+            return False, None, now
+        # segments written here and merged away at once: no snapshot ever names them
+        self._delete_many([f"{SEGMENTS}{s}{ext}" for s in sorted(set(written) - {s.name for s in kept})
+                           for ext in (".jsonl.gz", ".keys.gz")])
+        known = {name: Snapshot(name, journal, [s.name for s in kept], [len(s.keys) for s in kept])}
+        if base and not base.legacy:
+            known[base.name] = base
+        self._collect(name, listed=(manifests, legacy_names) if base else None, known=known)
         if floor is not None and pruned is not None and pruned > floor:
-            self._prune_records(floor, pruned)
-        return True, name
-
-    def _prune_records(self, floor: str, upto: str) -> None:
-        """Delete the records objects of journal entries after `floor` up to `upto` (see the module doc)."""
-        self._delete_many([records_key(e) for e in self._list_journal(floor)[1] if e <= upto])
+            objects = listing.result()[1] if listing is not None else self._list_journal(floor)[1]
+            self._delete_many([records_key(e) for e in objects if e <= pruned])
+        return True, name, None
 
     def _purge_records(self, doomed: Any) -> None:
         """Delete every journal records object holding a key `doomed(key)` is true of, and every one
@@ -583,24 +633,53 @@ class Store:
         self._inline = {}
 
     def _write_segment(self, pairs: list[tuple[str, bytes]]) -> Segment:
-        import obstore as obs
-
         name = _ulid()
         keys = [k for k, _ in pairs]
-        obs.put(self._store, f"{SEGMENTS}{name}.jsonl.gz", _gzip(b"\n".join(v for _, v in pairs)), mode="create")
-        obs.put(self._store, f"{SEGMENTS}{name}.keys.gz", _gzip("\n".join(keys).encode()), mode="create")
+        self._put(f"{SEGMENTS}{name}.jsonl.gz", _gzip(b"\n".join(v for _, v in pairs)))
+        self._put(f"{SEGMENTS}{name}.keys.gz", _gzip("\n".join(keys).encode()))
         return Segment(name, keys)
 
     def _delete_segment(self, name: str) -> None:
         self._delete(f"{SEGMENTS}{name}.jsonl.gz")
         self._delete(f"{SEGMENTS}{name}.keys.gz")
 
-    def _collect(self, newest: str, *, strict: bool = False) -> None:
+    def _collect(self, newest: str, *, strict: bool = False, listed: tuple[list[str], list[str]] | None = None,
+                 known: dict[str, Snapshot] | None = None) -> None:
         """Delete snapshots past the newest few, first-layout snapshots, and segments no kept snapshot names.
 
         Normally a segment younger than the oldest kept snapshot is left alone (a racing compaction may be
         about to name it); `strict` (erasure) deletes everything the newest snapshot does not name.
+
+        With `listed` (the snapshots a compaction listed before writing `newest`) nothing is listed: the
+        KEEP_SNAPSHOTS newest of them stay along with `newest`, the older ones go with the segments they
+        name that no kept one names (`known` holds manifests already read). A segment no snapshot ever
+        named (its compaction died before writing one) is left to the next full collection: erasure's, or
+        one whose older snapshot cannot be read.
         """
+        known = dict(known or {})
+
+        def manifest(name: str) -> Snapshot | None:
+            if name not in known:
+                try:
+                    known[name] = self.read_manifest(name)
+                except FileNotFoundError:
+                    return None
+            return known[name]
+
+        if listed is not None and not strict:
+            manifests, legacy = listed
+            keep = [*[n for n in manifests if n < newest][-KEEP_SNAPSHOTS:], newest]
+            doomed = [n for n in manifests if n < keep[0]]
+            kept = {s for n in keep if (m := manifest(n)) for s in m.segments}
+            olds = self._map(manifest, doomed)
+            if all(olds):
+                for old in legacy:
+                    self._delete(SNAPSHOTS + old)  # every record in it is in the inbox, and in our segments
+                # their segments first: a snapshot whose segments are gone is never the newest one
+                gone = sorted({s for m in olds if m for s in m.segments} - kept)
+                self._delete_many([f"{SEGMENTS}{s}{ext}" for s in gone for ext in (".jsonl.gz", ".keys.gz")])
+                self._delete_many([SNAPSHOTS + old for old in doomed])
+                return
         manifests, legacy = self._snapshot_names()
         keep = [n for n in manifests if n <= newest][-(1 if strict else KEEP_SNAPSHOTS):]
         for old in legacy:
@@ -609,9 +688,9 @@ class Store:
             if old < keep[0]:
                 self._delete(SNAPSHOTS + old)
         named: set[str] = set()
-        for kept in keep:
-            with contextlib.suppress(FileNotFoundError):
-                named.update(self.read_manifest(kept).segments)
+        for name in keep:
+            if m := manifest(name):
+                named.update(m.segments)
         for key in self._list(SEGMENTS):
             segment = key.removeprefix(SEGMENTS).split(".", 1)[0]
             if segment not in named and (strict or segment < keep[0]):
@@ -619,12 +698,10 @@ class Store:
 
     def erase(self, record_ids: Iterable[str]) -> list[str]:
         """Delete records for good: tombstone first, then the objects, then every compacted copy."""
-        import obstore as obs
-
         ids = set(record_ids)
         self._erased = None
         for record_id in sorted(ids):
-            obs.put(self._store, ERASED + record_id, b"", mode="overwrite")
+            self._put(ERASED + record_id, b"", mode="overwrite")
         erased = []
         for key in self.inbox_keys():
             if key[:36] in ids:
@@ -633,16 +710,28 @@ class Store:
         manifests, legacy = self._snapshot_names()
         if manifests or legacy:
             # Rewrites the segments that hold erased records; then nothing older may stay.
-            name = self.compact() or self.snapshot_name()
+            name = self._compact(self.erased_ids()) or self.snapshot_name()
             if name:
                 self._collect(name, strict=True)
         if self.journaled:  # the journal's copies too (after compacting: that could still use the others)
             self._purge_records(lambda key: key[:36] in ids)
         return sorted(set(erased))
 
+    def _count(self, verb: str, key: str, n: int = 1) -> None:
+        with self._gets_lock:
+            self.requests[f"{verb} {key.removeprefix('_ledger/').split('/', 1)[0]}"] += n
+
+    def _put(self, key: str, data: bytes, mode: Literal["create", "overwrite"] = "create") -> None:
+        """Put an object (create-only unless `mode` says otherwise); AlreadyExistsError when it exists."""
+        import obstore as obs
+
+        self._count("PUT", key)
+        obs.put(self._store, key, data, mode=mode)
+
     def _delete(self, key: str) -> None:
         import obstore as obs
 
+        self._count("DELETE", key)
         with contextlib.suppress(FileNotFoundError):
             obs.delete(self._store, key)
 
@@ -652,6 +741,7 @@ class Store:
 
         if not keys:
             return
+        self._count("DELETE", keys[0], (len(keys) + 999) // 1000)
         try:
             obs.delete(self._store, keys)
         except FileNotFoundError:  # some stores fail the batch when one is gone already
@@ -663,21 +753,29 @@ class Store:
     def _list(self, prefix: str, offset: str | None = None) -> list[str]:
         import obstore as obs
 
+        pages = 0
         try:
             if offset is None:
                 batches = obs.list(self._store, prefix=prefix.rstrip("/"), chunk_size=1000)
             else:
                 batches = obs.list(self._store, prefix=prefix.rstrip("/"), offset=offset, chunk_size=1000)
-            return [m["path"] for batch in batches for m in batch]
+            keys: list[str] = []
+            for batch in batches:
+                keys += (m["path"] for m in batch)
+                pages += 1
+            return keys
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise StoreError(f"store {self.url}: cannot list {prefix}: {exc}") from None
+        finally:
+            self._count("LIST", prefix, max(pages, 1))  # a request per page of up to 1,000 keys
 
     def _get(self, key: str) -> bytes:
         """An object's bytes; FileNotFoundError when it is not there (obstore raises the same)."""
         with self._gets_lock:
             self.gets[key.removeprefix("_ledger/").split("/", 1)[0]] += 1
+        self._count("GET", key)
         if self.local_root is not None:
             return (self.local_root / key).read_bytes()  # 6x faster than obstore's local get per small file
         import obstore as obs
@@ -710,22 +808,29 @@ class Store:
 
     def snapshot(self) -> Snapshot | None:
         """The newest snapshot (a first-layout one only when there is no other), listing again if it vanishes."""
+        return self._snapshot_listed()[0]
+
+    def _snapshot_listed(self) -> tuple[Snapshot | None, list[str], list[str]]:
+        """(the newest snapshot, and the listing it was found in: snapshots, first-layout snapshots)."""
+        manifests: list[str] = []
+        legacy: list[str] = []
         for _ in range(3):
-            name = self.snapshot_name()
-            if name is None:
-                return None
-            if name.endswith(".jsonl.gz"):
-                return Snapshot(name, None, [], [])
+            manifests, legacy = self._snapshot_names()
+            names = manifests or legacy
+            if not names:
+                return None, manifests, legacy
+            if names[-1].endswith(".jsonl.gz"):
+                return Snapshot(names[-1], None, [], []), manifests, legacy
             try:
-                return self.read_manifest(name)
+                return self.read_manifest(names[-1]), manifests, legacy
             except FileNotFoundError:
                 continue  # deleted by a racing compaction: list again
-        return None
+        return None, manifests, legacy
 
     def read_manifest(self, name: str) -> Snapshot:
         data = json.loads(_gunzip(self._get(SNAPSHOTS + name)))
         return Snapshot(name, data["journal"], [s["name"] for s in data["segments"]],
-                        [int(s["size"]) for s in data["segments"]], data.get("pruned"))
+                        [int(s["size"]) for s in data["segments"]], data.get("pruned"), data.get("erased"))
 
     def segment_keys(self, name: str) -> list[str]:
         try:
@@ -891,12 +996,11 @@ class Store:
         except CorruptRecord as exc:
             return None if "vanished" in str(exc) else str(exc)
 
-    def _map(self, function: Any, items: list[Any], *, writes: bool = False) -> list[Any]:
-        # Threads hide network latency; reading a local folder they only add GIL contention.
-        if len(items) < (2 if writes else 4) or (self.local_root is not None and not writes):
+    def _map(self, function: Any, items: list[Any], *, writes: bool = False, few: bool = False) -> list[Any]:
+        # Threads hide network latency; reading a local folder they only add GIL contention. `few`: worth it
+        # from two items (big objects).
+        if len(items) < (2 if writes or few else 4) or (self.local_root is not None and not writes):
             return [function(item) for item in items]
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=16) as pool:
             return list(pool.map(function, items))
 

@@ -321,3 +321,87 @@ def test_compaction_prunes_journal_records_behind_the_previous_snapshot(object_s
     assert object_store.read_manifest(object_store.snapshot_name() or "").pruned == positions[-2]
     assert len(Store(object_store.url).read().records) == 16
     assert Store(object_store.url).compact() is None
+
+
+def lists(store: Store) -> dict[str, int]:
+    return {k: n for k, n in store.requests.items() if k.startswith("LIST")}
+
+
+def test_a_compaction_lists_three_times_however_long_the_journal(object_store: Store) -> None:
+    """The journal is listed from the last pruned position, the snapshots once (their listing also serves the
+    collection of old snapshots and segments), the tombstones once (after the snapshot is written, their
+    digest in the manifest standing for the listing before); the inbox and the segments never."""
+    rounds = []
+    for n, writes in enumerate((2, 30)):
+        for i in range(writes):  # one journal entry each
+            object_store.put(gotcha(f"round {n} write {i}"))
+        for _ in range(2):  # the first takes in the writes, the second prunes their records objects
+            object_store.put(gotcha(f"round {n} more {_}"))
+            compactor = Store(object_store.url)
+            assert compactor.compact() is not None
+        rounds.append(lists(compactor))
+        assert compactor.requests["LIST journal"] == 1 and compactor.gets["inbox"] == 0
+    expected = {"LIST snapshots": 1, "LIST journal": 1, "LIST erased": 1}
+    assert rounds == [expected, expected]
+    assert len(Store(object_store.url).read().records) == 2 + 30 + 4
+
+
+def test_compaction_listings_do_not_grow_with_a_journal_of_many_pages(tmp_path: Path) -> None:
+    store = Store(f"memory://{tmp_path.name}-pages")
+    first = [gotcha(f"old {i}") for i in range(1500)]
+    store.put_many(first)
+    for i, r in enumerate(first):  # 1,500 keys-only entries of an earlier version: two pages of journal
+        obs.put(store._store, f"{JOURNAL}{i + 2:012d}-{i:016x}.keys", r.key.encode())
+    store.compact()
+    for n in range(3):
+        store.put(gotcha(f"new {n}"))
+        compactor = Store(store.url)
+        compactor.compact()
+    assert lists(compactor) == {"LIST snapshots": 1, "LIST journal": 1, "LIST erased": 1}
+    assert len(Store(store.url).read().records) == 1503
+
+
+def test_a_tombstone_the_newest_snapshot_did_not_apply_is_applied(object_store: Store) -> None:
+    """An erasure that died after its tombstone (or one of an earlier version): the next compaction finds
+    it when it lists the tombstones, and starts again knowing it, also when nothing else is new."""
+    gone, keep = gotcha("gone"), gotcha("keep")
+    object_store.put_many([gone, keep])
+    object_store.compact()
+    obs.put(object_store._store, f"_ledger/erased/{gone.id}", b"")  # the tombstone only
+    compactor = Store(object_store.url)
+    name = compactor.compact()
+    assert name is not None and compactor.requests["LIST erased"] >= 2
+    assert set(compactor.read_snapshot(name)[0]) == {keep.key}
+    object_store.put(gotcha("later"))  # the new snapshot knows it: one listing of tombstones again
+    compactor = Store(object_store.url)
+    compactor.compact()
+    assert compactor.requests["LIST erased"] == 1
+
+
+def test_an_erased_record_written_again_by_a_racing_writer_stays_out(object_store: Store) -> None:
+    gone, keep = gotcha("gone"), gotcha("keep")
+    object_store.put_many([gone, keep])
+    object_store.compact()
+    object_store.erase([gone.id])
+    racing = Store(object_store.url)
+    racing._erased = set()  # it checked the tombstones before the erasure
+    racing.put(gone)
+    later = gotcha("later")
+    object_store.put(later)
+    name = Store(object_store.url).compact()
+    assert name is not None
+    for key, data in raw_objects(object_store, SEGMENTS).items():
+        assert gone.id.encode() not in data, key
+    assert set(Store(object_store.url).read().records) == {keep.key, later.key}
+
+
+def test_collection_without_listing_keeps_the_newest_snapshots_and_what_they_name(object_store: Store) -> None:
+    for n in range(8):
+        object_store.put_many([gotcha(f"round {n} {i}") for i in range(n + 1)])
+        object_store.compact()
+    manifests = object_store._snapshot_names()[0]
+    assert len(manifests) == store_module.KEEP_SNAPSHOTS + 1
+    named = {s for m in manifests for s in object_store.read_manifest(m).segments}
+    listed = {k.removeprefix(SEGMENTS).split(".", 1)[0] for k in object_store._list(SEGMENTS)}
+    assert listed == named  # the segments of deleted snapshots went with them
+    assert len(object_store.read().records) == sum(range(1, 9))
