@@ -3,7 +3,7 @@
 An attempt carries its approach fingerprint (the normalised lines its change added and removed,
 per file). A change re-proposes it when it re-adds (and re-removes) enough of the attempt's
 informative lines — `dead_end_threshold` of them, and at least `dead_end_min_lines`, or all of them
-for a smaller attempt; when it moves a dependency into an attempt's failing range; or when it
+for a smaller attempt, or a substantial piece of it that is nearly all of the change; when it moves a dependency into an attempt's failing range; or when it
 matches an attempt's compiled pattern. Titles and commit messages that name a rejected
 alternative anchored to the touched code are a note. An attempt whose retry condition is met
 reports a note, not a failure; a relanded (retracted) or superseded attempt reports nothing.
@@ -27,6 +27,9 @@ INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`)
 FUZZY_WORK = 20_000  # line pairs compared word by word per file name at most (a vendored file is no approach)
 # A match of fewer lines than this must be at least this share of the change's own lines (match_kind).
 SMALL_MATCH, SMALL_SHARE = 4, 0.25
+# A change that is nearly all (this share of its own lines) a substantial piece of an attempt (this many
+# lines, this share of the attempt) brings that piece back (match_kind).
+PIECE_LINES, PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 20, 0.9, 1 / 3
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -208,7 +211,10 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     creates every one of them again.
 
     A change made only of a *piece* of an attempt is not a match: tried on deno, golang/tools and
-    requests, three to ten lines shared with a reverted change of hundreds were mostly chance.
+    requests, three to ten lines shared with a reverted change of hundreds were mostly chance. Unless
+    the piece is substantial and the change is little else (`PIECE_*`: at least 20 lines, a third
+    of the attempt, nine tenths of the change): the part of a reverted change that was right, added
+    back (pytest's `Add back "Fix teardown error reporting…"`: 24 of its 26 lines, of the attempt's 71).
     Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
     at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
     upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise).
@@ -216,12 +222,21 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     none of it back only removes again what the attempt removed — old files deleted for a reason of
     their own (moving CI elsewhere, dropping an old format), not the approach that failed. An attempt
     that only removed, or added a line or two, is judged on its removals."""
-    if (m.total and (m.matched == m.total == m.local if m.total < min_lines
-                     else m.matched >= min_lines and m.matched / m.total >= threshold)
-            and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)
+    if not m.total:
+        return "files" if m.recreated else None
+    if m.total < min_lines:
+        enough = m.matched == m.total == m.local
+    else:
+        enough = (m.matched >= min_lines and m.matched / m.total >= threshold) or _piece(m)
+    if (enough and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)
             and (m.added or m.added_total < min_lines)):
         return "lines"
     return "files" if m.recreated else None
+
+
+def _piece(m: Match) -> bool:
+    return (m.matched >= PIECE_LINES and m.matched >= PIECE_OF_CHANGE * m.own
+            and m.matched >= PIECE_OF_ATTEMPT * m.total)
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:

@@ -52,7 +52,15 @@ from typing import Any
 import pygit2
 
 from comind import config as configuration
-from comind.checks.deadends import ChangeLines, Match, fingerprint_of, match_kind, match_lines
+from comind.checks.deadends import (
+    PIECE_LINES,
+    PIECE_OF_CHANGE,
+    ChangeLines,
+    Match,
+    fingerprint_of,
+    match_kind,
+    match_lines,
+)
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
@@ -696,7 +704,8 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     else:
         m = match_lines(best.lines_of, change)
         landing.note = (f"it re-adds {m.matched} of {m.total} informative lines of the attempt "
-                        f"(needs {threshold:.0%} and at least {min(min_lines, m.total)})")
+                        f"(needs {threshold:.0%} and at least {min(min_lines, m.total)}, or a piece of "
+                        f"{PIECE_LINES} or more that is {PIECE_OF_CHANGE:.0%} of the change's {m.own})")
 
 
 # -- harvest coverage --------------------------------------------------------------------------

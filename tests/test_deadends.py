@@ -123,6 +123,30 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     assert matches(repo, removal, repo.commit("Drop the legacy format\n", {"legacy.py": ""}))
 
 
+def test_a_substantial_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(repo: HarvestRepo) -> None:
+    fix = "".join(f"    report_teardown_error(item_{i}, stage='teardown', maxfail=config.maxfail)\n" for i in range(21))
+    test = "".join(f"def test_teardown_case_{i}(pytester):\n    pytester.runpytest('--maxfail=1', 'case_{i}')\n"
+                   for i in range(20))
+    attempt = repo.commit("Fix teardown error reporting\n", {"runner.py": "def teardown(config):\n" + fix,
+                                                             "test_runner.py": test})  # 62 lines
+    repo.revert(attempt)
+    back = repo.commit("Add back the teardown fix\n", {
+        "runner.py": "def teardown(config):\n" + fix + "    log_teardown_summary(config.reporter)\n"})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, back))
+    # 22 of 62 lines (35%, under the threshold), but 22 of the change's 23: that part, brought back
+    assert (m.matched, m.total, m.own) == (22, 62, 23) and is_match(m, THRESHOLD, MIN_LINES)
+    repo.revert(back)
+    other = "".join(f"register_plugin_hook('hook_{i}', plugin_{i}.handle)\n" for i in range(4))
+    more = repo.commit("Teardown fix with plugin hooks\n", {"runner.py": "def teardown(config):\n" + fix,
+                                                            "hooks.py": other})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, more))
+    assert (m.matched, m.own) == (22, 26) and not is_match(m, THRESHOLD, MIN_LINES)  # 85%: more than the piece
+    repo.revert(more)
+    small = repo.commit("A third of the fix\n", {"runner.py": "def teardown(config):\n" + fix[:len(fix) // 3]})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, small))
+    assert m.matched < 20 and m.matched == m.own and not is_match(m, THRESHOLD, MIN_LINES)  # too small a piece
+
+
 def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:
     attempt = repo.commit("Carve out the command into its own module\n", {
         "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.2.0\n",
