@@ -269,6 +269,32 @@ def test_version_loads_no_command_module() -> None:
     assert done.stdout.splitlines() == [f"comind {__version__}", "[]"]
 
 
+def test_cli_start_stays_light() -> None:
+    """What keeps `comind why` under 100 ms: `import comind.cli` and `--version` load none of the
+    heavy modules; building a command's parser asks gettext nothing it cannot answer (no `locale`
+    import) and builds that command's parser only; the program freezes what it loaded."""
+    import gettext
+    import os
+    import subprocess
+    import sys
+
+    heavy = ("pygit2", "obstore", "yaml", "sqlite3", "json", "datetime", "subprocess", "shutil", "locale",
+             "concurrent.futures", "comind.store", "comind.ledger", "comind.records", "comind.codeindex")
+    code = ("import contextlib, gc, sys\nfrom comind.cli import build_parser, main\n"
+            f"heavy = {heavy!r}\nprint(sorted(m for m in heavy if m in sys.modules))\n"
+            "sys.argv = ['comind', '--version']\nwith contextlib.suppress(SystemExit):\n    main()\n"
+            "print(sorted(m for m in heavy if m in sys.modules), gc.get_freeze_count() > 0)\n"
+            "sub = build_parser(['why', 'x'])._subparsers._group_actions[0]\n"
+            "print(sorted(sub.choices), 'locale' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")} | {"LANG": "C.UTF-8"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "[]"
+    assert lines[2] == "[] True"  # `comind --version`: still nothing heavy; the program froze its modules
+    translations = os.path.isdir(getattr(gettext, "_default_localedir", ""))  # then gettext must look
+    assert lines[3] == f"['why'] {translations}"
+
+
 def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initialised: Path, cli,  # type: ignore[no-untyped-def]
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """`log` writes each record as it reads it: the same lines, in (created_at, id) order, with the same

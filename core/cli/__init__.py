@@ -105,15 +105,35 @@ def build_parser(argv: Sequence[str] = ()) -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"comind {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     invoked = _command_of(argv)
-    if invoked in COMMANDS:
-        modules = [COMMANDS[invoked]]
+    commands: Any = sub
+    if invoked is not None and invoked in COMMANDS:
+        modules, commands = [COMMANDS[invoked]], _Only(sub, invoked)
     elif "--version" in argv and not {"-h", "--help"} & set(argv):
         modules = []  # the version needs no command
     else:
         modules = list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
-        importlib.import_module(f"comind.cli.{name}").register(sub, common)
+        importlib.import_module(f"comind.cli.{name}").register(commands, common)
     return parser
+
+
+class _Only:
+    """The subparsers, through which a module registers only the invoked command's parser: the
+    others it registers beside it are never used (their help and choices show in top-level help
+    and errors only, which are built from every command)."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self.sub, self.command = sub, command
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self.sub.add_parser(name, **kwargs) if name == self.command else _Unused()
+
+
+class _Unused:
+    """A parser not built: whatever is added to it goes nowhere."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unused]:
+        return lambda *args, **kwargs: self
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
