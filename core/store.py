@@ -58,13 +58,15 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from comind.errors import ComindError
 from comind.records import CorruptRecord, Record, load_record
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 INBOX = "_ledger/inbox/"
 JOURNAL = "_ledger/journal/"
@@ -532,6 +534,8 @@ class Store:
         legacy: dict[str, bytes] = {}
         # Records objects up to the base's position go (readers start at the newest snapshot they list).
         floor = base.pruned if base and base.pruned is not None else base.journal if base else None
+        from concurrent.futures import ThreadPoolExecutor
+
         listing: Future[tuple[list[str], list[str]]] | None = None  # the journal from `floor`, listed meanwhile
         with ThreadPoolExecutor(max_workers=1) as pool:
             if self.journaled and base and base.journal is not None and floor is not None:
@@ -1001,6 +1005,8 @@ class Store:
         # from two items (big objects).
         if len(items) < (2 if writes or few else 4) or (self.local_root is not None and not writes):
             return [function(item) for item in items]
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=16) as pool:
             return list(pool.map(function, items))
 
