@@ -3,10 +3,11 @@
 An attempt carries its approach fingerprint (the normalised lines its change added and removed,
 per file). A change re-proposes it when it re-adds (and re-removes) enough of the attempt's
 informative lines — `dead_end_threshold` of them, and at least `dead_end_min_lines`, or all of them
-for a smaller attempt, or a substantial piece of it that is nearly all of the change; when it moves a dependency into an attempt's failing range; or when it
-matches an attempt's compiled pattern. Titles and commit messages that name a rejected
-alternative anchored to the touched code are a note. An attempt whose retry condition is met
-reports a note, not a failure; a relanded (retracted) or superseded attempt reports nothing.
+for a smaller attempt, or a substantial piece of it that is nearly all of the change; when it moves
+a dependency into an attempt's failing range; or when it matches an attempt's compiled pattern.
+Titles and commit messages that name a rejected alternative anchored to the touched code are a
+note. An attempt whose retry condition is met reports a note, not a failure; a relanded (retracted)
+or superseded attempt reports nothing.
 """
 
 from __future__ import annotations
