@@ -295,6 +295,26 @@ def test_cli_start_stays_light() -> None:
     assert lines[3] == f"['why'] {translations}"
 
 
+def test_warm_why_loads_no_heavy_module(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A warm `comind why` (the index and the answer's memo filled) is the program, the ledger and
+    the cache: no pygit2, no parser, no YAML, no thread pool, no graph, no git process."""
+    import os
+    import subprocess
+    import sys
+
+    assert cli(initialised, "remember", "gotcha", "--on", "app/db.py::raw_query", "--title", "raw SQL",
+               "--symptom", "s", "--cause", "c").code == 0
+    assert cli(initialised, "why", "app/db.py::raw_query").code == 0  # cold: indexes, fills the memo
+    heavy = ("pygit2", "ast_grep_py", "yaml", "concurrent.futures", "subprocess", "comind.graph",
+             "comind.languages")
+    code = ("import sys\nfrom comind.cli import main\nsys.argv = ['comind', 'why', 'app/db.py::raw_query']\n"
+            f"code = main()\nprint(code, sorted(m for m in {heavy!r} if m in sys.modules))")
+    env = {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")} | {"LANG": "C.UTF-8"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=initialised, capture_output=True, text=True, env=env)
+    assert "raw SQL" in done.stdout
+    assert done.stdout.splitlines()[-1] == "0 []"
+
+
 def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initialised: Path, cli,  # type: ignore[no-untyped-def]
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """`log` writes each record as it reads it: the same lines, in (created_at, id) order, with the same
