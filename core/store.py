@@ -50,10 +50,10 @@ compaction without a base).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import json
 import os
-import threading
 import time
 import warnings
 from collections import Counter
@@ -268,7 +268,7 @@ class Store:
         self._inline: dict[str, bytes] = {}  # records bytes the last journal_entries carried, for read_many
         self.gets: Counter[str] = Counter()  # objects read, by area ("inbox", "journal", "segments", …)
         self.requests: Counter[str] = Counter()  # requests made, by verb and area: "LIST journal", "PUT inbox", …
-        self._gets_lock = threading.Lock()
+        self._gets_lock = _thread.allocate_lock()  # threading's Lock, without importing threading (~1 ms)
 
     @cached_property
     def _store(self) -> Any:
