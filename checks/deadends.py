@@ -3,7 +3,7 @@
 An attempt carries its approach fingerprint (the normalised lines its change added and removed,
 per file). A change re-proposes it when it re-adds (and re-removes) enough of the attempt's
 informative lines — `dead_end_threshold` of them, and at least `dead_end_min_lines`, or all of them
-for a smaller attempt, or a substantial piece of it that is nearly all of the change; when it moves
+for a smaller attempt, or a piece of it that is nearly all of the change; when it moves
 a dependency into an attempt's failing range; or when it matches an attempt's compiled pattern.
 Titles and commit messages that name a rejected alternative anchored to the touched code are a
 note. An attempt whose retry condition is met reports a note, not a failure; a relanded (retracted)
@@ -28,9 +28,9 @@ INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`)
 FUZZY_WORK = 20_000  # line pairs compared word by word per file name at most (a vendored file is no approach)
 # A match of fewer lines than this must be at least this share of the change's own lines (match_kind).
 SMALL_MATCH, SMALL_SHARE = 4, 0.25
-# A change that is nearly all (this share of its own lines) a substantial piece of an attempt (this many
-# lines, this share of the attempt) brings that piece back (match_kind).
-PIECE_LINES, PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 20, 0.9, 1 / 3
+# A change that is nearly all (this share of its own lines) a piece of an attempt (`dead_end_min_lines`
+# or more, and this share of the attempt) brings that piece back (match_kind).
+PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 0.9, 0.1
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -213,9 +213,10 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
 
     A change made only of a *piece* of an attempt is not a match: tried on deno, golang/tools and
     requests, three to ten lines shared with a reverted change of hundreds were mostly chance. Unless
-    the piece is substantial and the change is little else (`PIECE_*`: at least 20 lines, a third
-    of the attempt, nine tenths of the change): the part of a reverted change that was right, added
-    back (pytest's `Add back "Fix teardown error reporting…"`: 24 of its 26 lines, of the attempt's 71).
+    the change is little else (`PIECE_*`: nine tenths of its lines, and a tenth of the attempt, at
+    least `min_lines`): then it brings that part back, often the part that was right (pytest's
+    `Add back "Fix teardown error reporting…"`, 24 of its 26 lines; vite's `spread lightningcss
+    options` again, its 3 lines of the attempt's 30; deno's `special op for sending binary data`).
     Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
     at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
     upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise).
@@ -228,7 +229,7 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     if m.total < min_lines:
         enough = m.matched == m.total == m.local
     else:
-        enough = (m.matched >= min_lines and m.matched / m.total >= threshold) or _piece(m)
+        enough = m.matched >= min_lines and (m.matched / m.total >= threshold or _piece(m))
     if (enough and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)
             and (m.added or m.added_total < min_lines)):
         return "lines"
@@ -236,8 +237,7 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
 
 
 def _piece(m: Match) -> bool:
-    return (m.matched >= PIECE_LINES and m.matched >= PIECE_OF_CHANGE * m.own
-            and m.matched >= PIECE_OF_ATTEMPT * m.total)
+    return m.matched >= PIECE_OF_CHANGE * m.own and m.matched >= PIECE_OF_ATTEMPT * m.total
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:

@@ -53,7 +53,7 @@ import pygit2
 
 from comind import config as configuration
 from comind.checks.deadends import (
-    PIECE_LINES,
+    PIECE_OF_ATTEMPT,
     PIECE_OF_CHANGE,
     ChangeLines,
     Match,
@@ -704,8 +704,8 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     else:
         m = match_lines(best.lines_of, change)
         landing.note = (f"it re-adds {m.matched} of {m.total} informative lines of the attempt "
-                        f"(needs {threshold:.0%} and at least {min(min_lines, m.total)}, or a piece of "
-                        f"{PIECE_LINES} or more that is {PIECE_OF_CHANGE:.0%} of the change's {m.own})")
+                        f"(needs {threshold:.0%} and at least {min(min_lines, m.total)}, or "
+                        f"{PIECE_OF_ATTEMPT:.0%} that are {PIECE_OF_CHANGE:.0%} of the change's {m.own})")
 
 
 # -- harvest coverage --------------------------------------------------------------------------
