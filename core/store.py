@@ -1027,6 +1027,35 @@ class Store:
         for key, result in zip(keys, self._map(self._try_read, keys), strict=True):
             if isinstance(result, str):
                 problems.append(Problem(INBOX + key, result))
+        if self.journaled:
+            entries, objects = self._list_journal()
+            known = set(entries)
+            for found in self._map(self._verify_journal_records, [e for e in objects if e in known], few=True):
+                problems += found
+        return problems
+
+    def _verify_journal_records(self, entry: str) -> list[Problem]:
+        """A journal records object's problems. Readers take an entry's keys from it and fall back to the
+        inbox for records that do not verify, so a bad copy costs speed, but one that lists other keys
+        than its entry hides records from every reader that trusts it."""
+        key = records_key(entry)
+        try:
+            listed, lines = _parse_records(self._get(key))
+            entry_keys = [k for k in self._get(journal_key(entry)).decode().split("\n") if k]
+        except FileNotFoundError:  # pruned or erased since the listing
+            return []
+        except (OSError, ValueError) as exc:
+            return [Problem(key, str(exc))]
+        problems = []
+        if set(listed) != set(entry_keys):
+            missing, extra = len(set(entry_keys) - set(listed)), len(set(listed) - set(entry_keys))
+            problems.append(Problem(key, f"lists other records than its journal entry ({missing} missing, "
+                                         f"{extra} not in the entry)"))
+        for name, raw in lines.items():
+            try:
+                load_record(raw, name)
+            except CorruptRecord as exc:
+                problems.append(Problem(key, f"its copy of {name}: {exc}"))
         return problems
 
     def iter_records(self) -> Iterator[Record]:

@@ -405,3 +405,20 @@ def test_collection_without_listing_keeps_the_newest_snapshots_and_what_they_nam
     listed = {k.removeprefix(SEGMENTS).split(".", 1)[0] for k in object_store._list(SEGMENTS)}
     assert listed == named  # the segments of deleted snapshots went with them
     assert len(object_store.read().records) == sum(range(1, 9))
+
+
+def test_an_audit_reads_the_journal_records_objects_too(object_store: Store) -> None:
+    kept, changed, dropped = gotcha("kept"), gotcha("changed"), gotcha("dropped")
+    object_store.put_many([kept, changed, dropped])
+    assert object_store.verify() == []
+    [key] = [k for k in raw_objects(object_store, JOURNAL) if k.endswith(RECORDS)]
+    body = gzip.decompress(bytes(obs.get(object_store._store, key).bytes()))
+    lines = [line for line in body.split(b"\n") if line and not line.startswith(dropped.key.encode())]
+    obs.put(object_store._store, key, gzip.compress(b"\n".join(lines).replace(b'"title":"changed"', b'"title":"evil"')))
+    problems = {p.reason.split(":")[0] for p in Store(object_store.url).verify()}
+    assert problems == {"lists other records than its journal entry (1 missing, 0 not in the entry)",
+                        f"its copy of {changed.key}"}
+    obs.put(object_store._store, key, b"not gzip")
+    [problem] = Store(object_store.url).verify()
+    assert problem.key == key and problem.reason.startswith("not a records object")
+    assert set(Store(object_store.url).read().records) == {kept.key, changed.key, dropped.key}  # nothing lost
