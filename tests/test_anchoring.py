@@ -302,3 +302,100 @@ def test_index_command(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def
     result = cli(gr.path, "index")
     assert result.code == 0 and "indexed" in result.out and "2 files" in result.out
     assert "unknown revision" in cli(gr.path, "index", "--rev", "deadbeef").err
+
+
+# --- following a file through history (Anchorer.follow_path) and citing commits (evidence_verifier) ---
+
+def grown(text: str, step: int) -> str:
+    """`text` and as much again of new code: each step keeps git's rename similarity above 50%."""
+    helpers = len(text) // 60 + 1
+    return text + "".join(f"\ndef helper_{step}_{i}(value):\n    return value * {i} + {step}\n" for i in range(helpers))
+
+
+def test_a_file_renamed_a_little_at_a_time_is_followed_to_its_last_name(gr: GitRepo) -> None:
+    from comind.anchoring import Anchorer
+    from comind.codeindex import CodeIndex
+
+    start, text, path = gr.head(), PERM, "app/perm.py"
+    for step, new_path in enumerate(("app/permissions.py", "app/auth/permissions.py", "app/auth/checks.py")):
+        text = grown(text, step)
+        gr.mv(path, new_path)
+        gr.write(new_path, text)
+        gr.commit(f"move {path} to {new_path}")
+        path = new_path
+    anchorer = Anchorer(CodeIndex(gr.path))
+    # years apart the two versions share under half their lines: the trees alone say it was deleted
+    assert anchorer._follow_between("app/perm.py", start, gr.head()) == (None, False)
+    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("app/auth/checks.py", True)
+    assert anchorer.follow_path("app/__init__.py", start, gr.head()) == ("app/__init__.py", False)
+    gr.rm("app/auth/checks.py")
+    gr.commit("drop the checks")
+    assert Anchorer(CodeIndex(gr.path)).follow_path("app/perm.py", start, gr.head()) == (None, False)
+
+
+def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> None:
+    from comind.anchoring import Anchorer
+    from comind.codeindex import CodeIndex
+
+    gr.branch("topic")
+    gr.checkout("topic")
+    gr.write("app/perm.py", PERM.replace("log(user)", "log(user, level=1)"))
+    on_branch = gr.commit("louder audit")
+    gr.checkout("main")
+    gr.write("README", "main moves on\n")
+    gr.commit("readme")
+    gr.merge("topic")
+    gr.mv("app/perm.py", "app/permissions.py")
+    gr.commit("rename")
+    anchorer = Anchorer(CodeIndex(gr.path))
+    assert anchorer.follow_path("app/perm.py", on_branch, gr.head()) == ("app/permissions.py", True)
+
+
+def test_a_blob_missing_from_the_clone_leaves_renames_by_object_id(gr: GitRepo) -> None:
+    from comind.anchoring import Anchorer
+    from comind.codeindex import CodeIndex
+
+    gr.write("app/big.py", "".join(f"VALUE_{i} = {i}\n" for i in range(200)))
+    start = gr.commit("big")
+    big_blob = gr.git("rev-parse", f"{start}:app/big.py").strip()
+    gr.rm("app/big.py")
+    gr.mv("app/perm.py", "app/permissions.py")
+    gr.write("app/values.py", "".join(f"VALUE_{i} = {i}\n" for i in range(190)))
+    gr.commit("split")
+    (gr.path / ".git" / "objects" / big_blob[:2] / big_blob[2:]).unlink()  # as in a partial clone
+    anchorer = Anchorer(CodeIndex(gr.path))
+    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("app/permissions.py", True)
+    assert anchorer.follow_path("app/big.py", start, gr.head()) == (None, False)
+
+
+def test_cited_commits_count_when_the_default_branch_contains_them(gr: GitRepo) -> None:
+    from comind.anchoring import evidence_verifier
+    from comind.anchors import parse_anchor
+    from comind.codeindex import CodeIndex
+    from comind.records import new_record
+
+    def citing(*shas: str):  # type: ignore[no-untyped-def]
+        return new_record("gotcha", title="t", anchors=[parse_anchor("a.txt")], fields={"symptom": "s", "cause": "c"},
+                          provenance={"actor": "p-1", "author_kind": "human", "source": "cli"},
+                          evidence=[{"type": "commit", "ref": sha, "role": "cited"} for sha in shas])
+
+    first = gr.head()
+    gr.write("a.txt", "1\n")
+    skewed = gr.commit("committed with a clock a week behind", date="2023-12-25T00:00:00")
+    gr.branch("topic")
+    gr.checkout("topic")
+    gr.write("b.txt", "2\n")
+    unmerged = gr.commit("never merged")
+    gr.checkout("main")
+    gr.write("d.txt", "3\n")
+    ahead = gr.commit("committed with a clock two years ahead", date="2026-01-01T00:00:00")
+    for i in range(5):
+        gr.write("c.txt", f"{i}\n")
+        gr.commit(f"c {i}")
+    verify = evidence_verifier(CodeIndex(gr.path), gr.head())
+    assert verify(citing(ahead))  # the walk passes older times first: asked of git
+    assert verify(citing(gr.head()))
+    assert verify(citing(first)) and verify(citing(skewed))  # the walk, resumed; the older commit again
+    assert not verify(citing(unmerged)) and not verify(citing(first, unmerged))
+    assert not verify(citing("0" * 40)) and not verify(citing())
+    assert not evidence_verifier(CodeIndex(gr.path), None)(citing(first))
