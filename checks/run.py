@@ -134,6 +134,10 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
         stats["files_changed"] = len(change.files)
     run = CheckRun(ws, ledger, base_id, head_id, change, head_snapshot, base_snapshot)
     report = Report(base=base_id, head=head_id, repo=ws.repo_name)
+    if (ws.git_dir / "shallow").exists():
+        report.warnings.append("shallow clone: the history beyond its boundary was not read, so dead ends and "
+                               "constraints from it are missing; fetch the full history (fetch-depth: 0 on "
+                               "actions/checkout, GIT_DEPTH: 0 on GitLab)")
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)

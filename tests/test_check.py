@@ -244,6 +244,17 @@ def test_shallow_clone_asks_for_full_history(cli, reverted: GitRepo, tmp_path: P
     assert result.code == 2 and "fetch-depth: 0" in result.err
 
 
+def test_shallow_clone_on_the_default_branch_warns_that_history_is_missing(cli, reverted: GitRepo,  # type: ignore[no-untyped-def]
+                                                                            tmp_path: Path) -> None:
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{reverted.path}", str(clone)], check=True)
+    result = cli(clone, "check", "--format", "json")
+    assert result.code == 0 and [w for w in json.loads(result.out)["warnings"] if w.startswith("shallow clone:")]
+    assert "fetch-depth: 0" in cli(clone, "check").out
+    _, report, _ = check(cli, reverted)
+    assert report["warnings"] == []
+
+
 def test_big_change_with_binaries_stays_bounded(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
