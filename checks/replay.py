@@ -729,11 +729,14 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
 
     def example(key: str, kind: str | None = None) -> list[str]:
         out = []
+        seen: Counter[str] = Counter()  # a commit counted n times shows its n markers of the kind
         for ex in ctx.examples.get(key, [])[:EXAMPLES]:
             sha = ex.split(" ", 1)[0]
             commit = by_short.get(sha)
             if " " not in ex and commit is not None:
-                marker = next((m for m in revert_markers(commit.subject, commit.body) if m.kind == kind), None)
+                found = [m for m in revert_markers(commit.subject, commit.body) if m.kind == kind]
+                marker = found[seen[sha]] if seen[sha] < len(found) else None
+                seen[sha] += 1
                 ex = f"{sha} {(marker.text if marker else commit.subject)[:100]}"
             out.append(ex)
         return out

@@ -368,3 +368,20 @@ def test_squash_merge_bullets_carry_the_subjects_of_what_was_squashed(cli, tmp_p
     assert [r["commit"] for r in data["relands_skipped"]] == [cycle]
     assert data["relands"] == 1 and data["false_flags"] == 0
     assert data["flags"][0]["commit"] == squash and data["flags"][0]["kind"] == "reland"
+
+
+def test_harvest_coverage_shows_each_marker_of_a_commit_that_reverts_several(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/a.py", "x = 1\n")
+    repo.commit("initial")
+    shas = []
+    for name in ("alpha", "beta"):
+        repo.write(f"app/{name}.py", feature(name))
+        shas.append(repo.commit(f"Add {name} client"))
+    repo.rm("app/alpha.py", "app/beta.py")
+    repo.commit("Back out the clients\n\n" + "".join(f"This reverts commit {sha}.\n" for sha in shas))
+    result = cli(repo.path, "eval", "harvest", "--json")
+    assert result.code == 0, result.err
+    marker = json.loads(result.out)["markers"]["this-reverts-commit"]
+    assert marker["count"] == 2
+    assert [ex.split(" ", 1)[1] for ex in marker["examples"]] == [f"This reverts commit {sha}." for sha in shas]
