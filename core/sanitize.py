@@ -43,6 +43,24 @@ _INSTRUCTION = (
 )
 
 
+# Trailers naming people (a squash merge's body lists every co-author): a whole line, or, in text
+# whose lines were joined, the key, the name and the <address>. Addresses elsewhere become <email>,
+# except inside a URL (a mailing-list archive link), where the address is part of the link.
+_PEOPLE_KEYS = r"(?:co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by|cc)"
+_PERSON_INLINE = re.compile(rf"(?i)(?<![\w-]){_PEOPLE_KEYS}[ \t]*:[ \t]*[^<>\n]{{0,200}}<[^<>\n@]+@[^<>\n]+>[ \t]*")
+_PERSON_LINE = re.compile(rf"(?im)^[ \t]*{_PEOPLE_KEYS}[ \t]*:[^\n]*(?:\n|\Z)")
+_EMAIL = re.compile(r"(?<![\w.+/-])<?[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+>?")
+
+
+def redact_people(text: str) -> str:
+    """Text copied from history without the people in it: person trailers (``Co-authored-by:``,
+    ``Signed-off-by:`` …) dropped, other email addresses made ``<email>``. Records name people
+    only as pseudonymous actors."""
+    if "@" not in text and ":" not in text:
+        return text
+    return _EMAIL.sub("<email>", _PERSON_INLINE.sub("", _PERSON_LINE.sub("", text)))
+
+
 def strip_invisible(text: str) -> str:
     """Remove Unicode tag characters and bidi controls."""
     return re.sub(_INVISIBLE, "", text)

@@ -408,7 +408,13 @@ def _paragraph_from(text: str, start: int) -> str:
 def revert_reason(subject: str, body: str) -> str:
     """Why the revert happened, as written: Gerrit's ``Reason for revert:`` paragraph, else the body
     without marker lines, trailers, quotes and boilerplate; with git's ``--reference`` form the
-    subject is the author's why. Empty when nothing is left."""
+    subject is the author's why. Empty when nothing is left. People are left out (redact_people)."""
+    from comind.sanitize import redact_people
+
+    return redact_people(_revert_reason(subject, body)).strip()
+
+
+def _revert_reason(subject: str, body: str) -> str:
     m = _REASON_RE.search(body)
     if m:
         reason = _paragraph_from(body, m.end())

@@ -183,7 +183,9 @@ def _reason(description: str) -> str:
     text = _REVERTS.sub("", description)
     text = _GITLAB_REVERTS.sub("", text)
     text = re.sub(r"^\s*This reverts commit [0-9a-f]{7,64}\.?\s*$", "", text, flags=re.M | re.I)
-    return " ".join(text.split())[:1000]
+    from comind.sanitize import redact_people
+
+    return " ".join(redact_people(text).split())[:1000]
 
 
 def threads_of(notes: Iterable[Note]) -> list[Thread]:

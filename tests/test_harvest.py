@@ -164,6 +164,20 @@ def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     assert summary["skipped"].get("revert-like-without-target", 0) >= 1
 
 
+def test_a_revert_reason_keeps_no_co_author_or_address(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    reverted = gr.commit("Cache permission checks in Redis (#7)")
+    gr.write("app/perm.py", PERM)
+    gr.commit(f'Revert "Cache permission checks in Redis (#7)" (#9)\n\nThis reverts commit {reverted}.\n\n'
+              "* Stale grants after a role change\n\nCo-authored-by: Ada Lovelace <ada@corp.example>\n\n"
+              "* Ask ops@corp.example before caching grants again\n\nCo-authored-by: Bob <bob@corp.example>\n")
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert "Stale grants after a role change" in attempt["fields"]["reason"]
+    assert "Ask <email> before caching grants again" in attempt["fields"]["reason"]
+    assert "@" not in json.dumps(attempt) and "Ada" not in json.dumps(attempt)
+
+
 def test_unresolved_and_ambiguous_targets_are_kept_at_t1(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/q.py", "def one():\n    return compute_the_first_answer() + 1\n")
     gr.commit("Tweak")
