@@ -132,12 +132,22 @@ class BrokenSnapshot(Exception):
     """A snapshot names a segment that is gone (a racing compaction or erasure deleted it)."""
 
 
+_ulid_lock = _thread.allocate_lock()
+_last_ulid = 0
+
+
 def _ulid() -> str:
-    """A ULID: 48-bit millisecond time then 80 random bits, Crockford base32, sorts by time."""
+    """A ULID: 48-bit millisecond time then 80 random bits, Crockford base32, sorts by time.
+
+    Monotonic within the process: one made in the same millisecond as the last (two compactions in a
+    row on a fast store) is the last plus one, so the newer snapshot always sorts last."""
     import secrets
 
+    global _last_ulid
     alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-    value = (int(time.time() * 1000) << 80) | secrets.randbits(80)
+    with _ulid_lock:
+        value = max((int(time.time() * 1000) << 80) | secrets.randbits(80), _last_ulid + 1)
+        _last_ulid = value
     return "".join(alphabet[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 

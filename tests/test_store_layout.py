@@ -422,3 +422,12 @@ def test_an_audit_reads_the_journal_records_objects_too(object_store: Store) -> 
     [problem] = Store(object_store.url).verify()
     assert problem.key == key and problem.reason.startswith("not a records object")
     assert set(Store(object_store.url).read().records) == {kept.key, changed.key, dropped.key}  # nothing lost
+
+
+def test_snapshots_made_within_one_millisecond_sort_in_the_order_made(tmp_path: Path) -> None:
+    names = [store_module._ulid() for _ in range(2000)]  # many share a millisecond
+    assert names == sorted(names) and len(set(names)) == len(names)
+    store = Store(f"memory://{tmp_path.name}-fast")
+    for n in range(5):  # a memory store compacts in well under a millisecond
+        store.put(gotcha(f"record {n}"))
+        assert store.compact() == store.snapshot_name()
