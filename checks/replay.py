@@ -714,7 +714,10 @@ _TRAILER_LIKE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s", re.MULTILINE)
 
 
 def _examples(found: Mapping[str, list[str]], counts: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    return {k: {"count": n, "examples": list(found.get(k, ()))[:EXAMPLES]} for k, n in sorted(counts.items())}
+    from comind.sanitize import redact_emails  # a report may end up in a CI log
+
+    return {k: {"count": n, "examples": [redact_emails(e) for e in found.get(k, ())][:EXAMPLES]}
+            for k, n in sorted(counts.items())}
 
 
 def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
@@ -722,6 +725,7 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
     """What the harvesters read on this repository, with examples to audit (see the module docstring)."""
     from comind.harvest.lorekeys import lore_atom
     from comind.harvest.trailers import canonical_key, might_have_lore, parse_lore
+    from comind.sanitize import redact_emails
 
     history = history or harvest_history(ws, progress=progress)
     ctx = history.ctx
@@ -738,7 +742,7 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
                 marker = found[seen[sha]] if seen[sha] < len(found) else None
                 seen[sha] += 1
                 ex = f"{sha} {(marker.text if marker else commit.subject)[:100]}"
-            out.append(ex)
+            out.append(redact_emails(ex))
         return out
 
     markers = {k.split(":", 1)[1]: {"count": n, "examples": example(k, k.split(":", 1)[1])}

@@ -58,7 +58,12 @@ def redact_people(text: str) -> str:
     only as pseudonymous actors."""
     if "@" not in text and ":" not in text:
         return text
-    return _EMAIL.sub("<email>", _PERSON_INLINE.sub("", _PERSON_LINE.sub("", text)))
+    return redact_emails(_PERSON_INLINE.sub("", _PERSON_LINE.sub("", text)))
+
+
+def redact_emails(text: str) -> str:
+    """Email addresses made ``<email>`` (except inside a URL)."""
+    return _EMAIL.sub("<email>", text) if "@" in text else text
 
 
 def strip_invisible(text: str) -> str:

@@ -277,6 +277,8 @@ def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Pa
     repo.commit("Keep sessions server-side\n\nLore-id: a1b2c3d4\nConstraint: sessions must be revocable\n"
                 "Rejected: JWT with short expiry | still leaks roles\n")
     repo.write("app/notes.py", "w = 4\n")
+    repo.write("app/co.py", "v = 5\n")
+    co = repo.commit("Pair on the parser\n\nCo-authored-by: Ada Lovelace <ada@corp.example>\n\nMore.\n")
     prose = repo.commit("Explain the cache\n\nNote: the cache was wrong here and it took a long\n"
                         "time to find because the logs were silent and nobody\nlooked at them for a week or so.\n"
                         "More prose follows here to make it a paragraph.\n")
@@ -298,6 +300,8 @@ def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Pa
     assert note["count"] == 1
     assert note["examples"] == [f"{prose[:12]} Note: the cache was wrong here and it took a long"]
     assert "Constraint" not in data["trailer_like_not_taken"]  # taken by the Lore parser
+    assert data["trailer_like_not_taken"]["Co-authored-by"]["examples"] == [
+        f"{co[:12]} Co-authored-by: Ada Lovelace <email>"]  # a report may end up in a CI log
     assert data["records"]["attempt"] >= 4
     text = cli(repo.path, "eval", "harvest")
     assert text.code == 0 and "trailer-like lines not taken:" in text.out and "Note: 1" in text.out
