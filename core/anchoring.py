@@ -216,6 +216,8 @@ class Anchorer:
         thousands of deleted files with thousands of added ones (2-12 s per pair on deno), and
         misses a file that changed a little at a time. A commit off the chain (on a merged branch)
         is followed to the landing that merged it first; one that `new` does not contain, directly.
+        Limit: a file deleted and later restored may be found gone where it was deleted, when a probe
+        of the search falls inside that gap (a few landings of thousands, at most ~15 probes).
         """
         if old == new:
             return path, False
