@@ -704,8 +704,9 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     else:
         m = match_lines(best.lines_of, change)
         landing.note = (f"it re-adds {m.matched} of {m.total} informative lines of the attempt "
-                        f"(needs {threshold:.0%} and at least {min(min_lines, m.total)}, or "
-                        f"{PIECE_OF_ATTEMPT:.0%} that are {PIECE_OF_CHANGE:.0%} of the change's {m.own})")
+                        f"(a match needs {threshold:.0%} of them and at least {min(min_lines, m.total)}; a part "
+                        f"brought back, {PIECE_OF_ATTEMPT:.0%} of them making {PIECE_OF_CHANGE:.0%} of the "
+                        f"change's {m.own} own lines)")
 
 
 # -- harvest coverage --------------------------------------------------------------------------
