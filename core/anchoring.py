@@ -261,6 +261,9 @@ class Anchorer:
             return None, False
         return path, False
 
+    def _has_folder(self, commit: str, path: str) -> bool:
+        return _is_dir(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path.rstrip("/"))
+
     def _has_path(self, commit: str, path: str) -> bool:
         return _blob_id(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path) is not None
 
@@ -450,11 +453,16 @@ class Anchorer:
             if scope == "dependency":
                 self._dependency(record, anchor, target, notes, stale)
                 continue
-            if scope in ("repo", "module") or "path" not in anchor or anchor["path"].endswith("/"):
+            if scope in ("repo", "module") or "path" not in anchor:
                 continue
             if not anchor.get("commit"):
                 continue  # stored as written, never resolved: nothing to compare against
-            where = self.locate(anchor, target)
+            if anchor["path"].endswith("/"):  # a folder: there or not (git records no folder renames)
+                if not self.has_commit(anchor["commit"]) or self._has_folder(target.commit, anchor["path"]):
+                    continue
+                where = Location("gone")
+            else:
+                where = self.locate(anchor, target)
             since = short(anchor.get("commit"))
             if where.state == "unverifiable":
                 unverifiable.append(f"{name}: commit {since} is not in this clone (a shallow clone? "

@@ -399,3 +399,15 @@ def test_cited_commits_count_when_the_default_branch_contains_them(gr: GitRepo) 
     assert not verify(citing(unmerged)) and not verify(citing(first, unmerged))
     assert not verify(citing("0" * 40)) and not verify(citing())
     assert not evidence_verifier(CodeIndex(gr.path), None)(citing(first))
+
+
+def test_a_folder_anchor_is_found_while_the_folder_exists(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/")
+    gr.write("app/perm.py", PERM + "\n# touched\n")
+    gr.commit("touch")
+    assert status_of(cli, gr, rid)["status"] == "active"
+    gr.mv("app/perm.py", "lib/perm.py")
+    gr.mv("app/__init__.py", "lib/__init__.py")
+    gr.commit("app is lib now")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "orphaned" and "app/" in s["status_reason"]
