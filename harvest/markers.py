@@ -7,9 +7,10 @@ the text claims and how strong the claim is:
 
 * explicit forms (``This reverts commit <sha>``, ``Revert "<subject>"``, ``Reapply "…"``,
   ``Revert^N "…"``, ``Reverts owner/repo#N``, ``This reverts CL N``, ``Revert #N``,
-  ``revert <sha>``) have ``needs_target=False``;
+  ``revert <sha>``, and Mercurial's ``Back out #N`` / ``Backed out changeset <sha>``) have
+  ``needs_target=False``;
 * ``revert(scope)!: …`` (Conventional Commits) and free-form subjects that merely start with
-  "revert" have ``needs_target=True``: they count only when the harvester resolves a target
+  "revert" or "back out" have ``needs_target=True``: they count only when the harvester resolves a target
   (``revert:`` is also a code-area prefix in projects with a revert module).
 
 Body markers record whether their line was indented or a list item (``indented``): squash bodies
@@ -60,14 +61,18 @@ _CONVENTIONAL = re.compile(r"(?P<type>[A-Za-z][\w-]{0,30})(?:\([^)\n]{0,100}\))?
 _REVERT_N = re.compile(r"revert\^(\d{1,4})[ \t]*", re.IGNORECASE)
 _REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
-_REF = rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:commit[ \t]+)?{HEX}\b)"
+# Mercurial's and Mozilla's word for a revert: "Back out #850", "Backed out changeset 0b5d1d9c4b4f (bug 1)".
+_BACK_OUT = r"back(?:ed|s|ing)?[ \t-]?out"
+_REF = rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
 _REF_SUBJECT = re.compile(
-    rf"(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting|reverted)[ \t]+"
+    rf"(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
-_ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:commit[ \t]+)?({HEX})", re.IGNORECASE)
-_FREE_FORM = re.compile(r"(?:partial(?:ly)?[ \t]+)?(?:re-?)?(?:revert|reverts|reverted|reverting)\b", re.IGNORECASE)
+_ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})",
+                      re.IGNORECASE)
+_FREE_FORM = re.compile(rf"(?:partial(?:ly)?[ \t]+)?(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b",
+                        re.IGNORECASE)
 _PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
 _PR_GROUP = re.compile(r"\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\)")
 _GERRIT_SUBMISSION = re.compile(r"revert[ \t]+submission[ \t]+(\S+)", re.IGNORECASE)
@@ -273,7 +278,7 @@ def _quoted_marker(depth: int, quoted: str | None, form: str, inner: str | None,
 def _subject_markers(subject: str) -> list[RevertMarker]:
     s = subject[:SUBJECT_BUDGET].strip()
     low = s.lower()
-    if "revert" not in low and "reapply" not in low:  # every subject form has one of them
+    if "revert" not in low and "reapply" not in low and "out" not in low:  # every form has one of them
         return []
     text = s
 

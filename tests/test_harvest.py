@@ -164,6 +164,19 @@ def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     assert summary["skipped"].get("revert-like-without-target", 0) >= 1
 
 
+def test_a_backed_out_pull_request_becomes_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    reverted = gr.commit("Cache permission checks in Redis (#850)")
+    gr.write("app/perm.py", PERM)
+    back_out = gr.commit("Back out #850 (#1079)\n\nStale grants after a role change.\n")
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "Cache permission checks in Redis (#850)" and attempt["trust"] == 2
+    assert {"type": "commit", "ref": back_out, "role": "revert"} in attempt["evidence"]
+    assert {"type": "commit", "ref": reverted, "role": "reverted"} in attempt["evidence"]
+    assert attempt["fields"]["reason"] == "Stale grants after a role change."
+
+
 def test_a_revert_reason_keeps_no_co_author_or_address(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis (#7)")
