@@ -9,9 +9,11 @@ the text claims and how strong the claim is:
   ``Revert^N "…"``, ``Reverts owner/repo#N``, ``This reverts CL N``, ``Revert #N``,
   ``revert <sha>``, and Mercurial's ``Back out #N`` / ``Backed out changeset <sha>``) have
   ``needs_target=False``;
-* ``revert(scope)!: …`` (Conventional Commits) and free-form subjects that merely start with
-  "revert" or "back out" have ``needs_target=True``: they count only when the harvester resolves a target
-  (``revert:`` is also a code-area prefix in projects with a revert module).
+* ``revert(scope)!: …`` (Conventional Commits), free-form subjects that merely start with
+  "revert" or "back out", and subjects that say a change also reverts one (``fix: x, reverts #N``,
+  ``(reverts #N)``, ``…, and revert <sha>``) have ``needs_target=True``: they count only when the
+  harvester resolves a target (``revert:`` is also a code-area prefix in projects with a revert
+  module).
 
 Body markers record whether their line was indented or a list item (``indented``): squash bodies
 list the PR's own commits that way, and such markers are usually not reverts on the default
@@ -69,6 +71,12 @@ _REF_SUBJECT = re.compile(
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
+# A change that also reverts one, said after a comma, a parenthesis or "and" (vite's "fix: x, reverts #N").
+_INLINE_REF = re.compile(
+    rf"(?:[,;(][ \t]*|[ \t]+(?:and|&)[ \t]+)(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting)[ \t]+"
+    rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
+    re.IGNORECASE,
+)
 _ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})",
                       re.IGNORECASE)
 _FREE_FORM = re.compile(rf"(?:partial(?:ly)?[ \t]+)?(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b",
@@ -111,7 +119,8 @@ KINDS = (
     "github-reverts-pr",        # body: Reverts owner/repo#N, Reverts #N
     "gerrit-reverts-cl",        # body: This reverts CL N
     "gerrit-revert-submission",  # subject: Revert submission <id>
-    "subject-revert-ref",       # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>]
+    "subject-revert-ref",       # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>], Back out #N
+    "inline-revert-ref",        # subject: "fix: x, reverts #N", "(reverts #N)", "…, and revert <sha>"  (needs_target)
     "conventional-revert",      # subject: revert(scope)!: <description>   (needs_target)
     "free-form",                # subject starting with revert/reverting/reverted/re-revert  (needs_target)
     "body-revert-quoted",       # body: [* ]Revert "<subject>", under a revert-like subject  (needs_target)
@@ -313,23 +322,24 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
             return [_quoted_marker(depth, quoted, form, inner, text)]
 
     m = _REF_SUBJECT.match(rest)
-    if m:
-        out: list[RevertMarker] = []
-        for r in _ONE_REF.finditer(m.group("refs")):
-            if r.group(3):
-                out.append(RevertMarker("subject-revert-ref", r.group(3).lower(), None, None, None, False, text))
-            else:
-                pr = int(r.group(1) or r.group(2))
-                out.append(RevertMarker("subject-revert-ref", None, pr, None, None, False, text))
-        if out:
-            return out
+    if m and (refs := _refs(m.group("refs"))):
+        return [RevertMarker("subject-revert-ref", sha, pr, None, None, False, text) for sha, pr in refs]
     if (f := _FREE_FORM.match(rest)) is not None:
         described, pr = _described(rest[f.end():])
         if described.lower().startswith("back to ") or described.lower().startswith("to "):
             described = ""  # "revert to v1.2", "revert back to …": a state, not a change's subject
         return [RevertMarker("free-form", None, pr, None, None, False, text, needs_target=True,
                              truncated=is_cut(described), described=described or None)]
+    if (m := _INLINE_REF.search(rest)) is not None:
+        return [RevertMarker("inline-revert-ref", sha, pr, None, None, False, text, needs_target=True)
+                for sha, pr in _refs(m.group("refs"))]
     return []
+
+
+def _refs(text: str) -> list[tuple[str | None, int | None]]:
+    """(sha, PR number) of each reference in a list of them (`#12 and #13`, `8e6e47af, c121b98c`)."""
+    return [(r.group(3).lower(), None) if r.group(3) else (None, int(r.group(1) or r.group(2)))
+            for r in _ONE_REF.finditer(text)]
 
 
 _BODY_REVERT = re.compile(r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?P<line>Revert[ \t]+[\"“][^\n]*)",

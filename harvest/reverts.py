@@ -74,7 +74,7 @@ def _family(m: RevertMarker) -> int:
     """Resolution order: shas, then PR and change numbers, then subjects (quoted, described)."""
     if m.sha:
         return 0
-    if m.kind in ("github-reverts-pr", "gerrit-reverts-cl", "subject-revert-ref"):
+    if m.kind in ("github-reverts-pr", "gerrit-reverts-cl", "subject-revert-ref", "inline-revert-ref"):
         return 1
     return 2
 

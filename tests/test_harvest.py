@@ -177,6 +177,22 @@ def test_a_backed_out_pull_request_becomes_an_attempt(cli, gr: GitRepo) -> None:
     assert attempt["fields"]["reason"] == "Stale grants after a role change."
 
 
+def test_a_change_that_also_reverts_a_pull_request_makes_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    reverted = gr.commit("feat: cache permission checks in Redis (#12)")
+    gr.write("app/perm.py", PERM)
+    gr.write("app/roles.py", "ROLES = ('admin', 'user')\n")
+    gr.commit("fix: load roles from one place, reverts #12 (#15)")
+    gr.write("app/other.py", "X = 1\n")
+    gr.commit("fix: tidy, reverts #99 (#16)")  # nothing numbered 99: no claim is made
+    summary = harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "feat: cache permission checks in Redis (#12)"
+    assert {"type": "commit", "ref": reverted, "role": "reverted"} in attempt["evidence"]
+    assert summary["counts"]["marker:inline-revert-ref"] == 2 and summary["counts"]["reverts:attempt"] == 1
+    assert summary["skipped"]["revert-like-without-target"] == 1
+
+
 def test_a_revert_reason_keeps_no_co_author_or_address(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis (#7)")

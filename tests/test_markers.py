@@ -128,7 +128,10 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
     ("Revert submission 1234-topic\n\nReverted changes: /q/submissionid:1234-topic\n",
      [("gerrit-revert-submission", None, None, False)]),
     ("Revertible tokens are now supported\n", []),
-    ("Fix a doc oversight, and revert 5876a8fd.\n", []),
+    ("Fix a doc oversight, and revert 5876a8fd.\n", [("inline-revert-ref", "5876a8fd", None, False)]),
+    ("fix(css): resolve relative paths in sass, revert #20300 (#20349)\n", [("inline-revert-ref", None, 20300, False)]),
+    ("fix!: avoid rewriting this (reverts #5312) (#14098)\n", [("inline-revert-ref", None, 5312, False)]),
+    ("feat: legacy options to revert to v2 strategies (#8623)\n", []),
     ("Add feature\n\n> This reverts commit abcdef1234567.\n", []),
 ])
 def test_forms(message: str, expected: list[tuple[str, str | None, int | None, bool]]) -> None:
