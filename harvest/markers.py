@@ -287,7 +287,7 @@ def _quoted_marker(depth: int, quoted: str | None, form: str, inner: str | None,
 def _subject_markers(subject: str) -> list[RevertMarker]:
     s = subject[:SUBJECT_BUDGET].strip()
     low = s.lower()
-    if "revert" not in low and "reapply" not in low and "out" not in low:  # every form has one of them
+    if "revert" not in low and "reapply" not in low and "back" not in low:  # every form has one of them
         return []
     text = s
 
