@@ -179,7 +179,7 @@ class Anchorer:
         self.threshold = threshold
         self._renames: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
         self._chains: dict[str, tuple[list[str], dict[str, int]]] = {}
-        self._landings: dict[tuple[str, str], int | None] = {}
+        self._merges: dict[str, dict[str, tuple[int, str]]] = {}
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
         self._deps: dict[str, list[Any]] = {}
         self._located: dict[str, Location] = {}
@@ -215,7 +215,8 @@ class Anchorer:
         that landing's own diff. Detecting them between two trees years apart instead pairs
         thousands of deleted files with thousands of added ones (2-12 s per pair on deno), and
         misses a file that changed a little at a time. A commit off the chain (on a merged branch)
-        is followed to the landing that merged it first; one that `new` does not contain, directly.
+        is followed along that branch to the merge that landed it first, through the merge, then on
+        the chain; one that `new` does not contain, directly.
         Limit: a file deleted and later restored may be found gone where it was deleted, when a probe
         of the search falls inside that gap (a few landings of thousands, at most ~15 probes).
         """
@@ -227,10 +228,14 @@ class Anchorer:
         start = position.get(old)
         renamed = False
         if start is None:
-            start = self._landing_of(old, chain)
-            if start is None:
+            landed = self._merged(new).get(old)
+            if landed is None:
                 return self._follow_between(path, old, new)
-            followed, renamed = self._follow_between(path, old, chain[start])
+            start, parent = landed
+            followed, renamed = self.follow_path(path, old, parent)  # along the merged branch
+            if followed is not None:
+                followed, through = self._follow_between(followed, parent, chain[start])  # the merge
+                renamed = renamed or through
             if followed is None:
                 return None, False
             path = followed
@@ -278,30 +283,23 @@ class Anchorer:
             self._chains[tip] = chain, {sha: i for i, sha in enumerate(chain)}
         return self._chains[tip]
 
-    def _landing_of(self, commit: str, chain: list[str]) -> int | None:
-        """The position of the first commit of `chain` that contains `commit`, None if none does."""
-        key = (chain[-1] if chain else "", commit)
-        if key not in self._landings:
-            self._landings[key] = self._find_landing(commit, chain)
-        return self._landings[key]
+    def _merged(self, tip: str) -> dict[str, tuple[int, str]]:
+        """Each commit `tip` contains off its first-parent chain -> (the position of the first merge of
+        the chain that brought it in, the parent of that merge whose history holds it)."""
+        if tip not in self._merges:
+            import pygit2
 
-    def _find_landing(self, commit: str, chain: list[str]) -> int | None:
-        repo = self.index.repo
-        oid = repo[commit].id
-
-        def contains(i: int) -> bool:
-            return bool(repo.descendant_of(chain[i], oid))
-
-        if not chain or not contains(len(chain) - 1):
-            return None
-        low, high = -1, len(chain) - 1  # contains(high); not contains(low), or low is before the chain
-        while high - low > 1:
-            middle = (low + high) // 2
-            if contains(middle):
-                high = middle
-            else:
-                low = middle
-        return high
+            repo = self.index.repo
+            landed: dict[str, tuple[int, str]] = {}
+            for i, sha in enumerate(self._chain(tip)[0]):
+                parents = cast("pygit2.Commit", repo[sha]).parent_ids
+                for parent in parents[1:]:
+                    walker = repo.walk(parent, pygit2.enums.SortMode.NONE)
+                    walker.hide(parents[0])  # what the chain already held
+                    for commit in walker:
+                        landed.setdefault(str(commit.id), (i, str(parent)))
+            self._merges[tip] = landed
+        return self._merges[tip]
 
     def locate(self, anchor: Mapping[str, Any], target: Snapshot) -> Location:
         """Where the anchor is at `target`; kept in the index cache (a function of the anchor's

@@ -341,14 +341,22 @@ def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> No
     gr.checkout("topic")
     gr.write("app/perm.py", PERM.replace("log(user)", "log(user, level=1)"))
     on_branch = gr.commit("louder audit")
+    gr.mv("app/perm.py", "app/permissions.py")
+    gr.commit("rename on the branch")
     gr.checkout("main")
     gr.write("README", "main moves on\n")
     gr.commit("readme")
     gr.merge("topic")
-    gr.mv("app/perm.py", "app/permissions.py")
-    gr.commit("rename")
+    gr.mv("app/permissions.py", "app/auth/permissions.py")
+    gr.commit("rename on main")
     anchorer = Anchorer(CodeIndex(gr.path))
-    assert anchorer.follow_path("app/perm.py", on_branch, gr.head()) == ("app/permissions.py", True)
+    assert anchorer.follow_path("app/perm.py", on_branch, gr.head()) == ("app/auth/permissions.py", True)
+    gr.checkout("topic")
+    gr.write("app/late.py", "x = 1\n")
+    unmerged = gr.commit("never merged")
+    gr.checkout("main")
+    assert anchorer.follow_path("app/late.py", unmerged, gr.head()) == (None, False)  # main never had it
+    assert anchorer.follow_path("app/auth/permissions.py", gr.head(), unmerged) == ("app/permissions.py", True)
 
 
 def test_a_blob_missing_from_the_clone_leaves_renames_by_object_id(gr: GitRepo) -> None:
