@@ -181,6 +181,7 @@ class Anchorer:
         self._chains: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._merges: dict[str, dict[str, tuple[int, str]]] = {}
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
+        self._parsed: dict[str, dict[str, list[str]] | None] = {}  # blob and extension -> tokens by qualname
         self._deps: dict[str, list[Any]] = {}
         self._located: dict[str, Location] = {}
         self._pending: dict[str, str] = {}  # locations not yet written to the index cache
@@ -405,10 +406,16 @@ class Anchorer:
         if found is not None:
             tokens: list[str] | None = json.loads(found)
             return tokens
-        from comind.languages import body_tokens
+        parsed = key.rsplit("\0", 1)[0]
+        if parsed not in self._parsed:
+            from comind.languages import all_body_tokens
 
-        raw = data()
-        tokens = body_tokens(path, raw, qualname) if raw is not None else None
+            raw = data()
+            if len(self._parsed) >= 64:  # records anchor a few symbols per file: recent files suffice
+                del self._parsed[next(iter(self._parsed))]
+            self._parsed[parsed] = all_body_tokens(path, raw) if raw is not None else None
+        by_name = self._parsed[parsed]
+        tokens = by_name.get(qualname) if by_name is not None else None
         self.index.memo_put("tokens", {key: json.dumps(tokens)})
         return tokens
 

@@ -15,7 +15,8 @@ from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Langua
 
 __all__ = [
     "KINDS", "LANGUAGES", "Call", "DefSpec", "Definition", "FileSymbols", "Import", "Language",
-    "LanguageModule", "body_tokens", "is_binary", "language_for_path", "parse_file", "token_similarity",
+    "LanguageModule", "all_body_tokens", "body_tokens", "is_binary", "language_for_path", "parse_file",
+    "token_similarity",
 ]
 
 LanguageModule = Language
@@ -66,10 +67,15 @@ def parse_file(path: str, data: bytes) -> FileSymbols:
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:
     """The normalised body tokens of one definition (None if the file has no such qualname)."""
+    return all_body_tokens(path, data).get(qualname)
+
+
+def all_body_tokens(path: str, data: bytes) -> dict[str, list[str]]:
+    """The normalised body tokens of every definition of a file, by qualname."""
     lang = language_for_path(path)
     if lang is None:
-        return None
-    return _analyse(lang, data, True)[1].get(qualname)
+        return {}
+    return _analyse(lang, data, True)[1]
 
 
 # Above this many token pairs the quadratic matcher gives way to the linear bag measure.
