@@ -31,6 +31,8 @@ SMALL_MATCH, SMALL_SHARE = 4, 0.25
 # A change that is nearly all (this share of its own lines) a piece of an attempt (`dead_end_min_lines`
 # or more, and this share of the attempt) brings that piece back (match_kind).
 PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 0.9, 0.1
+# Removals alone (the change brings back none of the attempt's lines) count from this share of the change.
+REMOVALS_SHARE = 0.05
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -223,7 +225,10 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     And an attempt that added code (`min_lines` lines or more) is what it added: a change that brings
     none of it back only removes again what the attempt removed — old files deleted for a reason of
     their own (moving CI elsewhere, dropping an old format), not the approach that failed. An attempt
-    that only removed, or added a line or two, is judged on its removals."""
+    that only removed, or added a line or two, is judged on its removals — unless they are under
+    `REMOVALS_SHARE` of the change: a rework of a thousand lines that also drops the seven an old
+    change dropped does its own clean-up (cargo's namespaced features, vite's pre-bundling rework,
+    deno's removal of a gcloud upload), not the reverted one again."""
     if not m.total:
         return "files" if m.recreated else None
     if m.total < min_lines:
@@ -231,7 +236,7 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     else:
         enough = m.matched >= min_lines and (m.matched / m.total >= threshold or _piece(m))
     if (enough and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)
-            and (m.added or m.added_total < min_lines)):
+            and (m.added or (m.added_total < min_lines and m.matched >= REMOVALS_SHARE * m.own))):
         return "lines"
     return "files" if m.recreated else None
 

@@ -117,10 +117,15 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     again = repo.commit("Replace the legacy decoder, take 2\n", {"legacy.py": modern.splitlines(True)[0]})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     assert (m.matched, m.added) == (11, 1) and is_match(m, THRESHOLD, MIN_LINES)
-    # an attempt that only removed is judged on its removals
+    # an attempt that only removed is judged on its removals, when they are not lost in a rework
     repo.revert(again)
     removal = repo.commit("Drop the legacy decoder\n", {"legacy.py": ""})
     repo.revert(removal)
+    rework = "".join(f"stream_handler_{i} = register_stream_handler('kind_{i}', decode_kind_{i})\n" for i in range(200))
+    reworked = repo.commit("Rework the stream handlers\n", {"legacy.py": "", "streams.py": rework})
+    m = match_lines(approach(repo.path, removal), approach(repo.path, reworked))
+    assert (m.matched, m.added, m.own) == (10, 0, 210) and not is_match(m, THRESHOLD, MIN_LINES)  # 10 of 210
+    repo.revert(reworked)
     assert matches(repo, removal, repo.commit("Drop the legacy format\n", {"legacy.py": ""}))
 
 
