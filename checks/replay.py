@@ -15,9 +15,10 @@ The positives are *relands*, recognised from subjects alone, independently of th
 Conventional Commits prefix: `fix(x): reland …`, `reland: …`), `Redo "…"`, and a subject equal
 (`markers.reland_key`) to a reverted commit's after its revert — the first such landing, when
 that subject was not a common one before (earlier landings of it that were themselves reverted
-do not make it common). Words that also mean a plain rewrite count only when what they name is a
-reverted subject (`markers.reland_subject`): `Redo x`, `Restore x`, `Bring back x`, `Re-add x` /
-`Re-enable x` / `Re-fix x` (any `re-<verb> x`, read as `<verb> x`), and `x again` / `x, take 2`
+do not make it common) and has two words or more (`fmt` names no change). Words that also mean
+a plain rewrite count only when what they name is a reverted subject (`markers.reland_subject`):
+`Redo x`, `Restore x`, `Bring back x`, `Re-add x` / `Re-enable x` / `Re-fix x` (any `re-<verb> x`,
+read as `<verb> x`), and `x again` / `x, take 2`
 (where x may be the start of exactly one reverted subject). For a merge, the subjects of the
 commits it brings in and its pull-request title count too. A reland whose revert landed in the
 same landing (both inside one merged branch) is left out: no check ever saw the attempt before it.
@@ -570,13 +571,15 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
             break
     # the same subject again after its revert: the first landing carrying it, if it was not common
     # before (`Update dependencies`); earlier landings of it that were themselves reverted are the
-    # same change tried before, not a sign of a common subject
+    # same change tried before, not a sign of a common subject. One word (`fmt`, `typo`) names no
+    # change: cargo's second `fmt` shares none of the reverted one's lines.
     keys = _subject_keys(history)
     reverted = {a.reverted for a in history.attempts if a.reverted}
     for a in history.attempts:
         key = subject_key(a.subject)
         seen = keys.get(key, [])
-        if not key or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1):
+        if (not key or len(a.subject.split()) < 2
+                or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1)):
             continue
         later = next((i for i, _ in seen if i > a.start), None)
         if later is None or later not in landings:

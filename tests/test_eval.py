@@ -389,3 +389,20 @@ def test_harvest_coverage_shows_each_marker_of_a_commit_that_reverts_several(cli
     marker = json.loads(result.out)["markers"]["this-reverts-commit"]
     assert marker["count"] == 2
     assert [ex.split(" ", 1)[1] for ex in marker["examples"]] == [f"This reverts commit {sha}." for sha in shas]
+
+
+def test_a_one_word_subject_again_is_no_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    fmt = repo.commit("fmt")
+    revert(repo, fmt)
+    repo.write("app/beta.py", feature("beta"))
+    repo.commit("fmt")  # another formatting pass: the word names no change
+    repo.write("app/gamma.py", feature("gamma"))
+    gamma = repo.commit("Add gamma client")
+    revert(repo, gamma)
+    repo.write("app/gamma.py", feature("gamma"))
+    again = repo.commit("Add gamma client")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["false_flags"] == 0
+    assert [f["commit"] for f in data["flags"]] == [again]
