@@ -35,7 +35,7 @@ from comind.harvest.markers import (
     revert_markers,
     revert_reason,
 )
-from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix
+from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
 
 NAME = "reverts"
@@ -60,11 +60,28 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     if any(m.is_reland for m in markers):
         yield from _reland(commit, markers, ctx)
         return
+    if commit.is_merge and _branch_reverts(ctx, commit):
+        ctx.skip("revert-landed-by-its-merge", commit.sha[:12])
+        return
     resolved = _resolve(commit, markers, ctx)
     if resolved is None:
         return  # not a revert after all (a code-area `revert:` prefix, or a quoted PR-branch revert)
     targets, candidates, reference = resolved
     yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
+
+
+def _branch_reverts(ctx: HarvestContext, merge: CommitInfo, limit: int = 200) -> bool:
+    """Does the merge land a branch that holds a revert commit of its own? Then a merge titled like
+    its pull request (`Revert "x" (#16861)`, as merge queues title them) says again what that commit
+    did, and one revert would make two attempts."""
+    mainline, *merged = merge.parents
+    for n, side in enumerate(walk(ctx.repo, merged, [mainline])):
+        if n >= limit:
+            break
+        subject, body = full_subject(side.subject, side.body)
+        if any(not m.is_reland for m in revert_markers(subject, body)):
+            return True
+    return False
 
 
 # -- what a revert reverts --------------------------------------------------------------------

@@ -19,7 +19,8 @@ from comind.errors import ComindError
 if TYPE_CHECKING:
     from comind.workspace import Workspace
 
-HARVESTER_VERSION = "3"  # bump when what is harvested changes (2: "add back" relands; 3: "back out", people left out of
+HARVESTER_VERSION = "3"  # bump when what is harvested changes (2: "add back" relands; 3: "back out", merges of
+# a branch revert, people left out of
 # revert reasons): the next harvest re-reads all
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 2  # 2: reverted subjects are kept, for the relands that name or repeat them

@@ -193,6 +193,23 @@ def test_a_change_that_also_reverts_a_pull_request_makes_an_attempt(cli, gr: Git
     assert summary["skipped"]["revert-like-without-target"] == 1
 
 
+def test_a_merge_titled_like_its_revert_pull_request_makes_no_second_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    reverted = gr.commit("Cache permission checks in Redis (#16847)")
+    gr.branch("revert-16847")
+    gr.checkout("revert-16847")
+    gr.write("app/perm.py", PERM)
+    branch_revert = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {reverted}.\n')
+    gr.checkout("main")
+    gr.write("README", "main moves on\n")
+    gr.commit("docs")
+    gr.merge("revert-16847", 'Revert "Cache permission checks in Redis" (#16861)')  # a merge queue's title
+    summary = harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert {"type": "commit", "ref": branch_revert, "role": "revert"} in attempt["evidence"]
+    assert summary["skipped"]["revert-landed-by-its-merge"] == 1
+
+
 def test_a_revert_reason_keeps_no_co_author_or_address(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis (#7)")
