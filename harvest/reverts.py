@@ -61,7 +61,7 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
         yield from _reland(commit, markers, ctx)
         return
     if commit.is_merge and _branch_reverts(ctx, commit):
-        ctx.skip("revert-landed-by-its-merge", commit.sha[:12])
+        ctx.skip("revert-landed-by-its-merge", commit.sha[:12])  # the branch's revert made the attempt
         return
     resolved = _resolve(commit, markers, ctx)
     if resolved is None:
@@ -70,18 +70,19 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
 
 
-def _branch_reverts(ctx: HarvestContext, merge: CommitInfo, limit: int = 200) -> bool:
-    """Does the merge land a branch that holds a revert commit of its own? Then a merge titled like
-    its pull request (`Revert "x" (#16861)`, as merge queues title them) says again what that commit
-    did, and one revert would make two attempts."""
+def _branch_reverts(ctx: HarvestContext, merge: CommitInfo, limit: int = 200) -> list[str]:
+    """The revert commits of the branch a merge lands. A merge titled like its pull request
+    (`Revert "x" (#16861)`, as merge queues title them) says again what they did: the attempts are
+    theirs, and a revert of the merge retires them."""
     mainline, *merged = merge.parents
+    found = []
     for n, side in enumerate(walk(ctx.repo, merged, [mainline])):
         if n >= limit:
             break
         subject, body = full_subject(side.subject, side.body)
         if any(not m.is_reland for m in revert_markers(subject, body)):
-            return True
-    return False
+            found.append(side.sha)
+    return found
 
 
 # -- what a revert reverts --------------------------------------------------------------------
@@ -281,8 +282,8 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
     """A revert of a revert re-applies the original: the attempts made from that revert are retired."""
     reverted = None
     for m in sorted(markers, key=_family):
-        if m.sha:
-            found = [s for s in resolve_prefix(ctx.repo, m.sha) if s != commit.sha]
+        if m.sha:  # a revert off this history (a rewritten branch) made no attempt here: by subject then
+            found = [s for s in resolve_prefix(ctx.repo, m.sha) if s != commit.sha and _before(ctx, s, commit.sha)]
         elif m.cl is not None or m.pr is not None:
             numbered = ctx.by_cl(m.cl) if m.cl is not None else ctx.by_pr(m.pr or 0)
             found = [s for s in numbered if s != commit.sha and _depth(ctx, s) == m.depth - 1
@@ -298,8 +299,10 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
             break
     retired: list[str] = []
     if reverted is not None:
-        retired = [attempt_id(ctx.repo_name, reverted)]
-        retired += [e[0] for entries in ctx.reverted.values() for e in entries if e[1] == reverted]
+        merged = ctx.commit(reverted)
+        reverts = (_branch_reverts(ctx, merged) if merged is not None and merged.is_merge else []) or [reverted]
+        retired = [attempt_id(ctx.repo_name, sha) for sha in reverts]
+        retired += [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
     else:  # by the reverted subject: whole, else the prefix of a cut one
         quoted = next((m.quoted_subject for m in markers if m.is_reland and m.quoted_subject), None)
         retired = _named(ctx, quoted, cut=any(m.truncated for m in markers))

@@ -204,10 +204,37 @@ def test_a_merge_titled_like_its_revert_pull_request_makes_no_second_attempt(cli
     gr.write("README", "main moves on\n")
     gr.commit("docs")
     gr.merge("revert-16847", 'Revert "Cache permission checks in Redis" (#16861)')  # a merge queue's title
+    merge = gr.head()
     summary = harvest(cli, gr)
     attempt = only(records(cli, gr), "attempt")
     assert {"type": "commit", "ref": branch_revert, "role": "revert"} in attempt["evidence"]
     assert summary["skipped"]["revert-landed-by-its-merge"] == 1
+    gr.write("app/perm.py", CACHED)  # reverting the merge relands the change: the branch's attempt retires
+    gr.commit(f'Revert "Revert "Cache permission checks in Redis""\n\nThis reverts commit {merge}.\n')
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
+    assert cli(gr.path, "ledger", "audit").code == 0
+
+
+def test_a_reland_of_a_revert_off_this_history_retires_the_revert_on_it(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    cached = gr.commit("Cache permission checks in Redis")
+    gr.branch("old")
+    gr.checkout("old")
+    gr.write("app/perm.py", PERM)
+    elsewhere = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n')
+    gr.checkout("main")
+    gr.git("branch", "-D", "old")  # a rewritten branch: the commit stays in the object store
+    gr.write("app/perm.py", PERM)
+    here = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n')
+    gr.write("app/perm.py", CACHED)
+    gr.commit(f'Revert "Revert "Cache permission checks in Redis""\n\nThis reverts commit {elsewhere}.\n')
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert {"type": "commit", "ref": here, "role": "revert"} in attempt["evidence"]
+    assert attempt["status"] == "retracted" and "relanded in" in attempt["status_reason"]
+    audit = cli(gr.path, "ledger", "audit")
+    assert audit.code == 0, audit.out  # no relation to an attempt that was never made
 
 
 def test_a_revert_reason_keeps_no_co_author_or_address(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
