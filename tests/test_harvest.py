@@ -193,14 +193,20 @@ def test_a_change_that_also_reverts_a_pull_request_makes_an_attempt(cli, gr: Git
     assert summary["skipped"]["revert-like-without-target"] == 1
 
 
+def revert_on_a_branch(gr: GitRepo, branch: str, reverted: str) -> str:
+    """Revert the Redis cache `reverted` added, on a new branch; back on main, return the revert."""
+    gr.branch(branch)
+    gr.checkout(branch)
+    gr.write("app/perm.py", PERM)
+    revert = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {reverted}.\n')
+    gr.checkout("main")
+    return revert
+
+
 def test_a_merge_titled_like_its_revert_pull_request_makes_no_second_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis (#16847)")
-    gr.branch("revert-16847")
-    gr.checkout("revert-16847")
-    gr.write("app/perm.py", PERM)
-    branch_revert = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {reverted}.\n')
-    gr.checkout("main")
+    branch_revert = revert_on_a_branch(gr, "revert-16847", reverted)
     gr.write("README", "main moves on\n")
     gr.commit("docs")
     gr.merge("revert-16847", 'Revert "Cache permission checks in Redis" (#16861)')  # a merge queue's title
@@ -219,11 +225,7 @@ def test_a_merge_titled_like_its_revert_pull_request_makes_no_second_attempt(cli
 def test_a_reland_of_a_revert_off_this_history_retires_the_revert_on_it(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     cached = gr.commit("Cache permission checks in Redis")
-    gr.branch("old")
-    gr.checkout("old")
-    gr.write("app/perm.py", PERM)
-    elsewhere = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n')
-    gr.checkout("main")
+    elsewhere = revert_on_a_branch(gr, "old", cached)
     gr.git("branch", "-D", "old")  # a rewritten branch: the commit stays in the object store
     gr.write("app/perm.py", PERM)
     here = gr.commit(f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n')
