@@ -68,6 +68,7 @@ from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.walker import CommitInfo, open_repo, walk
 from comind.records import Record
+from comind.sanitize import redact_emails  # examples are printed: a report may end up in a CI log
 from comind.workspace import Workspace, find_git
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
@@ -718,8 +719,6 @@ _TRAILER_LIKE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s", re.MULTILINE)
 
 
 def _examples(found: Mapping[str, list[str]], counts: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    from comind.sanitize import redact_emails  # a report may end up in a CI log
-
     return {k: {"count": n, "examples": [redact_emails(e) for e in found.get(k, ())][:EXAMPLES]}
             for k, n in sorted(counts.items())}
 
@@ -729,7 +728,6 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
     """What the harvesters read on this repository, with examples to audit (see the module docstring)."""
     from comind.harvest.lorekeys import lore_atom
     from comind.harvest.trailers import canonical_key, might_have_lore, parse_lore
-    from comind.sanitize import redact_emails
 
     history = history or harvest_history(ws, progress=progress)
     ctx = history.ctx

@@ -401,12 +401,12 @@ class Anchorer:
         """The body tokens of ``qualname`` in the blob (parsed as ``path``'s language), kept in the
         index cache: drift compares the anchored body with the current one at every new head, and
         the anchored side never changes."""
-        key = f"{blob}\0{posixpath.splitext(path)[1].lower()}\0{qualname}"
+        parsed = f"{blob}\0{posixpath.splitext(path)[1].lower()}"  # the file, parsed as its language
+        key = f"{parsed}\0{qualname}"
         found = self.index.memo_get("tokens", [key]).get(key)
         if found is not None:
             tokens: list[str] | None = json.loads(found)
             return tokens
-        parsed = key.rsplit("\0", 1)[0]
         if parsed not in self._parsed:
             from comind.languages import all_body_tokens
 

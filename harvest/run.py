@@ -19,9 +19,9 @@ from comind.errors import ComindError
 if TYPE_CHECKING:
     from comind.workspace import Workspace
 
-HARVESTER_VERSION = "3"  # bump when what is harvested changes (2: "add back" relands; 3: "back out", merges of
-# a branch revert, people left out of
-# revert reasons): the next harvest re-reads all
+# Bump when what is harvested changes: the next harvest re-reads all. 2: "add back" relands; 3: back-outs,
+# "…, reverts #N", merges of a branch's revert, people left out of revert reasons.
+HARVESTER_VERSION = "3"
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 2  # 2: reverted subjects are kept, for the relands that name or repeat them
 Progress = Callable[[int, int], None]
