@@ -225,7 +225,7 @@ def _attempts(history: History) -> list[Attempt]:
     return list(by_id.values())
 
 
-# -- relands: the positives, from subjects alone --------------------------------------------------
+# -- relands: the positives, from messages alone (never from the diff) ------------------------------
 
 def subject_key(subject: str) -> str:
     """A subject as relands repeat it (`markers.reland_key`): `markers.normalise_subject`, then
@@ -593,6 +593,13 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
                                           landing.commit.subject)
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
+    # a revert of a revert said in the body only (golang/tools: "This reverts CL 682715. Second attempt.")
+    for index, landing in landings.items():
+        announced = [landing.commit, *(history.side.get(index, []) if landing.commit.is_merge else [])]
+        undone = [a for c in announced for a in retired_by.get(c.sha, ())]
+        if landing.reland is None and undone:
+            landing.reland = Reland("revert-of-revert", subject_key(undone[0].subject))
+            landing.reland_subject, landing.expected = landing.commit.subject, undone
 
 
 _PR_REF = re.compile(r"#\d+")

@@ -33,7 +33,7 @@ arbitrary input (NUL bytes, megabyte messages) stays linear.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from comind.harvest.trailers import parse_trailers
 
@@ -44,7 +44,7 @@ HEX = r"[0-9a-f]{7,40}"
 _QUOTES = {'"': '"', "“": "”"}
 
 _THIS_REVERTS = re.compile(
-    rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:this[ \t]+(?:commit[ \t]+)?reverts?|reverts)[ \t]+"
+    rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:this[ \t]+(?:(?:commit|cl|change|patch|pr)[ \t]+)?reverts?|reverts)[ \t]+"
     rf"(?:commit[ \t]*\n?[ \t]*)?(?:<?https?://[^\s]{{1,200}}?/commits?/)?(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -60,6 +60,8 @@ _GERRIT_CL = re.compile(
 )
 _GERRIT_SUBMISSION_BODY = re.compile(r"^Reverted changes: /q/submissionid:(\S+)", re.MULTILINE)
 _CONVENTIONAL = re.compile(r"(?P<type>[A-Za-z][\w-]{0,30})(?:\([^)\n]{0,100}\))?(?P<bang>!)?:[ \t]+")
+# Go's and Gerrit's package-path prefix: "go/packages: ", "cmd/go, cmd/link: ".
+_PATH_PREFIX = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:,[ \t]*[\w./-]+)*:[ \t]+")
 _REVERT_N = re.compile(r"revert\^(\d{1,4})[ \t]*", re.IGNORECASE)
 _REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
@@ -110,6 +112,7 @@ class RevertMarker:
     depth: int = 1              # revert nesting: Revert "Revert "x"" is 2, Reapply "x" is 2, Revert^3 is 3
     truncated: bool = False     # the quoted subject was cut (ends with "…"): resolved by its prefix
     described: str | None = None  # conventional / free-form: the reverted change as the subject describes it
+    scope: str | None = None    # the prefix before a quoted revert ("pkg/x: "), which the quote may leave out
 
 
 KINDS = (
@@ -299,27 +302,26 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
     if depth:
         return [_quoted_marker(depth, quoted, form, inner, text)]
 
-    conventional = _CONVENTIONAL.match(s)
-    rest = s
-    if conventional:
-        rest = s[conventional.end():]
-        if conventional.group("type").lower() == "revert":
-            description = rest.strip()
-            q, _ = _unquote(description)
-            pr = _pr_in(q) if q is not None else None
-            described = q
-            if q is None:
-                # "revert: fix(x): thing (#orig) (#self)": two trailing PR numbers, the inner one is the target
-                described, pr = _described(description)
-            sha = None
-            if q is None and (h := re.match(rf"(?:commit[ \t]+)?({HEX})\b", description, re.IGNORECASE)):
-                sha = h.group(1).lower()
-            return [RevertMarker("conventional-revert", sha, pr, None, q if q is not None else description,
-                                 False, text, needs_target=True, truncated=is_cut(described), described=described)]
-        # "docs: revert "…" (#N)", "fix: reverts #8278": the description carries the marker
+    prefix = _CONVENTIONAL.match(s) or _PATH_PREFIX.match(s)
+    rest = s[prefix.end():] if prefix else s
+    if prefix and prefix.re is _CONVENTIONAL and prefix.group("type").lower() == "revert":
+        description = rest.strip()
+        q, _ = _unquote(description)
+        pr = _pr_in(q) if q is not None else None
+        described = q
+        if q is None:
+            # "revert: fix(x): thing (#orig) (#self)": two trailing PR numbers, the inner one is the target
+            described, pr = _described(description)
+        sha = None
+        if q is None and (h := re.match(rf"(?:commit[ \t]+)?({HEX})\b", description, re.IGNORECASE)):
+            sha = h.group(1).lower()
+        return [RevertMarker("conventional-revert", sha, pr, None, q if q is not None else description,
+                             False, text, needs_target=True, truncated=is_cut(described), described=described)]
+    if prefix:
+        # 'docs: revert "…" (#N)', 'go/packages: revert "x"' (x without the prefix), "fix: reverts #8278"
         depth, quoted, form, inner = _nesting(rest)
         if depth:
-            return [_quoted_marker(depth, quoted, form, inner, text)]
+            return [replace(_quoted_marker(depth, quoted, form, inner, text), scope=s[:prefix.end()])]
 
     m = _REF_SUBJECT.match(rest)
     if m and (refs := _refs(m.group("refs"))):

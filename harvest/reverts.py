@@ -67,6 +67,10 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     if resolved is None:
         return  # not a revert after all (a code-area `revert:` prefix, or a quoted PR-branch revert)
     targets, candidates, reference = resolved
+    if targets and all(_made_attempts(ctx, t) for t in targets):
+        # a revert of a revert said in the body only ("This reverts CL 682715"): a reland
+        yield from _retracts(commit, [a for t in targets for a in _attempts_of(ctx, t)], "revert-of-revert", ctx)
+        return
     yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
 
 
@@ -156,8 +160,14 @@ def _candidates(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> lis
         prefix = cut_prefix(text)
         found = ctx.by_subject_prefix(prefix) if prefix else []
     else:
-        found = ctx.by_subject(text)
+        found = _by_quoted(ctx, m, text)
     return [s for s in found if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)]
+
+
+def _by_quoted(ctx: HarvestContext, m: RevertMarker, text: str) -> list[str]:
+    """Commits titled `text`; under a prefix (`go/packages: revert "x"`) first those titled with
+    it, since the quote often leaves the prefix out."""
+    return (ctx.by_subject(m.scope + text) if m.scope else []) or ctx.by_subject(text)
 
 
 def _depth(ctx: HarvestContext, sha: str) -> int:
@@ -299,10 +309,7 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
             break
     retired: list[str] = []
     if reverted is not None:
-        merged = ctx.commit(reverted)
-        reverts = (_branch_reverts(ctx, merged) if merged is not None and merged.is_merge else []) or [reverted]
-        retired = [attempt_id(ctx.repo_name, sha) for sha in reverts]
-        retired += [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
+        retired = _attempts_of(ctx, reverted)
     else:  # by the reverted subject: whole, else the prefix of a cut one
         quoted = next((m.quoted_subject for m in markers if m.is_reland and m.quoted_subject), None)
         retired = _named(ctx, quoted, cut=any(m.truncated for m in markers))
@@ -312,10 +319,30 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
     yield from _retracts(commit, retired, "revert-of-revert", ctx)
 
 
+def _attempts_of(ctx: HarvestContext, revert: str) -> list[str]:
+    """The attempts a revert made (those of its branch's reverts, for a merge that landed them)."""
+    merged = ctx.commit(revert)
+    reverts = (_branch_reverts(ctx, merged) if merged is not None and merged.is_merge else []) or [revert]
+    retired = [attempt_id(ctx.repo_name, sha) for sha in reverts]
+    return retired + [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
+
+
+def _made_attempts(ctx: HarvestContext, sha: str) -> bool:
+    """Whether the harvest made attempts from this commit: it reads as a revert whatever it resolves
+    to (an explicit marker, or a subject that starts with "revert")."""
+    c = ctx.commit(sha)
+    if c is None:
+        return False
+    markers = revert_markers(*full_subject(c.subject, c.body))
+    if c.is_merge:
+        markers = [m for m in markers if m.source == "subject"]
+    return any(not m.is_reland and (not m.needs_target or m.kind == "free-form") for m in markers)
+
+
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:
     """The commits a reland's quoted subject names, one revert less deep than the reland."""
     assert m.quoted_subject is not None
-    return [s for s in ctx.by_subject(m.quoted_subject)
+    return [s for s in _by_quoted(ctx, m, m.quoted_subject)
             if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)]
 
 

@@ -406,3 +406,19 @@ def test_a_one_word_subject_again_is_no_reland(cli, tmp_path: Path) -> None:  # 
     data = replay(cli, repo.path)
     assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["false_flags"] == 0
     assert [f["commit"] for f in data["flags"]] == [again]
+
+
+def test_a_revert_of_a_revert_said_only_in_the_body_is_a_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # golang/tools' "gopls/internal/settings: use gopls import source" / "This reverts CL 682715" form.
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    alpha = repo.commit("Add alpha client")
+    stream(repo, "early")
+    undone = revert(repo, alpha)
+    stream(repo, "middle")
+    repo.write("app/alpha.py", feature("alpha"))
+    again = repo.commit(f"Use the alpha client\n\nThis reverts commit {undone}. Second attempt.\n")
+    data = replay(cli, repo.path)
+    assert data["relands_by_form"] == {"revert-of-revert": 1}
+    assert data["relands_flagged"] == 1 and data["false_flags"] == 0
+    assert [f["commit"] for f in data["flags"]] == [again]

@@ -116,6 +116,20 @@ def test_github_pr_conventional_and_gerrit_forms(cli, gr: GitRepo) -> None:  # t
     assert summary["counts"]["reverts:attempt"] == 3
 
 
+def test_go_style_reverts_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # Go's own forms: the quote leaves the package prefix out, and "This CL reverts commit <short sha>".
+    tried_and_reverted(gr, "pkg/a.go", "func overlayFiles() []string {\n\treturn invalidOnes()\n}\n",
+                       "go/packages: handle invalid files in overlays",
+                       lambda sha: 'go/packages: revert "handle invalid files in overlays"\n\nBreaks loads.')
+    tried_and_reverted(gr, "pkg/b.go", "func removeBuildLines() {\n\tfixAll(plusBuild)\n}\n",
+                       "go/analysis/passes/buildtag: suggest fix to remove +build lines",
+                       lambda sha: f"buildtag: drop the fixer\n\nThis CL reverts commit {sha[:7]}, CL 694415.")
+    harvest(cli, gr)
+    attempts = {r["title"] for r in records(cli, gr) if r["kind"] == "attempt"}
+    assert attempts == {"go/packages: handle invalid files in overlays",
+                        "go/analysis/passes/buildtag: suggest fix to remove +build lines"}
+
+
 def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.branch("feature")
     gr.checkout("feature")
@@ -143,6 +157,20 @@ def test_reland_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[n
     assert summary["counts"]["reverts:reland"] == 1 and summary["commits"] == 1
     attempt = only(records(cli, gr), "attempt")
     assert attempt["status"] == "retracted" and "relanded in" in attempt["status_reason"]
+
+
+def test_a_revert_of_a_revert_said_in_the_body_only_is_a_reland(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # golang/tools: "gopls/internal/settings: use gopls import source" / "This reverts CL 682715 … Second attempt."
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    revert = gr.head()
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f"Use the permission cache\n\nThis reverts commit {revert}. Take 2.")
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:reland"] == 1 and summary["counts"]["reverts:attempt"] == 1
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "Cache permission checks in Redis" and attempt["status"] == "retracted"
 
 
 def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]

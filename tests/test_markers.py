@@ -125,6 +125,9 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
     ("Checkout the docs\n", []),
     ("Reverting redirect examples\n", [("free-form", None, None, False)]),
     ("net: fix leak\n\nThis reverts CL 12345.\n", [("gerrit-reverts-cl", None, None, False)]),
+    ('go/packages: revert "handle invalid files in overlays"\n', [("subject-revert-quoted", None, None, False)]),
+    ("buildtag: drop the fixer\n\nThis CL reverts commit 517957c, CL 694415, because it reports non-problems.\n",
+     [("this-reverts-commit", "517957c", None, False)]),
     ("Revert submission 1234-topic\n\nReverted changes: /q/submissionid:1234-topic\n",
      [("gerrit-revert-submission", None, None, False)]),
     ("Revertible tokens are now supported\n", []),
@@ -137,6 +140,13 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
 def test_forms(message: str, expected: list[tuple[str, str | None, int | None, bool]]) -> None:
     got = [(m.kind, m.sha, m.pr, m.is_reland) for m in markers_of(message)]
     assert got == expected
+
+
+def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
+    (m,) = markers_of('cmd/go, cmd/link: revert "shrink binaries"\n')
+    assert (m.quoted_subject, m.scope) == ("shrink binaries", "cmd/go, cmd/link: ")
+    (m,) = markers_of('Revert "shrink binaries"\n')
+    assert m.scope is None
 
 
 def test_conventional_and_free_form_need_a_target() -> None:
