@@ -26,6 +26,7 @@ from comind.errors import ComindError
 from comind.harvest.approach import Approach, FileChange
 from comind.harvest.context import HarvestContext, commit_time, dependency_anchors, fingerprint_json, first_line
 from comind.harvest.markers import (
+    MAX_DEPTH,
     RevertMarker,
     cut_prefix,
     full_subject,
@@ -327,16 +328,25 @@ def _attempts_of(ctx: HarvestContext, revert: str) -> list[str]:
     return retired + [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
 
 
-def _made_attempts(ctx: HarvestContext, sha: str) -> bool:
+def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     """Whether the harvest made attempts from this commit: it reads as a revert whatever it resolves
-    to (an explicit marker, or a subject that starts with "revert")."""
+    to (an explicit marker, or a subject that starts with "revert"), and not as a reland (a revert
+    of a revert, said in the subject or found by following its shas and numbers)."""
     c = ctx.commit(sha)
-    if c is None:
+    if c is None or depth > MAX_DEPTH:
         return False
     markers = revert_markers(*full_subject(c.subject, c.body))
     if c.is_merge:
         markers = [m for m in markers if m.source == "subject"]
-    return any(not m.is_reland and (not m.needs_target or m.kind == "free-form") for m in markers)
+    if any(m.is_reland for m in markers) or not any(not m.needs_target or m.kind == "free-form" for m in markers):
+        return False
+    for m in markers:
+        found = (resolve_prefix(ctx.repo, m.sha) if m.sha else ctx.by_cl(m.cl) if m.cl is not None
+                 else ctx.by_pr(m.pr) if m.pr is not None else [])
+        found = [s for s in found if s != sha]
+        if len(found) == 1 and _made_attempts(ctx, found[0], depth + 1):
+            return False
+    return True
 
 
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

@@ -171,6 +171,14 @@ def test_a_revert_of_a_revert_said_in_the_body_only_is_a_reland(cli, gr: GitRepo
     assert summary["counts"]["reverts:reland"] == 1 and summary["counts"]["reverts:attempt"] == 1
     attempt = only(records(cli, gr), "attempt")
     assert attempt["title"] == "Cache permission checks in Redis" and attempt["status"] == "retracted"
+    # reverting that reland, in the body only again, undoes a change: an attempt, not a second reland
+    reland = gr.head()
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f"Drop the permission cache again\n\nThis reverts commit {reland}.")
+    summary = harvest(cli, gr)
+    assert summary["counts"] == {"marker:this-reverts-commit": 1, "reverts:attempt": 1}
+    assert {r["title"] for r in records(cli, gr) if r["kind"] == "attempt" and r["status"] != "retracted"} == {
+        "Use the permission cache"}
 
 
 def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
