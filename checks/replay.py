@@ -235,7 +235,7 @@ def subject_key(subject: str) -> str:
 
 @dataclass(frozen=True)
 class Reland:
-    form: str  # reapply | revert-of-revert | reland | redo | restore | bring-back | add-back | re-add | again | …
+    form: str  # reapply | revert-of-revert | reland | redo | restore | bring-back | re-add | again | in-body | …
     relanded: str    # `subject_key` of what it re-applies ("" when unknown)
     named: bool = True  # False: "Redo x", "Restore x", "x again"… count only when x is a reverted subject
 
@@ -593,12 +593,13 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
                                           landing.commit.subject)
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
-    # a revert of a revert said in the body only (golang/tools: "This reverts CL 682715. Second attempt.")
+    # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
+    # CL 682715. Second attempt.") or a reland by reference (deno's "Reland of #33118")
     for index, landing in landings.items():
         announced = [landing.commit, *(history.side.get(index, []) if landing.commit.is_merge else [])]
         undone = [a for c in announced for a in retired_by.get(c.sha, ())]
         if landing.reland is None and undone:
-            landing.reland = Reland("revert-of-revert", subject_key(undone[0].subject))
+            landing.reland = Reland("in-body", subject_key(undone[0].subject))
             landing.reland_subject, landing.expected = landing.commit.subject, undone
 
 

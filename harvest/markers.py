@@ -523,6 +523,28 @@ def _all_quoted(text: str) -> bool:
     return bool(q) and (not rest.strip() or bool(_PR_TAIL.fullmatch(rest)))
 
 
+# A body line saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a",
+# "Reapply go.dev/cl/731503", "Re-applies https://github.com/o/r/pull/12".
+_RELAND_REF = re.compile(
+    r"^[ \t]*(?:[-*+][ \t]+)?(?:this[ \t]+(?:change[ \t]+|commit[ \t]+|pr[ \t]+|cl[ \t]+)?)?"
+    r"(?:re-?lands?|relanding|re-?appl(?:y|ies|ying))[ \t]*:?[ \t]+(?:of[ \t]+)?(?:commit[ \t]+)?"
+    r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
+    r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]+(?P<cl>\d{1,12})"
+    rf"|(?P<sha>{HEX}))\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def reland_references(body: str) -> list[tuple[str | None, int | None, int | None]]:
+    """(sha, PR number, CL number) of each change a body says it relands, in order."""
+    out = []
+    for m in _RELAND_REF.finditer(body):
+        pr, cl = m.group("pr") or m.group("pull"), m.group("golang") or m.group("cl")
+        out.append((m.group("sha").lower() if m.group("sha") else None, int(pr) if pr else None,
+                    int(cl) if cl else None))
+    return out
+
+
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
     x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x`` / ``Add back x``, ``Re-add x`` /

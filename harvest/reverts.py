@@ -31,6 +31,7 @@ from comind.harvest.markers import (
     cut_prefix,
     full_subject,
     reland_key,
+    reland_references,
     reland_subject,
     revert_depth,
     revert_markers,
@@ -56,7 +57,11 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
         ctx.count(f"marker:{m.kind}", commit.sha[:12])
     if not markers:
         if ctx.reverted:
-            yield from _relanded_by_subject(commit, subject, ctx)
+            retired = [] if commit.is_merge else _relanded_by_reference(commit, body, ctx)
+            if retired:
+                yield from _retracts(commit, retired, "reland-reference", ctx)
+            else:
+                yield from _relanded_by_subject(commit, subject, ctx)
         return
     if any(m.is_reland for m in markers):
         yield from _reland(commit, markers, ctx)
@@ -374,6 +379,23 @@ def _named(ctx: HarvestContext, subject: str | None, cut: bool = False, shortene
     if len(keys) != 1:
         return []
     return [e[0] for e in ctx.reverted[keys[0]] if said or len(e) < 3]
+
+
+def _relanded_by_reference(commit: CommitInfo, body: str, ctx: HarvestContext) -> list[str]:
+    """The attempts a body retires by naming what it relands (`Reland of #33158`, `This relands
+    0fdde844a`): those the named revert made, or, when it names the original change, those of its
+    reverts (by the original's subject)."""
+    retired: list[str] = []
+    for sha, pr, cl in reland_references(body):
+        found = resolve_prefix(ctx.repo, sha) if sha else ctx.by_cl(cl) if cl is not None else ctx.by_pr(pr or 0)
+        found = [s for s in found if s != commit.sha and _before(ctx, s, commit.sha)]
+        if len(found) != 1:
+            continue
+        if _made_attempts(ctx, found[0]):
+            retired += _attempts_of(ctx, found[0])
+        elif (original := ctx.commit(found[0])) is not None:
+            retired += _named(ctx, full_subject(original.subject, original.body)[0])
+    return retired
 
 
 def _relanded_by_subject(commit: CommitInfo, subject: str, ctx: HarvestContext) -> Iterator[Record]:

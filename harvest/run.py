@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 # Bump when what is harvested changes: the next harvest re-reads all. 2: "add back" relands; 3: back-outs,
 # "…, reverts #N", merges of a branch's revert, people left out of revert reasons; 4: Go's prefixed
-# 'pkg: revert "x"' and "This CL reverts commit <sha>".
+# 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
+# revert, "Reland of #N").
 HARVESTER_VERSION = "4"
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 2  # 2: reverted subjects are kept, for the relands that name or repeat them

@@ -408,7 +408,7 @@ def test_a_one_word_subject_again_is_no_reland(cli, tmp_path: Path) -> None:  # 
     assert [f["commit"] for f in data["flags"]] == [again]
 
 
-def test_a_revert_of_a_revert_said_only_in_the_body_is_a_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_relands_said_only_in_the_body_are_positives(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # golang/tools' "gopls/internal/settings: use gopls import source" / "This reverts CL 682715" form.
     repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
@@ -418,7 +418,13 @@ def test_a_revert_of_a_revert_said_only_in_the_body_is_a_reland(cli, tmp_path: P
     stream(repo, "middle")
     repo.write("app/alpha.py", feature("alpha"))
     again = repo.commit(f"Use the alpha client\n\nThis reverts commit {undone}. Second attempt.\n")
+    repo.write("app/beta.py", feature("beta"))
+    beta = repo.commit("Add beta client (#7)")
+    revert(repo, beta)
+    stream(repo, "late")
+    repo.write("app/beta.py", feature("beta"))
+    by_reference = repo.commit("Use the beta client everywhere\n\nReland of #7, with the timeout fixed.\n")
     data = replay(cli, repo.path)
-    assert data["relands_by_form"] == {"revert-of-revert": 1}
-    assert data["relands_flagged"] == 1 and data["false_flags"] == 0
-    assert [f["commit"] for f in data["flags"]] == [again]
+    assert data["relands_by_form"] == {"in-body": 2}
+    assert data["relands_flagged"] == 2 and data["false_flags"] == 0
+    assert [f["commit"] for f in data["flags"]] == [again, by_reference]

@@ -181,6 +181,24 @@ def test_a_revert_of_a_revert_said_in_the_body_only_is_a_reland(cli, gr: GitRepo
         "Use the permission cache"}
 
 
+def test_a_body_naming_what_it_relands_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # deno's "Reland of #33118" (the original) and golang's "This relands 0fdde844a" (here: the revert)
+    timers = "def timers_from_node():\n    return install_node_timers(globals())\n"
+    tried_and_reverted(gr, "app/a.py", timers, "feat: use Node.js timers by default (#33118)",
+                       lambda sha: f"Revert #33118\n\nThis reverts {sha}.")
+    gr.write("app/a.py", timers)
+    gr.commit("feat: Node.js timers and no global proxy (#33249)\n\nReland of #33118, with the proxy removed.")
+    gr.write("app/b.py", "def rename_application():\n    return Command.from_application(app)\n")
+    gr.commit("tool: rename Application to Command")
+    gr.git("revert", "--no-edit", "HEAD")
+    revert = gr.head()
+    gr.write("app/b.py", "def rename_application():\n    return Command.from_application(app)\n")
+    gr.commit(f"tool: rename Application to Command, fixed\n\nThis relands {revert[:9]}.")
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:attempt"] == 2 and summary["counts"]["relands:reland-reference"] == 2
+    assert {r["status"] for r in records(cli, gr) if r["kind"] == "attempt"} == {"retracted"}
+
+
 def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/revert.py", "def revert_transaction(tx):\n    return tx.rollback(keep_audit_log=True)\n")
     gr.commit("revert: keep the audit log when rolling back")  # a code area called revert

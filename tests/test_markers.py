@@ -15,6 +15,7 @@ from comind.harvest.markers import (
     full_subject,
     normalise_subject,
     reland_key,
+    reland_references,
     reland_subject,
     revert_depth,
     revert_markers,
@@ -149,6 +150,19 @@ def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
     assert m.scope is None
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("Reland of #33158, with the flaky test fixed.", [(None, 33158, None)]),
+    ("This relands 0fdde844a.\n\nIt was reverted for a test failure.", [("0fdde844a", None, None)]),
+    ("Reapply go.dev/cl/731503", [(None, None, 731503)]),
+    ("This CL reapplies CL 12345 and https://github.com/o/r/pull/9", [(None, None, 12345)]),
+    ("  - Re-applies https://github.com/o/r/pull/9", [(None, 9, None)]),
+    ("Relands `module.registerHooks()`", []),
+    ("We reland it later; see #12.", []),
+])
+def test_reland_references(body: str, expected: list[tuple[str | None, int | None, int | None]]) -> None:
+    assert reland_references(body) == expected
+
+
 def test_conventional_and_free_form_need_a_target() -> None:
     (m,) = markers_of("revert: handle nested revert commands in the CLI\n")
     assert m.kind == "conventional-revert" and m.needs_target and m.sha is None and m.pr is None
@@ -222,6 +236,8 @@ def test_fuzz_never_raises(subject: str, body: str) -> None:
             "body-revert-quoted"}
     revert_reason(subject, body)
     normalise_subject(subject)
+    for sha, pr, cl in reland_references(body):
+        assert sum(x is not None for x in (sha, pr, cl)) == 1
 
 
 @pytest.mark.parametrize("payload", [
@@ -233,9 +249,12 @@ def test_fuzz_never_raises(subject: str, body: str) -> None:
     "\x00" * 1_000_000,
     "Reverts " + " " * 1_000_000 + "#1",
     ("(#1) " * 200_000),
+    "a/" * 500_000 + ': revert "x"',
+    "Reland of " * 100_000,
 ])
 def test_pathological_megabyte_inputs_complete(payload: str) -> None:
     revert_markers(payload, payload)
+    reland_references(payload)
     revert_reason(payload, payload)
     normalise_subject(payload)
 
