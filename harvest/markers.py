@@ -67,9 +67,12 @@ _REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "�
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 # Mercurial's and Mozilla's word for a revert: "Back out #850", "Backed out changeset 0b5d1d9c4b4f (bug 1)".
 _BACK_OUT = r"back(?:ed|s|ing)?[ \t-]?out"
-_REF = rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
+# Gerrit's change numbers as Go writes them: "CL 40403", "go.dev/cl/731503"
+_CL = r"(?:cl[ \t]+|(?:https?://)?(?:go\.dev|golang\.org)/cl/)"
+_REF = (rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_CL}\d{{1,12}}\b"
+        rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)")
 _REF_SUBJECT = re.compile(
-    rf"(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+"
+    rf"(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+(?:of[ \t]+)?"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
@@ -79,8 +82,8 @@ _INLINE_REF = re.compile(
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
-_ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})",
-                      re.IGNORECASE)
+_ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})"
+                      rf"|{_CL}(\d+)", re.IGNORECASE)
 _FREE_FORM = re.compile(rf"(?:partial(?:ly)?[ \t]+)?(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b",
                         re.IGNORECASE)
 _PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
@@ -122,7 +125,7 @@ KINDS = (
     "github-reverts-pr",        # body: Reverts owner/repo#N, Reverts #N
     "gerrit-reverts-cl",        # body: This reverts CL N
     "gerrit-revert-submission",  # subject: Revert submission <id>
-    "subject-revert-ref",       # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>], Back out #N
+    "subject-revert-ref",       # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>], revert CL N, Back out #N
     "inline-revert-ref",        # subject: "fix: x, reverts #N", "(reverts #N)", "…, and revert <sha>"  (needs_target)
     "conventional-revert",      # subject: revert(scope)!: <description>   (needs_target)
     "free-form",                # subject starting with revert/reverting/reverted/re-revert  (needs_target)
@@ -325,7 +328,7 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
 
     m = _REF_SUBJECT.match(rest)
     if m and (refs := _refs(m.group("refs"))):
-        return [RevertMarker("subject-revert-ref", sha, pr, None, None, False, text) for sha, pr in refs]
+        return [RevertMarker("subject-revert-ref", sha, pr, cl, None, False, text) for sha, pr, cl in refs]
     if (f := _FREE_FORM.match(rest)) is not None:
         described, pr = _described(rest[f.end():])
         if described.lower().startswith("back to ") or described.lower().startswith("to "):
@@ -333,15 +336,16 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
         return [RevertMarker("free-form", None, pr, None, None, False, text, needs_target=True,
                              truncated=is_cut(described), described=described or None)]
     if (m := _INLINE_REF.search(rest)) is not None:
-        return [RevertMarker("inline-revert-ref", sha, pr, None, None, False, text, needs_target=True)
-                for sha, pr in _refs(m.group("refs"))]
+        return [RevertMarker("inline-revert-ref", sha, pr, cl, None, False, text, needs_target=True)
+                for sha, pr, cl in _refs(m.group("refs"))]
     return []
 
 
-def _refs(text: str) -> list[tuple[str | None, int | None]]:
-    """(sha, PR number) of each reference in a list of them (`#12 and #13`, `8e6e47af, c121b98c`)."""
-    return [(r.group(3).lower(), None) if r.group(3) else (None, int(r.group(1) or r.group(2)))
-            for r in _ONE_REF.finditer(text)]
+def _refs(text: str) -> list[tuple[str | None, int | None, int | None]]:
+    """(sha, PR number, CL number) of each reference in a list of them (`#12 and #13`, `8e6e47af,
+    c121b98c`, `CL 40403`)."""
+    return [(r.group(3).lower(), None, None) if r.group(3) else (None, None, int(r.group(4))) if r.group(4)
+            else (None, int(r.group(1) or r.group(2)), None) for r in _ONE_REF.finditer(text)]
 
 
 _BODY_REVERT = re.compile(r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?P<line>Revert[ \t]+[\"“][^\n]*)",

@@ -124,10 +124,20 @@ def test_go_style_reverts_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-
     tried_and_reverted(gr, "pkg/b.go", "func removeBuildLines() {\n\tfixAll(plusBuild)\n}\n",
                        "go/analysis/passes/buildtag: suggest fix to remove +build lines",
                        lambda sha: f"buildtag: drop the fixer\n\nThis CL reverts commit {sha[:7]}, CL 694415.")
+    gerrit = "\n\nReviewed-on: https://go-review.googlesource.com/c/tools/+/731503\n"
+    tried_and_reverted(gr, "pkg/c.go", "func deleteSDK() {\n\tremoveAll(internalMCP)\n}\n",
+                       "internal/mcp: delete internal mcp sdk" + gerrit,
+                       lambda sha: "internal/mcp: partial revert of go.dev/cl/731503")
     harvest(cli, gr)
-    attempts = {r["title"] for r in records(cli, gr) if r["kind"] == "attempt"}
-    assert attempts == {"go/packages: handle invalid files in overlays",
-                        "go/analysis/passes/buildtag: suggest fix to remove +build lines"}
+    attempts = {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
+    assert set(attempts) == {"go/packages: handle invalid files in overlays",
+                             "go/analysis/passes/buildtag: suggest fix to remove +build lines",
+                             "internal/mcp: delete internal mcp sdk"}
+    gr.write("pkg/c.go", "func deleteSDK() {\n\tremoveAll(internalMCP)\n}\n")
+    gr.commit("internal/mcp: delete internal mcp sdk\n\nReapply go.dev/cl/731503")
+    harvest(cli, gr)
+    sdk = next(r for r in records(cli, gr) if r["title"] == "internal/mcp: delete internal mcp sdk")
+    assert sdk["status"] == "retracted"
 
 
 def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]

@@ -143,6 +143,13 @@ def test_forms(message: str, expected: list[tuple[str, str | None, int | None, b
     assert got == expected
 
 
+def test_go_change_numbers_are_references() -> None:
+    (m,) = markers_of("cmd/stringer: revert CL 40403\n")
+    assert (m.kind, m.cl, m.needs_target) == ("subject-revert-ref", 40403, False)
+    (m,) = markers_of("internal/mcp: partial revert of go.dev/cl/731503\n")
+    assert (m.kind, m.cl) == ("subject-revert-ref", 731503)
+
+
 def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
     (m,) = markers_of('cmd/go, cmd/link: revert "shrink binaries"\n')
     assert (m.quoted_subject, m.scope) == ("shrink binaries", "cmd/go, cmd/link: ")
