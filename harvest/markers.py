@@ -527,15 +527,15 @@ def _all_quoted(text: str) -> bool:
     return bool(q) and (not rest.strip() or bool(_PR_TAIL.fullmatch(rest)))
 
 
-# A body line saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a",
-# "Reapply go.dev/cl/731503", "Re-applies https://github.com/o/r/pull/12".
+# A body saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a", "Reapply
+# go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383".
 _RELAND_REF = re.compile(
-    r"^[ \t]*(?:[-*+][ \t]+)?(?:this[ \t]+(?:change[ \t]+|commit[ \t]+|pr[ \t]+|cl[ \t]+)?)?"
-    r"(?:re-?lands?|relanding|re-?appl(?:y|ies|ying))[ \t]*:?[ \t]+(?:of[ \t]+)?(?:commit[ \t]+)?"
+    r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back)[ \t]*:?[ \t]+"
+    r"(?:of[ \t]+)?(?:commit[ \t]+)?"
     r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
     r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]+(?P<cl>\d{1,12})"
     rf"|(?P<sha>{HEX}))\b",
-    re.IGNORECASE | re.MULTILINE,
+    re.IGNORECASE,
 )
 
 

@@ -163,7 +163,10 @@ def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
     ("Reapply go.dev/cl/731503", [(None, None, 731503)]),
     ("This CL reapplies CL 12345 and https://github.com/o/r/pull/9", [(None, None, 12345)]),
     ("  - Re-applies https://github.com/o/r/pull/9", [(None, 9, None)]),
+    ("Brings back commit 1a2e7741c334.", [("1a2e7741c334", None, None)]),
+    ("This PR resets the revert made by #16610, bringing back #16383\nwhich fixes --watch.", [(None, 16383, None)]),
     ("Relands `module.registerHooks()`", []),
+    ("Bring back the old flag; see #12.", []),
     ("We reland it later; see #12.", []),
 ])
 def test_reland_references(body: str, expected: list[tuple[str | None, int | None, int | None]]) -> None:
