@@ -528,10 +528,10 @@ def _all_quoted(text: str) -> bool:
 
 
 # A body saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a", "Reapply
-# go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383".
+# go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383", "Re-attempt at #21284".
 _RELAND_REF = re.compile(
-    r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back)[ \t]*:?[ \t]+"
-    r"(?:of[ \t]+)?(?:commit[ \t]+)?"
+    r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back|re-?attempt)[ \t]*:?[ \t]+"
+    r"(?:(?:of|at)[ \t]+)?(?:commit[ \t]+)?"
     r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
     r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]+(?P<cl>\d{1,12})"
     rf"|(?P<sha>{HEX}))\b",

@@ -165,6 +165,7 @@ def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
     ("  - Re-applies https://github.com/o/r/pull/9", [(None, 9, None)]),
     ("Brings back commit 1a2e7741c334.", [("1a2e7741c334", None, None)]),
     ("This PR resets the revert made by #16610, bringing back #16383\nwhich fixes --watch.", [(None, 16383, None)]),
+    ("Re-attempt at #21284. I was more thorough this time.", [(None, 21284, None)]),
     ("Relands `module.registerHooks()`", []),
     ("Bring back the old flag; see #12.", []),
     ("We reland it later; see #12.", []),
