@@ -7,8 +7,9 @@ the text claims and how strong the claim is:
 
 * explicit forms (``This reverts commit <sha>``, ``Revert "<subject>"``, ``Reapply "…"``,
   ``Revert^N "…"``, ``Reverts owner/repo#N``, ``This reverts CL N``, ``Revert #N``,
-  ``revert <sha>``, and Mercurial's ``Back out #N`` / ``Backed out changeset <sha>``) have
-  ``needs_target=False``;
+  ``revert <sha>``, Go's ``revert CL N`` and ``pkg/path: revert "<subject>"`` (the quote
+  often without the prefix, kept apart as ``scope``), and Mercurial's ``Back out #N`` /
+  ``Backed out changeset <sha>``) have ``needs_target=False``;
 * ``revert(scope)!: …`` (Conventional Commits), free-form subjects that merely start with
   "revert" or "back out", and subjects that say a change also reverts one (``fix: x, reverts #N``,
   ``(reverts #N)``, ``…, and revert <sha>``) have ``needs_target=True``: they count only when the
@@ -23,9 +24,12 @@ subject that is itself a revert (``Revert various PRs (#14339)`` listing what it
 Cut titles: GitHub ends a long title with ``…`` and starts the body with ``…`` and the rest
 (``full_subject`` joins them); a quoted subject that stays cut is marked ``truncated`` and
 resolved by its prefix (``cut_prefix``). Relands announced in words rather than by a revert of
-a revert are read by ``reland_subject``; ``reland_key`` is the subject key both sides compare.
+a revert are read by ``reland_subject`` (the subject) and ``reland_references`` (a body naming
+what it relands: ``Reland of #N``, ``This relands <sha>``); ``reland_key`` is the subject key
+both sides compare.
 
-All patterns are line-anchored without nested quantifiers, the subject is examined within a
+All patterns are line-anchored (or, for ``reland_references``, start at a word) without nested
+quantifiers, the subject is examined within a
 fixed budget, and a nested ``Revert "Revert "…""`` is unwrapped at most ``MAX_DEPTH`` times, so
 arbitrary input (NUL bytes, megabyte messages) stays linear.
 """

@@ -12,10 +12,12 @@ merge or squash body whose target is not on the default branch, and the same rev
 (only the commit that carries it as its subject or unindented body counts).
 
 A reland retires the attempts it re-applies (a `retracts` relation): a revert of the revert
-(`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`), a `Reland x` / `Re-land x` / `Redo x` /
-`Restore x` / `Re-add x` / `x again` subject naming a reverted subject, or a commit whose subject
-is a reverted commit's again after the revert (when that subject was not a common one). The
-reverted subjects are kept in `HarvestContext.reverted`, across incremental harvests.
+(`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`, or a body-only `This reverts CL N` whose CL
+made attempts and was no reland itself), a body naming what it relands (`Reland of #N`, `This
+relands <sha>`), a `Reland x` / `Re-land x` / `Redo x` / `Restore x` / `Re-add x` / `x again`
+subject naming a reverted subject, or a commit whose subject is a reverted commit's again after
+the revert (when that subject was not a common one). The reverted subjects are kept in
+`HarvestContext.reverted`, across incremental harvests.
 """
 
 from __future__ import annotations
