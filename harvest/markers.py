@@ -29,9 +29,9 @@ what it relands: ``Reland of #N``, ``This relands <sha>``); ``reland_key`` is th
 both sides compare.
 
 All patterns are line-anchored (or, for ``reland_references``, start at a word) without nested
-quantifiers, the subject is examined within a
-fixed budget, and a nested ``Revert "Revert "…""`` is unwrapped at most ``MAX_DEPTH`` times, so
-arbitrary input (NUL bytes, megabyte messages) stays linear.
+quantifiers, the subject is examined within a fixed budget, and a nested ``Revert "Revert "…""``
+is unwrapped at most ``MAX_DEPTH`` times, so arbitrary input (NUL bytes, megabyte messages) stays
+linear.
 """
 
 from __future__ import annotations
