@@ -349,6 +349,18 @@ class ReplayResult:
     def false_flags_per_1000(self) -> float:
         return 1000 * self.false_flags / self.ordinary if self.ordinary else 0.0
 
+    def by_subject(self) -> dict[str, Any]:
+        """The figures with positives read from subjects alone, as the issue that asked for the
+        replay defines them: relands said in the body only (form `in-body`) count as ordinary commits."""
+        body = [r for r in self.relands if r.reland is not None and r.reland.form == "in-body"]
+        relands = [r for r in self.relands if r not in body]
+        flagged = sum(1 for r in relands if r.hits)
+        false = self.false_flags + sum(1 for r in body if r.hits)
+        ordinary = self.ordinary + len(body)
+        return {"relands": len(relands), "relands_flagged": flagged,
+                "recall": round(flagged / len(relands), 4) if relands else None,
+                "false_flags": false, "false_flags_per_1000": round(1000 * false / ordinary, 3) if ordinary else 0.0}
+
     def to_json(self) -> dict[str, Any]:
         recall = self.recall
         return {
@@ -364,6 +376,7 @@ class ReplayResult:
             "relands_of_nothing_reverted": [_landing_json(r) | {"announced": r.reland_subject}
                                             for r in self.not_relands],
             "false_flags": self.false_flags, "false_flags_per_1000": round(self.false_flags_per_1000, 3),
+            "by_subject": self.by_subject(),
             "flags": [_landing_json(f) for f in self.flagged],
             "missed": [_landing_json(r) for r in self.relands if not r.hits],
             "diffs_computed": self.diffs, "patches_read_with": self.patches_from,

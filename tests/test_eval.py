@@ -428,3 +428,8 @@ def test_relands_said_only_in_the_body_are_positives(cli, tmp_path: Path) -> Non
     assert data["relands_by_form"] == {"in-body": 2}
     assert data["relands_flagged"] == 2 and data["false_flags"] == 0
     assert [f["commit"] for f in data["flags"]] == [again, by_reference]
+    # the subject-only reading counts them as ordinary commits, flagged: false flags
+    assert data["by_subject"] == {"relands": 0, "relands_flagged": 0, "recall": None, "false_flags": 2,
+                                  "false_flags_per_1000": round(2000 / (data["ordinary_commits"] + 2), 3)}
+    text = cli(repo.path, "eval", "replay").out
+    assert "by subject alone (relands said in the body only count as ordinary): 0 relands, recall -, 2 false" in text

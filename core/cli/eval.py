@@ -80,6 +80,12 @@ def run_replay(args: argparse.Namespace) -> int:
     print(f"relands: {data['relands']} found, {data['relands_flagged']} flagged, recall {recall}")
     print(f"ordinary commits: {data['ordinary_commits']}, false flags: {data['false_flags']} "
           f"({data['false_flags_per_1000']:.2f} per 1,000)")
+    subject = data["by_subject"]
+    if subject["relands"] != data["relands"]:
+        sub_recall = "-" if subject["recall"] is None else f"{subject['recall']:.2f}"
+        print(f"  by subject alone (relands said in the body only count as ordinary): {subject['relands']} relands, "
+              f"recall {sub_recall}, {subject['false_flags']} false flags "
+              f"({subject['false_flags_per_1000']:.2f} per 1,000)")
     if "audit" in data:
         a = data["audit"]
         print(f"audited ({a['file']}): of {a['flags']} flags on ordinary commits, {a['re_proposals']} bring a "
