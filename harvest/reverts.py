@@ -22,6 +22,7 @@ the revert (when that subject was not a common one). The reverted subjects are k
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from comind.errors import ComindError
@@ -43,6 +44,7 @@ from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
 
 NAME = "reverts"
+_SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
 
 
 def attempt_id(repo: str, revert_sha: str, target: str | None = None) -> str:
@@ -116,9 +118,11 @@ def _resolve(commit: CommitInfo, markers: list[RevertMarker],
     Markers are read by family (shas, then numbers, then subjects): the first family that resolves
     gives every target it resolves, so a revert of three commits is three attempts, while the
     subject and the sha of one `git revert` name one."""
-    # A squash body lists the PR's own commits, indented: such markers are real only when their
-    # target is on the default branch.
-    quoted_only = all(m.source == "body" and m.indented for m in markers)
+    # A squash body lists the PR's own commits as `* subject` bullets, their bodies after them,
+    # indented or not (GitHub does not): such markers are real only when their target is on the
+    # default branch (`* Revert "install httpcore from the git"` / `This reverts commit 1813c6a.`).
+    squash = _SQUASH_BULLET.search(commit.body) is not None
+    quoted_only = all(m.source == "body" and (m.indented or squash) for m in markers)
     ambiguous: tuple[int, str] | None = None
     for family in (0, 1, 2):
         targets: list[str] = []
