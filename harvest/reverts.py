@@ -146,6 +146,12 @@ def _resolve(commit: CommitInfo, markers: list[RevertMarker],
     if quoted_only or all(m.needs_target and m.kind != "free-form" for m in markers):
         ctx.skip("revert-like-without-target", commit.sha[:12])
         return None
+    if all(m.source == "body" for m in markers):
+        # The subject says nothing of reverting and the body names a commit this history lacks: a
+        # revert quoted from elsewhere (a long PR body), not this commit's purpose; its whole diff
+        # turned around would make a dead end of the change itself (cargo's artifact dependencies).
+        ctx.skip("body-revert-of-a-commit-not-here", f"{commit.sha[:12]} {commit.subject[:60]}")
+        return None
     # an explicit marker, or a subject that starts with "Revert": a revert whose target is unknown
     ctx.count("reverts:unresolved", f"{commit.sha[:12]} {markers[0].text[:60]}")
     return [], 0, markers[0].text

@@ -233,6 +233,21 @@ def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     assert summary["skipped"].get("revert-like-without-target", 0) >= 2
 
 
+def test_a_body_reverting_a_commit_this_history_lacks_is_no_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # cargo's "test: migrate testsuite message_format to snapbox" / "This reverts commit 2fbba53…" (a
+    # commit of its branch): the subject says nothing of reverting, the body names a commit not here
+    gr.write("tests/fmt.rs", "fn message_format_snapbox() {\n    assert_e2e().eq(stdout, str![[\"ok\"]]);\n}\n")
+    gr.commit("test: migrate message_format to snapbox\n\nThis reverts commit 2fbba5300c94237960540e176cdc9b0c829d.")
+    summary = harvest(cli, gr)
+    assert [r for r in records(cli, gr) if r["kind"] == "attempt"] == []
+    assert summary["skipped"] == {"body-revert-of-a-commit-not-here": 1}
+    # said in the subject, the same unresolved revert is an attempt (at T1)
+    gr.write("tests/fmt.rs", "")
+    gr.commit("Revert the snapbox migration\n\nThis reverts commit 3fbba5300c94237960540e176cdc9b0c829d0022.")
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["trust"] == 1
+
+
 def test_a_backed_out_pull_request_becomes_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis (#850)")
