@@ -1,6 +1,6 @@
 """Ledger benchmarks: compaction, log, search and show at several sizes, local and on S3.
 
-    python benchmarks/bench_ledger.py [--sizes 1000,10000] [--s3-sizes 1000,10000] [--no-s3]
+    python benchmarks/bench_ledger.py [--sizes 1000,10000] [--s3-sizes 1000,10000] [--no-s3] [--s3-latency MS]
 
 Each figure is the best of a few runs (compactions: one run each, they change the store); every timed
 step is what a user runs. Records are written straight into the store (not through the CLI), the same
@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -74,21 +75,60 @@ server.stop()
 """
 
 
-class Moto:
-    """A moto S3 server in its own process (so that it does not share the benchmark's GIL)."""
+class LatencyProxy:
+    """A TCP proxy in front of moto that holds every chunk sent to the server for `delay` seconds: the
+    round trip of a real network, which a server on 127.0.0.1 does not have (requests sent at once
+    wait once, requests sent one after another wait each time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int, delay: float) -> None:
+        import asyncio
+        import threading
+
+        self.target, self.delay = port, delay
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        server = asyncio.run_coroutine_threadsafe(asyncio.start_server(self._serve, "127.0.0.1", 0), self.loop).result()
+        self.port = int(server.sockets[0].getsockname()[1])
+
+    async def _serve(self, reader: Any, writer: Any) -> None:
+        import asyncio
+
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target)
+
+        async def pipe(source: Any, sink: Any, delay: float) -> None:
+            try:
+                while data := await source.read(65536):
+                    if delay:
+                        await asyncio.sleep(delay)
+                    sink.write(data)
+                    await sink.drain()
+            finally:
+                sink.close()
+
+        await asyncio.gather(pipe(reader, upstream_writer, self.delay), pipe(upstream_reader, writer, 0),
+                             return_exceptions=True)
+
+
+class Moto:
+    """A moto S3 server in its own process (so that it does not share the benchmark's GIL); with
+    `latency_ms`, reached through a `LatencyProxy`."""
+
+    def __init__(self, latency_ms: float = 0) -> None:
         self.process = subprocess.Popen([sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True)
         assert self.process.stdout is not None
-        self.endpoint = f"http://127.0.0.1:{int(self.process.stdout.readline())}"
+        port = int(self.process.stdout.readline())
+        self.seed_endpoint = f"http://127.0.0.1:{port}"  # buckets are made without the latency
+        if latency_ms:
+            port = LatencyProxy(port, latency_ms / 1000).port
+        self.endpoint = f"http://127.0.0.1:{port}"
         os.environ.update({"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_REGION": "us-east-1",
                            "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true"})
 
     def bucket(self, name: str) -> str:
         import boto3
 
-        boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1", aws_access_key_id="x",
+        boto3.client("s3", endpoint_url=self.seed_endpoint, region_name="us-east-1", aws_access_key_id="x",
                      aws_secret_access_key="x").create_bucket(Bucket=name)
         return f"s3://{name}"
 
@@ -129,8 +169,8 @@ class Moto:
 
 
 @contextmanager
-def s3_server() -> Iterator[Moto]:
-    moto = Moto()
+def s3_server(latency_ms: float = 0) -> Iterator[Moto]:
+    moto = Moto(latency_ms)
     try:
         yield moto
     finally:
@@ -166,12 +206,14 @@ print(time.perf_counter() - start)
 """
 
 
-def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: list[int] | None = None) -> list[Row]:
+def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: list[int] | None = None,
+             s3_latency_ms: float = 0) -> list[Row]:
     from comind.store import Store
 
     rows: dict[str, list[Row]] = {"local": [], "s3": []}  # local rows first, as the table always had them
     s3_sizes = sizes if s3_sizes is None else s3_sizes
-    with tempfile.TemporaryDirectory() as tmp, (s3_server() if use_s3 else _nothing()) as moto:
+    server = f"moto server, {s3_latency_ms:g} ms added to each request" if s3_latency_ms else "moto server"
+    with tempfile.TemporaryDirectory() as tmp, (s3_server(s3_latency_ms) if use_s3 else _nothing()) as moto:
         for n in sorted(set(sizes) | (set(s3_sizes) if moto else set())):
             start = time.perf_counter()
             records = make_records(n)
@@ -204,7 +246,7 @@ def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: l
                 done = run_timed([sys.executable, "-c", COMPACT, url], env=cli_env())
                 rows[where].append(Row(f"compact 1,000 new onto {n:,} ({where})", float(done.stdout),
                                        rss=done.rss, area="ledger", target="< 1 s",
-                                       note="moto server" if where == "s3" else ""))
+                                       note=server if where == "s3" else ""))
                 cli_time(repo, "log", "--json", store=url)()  # cold: fills the view
                 for label, args, target in (("log --json", ("log", "--json"), ""),
                                             ("search", ("search", "redis", "session"), ""),
@@ -212,7 +254,8 @@ def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: l
                     wall, rss = best_timed(cli_time(repo, *args, store=url), repeat)
                     rows[where].append(Row(f"{label}, {n:,} records, warm ({where})", wall, rss=rss,
                                            area="ledger", target=target if where == "local" else "",
-                                           note="wall incl. interpreter start"))
+                                           note="wall incl. interpreter start" + (
+                                               f"; {server}" if where == "s3" and s3_latency_ms else "")))
                 print(f"[ledger] {n:,} records ({where}): done", file=sys.stderr, flush=True)
     return rows["local"] + rows["s3"]
 
@@ -227,9 +270,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--s3-sizes", help="sizes on S3 (default: --sizes)")
     parser.add_argument("--no-s3", action="store_true")
+    parser.add_argument("--s3-latency", type=float, default=0, metavar="MS",
+                        help="hold each request to moto this long, as a network would (default: 0)")
     args = parser.parse_args()
     s3_sizes = [int(s) for s in args.s3_sizes.split(",")] if args.s3_sizes else None
-    rows = measures([int(s) for s in args.sizes.split(",")], not args.no_s3, s3_sizes=s3_sizes)
+    rows = measures([int(s) for s in args.sizes.split(",")], not args.no_s3, s3_sizes=s3_sizes,
+                    s3_latency_ms=args.s3_latency)
     rows.append(Row("peak RSS of the benchmark process", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                     unit="MiB"))
     print_table("ledger", rows)
