@@ -158,9 +158,9 @@ class Ledger:
         """One source. On an object store whose snapshot has a journal position, only the journal entries
         after the last one seen are read (nothing changed: three LISTs, no GET); otherwise, and when `full`,
         the inbox is listed and compared with what the view holds."""
-        erased = store.erased_ids()
-        snapshot = store.snapshot_name() if use_snapshot else None
         watermark = self._meta(f"journal:{name}")
+        erased, newest, listing = store.listings(watermark if use_snapshot and not full else None)
+        snapshot = newest if use_snapshot else None
         journal_path = (store.journaled and not full and snapshot is not None
                         and snapshot_journal(snapshot) is not None)
         tail = store.journal_tail() if store.journaled and not journal_path else None  # before listing the inbox
@@ -193,7 +193,7 @@ class Ledger:
         if journal_path:
             assert snapshot is not None
             after = max(watermark or "", snapshot_journal(snapshot) or "")
-            last, journaled = store.journal_entries(after)
+            last, journaled = store.journal_entries(after, listing)
             candidates = set(new_snapshot_keys).union(journaled)
             removed = self._keys_of(name, erased)
             added = sorted(k for k in candidates - self._seen(name, candidates) if k[:36] not in erased)

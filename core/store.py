@@ -429,14 +429,27 @@ class Store:
                 with_records.append(key.removeprefix(JOURNAL).removesuffix(RECORDS))
         return sorted(entries), sorted(with_records)
 
-    def journal_entries(self, after: str) -> tuple[str, list[str]]:
-        """(last entry read, the keys of every entry after `after`).
+    def journal_entries(self, after: str, listing: tuple[list[str], list[str]] | None = None
+                        ) -> tuple[str, list[str]]:
+        """(last entry read, the keys of every entry after `after`); `listing`: one of `listings`'s,
+        made from `after` or before it (else the journal is listed here).
 
         The bytes their records objects carried are kept for the next `read_many` only, which then GETs
         from the inbox just the keys they lacked.
         """
-        last, keys, self._inline = self._read_journal(after)
+        last, keys, self._inline = self._read_journal(after, listing)
         return last, keys
+
+    def listings(self, journal_after: str | None = None
+                 ) -> tuple[set[str], str | None, tuple[list[str], list[str]] | None]:
+        """(erased ids, the newest snapshot's name, the journal listed after `journal_after` — None when
+        that is None or the store keeps no journal). On an object store the three LISTs are sent at once:
+        a sync with nothing new waits for one round trip, not three."""
+        jobs: list[Any] = [self.erased_ids, self.snapshot_name]
+        if journal_after is not None and self.journaled:
+            jobs.append(lambda: self._list_journal(journal_after))
+        found = self._map(lambda job: job(), jobs, few=True)
+        return found[0], found[1], found[2] if len(found) > 2 else None
 
     def _read_journal(self, after: str, listing: tuple[list[str], list[str]] | None = None,
                       ) -> tuple[str, list[str], dict[str, bytes]]:
