@@ -60,12 +60,12 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     for m in markers:
         ctx.count(f"marker:{m.kind}", commit.sha[:12])
     if not markers:
-        if ctx.reverted:
-            retired = [] if commit.is_merge else _relanded_by_reference(commit, body, ctx)
+        if ctx.reverted:  # a reland said in words: the subject's first, else a body naming what it relands
+            form, retired = _relanded_by_subject(subject, ctx)
+            if not retired and not commit.is_merge:
+                form, retired = "reland-reference", _relanded_by_reference(commit, body, ctx)
             if retired:
-                yield from _retracts(commit, retired, "reland-reference", ctx)
-            else:
-                yield from _relanded_by_subject(commit, subject, ctx)
+                yield from _retracts(commit, retired, form, ctx)
         return
     if any(m.is_reland for m in markers):
         yield from _reland(commit, markers, ctx)
@@ -410,16 +410,13 @@ def _relanded_by_reference(commit: CommitInfo, body: str, ctx: HarvestContext) -
     return retired
 
 
-def _relanded_by_subject(commit: CommitInfo, subject: str, ctx: HarvestContext) -> Iterator[Record]:
-    """`Reland x`, `Redo "x"`, `x again`, or x itself after x was reverted: the attempt is retired."""
+def _relanded_by_subject(subject: str, ctx: HarvestContext) -> tuple[str, list[str]]:
+    """(form, the attempts retired) of `Reland x`, `Redo "x"`, `x again`, or x itself after x was reverted."""
     said = reland_subject(subject)
     if said is not None:
         form, text, _named_it = said
-        retired = _named(ctx, text, cut=bool(cut_prefix(text)), shortened=form == "again")
-    else:
-        form, retired = "same-subject", _named(ctx, subject, said=False)
-    if retired:
-        yield from _retracts(commit, retired, form, ctx)
+        return form, _named(ctx, text, cut=bool(cut_prefix(text)), shortened=form == "again")
+    return "same-subject", _named(ctx, subject, said=False)
 
 
 def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestContext) -> Iterator[Record]:
