@@ -52,11 +52,16 @@ def attempt_id(repo: str, revert_sha: str, target: str | None = None) -> str:
     return harvested_id(f"git-revert:{repo}:{revert_sha}" + (f":{target}" if target else ""))
 
 
-def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
-    subject, body = full_subject(commit.subject, commit.body)
+def _markers_of(commit: CommitInfo, subject: str, body: str) -> list[RevertMarker]:
     markers = revert_markers(subject, body)
     if commit.is_merge:  # merge bodies quote the PR (bors copies it): only the merge's own subject counts
         markers = [m for m in markers if m.source == "subject"]
+    return markers
+
+
+def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
+    subject, body = full_subject(commit.subject, commit.body)
+    markers = _markers_of(commit, subject, body)
     for m in markers:
         ctx.count(f"marker:{m.kind}", commit.sha[:12])
     if not markers:
@@ -111,13 +116,14 @@ def _family(m: RevertMarker) -> int:
     return 2
 
 
-def _resolve(commit: CommitInfo, markers: list[RevertMarker],
-             ctx: HarvestContext) -> tuple[list[str], int, str] | None:
+def _resolve(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext,
+             quiet: bool = False) -> tuple[list[str], int, str] | None:
     """(resolved targets, candidate count when ambiguous, reference text); None: not a revert.
 
     Markers are read by family (shas, then numbers, then subjects): the first family that resolves
     gives every target it resolves, so a revert of three commits is three attempts, while the
-    subject and the sha of one `git revert` name one."""
+    subject and the sha of one `git revert` name one. `quiet`: counts and skips are not noted (a
+    commit read again, as the target of another)."""
     # A squash body lists the PR's own commits as `* subject` bullets, their bodies after them,
     # indented or not (GitHub does not): such markers are real only when their target is on the
     # default branch (`* Revert "install httpcore from the git"` / `This reverts commit 1813c6a.`).
@@ -131,7 +137,8 @@ def _resolve(commit: CommitInfo, markers: list[RevertMarker],
             found = _candidates(commit, m, ctx)
             if len(found) == 1:
                 if (quoted_only or m.indented) and not ctx.on_default(found[0]):
-                    ctx.skip("quoted-revert-not-on-default-branch", commit.sha[:12])
+                    if not quiet:
+                        ctx.skip("quoted-revert-not-on-default-branch", commit.sha[:12])
                     continue
                 if found[0] not in targets:
                     targets.append(found[0])
@@ -141,19 +148,23 @@ def _resolve(commit: CommitInfo, markers: list[RevertMarker],
         if targets:
             return targets, 0, text
     if ambiguous is not None:
-        ctx.count("reverts:ambiguous", f"{commit.sha[:12]} {ambiguous[1][:60]}")
+        if not quiet:
+            ctx.count("reverts:ambiguous", f"{commit.sha[:12]} {ambiguous[1][:60]}")
         return [], ambiguous[0], ambiguous[1]
     if quoted_only or all(m.needs_target and m.kind != "free-form" for m in markers):
-        ctx.skip("revert-like-without-target", commit.sha[:12])
+        if not quiet:
+            ctx.skip("revert-like-without-target", commit.sha[:12])
         return None
     if all(m.source == "body" for m in markers):
         # The subject says nothing of reverting and the body names a commit this history lacks: a
         # revert quoted from elsewhere (a long PR body), not this commit's purpose; its whole diff
         # turned around would make a dead end of the change itself (cargo's artifact dependencies).
-        ctx.skip("body-revert-of-a-commit-not-here", f"{commit.sha[:12]} {commit.subject[:60]}")
+        if not quiet:
+            ctx.skip("body-revert-of-a-commit-not-here", f"{commit.sha[:12]} {commit.subject[:60]}")
         return None
     # an explicit marker, or a subject that starts with "Revert": a revert whose target is unknown
-    ctx.count("reverts:unresolved", f"{commit.sha[:12]} {markers[0].text[:60]}")
+    if not quiet:
+        ctx.count("reverts:unresolved", f"{commit.sha[:12]} {markers[0].text[:60]}")
     return [], 0, markers[0].text
 
 
@@ -346,24 +357,21 @@ def _attempts_of(ctx: HarvestContext, revert: str) -> list[str]:
 
 
 def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
-    """Whether the harvest made attempts from this commit: it reads as a revert whatever it resolves
-    to (an explicit marker, or a subject that starts with "revert"), and not as a reland (a revert
-    of a revert, said in the subject or found by following its shas and numbers)."""
+    """Whether the harvest made attempts from this commit, decided as `harvest` decides it: a revert
+    (resolved, or kept at T1), not a reland, not a revert of a revert."""
     c = ctx.commit(sha)
     if c is None or depth > MAX_DEPTH:
         return False
-    markers = revert_markers(*full_subject(c.subject, c.body))
-    if c.is_merge:
-        markers = [m for m in markers if m.source == "subject"]
-    if any(m.is_reland for m in markers) or not any(not m.needs_target or m.kind == "free-form" for m in markers):
+    markers = _markers_of(c, *full_subject(c.subject, c.body))
+    if not markers or any(m.is_reland for m in markers):
         return False
-    for m in markers:
-        found = (resolve_prefix(ctx.repo, m.sha) if m.sha else ctx.by_cl(m.cl) if m.cl is not None
-                 else ctx.by_pr(m.pr) if m.pr is not None else [])
-        found = [s for s in found if s != sha]
-        if len(found) == 1 and _made_attempts(ctx, found[0], depth + 1):
-            return False
-    return True
+    if c.is_merge and _branch_reverts(ctx, c):
+        return True  # made by its branch's reverts (`_attempts_of`)
+    resolved = _resolve(c, markers, ctx, quiet=True)
+    if resolved is None:
+        return False
+    targets = resolved[0]
+    return not (targets and all(_made_attempts(ctx, t, depth + 1) for t in targets))
 
 
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

@@ -233,6 +233,18 @@ def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     assert summary["skipped"].get("revert-like-without-target", 0) >= 2
 
 
+def test_reverting_a_squash_that_quotes_its_branch_revert_is_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # The squash's quoted `This reverts commit` made no attempt, so reverting the squash is no reland.
+    gr.write("app/feature.py", "def feature_flag_parser(text):\n    return parse_flags(text, strict=True)\n")
+    gr.commit("Add the flag parser (#5)\n\n* Add the flag parser\n\n* Revert \"debug print\"\n\n"
+              "This reverts commit 1813c6aff178cce3b63d7458ec9a8337542de9dd.\n")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    rows = records(cli, gr)
+    assert only(rows, "attempt")["title"] == "Add the flag parser (#5)"
+    assert [r for r in rows if r["kind"] == "relation"] == []
+
+
 def test_a_body_reverting_a_commit_this_history_lacks_is_no_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # cargo's "test: migrate testsuite message_format to snapbox" / "This reverts commit 2fbba53…" (a
     # commit of its branch): the subject says nothing of reverting, the body names a commit not here
