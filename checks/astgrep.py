@@ -43,8 +43,13 @@ from comind.checks.base import (
     any_path_matches,
     check_strings,
 )
-from comind.languages._base import AST_GREP_LANGUAGES
 
+# ast-grep-py's built-in languages (0.51); any other name panics.
+AST_GREP_LANGUAGES = frozenset({
+    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "kotlin",
+    "swift", "ruby", "php", "scala", "lua", "bash", "html", "css", "json", "yaml", "haskell", "elixir",
+    "nix", "solidity", "hcl", "dart", "markdown", "zig",
+})
 MAX_FILE_SIZE = 1 << 20
 PARALLEL_THRESHOLD = 64  # files before worker processes pay for their start-up
 CHUNK = 8

@@ -16,8 +16,8 @@ Two more make a warm read free of pygit2 (whose import alone costs ~0.2 s):
 * ``memo``: derived facts that are a function of the revisions named in their key (where an
   anchor is at a commit, renames between two commits, who imports a module in a tree).
 
-All are keyed by :data:`CACHE_VERSION` and the ast-grep-py version: a change to either
-(tokenisation, grammars) empties the cache.
+All are keyed by :data:`CACHE_VERSION` and the versions of py-tree-sitter and the grammar
+packages: a change to any (tokenisation, grammars) empties the cache.
 """
 
 from __future__ import annotations
@@ -239,20 +239,20 @@ class CodeIndex:
             """)
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('version', 'source')"))
             source = meta.get("source", "")
-            prefix, _, dist_info = source.partition("\0")
-            # Where the stamp's ast-grep-py was found: while that folder exists (an upgrade removes
-            # it) in the same environment, the stamp holds and need not be computed again.
-            if not (prefix == sys.prefix and dist_info and meta.get("version", "").startswith(f"{CACHE_VERSION}/")
-                    and os.path.isdir(dist_info)):
-                version, dist_info = _ast_grep_version()
-                stamp = f"{CACHE_VERSION}/ast-grep-py {version}"
+            prefix, _, dist_infos = source.partition("\0")
+            # Where the stamp's parser packages were found: while those folders exist (an upgrade
+            # removes them) in the same environment, the stamp holds and need not be computed again.
+            if not (prefix == sys.prefix and dist_infos and meta.get("version", "").startswith(f"{CACHE_VERSION}/")
+                    and all(os.path.isdir(d) for d in dist_infos.split("\0"))):
+                versions, dist_infos = _parser_versions()
+                stamp = f"{CACHE_VERSION}/{versions}"
                 with db:
                     db.execute("BEGIN IMMEDIATE")
                     if meta.get("version") != stamp:
                         for table in ("blobs", "trees", "commits", "memo"):
                             db.execute(f"DELETE FROM {table}")
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                   [("version", stamp), ("source", f"{sys.prefix}\0{dist_info}")])
+                                   [("version", stamp), ("source", f"{sys.prefix}\0{dist_infos}")])
             self._db = db
         return self._db
 
@@ -455,7 +455,10 @@ class CodeIndex:
                  for k in range(self.workers - 1)]
         self.close()  # an open SQLite connection must not cross a fork
         if safe_fork:
-            import ast_grep_py  # noqa: F401  # imported once here, not again in every worker (~30 ms)
+            from .languages import LANGUAGES
+
+            for lang in {LANGUAGES[lang] for _, lang, _ in todo}:  # loaded once here, not in every worker
+                lang.load_grammar()
 
             gc.freeze()  # the collector in a child then leaves the parent's objects (their pages) alone
         try:
@@ -524,20 +527,26 @@ _HEX = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 _REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
 
 
-def _ast_grep_version() -> tuple[str, str]:
-    """(ast-grep-py's version, its dist-info folder or ""), from the folder name when there is
-    one (importlib.metadata costs ~30 ms)."""
+def _parser_versions() -> tuple[str, str]:
+    """("tree-sitter 0.26.1 tree-sitter-go 0.25.0 …", their dist-info folders joined by NUL, or ""
+    if one has none), from the folder names when there are (importlib.metadata costs ~30 ms)."""
     import importlib.util
 
-    spec = importlib.util.find_spec("ast_grep_py")
-    if spec is not None and spec.origin:
-        site = Path(spec.origin).parent.parent
-        found = sorted(site.glob("ast_grep_py-*.dist-info"))
-        if len(found) == 1:
-            return found[0].name[len("ast_grep_py-"):-len(".dist-info")], str(found[0])
-    from importlib.metadata import version
+    from .languages import LANGUAGES
 
-    return version("ast-grep-py"), ""
+    modules = sorted({"tree_sitter", *(lang.grammar[0] for lang in LANGUAGES.values())})
+    versions, folders = [], []
+    for module in modules:
+        spec = importlib.util.find_spec(module)
+        found = sorted(Path(spec.origin).parent.parent.glob(f"{module}-*.dist-info")) if spec and spec.origin else []
+        if len(found) == 1:
+            versions.append(f"{module} {found[0].name[len(module) + 1:-len('.dist-info')]}")
+            folders.append(str(found[0]))
+        else:
+            from importlib.metadata import version
+
+            versions.append(f"{module} {version(module.replace('_', '-'))}")
+    return " ".join(versions), "\0".join(folders) if len(folders) == len(modules) else ""
 
 
 def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""

@@ -42,9 +42,12 @@ def _analyse(lang: Language, data: bytes, keep_tokens: bool
              ) -> tuple[FileSymbols, dict[str, list[str]]]:
     if is_binary(data):
         return FileSymbols(lang.name, error="binary file (NUL bytes)"), {}
-    text = data.decode("utf-8", errors="replace")
+    try:  # tree-sitter reads UTF-8: invalid bytes become replacement characters first
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        data = data.decode("utf-8", errors="replace").encode("utf-8")
     try:
-        return lang.analyse(text, keep_tokens=keep_tokens)
+        return lang.analyse(data, keep_tokens=keep_tokens)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:

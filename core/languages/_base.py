@@ -7,6 +7,10 @@ yields definitions with their fingerprints, imports and calls.
 Decisions worth knowing:
 
 * Lines are 1-based and inclusive. A Python definition's span includes its decorators.
+* Trees come from py-tree-sitter and each language's grammar package (tree-sitter-python, …): the
+  walk reads every node, and through these bindings a node costs a third of what it costs through
+  ast-grep-py (which the ast-grep checks use). Nodes are classified by their kind's number, never
+  by its name, and tokens are slices of the source's bytes.
 * Tokens are tree-sitter leaves. Comments are dropped by node kind; string literals (and the
   other ``atomic_kinds``) are one token each, with their text as written.
 * A Python docstring (the first statement of a body, if it is a string) is documentation, like a
@@ -33,16 +37,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from blake3 import blake3
 
-if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser (~30 ms)
-    from ast_grep_py import Rule, SgNode, SgRoot
+if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
+    from tree_sitter import Language as Grammar
+    from tree_sitter import Node, Parser, Tree
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
-# ast-grep-py's built-in languages (0.51); any other name panics.
-AST_GREP_LANGUAGES = frozenset({
-    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "kotlin",
-    "swift", "ruby", "php", "scala", "lua", "bash", "html", "css", "json", "yaml", "haskell", "elixir",
-    "nix", "solidity", "hcl", "dart", "markdown", "zig",
-})
 # A function directly inside one of these is a method.
 CONTAINERS = frozenset({"class", "interface", "struct", "enum", "trait", "impl"})
 
@@ -123,36 +122,41 @@ class _Open:
     body_start: int = 0
 
 
+def text(node: Node) -> str:
+    """A node's source text (the walk keeps bytes; hooks want str)."""
+    return (node.text or b"").decode("utf-8", "surrogatepass")
+
+
 # Markers pushed on the walk stack around the fields of a definition.
 _SIG_MARK, _BODY_START, _BODY_END = range(3)
 # What the walk needs to know about a node kind, computed once per kind.
-_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF, _LEAF = (1 << i for i in range(9))
-# _LEAF: every node of the kind met so far was a leaf; the walk then asks is_leaf() (~0.1 µs)
-# before children() (~0.4 µs even for a leaf), and drops the flag at the kind's first inner node.
-_NOT_PLAIN = ~(_IDENT | _LEAF)  # a node with any other flag takes the long way
+_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
+_NOT_PLAIN = ~_IDENT  # a node with any other flag takes the long way
 
 
-class _KindFlags(dict[str, int]):
-    """Node kind → flags, classified on first sight."""
+class _KindFlags(dict[int, int]):
+    """Node kind number → flags, classified on first sight (the number, not the name: reading
+    a node's kind name makes a string every time)."""
 
-    def __init__(self, classify: Callable[[str], int]) -> None:
+    def __init__(self, classify: Callable[[str], int], grammar: Grammar) -> None:
         super().__init__()
         self.classify = classify
+        self.grammar = grammar
 
-    def __missing__(self, kind: str) -> int:
-        flags = self[kind] = self.classify(kind)
+    def __missing__(self, kind_id: int) -> int:
+        flags = self[kind_id] = self.classify(self.grammar.node_kind_for_id(kind_id) or "")
         return flags
 
 
-def _rename(tokens: list[str], ident: bytearray) -> list[str]:
+def _rename(tokens: list[bytes], ident: bytearray) -> list[bytes]:
     """Identifiers become ``$0, $1, …`` in order of first appearance."""
-    names: dict[str, str] = {}
+    names: dict[bytes, bytes] = {}
     out = tokens.copy()
     for i in compress(range(len(out)), ident):  # visits the identifiers only
         tok = out[i]
         renamed = names.get(tok)
         if renamed is None:
-            renamed = names[tok] = f"${len(names)}"
+            renamed = names[tok] = b"$%d" % len(names)
         out[i] = renamed
     return out
 
@@ -160,8 +164,8 @@ def _rename(tokens: list[str], ident: bytearray) -> list[str]:
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 
 
-def digest(tokens: list[str]) -> str:
-    return blake3("\x1f".join(tokens).encode("utf-8", "surrogatepass")).hexdigest(length=16)
+def digest(tokens: list[bytes]) -> str:
+    return blake3(b"\x1f".join(tokens)).hexdigest(length=16)
 
 
 def dotted(text: str) -> str | None:
@@ -195,7 +199,7 @@ def unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
 
 
-def _mark(op: int, rec: _Open, toks: list[str]) -> Iterator[SgNode]:
+def _mark(op: int, rec: _Open, toks: list[bytes]) -> Iterator[Node]:
     """A marker on the walk stack: notes where a field of ``rec`` starts or ends, yields nothing."""
     if op == _SIG_MARK:
         rec.sig_marks.append(len(toks))
@@ -207,7 +211,7 @@ def _mark(op: int, rec: _Open, toks: list[str]) -> Iterator[SgNode]:
     yield
 
 
-def _close(frames: list[_Open], callers: list[_Open | None]) -> Iterator[SgNode]:
+def _close(frames: list[_Open], callers: list[_Open | None]) -> Iterator[Node]:
     """A marker on the walk stack: the definition on top of ``frames`` ends here."""
     frames.pop()
     callers.pop()
@@ -219,7 +223,8 @@ class Language:
     """The interface of a language module; subclasses set the class attributes and hooks."""
 
     name: ClassVar[str]
-    ast_grep_name: ClassVar[str]
+    grammar: ClassVar[tuple[str, str]]  # (module, function) of the tree-sitter grammar package
+    ast_grep_name: ClassVar[str]  # the same language in ast-grep (checks, the benchmark's peer)
     extensions: ClassVar[tuple[str, ...]]
     definition_kinds: ClassVar[Mapping[str, DefSpec]]
     comment_kinds: ClassVar[frozenset[str]] = frozenset({"comment"})
@@ -231,56 +236,73 @@ class Language:
     string_calls: ClassVar[bool] = True  # whether an atomic node (a string) may hold calls
 
     # --- hooks -------------------------------------------------------------------------------
-    def name_of(self, node: SgNode) -> str | None:
+    def name_of(self, node: Node) -> str | None:
         """The definition's own name, or None for an anonymous one (skipped)."""
-        n = node.field("name")
-        return n.text() if n is not None else None
+        n = node.child_by_field_name("name")
+        return text(n) if n is not None else None
 
-    def kind_of(self, node: SgNode, spec: DefSpec, parent_kind: str | None) -> str:
+    def kind_of(self, node: Node, spec: DefSpec, parent_kind: str | None) -> str:
         if spec.kind == "function" and parent_kind in CONTAINERS:
             return "method"
         return spec.kind
 
-    def owner_of(self, node: SgNode) -> str | None:
+    def owner_of(self, node: Node) -> str | None:
         """An explicit qualname prefix (a Go method's receiver type), else None."""
         return None
 
-    def frame_of(self, node: SgNode, qualname: str, prefix: str) -> str:
+    def frame_of(self, node: Node, qualname: str, prefix: str) -> str:
         """The prefix for definitions nested in this one (a Rust impl uses its type)."""
         return qualname
 
-    def start_line(self, node: SgNode, start: int) -> int:
+    def start_line(self, node: Node, start: int) -> int:
         return start
 
-    def has_docstring(self, body: SgNode) -> bool:
+    def has_docstring(self, body: Node) -> bool:
         return False
 
-    def imports(self, node: SgNode) -> list[Import]:
+    def imports(self, node: Node) -> list[Import]:
         return []
 
-    def callee(self, node: SgNode) -> str | None:
-        f = node.field("function")
-        return dotted(f.text()) if f is not None else None
+    def callee(self, node: Node) -> str | None:
+        f = node.child_by_field_name("function")
+        return dotted(text(f)) if f is not None else None
 
     # --- the walk ----------------------------------------------------------------------------
-    def parse(self, text: str) -> SgRoot:
-        # An unknown language name makes ast-grep panic (a BaseException): refuse it first.
-        if self.ast_grep_name not in AST_GREP_LANGUAGES:
-            raise ValueError(f"ast-grep has no built-in language {self.ast_grep_name!r}")
-        from ast_grep_py import SgRoot
+    _grammars: ClassVar[dict[str, Grammar]] = {}
+    _parsers: ClassVar[dict[str, Parser]] = {}
 
-        return SgRoot(text, self.ast_grep_name)
+    def load_grammar(self) -> Grammar:
+        """The tree-sitter grammar, loaded once per process (a worker forked after this has it)."""
+        grammar = self._grammars.get(self.name)
+        if grammar is None:
+            import importlib
 
-    def analyse(self, source: str | SgRoot, *, keep_tokens: bool = False
+            from tree_sitter import Language as Grammar
+
+            module, function = self.grammar
+            grammar = self._grammars[self.name] = Grammar(getattr(importlib.import_module(module), function)())
+        return grammar
+
+    def parse(self, source: str | bytes) -> Tree:
+        """The tree of ``source`` (str is encoded as UTF-8; bytes must be UTF-8 already)."""
+        parser = self._parsers.get(self.name)
+        if parser is None:
+            from tree_sitter import Parser
+
+            parser = self._parsers[self.name] = Parser(self.load_grammar())
+        return parser.parse(source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source)
+
+    def analyse(self, source: str | bytes, *, keep_tokens: bool = False
                 ) -> tuple[FileSymbols, dict[str, list[str]]]:
         """Walk the tree once: definitions with fingerprints, imports, calls, syntax errors.
 
-        ``source`` is the file's text or a tree already parsed with :meth:`parse`.
+        ``source`` is the file's text: str, or UTF-8 bytes.
         With ``keep_tokens`` also return each definition's body tokens by qualname.
         The walk is iterative: deeply nested expressions must not hit the recursion limit.
         """
-        root = (self.parse(source) if isinstance(source, str) else source).root()
-        toks: list[str] = []
+        src = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+        root = self.parse(src).root_node
+        toks: list[bytes] = []
         ident = bytearray()
         opened: list[_Open] = []  # definitions in document order
         frames: list[_Open] = []  # the definitions and namespaces enclosing the current node
@@ -289,79 +311,66 @@ class Language:
         imports: list[Import] = []
         errors: list[int] = []
         flags_of = self._kind_flags()
-        not_plain, string_calls = _NOT_PLAIN, self.string_calls
-        leaf_flag, ident_flag = _LEAF, _IDENT
+        not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls, _IDENT
         # Depth first, in document order: a stack of iterators over children lists (a leaf costs
         # one loop turn, no push and pop); markers around a definition's fields are iterators too,
         # empty ones that act when the walk reaches them.
-        stack: list[Iterator[SgNode]] = [iter((root,))]
+        stack: list[Iterator[Node]] = [iter((root,))]
         push, pop = stack.append, stack.pop
         tok_append, ident_append = toks.append, ident.append
         while stack:
             top = stack[-1]
             for node in top:
-                flags = flags_of[kind := node.kind()]
+                flags = flags_of[node.kind_id]
                 if not flags & not_plain:  # the common cases: a token, an interior node of no interest
-                    if flags & leaf_flag:
-                        if node.is_leaf():
-                            if frames:  # outside every definition a token counts for nothing
-                                tok = node.text()
-                                if tok:
-                                    tok_append(tok)
-                                    ident_append(flags & ident_flag)
-                                else:  # a zero-width leaf: a MISSING token tree-sitter made up
-                                    errors.append(node.range().start.line + 1)
-                            continue
-                        flags_of[kind] = flags & ~leaf_flag
-                    kids = node.children()
-                    if kids:
-                        push(iter(kids))
+                    if node.child_count:  # (asking for a leaf's children costs more than this)
+                        push(iter(node.children))
                         break
-                    if frames:
-                        tok = node.text()
-                        if tok:
-                            tok_append(tok)
+                    if frames:  # outside every definition a token counts for nothing
+                        a, b = node.start_byte, node.end_byte
+                        if a != b:
+                            tok_append(src[a:b])  # (node.text costs more than this)
                             ident_append(flags & ident_flag)
-                        else:
-                            errors.append(node.range().start.line + 1)
+                        else:  # a zero-width leaf: a MISSING token tree-sitter made up
+                            errors.append(node.start_point[0] + 1)
                     continue
                 if flags & _COMMENT:  # (its children are never looked at: not even asked for)
                     continue
                 if flags & _ATOMIC:  # one token, whatever is inside
-                    tok = node.text()
+                    tok = node.text or b""
                     if frames:
                         if flags & _TEXT:
-                            tok = " ".join(tok.split())
+                            tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
                         if tok:
                             tok_append(tok)
                             ident_append(flags & _IDENT)
                         elif node is not root:  # a zero-width node: a MISSING token
-                            errors.append(node.range().start.line + 1)
+                            errors.append(node.start_point[0] + 1)
                     # An f-string or template literal may call things.
-                    if string_calls and "{" in tok and node.children():
+                    if string_calls and b"{" in tok and node.child_count:
                         self._calls_in_string(node, callers[-1] if callers else None, raw_calls, imports)
                     if flags & _ERROR:
-                        errors.append(node.range().start.line + 1)
+                        errors.append(node.start_point[0] + 1)
                     continue
-                kids = node.children()
+                kids = node.children
                 if not kids:  # free text, an ERROR leaf
                     if frames:
-                        tok = node.text()
+                        tok = node.text or b""
                         if flags & _TEXT:
-                            tok = " ".join(tok.split())
+                            tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
                         if tok:
                             tok_append(tok)
                             ident_append(flags & _IDENT)
                         elif node is not root:  # a zero-width leaf: a MISSING token
-                            errors.append(node.range().start.line + 1)
+                            errors.append(node.start_point[0] + 1)
                     if flags & _ERROR:
-                        errors.append(node.range().start.line + 1)
+                        errors.append(node.start_point[0] + 1)
                     continue
                 if flags & _ERROR:
-                    errors.append(node.range().start.line + 1)
+                    errors.append(node.start_point[0] + 1)
                 if flags & (_CALL | _IMPORT):
                     self._note(node, flags, callers[-1] if callers else None, raw_calls, imports)
-                spec = self.definition_kinds[node.kind()] if flags & _DEF else None
+                spec = self.definition_kinds[node.type] if flags & _DEF else None
                 rec = self._open(node, spec, frames, opened) if spec is not None else None
                 if spec is None or rec is None:
                     push(iter(kids))
@@ -390,7 +399,7 @@ class Language:
         for r in opened:
             s, e = r.body
             body_toks = toks[s:e]
-            sig = [r.name]
+            sig = [r.name.encode("utf-8", "surrogatepass")]
             marks = r.sig_marks
             for i in range(0, len(marks) - 1, 2):
                 sig.extend(toks[marks[i]:marks[i + 1]])
@@ -399,7 +408,7 @@ class Language:
             defs.append(Definition(q, r.name, r.kind, r.start_line, r.end_line,
                                    digest(sig), digest(body_toks), digest(shape)))
             if keep_tokens:
-                tokens[q] = body_toks
+                tokens[q] = [t.decode("utf-8", "surrogatepass") for t in body_toks]
         calls = tuple(Call(final[c.index] if c is not None else "", callee, line)
                       for c, callee, line in sorted(raw_calls, key=lambda c: c[2]))
         error = None
@@ -408,23 +417,23 @@ class Language:
             error = f"syntax error: {len(errors)} ERROR or MISSING node(s), at line(s) {where}"
         return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
 
-    def _push_fields(self, node: SgNode, spec: DefSpec, rec: _Open, kids: list[SgNode],
-                     stack: list[Iterator[SgNode]], toks: list[str], frames: list[_Open],
+    def _push_fields(self, node: Node, spec: DefSpec, rec: _Open, kids: list[Node],
+                     stack: list[Iterator[Node]], toks: list[bytes], frames: list[_Open],
                      callers: list[_Open | None]) -> None:
         """Push a definition's children, with markers around its signature fields and body."""
-        roles: dict[SgNode, int] = {}
+        roles: dict[int, int] = {}  # by node id
         for fname in spec.sig:
-            if (f := node.field(fname)) is not None:
-                roles[f] = _SIG_MARK
-        body = node.field(spec.body) if spec.body else None
+            if (f := node.child_by_field_name(fname)) is not None:
+                roles[f.id] = _SIG_MARK
+        body = node.child_by_field_name(spec.body) if spec.body else None
         if body is not None:
-            roles[body] = _BODY_START
+            roles[body.id] = _BODY_START
             rec.skip_doc = self.has_docstring(body)
         push = stack.append
         push(_close(frames, callers))
-        plain: list[SgNode] = []  # a run of children between fields, in reverse
+        plain: list[Node] = []  # a run of children between fields, in reverse
         for kid in reversed(kids):
-            role = roles.get(kid)
+            role = roles.get(kid.id)
             if role is None:
                 plain.append(kid)
                 continue
@@ -437,34 +446,35 @@ class Language:
         if plain:
             push(reversed(plain))
 
-    def _note(self, node: SgNode, flags: int, caller: _Open | None,
+    def _note(self, node: Node, flags: int, caller: _Open | None,
               calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
         """Record a node that is a call or an import (not its children)."""
         if flags & _CALL and (callee := self.callee(node)):
-            calls.append((caller, callee, node.range().start.line + 1))
+            calls.append((caller, callee, node.start_point[0] + 1))
             if callee in self.import_callees:
                 imports.extend(self.imports(node))
         if flags & _IMPORT:
             imports.extend(self.imports(node))
 
-    _calls_rule: ClassVar[dict[str, list[Rule]]] = {}
-
-    def _calls_in_string(self, node: SgNode, caller: _Open | None,
+    def _calls_in_string(self, node: Node, caller: _Open | None,
                          calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
-        """Calls inside the substitutions of a string, which is one token to the walk."""
-        rules = self._calls_rule.get(self.name)
-        if rules is None:
-            rules = self._calls_rule[self.name] = [{"kind": k} for k in sorted(self.call_kinds)]
+        """Calls inside the substitutions of a string, which is one token to the walk: every
+        call below ``node``, nested ones too, in document order."""
         flags_of = self._kind_flags()
-        for inner in node.find_all(any=rules):
-            self._note(inner, flags_of[inner.kind()], caller, calls, imports)
+        todo = list(reversed(node.children))
+        while todo:
+            inner = todo.pop()
+            flags = flags_of[inner.kind_id]
+            if flags & _CALL:
+                self._note(inner, flags, caller, calls, imports)
+            todo.extend(reversed(inner.children))
 
     _flags_cache: ClassVar[dict[str, _KindFlags]] = {}
 
     def _kind_flags(self) -> _KindFlags:
         flags = self._flags_cache.get(self.name)
         if flags is None:
-            flags = self._flags_cache[self.name] = _KindFlags(self._classify)
+            flags = self._flags_cache[self.name] = _KindFlags(self._classify, self.load_grammar())
         return flags
 
     def _classify(self, kind: str) -> int:
@@ -472,13 +482,12 @@ class Language:
         for bit, present in ((_COMMENT, kind in self.comment_kinds), (_ATOMIC, kind in self.atomic_kinds),
                              (_TEXT, kind in self.text_kinds), (_IDENT, kind.endswith("identifier")),
                              (_ERROR, kind == "ERROR"), (_CALL, kind in self.call_kinds),
-                             (_IMPORT, kind in self.import_kinds), (_DEF, kind in self.definition_kinds),
-                             (_LEAF, True)):
+                             (_IMPORT, kind in self.import_kinds), (_DEF, kind in self.definition_kinds)):
             if present:
                 flags |= bit
         return flags
 
-    def _open(self, node: SgNode, spec: DefSpec, frames: list[_Open], opened: list[_Open]
+    def _open(self, node: Node, spec: DefSpec, frames: list[_Open], opened: list[_Open]
               ) -> _Open | None:
         name = self.name_of(node)
         if not name:
@@ -487,12 +496,10 @@ class Language:
         owner = self.owner_of(node)
         prefix = owner if owner is not None else (parent.frame if parent is not None else "")
         qualname = f"{prefix}.{name}" if prefix else name
-        rng = node.range()
-        start = self.start_line(node, rng.start.line + 1)
+        start, end = self.start_line(node, node.start_point[0] + 1), node.end_point[0] + 1
         if not spec.kind:  # a namespace: prefixes qualnames, defines nothing
-            return _Open("", name, qualname, qualname, start, rng.end.line + 1, -1)
+            return _Open("", name, qualname, qualname, start, end, -1)
         kind = self.kind_of(node, spec, parent.kind if parent is not None else None)
-        rec = _Open(kind, name, qualname, self.frame_of(node, qualname, prefix), start,
-                    rng.end.line + 1, len(opened))
+        rec = _Open(kind, name, qualname, self.frame_of(node, qualname, prefix), start, end, len(opened))
         opened.append(rec)
         return rec

@@ -7,10 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Import, Language, unquote
+from ._base import DefSpec, Import, Language, text, unquote
 
 if TYPE_CHECKING:
-    from ast_grep_py import SgNode
+    from tree_sitter import Node
 
 _TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
 _RECEIVER = re.compile(r"[A-Za-z_]\w*")
@@ -18,6 +18,7 @@ _RECEIVER = re.compile(r"[A-Za-z_]\w*")
 
 class Go(Language):
     name = "go"
+    grammar = ("tree_sitter_go", "language")
     ast_grep_name = "go"
     extensions: ClassVar[tuple[str, ...]] = (".go",)
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
@@ -32,27 +33,27 @@ class Go(Language):
     import_kinds = frozenset({"import_spec"})
     string_calls = False  # no interpolation in its string literals
 
-    def kind_of(self, node: SgNode, spec: DefSpec, parent_kind: str | None) -> str:
-        if node.kind() == "type_spec" and (t := node.field("type")) is not None:
-            return _TYPE_KINDS.get(t.kind(), "type")
+    def kind_of(self, node: Node, spec: DefSpec, parent_kind: str | None) -> str:
+        if node.type == "type_spec" and (t := node.child_by_field_name("type")) is not None:
+            return _TYPE_KINDS.get(t.type, "type")
         return spec.kind
 
-    def owner_of(self, node: SgNode) -> str | None:
-        if node.kind() != "method_declaration" or (recv := node.field("receiver")) is None:
+    def owner_of(self, node: Node) -> str | None:
+        if node.type != "method_declaration" or (recv := node.child_by_field_name("receiver")) is None:
             return None
-        for param in recv.named_children():
-            t = param.field("type")
+        for param in recv.named_children:
+            t = param.child_by_field_name("type")
             if t is not None:
-                m = _RECEIVER.search(t.text().lstrip("*& \t"))
+                m = _RECEIVER.search(text(t).lstrip("*& \t"))
                 return m.group(0) if m else None
         return None
 
-    def imports(self, node: SgNode) -> list[Import]:
-        path, name = node.field("path"), node.field("name")
+    def imports(self, node: Node) -> list[Import]:
+        path, name = node.child_by_field_name("path"), node.child_by_field_name("name")
         if path is None:
             return []
-        return [Import(unquote(path.text()), (), name.text() if name is not None else None,
-                       node.range().start.line + 1)]
+        return [Import(unquote(text(path)), (), text(name) if name is not None else None,
+                       node.start_point[0] + 1)]
 
 
 LANGUAGE = Go()

@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Import, Language, dotted, type_name
+from ._base import DefSpec, Import, Language, dotted, text, type_name
 
 if TYPE_CHECKING:
-    from ast_grep_py import SgNode
+    from tree_sitter import Node
 
 METHOD = DefSpec("method", sig=("type_parameters", "parameters", "type"))
 
 
 class Java(Language):
     name = "java"
+    grammar = ("tree_sitter_java", "language")
     ast_grep_name = "java"
     extensions: ClassVar[tuple[str, ...]] = (".java",)
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
@@ -34,25 +35,25 @@ class Java(Language):
     call_kinds = frozenset({"method_invocation", "object_creation_expression"})
     import_kinds = frozenset({"import_declaration"})
 
-    def callee(self, node: SgNode) -> str | None:
-        if node.kind() == "object_creation_expression":
-            t = node.field("type")
-            return dotted(type_name(t.text())) if t is not None else None
-        name, obj = node.field("name"), node.field("object")
+    def callee(self, node: Node) -> str | None:
+        if node.type == "object_creation_expression":
+            t = node.child_by_field_name("type")
+            return dotted(type_name(text(t))) if t is not None else None
+        name, obj = node.child_by_field_name("name"), node.child_by_field_name("object")
         if name is None:
             return None
-        return dotted(f"{obj.text()}.{name.text()}" if obj is not None else name.text())
+        return dotted(f"{text(obj)}.{text(name)}" if obj is not None else text(name))
 
-    def imports(self, node: SgNode) -> list[Import]:
-        line = node.range().start.line + 1
-        path = next((c for c in node.named_children() if c.kind() in ("scoped_identifier", "identifier")),
+    def imports(self, node: Node) -> list[Import]:
+        line = node.start_point[0] + 1
+        path = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
                     None)
         if path is None:
             return []
-        text = "".join(path.text().split())
-        if any(c.kind() == "asterisk" for c in node.children()):
-            return [Import(text, ("*",), None, line)]
-        module, _, last = text.rpartition(".")
+        written = "".join(text(path).split())
+        if any(c.type == "asterisk" for c in node.children):
+            return [Import(written, ("*",), None, line)]
+        module, _, last = written.rpartition(".")
         return [Import(module, (last,), None, line)]
 
 

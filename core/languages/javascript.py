@@ -11,10 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Import, Language, dotted, unquote
+from ._base import DefSpec, Import, Language, dotted, text, unquote
 
 if TYPE_CHECKING:
-    from ast_grep_py import SgNode
+    from tree_sitter import Node
 
 FUNCTION = DefSpec("function", sig=("type_parameters", "parameters", "parameter", "return_type"))
 # Nameless by themselves: named by the declarator, field, property or assignment holding them.
@@ -24,6 +24,7 @@ _IDENT = re.compile(r"[A-Za-z_$#][\w$]*")
 
 class JavaScript(Language):
     name = "javascript"
+    grammar = ("tree_sitter_javascript", "language")
     ast_grep_name = "javascript"
     extensions: ClassVar[tuple[str, ...]] = (".js", ".mjs", ".cjs", ".jsx")
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
@@ -42,55 +43,55 @@ class JavaScript(Language):
     import_kinds = frozenset({"import_statement", "export_statement"})
     import_callees = frozenset({"require", "import"})
 
-    def name_of(self, node: SgNode) -> str | None:
-        if node.kind() in ANONYMOUS and (held := _holder_name(node)) is not None:
+    def name_of(self, node: Node) -> str | None:
+        if node.type in ANONYMOUS and (held := _holder_name(node)) is not None:
             return held
-        n = node.field("name")
+        n = node.child_by_field_name("name")
         if n is None:
             return None
-        text = unquote(n.text())
-        return text if _IDENT.fullmatch(text) else None
+        name = unquote(text(n))
+        return name if _IDENT.fullmatch(name) else None
 
-    def callee(self, node: SgNode) -> str | None:
-        f = node.field("constructor" if node.kind() == "new_expression" else "function")
-        return dotted(f.text()) if f is not None else None
+    def callee(self, node: Node) -> str | None:
+        f = node.child_by_field_name("constructor" if node.type == "new_expression" else "function")
+        return dotted(text(f)) if f is not None else None
 
-    def imports(self, node: SgNode) -> list[Import]:
-        line = node.range().start.line + 1
-        kind = node.kind()
+    def imports(self, node: Node) -> list[Import]:
+        line = node.start_point[0] + 1
+        kind = node.type
         if kind == "call_expression":
-            args = node.field("arguments")
+            args = node.child_by_field_name("arguments")
             if args is None:
                 return []
-            first = next(iter(args.named_children()), None)
-            if first is None or first.kind() != "string":
+            first = next(iter(args.named_children), None)
+            if first is None or first.type != "string":
                 return []
-            parent = node.parent()
+            parent = node.parent
             alias = None
-            if parent is not None and parent.kind() == "variable_declarator":
-                n = parent.field("name")
-                alias = n.text() if n is not None and n.kind() == "identifier" else None
-            return [Import(unquote(first.text()), (), alias, line)]
-        source = node.field("source")
+            if parent is not None and parent.type == "variable_declarator":
+                n = parent.child_by_field_name("name")
+                alias = text(n) if n is not None and n.type == "identifier" else None
+            return [Import(unquote(text(first)), (), alias, line)]
+        source = node.child_by_field_name("source")
         if kind == "import_statement" and source is None:  # TS: import x = require("y")
-            for c in node.children():
-                if c.kind() == "import_require_clause":
-                    ident = next((x for x in c.children() if x.kind() == "identifier"), None)
-                    src = next((x for x in c.children() if x.kind() == "string"), None)
+            for c in node.children:
+                if c.type == "import_require_clause":
+                    ident = next((x for x in c.children if x.type == "identifier"), None)
+                    src = next((x for x in c.children if x.type == "string"), None)
                     if src is not None:
-                        return [Import(unquote(src.text()), (), ident.text() if ident else None, line)]
+                        return [Import(unquote(text(src)), (), text(ident) if ident else None, line)]
             return []
         if source is None:
             return []
-        module = unquote(source.text())
+        module = unquote(text(source))
         out: list[Import] = []
-        for c in node.children():
-            ck = c.kind()
+        for c in node.children:
+            ck = c.type
             if ck == "import_clause":
-                for part in c.children():
-                    pk = part.kind()
+                for part in c.children:
+                    pk = part.type
                     if pk == "identifier":
-                        out.append(Import(module, ("default",), part.text(), line))
+                        out.append(Import(module, ("default",), text(part), line))
                     elif pk == "namespace_import":
                         out.append(Import(module, ("*",), _last_identifier(part), line))
                     elif pk == "named_imports":
@@ -104,42 +105,42 @@ class JavaScript(Language):
         return out or [Import(module, (), None, line)]
 
 
-def _holder_name(node: SgNode) -> str | None:
-    parent = node.parent()
+def _holder_name(node: Node) -> str | None:
+    parent = node.parent
     if parent is None:
         return None
-    pk = parent.kind()
+    pk = parent.type
     if pk == "variable_declarator":
-        key = parent.field("name")
+        key = parent.child_by_field_name("name")
     elif pk in ("public_field_definition", "field_definition"):
-        key = parent.field("name") or parent.field("property")
+        key = parent.child_by_field_name("name") or parent.child_by_field_name("property")
     elif pk == "pair":
-        key = parent.field("key")
+        key = parent.child_by_field_name("key")
     elif pk == "assignment_expression":
-        key = parent.field("left")
-        if key is not None and key.kind() == "member_expression":
-            key = key.field("property")
+        key = parent.child_by_field_name("left")
+        if key is not None and key.type == "member_expression":
+            key = key.child_by_field_name("property")
     else:
         return None
     if key is None:
         return None
-    text = unquote(key.text())
-    return text if _IDENT.fullmatch(text) else None
+    name = unquote(text(key))
+    return name if _IDENT.fullmatch(name) else None
 
 
-def _last_identifier(node: SgNode) -> str | None:
-    idents = [c.text() for c in node.children() if c.kind() == "identifier"]
+def _last_identifier(node: Node) -> str | None:
+    idents = [text(c) for c in node.children if c.type == "identifier"]
     return idents[-1] if idents else None
 
 
-def _specifiers(node: SgNode, kind: str, module: str, line: int) -> list[Import]:
+def _specifiers(node: Node, kind: str, module: str, line: int) -> list[Import]:
     out = []
-    for spec in node.children():
-        if spec.kind() != kind:
+    for spec in node.children:
+        if spec.type != kind:
             continue
-        name, alias = spec.field("name"), spec.field("alias")
+        name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
         if name is not None:
-            out.append(Import(module, (unquote(name.text()),), alias.text() if alias else None, line))
+            out.append(Import(module, (unquote(text(name)),), text(alias) if alias else None, line))
     return out
 
 

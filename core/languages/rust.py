@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Import, Language, dotted, strip_generics, type_name
+from ._base import DefSpec, Import, Language, dotted, strip_generics, text, type_name
 
 if TYPE_CHECKING:
-    from ast_grep_py import SgNode
+    from tree_sitter import Node
 
 FUNCTION = DefSpec("function")
 class Rust(Language):
     name = "rust"
+    grammar = ("tree_sitter_rust", "language")
     ast_grep_name = "rust"
     extensions: ClassVar[tuple[str, ...]] = (".rs",)
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
@@ -36,32 +37,32 @@ class Rust(Language):
     import_kinds = frozenset({"use_declaration", "extern_crate_declaration"})
     string_calls = False  # no interpolation in its string literals
 
-    def name_of(self, node: SgNode) -> str | None:
-        if node.kind() != "impl_item":
+    def name_of(self, node: Node) -> str | None:
+        if node.type != "impl_item":
             return super().name_of(node)
-        t, tr = node.field("type"), node.field("trait")
+        t, tr = node.child_by_field_name("type"), node.child_by_field_name("trait")
         if t is None:
             return None
         if tr is not None:
-            return f"impl {type_name(tr.text())} for {type_name(t.text())}"
-        return f"impl {type_name(t.text())}"
+            return f"impl {type_name(text(tr))} for {type_name(text(t))}"
+        return f"impl {type_name(text(t))}"
 
-    def frame_of(self, node: SgNode, qualname: str, prefix: str) -> str:
-        if node.kind() == "impl_item" and (t := node.field("type")) is not None:
-            name = type_name(t.text())
+    def frame_of(self, node: Node, qualname: str, prefix: str) -> str:
+        if node.type == "impl_item" and (t := node.child_by_field_name("type")) is not None:
+            name = type_name(text(t))
             return f"{prefix}.{name}" if prefix else name
         return qualname
 
-    def callee(self, node: SgNode) -> str | None:
-        f = node.field("function")
-        return dotted(strip_generics(f.text())) if f is not None else None
+    def callee(self, node: Node) -> str | None:
+        f = node.child_by_field_name("function")
+        return dotted(strip_generics(text(f))) if f is not None else None
 
-    def imports(self, node: SgNode) -> list[Import]:
-        line = node.range().start.line + 1
-        if node.kind() == "extern_crate_declaration":
-            crate, renamed = node.field("name"), node.field("alias")
-            return [Import(crate.text(), (), renamed.text() if renamed else None, line)] if crate else []
-        arg = node.field("argument")
+    def imports(self, node: Node) -> list[Import]:
+        line = node.start_point[0] + 1
+        if node.type == "extern_crate_declaration":
+            crate, renamed = node.child_by_field_name("name"), node.child_by_field_name("alias")
+            return [Import(text(crate), (), text(renamed) if renamed else None, line)] if crate else []
+        arg = node.child_by_field_name("argument")
         if arg is None:
             return []
         out = []
@@ -83,21 +84,21 @@ def _join(prefix: str, path: str) -> str:
     return f"{prefix}::{path}" if prefix and path else prefix or path
 
 
-def _use_paths(node: SgNode, prefix: str) -> list[tuple[str, str | None]]:
-    kind = node.kind()
+def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
+    kind = node.type
     if kind == "use_as_clause":
-        path, alias = node.field("path"), node.field("alias")
-        return [(_join(prefix, path.text() if path else ""), alias.text() if alias else None)]
+        path, alias = node.child_by_field_name("path"), node.child_by_field_name("alias")
+        return [(_join(prefix, text(path) if path else ""), text(alias) if alias else None)]
     if kind == "use_wildcard":
-        inner = next(iter(node.named_children()), None)
-        return [(_join(_join(prefix, inner.text() if inner else ""), "*"), None)]
+        inner = next(iter(node.named_children), None)
+        return [(_join(_join(prefix, text(inner) if inner else ""), "*"), None)]
     if kind == "scoped_use_list":
-        path, lst = node.field("path"), node.field("list")
-        base = _join(prefix, path.text() if path else "")
+        path, lst = node.child_by_field_name("path"), node.child_by_field_name("list")
+        base = _join(prefix, text(path) if path else "")
         return _use_paths(lst, base) if lst is not None else []
     if kind == "use_list":
-        return [p for c in node.named_children() for p in _use_paths(c, prefix)]
-    return [(_join(prefix, node.text()), None)]
+        return [p for c in node.named_children for p in _use_paths(c, prefix)]
+    return [(_join(prefix, text(node)), None)]
 
 
 LANGUAGE = Rust()

@@ -12,6 +12,7 @@ from .javascript import FUNCTION, JavaScript
 
 class TypeScript(JavaScript):
     name = "typescript"
+    grammar = ("tree_sitter_typescript", "language_typescript")
     ast_grep_name = "typescript"
     extensions: ClassVar[tuple[str, ...]] = (".ts", ".mts", ".cts")
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
@@ -29,6 +30,7 @@ class TypeScript(JavaScript):
 
 class TSX(TypeScript):
     name = "tsx"
+    grammar = ("tree_sitter_typescript", "language_tsx")
     ast_grep_name = "tsx"
     extensions: ClassVar[tuple[str, ...]] = (".tsx",)
 
