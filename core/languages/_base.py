@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import TYPE_CHECKING, ClassVar
@@ -116,6 +116,8 @@ class _Open:
     start_line: int
     end_line: int
     index: int  # position in the definitions list, -1 for a namespace
+    depth: int = 0  # of its node in the tree
+    roles: dict[int, int] = field(default_factory=dict)  # field id → _SIG or _BODY, until met
     skip_doc: bool = False
     sig_marks: list[int] = field(default_factory=list)
     body: tuple[int, int] = (0, 0)
@@ -127,8 +129,9 @@ def text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", "surrogatepass")
 
 
-# Markers pushed on the walk stack around the fields of a definition.
-_SIG_MARK, _BODY_START, _BODY_END = range(3)
+# The fields of a definition that its fingerprints read, and what the walk does on leaving a node.
+_SIG, _BODY = range(2)
+_END_SIG, _END_BODY, _CLOSE = range(3)
 # What the walk needs to know about a node kind, computed once per kind.
 _COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
 _NOT_PLAIN = ~_IDENT  # a node with any other flag takes the long way
@@ -197,26 +200,6 @@ def type_name(text: str) -> str:
 
 def unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
-
-
-def _mark(op: int, rec: _Open, toks: list[bytes]) -> Iterator[Node]:
-    """A marker on the walk stack: notes where a field of ``rec`` starts or ends, yields nothing."""
-    if op == _SIG_MARK:
-        rec.sig_marks.append(len(toks))
-    elif op == _BODY_START:
-        rec.body_start = len(toks)
-    else:
-        rec.body = (rec.body_start + rec.skip_doc, len(toks))
-    return
-    yield
-
-
-def _close(frames: list[_Open], callers: list[_Open | None]) -> Iterator[Node]:
-    """A marker on the walk stack: the definition on top of ``frames`` ends here."""
-    frames.pop()
-    callers.pop()
-    return
-    yield
 
 
 class Language:
@@ -301,7 +284,7 @@ class Language:
         The walk is iterative: deeply nested expressions must not hit the recursion limit.
         """
         src = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-        root = self.parse(src).root_node
+        cursor = self.parse(src).walk()
         toks: list[bytes] = []
         ident = bytearray()
         opened: list[_Open] = []  # definitions in document order
@@ -312,75 +295,107 @@ class Language:
         errors: list[int] = []
         flags_of = self._kind_flags()
         not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls, _IDENT
-        # Depth first, in document order: a stack of iterators over children lists (a leaf costs
-        # one loop turn, no push and pop); markers around a definition's fields are iterators too,
-        # empty ones that act when the walk reaches them.
-        stack: list[Iterator[Node]] = [iter((root,))]
-        push, pop = stack.append, stack.pop
         tok_append, ident_append = toks.append, ident.append
-        while stack:
-            top = stack[-1]
-            for node in top:
-                flags = flags_of[node.kind_id]
-                if not flags & not_plain:  # the common cases: a token, an interior node of no interest
-                    if node.child_count:  # (asking for a leaf's children costs more than this)
-                        push(iter(node.children))
-                        break
-                    if frames:  # outside every definition a token counts for nothing
-                        a, b = node.start_byte, node.end_byte
-                        if a != b:
-                            tok_append(src[a:b])  # (node.text costs more than this)
-                            ident_append(flags & ident_flag)
-                        else:  # a zero-width leaf: a MISSING token tree-sitter made up
-                            errors.append(node.start_point[0] + 1)
+        # Depth first, in document order, with one tree cursor (no list of children per node).
+        # What must happen when the walk leaves a node (a field of a definition ends, the
+        # definition ends) waits on `leaving` with the node's depth.
+        leaving: list[tuple[int, int, _Open]] = []
+        leave_depth = -1  # depth of the top of `leaving`
+        role_depth = -1  # depth of the innermost definition's children while some field is unmet
+        depth = 0
+        while True:
+            node = cursor.node
+            assert node is not None
+            flags = flags_of[node.kind_id]
+            if depth == role_depth:  # a child of the innermost definition: a field it reads?
+                rec = frames[-1]
+                role = rec.roles.pop(cursor.field_id, None)  # type: ignore[arg-type]
+                if role is not None:
+                    if role == _SIG:
+                        rec.sig_marks.append(len(toks))
+                        leaving.append((depth, _END_SIG, rec))
+                    else:
+                        rec.body_start = len(toks)
+                        rec.skip_doc = self.has_docstring(node)
+                        leaving.append((depth, _END_BODY, rec))
+                    leave_depth = depth
+                    if not rec.roles:
+                        role_depth = -1
+            if not flags & not_plain:  # the common cases: a token, an interior node of no interest
+                if cursor.goto_first_child():
+                    depth += 1
                     continue
-                if flags & _COMMENT:  # (its children are never looked at: not even asked for)
-                    continue
-                if flags & _ATOMIC:  # one token, whatever is inside
-                    tok = node.text or b""
-                    if frames:
-                        if flags & _TEXT:
-                            tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
-                        if tok:
-                            tok_append(tok)
-                            ident_append(flags & _IDENT)
-                        elif node is not root:  # a zero-width node: a MISSING token
-                            errors.append(node.start_point[0] + 1)
-                    # An f-string or template literal may call things.
-                    if string_calls and b"{" in tok and node.child_count:
-                        self._calls_in_string(node, callers[-1] if callers else None, raw_calls, imports)
-                    if flags & _ERROR:
+                if frames:  # outside every definition a token counts for nothing
+                    a, b = node.start_byte, node.end_byte
+                    if a != b:
+                        tok_append(src[a:b])  # (node.text costs more than this)
+                        ident_append(flags & ident_flag)
+                    else:  # a zero-width leaf: a MISSING token tree-sitter made up
                         errors.append(node.start_point[0] + 1)
-                    continue
-                kids = node.children
-                if not kids:  # free text, an ERROR leaf
-                    if frames:
-                        tok = node.text or b""
-                        if flags & _TEXT:
-                            tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
-                        if tok:
-                            tok_append(tok)
-                            ident_append(flags & _IDENT)
-                        elif node is not root:  # a zero-width leaf: a MISSING token
-                            errors.append(node.start_point[0] + 1)
-                    if flags & _ERROR:
+            elif flags & _COMMENT:  # (its children are never looked at)
+                pass
+            elif flags & _ATOMIC:  # one token, whatever is inside
+                tok = src[node.start_byte:node.end_byte]
+                if frames:
+                    if flags & _TEXT:
+                        tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
+                    if tok:
+                        tok_append(tok)
+                        ident_append(flags & _IDENT)
+                    elif depth:  # a zero-width node: a MISSING token
                         errors.append(node.start_point[0] + 1)
-                    continue
+                # An f-string or template literal may call things.
+                if string_calls and b"{" in tok and node.child_count:
+                    self._calls_in_string(node, callers[-1] if callers else None, raw_calls, imports)
+                if flags & _ERROR:
+                    errors.append(node.start_point[0] + 1)
+            elif not node.child_count:  # free text, an ERROR leaf
+                if frames:
+                    tok = src[node.start_byte:node.end_byte]
+                    if flags & _TEXT:
+                        tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
+                    if tok:
+                        tok_append(tok)
+                        ident_append(flags & _IDENT)
+                    elif depth:  # a zero-width leaf: a MISSING token
+                        errors.append(node.start_point[0] + 1)
+                if flags & _ERROR:
+                    errors.append(node.start_point[0] + 1)
+            else:
                 if flags & _ERROR:
                     errors.append(node.start_point[0] + 1)
                 if flags & (_CALL | _IMPORT):
                     self._note(node, flags, callers[-1] if callers else None, raw_calls, imports)
-                spec = self.definition_kinds[node.type] if flags & _DEF else None
-                rec = self._open(node, spec, frames, opened) if spec is not None else None
-                if spec is None or rec is None:
-                    push(iter(kids))
+                if flags & _DEF and (new := self._open(node, frames, opened)) is not None:
+                    rec = new
+                    rec.depth = depth
+                    callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
+                    frames.append(rec)
+                    leaving.append((depth, _CLOSE, rec))
+                    leave_depth = depth
+                    role_depth = depth + 1 if rec.roles else -1
+                cursor.goto_first_child()
+                depth += 1
+                continue
+            # Leave this node, and every ancestor it was the last child of.
+            while True:
+                while depth == leave_depth:
+                    _, op, rec = leaving.pop()
+                    if op == _END_SIG:
+                        rec.sig_marks.append(len(toks))
+                    elif op == _END_BODY:
+                        rec.body = (rec.body_start + rec.skip_doc, len(toks))
+                    else:
+                        frames.pop()
+                        callers.pop()
+                        role_depth = frames[-1].depth + 1 if frames and frames[-1].roles else -1
+                    leave_depth = leaving[-1][0] if leaving else -1
+                if depth == 0 or cursor.goto_next_sibling():
                     break
-                callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
-                frames.append(rec)
-                self._push_fields(node, spec, rec, kids, stack, toks, frames, callers)
+                cursor.goto_parent()
+                depth -= 1
+            if depth == 0:  # the root is left
                 break
-            else:
-                pop()
 
         # Disambiguate repeated qualnames: the last keeps the plain name.
         counts = Counter(r.qualname for r in opened)
@@ -416,35 +431,6 @@ class Language:
             where = ", ".join(str(n) for n in sorted(set(errors))[:5])
             error = f"syntax error: {len(errors)} ERROR or MISSING node(s), at line(s) {where}"
         return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
-
-    def _push_fields(self, node: Node, spec: DefSpec, rec: _Open, kids: list[Node],
-                     stack: list[Iterator[Node]], toks: list[bytes], frames: list[_Open],
-                     callers: list[_Open | None]) -> None:
-        """Push a definition's children, with markers around its signature fields and body."""
-        roles: dict[int, int] = {}  # by node id
-        for fname in spec.sig:
-            if (f := node.child_by_field_name(fname)) is not None:
-                roles[f.id] = _SIG_MARK
-        body = node.child_by_field_name(spec.body) if spec.body else None
-        if body is not None:
-            roles[body.id] = _BODY_START
-            rec.skip_doc = self.has_docstring(body)
-        push = stack.append
-        push(_close(frames, callers))
-        plain: list[Node] = []  # a run of children between fields, in reverse
-        for kid in reversed(kids):
-            role = roles.get(kid.id)
-            if role is None:
-                plain.append(kid)
-                continue
-            if plain:
-                push(reversed(plain))
-                plain = []
-            push(_mark(_SIG_MARK if role == _SIG_MARK else _BODY_END, rec, toks))
-            push(iter((kid,)))
-            push(_mark(role, rec, toks))
-        if plain:
-            push(reversed(plain))
 
     def _note(self, node: Node, flags: int, caller: _Open | None,
               calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
@@ -487,8 +473,8 @@ class Language:
                 flags |= bit
         return flags
 
-    def _open(self, node: Node, spec: DefSpec, frames: list[_Open], opened: list[_Open]
-              ) -> _Open | None:
+    def _open(self, node: Node, frames: list[_Open], opened: list[_Open]) -> _Open | None:
+        spec = self.definition_kinds[node.type]
         name = self.name_of(node)
         if not name:
             return None
@@ -498,8 +484,26 @@ class Language:
         qualname = f"{prefix}.{name}" if prefix else name
         start, end = self.start_line(node, node.start_point[0] + 1), node.end_point[0] + 1
         if not spec.kind:  # a namespace: prefixes qualnames, defines nothing
-            return _Open("", name, qualname, qualname, start, end, -1)
+            return _Open("", name, qualname, qualname, start, end, -1, roles=self._roles(spec))
         kind = self.kind_of(node, spec, parent.kind if parent is not None else None)
-        rec = _Open(kind, name, qualname, self.frame_of(node, qualname, prefix), start, end, len(opened))
+        rec = _Open(kind, name, qualname, self.frame_of(node, qualname, prefix), start, end, len(opened),
+                    roles=self._roles(spec))
         opened.append(rec)
         return rec
+
+    _roles_cache: ClassVar[dict[tuple[str, DefSpec], dict[int, int]]] = {}
+
+    def _roles(self, spec: DefSpec) -> dict[int, int]:
+        """Field id → role of the fields a definition's fingerprints read (a fresh dict: the walk
+        removes each field when it meets it, as only a field's first node counts)."""
+        roles = self._roles_cache.get((self.name, spec))
+        if roles is None:
+            grammar = self.load_grammar()
+            roles = {}
+            for fname in spec.sig:
+                if (fid := grammar.field_id_for_name(fname)) is not None:
+                    roles[fid] = _SIG
+            if spec.body and (fid := grammar.field_id_for_name(spec.body)) is not None:
+                roles[fid] = _BODY
+            self._roles_cache[(self.name, spec)] = roles
+        return dict(roles)
