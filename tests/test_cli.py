@@ -305,7 +305,7 @@ def test_warm_why_loads_no_heavy_module(initialised: Path, cli) -> None:  # type
     assert cli(initialised, "remember", "gotcha", "--on", "app/db.py::raw_query", "--title", "raw SQL",
                "--symptom", "s", "--cause", "c").code == 0
     assert cli(initialised, "why", "app/db.py::raw_query").code == 0  # cold: indexes, fills the memo
-    heavy = ("pygit2", "ast_grep_py", "yaml", "concurrent.futures", "subprocess", "comind.graph",
+    heavy = ("pygit2", "ast_grep_py", "tree_sitter", "yaml", "concurrent.futures", "subprocess", "comind.graph",
              "comind.languages")
     code = ("import sys\nfrom comind.cli import main\nsys.argv = ['comind', 'why', 'app/db.py::raw_query']\n"
             f"code = main()\nprint(code, sorted(m for m in {heavy!r} if m in sys.modules))")
