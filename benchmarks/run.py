@@ -130,6 +130,7 @@ def machine() -> list[str]:
         "comind": __version__, "Python": platform.python_version(),
         "git": version_of(["git", "--version"]), "pygit2": dist_version("pygit2"),
         "ast-grep": version_of(["ast-grep", "--version"]), "ast-grep-py": dist_version("ast-grep-py"),
+        "py-tree-sitter": dist_version("tree-sitter"),
         "semgrep": version_of(["semgrep", "--version"]) if tool("semgrep") else "not installed",
         "grimp": dist_version("grimp"), "pydriller": dist_version("pydriller"), "moto": dist_version("moto"),
     }
