@@ -553,14 +553,22 @@ def reland_references(body: str) -> list[tuple[str | None, int | None, int | Non
     return out
 
 
+# What `reapply` names when it is not a quoted subject: a pull request, a commit, a Gerrit CL.
+_REAPPLIED_REF = re.compile(
+    rf"(?:(?:[\w.-]+/[\w.-]+)?#\d{{1,9}}|(?:commit[ \t]+)?{HEX}|(?:https?://)?(?:go\.dev|golang\.org)/cl/\d{{1,12}}"
+    r"|CL[ \t]+\d{1,12})[ \t.]*", re.IGNORECASE)
+
+
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
     x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x`` / ``Add back x``, ``Re-add x`` /
     ``Re-enable x`` / ``Re-fix x`` (any ``re-<verb> x``, read as ``<verb> x``), ``x again``, ``x,
     take 2``. Returns (form, what it relands as written, named). named is False for the words that
     also mean a plain rewrite (``redo directive parsing``, ``restore the default``, ``re-enable the
-    test``, ``retry again``) unless they quote a subject: those count only when what they name is a
-    reverted subject (for ``again`` / ``take 2``: the start of exactly one reverted subject)."""
+    test``, ``retry again``, ``fix: reapply context after an error``) unless they quote a subject
+    (or, for ``reapply``, name a pull request, commit or CL: ``chore: reapply #5930``): those count
+    only when what they name is a reverted subject (for ``again`` / ``take 2``: the start of
+    exactly one reverted subject)."""
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
     rest = s
     for _ in range(2):
@@ -577,7 +585,8 @@ def reland_subject(subject: str) -> tuple[str, str, bool] | None:
                 return word.replace(" ", "-"), text, quoted
             form = _RELAND_FORMS.get(word)
             if form in ("reapply", "redo", "restore"):
-                return form, text, form == "reapply" or quoted
+                named = quoted or (form == "reapply" and _REAPPLIED_REF.fullmatch(_PR_TAIL.sub("", text)) is not None)
+                return form, text, named
             verb = verb or form or ""
             label = f"re-{verb}" if verb in ("add", "enable") else "re-verb"
             return label, text if quoted else f"{verb} {text}".strip(), quoted

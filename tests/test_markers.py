@@ -345,6 +345,13 @@ def test_revert_depth() -> None:
     ("fix(ext/http): reland add alpha client (#15)", ("reland", "add alpha client", True)),
     ('Redo "Add alpha client"', ("redo", "add alpha client", True)),
     ("Redo directive parsing", ("redo", "directive parsing", False)),
+    # `reapply` names a change when it quotes a subject or names a pull request, commit or CL;
+    # otherwise it may just mean doing something again (svelte's "fix: reapply context after …").
+    ("chore: reapply #5930 (#8423)", ("reapply", "#5930", True)),
+    ("Reapply 1a2b3c4d5e", ("reapply", "1a2b3c4d5e", True)),
+    ("reapply go.dev/cl/731503", ("reapply", "go.dev/cl/731503", True)),
+    ("fix: reapply context after transforming error during SSR (#18099)",
+     ("reapply", "context after transforming error during ssr", False)),
     ("re-fix permissions for dial and listen (#2400)", ("re-verb", "fix permissions for dial and listen", False)),
     ("chore(ws): readd autobahn fuzzingclient (#18903)", ("re-add", "add autobahn fuzzingclient", False)),
     ('fix(test): re-enable "compile_windows_ext" test (#10131)',
