@@ -5,8 +5,10 @@ what the harvesters read (`comind eval replay`, `comind eval harvest`).
 sources (nothing is written to any store, cache or state file; a bare repository works). It is
 then replayed as the sequence of changes that landed on that branch — its first-parent chain,
 oldest first: a squash or a direct push is one change, a merge is the change its first-parent
-diff makes (what `comind check` sees on that merge request). At each landing C the matcher of
-`comind check` (`checks.deadends.match_lines` and `match_kind`, the configured
+diff makes (what `comind check` sees on that merge request), and a run of commits one committer
+wrote in the same second (GitHub's rebase-and-merge, a rebased push: they landed together, and a
+merge request saw them as one change) is the change from the run's base to its last commit. At
+each landing C the matcher of `comind check` (`checks.deadends.match_lines` and `match_kind`, the configured
 `dead_end_threshold` and `dead_end_min_lines`) runs C's change against every attempt whose revert
 landed strictly before C and that no reland retired before C.
 
@@ -135,7 +137,8 @@ class History:
     commits: list[CommitInfo]              # every commit of the default branch, oldest first
     chain: list[str]                       # its first-parent chain (the landings), oldest first
     landing: dict[str, int]                # commit -> index in `chain` of the landing that brought it
-    side: dict[int, list[CommitInfo]]      # landing index -> the commits a merge brought in
+    side: dict[int, list[CommitInfo]]      # landing index -> the commits a merge (or a run) brought in
+    base: dict[int, str]                   # landing index -> where a run's change starts (its first parent)
     ctx: HarvestContext
     records: list[tuple[int, Record]]      # (index in `commits`, record)
     attempts: list[Attempt] = field(default_factory=list)
@@ -149,12 +152,26 @@ def _tip(ws: Workspace) -> str:
     return tip
 
 
-def _landings(repo: pygit2.Repository, tip: str,
-              commits: list[CommitInfo]) -> tuple[list[str], dict[str, int], dict[int, list[CommitInfo]]]:
-    chain = [c.sha for c in walk(repo, [tip], first_parent=True, oldest_first=True)]
-    landing = {sha: i for i, sha in enumerate(chain)}
+def _landings(repo: pygit2.Repository, tip: str, commits: list[CommitInfo]
+              ) -> tuple[list[str], dict[str, int], dict[int, list[CommitInfo]], dict[int, str]]:
+    """(the landings' last commits, oldest first; commit -> landing index; the commits each merge or
+    run brought in besides its last; where each run's change starts)."""
     by_sha = {c.sha: c for c in commits}
+    chain: list[str] = []
+    landing: dict[str, int] = {}
     side: dict[int, list[CommitInfo]] = {}
+    base: dict[int, str] = {}
+    for c in walk(repo, [tip], first_parent=True, oldest_first=True):
+        c = by_sha.get(c.sha, c)
+        if chain and _landed_together(repo, by_sha[chain[-1]], c):
+            i = len(chain) - 1
+            before = by_sha[chain[-1]]
+            base.setdefault(i, before.parents[0])
+            side.setdefault(i, []).append(before)
+            chain[i] = c.sha
+        else:
+            chain.append(c.sha)
+        landing[c.sha] = len(chain) - 1
     for i, sha in enumerate(chain):
         parents = by_sha[sha].parents
         if len(parents) < 2:
@@ -165,7 +182,15 @@ def _landings(repo: pygit2.Repository, tip: str,
                 landing[c.sha] = i
                 brought.append(by_sha.get(c.sha, c))
         side[i] = brought[::-1]
-    return chain, landing, side
+    return chain, landing, side, base
+
+
+def _landed_together(repo: pygit2.Repository, before: CommitInfo, commit: CommitInfo) -> bool:
+    """Did one operation write both (a rebase, GitHub's rebase-and-merge): same committer, same second?"""
+    if before.is_merge or commit.is_merge or not before.parents or before.committer_time != commit.committer_time:
+        return False
+    a, b = repo[before.sha].peel(pygit2.Commit).committer, repo[commit.sha].peel(pygit2.Commit).committer
+    return (a.name, a.email) == (b.name, b.email)
 
 
 def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> History:
@@ -176,7 +201,7 @@ def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> Histo
     repo = open_repo(ws.git_dir)
     tip = _tip(ws)
     commits = list(walk(repo, [tip], oldest_first=True))
-    chain, landing, side = _landings(repo, tip, commits)
+    chain, landing, side, base = _landings(repo, tip, commits)
     ctx = HarvestContext(ws, repo, tip)
     ctx.mark_on_default(c.sha for c in commits)  # walked from the tip: no descendant_of per revert
     sources = list(git_sources().values())
@@ -191,7 +216,7 @@ def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> Histo
             progress("harvesting", n, len(commits))
     if progress:
         progress("harvesting", len(commits), len(commits))
-    history = History(repo, tip, commits, chain, landing, side, ctx, records)
+    history = History(repo, tip, commits, chain, landing, side, base, ctx, records)
     history.attempts = _attempts(history)
     history.seconds = time.perf_counter() - started
     return history
@@ -304,6 +329,7 @@ class Landing:
     commit: CommitInfo
     reland: Reland | None = None
     reland_subject: str | None = None      # the subject that announced it (a merge's side commit, say)
+    run: list[str] = field(default_factory=list)  # the commits that landed with it, in one run
     expected: list[Attempt] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
     note: str = ""
@@ -392,6 +418,8 @@ def _attempt_json(a: Attempt) -> dict[str, Any]:
 def _landing_json(landing: Landing) -> dict[str, Any]:
     out: dict[str, Any] = {"commit": landing.commit.sha, "subject": landing.commit.subject,
                            "kind": "reland" if landing.reland else "ordinary"}
+    if landing.run:
+        out["landed_with"] = landing.run
     if landing.reland:
         out["form"] = landing.reland.form
         if landing.reland_subject and landing.reland_subject != landing.commit.subject:
@@ -456,11 +484,13 @@ def _key(sign: str, text: str) -> str:
     return sign + " ".join(text.split())
 
 
-def _patch_keys(repo: pygit2.Repository, commit: CommitInfo) -> set[str] | None:
-    """The raw patch's keys of one commit, through libgit2 (when `git log` is not available)."""
+def _patch_keys(repo: pygit2.Repository, commit: CommitInfo, base: str | None = None) -> set[str] | None:
+    """The raw patch's keys of one landing, through libgit2 (when `git log` is not available)."""
     try:
         c = repo[commit.sha].peel(pygit2.Commit)
-        if c.parents:
+        if base is not None:
+            diff = repo.diff(repo[base].peel(pygit2.Commit), c, context_lines=0)
+        elif c.parents:
             diff = repo.diff(c.parents[0], c, context_lines=0)
         else:
             diff = c.tree.diff_to_tree(context_lines=0, swap=True)
@@ -506,10 +536,13 @@ def _prefilter(history: History, landings: dict[int, Landing], index: _Index,
     try:
         for n, (sha, keys) in enumerate(_logged_keys(history.repo, history.tip, hide)):
             i = history.landing.get(sha)
-            if i is None or i not in landings or history.chain[i] != sha:
+            if i is None or i not in landings:
                 continue
-            seen.add(i)
-            if index.may_match(keys, i):
+            if history.chain[i] == sha:
+                seen.add(i)
+            elif i not in history.base:  # a merged branch's commit: its merge's own patch counts
+                continue
+            if index.may_match(keys, i):  # (a run: the keys of its commits hold those of its change)
                 chosen.add(i)
             if progress and n % PROGRESS_EVERY == 0:
                 progress("reading patches", n, len(landings))
@@ -518,15 +551,15 @@ def _prefilter(history: History, landings: dict[int, Landing], index: _Index,
     rest = landings.keys() - seen
     how = f"git log: {len(seen)}, libgit2: {len(rest)}"
     for i in rest:  # not in git's output: one libgit2 diff each
-        found = _patch_keys(history.repo, landings[i].commit)
+        found = _patch_keys(history.repo, landings[i].commit, history.base.get(i))
         if found is None or index.may_match(found, i):
             chosen.add(i)
     return chosen, how
 
 
-def _change(repo: pygit2.Repository, commit: CommitInfo) -> Approach | None:
+def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Approach | None:
     try:
-        return approach(repo, commit.sha)
+        return approach(repo, commit.sha, base)
     except (KeyError, ValueError, pygit2.GitError):
         return None
 
@@ -565,9 +598,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         if retired is not None and record.fields.get("relation") == "retracts":
             retired_by[history.commits[n].sha].append(retired)
     for index, landing in landings.items():
-        announced = [landing.commit]
-        if landing.commit.is_merge:
-            announced += history.side.get(index, [])
+        announced = [landing.commit, *history.side.get(index, [])]
         title = _pr_title(landing.commit)
         subjects = [(c.subject, c) for c in announced] + ([(title, landing.commit)] if title else [])
         subjects += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
@@ -609,7 +640,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
     # CL 682715. Second attempt.") or a reland by reference (deno's "Reland of #33118")
     for index, landing in landings.items():
-        announced = [landing.commit, *(history.side.get(index, []) if landing.commit.is_merge else [])]
+        announced = [landing.commit, *history.side.get(index, [])]
         undone = [a for c in announced for a in retired_by.get(c.sha, ())]
         if landing.reland is None and undone:
             landing.reland = Reland("in-body", subject_key(undone[0].subject))
@@ -657,7 +688,8 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             raise ComindError(f"unknown revision '{since}'") from exc
         skip = {c.sha for c in walk(history.repo, [rev])}
     by_sha = {c.sha: c for c in history.commits}
-    landings = {i: Landing(i, by_sha[sha]) for i, sha in enumerate(history.chain) if sha not in skip}
+    landings = {i: Landing(i, by_sha[sha], run=[c.sha for c in history.side[i]] if i in history.base else [])
+                for i, sha in enumerate(history.chain) if sha not in skip}
     _relands(history, landings)
     reverted_before = _revert_mentions(history)
     index = _Index(a for a in history.attempts if a.lines)
@@ -690,7 +722,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         if i not in chosen:
             _explain(landing, None, threshold, min_lines)
             continue
-        change = _change(history.repo, landing.commit)
+        change = _change(history.repo, landing.commit, history.base.get(i))
         result.diffs += 1
         if change is None:
             landing.note = "its change could not be read"

@@ -518,7 +518,8 @@ _RELAND_WORD = re.compile(
     r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|(?:bring|add|put)[ \t]+back|readd|reenable"
     r"|reintroduce|refix|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
 _AGAIN = re.compile(
-    r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?(?:again|take[ \t]*(?:two|2|3|three)|(?:second|2nd)[ \t]+(?:try|attempt))"
+    r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?\b(?:again|(?:take|try|attempt)[ \t]*#?(?:two|2|3|three)"
+    r"|(?:second|2nd|third|3rd)[ \t]+(?:try|attempt))"
     r"[)\]]?[ \t.!]*", re.IGNORECASE)
 _RELAND_FORMS = {"reapply": "reapply", "re-apply": "reapply", "redo": "redo", "restore": "restore",
                  "readd": "add", "reenable": "enable", "reintroduce": "introduce", "refix": "fix"}
@@ -561,14 +562,14 @@ _REAPPLIED_REF = re.compile(
 
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
-    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x`` / ``Add back x``, ``Re-add x`` /
-    ``Re-enable x`` / ``Re-fix x`` (any ``re-<verb> x``, read as ``<verb> x``), ``x again``, ``x,
-    take 2``. Returns (form, what it relands as written, named). named is False for the words that
-    also mean a plain rewrite (``redo directive parsing``, ``restore the default``, ``re-enable the
-    test``, ``retry again``, ``fix: reapply context after an error``) unless they quote a subject
-    (or, for ``reapply``, name a pull request, commit or CL: ``chore: reapply #5930``): those count
-    only when what they name is a reverted subject (for ``again`` / ``take 2``: the start of
-    exactly one reverted subject)."""
+    x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x`` / ``Add back x``,
+    ``Re-add x`` / ``Re-enable x`` / ``Re-fix x`` (any ``re-<verb> x``, read as ``<verb> x``),
+    ``x again``, ``x, take 2`` (``try 2``, ``attempt 2``, ``second try``). Returns (form, what it
+    relands as written, named). named is False for the words that also mean a plain rewrite
+    (``redo directive parsing``, ``restore the default``, ``re-enable the test``, ``retry again``,
+    ``fix: reapply context after an error``) unless they quote a subject (or, for ``reapply``, name
+    a pull request, commit or CL: ``chore: reapply #5930``): those count only when what they name
+    is a reverted subject (for ``again`` / ``take 2``: the start of exactly one reverted subject)."""
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
     rest = s
     for _ in range(2):

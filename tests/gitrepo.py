@@ -68,6 +68,10 @@ class GitRepo:
         (self.path / dst).parent.mkdir(parents=True, exist_ok=True)
         self.git("mv", src, dst)
 
+    def tick(self) -> None:
+        """Move the clock a minute on: the next git command writes at a time of its own."""
+        self._tick += 1
+
     def commit(self, message: str, *, author: str = AUTHOR, date: str | None = None,
                all_files: bool = True) -> str:
         """Stage everything (unless ``all_files=False``) and commit; return the new commit id."""

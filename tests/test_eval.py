@@ -31,6 +31,7 @@ def stream(repo: GitRepo, tag: str) -> None:
 
 def revert(repo: GitRepo, sha: str) -> str:
     subject = repo.git("log", "-1", "--format=%s", sha).strip()
+    repo.tick()  # a landing of its own (a commit and its revert written in one second are one run)
     repo.git("revert", "--no-edit", sha)
     repo.git("commit", "--amend", "-q", "-m", f'Revert "{subject}"\n\nThis reverts commit {sha}.\n\n'
              "It broke the nightly build.\n")
@@ -433,3 +434,30 @@ def test_relands_said_only_in_the_body_are_positives(cli, tmp_path: Path) -> Non
                                   "false_flags_per_1000": round(2000 / (data["ordinary_commits"] + 2), 3)}
     text = cli(repo.path, "eval", "replay").out
     assert "by subject alone (relands said in the body only count as ordinary): 0 relands, recall -, 2 false" in text
+
+
+@pytest.mark.parametrize("then", ["undone in the run", "kept in the run", "undone a minute later"])
+def test_commits_landed_in_one_run_are_one_change(cli, tmp_path: Path, then: str) -> None:  # type: ignore[no-untyped-def]
+    """mypy's typeshed syncs: a vendored copy brings back what was reverted, and the next commit of
+    the same rebase-and-merge (one committer, one second) reverts it again. A merge request saw the
+    two as one change that re-adds nothing; pushed a minute apart, the sync alone re-adds it."""
+    repo = started(tmp_path)
+    repo.write("vendor/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Use the alpha client"))
+    stream(repo, "between")
+    repo.write("vendor/alpha.py", feature("alpha"))
+    sync = repo.commit("Sync vendored code")
+    same_second = None if then == "undone a minute later" else repo.git("log", "-1", "--format=@%ct +0000").strip()
+    if then == "kept in the run":
+        repo.write("vendor/other.py", "OTHER = 1\n")
+    else:
+        repo.rm("vendor/alpha.py")
+    last = repo.commit("Follow-up", date=same_second)
+    data = replay(cli, repo.path)
+    flags = {f["commit"]: f for f in data["flags"]}
+    if then == "undone in the run":
+        assert flags == {} and data["commits_scanned"] == data["commits_walked"] - 1
+    elif then == "kept in the run":
+        assert list(flags) == [last] and flags[last]["landed_with"] == [sync]
+    else:
+        assert list(flags) == [sync] and "landed_with" not in flags[sync]

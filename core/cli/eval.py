@@ -101,6 +101,9 @@ def run_replay(args: argparse.Namespace) -> int:
         for item in items:
             print(f"  {item['commit'][:12]} [{item['kind']}{'/' + item['form'] if 'form' in item else ''}] "
                   f"{item['subject'][:100]}")
+            if item.get("landed_with"):
+                print(f"      landed with {len(item['landed_with'])} earlier commit(s) of one run, "
+                      f"from {item['landed_with'][0][:12]}")
             for m in item.get("matches", []):
                 other = " (not the attempt it relands)" if item["kind"] == "reland" and not m["expected"] else ""
                 how = (f"creates again {', '.join(m['recreated'])}, the files" if m["how"] == "files"
