@@ -9,7 +9,9 @@ keeps the reference text and the number of candidates, at trust T1, with the rev
 (turned around) as its approach; a free-form `Revert realms from core` is such an attempt too.
 Known traps are not reverts: a `revert:` code-area prefix with no target, markers quoted in a
 merge or squash body whose target is not on the default branch, and the same revert quoted twice
-(only the commit that carries it as its subject or unindented body counts).
+(only the commit that carries it as its subject or unindented body counts). A revert whose own
+words call what it reverts a slip (`Reverted accidental change`, `revert accidentally added
+parentPath`, `Revert unrelated change`) makes no attempt: nothing was tried and given up.
 
 A reland retires the attempts it re-applies (a `retracts` relation): a revert of the revert
 (`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`, or a body-only `This reverts CL N` whose CL
@@ -45,6 +47,14 @@ from comind.records import Record, harvested_id, new_record
 
 NAME = "reverts"
 _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
+_SLIP = re.compile(r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
+                   r"|unrelated)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
+
+
+def _a_slip(subject: str) -> bool:
+    """Does the revert's subject, outside what it quotes, call the reverted change a slip?"""
+    return _SLIP.search(_QUOTED.sub("", subject)) is not None
 
 
 def attempt_id(repo: str, revert_sha: str, target: str | None = None) -> str:
@@ -85,6 +95,9 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     if targets and all(_made_attempts(ctx, t) for t in targets):
         # a revert of a revert said in the body only ("This reverts CL 682715"): a reland
         yield from _retracts(commit, [a for t in targets for a in _attempts_of(ctx, t)], "revert-of-revert", ctx)
+        return
+    if _a_slip(subject):
+        ctx.skip("revert-of-a-slip", f"{commit.sha[:12]} {commit.subject[:60]}")
         return
     yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
 
@@ -371,7 +384,9 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     if resolved is None:
         return False
     targets = resolved[0]
-    return not (targets and all(_made_attempts(ctx, t, depth + 1) for t in targets))
+    if targets and all(_made_attempts(ctx, t, depth + 1) for t in targets):
+        return False
+    return not _a_slip(full_subject(c.subject, c.body)[0])
 
 
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

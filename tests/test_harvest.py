@@ -663,3 +663,20 @@ def test_a_cut_reland_subject_names_one_reverted_subject(cli, gr: GitRepo) -> No
     summary = harvest(cli, gr)
     assert summary["counts"]["reverts:reland"] == 1
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
+@pytest.mark.parametrize(("subject", "attempts"), [
+    ("Reverted accidental change", 0),                    # pip
+    ("fix: revert accidentally added `handler` on `Checker` (#24438)", 0),  # deno
+    ("Revert unrelated change", 0),
+    ('Revert "Fix unrelated test failures"', 1),        # the quoted subject's words are not the revert's
+    ("Revert the permission cache", 1),
+])
+def test_a_revert_of_a_slip_makes_no_attempt(cli, gr: GitRepo, subject: str, attempts: int) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Fix unrelated test failures")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", subject)
+    summary = harvest(cli, gr)
+    assert sum(r["kind"] == "attempt" for r in records(cli, gr)) == attempts
+    assert ("revert-of-a-slip" in json.dumps(summary)) == (attempts == 0)
