@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 from ast_grep_py import SgRoot
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from comind.languages import (
     LANGUAGES,
@@ -618,3 +620,27 @@ def test_calls_in_strings_know_their_caller() -> None:
     for name in ("rust", "go"):
         path, src = GOLDEN_SOURCES[name]
         assert not any(c.callee == "{}" for c in parse_file(path, src.encode()).calls)
+
+
+# Pieces of code in every registered language, cut and spliced at random: the walk must read any
+# input (unbalanced brackets, stray quotes, invalid UTF-8, NUL-free binary noise) without raising.
+_PIECES = ["def ", "class ", "function ", "fn ", "func ", "impl ", "interface ", "struct ", "enum ", "type ",
+           "async ", "export ", "import ", "from ", "return ", "=> ", "f(", "g.h(", "x", "y1", "_z", "(", ")",
+           "{", "}", "[", "]", "<", ">", ":", ";", ",", ".", "=", "+", "'", '"', "`", "${", "f'{", "#", "//",
+           "/*", "*/", '"""', "\\", "@dec\n", "\n", "\n    ", "\t", " ", "é", "漢", "\U0001f600", "\r\n"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=60), st.binary(max_size=8), st.sampled_from(sorted(LANGUAGES)))
+@settings(max_examples=300, deadline=None)
+def test_the_walk_reads_any_input(pieces: list[str], noise: bytes, name: str) -> None:
+    lang = LANGUAGES[name]
+    data = "".join(pieces).encode() + noise.replace(b"\0", b"")
+    fs = parse_file(f"x{lang.extensions[0]}", data)
+    assert fs.language == name and fs == parse_file(f"x{lang.extensions[0]}", data)  # deterministic
+    assert not (fs.error or "").startswith("parse failed"), fs.error  # syntax errors are reported, never a crash
+    lines = data.count(b"\n") + 1
+    for d in fs.definitions:
+        assert 1 <= d.start_line <= d.end_line <= lines and d.qualname and len(d.body_hash) == 32
+    assert all(1 <= c.line <= lines for c in fs.calls) and all(1 <= i.line <= lines for i in fs.imports)
+    text = data.decode("utf-8", "replace")
+    assert lang.analyse(text)[0] == fs  # text and its UTF-8 bytes read alike
