@@ -179,6 +179,7 @@ class Anchorer:
         self.threshold = threshold
         self._renames: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
         self._moves: dict[tuple[str, str], tuple[dict[str, str], set[str], list[str]]] = {}
+        self._folders: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
         self._chains: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._merges: dict[str, dict[str, tuple[int, str]]] = {}
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
@@ -214,7 +215,8 @@ class Anchorer:
         it since 2.33: an added file with the same content; else, when the path's file name is
         unique among the deleted and among the added files, that added file if it is at least half
         the same; else full rename detection. One landing that moves 7,000 files (deno's `move
-        cli/tests/ -> tests/`) costs 5 s of full detection and 20 ms of the first two steps."""
+        cli/tests/ -> tests/`) costs 5 s of full detection and 20 ms of the first steps. A file the
+        landing edited in a folder it moved is looked for where that folder's unchanged files went."""
         key = (old, new)
         if key not in self._moves:
             old_tree, new_tree = self.index.commit_info(old)[1], self.index.commit_info(new)[1]
@@ -232,10 +234,17 @@ class Anchorer:
             return None
         name = path.rsplit("/", 1)[-1]
         same = [p for p in added if p.rsplit("/", 1)[-1] == name]
-        if len(same) == 1 and sum(1 for p in deleted if p.rsplit("/", 1)[-1] == name) == 1:
-            before, after = _blob_data(self.index, old, path), _blob_data(self.index, new, same[0])
+        candidates = same if len(same) == 1 and sum(1 for p in deleted if p.rsplit("/", 1)[-1] == name) == 1 else []
+        # where the folder's unchanged files went (`cli/tests/` -> `tests/`), the same name
+        if key not in self._folders:
+            self._folders[key] = _moved_folders(exact), set(added)
+        folders, added_set = self._folders[key]
+        candidates += [c for c in _in_moved_folder(path, folders) if c in added_set and c not in candidates]
+        before = _blob_data(self.index, old, path) if candidates else None
+        for candidate in candidates:
+            after = _blob_data(self.index, new, candidate)
             if before is not None and after is not None and _similarity(before, after) >= 0.5:
-                return same[0]
+                return candidate
         return self.renames(old, new)[0].get(path)
 
     def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
@@ -621,6 +630,32 @@ def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[s
         elif status == "A":
             added.append(delta.new_file.path)
     return moved, deleted, added
+
+
+def _moved_folders(moved: Mapping[str, str]) -> dict[str, str]:
+    """Folder -> where files of it moved unchanged (`cli/tests/a.ts` -> `tests/a.ts` gives `cli/tests`
+    -> `tests` and `cli/tests/unit` -> `tests/unit`; the first file seen decides)."""
+    folders: dict[str, str] = {}
+    for old_path, new_path in moved.items():
+        folder = old_path
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            tail = old_path[len(folder):]
+            if not new_path.endswith(tail):
+                break
+            folders.setdefault(folder, new_path[:len(new_path) - len(tail)])
+    return folders
+
+
+def _in_moved_folder(path: str, folders: Mapping[str, str]) -> list[str]:
+    """Where `path` would be if its folders moved as their unchanged files did, deepest first."""
+    found: list[str] = []
+    folder = path
+    while "/" in folder:
+        folder = folder.rsplit("/", 1)[0]
+        if folder in folders and (target := folders[folder] + path[len(folder):]) not in found:
+            found.append(target)
+    return found
 
 
 def _similarity(a: bytes, b: bytes) -> float:

@@ -333,9 +333,10 @@ def test_a_file_renamed_a_little_at_a_time_is_followed_to_its_last_name(gr: GitR
     assert Anchorer(CodeIndex(gr.path)).follow_path("app/perm.py", start, gr.head()) == (None, False)
 
 
-def test_a_big_move_is_followed_by_content_then_by_a_unique_file_name_then_in_full(gr: GitRepo) -> None:
-    """git's order (2.33+): unchanged content first, then a file name unique among the deleted and
-    the added files, then full rename detection only for what is left."""
+def test_a_big_move_is_followed_by_content_then_by_name_or_folder_then_in_full(gr: GitRepo) -> None:
+    """git's order (2.33+): unchanged content first, then a file name unique among what is left
+    deleted and added, or the place where its folder's unchanged files went; full rename detection
+    only for what is left."""
     from comind.anchoring import Anchorer
     from comind.codeindex import CodeIndex
 
@@ -346,17 +347,18 @@ def test_a_big_move_is_followed_by_content_then_by_a_unique_file_name_then_in_fu
     start = gr.commit("add the modules")
     gr.mv("app", "src/app")
     gr.mv("lib", "src/lib")
+    gr.mv("src/app/mod.py", "core/mod.py")
     gr.write("src/app/perm.py", PERM + "\n\ndef audit(user):\n    return user.id\n")  # edited; a unique name
-    gr.write("src/app/mod.py", files["app/mod.py"] + "W = 4\n")  # both edited: `mod.py` is not unique
-    gr.write("src/lib/mod.py", files["lib/mod.py"] + "V = 5\n")
-    gr.commit("move everything under src/")
+    gr.write("src/lib/mod.py", files["lib/mod.py"] + "V = 5\n")  # edited; `mod.py` is not unique
+    gr.write("core/mod.py", files["app/mod.py"] + "W = 4\n")  # edited, elsewhere
+    gr.commit("move everything under src/, and one module to core/")
     anchorer = Anchorer(CodeIndex(gr.path))
     assert anchorer.follow_path("lib/same.py", start, gr.head()) == ("src/lib/same.py", True)
     assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("src/app/perm.py", True)
+    assert anchorer.follow_path("lib/mod.py", start, gr.head()) == ("src/lib/mod.py", True)  # its folder's way
     assert anchorer._renames == {}  # no full rename detection so far
-    assert anchorer.follow_path("app/mod.py", start, gr.head()) == ("src/app/mod.py", True)
+    assert anchorer.follow_path("app/mod.py", start, gr.head()) == ("core/mod.py", True)
     assert anchorer._renames != {}
-    assert anchorer.follow_path("lib/mod.py", start, gr.head()) == ("src/lib/mod.py", True)
     fresh = Anchorer(CodeIndex(gr.path))  # the moves are kept in the index cache
     assert fresh.follow_path("lib/same.py", start, gr.head()) == ("src/lib/same.py", True)
     assert fresh._renames == {}
