@@ -564,10 +564,21 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Ap
         return None
 
 
+def _undone_in_landing(history: History) -> set[str]:
+    """The commits reverted in the landing that brought them (a release branch merged with a
+    backport and its revert): they never landed, so they announce nothing."""
+    return {a.reverted for a in history.attempts
+            if a.reverted is not None and history.landing.get(a.reverted) == a.start}
+
+
 def _subject_keys(history: History) -> dict[str, list[tuple[int, str]]]:
-    """Normalised subject -> (landing, commit) of the commits carrying it (reverts and relands left out)."""
+    """Normalised subject -> (landing, commit) of the commits carrying it (reverts and relands, and
+    commits reverted in their own landing, left out)."""
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    undone = _undone_in_landing(history)
     for commit in history.commits:
+        if commit.sha in undone:
+            continue
         for subject in (commit.subject, *_squashed(commit)):
             if revert_markers(subject, "") or reland_of(subject):
                 continue
@@ -597,8 +608,9 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         retired = attempts_by_id.get(str(record.fields.get("target"))) if record.kind == "relation" else None
         if retired is not None and record.fields.get("relation") == "retracts":
             retired_by[history.commits[n].sha].append(retired)
+    undone = _undone_in_landing(history)
     for index, landing in landings.items():
-        announced = [landing.commit, *history.side.get(index, [])]
+        announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in undone)]
         title = _pr_title(landing.commit)
         subjects = [(c.subject, c) for c in announced] + ([(title, landing.commit)] if title else [])
         subjects += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
@@ -640,11 +652,11 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
     # CL 682715. Second attempt.") or a reland by reference (deno's "Reland of #33118")
     for index, landing in landings.items():
-        announced = [landing.commit, *history.side.get(index, [])]
-        undone = [a for c in announced for a in retired_by.get(c.sha, ())]
-        if landing.reland is None and undone:
-            landing.reland = Reland("in-body", subject_key(undone[0].subject))
-            landing.reland_subject, landing.expected = landing.commit.subject, undone
+        announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in undone)]
+        relanded = [a for c in announced for a in retired_by.get(c.sha, ())]
+        if landing.reland is None and relanded:
+            landing.reland = Reland("in-body", subject_key(relanded[0].subject))
+            landing.reland_subject, landing.expected = landing.commit.subject, relanded
 
 
 _PR_REF = re.compile(r"#\d+")
@@ -709,6 +721,12 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             continue
         if reland and not landing.expected and _squashed_cycle(landing):
             landing.note = "what it relands and its revert were squashed into the same change"
+            result.relands_skipped.append(landing)
+            continue
+        if reland and landing.expected and all(a.end is not None and a.end < i for a in landing.expected):
+            # `sync typeshed again` after an earlier reland: what it names is no longer reverted
+            before = max(a.end or 0 for a in landing.expected)
+            landing.note = f"what it relands was relanded before, at landing {before}"
             result.relands_skipped.append(landing)
             continue
         if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)

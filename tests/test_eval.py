@@ -461,3 +461,35 @@ def test_commits_landed_in_one_run_are_one_change(cli, tmp_path: Path, then: str
         assert list(flags) == [last] and flags[last]["landed_with"] == [sync]
     else:
         assert list(flags) == [sync] and "landed_with" not in flags[sync]
+
+
+def test_a_backport_and_its_revert_merged_together_announce_no_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """aiohttp's `Merge branch '3.9'`: the release branch carries a backport of a change reverted on
+    main, and the backport's own revert. The merge brings neither: it relands nothing."""
+    repo = started(tmp_path)
+    repo.branch("3.9")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    repo.checkout("3.9")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    repo.checkout("main")
+    repo.merge("3.9", "Merge branch '3.9'")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and data["missed"] == [] and data["false_flags"] == 0
+
+
+def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
+    repo = started(tmp_path)
+    repo.write("vendor/types.py", feature("alpha"))
+    revert(repo, repo.commit("Sync typeshed"))
+    repo.write("vendor/types.py", feature("alpha"))
+    redo = repo.commit('Reapply "Sync typeshed"')
+    stream(repo, "between")
+    repo.write("vendor/types.py", feature("beta"))
+    again = repo.commit("Sync typeshed again")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["recall"] == 1.0 and data["missed"] == []
+    assert [r["commit"] for r in data["relands_skipped"]] == [again] and redo != again
