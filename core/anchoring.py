@@ -601,14 +601,22 @@ def _renames(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, 
     except pygit2.GitError:  # a blob this copy lacks (partial clone): renames by object id only
         diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
         diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY)
-    renamed, deleted = {}, set()
+    renamed, deleted, _ = _changes(diff)
+    return renamed, set(deleted)
+
+
+def _changes(diff: pygit2.Diff) -> tuple[dict[str, str], list[str], list[str]]:
+    """(old path -> new path of the renamed files, the deleted paths, the added paths) of a diff."""
+    renamed, deleted, added = {}, [], []
     for delta in diff.deltas:
         status = delta.status_char()
         if status == "R":
             renamed[delta.old_file.path] = delta.new_file.path
         elif status == "D":
-            deleted.add(delta.old_file.path)
-    return renamed, deleted
+            deleted.append(delta.old_file.path)
+        elif status == "A":
+            added.append(delta.new_file.path)
+    return renamed, deleted, added
 
 
 def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], list[str], list[str]]:
@@ -620,16 +628,7 @@ def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[s
     diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
     find = pygit2.enums.DiffFind
     diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY)
-    moved, deleted, added = {}, [], []
-    for delta in diff.deltas:
-        status = delta.status_char()
-        if status == "R":
-            moved[delta.old_file.path] = delta.new_file.path
-        elif status == "D":
-            deleted.append(delta.old_file.path)
-        elif status == "A":
-            added.append(delta.new_file.path)
-    return moved, deleted, added
+    return _changes(diff)
 
 
 def _moved_folders(moved: Mapping[str, str]) -> dict[str, str]:

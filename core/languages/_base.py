@@ -334,7 +334,7 @@ class Language:
                         errors.append(node.start_point[0] + 1)
             elif flags & _COMMENT:  # (its children are never looked at)
                 pass
-            elif flags & _ATOMIC:  # one token, whatever is inside
+            elif flags & _ATOMIC or not node.child_count:  # one token (a string); free text; an ERROR leaf
                 tok = src[node.start_byte:node.end_byte]
                 if frames:
                     if flags & _TEXT:
@@ -345,20 +345,8 @@ class Language:
                     elif depth:  # a zero-width node: a MISSING token
                         errors.append(node.start_point[0] + 1)
                 # An f-string or template literal may call things.
-                if string_calls and b"{" in tok and node.child_count:
+                if flags & _ATOMIC and string_calls and b"{" in tok and node.child_count:
                     self._calls_in_string(node, callers[-1] if callers else None, raw_calls, imports)
-                if flags & _ERROR:
-                    errors.append(node.start_point[0] + 1)
-            elif not node.child_count:  # free text, an ERROR leaf
-                if frames:
-                    tok = src[node.start_byte:node.end_byte]
-                    if flags & _TEXT:
-                        tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
-                    if tok:
-                        tok_append(tok)
-                        ident_append(flags & _IDENT)
-                    elif depth:  # a zero-width leaf: a MISSING token
-                        errors.append(node.start_point[0] + 1)
                 if flags & _ERROR:
                     errors.append(node.start_point[0] + 1)
             else:
