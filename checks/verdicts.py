@@ -30,6 +30,8 @@ from comind.errors import ComindError
 
 VERDICTS = ("re-proposal", "false")
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
+# An unquoted `why: … #1234 …`: YAML reads everything from " #" on as a comment and drops it.
+_CUT_WHY = re.compile(r"[ \t]+why:[ \t]+[^\s\"'|>#][^\n]*?[ \t]#")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,10 @@ def parse(text: str, name: str = "audit file") -> dict[str, Verdict]:
     """The verdicts of an audit file's text, by commit; ComindError naming the first problem."""
     import yaml
 
+    for n, line in enumerate(text.splitlines(), 1):
+        if _CUT_WHY.match(line):
+            raise ComindError(f"{name}: line {n}: `why` would end at ' #' (YAML reads the rest as a comment): "
+                              "quote it")
     try:  # every scalar read as a string: `false` is a verdict and 0123456 a commit, not a bool or a number
         data = yaml.load(text, Loader=yaml.BaseLoader)
     except yaml.YAMLError as exc:

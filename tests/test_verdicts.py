@@ -70,10 +70,17 @@ def test_a_bad_audit_file_fails_at_once_with_one_line(cli, tmp_path: Path) -> No
     ("abcdef12:\n  verdict: false\n  why: ' '\n", "`why` must say why"),
     ("abcdef12:\n  verdict: false\n  why: x\nabcdef1234:\n  verdict: re-proposal\n  why: y\n", "given twice"),
     ("abcdef12: [\n", "not valid YAML"),
+    ("abcdef12:\n  verdict: false\n  why: the reverted #11306 again\n", "line 3: `why` would end at ' #'"),
 ])
 def test_audit_file_errors_name_the_problem(text: str, problem: str) -> None:
     with pytest.raises(ComindError, match=problem):
         parse(text)
+
+
+def test_a_quoted_why_keeps_its_hash() -> None:
+    assert parse('abcdef12:\n  verdict: false\n  why: "the reverted #11306 again"\n')["abcdef12"].why == \
+        "the reverted #11306 again"
+    assert parse("abcdef12:\n  verdict: false\n  why: tests#1 pass\n")["abcdef12"].why == "tests#1 pass"  # no comment
 
 
 def test_commit_ids_are_read_in_any_case() -> None:
