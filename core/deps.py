@@ -83,7 +83,7 @@ def _tree_of(source: Snapshot | pygit2.Tree | pygit2.Commit) -> pygit2.Tree:
     return tree
 
 
-def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, pygit2.Blob]]:
     for entry in tree:
         name = entry.name or ""
         path = prefix + name
@@ -92,7 +92,37 @@ def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, 
                 yield from _manifest_blobs(entry, path + "/")
         elif isinstance(entry, pygit2.Blob) and entry.filemode in (0o100644, 0o100755) and (
                 name in _MANIFEST_PARSERS or name in _LOCKFILES or _is_requirements(path)):
-            yield path, bytes(entry.data)
+            yield path, entry
+
+
+# (path, blob id) -> what parsing it found. Scans of neighbouring revisions (both sides of every
+# harvested change that touches a manifest) share most of their manifests: each is parsed once.
+# deno's Cargo.lock takes 27 ms to parse. Bounded: emptied when full.
+_PARSED: dict[tuple[str, str], tuple[tuple[Dependency, ...], tuple[str, ...]]] = {}
+_PARSED_MAX = 4096
+
+
+def _parsed(path: str, blob: pygit2.Blob) -> tuple[tuple[Dependency, ...], tuple[str, ...]]:
+    """The dependencies a manifest or lockfile declares (a lockfile's as `locked`), and its problems."""
+    key = (path, str(blob.id))
+    found = _PARSED.get(key)
+    if found is None:
+        name = posixpath.basename(path)
+        deps: list[Dependency] = []
+        problems: list[str] = []
+        try:
+            text = bytes(blob.data).decode("utf-8-sig")  # a BOM is tolerated, as npm and pip do
+            if name in _LOCKFILES:  # all of a lockfile or nothing of it
+                deps = list(_LOCK_PARSERS[name](path, text))
+            else:  # a manifest keeps what it declared before a bad entry
+                deps.extend((_MANIFEST_PARSERS.get(name) or _requirements)(path, text, problems))
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        found = _PARSED[key] = (tuple(deps), tuple(problems))
+    return found
 
 
 def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
@@ -101,24 +131,17 @@ def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
     declared: list[Dependency] = []
     locks: dict[tuple[str, str], dict[str, str]] = {}  # (ecosystem, directory) → name → version
     lock_entries: list[Dependency] = []
-    for path, data in sorted(_manifest_blobs(_tree_of(source))):
+    for path, blob in sorted(_manifest_blobs(_tree_of(source)), key=lambda item: item[0]):
+        found, problems = _parsed(path, blob)
+        result.problems.extend(problems)
         name = posixpath.basename(path)
-        try:
-            text = data.decode("utf-8-sig")  # a BOM is tolerated, as npm and pip do
-            if name in _LOCKFILES:
-                found = list(_LOCK_PARSERS[name](path, text))
-                eco = _LOCKFILES[name]
-                table = locks.setdefault((eco, posixpath.dirname(path)), {})
-                for dep in found:
-                    table.setdefault(dep.name, dep.locked or "")
-                lock_entries.extend(found)
-            elif name in _MANIFEST_PARSERS:
-                declared.extend(_MANIFEST_PARSERS[name](path, text, result.problems))
-            else:
-                declared.extend(_requirements(path, text, result.problems))
-        except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
-            result.problems.append(f"{path}: {type(exc).__name__}: {exc}")
+        if name in _LOCKFILES:
+            table = locks.setdefault((_LOCKFILES[name], posixpath.dirname(path)), {})
+            for dep in found:
+                table.setdefault(dep.name, dep.locked or "")
+            lock_entries.extend(found)
+        else:
+            declared.extend(found)
 
     claimed: set[tuple[str, str, str]] = set()
     for dep in declared:
@@ -288,8 +311,24 @@ def _poetry_lock(path: str, text: str) -> Iterator[Dependency]:
     return _toml_packages(path, text, "pypi")
 
 
+# Cargo writes its lockfile in one layout: `[[package]]` tables of `key = "value"` lines. Read that
+# layout directly (deno's Cargo.lock: 2 ms instead of tomllib's 27 ms, on both sides of every change
+# that touches it); anything else in it (an escape, a table that is not a package) goes to tomllib.
+_CARGO_PACKAGE = re.compile(r'^\[\[package\]\]\n((?:[a-z]+ = (?:"[^"\\\n]*"|\[(?:\n "[^"\\\n]*",)*\n?\])\n)*)',
+                            re.MULTILINE)
+_CARGO_FIELD = re.compile(r'^(name|version|source) = "([^"\\\n]*)"$', re.MULTILINE)
+
+
 def _cargo_lock(path: str, text: str) -> Iterator[Dependency]:
-    return _toml_packages(path, text, "cargo")
+    text = text.replace("\r\n", "\n")
+    packages = [dict(_CARGO_FIELD.findall(m.group(1))) for m in _CARGO_PACKAGE.finditer(text)]
+    if (len(packages) != text.count("[[package]]") or "\\" in text
+            or any("name" not in p or "version" not in p for p in packages)):
+        yield from _toml_packages(path, text, "cargo")
+        return
+    for pkg in packages:
+        if "source" in pkg:  # without one, a workspace member: the project itself
+            yield Dependency("cargo", pkg["name"], None, pkg["version"], path)
 
 
 def _pipfile_lock(path: str, text: str) -> Iterator[Dependency]:
