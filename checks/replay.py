@@ -163,9 +163,8 @@ def _landings(repo: pygit2.Repository, tip: str, commits: list[CommitInfo]
     base: dict[int, str] = {}
     for c in walk(repo, [tip], first_parent=True, oldest_first=True):
         c = by_sha.get(c.sha, c)
-        if chain and _landed_together(repo, by_sha[chain[-1]], c):
+        if chain and _landed_together(repo, before := by_sha[chain[-1]], c):
             i = len(chain) - 1
-            before = by_sha[chain[-1]]
             base.setdefault(i, before.parents[0])
             side.setdefault(i, []).append(before)
             chain[i] = c.sha
@@ -571,11 +570,10 @@ def _undone_in_landing(history: History) -> set[str]:
             if a.reverted is not None and history.landing.get(a.reverted) == a.start}
 
 
-def _subject_keys(history: History) -> dict[str, list[tuple[int, str]]]:
+def _subject_keys(history: History, undone: set[str]) -> dict[str, list[tuple[int, str]]]:
     """Normalised subject -> (landing, commit) of the commits carrying it (reverts and relands, and
-    commits reverted in their own landing, left out)."""
+    the `undone` commits, reverted in their own landing, left out)."""
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    undone = _undone_in_landing(history)
     for commit in history.commits:
         if commit.sha in undone:
             continue
@@ -630,7 +628,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     # before (`Update dependencies`); earlier landings of it that were themselves reverted are the
     # same change tried before, not a sign of a common subject. One word (`fmt`, `typo`) names no
     # change: cargo's second `fmt` shares none of the reverted one's lines.
-    keys = _subject_keys(history)
+    keys = _subject_keys(history, undone)
     reverted = {a.reverted for a in history.attempts if a.reverted}
     for a in history.attempts:
         key = subject_key(a.subject)

@@ -178,8 +178,7 @@ class Anchorer:
         self.index = index
         self.threshold = threshold
         self._renames: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
-        self._moves: dict[tuple[str, str], tuple[dict[str, str], set[str], list[str]]] = {}
-        self._folders: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
+        self._moves: dict[tuple[str, str], _Moves] = {}
         self._chains: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._merges: dict[str, dict[str, tuple[int, str]]] = {}
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
@@ -226,8 +225,8 @@ class Anchorer:
                 cached = json.dumps(_exact_moves(self.index, old_tree, new_tree))
                 self.index.memo_put("moves", {memo_key: cached})
             exact, deleted, added = json.loads(cached)
-            self._moves[key] = (exact, set(deleted), added)
-        exact, deleted, added = self._moves[key]
+            self._moves[key] = _Moves(exact, set(deleted), added, set(added), _moved_folders(exact))
+        exact, deleted, added, added_set, folders = self._moves[key]
         if path in exact:
             return str(exact[path])
         if path not in deleted:
@@ -236,9 +235,6 @@ class Anchorer:
         same = [p for p in added if p.rsplit("/", 1)[-1] == name]
         candidates = same if len(same) == 1 and sum(1 for p in deleted if p.rsplit("/", 1)[-1] == name) == 1 else []
         # where the folder's unchanged files went (`cli/tests/` -> `tests/`), the same name
-        if key not in self._folders:
-            self._folders[key] = _moved_folders(exact), set(added)
-        folders, added_set = self._folders[key]
         candidates += [c for c in _in_moved_folder(path, folders) if c in added_set and c not in candidates]
         before = _blob_data(self.index, old, path) if candidates else None
         for candidate in candidates:
@@ -617,6 +613,16 @@ def _changes(diff: pygit2.Diff) -> tuple[dict[str, str], list[str], list[str]]:
         elif status == "A":
             added.append(delta.new_file.path)
     return renamed, deleted, added
+
+
+class _Moves(NamedTuple):
+    """What a landing moved unchanged, and what it deleted and added besides (see `_exact_moves`)."""
+
+    exact: dict[str, str]
+    deleted: set[str]
+    added: list[str]
+    added_set: set[str]
+    folders: dict[str, str]  # `_moved_folders(exact)`
 
 
 def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], list[str], list[str]]:
