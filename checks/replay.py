@@ -264,6 +264,13 @@ class Reland:
     named: bool = True  # False: "Redo x", "Restore x", "x again"… count only when x is a reverted subject
 
 
+# A merged branch named as GitHub's revert button names a revert of a revert (`revert-12-revert-9-x`),
+# or by hand (`revert-revert-gh5606`)
+_REVERT_REVERT_BRANCH = re.compile(
+    r"(?:Merge pull request #\d+ from [\w.-]+/|Auto merge of #\d+ - [\w.-]+:|Merge branch ')"
+    r"(?:[\w.-]*?[/_-])?revert-(?:\d+-)?revert\b", re.IGNORECASE)
+
+
 def reland_of(subject: str) -> Reland | None:
     """The reland a subject announces, if any (the same-subject form needs the history): a revert of
     a revert, or the words of `markers.reland_subject` (`Reland x`, `Re-land x`, `Redo "x"`, `x again`…)."""
@@ -276,6 +283,8 @@ def reland_of(subject: str) -> Reland | None:
             return Reland(form, subject_key(m.quoted_subject or ""))
         if m.kind != "free-form":
             return None  # a revert (or a revert of a reland)
+    if _REVERT_REVERT_BRANCH.match(s):  # cargo's `Auto merge of #5874 - japaric:revert-revert-gh5606`
+        return Reland("revert-of-revert", "")
     said = reland_subject(s)
     if said is None:
         return None

@@ -185,7 +185,17 @@ def _nesting(subject: str) -> tuple[int, str | None, str, str | None]:
             break
         depth += nxt[0]
         inner = nxt[2]
+    if inner is not None and _reverts_in_words(inner):
+        depth += 1  # mypy's `Revert "Revert use of ParamSpec…"`: what it quotes was a revert too
     return depth, quoted, form, inner
+
+
+def _reverts_in_words(subject: str) -> bool:
+    """Is an unquoted subject a revert by its words (`Revert use of x`, `revert: x`, `Back out #12`)?"""
+    s = subject.strip()
+    if _wrapper(s) is not None:
+        return False
+    return any(m.kind in ("free-form", "conventional-revert", "subject-revert-ref") for m in _subject_markers(s))
 
 
 def trailing_pr(subject: str) -> int | None:
@@ -533,12 +543,16 @@ def _all_quoted(text: str) -> bool:
 
 
 # A body saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a", "Reapply
-# go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383", "Re-attempt at #21284".
+# go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383", "Re-attempt at #21284",
+# "Second attempt at CL 509560", "another take at #7810 which was reverted", "Reopening #2408 after the
+# revert", "reapplying CL121995".
 _RELAND_REF = re.compile(
-    r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back|re-?attempt)[ \t]*:?[ \t]+"
+    r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back|re-?attempt|reopen(?:s|ing)?"
+    r"|(?:second|2nd|third|3rd|another)[ \t]+(?:attempt|take|try|go)[ \t]+(?:at|of))[ \t]*:?[ \t]+"
     r"(?:(?:of|at)[ \t]+)?(?:commit[ \t]+)?"
     r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
-    r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]+(?P<cl>\d{1,12})"
+    r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]*(?P<cl>\d{1,12})"
+    r"|https?://go-review\.googlesource\.com/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?(?P<review>\d{1,12})"
     rf"|(?P<sha>{HEX}))\b",
     re.IGNORECASE,
 )
@@ -548,7 +562,7 @@ def reland_references(body: str) -> list[tuple[str | None, int | None, int | Non
     """(sha, PR number, CL number) of each change a body says it relands, in order."""
     out = []
     for m in _RELAND_REF.finditer(body):
-        pr, cl = m.group("pr") or m.group("pull"), m.group("golang") or m.group("cl")
+        pr, cl = m.group("pr") or m.group("pull"), m.group("golang") or m.group("cl") or m.group("review")
         out.append((m.group("sha").lower() if m.group("sha") else None, int(pr) if pr else None,
                     int(cl) if cl else None))
     return out

@@ -50,6 +50,8 @@ _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
 _SLIP = re.compile(r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
                    r"|unrelated)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
+_PARTIAL = re.compile(r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]+(?:part|parts|some)[ \t]+of\b",
+                      re.IGNORECASE)
 
 
 def _a_slip(subject: str) -> bool:
@@ -279,11 +281,14 @@ def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: 
 def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, candidates: int,
              reference: str, reason: str, record_id: str, ctx: HarvestContext) -> Record | None:
     mainline = next((m.base_sha for m in markers if m.base_sha), None)
-    if target is not None:
+    # a partial revert ("partial revert of go.dev/cl/731503: only internal/mcp/*") undid what its own diff
+    # undoes, not the whole change: the rest stayed, and a reland need not bring it back
+    partial = target is not None and _PARTIAL.search(_QUOTED.sub("", commit.subject)) is not None
+    if target is not None and not partial:
         parent = resolve_prefix(ctx.repo, mainline)[0] if mainline and resolve_prefix(ctx.repo, mainline) else None
         change = ctx.approach(target.sha, parent)
         at = parent or (target.parents[0] if target.parents else None)
-    else:  # unresolved: the revert's own diff, turned around, is the reverted change
+    else:  # unresolved or partial: the revert's own diff, turned around, is the reverted change
         change = _inverted(ctx.approach(commit.sha))
         at = commit.sha
     # the state that had the reverted change: the target itself, else the revert's parent
@@ -355,6 +360,9 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
     else:  # by the reverted subject: whole, else the prefix of a cut one
         quoted = next((m.quoted_subject for m in markers if m.is_reland and m.quoted_subject), None)
         retired = _named(ctx, quoted, cut=any(m.truncated for m in markers))
+        if not retired and quoted:  # `Revert "Revert use of x"`, that revert made several times: by "use of x"
+            described = next((m.described for m in revert_markers(quoted, "") if m.described), None)
+            retired = _named(ctx, described)
     if not retired:
         ctx.count("reverts:reland-unresolved", commit.sha[:12])
         return

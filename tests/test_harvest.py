@@ -156,6 +156,20 @@ def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # 
     assert paths == ["app/feature.py"]
 
 
+def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # golang/tools: "internal/mcp: partial revert of go.dev/cl/731503 … brings back only internal/mcp/*"
+    gr.write("internal/mcp/sdk.go", "func Serve(transport Transport) error {\n\treturn loop(transport)\n}\n")
+    gr.write("gopls/server.go", "func start() {\n\tsdk.Serve(externalTransport)\n}\n")
+    gr.commit("internal/mcp: delete the internal sdk, use the external one")
+    original = gr.head()
+    gr.write("internal/mcp/sdk.go", "")
+    gr.commit(f"internal/mcp: partial revert of {original[:10]}\n\nOnly internal/mcp comes back.")
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["attributes"]["reverted"] == original
+    assert [f["path"] for f in attempt["fields"]["fingerprint"]["files"]] == ["internal/mcp/sdk.go"]
+
+
 def test_reland_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
@@ -189,6 +203,23 @@ def test_a_revert_of_a_revert_said_in_the_body_only_is_a_reland(cli, gr: GitRepo
     assert summary["counts"] == {"marker:this-reverts-commit": 1, "reverts:attempt": 1}
     assert {r["title"] for r in records(cli, gr) if r["kind"] == "attempt" and r["status"] != "retracted"} == {
         "Use the permission cache"}
+
+
+def test_a_revert_of_a_revert_said_in_words_is_a_reland(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # mypy: each typeshed sync brings `ParamSpec` back and `Revert use of ParamSpec…` removes it again,
+    # until `Revert "Revert use of ParamSpec for wraps" (#16942)` keeps it
+    wraps = "def wraps(f: Callable[P, T]) -> _Wrapper[P, T]: ...\n"
+    for n in range(2):
+        gr.write("stdlib/functools.pyi", f"# sync {n}\n" + wraps)
+        gr.commit("Sync typeshed")
+        gr.write("stdlib/functools.pyi", f"# sync {n}\n")
+        gr.commit("Revert use of ParamSpec for wraps")
+    gr.write("stdlib/functools.pyi", "# sync 1\n" + wraps)
+    gr.commit('Revert "Revert use of ParamSpec for wraps" (#16942)')
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:reland"] == 2
+    attempts = [r for r in records(cli, gr) if r["kind"] == "attempt"]
+    assert len(attempts) == 2 and {r["status"] for r in attempts} == {"retracted"}
 
 
 def test_a_body_naming_what_it_relands_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]

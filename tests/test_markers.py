@@ -166,6 +166,13 @@ def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
     ("Brings back commit 1a2e7741c334.", [("1a2e7741c334", None, None)]),
     ("This PR resets the revert made by #16610, bringing back #16383\nwhich fixes --watch.", [(None, 16383, None)]),
     ("Re-attempt at #21284. I was more thorough this time.", [(None, 21284, None)]),
+    ("(Second attempt at CL 509560, rolled back in a5e8bb0, because", [(None, None, 509560)]),
+    ("(Second attempt at https://go-review.googlesource.com/c/tools/+/411910,", [(None, None, 411910)]),
+    ("This is reapplying CL121995 after rolling back the change", [(None, None, 121995)]),
+    ("This is another take at #7810 which was reverted because it caused", [(None, 7810, None)]),
+    ("(Reopening #2408 after the revert #2414. This fixes parts of #2090)", [(None, 2408, None)]),
+    ("Another try at https://github.com/o/r/issues/25464", []),
+    ("A second attempt at fixing msys terminal width, see #12.", []),
     ("Relands `module.registerHooks()`", []),
     ("Bring back the old flag; see #12.", []),
     ("We reland it later; see #12.", []),
@@ -204,6 +211,14 @@ def test_squash_body_markers_are_indented() -> None:
     message = ("Add feature (#9)\n\n* wip\n\n* Revert \"wip\"\n\n  This reverts commit abcdef1234567.\n")
     (m,) = markers_of(message)
     assert m.kind == "this-reverts-commit" and m.indented
+
+
+def test_a_revert_of_a_revert_said_in_words() -> None:
+    (m,) = markers_of('Revert "Revert use of `ParamSpec` for `functools.wraps`" (#16942)\n')
+    assert m.kind == "revert-of-revert" and m.is_reland and m.depth == 2
+    assert m.quoted_subject == "Revert use of `ParamSpec` for `functools.wraps`"
+    (m,) = markers_of('Revert "Reverse the list"\n')  # a word that starts like one is not a revert
+    assert m.kind == "subject-revert-quoted" and not m.is_reland
 
 
 def test_nested_quotes_and_unterminated() -> None:
