@@ -23,7 +23,8 @@ a plain rewrite count only when what they name is a reverted subject (`markers.r
 read as `<verb> x`), and `x again` / `x, take 2`
 (where x may be the start of exactly one reverted subject). For a merge, the subjects of the
 commits it brings in and its pull-request title count too. A reland whose revert landed in the
-same landing (both inside one merged branch) is left out: no check ever saw the attempt before it.
+same landing (both inside one merged branch), or later (on another branch, merged after the reland)
+is left out: no check ever saw the attempt before it.
 Everything else is an ordinary commit, and a flag on one is a false flag — to be audited: each
 flag carries its evidence (commit, subject, attempt, revert, matched/total lines).
 
@@ -722,8 +723,10 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         result.commits_scanned += 1
         result.merges_scanned += landing.commit.is_merge
         reland = landing.reland
-        if reland and landing.expected and all(a.start == i for a in landing.expected):
-            landing.note = "its revert landed in the same change: no check saw the attempt before it"
+        if reland and landing.expected and all(a.start >= i for a in landing.expected):
+            # (later: poetry redid on `develop` a fix that `master` reverted, merged into develop after)
+            when = "in the same change" if all(a.start == i for a in landing.expected) else "later, from another branch"
+            landing.note = f"its revert landed {when}: no check saw the attempt before it"
             result.relands_skipped.append(landing)
             continue
         if reland and not landing.expected and _squashed_cycle(landing):

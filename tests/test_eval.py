@@ -484,6 +484,25 @@ def test_a_backport_and_its_revert_merged_together_announce_no_reland(cli, tmp_p
     assert data["relands"] == 0 and data["missed"] == [] and data["false_flags"] == 0
 
 
+def test_a_reland_before_its_revert_reached_the_branch_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """poetry: `master` lands a fix and reverts it; `develop` redoes the fix by the same subject, and
+    only later merges `master` in. Its checks never saw the attempt before the redo."""
+    repo = started(tmp_path)
+    repo.branch("master")
+    repo.checkout("master")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Fix transitive extras being removed"))
+    repo.checkout("main")
+    stream(repo, "develop")
+    repo.write("app/alpha.py", feature("alpha"))
+    redo = repo.commit("Fix transitive extras being removed")
+    repo.merge("master", "Merge branch 'master' into develop")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and data["missed"] == []
+    (skipped,) = data["relands_skipped"]
+    assert skipped["commit"] == redo and "landed later, from another branch" in skipped["note"]
+
+
 def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
     repo = started(tmp_path)
