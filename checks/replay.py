@@ -624,8 +624,8 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         subjects += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
         for subject, commit in subjects:
             reland = reland_of(subject)
-            if reland is None:
-                continue
+            if reland is None or (commit is not landing.commit and _REVERT_REVERT_BRANCH.match(subject)):
+                continue  # (a merge inside a merged branch: cargo imported rustfix's history, its merges too)
             expected = list(retired_by.get(commit.sha, ()))
             if not expected and reland.relanded:
                 earlier = [a for a in _named(by_subject, reland) if a.start <= index]

@@ -503,6 +503,36 @@ def test_a_reland_before_its_revert_reached_the_branch_is_no_positive(cli, tmp_p
     assert skipped["commit"] == redo and "landed later, from another branch" in skipped["note"]
 
 
+def test_a_revert_revert_branch_counts_only_as_the_landing_merge(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """cargo's `Auto merge of #5874 - japaric:revert-revert-gh5606` relands; a merge of such a branch
+    inside another merged history (cargo importing rustfix's) names nothing here."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client"))
+    stream(repo, "early")
+    repo.branch("revert-revert-alpha")
+    repo.checkout("revert-revert-alpha")
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.commit("Use the alpha client")
+    repo.checkout("main")
+    merge = repo.merge("revert-revert-alpha", "Auto merge of #9 - o:revert-revert-alpha, r=x")
+    repo.branch("imported")
+    repo.checkout("imported")
+    repo.write("lib/beta.py", feature("beta"))
+    repo.commit("Add beta")
+    repo.branch("revert-revert-beta")
+    repo.checkout("revert-revert-beta")
+    repo.write("lib/gamma.py", feature("gamma"))
+    repo.commit("Add gamma")
+    repo.checkout("imported")
+    repo.merge("revert-revert-beta", "Merge pull request #3 from o/revert-revert-beta")
+    repo.checkout("main")
+    repo.merge("imported", "Merge the imported library")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["missed"] == []
+    assert [f["commit"] for f in data["flags"]] == [merge]
+
+
 def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
     repo = started(tmp_path)
