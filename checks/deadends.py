@@ -312,14 +312,9 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             if kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 found.append((f"{describe(m, kind)} of {what}, {how}", path, line))
-        for anchor in record.anchors:
-            dep = anchor.get("dep") or {}
-            if anchor.get("scope") == "dependency" and dep.get("version_range"):
-                moved = dep_moves.get((dep["ecosystem"], _dep_name(dep)))
-                if moved and _in_range(dep["ecosystem"], moved[1], dep["version_range"]) and not (
-                        moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"])):
-                    found.append((f"This moves {dep['package']} to {moved[1]}, inside {dep['version_range']}, "
-                                  f"the range of {what}, {how}", moved[2], None))
+        for dep, _before, version, path in moves_into(record.anchors, dep_moves):
+            found.append((f"This moves {dep['package']} to {version}, inside {dep['version_range']}, "
+                          f"the range of {what}, {how}", path, None))
         if record.id in patterns:
             path, line = patterns[record.id]
             found.append((f"This matches the pattern of {what}, {how}", path, line))
@@ -387,17 +382,42 @@ def _in_range(ecosystem: str, version: str, version_range: str) -> bool:
         return False
 
 
-def _dependency_moves(run: CheckRun) -> dict[tuple[str, str], tuple[str | None, str, str]]:
-    """(ecosystem, name) -> (version at base, version at head, manifest path) for every package
-    whose locked (else declared) version the change moves."""
+Moves = dict[tuple[str, str], tuple[str | None, str, str]]
+
+
+def _dependency_moves(run: CheckRun) -> Moves:
     if run.base_snapshot is None or run.change is None or not any(_is_manifest(p) for p in run.change.paths):
         return {}
+    return dependency_moves(run.base_snapshot, run.head_snapshot)
+
+
+def dependency_moves(base: Any, head: Any) -> Moves:
+    """(ecosystem, name) -> (version at base, version at head, manifest path) for every package
+    whose locked (else declared) version the change from `base` to `head` (snapshots, trees or
+    commits) moves."""
     from comind.deps import dependencies, resolved_versions
 
-    before = resolved_versions(dependencies(run.base_snapshot))
-    after = resolved_versions(dependencies(run.head_snapshot))
+    before = resolved_versions(dependencies(base))
+    after = resolved_versions(dependencies(head))
     return {key: (before.get(key, (None, ""))[0], version, path)
             for key, (version, path) in after.items() if before.get(key, (None, ""))[0] != version}
+
+
+def dependency_ranges(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The `dep:` anchors with a version range: the versions an attempt moved its dependencies to."""
+    return [a["dep"] for a in anchors if a.get("scope") == "dependency" and (a.get("dep") or {}).get("version_range")]
+
+
+def moves_into(anchors: list[dict[str, Any]], moves: Moves) -> list[tuple[dict[str, Any], str | None, str, str]]:
+    """(dep, version before, version after, manifest path) for each dependency the moves take into
+    an attempt's range from outside it: the attempt's dependency move again."""
+    out = []
+    for dep in dependency_ranges(anchors):
+        moved = moves.get((dep["ecosystem"], _dep_name(dep)))
+        if moved and _in_range(dep["ecosystem"], moved[1], dep["version_range"]) and not (
+                moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"])):
+            out.append((dep, *moved))
+    return out
 
 
 def _is_manifest(path: str) -> bool:

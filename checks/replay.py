@@ -9,8 +9,9 @@ diff makes (what `comind check` sees on that merge request), and a run of commit
 wrote in the same second (GitHub's rebase-and-merge, a rebased push: they landed together, and a
 merge request saw them as one change) is the change from the run's base to its last commit. At
 each landing C the matcher of `comind check` (`checks.deadends.match_lines` and `match_kind`, the configured
-`dead_end_threshold` and `dead_end_min_lines`) runs C's change against every attempt whose revert
-landed strictly before C and that no reland retired before C.
+`dead_end_threshold` and `dead_end_min_lines`, and `moves_into`: a dependency moved again to a version a
+reverted change moved it to, as a lockfile-only bump is) runs C's change against every attempt whose
+revert landed strictly before C and that no reland retired before C.
 
 The positives are *relands*, recognised from subjects alone, independently of the matcher:
 `Reapply "…"`, `Revert "Revert "…""` (and `Revert^2`), `Reland …` / `Re-land …` (also after a
@@ -31,7 +32,8 @@ flag carries its evidence (commit, subject, attempt, revert, matched/total lines
 Speed: an inverted index maps every informative line of an attempt to the attempts holding it,
 so a change is matched only against attempts it shares a line with; and the full change
 (`approach`, with rename detection) is computed only for landings whose raw patch (one libgit2
-call, no rename detection: a superset of the lines) holds such a line.
+call, no rename detection: a superset of the lines) holds such a line, or touches a manifest and adds
+a version an attempt moved a dependency to.
 
 **Harvest coverage.** Counts by revert marker and Lore key, unresolved and ambiguous references,
 skips by reason (all from `HarvestContext`), plus the lines after the subject that look like
@@ -61,10 +63,14 @@ from comind.checks.deadends import (
     PIECE_OF_CHANGE,
     ChangeLines,
     Match,
+    dependency_moves,
+    dependency_ranges,
     fingerprint_of,
     match_kind,
     match_lines,
+    moves_into,
 )
+from comind.deps import is_manifest
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
@@ -126,6 +132,7 @@ class Attempt:
     start: int                 # landing of the revert: the attempt counts from the next landing on
     end: int | None = None     # landing of the reland that retired it (it still counts there)
     lines: int = 0             # informative lines of its fingerprint
+    deps: list[dict[str, Any]] = field(default_factory=list)  # its `dep:` anchors with a version range
 
     def active(self, landing: int) -> bool:
         return self.start < landing and (self.end is None or landing <= self.end)
@@ -240,7 +247,8 @@ def _attempts(history: History) -> list[Attempt]:
         change = fingerprint_of(record)
         net = ChangeLines(change) if change is not None else None
         by_id[record.id] = Attempt(record, net, commit.sha, target.sha if target else None, subject,
-                                   history.landing[commit.sha], lines=net.total if net else 0)
+                                   history.landing[commit.sha], lines=net.total if net else 0,
+                                   deps=dependency_ranges(record.anchors))
     for n, record in history.records:  # relands retire, as the ledger's status would
         if record.kind == "relation" and record.fields.get("relation") in ("retracts", "supersedes"):
             attempt = by_id.get(str(record.fields.get("target")))
@@ -329,7 +337,8 @@ class Hit:
     attempt: Attempt
     match: Match
     expected: bool
-    kind: str  # `deadends.match_kind`: lines | files
+    kind: str  # `deadends.match_kind` (lines | files), or dependency
+    moved: str = ""  # dependency: "clap 4.5.34 -> 4.5.35"
 
 
 @dataclass
@@ -439,7 +448,8 @@ def _landing_json(landing: Landing) -> dict[str, Any]:
             "how": h.kind, "matched": h.match.matched, "total": h.match.total, "own": h.match.own,
             "added": h.match.added, "added_total": h.match.added_total,
             "recreated": list(h.match.recreated), "expected": h.expected,
-            "where": list(h.match.where) if h.match.where else None} for h in landing.hits]
+            "where": list(h.match.where) if h.match.where else None} | ({"moved": h.moved} if h.moved else {})
+            for h in landing.hits]
     if landing.note:
         out["note"] = landing.note
     return out
@@ -454,7 +464,13 @@ class _Index:
         self.removed: dict[str, list[Attempt]] = defaultdict(list)
         self.keys: dict[str, list[Attempt]] = defaultdict(list)
         self.creating: dict[str, list[Attempt]] = defaultdict(list)  # path -> attempts that only created files
+        self.versions: dict[str, list[Attempt]] = defaultdict(list)  # a version its dependencies moved to
+        self.moving: list[Attempt] = []  # the attempts that moved dependencies
         for a in attempts:
+            for dep in a.deps:
+                self.versions[_bare_version(dep["version_range"])].append(a)
+            if a.deps:
+                self.moving.append(a)
             if a.lines_of is None:
                 continue
             if a.lines_of.only_creates:
@@ -472,8 +488,21 @@ class _Index:
         line: whatever the diff algorithm and rename detection, a raw patch holds every line the
         matcher counts (the net re-added and re-removed ones), and more. (A change that brings
         back only *edited* lines of an attempt, none exactly, is not replayed; `check` sees it.)"""
-        keys = keys & self.keys.keys()
-        return any(a.active(landing) for key in keys for a in self.keys[key])
+        shared = keys & self.keys.keys()
+        return any(a.active(landing) for key in shared for a in self.keys[key]) or self._may_move(keys, landing)
+
+    def _may_move(self, keys: set[str], landing: int) -> bool:
+        """Does the raw patch touch a manifest and add a version an active attempt moved a
+        dependency to (`version = "4.5.35"`, `clap==4.5.35`, `"version": "4.5.35"`)?"""
+        if not any(a.active(landing) for a in self.moving):
+            return False
+        if not any(k.startswith("+++ b/") and is_manifest(k[6:]) for k in keys):
+            return False
+        found = {_bare_version(v) for k in keys if k.startswith("+") for v in _VERSION.findall(k)}
+        return any(a.active(landing) for v in found & self.versions.keys() for a in self.versions[v])
+
+    def moving_at(self, landing: int) -> list[Attempt]:
+        return [a for a in self.moving if a.active(landing)]
 
     def candidates(self, change: ChangeLines, landing: int) -> list[Attempt]:
         out: dict[int, Attempt] = {}
@@ -487,6 +516,14 @@ class _Index:
                 if a.active(landing):
                     out.setdefault(id(a), a)
         return list(out.values())
+
+
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.[0-9A-Za-z+-]+)+")
+
+
+def _bare_version(text: str) -> str:
+    """`=4.5.35`, `==4.5.35`, `v4.5.35` -> `4.5.35`: versions as a raw patch may show them."""
+    return text.lstrip("=<>~^ ").removeprefix("v")
 
 
 def _key(sign: str, text: str) -> str:
@@ -712,7 +749,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
                 for i, sha in enumerate(history.chain) if sha not in skip}
     _relands(history, landings)
     reverted_before = _revert_mentions(history)
-    index = _Index(a for a in history.attempts if a.lines)
+    index = _Index(a for a in history.attempts if a.lines or a.deps)
     scan_started = time.perf_counter()
     chosen, result.patches_from = _prefilter(history, landings, index, progress)
     result.seconds["patches"] = time.perf_counter() - scan_started
@@ -762,6 +799,10 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             m = match_lines(attempt.lines_of, lines)
             if kind := match_kind(m, threshold, min_lines):
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, kind))
+        moving = [a for a in index.moving_at(i) if all(h.attempt is not a for h in landing.hits)]
+        if moving and any(is_manifest(f.path) for f in change.files):
+            for attempt, moved in _dependency_hits(history, landing, moving):
+                landing.hits.append(Hit(attempt, Match(0, 0, None), id(attempt) in expected, "dependency", moved))
         if landing.hits:
             result.flagged.append(landing)
         _explain(landing, lines, threshold, min_lines)
@@ -770,6 +811,25 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     result.seconds["replay"] = time.perf_counter() - scan_started
     result.seconds["total"] = time.perf_counter() - started + (history.seconds if given else 0.0)
     return result
+
+
+def _dependency_hits(history: History, landing: Landing, moving: list[Attempt]) -> list[tuple[Attempt, str]]:
+    """The attempts whose dependency move the landing makes again, as `comind check` finds them
+    (`deadends.moves_into`), each with what moved."""
+    commit = landing.commit
+    base = history.base.get(landing.index) or (commit.parents[0] if commit.parents else None)
+    if base is None:
+        return []
+    try:
+        moves = dependency_moves(history.repo[base].peel(pygit2.Commit), history.repo[commit.sha].peel(pygit2.Commit))
+    except (KeyError, ValueError, pygit2.GitError):
+        return []
+    out = []
+    for attempt in moving:
+        if found := moves_into(attempt.record.anchors, moves):
+            dep, before, version, _path = found[0]
+            out.append((attempt, f"{dep['package']} {before or '(none)'} -> {version}"))
+    return out
 
 
 def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min_lines: int) -> None:
@@ -782,6 +842,9 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     best = landing.expected[-1]
     if best.end is not None and best.end < landing.index:
         landing.note = f"the attempt was already retired by a reland at landing {best.end}"
+    elif best.deps and not best.lines:
+        moved = ", ".join(f"{d['package']} {d['version_range']}" for d in best.deps[:3])
+        landing.note = f"it moves no dependency where the attempt moved it ({moved})"
     elif best.lines_of is None or not best.lines:
         landing.note = "the attempt has no informative lines (binary, over the size limit, or trivial only)"
     elif change is None:

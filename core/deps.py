@@ -529,7 +529,9 @@ def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple
     """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest."""
     out: dict[tuple[str, str], tuple[str, str]] = {}
     for d in deps:
-        pinned = _PINNED.fullmatch(d.declared or "")
+        declared = d.declared or ""
+        # Cargo reads a bare "4.5" as ^4.5: only "=4.5.1" pins (npm's bare "1.2.3" and go's "v1.2.3" do)
+        pinned = _PINNED.fullmatch(declared) if d.ecosystem != "cargo" or declared.lstrip().startswith("=") else None
         version = d.locked or (pinned.group(1) if pinned else None)
         if version and ((d.ecosystem, d.name) not in out or d.locked):
             out[(d.ecosystem, d.name)] = (version, d.path)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from comind.codeindex import CodeIndex
-from comind.deps import Dependency, dependencies, scan, version_in_range
+from comind.deps import Dependency, dependencies, resolved_versions, scan, version_in_range
 
 PYPROJECT = '''\
 [project]
@@ -311,6 +311,19 @@ def test_cargo(repo: GitRepo) -> None:
     assert deps[("cargo", "libc", c)].declared == "0.2"
     assert deps[("cargo", "local", c)].declared is None
     assert ("cargo", "core", "Cargo.lock") not in deps  # a workspace member
+
+
+def test_resolved_versions_are_locked_or_pinned() -> None:
+    deps = [Dependency("cargo", "clap", "4.5", None, "Cargo.toml"),
+            Dependency("cargo", "log", "=0.4.2", None, "Cargo.toml"),
+            Dependency("cargo", "serde", "1.0", "1.0.210", "Cargo.toml"),
+            Dependency("npm", "react", "18.2.0", None, "p.json"),
+            Dependency("npm", "vue", "^3", None, "p.json"), Dependency("go", "x/mod", "v0.3.1", "v0.3.1", "go.mod"),
+            Dependency("pypi", "lance", "==0.7.3", None, "requirements.txt")]
+    assert resolved_versions(deps) == {
+        ("cargo", "log"): ("0.4.2", "Cargo.toml"), ("cargo", "serde"): ("1.0.210", "Cargo.toml"),
+        ("npm", "react"): ("18.2.0", "p.json"), ("go", "x/mod"): ("v0.3.1", "go.mod"),
+        ("pypi", "lance"): ("0.7.3", "requirements.txt")}
 
 
 def test_snapshot_and_revisions(repo: GitRepo, tmp_path: Path) -> None:

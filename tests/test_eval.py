@@ -533,6 +533,32 @@ def test_a_revert_revert_branch_counts_only_as_the_landing_merge(cli, tmp_path: 
     assert [f["commit"] for f in data["flags"]] == [merge]
 
 
+def test_a_dependency_move_made_again_is_flagged_as_check_flags_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """astral-sh/ruff: `Update Rust crate clap to v4.5.35` (Cargo.lock only, no informative line)
+    reverted, then the same subject again: `comind check` flags the move back into 4.5.35, and so
+    does the replay; a later bump of another crate is not flagged."""
+    from test_check import cargo_lock
+
+    repo = started(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", anyhow="1.0.1"))
+    repo.commit("Add the crate")
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", anyhow="1.0.1"))
+    revert(repo, repo.commit("Update Rust crate clap to v4.5.35 (#17245)"))
+    stream(repo, "middle")
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", anyhow="1.0.2"))
+    other = repo.commit("Update Rust crate anyhow to v1.0.2 (#17250)")
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", anyhow="1.0.2"))
+    again = repo.commit("Update Rust crate clap to v4.5.35 (#17273)")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["false_flags"] == 0
+    (flag,) = data["flags"]
+    assert flag["commit"] == again and flag["matches"][0]["how"] == "dependency"
+    assert flag["matches"][0]["moved"] == "clap 4.5.34 -> 4.5.35" and other != again
+    text = cli(repo.path, "eval", "replay").out
+    assert "moves clap 4.5.34 -> 4.5.35, the dependency move of 'Update Rust crate clap to v4.5.35" in text
+
+
 def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
     repo = started(tmp_path)

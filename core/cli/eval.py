@@ -107,6 +107,7 @@ def run_replay(args: argparse.Namespace) -> int:
             for m in item.get("matches", []):
                 other = " (not the attempt it relands)" if item["kind"] == "reland" and not m["expected"] else ""
                 how = (f"creates again {', '.join(m['recreated'])}, the files" if m["how"] == "files"
+                       else f"moves {m['moved']}, the dependency move" if m["how"] == "dependency"
                        else f"re-adds {m['matched']}/{m['total']} lines")
                 print(f"      {how} of {m['title'][:80]!r}, reverted in {m['revert'][:12]}{other}")
             if item.get("note"):
