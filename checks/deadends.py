@@ -386,9 +386,21 @@ Moves = dict[tuple[str, str], tuple[str | None, str, str]]
 
 
 def _dependency_moves(run: CheckRun) -> Moves:
-    if run.base_snapshot is None or run.change is None or not any(_is_manifest(p) for p in run.change.paths):
+    changed = [p for p in run.change.paths if _is_manifest(p)] if run.change is not None else []
+    if run.base_snapshot is None or not changed:
         return {}
-    return dependency_moves(run.base_snapshot, run.head_snapshot)
+    moves = dependency_moves(run.base_snapshot, run.head_snapshot)
+    # shown where the change made the move (a lockfile-only bump), not in the manifest declaring it
+    return {key: (before, after, path if path in changed else _changed_manifest(key[0], changed) or path)
+            for key, (before, after, path) in moves.items()}
+
+
+_ECOSYSTEM_FILES = {"cargo": ("Cargo.",), "npm": ("package",), "go": ("go.",),
+                    "pypi": ("pyproject", "requirements", "poetry.lock", "uv.lock", "Pipfile")}
+
+
+def _changed_manifest(ecosystem: str, changed: list[str]) -> str | None:
+    return next((p for p in changed if p.rsplit("/", 1)[-1].startswith(_ECOSYSTEM_FILES.get(ecosystem, ()))), None)
 
 
 def dependency_moves(base: Any, head: Any) -> Moves:

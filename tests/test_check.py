@@ -81,10 +81,11 @@ def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) 
     repo.branch("feature")
     repo.checkout("feature")
     repo.write("Cargo.lock", cargo_lock(clap="4.5.35", anyhow="1.0.2"))
+    repo.write("a-web/package.json", '{"name": "web", "dependencies": {"react": "18.2.0"}}\n')
     repo.commit("Update dependencies")
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert code == 1 and dead["path"] == "Cargo.toml"  # where clap is declared
+    assert code == 1 and dead["path"] == "Cargo.lock"  # where the change moved it (Cargo.toml declares it)
     assert dead["message"].startswith("This moves clap to 4.5.35, inside =4.5.35, the range of ")
     assert "'Update Rust crate clap to v4.5.35', reverted in" in dead["message"]
 
