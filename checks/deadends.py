@@ -312,7 +312,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             if kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 found.append((f"{describe(m, kind)} of {what}, {how}", path, line))
-        for dep, _before, version, path in moves_into(record.anchors, dep_moves):
+        for dep, _before, version, path in moves_into(record.anchors, dep_moves, config.dead_end_threshold):
             found.append((f"This moves {dep['package']} to {version}, inside {dep['version_range']}, "
                           f"the range of {what}, {how}", path, None))
         if record.id in patterns:
@@ -420,16 +420,28 @@ def dependency_ranges(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [a["dep"] for a in anchors if a.get("scope") == "dependency" and (a.get("dep") or {}).get("version_range")]
 
 
-def moves_into(anchors: list[dict[str, Any]], moves: Moves) -> list[tuple[dict[str, Any], str | None, str, str]]:
+def moves_into(anchors: list[dict[str, Any]], moves: Moves, threshold: float
+               ) -> list[tuple[dict[str, Any], str | None, str, str]]:
     """(dep, version before, version after, manifest path) for each dependency the moves take into
-    an attempt's range from outside it: the attempt's dependency move again."""
-    out = []
+    an attempt's range from outside it: the attempt's dependency move again.
+
+    A range someone declared (`dep:pypi/lance@<0.8`) counts alone. Exact versions are what a
+    harvested change moved its dependencies to; like its lines, `threshold` of them must move there
+    again: a reverted lockfile refresh moved fifty crates, and a later update that lands one of them
+    on the same version is chance (cargo's `Revert Cargo.lock`, requests' `revert lock change`)."""
+    declared: list[tuple[dict[str, Any], str | None, str, str]] = []
+    exact: list[tuple[dict[str, Any], str | None, str, str]] = []
+    pinned = 0
+    from comind.deps import exact_pin
+
     for dep in dependency_ranges(anchors):
+        is_exact = exact_pin(dep["version_range"]) is not None
+        pinned += is_exact
         moved = moves.get((dep["ecosystem"], _dep_name(dep)))
         if moved and _in_range(dep["ecosystem"], moved[1], dep["version_range"]) and not (
                 moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"])):
-            out.append((dep, *moved))
-    return out
+            (exact if is_exact else declared).append((dep, *moved))
+    return declared + (exact if exact and len(exact) >= threshold * pinned else [])
 
 
 def _is_manifest(path: str) -> bool:

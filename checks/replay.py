@@ -801,7 +801,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, kind))
         moving = [a for a in index.moving_at(i) if all(h.attempt is not a for h in landing.hits)]
         if moving and any(is_manifest(f.path) for f in change.files):
-            for attempt, moved in _dependency_hits(history, landing, moving):
+            for attempt, moved in _dependency_hits(history, landing, moving, threshold):
                 landing.hits.append(Hit(attempt, Match(0, 0, None), id(attempt) in expected, "dependency", moved))
         if landing.hits:
             result.flagged.append(landing)
@@ -813,7 +813,8 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     return result
 
 
-def _dependency_hits(history: History, landing: Landing, moving: list[Attempt]) -> list[tuple[Attempt, str]]:
+def _dependency_hits(history: History, landing: Landing, moving: list[Attempt], threshold: float
+                     ) -> list[tuple[Attempt, str]]:
     """The attempts whose dependency move the landing makes again, as `comind check` finds them
     (`deadends.moves_into`), each with what moved."""
     commit = landing.commit
@@ -826,7 +827,7 @@ def _dependency_hits(history: History, landing: Landing, moving: list[Attempt]) 
         return []
     out = []
     for attempt in moving:
-        if found := moves_into(attempt.record.anchors, moves):
+        if found := moves_into(attempt.record.anchors, moves, threshold):
             dep, before, version, _path = found[0]
             out.append((attempt, f"{dep['package']} {before or '(none)'} -> {version}"))
     return out

@@ -562,7 +562,7 @@ class Anchorer:
 
     def _dependency(self, record: Record, anchor: Mapping[str, Any], target: Snapshot, notes: list[str],
                     stale: list[str]) -> None:
-        from comind.deps import normalize_pypi, version_in_range
+        from comind.deps import exact_pin, normalize_pypi, version_in_range
 
         dep = anchor["dep"]
         if not dep.get("version_range"):
@@ -575,9 +575,13 @@ class Anchorer:
             return
         try:
             inside = version_in_range(dep["ecosystem"], version, dep["version_range"])
+            # an attempt's exact version (what a reverted change moved to): back below it is the revert,
+            # not a fix; past it, the fix may have come
+            pinned = exact_pin(dep["version_range"]) if record.kind == "attempt" else None
+            beyond = pinned is None or version_in_range(dep["ecosystem"], version, f">{pinned.removeprefix('v')}")
         except ValueError:
             return
-        if inside:
+        if inside or not beyond:
             return
         text = f"{dep['package']} is now {version}, outside {dep['version_range']}"
         if record.kind == "attempt":

@@ -523,6 +523,14 @@ def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
 
 _PINNED = re.compile(r"\s*(?:==|=|v(?=\d))?\s*(v?\d[\w.+-]*)\s*")
 EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "="}  # "this version and no other"
+_EXACT = re.compile(r"\s*(?:==|=)?\s*(v?\d[\w.+-]*)\s*")
+
+
+def exact_pin(version_range: str) -> str | None:
+    """The version an exact range (`EXACT_RANGE`: `=4.5.35`, `==1.2`, npm's bare `1.2.3`) names:
+    what a harvested change moved a dependency to, not a range someone declared."""
+    m = _EXACT.fullmatch(version_range)
+    return m.group(1) if m else None
 
 
 def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple[str, str]]:

@@ -231,6 +231,24 @@ def test_lockfile_bump_out_of_range_meets_the_retry_condition(cli, tmp_path: Pat
     assert c["status"] == "stale" and "re-check: lance is now 0.9.1" in c["status_reason"]
 
 
+def test_a_reverted_bump_meets_its_retry_condition_only_past_the_version_it_moved_to(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from test_check import cargo_lock
+
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34"))
+    repo.commit("initial")
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.35"))
+    bump = repo.commit("Update Rust crate clap to v4.5.35")
+    repo.git("revert", "--no-edit", bump)
+    cli(repo.path, "harvest")
+    attempt = json.loads(cli(repo.path, "log", "--kind", "attempt", "--json").out)
+    assert status_of(cli, repo, attempt["id"])["notes"] == []  # back at 4.5.34: the revert, not a fix
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.36"))
+    repo.commit("Update Rust crate clap to v4.5.36")
+    assert "retry condition met: clap is now 4.5.36, outside =4.5.35" in status_of(cli, repo, attempt["id"])["notes"]
+
+
 def test_evidence_on_the_default_branch_promotes_to_t2(cli, gr: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("COMIND_AUTHOR_KIND", "agent")
     rid = cli(gr.path, "remember", "attempt", "--on", "app/perm.py::Checker.check", "--title", "Cache grants",

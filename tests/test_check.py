@@ -90,6 +90,26 @@ def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) 
     assert "'Update Rust crate clap to v4.5.35', reverted in" in dead["message"]
 
 
+@pytest.mark.parametrize(("bumped", "flagged"), [(1, False), (3, True)])
+def test_a_reverted_lockfile_refresh_is_matched_by_its_share_of_moves(cli, tmp_path: Path, bumped: int,  # type: ignore[no-untyped-def]
+                                                                       flagged: bool) -> None:
+    # cargo's `Revert Cargo.lock`: a later update that lands one of its crates on the same version is chance
+    old = {"atty": "0.2.2", "libc": "0.2.1", "log": "0.4.1", "memchr": "2.0.1"}
+    new = {"atty": "0.2.3", "libc": "0.2.2", "log": "0.4.2", "memchr": "2.0.2"}
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.lock", cargo_lock(**old))
+    repo.commit("initial")
+    repo.write("Cargo.lock", cargo_lock(**new))
+    refresh = repo.commit("cargo update")
+    repo.git("revert", "--no-edit", refresh)
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("Cargo.lock", cargo_lock(**{**old, **dict(list(new.items())[:bumped])}))
+    repo.commit("Update some crates")
+    code, report, _ = check(cli, repo, "--base", "main")
+    assert bool([f for f in report["findings"] if f["type"] == "dead_end"]) is flagged and code == int(flagged)
+
+
 def test_unrelated_change_has_no_finding(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
