@@ -168,6 +168,11 @@ def dependencies(source: Snapshot | pygit2.Tree | pygit2.Commit) -> list[Depende
     return scan(source).dependencies
 
 
+def is_direct(dep: Dependency) -> bool:
+    """Declared in a manifest (not only locked, not go's `// indirect`): chosen, not pulled in."""
+    return posixpath.basename(dep.path) not in _LOCKFILES and dep.note != "indirect"
+
+
 # --- manifests --------------------------------------------------------------------------------
 
 def _pep508(path: str, spec: str, note: str | None, problems: list[str]) -> Dependency | None:

@@ -221,20 +221,24 @@ class HarvestContext:
 
 def dependency_anchors(ctx: HarvestContext, change: Approach | None, before: str | None,
                        after: str) -> list[dict[str, Any]]:
-    """`dep:` anchors for the dependencies a change moved, each with the exact version it moved to
-    as its range: a later change moving there again re-proposes the approach."""
-    from comind.deps import EXACT_RANGE, dependencies, is_manifest, resolved_versions
+    """`dep:` anchors for the direct dependencies a change moved, each with the exact version it
+    moved to as its range: a later change moving there again re-proposes the approach. What a
+    lockfile alone moves (transitive crates, `winapi-i686-pc-windows-gnu` 0.4.0, its only version)
+    follows from the direct moves, and comes back with any change that pulls the same crate in."""
+    from comind.deps import EXACT_RANGE, dependencies, is_direct, is_manifest, resolved_versions
 
     if change is None or before is None or not any(is_manifest(f.path) for f in change.files):
         return []
     try:
         old = resolved_versions(dependencies(ctx.repo[before].peel(pygit2.Commit)))
-        new = resolved_versions(dependencies(ctx.repo[after].peel(pygit2.Commit)))
+        now = dependencies(ctx.repo[after].peel(pygit2.Commit))
     except (KeyError, ValueError, pygit2.GitError):
         return []
+    new = resolved_versions(now)
+    direct = {(d.ecosystem, d.name) for d in now if is_direct(d)}
     anchors = []
     for (ecosystem, name), (version, _path) in sorted(new.items()):
-        if old.get((ecosystem, name), (None,))[0] != version:
+        if (ecosystem, name) in direct and old.get((ecosystem, name), (None,))[0] != version:
             anchors.append(parse_anchor(f"dep:{ecosystem}/{name}@{EXACT_RANGE[ecosystem]}{version}")
                            | {"commit": before})
     return anchors[:MAX_ANCHORS]

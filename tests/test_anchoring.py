@@ -236,13 +236,15 @@ def test_a_reverted_bump_meets_its_retry_condition_only_past_the_version_it_move
 
     repo = GitRepo(tmp_path)
     repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
-    repo.write("Cargo.lock", cargo_lock(clap="4.5.34"))
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", clap_builder="4.5.34"))
     repo.commit("initial")
-    repo.write("Cargo.lock", cargo_lock(clap="4.5.35"))
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", clap_builder="4.5.35"))
     bump = repo.commit("Update Rust crate clap to v4.5.35")
     repo.git("revert", "--no-edit", bump)
     cli(repo.path, "harvest")
     attempt = json.loads(cli(repo.path, "log", "--kind", "attempt", "--json").out)
+    # the direct dependency it moved, not what the lockfile pulled along (clap_builder)
+    assert [a["raw"] for a in attempt["anchors"] if a["scope"] == "dependency"] == ["dep:cargo/clap@=4.5.35"]
     assert status_of(cli, repo, attempt["id"])["notes"] == []  # back at 4.5.34: the revert, not a fix
     repo.write("Cargo.lock", cargo_lock(clap="4.5.36"))
     repo.commit("Update Rust crate clap to v4.5.36")

@@ -97,6 +97,8 @@ def test_a_reverted_lockfile_refresh_is_matched_by_its_share_of_moves(cli, tmp_p
     old = {"atty": "0.2.2", "libc": "0.2.1", "log": "0.4.1", "memchr": "2.0.1"}
     new = {"atty": "0.2.3", "libc": "0.2.2", "log": "0.4.2", "memchr": "2.0.2"}
     repo = GitRepo(tmp_path)
+    declared = "".join(f'{name} = "{version[:3]}"\n' for name, version in old.items())
+    repo.write("Cargo.toml", f'[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\n{declared}')
     repo.write("Cargo.lock", cargo_lock(**old))
     repo.commit("initial")
     repo.write("Cargo.lock", cargo_lock(**new))
