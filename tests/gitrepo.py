@@ -95,3 +95,23 @@ class GitRepo:
         self._tick += 1
         self.git("merge", "-q", "--no-ff", "-m", message or f"Merge {ref}", ref, author=author)
         return self.head()
+
+
+def cargo_lock(**versions: str) -> str:
+    """A Cargo.lock of registry crates at these versions."""
+    registry = 'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    return "version = 3\n" + "".join(f'\n[[package]]\nname = "{name}"\nversion = "{v}"\n{registry}'
+                                      for name, v in sorted(versions.items()))
+
+
+def reverted_clap_bump(repo: GitRepo, **pulled: tuple[str, str]) -> str:
+    """astral-sh/ruff's `Update Rust crate clap to v4.5.35`: a project declaring clap, a Cargo.lock-only
+    bump from 4.5.34 (with `pulled` crates moving from/to along) and its revert. Returns the bump."""
+    repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", **{k: v[0] for k, v in pulled.items()}))
+    repo.commit("initial")
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", **{k: v[1] for k, v in pulled.items()}))
+    bump = repo.commit("Update Rust crate clap to v4.5.35")
+    repo.git("revert", "--no-edit", bump)
+    return bump
+

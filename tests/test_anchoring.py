@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, cargo_lock, reverted_clap_bump
 
 PERM = '''\
 class Checker:
@@ -232,15 +232,8 @@ def test_lockfile_bump_out_of_range_meets_the_retry_condition(cli, tmp_path: Pat
 
 
 def test_a_reverted_bump_meets_its_retry_condition_only_past_the_version_it_moved_to(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from test_check import cargo_lock
-
     repo = GitRepo(tmp_path)
-    repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
-    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", clap_builder="4.5.34"))
-    repo.commit("initial")
-    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", clap_builder="4.5.35"))
-    bump = repo.commit("Update Rust crate clap to v4.5.35")
-    repo.git("revert", "--no-edit", bump)
+    reverted_clap_bump(repo, clap_builder=("4.5.34", "4.5.35"))
     cli(repo.path, "harvest")
     attempt = json.loads(cli(repo.path, "log", "--kind", "attempt", "--json").out)
     # the direct dependency it moved, not what the lockfile pulled along (clap_builder)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gitrepo import GitRepo
+from gitrepo import GitRepo, cargo_lock, reverted_clap_bump
 
 ROOT = Path(__file__).resolve().parent.parent
 PERM = ("class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
@@ -63,21 +63,10 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     assert cli(reverted.path, "check", "--base", "main", "--fail-level", "none").code == 0
 
 
-def cargo_lock(**versions: str) -> str:
-    registry = 'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
-    return 'version = 3\n' + "".join(f'\n[[package]]\nname = "{name}"\nversion = "{v}"\n{registry}'
-                                      for name, v in sorted(versions.items()))
-
-
 def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # as in astral-sh/ruff: `Update Rust crate clap to v4.5.35` touched Cargo.lock only, was reverted, and came back
     repo = GitRepo(tmp_path)
-    repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
-    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", anyhow="1.0.1"))
-    repo.commit("initial")
-    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", anyhow="1.0.1"))
-    bump = repo.commit("Update Rust crate clap to v4.5.35")
-    repo.git("revert", "--no-edit", bump)
+    reverted_clap_bump(repo, anyhow=("1.0.1", "1.0.1"))
     repo.branch("feature")
     repo.checkout("feature")
     repo.write("Cargo.lock", cargo_lock(clap="4.5.35", anyhow="1.0.2"))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, cargo_lock
 
 from comind.checks.replay import reland_of
 
@@ -537,8 +537,6 @@ def test_a_dependency_move_made_again_is_flagged_as_check_flags_it(cli, tmp_path
     """astral-sh/ruff: `Update Rust crate clap to v4.5.35` (Cargo.lock only, no informative line)
     reverted, then the same subject again: `comind check` flags the move back into 4.5.35, and so
     does the replay; a later bump of another crate is not flagged."""
-    from test_check import cargo_lock
-
     repo = started(tmp_path)
     repo.write("Cargo.toml", '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nclap = "4.5"\n')
     repo.write("Cargo.lock", cargo_lock(clap="4.5.34", anyhow="1.0.1"))
