@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from comind.checks.findings import Finding, Report
-from comind.harvest.approach import Approach, FileChange, Line
+from comind.harvest.approach import Approach, FileChange, Line, bookkeeping
 from comind.records import Record, short_id
 
 if TYPE_CHECKING:
@@ -65,22 +65,6 @@ def informative(text: str) -> bool:
     return False
 
 
-# Files whose lines record a change rather than make it: lockfiles (a re-proposed dependency is a
-# dependency move, matched by version) and changelogs (an entry repeats a title; the code it names
-# is matched where it lives). Their lines are not part of an approach.
-LOCKFILES = frozenset({
-    "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
-    "pnpm-lock.yaml", "bun.lock", "deno.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock", "mix.lock",
-    "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
-})
-_CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
-
-
-def bookkeeping(name: str) -> bool:
-    """A lockfile or a changelog (by file name)."""
-    return name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None
-
-
 class Match:
     def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None,
                  own: int = 0, recreated: tuple[str, ...] = (), added: int = 0, added_total: int = 0) -> None:
@@ -117,7 +101,7 @@ class ChangeLines:
         made: list[FileChange] = []  # the files that are not bookkeeping
         for f in change.files:
             name = _name(f.path)
-            if bookkeeping(name):
+            if bookkeeping(f.path):
                 continue
             made.append(f)
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):

@@ -99,6 +99,56 @@ class Approach:
         return cls(data.get("base"), str(data["head"]), files, int(data.get("skipped", 0)))
 
 
+# Files whose lines record a change rather than make it: lockfiles (a re-proposed dependency is a
+# dependency move, matched by version) and changelogs, with the fragments they are assembled from at
+# release (changesets' `.changeset/*.md`, towncrier's `news/1234.bugfix`): an entry repeats a title,
+# and the code it names is matched where it lives. Their lines are not part of an approach.
+LOCKFILES = frozenset({
+    "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+    "pnpm-lock.yaml", "bun.lock", "deno.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock", "mix.lock",
+    "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
+})
+_CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
+_FRAGMENTS = re.compile(r"(?:^|/)(?:\.changeset|changelog\.d|newsfragments|news|changes)/[^/]+$")
+_CODE = re.compile(r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml)$")
+
+
+def bookkeeping(path: str) -> bool:
+    """A lockfile, a changelog, or a changelog fragment (by path; a bare file name works too)."""
+    name = path.rsplit("/", 1)[-1]
+    if name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None:
+        return True
+    return _FRAGMENTS.search(path) is not None and _CODE.search(name) is None
+
+
+# A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"astro": "^0.18.9"`.
+_VERSION = re.compile(r"[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
+_KEY_ONLY = re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
+
+
+def is_release(change: Approach) -> bool:
+    """Does the change only release: set its packages' own versions (`version`, `__version__`) and
+    move the references to them (`"astro": "^0.18.9"` in the examples), with changelogs? A release
+    rolled back tried nothing (changesets' `Version Packages`, pip's `Bump for release`)."""
+    own: set[str] = set()
+    used: list[list[str]] = []
+    for f in change.files:
+        if bookkeeping(f.path):
+            continue
+        for ln in (*f.added, *f.removed):
+            if ln.trivial:
+                continue
+            versions = _VERSION.findall(ln.text)
+            key = _KEY_ONLY.fullmatch(_VERSION.sub("", ln.text).strip()) if versions else None
+            if key is None:
+                return False
+            if key.group("key").strip("_").lower() == "version":
+                own.update(versions)
+            else:
+                used.append(versions)
+    return bool(own) and all(set(v) <= own for v in used)
+
+
 def comment_style(path: str) -> str:
     name = path.rsplit("/", 1)[-1].lower()
     ext = name.rsplit(".", 1)[-1] if "." in name else name

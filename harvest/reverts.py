@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 
 from comind.errors import ComindError
-from comind.harvest.approach import Approach, FileChange
+from comind.harvest.approach import Approach, FileChange, is_release
 from comind.harvest.context import HarvestContext, commit_time, dependency_anchors, fingerprint_json, first_line
 from comind.harvest.markers import (
     MAX_DEPTH,
@@ -291,6 +291,9 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo
     else:  # unresolved or partial: the revert's own diff, turned around, is the reverted change
         change = _inverted(ctx.approach(commit.sha))
         at = commit.sha
+    if change is not None and is_release(change):
+        ctx.skip("revert-of-a-release", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing was tried
+        return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
     title = first_line(target.subject if target else (_quoted(markers) or commit.subject))

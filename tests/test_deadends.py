@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from harvest_repo import CACHE, HarvestRepo
 
-from comind.checks.deadends import ChangeLines, bookkeeping, is_match, match_lines
-from comind.harvest.approach import approach, approach_of_range
+from comind.checks.deadends import ChangeLines, is_match, match_lines
+from comind.harvest.approach import approach, approach_of_range, bookkeeping
 
 THRESHOLD, MIN_LINES = 0.6, 3
 
@@ -189,6 +189,10 @@ def test_lockfiles_and_changelogs_are_not_part_of_an_approach(repo: HarvestRepo)
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     assert (m.matched, m.total) == (0, 0) and not is_match(m, THRESHOLD, MIN_LINES)
     assert [bookkeeping(n) for n in ("yarn.lock", "go.sum", "HISTORY.rst", "NEWS", "history.py", "changelog.go")] == [
+        True, True, True, True, False, False]
+    # changelog fragments, assembled into the changelog at release; code in a folder of that name is code
+    assert [bookkeeping(p) for p in (".changeset/brave-dogs-run.md", "news/9876.bugfix", "news/msgpack.vendor.rst",
+                                     "changelog.d/123.feature.md", "news/models.py", "app/news/views.ts")] == [
         True, True, True, True, False, False]
 
 

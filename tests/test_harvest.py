@@ -170,6 +170,37 @@ def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> No
     assert [f["path"] for f in attempt["fields"]["fingerprint"]["files"]] == ["internal/mcp/sdk.go"]
 
 
+@pytest.mark.parametrize("released", [
+    {"packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.9"\n}\n',
+     "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.9"\n  }\n}\n',
+     "packages/astro/CHANGELOG.md": "## 0.18.9\n\n- Fixes head injection\n", ".changeset/brave-dogs.md": ""},
+    {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
+])
+def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    # changesets' `Version Packages` and pip's `Bump for release`, rolled back: nothing was tried
+    before = {"packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.8"\n}\n',
+              "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.8"\n  }\n}\n',
+              ".changeset/brave-dogs.md": "---\n'astro': patch\n---\n\nFixes head injection\n",
+              "src/pip/__init__.py": '__version__ = "21.0.dev0"\n', "news/9876.bugfix.rst": "Fix the wheel cache key.\n"}
+    for path in released:
+        if path in before:
+            gr.write(path, before[path])
+    gr.commit("Prepare")
+    for path, text in released.items():
+        gr.write(path, text)
+    gr.commit("Version Packages (#1011)")
+    gr.git("revert", "--no-edit", "HEAD")
+    summary = harvest(cli, gr)
+    assert not summary["counts"].get("reverts:attempt") and summary["skipped"].get("revert-of-a-release") == 1
+    # a release that also changes code is a change like any other
+    gr.write("src/app.py", "def serve(port):\n    return listen(port, reuse=True)\n")
+    for path, text in released.items():
+        gr.write(path, text)
+    gr.commit("Release, with the reuse fix")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
+
+
 def test_reland_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
