@@ -181,7 +181,7 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
     before = {"packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.8"\n}\n',
               "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.8"\n  }\n}\n',
               ".changeset/brave-dogs.md": "---\n'astro': patch\n---\n\nFixes head injection\n",
-              "src/pip/__init__.py": '__version__ = "21.0.dev0"\n', "news/9876.bugfix.rst": "Fix the wheel cache key.\n"}
+              "src/pip/__init__.py": '__version__ = "21.0.dev0"\n', "news/9876.bugfix.rst": "Fix the cache key.\n"}
     for path in released:
         if path in before:
             gr.write(path, before[path])
