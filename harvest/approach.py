@@ -109,44 +109,40 @@ LOCKFILES = frozenset({
     "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
 })
 _CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
-_FRAGMENTS = re.compile(r"(?:^|/)(?:\.changeset|changelog\.d|newsfragments|news|changes)/[^/]+$")
+_FRAGMENTS = re.compile(r"(?:^|/)(?:changelog\.d|newsfragments|news|changes)/[^/]+$")
 _CODE = re.compile(r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml)$")
 
 
 def bookkeeping(path: str) -> bool:
     """A lockfile, a changelog, or a changelog fragment (by path; a bare file name works too)."""
     name = path.rsplit("/", 1)[-1]
-    if name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None:
-        return True
+    if name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None or path.startswith(".changeset/"):
+        return True  # (changesets' folder holds its fragments and its pre-release state, pre.json)
     return _FRAGMENTS.search(path) is not None and _CODE.search(name) is None
 
 
 # A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"astro": "^0.18.9"`.
-_VERSION = re.compile(r"[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
+_VERSION = re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
 _KEY_ONLY = re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
 
 
 def is_release(change: Approach) -> bool:
-    """Does the change only release: set its packages' own versions (`version`, `__version__`) and
-    move the references to them (`"astro": "^0.18.9"` in the examples), with changelogs? A release
-    rolled back tried nothing (changesets' `Version Packages`, pip's `Bump for release`)."""
-    own: set[str] = set()
-    used: list[list[str]] = []
+    """Does the change only release: set its packages' own versions (`version`, `__version__`, a
+    `workspace:` reference) and the ranges that follow them (`"astro": "^0.18.9"` in the examples),
+    besides changelogs? A release rolled back tried nothing (changesets' `Version Packages`, pip's
+    `Bump for release`). A dependency bump alone sets no own version: it stays a change."""
+    released = False
     for f in change.files:
         if bookkeeping(f.path):
             continue
         for ln in (*f.added, *f.removed):
             if ln.trivial:
                 continue
-            versions = _VERSION.findall(ln.text)
-            key = _KEY_ONLY.fullmatch(_VERSION.sub("", ln.text).strip()) if versions else None
+            key = _KEY_ONLY.fullmatch(_VERSION.sub("", ln.text).strip()) if _VERSION.search(ln.text) else None
             if key is None:
                 return False
-            if key.group("key").strip("_").lower() == "version":
-                own.update(versions)
-            else:
-                used.append(versions)
-    return bool(own) and all(set(v) <= own for v in used)
+            released = released or key.group("key").strip("_").lower() == "version" or "workspace:" in ln.text
+    return released
 
 
 def comment_style(path: str) -> str:

@@ -175,6 +175,8 @@ def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> No
      "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.9"\n  }\n}\n',
      "packages/astro/CHANGELOG.md": "## 0.18.9\n\n- Fixes head injection\n", ".changeset/brave-dogs.md": ""},
     {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
+    {"examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
+     ".changeset/pre.json": '{\n  "mode": "exit"\n}\n'},
 ])
 def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     # changesets' `Version Packages` and pip's `Bump for release`, rolled back: nothing was tried
@@ -199,6 +201,15 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
     gr.commit("Release, with the reuse fix")
     gr.git("revert", "--no-edit", "HEAD")
     assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
+
+
+def test_a_reverted_dependency_bump_is_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("web/package.json", '{\n  "dependencies": {\n    "vite": "^5.0.0"\n  }\n}\n')
+    gr.commit("Add web")
+    gr.write("web/package.json", '{\n  "dependencies": {\n    "vite": "^5.0.1"\n  }\n}\n')
+    gr.commit("Bump vite to 5.0.1")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1  # a dependency bump is no release
 
 
 def test_reland_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
