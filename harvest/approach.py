@@ -100,25 +100,32 @@ class Approach:
 
 
 # Files whose lines record a change rather than make it: lockfiles (a re-proposed dependency is a
-# dependency move, matched by version) and changelogs, with the fragments they are assembled from at
-# release (changesets' `.changeset/*.md`, towncrier's `news/1234.bugfix`): an entry repeats a title,
-# and the code it names is matched where it lives. Their lines are not part of an approach.
+# dependency move, matched by version) and changelogs (an entry repeats a title; the code it names is
+# matched where it lives). Their lines are not part of an approach. (A changelog *fragment* is: a
+# changeset or a towncrier news file says what this change is, and a reland brings the same one back.)
 LOCKFILES = frozenset({
     "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
     "pnpm-lock.yaml", "bun.lock", "deno.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock", "mix.lock",
     "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
 })
 _CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
+# The fragments a release assembles into the changelog (and deletes): changesets' `.changeset/*.md`
+# (with its pre-release state, pre.json), towncrier's `news/1234.bugfix`
 _FRAGMENTS = re.compile(r"(?:^|/)(?:changelog\.d|newsfragments|news|changes)/[^/]+$")
 _CODE = re.compile(r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml)$")
 
 
 def bookkeeping(path: str) -> bool:
-    """A lockfile, a changelog, or a changelog fragment (by path; a bare file name works too)."""
+    """A lockfile or a changelog (by path, or a bare file name)."""
     name = path.rsplit("/", 1)[-1]
-    if name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None or path.startswith(".changeset/"):
-        return True  # (changesets' folder holds its fragments and its pre-release state, pre.json)
-    return _FRAGMENTS.search(path) is not None and _CODE.search(name) is None
+    return name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None
+
+
+def release_notes(path: str) -> bool:
+    """Bookkeeping, or a changelog fragment that a release consumes."""
+    if bookkeeping(path) or path.startswith(".changeset/"):
+        return True
+    return _FRAGMENTS.search(path) is not None and _CODE.search(path.rsplit("/", 1)[-1]) is None
 
 
 # A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"astro": "^0.18.9"`.
@@ -133,7 +140,7 @@ def is_release(change: Approach) -> bool:
     `Bump for release`). A dependency bump alone sets no own version: it stays a change."""
     released = False
     for f in change.files:
-        if bookkeeping(f.path):
+        if release_notes(f.path):
             continue
         for ln in (*f.added, *f.removed):
             if ln.trivial:

@@ -8,7 +8,7 @@ import pytest
 from harvest_repo import CACHE, HarvestRepo
 
 from comind.checks.deadends import ChangeLines, is_match, match_lines
-from comind.harvest.approach import approach, approach_of_range, bookkeeping
+from comind.harvest.approach import approach, approach_of_range, bookkeeping, release_notes
 
 THRESHOLD, MIN_LINES = 0.6, 3
 
@@ -190,10 +190,11 @@ def test_lockfiles_and_changelogs_are_not_part_of_an_approach(repo: HarvestRepo)
     assert (m.matched, m.total) == (0, 0) and not is_match(m, THRESHOLD, MIN_LINES)
     assert [bookkeeping(n) for n in ("yarn.lock", "go.sum", "HISTORY.rst", "NEWS", "history.py", "changelog.go")] == [
         True, True, True, True, False, False]
-    # changelog fragments, assembled into the changelog at release; code in a folder of that name is code
-    assert [bookkeeping(p) for p in (".changeset/brave-dogs-run.md", "news/9876.bugfix", "news/msgpack.vendor.rst",
-                                     "changelog.d/123.feature.md", "news/models.py", "app/news/views.ts")] == [
-        True, True, True, True, False, False]
+    # changelog fragments say what a change is (a reland brings the same one back): not bookkeeping, but
+    # release notes, which a release consumes; code in a folder of that name is code
+    fragments = (".changeset/brave-dogs-run.md", "news/9876.bugfix", "changelog.d/1.feature.md", "news/models.py")
+    assert [(bookkeeping(p), release_notes(p)) for p in fragments] == [
+        (False, True), (False, True), (False, True), (False, False)]
 
 
 def test_moved_lines_are_not_reproposed(repo: HarvestRepo) -> None:
