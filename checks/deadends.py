@@ -379,12 +379,10 @@ def _dependency_moves(run: CheckRun) -> Moves:
             for key, (before, after, path) in moves.items()}
 
 
-_ECOSYSTEM_FILES = {"cargo": ("Cargo.",), "npm": ("package",), "go": ("go.",),
-                    "pypi": ("pyproject", "requirements", "poetry.lock", "uv.lock", "Pipfile")}
-
-
 def _changed_manifest(ecosystem: str, changed: list[str]) -> str | None:
-    return next((p for p in changed if p.rsplit("/", 1)[-1].startswith(_ECOSYSTEM_FILES.get(ecosystem, ()))), None)
+    from comind.deps import manifest_ecosystem
+
+    return next((p for p in changed if manifest_ecosystem(p) == ecosystem), None)
 
 
 def dependency_moves(base: Any, head: Any) -> Moves:
@@ -413,11 +411,11 @@ def moves_into(anchors: list[dict[str, Any]], moves: Moves, threshold: float
     harvested change moved its dependencies to; like its lines, `threshold` of them must move there
     again: a reverted lockfile refresh moved fifty crates, and a later update that lands one of them
     on the same version is chance (cargo's `Revert Cargo.lock`, requests' `revert lock change`)."""
+    from comind.deps import exact_pin
+
     declared: list[tuple[dict[str, Any], str | None, str, str]] = []
     exact: list[tuple[dict[str, Any], str | None, str, str]] = []
     pinned = 0
-    from comind.deps import exact_pin
-
     for dep in dependency_ranges(anchors):
         is_exact = exact_pin(dep["version_range"]) is not None
         pinned += is_exact

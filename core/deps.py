@@ -559,3 +559,13 @@ def is_manifest(path: str) -> bool:
     """A file `dependencies` reads (a change to it may move a dependency)."""
     name = path.rsplit("/", 1)[-1]
     return any(name.startswith(m) for m in _MANIFESTS)
+
+
+_MANIFEST_ECOSYSTEMS = {"pyproject.toml": "pypi", "package.json": "npm", "go.mod": "go", "Cargo.toml": "cargo",
+                        **_LOCKFILES}
+
+
+def manifest_ecosystem(path: str) -> str | None:
+    """The ecosystem whose dependencies a manifest or lockfile declares (None: not one)."""
+    name = path.rsplit("/", 1)[-1]
+    return _MANIFEST_ECOSYSTEMS.get(name) or ("pypi" if _is_requirements(path) else None)
