@@ -101,16 +101,16 @@ class Approach:
 
 # Files whose lines record a change rather than make it: lockfiles (a re-proposed dependency is a
 # dependency move, matched by version) and changelogs (an entry repeats a title; the code it names is
-# matched where it lives). Their lines are not part of an approach. (A changelog *fragment* is: a
-# changeset or a towncrier news file says what this change is, and a reland brings the same one back.)
+# matched where it lives). Their lines are not part of an approach. A changelog fragment is (a
+# changeset or a towncrier news file says what this change is, and a reland brings the same one back).
 LOCKFILES = frozenset({
     "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
     "pnpm-lock.yaml", "bun.lock", "deno.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock", "mix.lock",
     "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
 })
 _CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
-# The fragments a release assembles into the changelog (and deletes): changesets' `.changeset/*.md`
-# (with its pre-release state, pre.json), towncrier's `news/1234.bugfix`
+# The fragments a release assembles into the changelog (and deletes): towncrier's `news/1234.bugfix`
+# and the like here; changesets' `.changeset/` (with its pre-release state, pre.json) in `release_notes`
 _FRAGMENTS = re.compile(r"(?:^|/)(?:changelog\.d|newsfragments|news|changes)/[^/]+$")
 _CODE = re.compile(r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml)$")
 

@@ -278,19 +278,23 @@ def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: 
         entries.append(entry)
 
 
-def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, candidates: int,
-             reference: str, reason: str, record_id: str, ctx: HarvestContext) -> Record | None:
+def _reverted_change(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None,
+                     ctx: HarvestContext) -> tuple[Approach | None, str | None]:
+    """(the change a revert undid, the commit its anchors are read at)."""
     mainline = next((m.base_sha for m in markers if m.base_sha), None)
     # a partial revert ("partial revert of go.dev/cl/731503: only internal/mcp/*") undid what its own diff
     # undoes, not the whole change: the rest stayed, and a reland need not bring it back
     partial = target is not None and _PARTIAL.search(_QUOTED.sub("", commit.subject)) is not None
     if target is not None and not partial:
         parent = resolve_prefix(ctx.repo, mainline)[0] if mainline and resolve_prefix(ctx.repo, mainline) else None
-        change = ctx.approach(target.sha, parent)
-        at = parent or (target.parents[0] if target.parents else None)
-    else:  # unresolved or partial: the revert's own diff, turned around, is the reverted change
-        change = _inverted(ctx.approach(commit.sha))
-        at = commit.sha
+        return ctx.approach(target.sha, parent), parent or (target.parents[0] if target.parents else None)
+    # unresolved or partial: the revert's own diff, turned around, is the reverted change
+    return _inverted(ctx.approach(commit.sha)), commit.sha
+
+
+def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, candidates: int,
+             reference: str, reason: str, record_id: str, ctx: HarvestContext) -> Record | None:
+    change, at = _reverted_change(commit, markers, target, ctx)
     if change is not None and is_release(change):
         ctx.skip("revert-of-a-release", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing was tried
         return None
@@ -397,7 +401,11 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     targets = resolved[0]
     if targets and all(_made_attempts(ctx, t, depth + 1) for t in targets):
         return False
-    return not _a_slip(full_subject(c.subject, c.body)[0])
+    if _a_slip(full_subject(c.subject, c.body)[0]):
+        return False
+    changes = [_reverted_change(c, markers, ctx.commit(t), ctx)[0] for t in targets] or [
+        _reverted_change(c, markers, None, ctx)[0]]
+    return not all(change is not None and is_release(change) for change in changes)
 
 
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

@@ -194,6 +194,12 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
     gr.git("revert", "--no-edit", "HEAD")
     summary = harvest(cli, gr)
     assert not summary["counts"].get("reverts:attempt") and summary["skipped"].get("revert-of-a-release") == 1
+    # releasing again by reverting that revert (said in the body only) is a release again, no reland
+    rolled_back = gr.head()
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f"Release again\n\nThis reverts commit {rolled_back}.")
+    summary = harvest(cli, gr)
+    assert not summary["counts"].get("reverts:reland") and not summary["counts"].get("reverts:attempt")
     # a release that also changes code is a change like any other
     gr.write("src/app.py", "def serve(port):\n    return listen(port, reuse=True)\n")
     for path, text in released.items():
