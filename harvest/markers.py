@@ -25,10 +25,10 @@ Cut titles: GitHub ends a long title with ``…`` and starts the body with ``…
 (``full_subject`` joins them); a quoted subject that stays cut is marked ``truncated`` and
 resolved by its prefix (``cut_prefix``). Relands announced in words rather than by a revert of
 a revert are read by ``reland_subject`` (the subject) and ``reland_references`` (a body naming
-what it relands: ``Reland of #N``, ``This relands <sha>``); ``reland_key`` is the subject key
-both sides compare.
+what it relands: ``Reland of #N``, ``This relands <sha>``; ``revert_references``: the revert it
+undoes, ``reverted in #N``); ``reland_key`` is the subject key both sides compare.
 
-All patterns are line-anchored (or, for ``reland_references``, start at a word) without nested
+All patterns are line-anchored (or, for the body references, start at a word) without nested
 quantifiers, the subject is examined within a fixed budget, and a nested ``Revert "Revert "…""``
 is unwrapped at most ``MAX_DEPTH`` times, so arbitrary input (NUL bytes, megabyte messages) stays
 linear.
@@ -542,6 +542,16 @@ def _all_quoted(text: str) -> bool:
     return bool(q) and (not rest.strip() or bool(_PR_TAIL.fullmatch(rest)))
 
 
+# A change named by reference: a pull request, a GitHub pull URL, a Gerrit CL (number, go.dev link,
+# go-review URL) or a commit.
+_CHANGE_REF = (
+    r"(?:commit[ \t]+)?"
+    r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
+    r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]*(?P<cl>\d{1,12})"
+    r"|https?://go-review\.googlesource\.com/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?(?P<review>\d{1,12})"
+    rf"|(?P<sha>{HEX}))\b"
+)
+
 # A body saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a", "Reapply
 # go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383", "Re-attempt at #21284",
 # "Second attempt at CL 509560", "another take at #7810 which was reverted", "Reopening #2408 after the
@@ -549,23 +559,33 @@ def _all_quoted(text: str) -> bool:
 _RELAND_REF = re.compile(
     r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back|re-?attempt|reopen(?:s|ing)?"
     r"|(?:second|2nd|third|3rd|another)[ \t]+(?:attempt|take|try|go)[ \t]+(?:at|of))[ \t]*:?[ \t]+"
-    r"(?:(?:of|at)[ \t]+)?(?:commit[ \t]+)?"
-    r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
-    r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]*(?P<cl>\d{1,12})"
-    r"|https?://go-review\.googlesource\.com/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?(?P<review>\d{1,12})"
-    rf"|(?P<sha>{HEX}))\b",
+    r"(?:(?:of|at)[ \t]+)?" + _CHANGE_REF,
     re.IGNORECASE,
 )
 
+# A reland's body naming the revert it undoes: "a reland of #14734 after it was reverted in #16366",
+# "reverted by 1a2e774", "which was reverted with go.dev/cl/5".
+_REVERTED_IN = re.compile(r"(?<![\w-])reverted[ \t]+(?:in|by|with|via)[ \t]+" + _CHANGE_REF, re.IGNORECASE)
 
-def reland_references(body: str) -> list[tuple[str | None, int | None, int | None]]:
-    """(sha, PR number, CL number) of each change a body says it relands, in order."""
+
+def _references(pattern: re.Pattern[str], body: str) -> list[tuple[str | None, int | None, int | None]]:
     out = []
-    for m in _RELAND_REF.finditer(body):
+    for m in pattern.finditer(body):
         pr, cl = m.group("pr") or m.group("pull"), m.group("golang") or m.group("cl") or m.group("review")
         out.append((m.group("sha").lower() if m.group("sha") else None, int(pr) if pr else None,
                     int(cl) if cl else None))
     return out
+
+
+def reland_references(body: str) -> list[tuple[str | None, int | None, int | None]]:
+    """(sha, PR number, CL number) of each change a body says it relands, in order."""
+    return _references(_RELAND_REF, body)
+
+
+def revert_references(body: str) -> list[tuple[str | None, int | None, int | None]]:
+    """(sha, PR number, CL number) of each revert a body says something was reverted in (`reverted in
+    #16366`), in order: what a reland's body names besides the original change."""
+    return _references(_REVERTED_IN, body)
 
 
 # What `reapply` names when it is not a quoted subject: a pull request, a commit, a Gerrit CL.

@@ -14,12 +14,12 @@ words call what it reverts a slip (`Reverted accidental change`, `revert acciden
 parentPath`, `Revert unrelated change`) makes no attempt: nothing was tried and given up.
 
 A reland retires the attempts it re-applies (a `retracts` relation): a revert of the revert
-(`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`, or a body-only `This reverts CL N` whose CL
-made attempts and was no reland itself), a body naming what it relands (`Reland of #N`, `This
-relands <sha>`), a `Reland x` / `Re-land x` / `Redo x` / `Restore x` / `Re-add x` / `x again`
-subject naming a reverted subject, or a commit whose subject is a reverted commit's again after
-the revert (when that subject was not a common one). The reverted subjects are kept in
-`HarvestContext.reverted`, across incremental harvests.
+(`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`, or a body-only `This reverts CL N` whose CL made
+attempts and was no reland itself), a body naming what it relands (`Reland of #N`, `This relands
+<sha>`) or, for a reland, the revert it undoes (`reverted in #16366`), a `Reland x` / `Re-land x` /
+`Redo x` / `Restore x` / `Re-add x` / `x again` subject naming a reverted subject, or a commit whose
+subject is a reverted commit's again after the revert (when that subject was not a common one). The
+reverted subjects are kept in `HarvestContext.reverted`, across incremental harvests.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from comind.harvest.markers import (
     revert_depth,
     revert_markers,
     revert_reason,
+    revert_references,
 )
 from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
@@ -80,7 +81,7 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
         if ctx.reverted:  # a reland said in words: the subject's first, else a body naming what it relands
             form, retired = _relanded_by_subject(subject, ctx)
             if not retired and not commit.is_merge:
-                form, retired = "reland-reference", _relanded_by_reference(commit, body, ctx)
+                form, retired = "reland-reference", _relanded_by_reference(commit, subject, body, ctx)
             if retired:
                 yield from _retracts(commit, retired, form, ctx)
         return
@@ -435,21 +436,33 @@ def _named(ctx: HarvestContext, subject: str | None, cut: bool = False, shortene
     return [e[0] for e in ctx.reverted[keys[0]] if said or len(e) < 3]
 
 
-def _relanded_by_reference(commit: CommitInfo, body: str, ctx: HarvestContext) -> list[str]:
+def _relanded_by_reference(commit: CommitInfo, subject: str, body: str, ctx: HarvestContext) -> list[str]:
     """The attempts a body retires by naming what it relands (`Reland of #33158`, `This relands
     0fdde844a`): those the named revert made, or, when it names the original change, those of its
-    reverts (by the original's subject)."""
+    reverts (by the original's subject). When that finds none, a reland (said in the subject or the
+    body) that names the revert it undoes (`reverted in #16366`) retires that revert's attempts: a
+    free-form `Revert realms from deno_core` names no subject to find it by."""
     retired: list[str] = []
-    for sha, pr, cl in reland_references(body):
+    relands = reland_references(body)
+    for found in _referenced(commit, relands, ctx):
+        if _made_attempts(ctx, found):
+            retired += _attempts_of(ctx, found)
+        elif (original := ctx.commit(found)) is not None:
+            retired += _named(ctx, full_subject(original.subject, original.body)[0])
+    if not retired and (relands or reland_subject(subject) is not None):
+        retired = [a for found in _referenced(commit, revert_references(body), ctx) if _made_attempts(ctx, found)
+                   for a in _attempts_of(ctx, found)]
+    return retired
+
+
+def _referenced(commit: CommitInfo, references: list[tuple[str | None, int | None, int | None]],
+                ctx: HarvestContext) -> Iterator[str]:
+    """The one earlier commit each (sha, PR, CL) reference names; ambiguous ones are skipped."""
+    for sha, pr, cl in references:
         found = resolve_prefix(ctx.repo, sha) if sha else ctx.by_cl(cl) if cl is not None else ctx.by_pr(pr or 0)
         found = [s for s in found if s != commit.sha and _before(ctx, s, commit.sha)]
-        if len(found) != 1:
-            continue
-        if _made_attempts(ctx, found[0]):
-            retired += _attempts_of(ctx, found[0])
-        elif (original := ctx.commit(found[0])) is not None:
-            retired += _named(ctx, full_subject(original.subject, original.body)[0])
-    return retired
+        if len(found) == 1:
+            yield found[0]
 
 
 def _relanded_by_subject(subject: str, ctx: HarvestContext) -> tuple[str, list[str]]:

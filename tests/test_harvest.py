@@ -668,6 +668,25 @@ def test_free_form_revert_is_an_unresolved_attempt(cli, gr: GitRepo) -> None:  #
     assert "return runtime.new_context(shadow=True)" in added  # the revert's own diff, turned around
 
 
+def test_reland_naming_the_revert_it_undoes_retires_a_free_form_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # deno's "Reland support for async ops in realms": "a reland of #14734 after it was reverted in #16366",
+    # where #16366 is the free-form `Revert realms from deno_core`, which names nothing to find it by
+    gr.write("app/realms.py", "def create_realm(runtime):\n    return runtime.new_context(shadow=True)\n")
+    gr.commit("feat(core): Add support for async ops in realms (#14734)")
+    gr.write("app/realms.py", "")
+    gr.commit("Revert realms from the core (#16366)\n\nThey impede the event loop work.")
+    gr.write("app/notes.md", "realms were reverted in #16366 for now\n")
+    gr.commit("docs: say where realms went")  # no reland: saying so retires nothing
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] != "retracted"
+    gr.write("app/realms.py", "def create_realm(runtime):\n    return runtime.new_context(shadow=True)\n")
+    gr.commit("feat(core): Reland support for async ops in realms (#17204)\n\n"
+              "This PR is a reland of #14734 after it was reverted in #16366, except that the\nindex is passed.")
+    summary = harvest(cli, gr)
+    assert summary["counts"]["relands:reland-reference"] == 1
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
 def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rust = ("struct Guard {\n    port: u16,\n}\n\nimpl Drop for Guard {\n    fn drop(&mut self) {\n"
             "        release_port(self.port);\n    }\n}\n")

@@ -20,6 +20,7 @@ from comind.harvest.markers import (
     revert_depth,
     revert_markers,
     revert_reason,
+    revert_references,
     trailing_pr,
 )
 from comind.harvest.walker import split_message
@@ -181,6 +182,18 @@ def test_reland_references(body: str, expected: list[tuple[str | None, int | Non
     assert reland_references(body) == expected
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("This PR is a reland of #14734 after it was reverted in #16366, except", [(None, 16366, None)]),
+    ("It was reverted by 1a2e774f because of a leak.", [("1a2e774f", None, None)]),
+    ("which was reverted with go.dev/cl/509560.", [(None, None, 509560)]),
+    ("reverted in https://github.com/o/r/pull/77 and", [(None, 77, None)]),
+    ("The test was reverted in the end.", []),
+    ("un-reverted by #5", []),
+])
+def test_revert_references(body: str, expected: list[tuple[str | None, int | None, int | None]]) -> None:
+    assert revert_references(body) == expected
+
+
 def test_conventional_and_free_form_need_a_target() -> None:
     (m,) = markers_of("revert: handle nested revert commands in the CLI\n")
     assert m.kind == "conventional-revert" and m.needs_target and m.sha is None and m.pr is None
@@ -262,7 +275,7 @@ def test_fuzz_never_raises(subject: str, body: str) -> None:
             "body-revert-quoted"}
     revert_reason(subject, body)
     normalise_subject(subject)
-    for sha, pr, cl in reland_references(body):
+    for sha, pr, cl in reland_references(body) + revert_references(body):
         assert sum(x is not None for x in (sha, pr, cl)) == 1
 
 
@@ -277,10 +290,12 @@ def test_fuzz_never_raises(subject: str, body: str) -> None:
     ("(#1) " * 200_000),
     "a/" * 500_000 + ': revert "x"',
     "Reland of " * 100_000,
+    "reverted in " * 100_000,
 ])
 def test_pathological_megabyte_inputs_complete(payload: str) -> None:
     revert_markers(payload, payload)
     reland_references(payload)
+    revert_references(payload)
     revert_reason(payload, payload)
     normalise_subject(payload)
 
