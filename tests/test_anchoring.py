@@ -311,6 +311,18 @@ def test_status_lists_stale_and_orphaned_with_reasons(cli, gr: GitRepo) -> None:
     assert json.loads(rows[0])["counts"]["orphaned"] == 1 and json.loads(rows[1])["id"] == rid
 
 
+def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    for name in ("a", "b", "c", "d"):
+        gr.write(f"app/{name}.py", f"def {name}():\n    return {name!r}\n")
+    gr.commit("four modules")
+    rid = remember(cli, gr, "app/a.py", "--on", "app/b.py", "--on", "app/c.py", "--on", "app/d.py")
+    gr.git("rm", "-q", "app/a.py", "app/b.py", "app/c.py", "app/d.py")
+    gr.commit("drop them")
+    (reason,) = [ln.strip() for ln in cli(gr.path, "status").out.splitlines() if "no longer exists" in ln]
+    assert reason.count("no longer exists") == 2 and reason.endswith("; and 2 more (comind show)")
+    assert status_of(cli, gr, rid)["status_reason"].count("no longer exists") == 4
+
+
 def test_index_command(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     result = cli(gr.path, "index")
     assert result.code == 0 and "indexed" in result.out and "2 files" in result.out

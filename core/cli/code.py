@@ -61,7 +61,7 @@ def run_status(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from comind.cli import workspace
-    from comind.cli.output import print_json_lines, record_json
+    from comind.cli.output import brief, print_json_lines, record_json
     from comind.query import open_ledger, statuses
     from comind.status import STATES
 
@@ -78,7 +78,7 @@ def run_status(args: argparse.Namespace) -> int:
     print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
     for r in attention:
         s = derived[r.id]
-        print(f"{s.state:<12} {r.id[-8:]}  {r.title}\n             {s.reason}")
+        print(f"{s.state:<12} {r.id[-8:]}  {r.title}\n             {brief(s.reason)}")
     if attention:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
     return 0
@@ -86,7 +86,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 def run_why(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.cli.output import paint, print_json_lines, record_json, use_colour
+    from comind.cli.output import brief, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
     from comind.status import TRUST_NAMES
     from comind.why import explain
@@ -114,7 +114,7 @@ def run_why(args: argparse.Namespace) -> int:
         hop = f"  ({item.relevance})" if item.relevance != "direct" else ""
         print(f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
               f"{item.record.title}{hop}")
-        print(f"             {s.reason}")
+        print(f"             {brief(s.reason)}")
         for note in s.notes:
             print(f"             note: {note}")
         for mark in s.marks:

@@ -65,6 +65,15 @@ def subject(record: Record) -> str:
     return format_anchor(anchors[0]) + more
 
 
+def brief(reason: str, keep: int = 2) -> str:
+    """A status reason for a listing: its first `keep` parts (anchors gone, drifted…), then how many
+    more; `comind show ID` has them all."""
+    parts = reason.split("; ")
+    if len(parts) <= keep + 1:
+        return reason
+    return "; ".join(parts[:keep]) + f"; and {len(parts) - keep} more (comind show)"
+
+
 def line(record: Record, status: Status | None, colour: bool = False) -> str:
     state = status.state if status else record.fields.get("relation", "")
     label = paint(f"{state:<11}", state, colour)
