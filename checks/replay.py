@@ -25,7 +25,9 @@ read as `<verb> x`), and `x again` / `x, take 2`
 (where x may be the start of exactly one reverted subject). For a merge, the subjects of the
 commits it brings in and its pull-request title count too. A reland whose revert landed in the
 same landing (both inside one merged branch), or later (on another branch, merged after the reland)
-is left out: no check ever saw the attempt before it.
+is left out: no check ever saw the attempt before it. So is a merged commit's reland that the merge
+itself does not bring (its diff touches none of that commit's files: the change reached the branch
+otherwise, or never did).
 Everything else is an ordinary commit, and a flag on one is a false flag — to be audited: each
 flag carries its evidence (commit, subject, attempt, revert, matched/total lines).
 
@@ -347,6 +349,7 @@ class Landing:
     commit: CommitInfo
     reland: Reland | None = None
     reland_subject: str | None = None      # the subject that announced it (a merge's side commit, say)
+    announcer: CommitInfo | None = None    # the commit whose message announced it
     run: list[str] = field(default_factory=list)  # the commits that landed with it, in one run
     expected: list[Attempt] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
@@ -610,6 +613,26 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Ap
         return None
 
 
+def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) -> str | None:
+    """The merged commit that announced the landing's reland, when the merge's own change touches
+    none of that commit's files (its change reached the branch before, or never did)."""
+    side = landing.announcer
+    if not landing.commit.is_merge or side is None or side is landing.commit or not side.parents:
+        return None
+    try:
+        mine = _paths(repo, landing.commit.sha, base or landing.commit.parents[0])
+        theirs = _paths(repo, side.sha, side.parents[0])
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return side.sha if theirs and not mine & theirs else None
+
+
+def _paths(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
+    """The paths a change from `base` to `sha` touches (names only: no patch, no rename detection)."""
+    diff = repo.diff(repo[base].peel(pygit2.Tree), repo[sha].peel(pygit2.Tree))
+    return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+
+
 def _undone_in_landing(history: History) -> set[str]:
     """The commits reverted in the landing that brought them (a release branch merged with a
     backport and its revert): they never landed, so they announce nothing."""
@@ -670,6 +693,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
             if not reland.named and not expected:
                 continue
             landing.reland, landing.reland_subject, landing.expected = reland, subject, expected
+            landing.announcer = commit
             break
     # the same subject again after its revert: the first landing carrying it, if it was not common
     # before (`Update dependencies`); earlier landings of it that were themselves reverted are the
@@ -689,9 +713,10 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         landing = landings[later]
         if landing.reland is None:
             landing.reland = Reland("same-subject", key)
-            carried = [c.subject for c in (landing.commit, *history.side.get(later, []))]
-            landing.reland_subject = next((s for s in carried + _squashed(landing.commit) if subject_key(s) == key),
-                                          landing.commit.subject)
+            carried = [(c.subject, c) for c in (landing.commit, *history.side.get(later, []))]
+            carried += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
+            landing.reland_subject, landing.announcer = next(
+                ((s, c) for s, c in carried if subject_key(s) == key), (landing.commit.subject, landing.commit))
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
     # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
@@ -702,6 +727,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         if landing.reland is None and relanded:
             landing.reland = Reland("in-body", subject_key(relanded[0].subject))
             landing.reland_subject, landing.expected = landing.commit.subject, relanded
+            landing.announcer = next(c for c in announced if retired_by.get(c.sha))
 
 
 _PR_REF = re.compile(r"#\d+")
@@ -774,6 +800,12 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             # `sync typeshed again` after an earlier reland: what it names is no longer reverted
             before = max(a.end or 0 for a in landing.expected)
             landing.note = f"what it relands was relanded before, at landing {before}"
+            result.relands_skipped.append(landing)
+            continue
+        if reland and (elsewhere := _not_brought(history.repo, landing, history.base.get(i))):
+            # aiohttp merged a release branch's CHANGES only; its bump, a reland by subject, reached master otherwise
+            landing.note = (f"the merge does not bring {elsewhere[:10]}, which announced it: its diff touches none "
+                            "of that commit's files")
             result.relands_skipped.append(landing)
             continue
         if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)

@@ -484,6 +484,29 @@ def test_a_backport_and_its_revert_merged_together_announce_no_reland(cli, tmp_p
     assert data["relands"] == 0 and data["missed"] == [] and data["false_flags"] == 0
 
 
+def test_a_merge_that_does_not_bring_its_side_commits_reland_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """aiohttp's `Merge CHANGES from 3.8.0/3.8.1 releases`: the release branch redid a bump reverted on
+    master, by the same subject; the merge brought only the changelog."""
+    repo = started(tmp_path)
+    repo.branch("3.8")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    repo.checkout("3.8")
+    repo.write("app/alpha.py", feature("alpha"))
+    redo = repo.commit("Add alpha client (#5)")
+    repo.write("CHANGES.rst", "3.8.1: the alpha client\n")
+    repo.commit("Release 3.8.1")
+    repo.checkout("main")
+    repo.git("merge", "-q", "--no-ff", "--no-commit", "3.8")
+    repo.git("rm", "-q", "-f", "app/alpha.py")  # master keeps its revert: only CHANGES comes in
+    repo.git("commit", "-q", "-m", "Merge CHANGES from 3.8.0/3.8.1 releases")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and data["missed"] == [] and data["false_flags"] == 0
+    (skipped,) = data["relands_skipped"]
+    assert f"does not bring {redo[:10]}" in skipped["note"]
+
+
 def test_a_reland_before_its_revert_reached_the_branch_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """poetry: `master` lands a fix and reverts it; `develop` redoes the fix by the same subject, and
     only later merges `master` in. Its checks never saw the attempt before the redo."""
