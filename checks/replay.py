@@ -629,7 +629,7 @@ def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) ->
 
 def _paths(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
     """The paths a change from `base` to `sha` touches (names only: no patch, no rename detection)."""
-    diff = repo.diff(repo[base].peel(pygit2.Tree), repo[sha].peel(pygit2.Tree))
+    diff = repo[base].peel(pygit2.Tree).diff_to_tree(repo[sha].peel(pygit2.Tree))
     return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
 
 
