@@ -213,16 +213,35 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     `REMOVALS_SHARE` of the change: a rework of a thousand lines that also drops the seven an old
     change dropped does its own clean-up (cargo's namespaced features, vite's pre-bundling rework,
     deno's removal of a gcloud upload), not the reverted one again."""
+    return _judge(m, threshold, min_lines)[0]
+
+
+def shortfall(m: Match, threshold: float, min_lines: int) -> str:
+    """Which rule of `match_kind` the match falls short of, in words ("" when it is a match)."""
+    return _judge(m, threshold, min_lines)[1]
+
+
+def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]:
+    """(`match_kind`, and when it is None, the rule it falls short of)."""
+    files = "files" if m.recreated else None
     if not m.total:
-        return "files" if m.recreated else None
+        return files, "" if files else "the attempt has no informative lines"
+    said = f"it re-adds {m.matched} of the attempt's {m.total} informative lines"
     if m.total < min_lines:
-        enough = m.matched == m.total == m.local
-    else:
-        enough = m.matched >= min_lines and (m.matched / m.total >= threshold or _piece(m))
-    if (enough and (m.matched >= SMALL_MATCH or m.matched >= SMALL_SHARE * m.own)
-            and (m.added or (m.added_total < min_lines and m.matched >= REMOVALS_SHARE * m.own))):
-        return "lines"
-    return "files" if m.recreated else None
+        if m.matched != m.total or m.local != m.total:
+            return files, f"{said}: an attempt under {min_lines} lines must come back whole, in the files it touched"
+    elif m.matched < min_lines:
+        return files, f"{said}: a match needs at least {min_lines}"
+    elif m.matched / m.total < threshold and not _piece(m):
+        return files, (f"{said}: a match needs {threshold:.0%} of them, or, as a part brought back, "
+                       f"{PIECE_OF_ATTEMPT:.0%} of them making {PIECE_OF_CHANGE:.0%} of the change's {m.own} own lines")
+    if m.matched < SMALL_MATCH and m.matched < SMALL_SHARE * m.own:
+        return files, (f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's "
+                       f"{m.own} own lines")
+    if not m.added and not (m.added_total < min_lines and m.matched >= REMOVALS_SHARE * m.own):
+        return files, (f"{said}, none of those it added: removing again what it removed is judged only for an "
+                       f"attempt that added under {min_lines} lines, and only at {REMOVALS_SHARE:.0%} of the change")
+    return "lines", ""
 
 
 def _piece(m: Match) -> bool:

@@ -61,8 +61,6 @@ import pygit2
 
 from comind import config as configuration
 from comind.checks.deadends import (
-    PIECE_OF_ATTEMPT,
-    PIECE_OF_CHANGE,
     ChangeLines,
     Match,
     dependency_moves,
@@ -71,6 +69,7 @@ from comind.checks.deadends import (
     match_kind,
     match_lines,
     moves_into,
+    shortfall,
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
@@ -883,11 +882,7 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     elif change is None:
         landing.note = "it re-adds none of the attempt's informative lines"
     else:
-        m = match_lines(best.lines_of, change)
-        landing.note = (f"it re-adds {m.matched} of {m.total} informative lines of the attempt "
-                        f"(a match needs {threshold:.0%} of them and at least {min(min_lines, m.total)}; a part "
-                        f"brought back, {PIECE_OF_ATTEMPT:.0%} of them making {PIECE_OF_CHANGE:.0%} of the "
-                        f"change's {m.own} own lines)")
+        landing.note = shortfall(match_lines(best.lines_of, change), threshold, min_lines)
 
 
 # -- harvest coverage --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from harvest_repo import CACHE, HarvestRepo
 
-from comind.checks.deadends import ChangeLines, is_match, match_lines
+from comind.checks.deadends import ChangeLines, is_match, match_lines, shortfall
 from comind.harvest.approach import approach, approach_of_range, bookkeeping, release_notes
 
 THRESHOLD, MIN_LINES = 0.6, 3
@@ -74,6 +74,9 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     m = match_lines(approach(repo.path, attempt), approach(repo.path, piece))
     # all of the change, but under a tenth of the attempt: a few lines of a large change recur by chance
     assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert shortfall(m, THRESHOLD, MIN_LINES) == (
+        "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them, or, as a part brought "
+        "back, 10% of them making 90% of the change's 4 own lines")
     assert is_match(m, 0.05, MIN_LINES)  # a lower threshold takes it
 
 
@@ -86,11 +89,14 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
                         {"settings.py": "DEBUG = False\n" + bump, "app.py": "configure_logging(verbose=True)\n"})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, alone))
     assert (m.matched, m.own) == (2, 5) and is_match(m, THRESHOLD, MIN_LINES)  # 2 of 5: a fair share
+    assert shortfall(m, THRESHOLD, MIN_LINES) == ""
     repo.revert(alone)
     upgrade = "".join(f"register_handler('event_{i}', handle_event_{i})\n" for i in range(12))
     lost = repo.commit("Upgrade the event bus\n", {"settings.py": "DEBUG = False\n" + bump, "events.py": upgrade})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
     assert (m.matched, m.own) == (2, 14) and not is_match(m, THRESHOLD, MIN_LINES)  # 2 of 14: chance
+    assert shortfall(m, THRESHOLD, MIN_LINES).endswith(": under 4 lines, they must make 25% of the change's 14 own "
+                                                       "lines")
     repo.revert(lost)
     body = "".join(f"    option_{i} = config.lightning.option_{i}\n" for i in range(8))
     big = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
@@ -113,6 +119,7 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     m = match_lines(approach(repo.path, attempt), approach(repo.path, dropped))
     # 10 of 13 lines (77%) again, but none of the three the attempt added: another reason to delete
     assert (m.matched, m.total, m.added, m.added_total) == (10, 13, 0, 3) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert "informative lines, none of those it added" in shortfall(m, THRESHOLD, MIN_LINES)
     repo.revert(dropped)
     again = repo.commit("Replace the legacy decoder, take 2\n", {"legacy.py": modern.splitlines(True)[0]})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
