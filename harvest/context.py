@@ -18,7 +18,7 @@ import pygit2
 
 from comind.actors import actor_id
 from comind.anchors import AnchorError, parse_anchor
-from comind.harvest.approach import MAX_BLOB, Approach, approach
+from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import full_subject, normalise_subject
 from comind.harvest.run import HARVESTER_VERSION
 from comind.harvest.walker import CommitInfo, walk
@@ -245,14 +245,18 @@ def dependency_anchors(ctx: HarvestContext, change: Approach | None, before: str
 
 
 def fingerprint_json(change: Approach) -> dict[str, Any]:
-    """The approach as stored in an attempt: non-trivial lines only, bounded in count and length."""
+    """The approach as stored in an attempt: non-trivial lines only, bounded in count and length. A
+    lockfile or changelog is listed without its lines: the matcher reads none of them (a dependency
+    move is matched by version, from the anchors), and astro's example with its own 3,000-line
+    pnpm-lock.yaml had spent the whole budget before its code."""
     budget = MAX_FINGERPRINT_LINES
     files = []
     for f in change.files:
+        kept = not bookkeeping(f.path)
         added = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.added
-                 if not ln.trivial and _shareable(ln.text)]
+                 if kept and not ln.trivial and _shareable(ln.text)]
         removed = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.removed
-                   if not ln.trivial and _shareable(ln.text)]
+                   if kept and not ln.trivial and _shareable(ln.text)]
         added, removed = added[:budget], removed[:max(0, budget - len(added))]
         budget -= len(added) + len(removed)
         files.append({"path": f.path, "old_path": f.old_path, "status": f.status, "binary": f.binary,

@@ -602,6 +602,21 @@ def _attempts(cli, gr: GitRepo) -> dict[str, dict[str, Any]]:  # type: ignore[no
     return {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
 
 
+def test_a_large_lockfile_does_not_crowd_the_code_out_of_the_fingerprint(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # astro's Deno example brought its own 3,000-line pnpm-lock.yaml, listed before its code
+    lock = "".join(f"  /pkg-{i}/1.0.{i}:\n    resolution: {{integrity: sha512-{i:040d}}}\n" for i in range(1600))
+    gr.write("examples/deno/pnpm-lock.yaml", lock)
+    gr.write("examples/deno/server.ts", "serve(handler, { port: 8085 });\nconsole.log('listening on 8085');\n")
+    gr.commit("add Astro Deno Example (#3645)")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    fingerprint = _attempts(cli, gr)["add Astro Deno Example (#3645)"]["fields"]["fingerprint"]
+    files = {f["path"]: f for f in fingerprint["files"]}
+    assert files["examples/deno/pnpm-lock.yaml"]["added"] == []
+    assert [t for _, t, _ in files["examples/deno/server.ts"]["added"]] == [
+        "serve(handler, { port: 8085 });", "console.log('listening on 8085');"]
+
+
 def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/a.py", "def stream_compression(body):\n    return gzip_chunks(body, level=6)\n")
     gr.commit("feat(http): stream compression (#10)")
