@@ -13,6 +13,11 @@ import (``import x``, ``from x import y``, ``use x;``, ``#include``, ``require(â
 (``checks.deadends``) ignores them: re-adding an import or a closing brace alone is not re-proposing
 an approach.
 
+A file a change creates (or deletes) often starts from a template its siblings share: a new
+``examples/deno/.gitignore`` holds the lines of ``examples/*/.gitignore``, a new crate's ``Cargo.toml``
+the fields of the others. Those lines are marked trivial too (``template_lines``): copying scaffolding
+is not the approach, and it is not evidence that a later example re-proposes the reverted one.
+
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes are listed as skipped
 (``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
 its history. The JSON form holds only dicts, lists, strings, booleans and small ints.
@@ -21,6 +26,7 @@ its history. The JSON form holds only dicts, lists, strings, booleans and small 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +36,10 @@ import pygit2
 from comind.harvest.walker import RepoLike, open_repo
 
 MAX_BLOB = 1 << 20  # 1 MiB
-FORMAT = 1          # bump when normalisation or triviality rules change
+FORMAT = 2          # bump when normalisation or triviality rules change (2: template lines are trivial)
+TEMPLATE_SIBLINGS = 2  # a created file's line that this many same-named files in sibling folders hold is scaffolding
+TEMPLATE_LOOKUPS = 40  # sibling folders looked into per level, at most (a folder of thousands stays cheap)
+TEMPLATE_FILES = 200   # created or deleted files per change looked up, at most
 
 _HASH_COMMENT = {
     "py", "pyi", "pyx", "sh", "bash", "zsh", "fish", "rb", "pl", "pm", "r", "yaml", "yml", "toml",
@@ -205,10 +214,49 @@ def _blob_size(repo: pygit2.Repository, oid: pygit2.Oid) -> int:
         return 0
 
 
+def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> frozenset[str]:
+    """The normalised lines that at least `TEMPLATE_SIBLINGS` files at the same place in sibling folders
+    of `tree` hold (`examples/*/.gitignore` for `examples/deno/.gitignore`): at the deepest folder level
+    where that many such files exist; none when no level has them."""
+    parts = path.split("/")
+    for k in range(len(parts) - 1, 0, -1):  # parts[k - 1] is the folder replaced by its siblings
+        where, rest = "/".join(parts[:k - 1]), "/".join(parts[k:])
+        try:
+            folder = tree[where].peel(pygit2.Tree) if where else tree
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+        texts: list[set[str]] = []
+        for looked, entry in enumerate(folder):
+            if looked >= TEMPLATE_LOOKUPS:
+                break
+            if entry.type_str != "tree" or entry.name == parts[k - 1]:
+                continue
+            try:
+                blob = tree[f"{where}/{entry.name}/{rest}" if where else f"{entry.name}/{rest}"]
+            except KeyError:
+                continue
+            if blob.type_str == "blob" and _blob_size(repo, blob.id) <= MAX_BLOB:
+                data = blob.peel(pygit2.Blob).data
+                if b"\0" not in data[:8000]:
+                    texts.append({normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()})
+        if len(texts) >= TEMPLATE_SIBLINGS:
+            seen = Counter(t for lines in texts for t in lines)
+            return frozenset(t for t, n in seen.items() if n >= TEMPLATE_SIBLINGS)
+    return frozenset()
+
+
+def _scaffolded(lines: tuple[Line, ...], template: frozenset[str]) -> tuple[Line, ...]:
+    if not template:
+        return lines
+    return tuple(Line(ln.lineno, ln.text, True) if ln.text in template else ln for ln in lines)
+
+
 def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, head: str) -> Approach:
     diff.find_similar()
     files: list[FileChange] = []
     skipped = 0
+    base_tree = repo[base].peel(pygit2.Tree) if base else None
+    looked_up = 0
     for i, delta in enumerate(diff.deltas):
         status = delta.status_char()
         path = delta.new_file.path if status != "D" else delta.old_file.path
@@ -222,6 +270,10 @@ def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, 
             files.append(FileChange(path, old_path, status, binary=True))
             continue
         added, removed = _lines(patch.hunks, comment_style(path))
+        if status in ("A", "D") and base_tree is not None and looked_up < TEMPLATE_FILES:
+            looked_up += 1
+            template = template_lines(repo, base_tree, path)
+            added, removed = _scaffolded(added, template), _scaffolded(removed, template)
         files.append(FileChange(path, old_path, status, added=added, removed=removed))
     return Approach(base, head, tuple(files), skipped)
 

@@ -100,3 +100,33 @@ def test_range_uses_the_merge_base(repo: HarvestRepo) -> None:
     repo.commit("Main moves\n", {"main.py": "other = 1\n"})
     a = approach_of_range(repo.path, "main", "mr")
     assert list(by_path(a)) == ["mr.py"]
+
+
+def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: HarvestRepo) -> None:
+    # astro: every `examples/*` folder has the same .gitignore and package.json fields; a new example
+    # copies them, and that copy proposes nothing
+    ignore = "# build output\ndist/\n.astro/\nnode_modules/\n"
+    package = '{\n  "type": "module",\n  "scripts": {\n    "dev": "astro dev",\n    "build": "astro build"\n  },\n'
+    repo.commit("Examples\n", {
+        "examples/blog/.gitignore": ignore + ".vercel/\n",
+        "examples/blog/package.json": package + '  "name": "@example/blog"\n}\n',
+        "examples/docs/.gitignore": ignore,
+        "examples/docs/package.json": package + '  "name": "@example/docs"\n}\n',
+        "examples/solo/only.txt": "a file no sibling has\n",
+    })
+    sha = repo.commit("Add the Deno example\n", {
+        "examples/deno/.gitignore": ignore + ".deno-cache/\n",
+        "examples/deno/package.json": package + '  "name": "@example/deno",\n  "deno": "deno run -A server.ts"\n}\n',
+        "examples/deno/server.ts": "serve(handler, { port: 8085 });\n",
+        "examples/solo/more.txt": "dist/\n",
+    })
+    files = by_path(approach(repo.path, sha))
+    informative = {path: [t for _, t, trivial in added if not trivial] for path, (added, _) in files.items()}
+    assert informative["examples/deno/.gitignore"] == [".deno-cache/"]
+    assert informative["examples/deno/package.json"] == ['"name": "@example/deno",', '"deno": "deno run -A server.ts"']
+    assert informative["examples/deno/server.ts"] == ["serve(handler, { port: 8085 });"]
+    assert informative["examples/solo/more.txt"] == ["dist/"]  # no sibling holds a more.txt
+    # deleting the example again: the same lines are scaffolding on the removed side
+    repo.git("rm", "-q", "-r", "examples/deno")
+    removed = by_path(approach(repo.path, repo.commit("Drop the Deno example\n")))["examples/deno/.gitignore"][1]
+    assert [t for _, t, trivial in removed if not trivial] == [".deno-cache/"]
