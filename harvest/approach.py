@@ -226,11 +226,13 @@ def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> fro
         except (KeyError, ValueError, pygit2.GitError):
             continue
         texts: list[set[str]] = []
-        for looked, entry in enumerate(folder):
-            if looked >= TEMPLATE_LOOKUPS:
-                break
+        looked = 0
+        for entry in folder:
             if entry.type_str != "tree" or entry.name == parts[k - 1]:
                 continue
+            looked += 1
+            if looked > TEMPLATE_LOOKUPS:
+                break
             try:
                 blob = tree[f"{where}/{entry.name}/{rest}" if where else f"{entry.name}/{rest}"]
             except KeyError:
