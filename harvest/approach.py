@@ -16,7 +16,9 @@ an approach.
 A file a change creates (or deletes) often starts from a template its siblings share: a new
 ``examples/deno/.gitignore`` holds the lines of ``examples/*/.gitignore``, a new crate's ``Cargo.toml``
 the fields of the others. Those lines are marked trivial too (``template_lines``): copying scaffolding
-is not the approach, and it is not evidence that a later example re-proposes the reverted one.
+is not the approach, and it is not evidence that a later example re-proposes the reverted one. Only a
+file that is mostly such a copy (``TEMPLATE_SHARE`` of its lines) is scaffolding: a new rule module
+that shares a few idioms with its siblings is written, not copied, and all its lines count.
 
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes are listed as skipped
 (``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
@@ -40,6 +42,7 @@ FORMAT = 2          # bump when normalisation or triviality rules change (2: tem
 TEMPLATE_SIBLINGS = 2  # a created file's line that this many same-named files in sibling folders hold is scaffolding
 TEMPLATE_LOOKUPS = 40  # sibling folders looked into per level, at most (a folder of thousands stays cheap)
 TEMPLATE_FILES = 200   # created or deleted files per change looked up, at most
+TEMPLATE_SHARE = 0.6   # a file is scaffolding when this share of its informative lines is in the template
 
 _HASH_COMMENT = {
     "py", "pyi", "pyx", "sh", "bash", "zsh", "fish", "rb", "pl", "pm", "r", "yaml", "yml", "toml",
@@ -248,7 +251,11 @@ def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> fro
 
 
 def _scaffolded(lines: tuple[Line, ...], template: frozenset[str]) -> tuple[Line, ...]:
-    if not template:
+    """The lines, with those of the template trivial when the file is mostly a copy of it (a new rule
+    module sharing some idioms with its siblings is written, not copied: its lines all count)."""
+    informative = [ln for ln in lines if not ln.trivial]
+    copied = sum(1 for ln in informative if ln.text in template)
+    if not copied or copied < TEMPLATE_SHARE * len(informative):
         return lines
     return tuple(Line(ln.lineno, ln.text, True) if ln.text in template else ln for ln in lines)
 

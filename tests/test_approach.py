@@ -113,12 +113,16 @@ def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: Harves
         "examples/docs/.gitignore": ignore,
         "examples/docs/package.json": package + '  "name": "@example/docs"\n}\n',
         "examples/solo/only.txt": "a file no sibling has\n",
+        **{f"rules/{name}/rule.py": f"class Rule(Base):\n    code = '{code}'\n    def check(self, node):\n"
+           f"        return {name}(node)\n" for name, code in (("quotes", "Q001"), ("commas", "C001"))},
     })
     sha = repo.commit("Add the Deno example\n", {
         "examples/deno/.gitignore": ignore + ".deno-cache/\n",
         "examples/deno/package.json": package + '  "name": "@example/deno",\n  "deno": "deno run -A server.ts"\n}\n',
         "examples/deno/server.ts": "serve(handler, { port: 8085 });\n",
         "examples/solo/more.txt": "dist/\n",
+        "rules/gettext/rule.py": ("class Rule(Base):\n    code = 'INT001'\n    def check(self, node):\n"
+                                  "        if is_gettext_call(node):\n            return format_in_call(node)\n"),
     })
     files = by_path(approach(repo.path, sha))
     informative = {path: [t for _, t, trivial in added if not trivial] for path, (added, _) in files.items()}
@@ -126,6 +130,8 @@ def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: Harves
     assert informative["examples/deno/package.json"] == ['"name": "@example/deno",', '"deno": "deno run -A server.ts"']
     assert informative["examples/deno/server.ts"] == ["serve(handler, { port: 8085 });"]
     assert informative["examples/solo/more.txt"] == ["dist/"]  # no sibling holds a more.txt
+    # a new rule module shares its idioms with the others (2 of 5 lines), but it is written, not copied
+    assert len(informative["rules/gettext/rule.py"]) == 5
     # deleting the example again: the same lines are scaffolding on the removed side
     repo.git("rm", "-q", "-r", "examples/deno")
     removed = by_path(approach(repo.path, repo.commit("Drop the Deno example\n")))["examples/deno/.gitignore"][1]
