@@ -467,16 +467,22 @@ def test_commits_landed_in_one_run_are_one_change(cli, tmp_path: Path, then: str
         assert list(flags) == [sync] and "landed_with" not in flags[sync]
 
 
+def redone_on_a_branch(repo: GitRepo, branch: str) -> None:
+    """`Add alpha client (#5)` landed and reverted on main; `branch`, forked before, checked out with
+    the alpha client written again (to commit)."""
+    repo.branch(branch)
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    repo.checkout(branch)
+    repo.write("app/alpha.py", feature("alpha"))
+
+
 def test_a_backport_and_its_revert_merged_together_announce_no_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """aiohttp's `Merge branch '3.9'`: the release branch carries a backport of a change reverted on
     main, and the backport's own revert. The merge brings neither: it relands nothing."""
     repo = started(tmp_path)
-    repo.branch("3.9")
-    repo.write("app/alpha.py", feature("alpha"))
-    revert(repo, repo.commit("Add alpha client (#5)"))
-    stream(repo, "main")
-    repo.checkout("3.9")
-    repo.write("app/alpha.py", feature("alpha"))
+    redone_on_a_branch(repo, "3.9")
     revert(repo, repo.commit("Add alpha client (#5)"))
     repo.checkout("main")
     repo.merge("3.9", "Merge branch '3.9'")
@@ -488,12 +494,7 @@ def test_a_merge_that_does_not_bring_its_side_commits_reland_is_no_positive(cli,
     """aiohttp's `Merge CHANGES from 3.8.0/3.8.1 releases`: the release branch redid a bump reverted on
     master, by the same subject; the merge brought only the changelog."""
     repo = started(tmp_path)
-    repo.branch("3.8")
-    repo.write("app/alpha.py", feature("alpha"))
-    revert(repo, repo.commit("Add alpha client (#5)"))
-    stream(repo, "main")
-    repo.checkout("3.8")
-    repo.write("app/alpha.py", feature("alpha"))
+    redone_on_a_branch(repo, "3.8")
     redo = repo.commit("Add alpha client (#5)")
     repo.write("CHANGES.rst", "3.8.1: the alpha client\n")
     repo.commit("Release 3.8.1")
