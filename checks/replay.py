@@ -614,22 +614,24 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Ap
 
 def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) -> str | None:
     """The merged commit that announced the landing's reland, when the merge's own change touches
-    none of that commit's files (its change reached the branch before, or never did)."""
+    none of that commit's files (its change reached the branch before, or never did). Files are
+    compared by name, so that a history merged in under another folder (astro importing its Netlify
+    adapter's) still brings its commits."""
     side = landing.announcer
     if not landing.commit.is_merge or side is None or side is landing.commit or not side.parents:
         return None
     try:
-        mine = _paths(repo, landing.commit.sha, base or landing.commit.parents[0])
-        theirs = _paths(repo, side.sha, side.parents[0])
+        mine = _names(repo, landing.commit.sha, base or landing.commit.parents[0])
+        theirs = _names(repo, side.sha, side.parents[0])
     except (KeyError, ValueError, pygit2.GitError):
         return None
     return side.sha if theirs and not mine & theirs else None
 
 
-def _paths(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
-    """The paths a change from `base` to `sha` touches (names only: no patch, no rename detection)."""
+def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
+    """The names of the files a change from `base` to `sha` touches (no patch, no rename detection)."""
     diff = repo[base].peel(pygit2.Tree).diff_to_tree(repo[sha].peel(pygit2.Tree))
-    return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+    return {p.rsplit("/", 1)[-1] for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
 
 
 def _undone_in_landing(history: History) -> set[str]:
