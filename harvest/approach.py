@@ -41,6 +41,7 @@ MAX_BLOB = 1 << 20  # 1 MiB
 FORMAT = 2          # bump when normalisation or triviality rules change (2: template lines are trivial)
 TEMPLATE_SIBLINGS = 2  # a created file's line that this many same-named files in sibling folders hold is scaffolding
 TEMPLATE_LOOKUPS = 40  # sibling folders looked into per level, at most (a folder of thousands stays cheap)
+TEMPLATE_SCAN = 2000   # entries of a folder read to find them, at most
 TEMPLATE_FILES = 200   # created or deleted files per change looked up, at most
 TEMPLATE_SHARE = 0.6   # a file is scaffolding when this share of its informative lines is in the template
 
@@ -217,27 +218,22 @@ def _blob_size(repo: pygit2.Repository, oid: pygit2.Oid) -> int:
         return 0
 
 
-def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> frozenset[str]:
+def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str,
+                   folders: dict[str, list[str]] | None = None) -> frozenset[str]:
     """The normalised lines that at least `TEMPLATE_SIBLINGS` files at the same place in sibling folders
     of `tree` hold (`examples/*/.gitignore` for `examples/deno/.gitignore`): at the deepest folder level
-    where that many such files exist; none when no level has them."""
+    where that many such files exist; none when no level has them. `folders` caches, for one tree,
+    the subfolders of each folder looked into."""
+    folders = {} if folders is None else folders
     parts = path.split("/")
     for k in range(len(parts) - 1, 0, -1):  # parts[k - 1] is the folder replaced by its siblings
         where, rest = "/".join(parts[:k - 1]), "/".join(parts[k:])
-        try:
-            folder = tree[where].peel(pygit2.Tree) if where else tree
-        except (KeyError, ValueError, pygit2.GitError):
-            continue
+        if where not in folders:
+            folders[where] = _subfolders(tree, where)
         texts: list[set[str]] = []
-        looked = 0
-        for entry in folder:
-            if entry.type_str != "tree" or entry.name == parts[k - 1]:
-                continue
-            looked += 1
-            if looked > TEMPLATE_LOOKUPS:
-                break
+        for name in [n for n in folders[where] if n != parts[k - 1]][:TEMPLATE_LOOKUPS]:
             try:
-                blob = tree[f"{where}/{entry.name}/{rest}" if where else f"{entry.name}/{rest}"]
+                blob = tree[f"{where}/{name}/{rest}" if where else f"{name}/{rest}"]
             except KeyError:
                 continue
             if blob.type_str == "blob" and _blob_size(repo, blob.id) <= MAX_BLOB:
@@ -248,6 +244,22 @@ def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> fro
             seen = Counter(t for lines in texts for t in lines)
             return frozenset(t for t, n in seen.items() if n >= TEMPLATE_SIBLINGS)
     return frozenset()
+
+
+def _subfolders(tree: pygit2.Tree, where: str) -> list[str]:
+    """The first subfolders of a folder (`TEMPLATE_LOOKUPS` and one, among its first `TEMPLATE_SCAN`
+    entries: a folder of a hundred thousand files is not read through for each new file)."""
+    try:
+        folder = tree[where].peel(pygit2.Tree) if where else tree
+    except (KeyError, ValueError, pygit2.GitError):
+        return []
+    names: list[str] = []
+    for scanned, entry in enumerate(folder):
+        if scanned >= TEMPLATE_SCAN or len(names) > TEMPLATE_LOOKUPS:
+            break
+        if entry.type_str == "tree" and entry.name is not None:
+            names.append(entry.name)
+    return names
 
 
 def _scaffolded(lines: tuple[Line, ...], template: frozenset[str]) -> tuple[Line, ...]:
@@ -266,6 +278,7 @@ def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, 
     skipped = 0
     base_tree = repo[base].peel(pygit2.Tree) if base else None
     looked_up = 0
+    folders: dict[str, list[str]] = {}  # the base tree's subfolders, by folder
     for i, delta in enumerate(diff.deltas):
         status = delta.status_char()
         path = delta.new_file.path if status != "D" else delta.old_file.path
@@ -281,7 +294,7 @@ def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, 
         added, removed = _lines(patch.hunks, comment_style(path))
         if status in ("A", "D") and base_tree is not None and looked_up < TEMPLATE_FILES:
             looked_up += 1
-            template = template_lines(repo, base_tree, path)
+            template = template_lines(repo, base_tree, path, folders)
             added, removed = _scaffolded(added, template), _scaffolded(removed, template)
         files.append(FileChange(path, old_path, status, added=added, removed=removed))
     return Approach(base, head, tuple(files), skipped)
