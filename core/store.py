@@ -57,7 +57,7 @@ import os
 import time
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -513,6 +513,17 @@ class Store:
             if replaced and self.journaled:  # or a compaction would take them from the journal
                 self._purge_records(replaced.__contains__)
         return written
+
+    def drop_derived(self, keep: Callable[[Record], bool]) -> int:
+        """Delete from a derived cache (the harvest caches: re-derivable, never shared) the records
+        of its inbox that `keep` refuses; returns how many went. Compacted records are left alone."""
+        inbox = set(self.inbox_keys())
+        doomed = [key for key, record in self.read(warn=False).records.items() if key in inbox and not keep(record)]
+        for key in sorted(doomed):
+            self._delete(INBOX + key)
+        if doomed and self.journaled:  # or a compaction would take them from the journal
+            self._purge_records(set(doomed).__contains__)
+        return len(doomed)
 
     # -- compaction ------------------------------------------------------------------------
 

@@ -105,10 +105,20 @@ class Workspace:
 
         return Store(str(self.cache_dir / "harvest"))
 
+    @cached_property
+    def branch_store(self) -> Store:
+        """Records derived from the commits of HEAD's branch that the default branch lacks: replaced
+        whole by every harvest, so another branch's commits (an unmerged reland, a closed merge
+        request's Lore) never speak for this one, not even from a cache CI shares between branches."""
+        from comind.store import Store
+
+        return Store(str(self.cache_dir / "harvest-branch"))
+
     def ledger(self) -> Ledger:
         from comind.ledger import Ledger
 
-        return Ledger(self.ledger_path, {"store": self.store, "harvest": self.harvest_store})
+        return Ledger(self.ledger_path, {"store": self.store, "harvest": self.harvest_store,
+                                         "branch": self.branch_store})
 
     def git(self, *args: str) -> str:
         """Run git in the work tree; ComindError with git's own message on failure."""

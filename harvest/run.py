@@ -1,9 +1,11 @@
 """One harvest: walk the new history once, give every commit to every git source, write the records.
 
 Incremental: the tips harvested last time (HEAD and the default branch) are kept in
-`.git/comind/harvest-state.json`; the next walk hides them, so only new commits are read. When
-nothing moved, the state file answers before pygit2 is even imported. `--full` re-reads everything
-(still writing nothing new: harvested ids and contents are a function of the history).
+`.git/comind/harvest-state.json`; the next walk of the default branch hides its old tip, so only new
+commits are read. The commits only HEAD's branch has are read again each time HEAD moves, into a
+cache of their own that they replace (see `harvest`). When nothing moved, the state file answers
+before pygit2 is even imported. `--full` re-reads everything (still writing nothing new: harvested
+ids and contents are a function of the history).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from comind.errors import ComindError
 
 if TYPE_CHECKING:
+    from comind.records import Record
     from comind.workspace import Workspace
 
 # Bump when what is harvested changes: the next harvest re-reads all. 2: "add back" relands; 3: back-outs,
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 # revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch.
 HARVESTER_VERSION = "10"
 STATE_FILE = "harvest-state.json"
-STATE_VERSION = 2  # 2: reverted subjects are kept, for the relands that name or repeat them
+STATE_VERSION = 3  # 2: reverted subjects are kept, for the relands that name or repeat them; 3: two passes
 Progress = Callable[[int, int], None]
 
 
@@ -82,28 +85,15 @@ def _tips(ws: Workspace) -> dict[str, str]:
     return {name: sha for name, sha in tips.items() if sha}
 
 
-def _default_history(repo: Any, tips: dict[str, str], hide: list[str]) -> set[str] | None:
-    """Ids of the commits reachable from the default tip and not from ``hide`` (None: all of the
-    walk, when HEAD is the default tip or missing)."""
-    default = tips.get("default")
-    if default is None:
-        return set()  # no default branch: nothing is on it
-    if tips.get("HEAD") in (None, default):
-        return None
-    import pygit2
-
-    walker = repo.walk(default, pygit2.enums.SortMode.NONE)
-    for rev in hide:
-        try:
-            walker.hide(repo.revparse_single(rev).peel(pygit2.Commit).id)
-        except (KeyError, ValueError, pygit2.GitError):
-            continue
-    return {str(c.id) for c in walker}
-
-
 def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publish: bool = False,
             progress: Progress | None = None) -> HarvestResult:
-    """Harvest the git history new since the last run (or since `since`, or all of it with `full`)."""
+    """Harvest the git history new since the last run (or since `since`, or all of it with `full`).
+
+    Two passes. The default branch's new commits go to the harvest cache (or the shared store with
+    `publish`), incrementally, and so does what they leave for later commits (reverted subjects, Lore
+    ids). Then the commits only HEAD's branch has are read again, from that state, into the branch
+    cache, which they replace whole: what another branch harvested (an unmerged reland retiring an
+    attempt, say) is gone once HEAD is elsewhere."""
     result = HarvestResult()
     state = {} if full else _load_state(ws)
     tips = _tips(ws)
@@ -114,30 +104,64 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
         return result
     import pygit2
 
-    from comind.harvest import git_sources
-    from comind.harvest.context import HarvestContext
-    from comind.harvest.walker import open_repo, walk
+    from comind.harvest.walker import open_repo
 
     repo = open_repo(ws.root)
     result.shallow = bool(repo.is_shallow)
-    ctx = HarvestContext(ws, repo, ws.default_tip())
-    ctx.lore_ids = dict(state.get("lore_ids", {}))
-    ctx.reverted = {str(k): [list(map(str, e)) for e in v] for k, v in state.get("reverted", {}).items()}
-    hide = list(state.get("tips", {}).values())
+    default = tips.get("default")
+    base = default or tips["HEAD"]  # the history whose records are kept from one run to the next
+    hide = []
     if since:
         try:
             hide.append(str(repo.revparse_single(since).peel(pygit2.Commit).id))
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise ComindError(f"unknown revision '{since}'") from exc
+    ctx = _context(ws, repo, state)
+    kept = _walk(repo, [base], hide + ([state["base"]] if state.get("base") else []), ctx, result, progress,
+                 on_default=default is not None)
+    store = ws.store if publish else ws.harvest_store
+    result.written = store.put_derived(kept, replace=not publish)
+    if not state and not since and not publish:
+        # a first or a fresh harvest: git-derived records it did not make again are left over from an
+        # older harvester, or from branches an earlier version kept (the bot's forge records stay)
+        made = {r.id for r in kept}
+        ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made)
+    saved = {"lore_ids": dict(ctx.lore_ids), "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()}}
+    branch = []
+    if tips.get("HEAD") and tips["HEAD"] != base:
+        branch = _walk(repo, [tips["HEAD"]], [base, *hide], ctx, result, progress, on_default=False)
+    result.written += ws.branch_store.put_derived(branch, replace=True)
+    made = {r.id for r in branch}
+    ws.branch_store.drop_derived(lambda r: r.id in made)
+    if progress:
+        progress(result.commits, result.commits)
+    result.records = len(kept) + len(branch)
+    result.counts, result.skipped, result.examples = ctx.counts, ctx.skipped, dict(ctx.examples)
+    _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips, "base": base,
+                     **saved})
+    return result
+
+
+def _context(ws: Workspace, repo: Any, state: dict[str, Any]) -> Any:
+    from comind.harvest.context import HarvestContext
+
+    ctx = HarvestContext(ws, repo, ws.default_tip())
+    ctx.lore_ids = dict(state.get("lore_ids", {}))
+    ctx.reverted = {str(k): [list(map(str, e)) for e in v] for k, v in state.get("reverted", {}).items()}
+    return ctx
+
+
+def _walk(repo: Any, tips: list[str], hide: list[str], ctx: Any, result: HarvestResult,
+          progress: Progress | None, *, on_default: bool) -> list[Record]:
+    """Give every commit reachable from `tips` and not from `hide`, oldest first, to every git source."""
+    from comind.harvest import git_sources
+    from comind.harvest.walker import walk
+
     sources = list(git_sources().values())
-    records = []
-    on_default = _default_history(repo, tips, hide)
-    for commit in walk(repo, list(dict.fromkeys(tips.values())), hide, oldest_first=True):
+    records: list[Record] = []
+    for commit in walk(repo, tips, hide, oldest_first=True):
         result.commits += 1
-        # A commit of this walk is on the default branch exactly when the default tip's walk
-        # (hiding the same commits) holds it: answered here instead of one descendant_of each
-        # (~50 ms apiece on a long history), which the revert source asks for every reverted commit.
-        ctx._on_default.setdefault(commit.sha, on_default is None or commit.sha in on_default)
+        ctx._on_default.setdefault(commit.sha, on_default)  # (no descendant_of per reverted commit)
         for source in sources:
             try:
                 records.extend(source.harvest(commit, ctx))
@@ -145,12 +169,4 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
                 ctx.skip(f"{source.NAME}-error", f"{commit.sha[:12]}: {type(exc).__name__}: {exc}")
         if progress and result.commits % 500 == 0:
             progress(result.commits, 0)
-    if progress:
-        progress(result.commits, result.commits)
-    store = ws.store if publish else ws.harvest_store
-    result.records = len(records)
-    result.written = store.put_derived(records, replace=not publish)
-    result.counts, result.skipped, result.examples = ctx.counts, ctx.skipped, dict(ctx.examples)
-    _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips,
-                     "lore_ids": ctx.lore_ids, "reverted": ctx.reverted})
-    return result
+    return records

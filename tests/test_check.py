@@ -63,6 +63,26 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     assert cli(reverted.path, "check", "--base", "main", "--fail-level", "none").code == 0
 
 
+def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """One clone (or one CI cache) sees many branches: a reland waiting on one branch retires the
+    attempt there, and only there, while it is not merged."""
+    reverted.branch("reland")
+    reverted.checkout("reland")
+    reverted.git("revert", "--no-edit", "HEAD")  # Revert "Revert "Cache permission checks in Redis""
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+    reverted.checkout("main")
+    reverted.branch("speed-up")
+    reverted.checkout("speed-up")
+    reverted.write("app/perm.py", CACHED.replace("ex=300", "ex=600"))
+    reverted.commit("Speed up permission checks")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert code == 1 and [f["type"] for f in report["findings"]].count("dead_end") == 1
+    reverted.checkout("reland")  # and back: the reland retires it again
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+
+
 def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # as in astral-sh/ruff: `Update Rust crate clap to v4.5.35` touched Cargo.lock only, was reverted, and came back
     repo = GitRepo(tmp_path)

@@ -140,6 +140,32 @@ def test_go_style_reverts_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-
     assert sdk["status"] == "retracted"
 
 
+def test_a_fresh_harvest_drops_git_records_it_does_not_make_again(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """What an older harvester (or an older version's branch pass) left in the cache goes; what the
+    bot harvested from the forge stays."""
+    from comind.records import new_record
+    from comind.store import Store
+
+    tried_and_reverted(gr, "app/a.py", CACHED, "Cache permission checks in Redis",
+                       lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.')
+    harvest(cli, gr)
+    cache = Store(str(gr.path / ".git" / "comind" / "harvest"))
+
+    def left(source: str, title: str) -> None:
+        anchor = {"raw": "app/a.py", "scope": "file", "path": "app/a.py"}
+        cache.put(new_record("question", title=title, anchors=[anchor], fields={"question": "why?"},
+                             provenance={"actor": "p-1", "author_kind": "harvested", "source": source,
+                                         "harvester": {"name": "old", "version": "1"}}))
+
+    left("git", "Left by a reland on another branch")
+    left("mr", "Asked in a merge request")
+    assert {r["title"] for r in records(cli, gr)} >= {"Left by a reland on another branch", "Asked in a merge request"}
+    harvest(cli, gr, "--full")
+    titles = {r["title"] for r in records(cli, gr)}
+    assert "Asked in a merge request" in titles and "Cache permission checks in Redis" in titles
+    assert "Left by a reland on another branch" not in titles
+
+
 def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.branch("feature")
     gr.checkout("feature")

@@ -77,7 +77,7 @@ def run_erase(args: argparse.Namespace) -> int:
     ws = workspace(args)
     ledger = open_ledger(ws)
     ids = sorted({ledger.get(ref).id for ref in args.ids})
-    for store in (ws.store, ws.harvest_store):
+    for store in (ws.store, ws.harvest_store, ws.branch_store):
         store.erase(ids)
     ledger.sync()
     print(f"erased {len(ids)} record(s); tombstones keep them from coming back")
@@ -88,7 +88,8 @@ def run_export(args: argparse.Namespace) -> int:
     from comind.cli import workspace
 
     ws = workspace(args)
-    stores = {"store": [ws.store], "harvest": [ws.harvest_store], "all": [ws.store, ws.harvest_store]}
+    harvested = [ws.harvest_store, ws.branch_store]
+    stores = {"store": [ws.store], "harvest": harvested, "all": [ws.store, *harvested]}
     seen: set[str] = set()
     lines: list[bytes] = []
     for store in stores[args.source]:
