@@ -498,9 +498,12 @@ class Store:
         With `replace` (the harvest cache, which is derived and re-derivable) other versions of the
         same ids are deleted after the new one is written, so a newer harvester's output replaces
         the old. Without it (a shared store) versions are never deleted: a changed payload stays a
-        conflict that `comind ledger audit` shows.
+        conflict that `comind ledger audit` shows. A record someone erased is derived again by every
+        full harvest: it is left out, not an error.
         """
-        records = list(records)
+        if self._erased is None:
+            self._erased = self.erased_ids()
+        records = [r for r in records if r.id not in self._erased]
         existing: dict[str, list[str]] = {}
         if replace:
             for key in self.inbox_keys():

@@ -166,6 +166,16 @@ def test_a_fresh_harvest_drops_git_records_it_does_not_make_again(cli, gr: GitRe
     assert "Left by a reland on another branch" not in titles
 
 
+def test_an_erased_record_is_not_harvested_again(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    tried_and_reverted(gr, "app/a.py", CACHED, "Cache permission checks in Redis",
+                       lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.')
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert cli(gr.path, "ledger", "erase", attempt["id"]).code == 0
+    harvest(cli, gr, "--full")  # derives it again: left out, and no error
+    assert records(cli, gr) == []
+
+
 def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.branch("feature")
     gr.checkout("feature")
