@@ -110,6 +110,8 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
     result.shallow = bool(repo.is_shallow)
     default = tips.get("default")
     base = default or tips["HEAD"]  # the history whose records are kept from one run to the next
+    if state.get("base") and not _extends(repo, base, state["base"]):
+        state = {}  # the default branch was rewritten (or another one named): what it held may be gone
     hide = []
     if since:
         try:
@@ -140,6 +142,16 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
     _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips, "base": base,
                      **saved})
     return result
+
+
+def _extends(repo: Any, tip: str, old: str) -> bool:
+    """Is `old` the tip itself or one of its ancestors?"""
+    import pygit2
+
+    try:
+        return tip == old or bool(repo.descendant_of(tip, old))
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
 
 
 def _context(ws: Workspace, repo: Any, state: dict[str, Any]) -> Any:

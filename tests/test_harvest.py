@@ -176,6 +176,19 @@ def test_an_erased_record_is_not_harvested_again(cli, gr: GitRepo) -> None:  # t
     assert records(cli, gr) == []
 
 
+def test_a_rewritten_default_branch_is_harvested_afresh(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    start = gr.head()
+    tried_and_reverted(gr, "app/a.py", CACHED, "Cache permission checks in Redis",
+                       lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.')
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["title"] == "Cache permission checks in Redis"
+    gr.git("reset", "-q", "--hard", start)  # main force-pushed without the two commits
+    gr.write("app/b.py", "def other():\n    return 1\n")
+    gr.commit("Something else")
+    harvest(cli, gr)
+    assert records(cli, gr) == []
+
+
 def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.branch("feature")
     gr.checkout("feature")
