@@ -300,8 +300,12 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
     change = ChangeLines(run.change.approach)
     dep_moves = _dependency_moves(run)
     patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
+    relanded = _relanded_here(run, [r for r in attempts if derived[r.id].state == "retracted"])
     for record in attempts:
         status = derived[record.id]
+        if record.id in relanded:
+            _report_reland(run, record, relanded[record.id], change, report)
+            continue
         if status.state in IGNORED_STATES:
             continue
         retry = next((n for n in status.notes if n.startswith("retry condition met")), None)
@@ -338,6 +342,40 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                       f"comind review retract {short_id(record.id)} --reason \"the cause is fixed\""),
         ))
     _rejected_alternatives(run, report)
+
+
+def _relanded_here(run: CheckRun, retracted: list[Record]) -> dict[str, Record]:
+    """attempt id -> the commit record (a `retracts` relation) by which a commit of this change relands it."""
+    ids = {r.id for r in retracted}
+    if not ids:
+        return {}
+    found: dict[str, Record] = {}
+    for relation in run.ledger.relations():
+        target = relation.fields.get("target")
+        by = relation.provenance
+        if (target in ids and relation.fields.get("relation") == "retracts"
+                and by.get("source") == "git" and by.get("head_commit") in run.commits):
+            found[str(target)] = relation
+    return found
+
+
+def _report_reland(run: CheckRun, record: Record, relation: Record, change: ChangeLines, report: Report) -> None:
+    """A note: the change relands the attempt on purpose (its own commit says so); here is why it was reverted."""
+    what, how = _evidence_text(record)
+    reason = (record.fields.get("reason") or record.body or "").strip()
+    sha = str(relation.provenance.get("head_commit", ""))
+    attempt_approach = fingerprint_of(record)
+    path = line = None
+    if attempt_approach is not None and (m := match_lines(attempt_approach, change)).where:
+        path, line = m.where
+    message = f"{sha[:7]} relands {what}, {how}" + (f": {reason}" if reason else "")
+    message += ("" if message.endswith((".", "!", "?")) else ".") + " Check that it no longer fails that way."
+    report.findings.append(Finding(
+        type="reland", level="note", title=f"Relands a dead end: {record.title}", message=message,
+        fingerprint=_fingerprint("reland", record.id), record_id=record.id, path=path, line=line,
+        in_diff=run.in_diff(path, line), evidence=tuple(record.evidence),
+        commands=(f"comind show {short_id(record.id)}",),
+    ))
 
 
 def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str | None, int | None]]:

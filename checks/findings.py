@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-TYPES = ("dead_end", "violation", "stale", "orphaned", "retry", "suppression", "context")
+TYPES = ("dead_end", "violation", "stale", "orphaned", "retry", "reland", "suppression", "context")
 LEVELS = ("note", "warning", "error")  # in increasing order
 FAIL_LEVELS = ("none", *LEVELS)
 
@@ -22,6 +22,7 @@ RULE_IDS = {
     "stale": "comind/stale-record",
     "orphaned": "comind/orphaned-record",
     "retry": "comind/retry-condition-met",
+    "reland": "comind/reland",
     "suppression": "comind/suppression",
     "context": "comind/context",
 }

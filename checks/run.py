@@ -73,6 +73,15 @@ class CheckRun:
         names = {q.rsplit(".", 1)[-1] for _, q in self.touched_symbols()}
         return frozenset(r.id for r in self.ledger.anchored_near(sorted(self.touched_paths()), sorted(names)))
 
+    @cached_property
+    def commits(self) -> frozenset[str]:
+        """The commits of the change: reachable from head, not from its base."""
+        if self.change is None:
+            return frozenset()
+        from comind.harvest.walker import open_repo, walk
+
+        return frozenset(c.sha for c in walk(open_repo(self.ws.root), [self.change.head], [self.change.base]))
+
     def touched_paths(self) -> set[str]:
         return self.change.paths if self.change else set(self.head_snapshot.files)
 

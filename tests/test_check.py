@@ -69,8 +69,13 @@ def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, revert
     reverted.branch("reland")
     reverted.checkout("reland")
     reverted.git("revert", "--no-edit", "HEAD")  # Revert "Revert "Cache permission checks in Redis""
+    reland = reverted.head()
     code, report, _ = check(cli, reverted, "--base", "main")
     assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+    [note] = [f for f in report["findings"] if f["type"] == "reland"]  # on purpose, and why it was reverted
+    assert note["level"] == "note" and note["path"] == "app/perm.py"
+    assert note["message"].startswith(f"{reland[:7]} relands ")
+    assert note["message"].endswith("nothing invalidated the cache. Check that it no longer fails that way.")
     reverted.checkout("main")
     reverted.branch("speed-up")
     reverted.checkout("speed-up")
@@ -78,9 +83,10 @@ def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, revert
     reverted.commit("Speed up permission checks")
     code, report, _ = check(cli, reverted, "--base", "main")
     assert code == 1 and [f["type"] for f in report["findings"]].count("dead_end") == 1
+    assert not [f for f in report["findings"] if f["type"] == "reland"]
     reverted.checkout("reland")  # and back: the reland retires it again
     code, report, _ = check(cli, reverted, "--base", "main")
-    assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 0 and [f["type"] for f in report["findings"]].count("reland") == 1
 
 
 def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

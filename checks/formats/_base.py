@@ -33,6 +33,7 @@ HEADINGS = {
     "stale": "Stale records",
     "orphaned": "Orphaned records",
     "retry": "Retry conditions met",
+    "reland": "Dead ends relanded",
     "suppression": "Suppressions",
     "context": "Context",
 }
@@ -44,6 +45,7 @@ PHRASES = {
     "stale": ("record now stale", "records now stale"),
     "orphaned": ("record orphaned", "records orphaned"),
     "retry": ("retry condition met", "retry conditions met"),
+    "reland": ("dead end relanded", "dead ends relanded"),
     "suppression": ("suppression to review", "suppressions to review"),
     "context": ("related record", "related records"),
 }

@@ -82,6 +82,14 @@ _BUILTIN: dict[str, dict[str, Any]] = {
                 "that condition now holds.",
         "help": "The approach the attempt describes may work now; read the record before trying it again.",
     },
+    "reland": {
+        "name": "DeadEndRelanded", "level": "note", "precision": "very-high",
+        "short": "The change relands a reverted change, and says so.",
+        "full": "A commit of the change re-applies a change that was reverted (a revert of the revert, or "
+                "a reland naming it), which retires the attempt record. The finding quotes why it was "
+                "reverted.",
+        "help": "Check that the change fixes what the revert's reason names before it lands again.",
+    },
     "suppression": {
         "name": "SuppressionToReview", "level": "warning", "precision": "very-high",
         "short": "A suppression is expired, unused or incomplete.",
