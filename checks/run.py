@@ -129,7 +129,7 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
     stats: dict[str, Any] = {}
     if harvest:
         say("harvesting history")
-        stats["harvest"] = harvest_new(ws)
+        stats["harvest"] = harvest_new(ws, head_id)
     from comind.query import open_ledger
 
     ledger = open_ledger(ws)
@@ -156,11 +156,12 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
     return report
 
 
-def harvest_new(ws: Workspace) -> dict[str, Any]:
-    """Harvest what is new in git (the harvesters are incremental); the counts go into the stats."""
+def harvest_new(ws: Workspace, head: str | None = None) -> dict[str, Any]:
+    """Harvest what is new in git (the harvesters are incremental), with `head`'s branch as HEAD's;
+    the counts go into the stats."""
     from comind.harvest.run import harvest
 
-    return harvest(ws).summary()
+    return harvest(ws, head=head).summary()
 
 
 # -- producers -------------------------------------------------------------------------------

@@ -80,23 +80,23 @@ def _save_state(ws: Workspace, state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _tips(ws: Workspace) -> dict[str, str]:
-    tips = {"HEAD": ws.head(), "default": ws.default_tip()}
+def _tips(ws: Workspace, head: str | None = None) -> dict[str, str]:
+    tips = {"HEAD": head or ws.head(), "default": ws.default_tip()}
     return {name: sha for name, sha in tips.items() if sha}
 
 
 def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publish: bool = False,
-            progress: Progress | None = None) -> HarvestResult:
+            progress: Progress | None = None, head: str | None = None) -> HarvestResult:
     """Harvest the git history new since the last run (or since `since`, or all of it with `full`).
 
     Two passes. The default branch's new commits go to the harvest cache (or the shared store with
     `publish`), incrementally, and so does what they leave for later commits (reverted subjects, Lore
     ids). Then the commits only HEAD's branch has are read again, from that state, into the branch
     cache, which they replace whole: what another branch harvested (an unmerged reland retiring an
-    attempt, say) is gone once HEAD is elsewhere."""
+    attempt, say) is gone once HEAD is elsewhere. `head` (a commit id) stands for HEAD: `check --head`."""
     result = HarvestResult()
     state = {} if full else _load_state(ws)
-    tips = _tips(ws)
+    tips = _tips(ws, head)
     if not tips:
         return result  # a repository without commits
     if not since and state.get("tips") == tips:

@@ -87,6 +87,11 @@ def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, revert
     reverted.checkout("reland")  # and back: the reland retires it again
     code, report, _ = check(cli, reverted, "--base", "main")
     assert code == 0 and [f["type"] for f in report["findings"]].count("reland") == 1
+    reverted.checkout("main")  # --head names the branch checked, whatever is checked out
+    code, report, _ = check(cli, reverted, "--base", "main", "--head", "speed-up")
+    assert code == 1 and [f["type"] for f in report["findings"]].count("dead_end") == 1
+    code, report, _ = check(cli, reverted, "--base", "main", "--head", "reland")
+    assert code == 0 and [f["type"] for f in report["findings"]].count("reland") == 1
 
 
 def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
