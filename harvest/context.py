@@ -52,6 +52,7 @@ class HarvestContext:
         self._prs: dict[int, list[str]] | None = None
         self._cls: dict[int, list[str]] = {}
         self._on_default: dict[str, bool] = {}
+        self.history_tips: list[str] = [t for t in ("HEAD", default_tip) if t]  # what `by_subject` & co. search
         self.lore_ids: dict[str, list[str]] = {}  # Lore-id -> record ids (filled by the lore source)
         # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit(, "common")], …] of the attempts a
         # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
@@ -92,14 +93,20 @@ class HarvestContext:
         """Commits the caller knows to be on the default branch (it walked them from its tip)."""
         self._on_default.update(dict.fromkeys(shas, True))
 
+    def search_history(self, tips: list[str]) -> None:
+        """Look up subjects, pull requests and CLs among the commits reachable from `tips` from now on
+        (the harvest's default-branch pass must not find what only a branch holds)."""
+        self.history_tips = tips
+        self._subjects = self._prs = self._keys = None
+        self._cls = {}
+
     def _index_history(self) -> None:
-        """Subjects and PR numbers of every commit reachable from HEAD and the default branch, once."""
+        """Subjects and PR numbers of every commit reachable from the history's tips, once."""
         subjects: dict[str, list[str]] = defaultdict(list)
         prs: dict[int, list[str]] = defaultdict(list)
-        tips = [t for t in ("HEAD", self.default_tip) if t]
         from comind.harvest.markers import _PR_SUFFIX  # the same (#N) rule the markers use
 
-        for commit in walk(self.repo, tips):
+        for commit in walk(self.repo, self.history_tips):
             subject = commit.subject
             if "…" in subject:  # a title GitHub cut: made whole from the body
                 subject = full_subject(subject, commit.body)[0]

@@ -119,6 +119,7 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise ComindError(f"unknown revision '{since}'") from exc
     ctx = _context(ws, repo, state)
+    ctx.search_history([base])
     kept = _walk(repo, [base], hide + ([state["base"]] if state.get("base") else []), ctx, result, progress,
                  on_default=default is not None)
     store = ws.store if publish else ws.harvest_store
@@ -131,6 +132,7 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
     saved = {"lore_ids": dict(ctx.lore_ids), "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()}}
     branch = []
     if tips.get("HEAD") and tips["HEAD"] != base:
+        ctx.search_history([tips["HEAD"], base])
         branch = _walk(repo, [tips["HEAD"]], [base, *hide], ctx, result, progress, on_default=False)
     result.written += ws.branch_store.put_derived(branch, replace=True)
     made = {r.id for r in branch}

@@ -189,6 +189,21 @@ def test_a_rewritten_default_branch_is_harvested_afresh(cli, gr: GitRepo) -> Non
     assert records(cli, gr) == []
 
 
+def test_the_default_branch_pass_finds_nothing_only_a_branch_holds(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """What the default branch's commits make is kept for every branch: it must not depend on the
+    branch checked out (here a branch commit titled like the revert's prefixed quote)."""
+    gr.branch("topic")
+    gr.write("app/a.py", CACHED)
+    added = gr.commit("Cache permission checks in Redis")
+    gr.write("app/a.py", "")
+    gr.commit('app/perm: revert "Cache permission checks in Redis"')
+    gr.checkout("topic")
+    gr.write("app/b.py", "def elsewhere():\n    return 2\n")
+    gr.commit("app/perm: Cache permission checks in Redis")
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["attributes"]["reverted"] == added
+
+
 def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.branch("feature")
     gr.checkout("feature")
