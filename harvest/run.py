@@ -129,7 +129,9 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
         # older harvester, or from branches an earlier version kept (the bot's forge records stay)
         made = {r.id for r in kept}
         ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made)
-    saved = {"lore_ids": dict(ctx.lore_ids), "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()}}
+    # what the default branch leaves for the next run, before the branch's commits add to it
+    saved = {"lore_ids": {k: list(v) for k, v in ctx.lore_ids.items()},
+             "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()}}
     branch = []
     if tips.get("HEAD") and tips["HEAD"] != base:
         ctx.search_history([tips["HEAD"], base])
