@@ -95,7 +95,8 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
     cache, which they replace whole: what another branch harvested (an unmerged reland retiring an
     attempt, say) is gone once HEAD is elsewhere. `head` (a commit id) stands for HEAD: `check --head`."""
     result = HarvestResult()
-    state = {} if full else _load_state(ws)
+    # publishing reads the whole default branch: what a local harvest already read must reach the store too
+    state = {} if full or publish else _load_state(ws)
     tips = _tips(ws, head)
     if not tips:
         return result  # a repository without commits

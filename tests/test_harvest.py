@@ -611,7 +611,8 @@ def test_publish_writes_into_the_shared_store(cli, gr: GitRepo) -> None:  # type
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
     gr.git("revert", "--no-edit", "HEAD")
-    harvest(cli, gr, "--publish")
+    harvest(cli, gr)  # into the local cache first, as every `check` does
+    harvest(cli, gr, "--publish")  # then published: not "nothing new"
     inbox = gr.path / ".comind" / "ledger" / "_ledger" / "inbox"
     assert len(list(inbox.iterdir())) == 1
 
