@@ -224,10 +224,13 @@ def context_notes(run: CheckRun, report: Report) -> None:
     ranked.sort(key=lambda item: item[:3])
     for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
         path, line = _location(record)
-        what = record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or ""
+        what = str(record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or "")
+        if what.strip().lower() in record.title.lower():
+            what = ""  # a Lore constraint's rule is its title; a rejected option's approach is in its title
+        article = "an" if record.kind[0] in "aeiou" else "a"
         report.findings.append(Finding(
             type="context", level="note", title=f"{record.kind}: {record.title}",
-            message=f"This change touches code that a {record.kind} is about: {record.title}"
+            message=f"This change touches code that {article} {record.kind} is about: {record.title}"
                     + (f" — {what}" if what else "") + f" ({status.reason}).",
             fingerprint=fingerprint("context", record.id), record_id=record.id, path=path, line=line,
             in_diff=run.in_diff(path, line), evidence=tuple(record.evidence),

@@ -94,6 +94,33 @@ def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, revert
     assert code == 0 and [f["type"] for f in report["findings"]].count("reland") == 1
 
 
+def test_lore_on_the_touched_code_comes_back_as_context(cli, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMIND_NOW", "2024-01-02T00:00:00Z")  # a day after the commits: not dormant yet
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", PERM.replace("load_grants(user.id)", "load_grants(user.id, fresh=True)"))
+    repo.commit("Always load grants fresh\n\nConstraint: grants are read fresh on every check\n"
+                "Rejected: memcached cache | stale grants after a role change\n")
+    repo.branch("feature")
+    repo.checkout("feature")
+    fresh = "load_grants(user.id, fresh=True)"
+    repo.write("app/perm.py", PERM.replace("load_grants(user.id)", f"memcached_get(user.id) or {fresh}"))
+    repo.commit("Put a memcached cache in front of the grants")
+    code, report, _ = check(cli, repo, "--base", "main")
+    notes = {f["title"]: f for f in report["findings"]}
+    assert code == 0 and {f["level"] for f in report["findings"]} == {"note"}
+    mention = notes["Mentions a rejected option: memcached cache"]
+    assert mention["message"].endswith("which the decision 'Always load grants fresh' rejected: stale grants after a "
+                                       "role change.")
+    constraint = notes["constraint: grants are read fresh on every check"]  # said once, not twice
+    assert constraint["message"].startswith("This change touches code that a constraint is about: grants are read "
+                                            "fresh on every check (")
+    attempt = notes["attempt: Rejected: memcached cache"]["message"]
+    assert attempt.startswith("This change touches code that an attempt is about: Rejected: memcached cache (")
+
+
 def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # as in astral-sh/ruff: `Update Rust crate clap to v4.5.35` touched Cargo.lock only, was reverted, and came back
     repo = GitRepo(tmp_path)
