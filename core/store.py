@@ -510,23 +510,22 @@ class Store:
                 existing.setdefault(key[:36], []).append(key)
         written = self.put_many(records)
         if replace:
-            replaced = {key for record in records for key in existing.get(record.id, ()) if key != record.key}
-            for key in sorted(replaced):
-                self._delete(INBOX + key)
-            if replaced and self.journaled:  # or a compaction would take them from the journal
-                self._purge_records(replaced.__contains__)
+            self._drop_inbox({key for record in records for key in existing.get(record.id, ()) if key != record.key})
         return written
 
     def drop_derived(self, keep: Callable[[Record], bool]) -> int:
         """Delete from a derived cache (the harvest caches: re-derivable, never shared) the records
         of its inbox that `keep` refuses; returns how many went. Compacted records are left alone."""
         inbox = set(self.inbox_keys())
-        doomed = [key for key, record in self.read(warn=False).records.items() if key in inbox and not keep(record)]
-        for key in sorted(doomed):
-            self._delete(INBOX + key)
-        if doomed and self.journaled:  # or a compaction would take them from the journal
-            self._purge_records(set(doomed).__contains__)
+        doomed = {key for key, record in self.read(warn=False).records.items() if key in inbox and not keep(record)}
+        self._drop_inbox(doomed)
         return len(doomed)
+
+    def _drop_inbox(self, keys: set[str]) -> None:
+        for key in sorted(keys):
+            self._delete(INBOX + key)
+        if keys and self.journaled:  # or a compaction would take them from the journal
+            self._purge_records(keys.__contains__)
 
     # -- compaction ------------------------------------------------------------------------
 
