@@ -143,6 +143,10 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
         stats["files_changed"] = len(change.files)
     run = CheckRun(ws, ledger, base_id, head_id, change, head_snapshot, base_snapshot)
     report = Report(base=base_id, head=head_id, repo=ws.repo_name)
+    if base_id is None and not check_all and ws.default_branch() == "HEAD":
+        report.warnings.append("no default branch found (no origin/HEAD, main or master), so HEAD stands for it and "
+                               "everything at HEAD is reported, not a change; name it with --default-branch or "
+                               "default_branch in .comind.yml")
     if (ws.git_dir / "shallow").exists():
         report.warnings.append("shallow clone: the history beyond its boundary was not read, so dead ends and "
                                "constraints from it are missing; fetch the full history (fetch-depth: 0 on "

@@ -351,6 +351,14 @@ def test_shallow_clone_on_the_default_branch_warns_that_history_is_missing(cli, 
     assert report["warnings"] == []
 
 
+def test_no_default_branch_found_is_said(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.git("branch", "-m", "main", "develop")  # no origin, no main or master: HEAD stands for it
+    _, report, _ = check(cli, reverted)
+    assert [w for w in report["warnings"] if w.startswith("no default branch found")]
+    _, report, _ = check(cli, reverted, "--default-branch", "develop")
+    assert report["warnings"] == []
+
+
 def test_big_change_with_binaries_stays_bounded(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
