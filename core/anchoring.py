@@ -485,6 +485,7 @@ class Anchorer:
         stale: list[str] = []
         orphaned: list[str] = []
         unverifiable: list[str] = []
+        subjects = 0  # code subjects compared
         for raw_anchor in record.anchors:
             anchor = self.baseline(raw_anchor, confirmed_at)
             role = anchor.get("role", "subject")
@@ -497,6 +498,7 @@ class Anchorer:
                 continue
             if not anchor.get("commit"):
                 continue  # stored as written, never resolved: nothing to compare against
+            subjects += role == "subject"
             if anchor["path"].endswith("/"):  # a folder: there or not (git records no folder renames)
                 if not self.has_commit(anchor["commit"]) or self._has_folder(target.commit, anchor["path"]):
                     continue
@@ -520,8 +522,9 @@ class Anchorer:
                     notes.append(f"{name} {where.how}: now {now}")
                 self._drift(anchor, where, target, role, name, since, notes, stale)
         verified = bool(verify_evidence and verify_evidence(record))
-        if orphaned:
+        if orphaned and len(orphaned) >= subjects:
             return CodeVerdict("orphaned", "; ".join(orphaned), tuple(notes), verified)
+        stale = orphaned + stale  # some of its subjects are gone, the others still there: review it
         if stale:
             return CodeVerdict("stale", "; ".join(stale), tuple(notes), verified)
         if unverifiable:

@@ -311,6 +311,17 @@ def test_status_lists_stale_and_orphaned_with_reasons(cli, gr: GitRepo) -> None:
     assert json.loads(rows[0])["counts"]["orphaned"] == 1 and json.loads(rows[1])["id"] == rid
 
 
+def test_a_record_is_orphaned_only_when_all_its_subjects_are_gone(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.audit", "--on", "app/perm.py::Checker.check")
+    gr.write("app/perm.py", PERM.split("    def audit")[0])
+    gr.commit("drop audit")
+    s = status_of(cli, gr, rid)  # it is still about Checker.check: to review, not lost
+    assert s["status"] == "stale" and "Checker.audit no longer exists" in s["status_reason"]
+    gr.git("rm", "-q", "app/perm.py")
+    gr.commit("drop the checker")
+    assert status_of(cli, gr, rid)["status"] == "orphaned"
+
+
 def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     for name in ("a", "b", "c", "d"):
         gr.write(f"app/{name}.py", f"def {name}():\n    return {name!r}\n")
