@@ -1,4 +1,4 @@
-"""Code verdicts for records at a revision, cached by (record, baseline, revision, settings).
+"""Code verdicts for records at a revision, cached by (rules, record, baseline, revision, settings).
 
 Verdicts are a pure function of the record, its confirmation, the code at the revision and the
 settings, so they are cached in the ledger view; a warm read needs neither pygit2 nor a parse.
@@ -16,6 +16,10 @@ from comind.status import CodeVerdict, RelationIndex
 if TYPE_CHECKING:
     from comind.ledger import Ledger
     from comind.workspace import Workspace
+
+# Part of every cached verdict's key: bump when the rules that make a verdict change, or a cached
+# verdict outlives them at the same commit (2: orphaned only when every subject is gone).
+RULES = "2"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:
@@ -56,7 +60,7 @@ def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: 
     threshold = ws.config.drift_threshold
     tip = ws.default_tip() or ""
     scope = {r.id: "" if near is None or r.id in near else "deps|" for r in todo}
-    keys = {r.id: f"{scope[r.id]}{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}"
+    keys = {r.id: f"{RULES}|{scope[r.id]}{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}"
             for r in todo}
     cached = ledger.cached_verdicts(keys.values())
     result: dict[str, CodeVerdict] = {}
