@@ -78,9 +78,9 @@ class CheckRun:
         """The commits of the change: reachable from head, not from its base."""
         if self.change is None:
             return frozenset()
-        from comind.harvest.walker import open_repo, walk
+        from comind.harvest.walker import walk
 
-        return frozenset(c.sha for c in walk(open_repo(self.ws.root), [self.change.head], [self.change.base]))
+        return frozenset(c.sha for c in walk(self.ws.index.repo, [self.change.head], [self.change.base]))
 
     def touched_paths(self) -> set[str]:
         return self.change.paths if self.change else set(self.head_snapshot.files)
