@@ -301,8 +301,7 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo
         return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
-    # unresolved: what the subject says was reverted ("revert run debug docs" reverted "run debug docs")
-    title = first_line(target.subject if target else (_quoted(markers) or _described(markers) or commit.subject))
+    title = first_line(target.subject if target else (_quoted(markers) or commit.subject))
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:
@@ -515,10 +514,6 @@ def _inverted(change: Approach | None) -> Approach | None:
 
 def _quoted(markers: list[RevertMarker]) -> str | None:
     return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
-
-
-def _described(markers: list[RevertMarker]) -> str | None:
-    return next((m.described for m in markers if m.described and m.source == "subject"), None)
 
 
 def _clip(text: str, limit: int) -> str:
