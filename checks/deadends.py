@@ -275,10 +275,12 @@ def fingerprint_of(record: Record) -> Approach | None:
         return None
 
 
-def _evidence_text(record: Record) -> tuple[str, str]:
-    """("abc1234 'subject'", "reverted in def5678") from an attempt's evidence, as far as known."""
+def _evidence_text(record: Record) -> str:
+    """"abc1234 'subject', reverted in def5678", as far as the evidence knows."""
     reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
     revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
+    if revert and not reverted:  # a revert whose target was not found is titled by its own subject
+        return f"the change {revert[:7]} {record.title!r} reverted"
     what = f"{reverted[:7]} {record.title!r}" if reverted else repr(record.title)
     outcome = record.fields.get("outcome", "failed")
     how = f"reverted in {revert[:7]}" if revert else {"abandoned": "abandoned", "failed": "it failed",
@@ -286,7 +288,7 @@ def _evidence_text(record: Record) -> tuple[str, str]:
     if not revert:
         mr = next((e["ref"] for e in record.evidence if e["type"] in ("mr", "url")), None)
         how += f" ({mr})" if mr else ""
-    return what, how
+    return f"{what}, {how}"
 
 
 def report_dead_ends(run: CheckRun, report: Report) -> None:
@@ -310,7 +312,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             continue
         retry = next((n for n in status.notes if n.startswith("retry condition met")), None)
         reason = record.fields.get("reason") or record.body or ""
-        what, how = _evidence_text(record)
+        what = _evidence_text(record)
         found: list[tuple[str, str | None, int | None]] = []  # (message, path, line)
         attempt_approach = fingerprint_of(record)
         if attempt_approach is not None:
@@ -318,13 +320,13 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             kind = match_kind(m, config.dead_end_threshold, config.dead_end_min_lines)
             if kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
-                found.append((f"{describe(m, kind)} of {what}, {how}", path, line))
+                found.append((f"{describe(m, kind)} of {what}", path, line))
         for dep, _before, version, path in moves_into(record.anchors, dep_moves, config.dead_end_threshold):
             found.append((f"This moves {dep['package']} to {version}, inside {dep['version_range']}, "
-                          f"the range of {what}, {how}", path, None))
+                          f"the range of {what}", path, None))
         if record.id in patterns:
             path, line = patterns[record.id]
-            found.append((f"This matches the pattern of {what}, {how}", path, line))
+            found.append((f"This matches the pattern of {what}", path, line))
         if not found:
             continue
         message, path, line = found[0]
@@ -361,14 +363,14 @@ def _relanded_here(run: CheckRun, retracted: list[Record]) -> dict[str, Record]:
 
 def _report_reland(run: CheckRun, record: Record, relation: Record, change: ChangeLines, report: Report) -> None:
     """A note: the change relands the attempt on purpose (its own commit says so); here is why it was reverted."""
-    what, how = _evidence_text(record)
+    what = _evidence_text(record)
     reason = (record.fields.get("reason") or record.body or "").strip()
     sha = str(relation.provenance.get("head_commit", ""))
     attempt_approach = fingerprint_of(record)
     path = line = None
     if attempt_approach is not None and (m := match_lines(attempt_approach, change)).where:
         path, line = m.where
-    message = f"{sha[:7]} relands {what}, {how}" + (f": {reason}" if reason else "")
+    message = f"{sha[:7]} relands {what}" + (f": {reason}" if reason else "")
     message += ("" if message.endswith((".", "!", "?")) else ".") + " Check that it no longer fails that way."
     report.findings.append(Finding(
         type="reland", level="note", title=f"Relands a dead end: {record.title}", message=message,

@@ -63,6 +63,25 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     assert cli(reverted.path, "check", "--base", "main", "--fail-level", "none").code == 0
 
 
+def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """flask's `revert run debug docs` names nothing to find the reverted change by: its own subject
+    is the attempt's title, and the message says so rather than "'revert run debug docs', reverted in"."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("initial")
+    repo.write("app/perm.py", PERM)
+    revert = repo.commit("revert the permission cache\n\nStale grants after role change.")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Speed up permission checks")
+    code, report, _ = check(cli, repo, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1 and dead["title"] == "Re-proposes a dead end: revert the permission cache"
+    assert f"lines of the change {revert[:7]} 'revert the permission cache' reverted: Stale grants" in dead["message"]
+
+
 def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """One clone (or one CI cache) sees many branches: a reland waiting on one branch retires the
     attempt there, and only there, while it is not merged."""
