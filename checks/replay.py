@@ -84,6 +84,9 @@ from comind.workspace import Workspace, find_git
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5
 PROGRESS_EVERY = 500
+# A merge brings a side commit's reland when it re-adds this share of that commit's informative lines
+# (from this many: fewer say too little, and the file names decide).
+BROUGHT_SHARE, BROUGHT_MIN = 0.5, 3
 
 
 # -- the repository under evaluation ----------------------------------------------------------
@@ -613,19 +616,32 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Ap
 
 
 def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) -> str | None:
-    """The merged commit that announced the landing's reland, when the merge's own change touches
-    none of that commit's files (its change reached the branch before, or never did). Files are
-    compared by name, so that a history merged in under another folder (astro importing its Netlify
-    adapter's) still brings its commits."""
+    """The merged commit that announced the landing's reland, when the merge's own change does not
+    bring that commit's change: it touches none of its files, or re-adds under `BROUGHT_SHARE` of its
+    informative lines (the branch had them already: flask's main wrote the docs a release branch
+    relanded again, under a title of its own, before merging the branch). Files are compared by name,
+    so that a history merged in under another folder (astro importing its Netlify adapter's) still
+    brings its commits. This compares the merge with the announcing commit, never with an attempt."""
     side = landing.announcer
     if not landing.commit.is_merge or side is None or side is landing.commit or not side.parents:
         return None
+    mine_base = base or landing.commit.parents[0]
     try:
-        mine = _names(repo, landing.commit.sha, base or landing.commit.parents[0])
+        mine = _names(repo, landing.commit.sha, mine_base)
         theirs = _names(repo, side.sha, side.parents[0])
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    return side.sha if theirs and not mine & theirs else None
+    if theirs and not mine & theirs:
+        return side.sha
+    relanded = _change(repo, side, side.parents[0])
+    merged = _change(repo, landing.commit, mine_base)
+    if relanded is None or merged is None:
+        return None
+    wanted = ChangeLines(relanded).adds
+    if sum(wanted.values()) < BROUGHT_MIN:
+        return None  # too little to tell by lines: the file names said it
+    brought = sum((wanted & ChangeLines(merged).adds).values())
+    return side.sha if brought < BROUGHT_SHARE * sum(wanted.values()) else None
 
 
 def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
@@ -806,7 +822,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         if reland and (elsewhere := _not_brought(history.repo, landing, history.base.get(i))):
             # aiohttp merged a release branch's CHANGES only; its bump, a reland by subject, reached master otherwise
             landing.note = (f"the merge does not bring {elsewhere[:10]}, which announced it: its diff touches none "
-                            "of that commit's files")
+                            f"of that commit's files, or re-adds under {BROUGHT_SHARE:.0%} of its lines")
             result.relands_skipped.append(landing)
             continue
         if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)

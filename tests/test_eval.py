@@ -508,6 +508,34 @@ def test_a_merge_that_does_not_bring_its_side_commits_reland_is_no_positive(cli,
     assert f"does not bring {redo[:10]}" in skipped["note"]
 
 
+def test_a_merge_whose_side_reland_the_branch_already_had_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """flask's `Merge branch '2.2.x'`: the release branch relands docs reverted there (`Reverts commit
+    4d69165`), but main had already written them again (`new run debug docs`, flagged). The merge
+    touches a file of the same name for another line: it does not bring the reland."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    repo.branch("2.2.x")
+    repo.checkout("2.2.x")
+    repo.write("app/alpha.py", feature("alpha"))
+    undone = repo.git("rev-parse", "HEAD~6").strip()  # the revert, before the stream
+    reland = repo.commit(f"Show the alpha client again\n\nThis reverts commit {undone}.")
+    repo.checkout("main")
+    repo.write("app/alpha.py", feature("alpha"))
+    redo = repo.commit("New alpha client")
+    repo.checkout("2.2.x")
+    repo.write("tools/alpha.py", "ALPHA_TIMEOUT = configured_timeout('alpha')\n")  # a file of the same name
+    repo.commit("Alpha timeout")
+    repo.checkout("main")
+    repo.merge("2.2.x", "Merge branch '2.2.x'")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and data["missed"] == []
+    (skipped,) = data["relands_skipped"]
+    assert f"does not bring {reland[:10]}" in skipped["note"]
+    assert [f["commit"] for f in data["flags"]] == [redo]  # the reland main made, under its own title
+
+
 def test_a_reland_before_its_revert_reached_the_branch_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """poetry: `master` lands a fix and reverts it; `develop` redoes the fix by the same subject, and
     only later merges `master` in. Its checks never saw the attempt before the redo."""
