@@ -73,7 +73,7 @@ from comind.checks.deadends import (
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
-from comind.harvest.approach import Approach, approach
+from comind.harvest.approach import MAX_BLOB, Approach, approach, normalise_line
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.walker import CommitInfo, open_repo, walk
@@ -84,9 +84,9 @@ from comind.workspace import Workspace, find_git
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5
 PROGRESS_EVERY = 500
-# A merge brings a side commit's reland when it re-adds this share of that commit's informative lines
-# (from this many: fewer say too little, and the file names decide).
-BROUGHT_SHARE, BROUGHT_MIN = 0.5, 3
+# A merge does not bring a side commit's reland when the branch had this share of that commit's
+# informative added lines already (from this many: fewer say too little, and the file names decide).
+HAD_SHARE, HAD_MIN = 0.5, 3
 
 
 # -- the repository under evaluation ----------------------------------------------------------
@@ -616,32 +616,46 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Ap
 
 
 def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) -> str | None:
-    """The merged commit that announced the landing's reland, when the merge's own change does not
-    bring that commit's change: it touches none of its files, or re-adds under `BROUGHT_SHARE` of its
-    informative lines (the branch had them already: flask's main wrote the docs a release branch
-    relanded again, under a title of its own, before merging the branch). Files are compared by name,
-    so that a history merged in under another folder (astro importing its Netlify adapter's) still
-    brings its commits. This compares the merge with the announcing commit, never with an attempt."""
+    """The merged commit that announced the landing's reland, when the merge does not bring that
+    commit's change: its diff touches none of that commit's files, or the branch had most of its lines
+    already (`HAD_SHARE` of its informative added lines, in the merge's first parent: flask's main wrote
+    the docs a release branch relanded again, under a title of its own, before merging the branch).
+    Files are compared by name, so that a history merged in under another folder (astro importing its
+    Netlify adapter's) still brings its commits. This reads the merge and the announcing commit,
+    never an attempt."""
     side = landing.announcer
     if not landing.commit.is_merge or side is None or side is landing.commit or not side.parents:
         return None
-    mine_base = base or landing.commit.parents[0]
+    before = base or landing.commit.parents[0]
     try:
-        mine = _names(repo, landing.commit.sha, mine_base)
+        mine = _names(repo, landing.commit.sha, before)
         theirs = _names(repo, side.sha, side.parents[0])
     except (KeyError, ValueError, pygit2.GitError):
         return None
     if theirs and not mine & theirs:
         return side.sha
     relanded = _change(repo, side, side.parents[0])
-    merged = _change(repo, landing.commit, mine_base)
-    if relanded is None or merged is None:
+    if relanded is None:
         return None
     wanted = ChangeLines(relanded).adds
-    if sum(wanted.values()) < BROUGHT_MIN:
+    if sum(wanted.values()) < HAD_MIN:
         return None  # too little to tell by lines: the file names said it
-    brought = sum((wanted & ChangeLines(merged).adds).values())
-    return side.sha if brought < BROUGHT_SHARE * sum(wanted.values()) else None
+    had = _lines_at(repo, before, [f.path for f in relanded.files if f.status != "D"])
+    return side.sha if sum(n for text, n in wanted.items() if text in had) >= HAD_SHARE * sum(wanted.values()) else None
+
+
+def _lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> set[str]:
+    """The normalised lines of these files at `commit` (those it has)."""
+    tree = repo[commit].peel(pygit2.Tree)
+    found: set[str] = set()
+    for path in paths:
+        try:
+            blob = repo[tree[path].id]
+        except KeyError:
+            continue
+        if isinstance(blob, pygit2.Blob) and not blob.is_binary and blob.size <= MAX_BLOB:
+            found.update(normalise_line(line) for line in blob.data.decode("utf-8", "replace").splitlines())
+    return found
 
 
 def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
@@ -822,7 +836,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         if reland and (elsewhere := _not_brought(history.repo, landing, history.base.get(i))):
             # aiohttp merged a release branch's CHANGES only; its bump, a reland by subject, reached master otherwise
             landing.note = (f"the merge does not bring {elsewhere[:10]}, which announced it: its diff touches none "
-                            f"of that commit's files, or re-adds under {BROUGHT_SHARE:.0%} of its lines")
+                            f"of that commit's files, or the branch had {HAD_SHARE:.0%} of its lines already")
             result.relands_skipped.append(landing)
             continue
         if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)

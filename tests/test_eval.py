@@ -536,6 +536,27 @@ def test_a_merge_whose_side_reland_the_branch_already_had_is_no_positive(cli, tm
     assert [f["commit"] for f in data["flags"]] == [redo]  # the reland main made, under its own title
 
 
+def test_a_merge_bringing_its_side_reland_rewritten_is_still_a_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """cargo's `Auto merge of #4680`: the pull request's first commit relands a reverted change, later
+    ones rewrite much of it. The merge brings few of the reland commit's lines as written, and
+    still brings the reland: the branch did not have them (it was a miss, 29 of 187 lines; and
+    poetry's `Merge pull request #2706`, flagged, would have been lost)."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    undo = revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    repo.branch("login")
+    repo.checkout("login")
+    repo.git("revert", "--no-edit", undo)  # Revert "Revert "Add alpha client (#5)""
+    repo.write("app/alpha.py", feature("alpha").replace("session.post", "session.put").replace("payload", "body"))
+    repo.commit("Use PUT for the alpha client")
+    repo.checkout("main")
+    merge = repo.merge("login", "Merge pull request #9 from someone/login")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_skipped"] == []
+    assert [f["commit"] for f in data["flags"]] == [merge]  # it creates the attempt's one file again
+
+
 def test_a_reland_before_its_revert_reached_the_branch_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """poetry: `master` lands a fix and reverts it; `develop` redoes the fix by the same subject, and
     only later merges `master` in. Its checks never saw the attempt before the redo."""
