@@ -84,8 +84,8 @@ from comind.workspace import Workspace, find_git
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5
 PROGRESS_EVERY = 500
-# A merge does not bring a side commit's reland when the branch had this share of that commit's
-# informative added lines already (from this many: fewer say too little, and the file names decide).
+# A landing relands nothing when the tree before it had this share of the attempts' informative added
+# lines already (attempts of this many lines or more: fewer say too little).
 HAD_SHARE, HAD_MIN = 0.5, 3
 
 
@@ -616,38 +616,50 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Ap
 
 
 def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) -> str | None:
-    """The merged commit that announced the landing's reland, when the merge does not bring that
-    commit's change: its diff touches none of that commit's files, or the branch had most of its lines
-    already (`HAD_SHARE` of its informative added lines, in the merge's first parent: flask's main wrote
-    the docs a release branch relanded again, under a title of its own, before merging the branch).
-    Files are compared by name, so that a history merged in under another folder (astro importing its
-    Netlify adapter's) still brings its commits. This reads the merge and the announcing commit,
-    never an attempt."""
+    """Why the landing does not bring the reland it announces, if it does not: it is a merge whose
+    diff touches none of the announcing side commit's files (aiohttp merged a release branch's
+    CHANGES only: its redone bump reached master otherwise). Files are compared by name, so that a
+    history merged in under another folder (astro importing its Netlify adapter's) still brings its
+    commits. Or the tree had what it relands already (`_had_already`)."""
     side = landing.announcer
-    if not landing.commit.is_merge or side is None or side is landing.commit or not side.parents:
-        return None
-    before = base or landing.commit.parents[0]
-    try:
-        mine = _names(repo, landing.commit.sha, before)
-        theirs = _names(repo, side.sha, side.parents[0])
-    except (KeyError, ValueError, pygit2.GitError):
-        return None
-    if theirs and not mine & theirs:
-        return side.sha
-    relanded = _change(repo, side, side.parents[0])
-    if relanded is None:
-        return None
-    wanted = ChangeLines(relanded).adds
-    if sum(wanted.values()) < HAD_MIN:
-        return None  # too little to tell by lines: the file names said it
-    had = _lines_at(repo, before, [f.path for f in relanded.files if f.status != "D"])
-    return side.sha if sum(n for text, n in wanted.items() if text in had) >= HAD_SHARE * sum(wanted.values()) else None
+    before = base or (landing.commit.parents[0] if landing.commit.parents else None)
+    if landing.commit.is_merge and side is not None and side is not landing.commit and side.parents and before:
+        try:
+            mine = _names(repo, landing.commit.sha, before)
+            theirs = _names(repo, side.sha, side.parents[0])
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        if theirs and not mine & theirs:
+            return (f"the merge does not bring {side.sha[:10]}, which announced it: its diff touches none of that "
+                    "commit's files")
+    return _had_already(repo, landing, before) if before else None
 
 
-def _lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> set[str]:
+def _had_already(repo: pygit2.Repository, landing: Landing, before: str) -> str | None:
+    """The tree before the landing held (`HAD_SHARE` of) the added lines of every attempt it relands,
+    in the files those attempts touched: someone brought them back before, under a title of its own
+    (flask's `new run debug docs` on main, and then `Merge branch '2.2.x'` with the release branch's
+    reland of the same docs). No landing re-applies what the tree has. This reads the tree, not the
+    matcher's judgement of the landing."""
+    shares = []
+    for attempt in landing.expected:
+        change = fingerprint_of(attempt.record)
+        if attempt.lines_of is None or change is None:
+            return None
+        wanted = attempt.lines_of.adds
+        if sum(wanted.values()) < HAD_MIN:
+            return None  # too few lines to tell
+        have = _lines_at(repo, before, [f.path for f in change.files if f.status != "D"])
+        shares.append(sum(min(n, have[text]) for text, n in wanted.items()) / sum(wanted.values()))
+    if not shares or min(shares) < HAD_SHARE:
+        return None
+    return f"the tree had {min(shares):.0%} of what it relands already, before it landed"
+
+
+def _lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> Counter[str]:
     """The normalised lines of these files at `commit` (those it has)."""
     tree = repo[commit].peel(pygit2.Tree)
-    found: set[str] = set()
+    found: Counter[str] = Counter()
     for path in paths:
         try:
             blob = repo[tree[path].id]
@@ -833,10 +845,8 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             landing.note = f"what it relands was relanded before, at landing {before}"
             result.relands_skipped.append(landing)
             continue
-        if reland and (elsewhere := _not_brought(history.repo, landing, history.base.get(i))):
-            # aiohttp merged a release branch's CHANGES only; its bump, a reland by subject, reached master otherwise
-            landing.note = (f"the merge does not bring {elsewhere[:10]}, which announced it: its diff touches none "
-                            f"of that commit's files, or the branch had {HAD_SHARE:.0%} of its lines already")
+        if reland and (why := _not_brought(history.repo, landing, history.base.get(i))):
+            landing.note = why
             result.relands_skipped.append(landing)
             continue
         if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)

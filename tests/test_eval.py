@@ -511,7 +511,7 @@ def test_a_merge_that_does_not_bring_its_side_commits_reland_is_no_positive(cli,
 def test_a_merge_whose_side_reland_the_branch_already_had_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """flask's `Merge branch '2.2.x'`: the release branch relands docs reverted there (`Reverts commit
     4d69165`), but main had already written them again (`new run debug docs`, flagged). The merge
-    touches a file of the same name for another line: it does not bring the reland."""
+    touches a file of the same name for another line: it relands nothing the tree lacked."""
     repo = started(tmp_path)
     repo.write("app/alpha.py", feature("alpha"))
     revert(repo, repo.commit("Add alpha client (#5)"))
@@ -532,8 +532,25 @@ def test_a_merge_whose_side_reland_the_branch_already_had_is_no_positive(cli, tm
     data = replay(cli, repo.path)
     assert data["relands"] == 0 and data["missed"] == []
     (skipped,) = data["relands_skipped"]
-    assert f"does not bring {reland[:10]}" in skipped["note"]
+    assert skipped["commit"] != reland and "the tree had 100% of what it relands already" in skipped["note"]
     assert [f["commit"] for f in data["flags"]] == [redo]  # the reland main made, under its own title
+
+
+def test_a_reland_by_subject_of_what_the_tree_has_again_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A change brought back under a title of its own (flagged), then a commit titled like the
+    reverted one that only tunes it: the second is no reland, the tree had the change already."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    repo.write("app/alpha.py", feature("alpha"))
+    redo = repo.commit("New alpha client")
+    stream(repo, "more")
+    repo.write("app/alpha.py", feature("alpha") + "ALPHA_TIMEOUT = configured_timeout('alpha')\n")
+    repo.commit("Add alpha client (#7)")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and [f["commit"] for f in data["flags"]] == [redo]
+    assert "the tree had 100% of what it relands already" in data["relands_skipped"][0]["note"]
 
 
 def test_a_merge_bringing_its_side_reland_rewritten_is_still_a_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
