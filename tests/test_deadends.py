@@ -75,8 +75,8 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     # all of the change, but under a tenth of the attempt: a few lines of a large change recur by chance
     assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m, THRESHOLD, MIN_LINES)
     assert shortfall(m, THRESHOLD, MIN_LINES) == (
-        "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them, or, as a part brought "
-        "back, 10% of them making 90% of the change's 4 own lines")
+        "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them; or, as a part brought "
+        "back, 10% of them making 90% of the change's 4 own lines, or 40 lines and 30% of them making 40%")
     assert is_match(m, 0.05, MIN_LINES)  # a lower threshold takes it
 
 
@@ -134,6 +134,33 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     assert (m.matched, m.added, m.own) == (10, 0, 210) and not is_match(m, THRESHOLD, MIN_LINES)  # 10 of 210
     repo.revert(reworked)
     assert matches(repo, removal, repo.commit("Drop the legacy format\n", {"legacy.py": ""}))
+
+
+def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo) -> None:
+    """deno's `Reland "refactor(core): cleanup feature flags…"` re-adds 232 of 470 lines: half of it
+    reworked, and still the reverted change. Forty lines or more, three tenths of the attempt, four
+    tenths of the change."""
+    def flags(names: range) -> str:
+        return "def setup(settings):\n" + "".join(
+            f"    features.register('flag_{i}', default=settings.flag_{i}_enabled)\n" for i in names)
+
+    repo.commit("Feature flags\n", {"flags.py": flags(range(0))})  # (a file created again alone is "files")
+    attempt = repo.commit("Clean up feature flags\n", {"flags.py": flags(range(100))})
+    repo.revert(attempt)
+    rework = "".join(f"    features.declare('flag_{i}', owner=settings.owner('flag_{i}'))\n" for i in range(100, 150))
+    again = repo.commit("Reland the feature flags\n", {"flags.py": flags(range(45)) + rework})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.matched, m.total, m.own) == (45, 100, 95) and is_match(m, THRESHOLD, MIN_LINES)  # 45%, 47%
+    repo.revert(again)
+    fewer = repo.commit("Some feature flags\n", {"flags.py": flags(range(35)) + rework})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, fewer))
+    assert (m.matched, m.own) == (35, 85) and not is_match(m, THRESHOLD, MIN_LINES)  # under forty lines
+    repo.revert(fewer)
+    larger = repo.commit("Feature flags in a settings rework\n", {
+        "flags.py": flags(range(45)) + rework,
+        "settings.py": "".join(f"SETTING_{i} = environment.get('SETTING_{i}', default_for({i}))\n" for i in range(80))})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, larger))
+    assert (m.matched, m.own) == (45, 175) and not is_match(m, THRESHOLD, MIN_LINES)  # a quarter of the change
 
 
 def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(repo: HarvestRepo) -> None:
