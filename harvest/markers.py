@@ -564,8 +564,8 @@ _RELAND_REF = re.compile(
 )
 
 # A reland's body naming the revert it undoes: "a reland of #14734 after it was reverted in #16366",
-# "reverted by 1a2e774", "which was reverted with go.dev/cl/5".
-_REVERTED_IN = re.compile(r"(?<![\w-])reverted[ \t]+(?:in|by|with|via)[ \t]+" + _CHANGE_REF, re.IGNORECASE)
+# "reverted by 1a2e774", "which was reverted with go.dev/cl/5", "after the full revert in #34077".
+_REVERTED_IN = re.compile(r"(?<![\w-])revert(?:ed)?[ \t]+(?:in|by|with|via)[ \t]+" + _CHANGE_REF, re.IGNORECASE)
 
 
 def _references(pattern: re.Pattern[str], body: str) -> list[tuple[str | None, int | None, int | None]]:

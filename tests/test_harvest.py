@@ -767,6 +767,22 @@ def test_reland_naming_the_revert_it_undoes_retires_a_free_form_revert(cli, gr: 
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
 
 
+def test_a_restore_naming_the_revert_in_words_retires_it(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # deno's "feat(ext/node): restore module.registerHooks (#34081)": "Relands `module.registerHooks()`
+    # support after the full `module.register()` revert in #34077" (the revert, as a noun)
+    gr.write("ext/hooks.js", "export function registerHooks(hooks) {\n  return chain.push(hooks.resolve);\n}\n")
+    gr.commit("feat(ext/node): module loader hooks (#33900)")
+    gr.write("ext/hooks.js", "")
+    gr.commit("Revert module loader hooks stack (#34077)")
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] != "retracted"
+    gr.write("ext/hooks.js", "export function registerHooks(hooks) {\n  return chain.push(hooks.resolve);\n}\n")
+    gr.commit("feat(ext/node): restore module.registerHooks (#34081)\n\nRelands `module.registerHooks()` support "
+              "after the full\n`module.register()` revert in #34077.")
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
 def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rust = ("struct Guard {\n    port: u16,\n}\n\nimpl Drop for Guard {\n    fn drop(&mut self) {\n"
             "        release_port(self.port);\n    }\n}\n")

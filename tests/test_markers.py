@@ -189,6 +189,10 @@ def test_reland_references(body: str, expected: list[tuple[str | None, int | Non
     ("reverted in https://github.com/o/r/pull/77 and", [(None, 77, None)]),
     ("The test was reverted in the end.", []),
     ("un-reverted by #5", []),
+    ("Relands `module.registerHooks()` support after the full `module.register()` revert in #34077.",
+     [(None, 34077, None)]),  # the noun: the revert that #34077 made
+    ("Revert #12 and #13 first.", []),  # what to revert, not where it was reverted
+    ("Revert of #12", []),
 ])
 def test_revert_references(body: str, expected: list[tuple[str | None, int | None, int | None]]) -> None:
     assert revert_references(body) == expected
