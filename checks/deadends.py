@@ -32,8 +32,9 @@ SMALL_MATCH, SMALL_SHARE = 4, 0.25
 # or more, and this share of the attempt) brings that piece back (match_kind).
 PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 0.9, 0.1
 # So does one that brings back a large piece (this many lines, this share of the attempt, making this
-# share of the change): a reverted change written again with half of it reworked (match_kind).
-LARGE_PIECE, LARGE_OF_ATTEMPT, LARGE_OF_CHANGE = 40, 0.3, 0.4
+# share of the change, more than half of them in files named like the attempt's): a reverted change
+# written again with half of it reworked (match_kind).
+LARGE_PIECE, LARGE_OF_ATTEMPT, LARGE_OF_CHANGE, LARGE_IN_PLACE = 40, 0.3, 0.4, 0.5
 # Removals alone (the change brings back none of the attempt's lines) count from this share of the change.
 REMOVALS_SHARE = 0.05
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
@@ -209,7 +210,10 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     Or the piece is large (`LARGE_*`: forty lines or more, three tenths of the attempt, four tenths of
     the change): a reverted change written again with much of it reworked (deno's `cleanup feature
     flags` reland, 232 of 470 lines; tokio's `LinesCodec` max length, 41 of 72; ruff's definite
-    equality inference, 48 of 124). Forty lines of a reverted change do not come back by chance.
+    equality inference, 48 of 124). Forty lines of a reverted change do not come back by chance, in
+    the files it changed: more than half of them must be in files named like the attempt's, since
+    generated lines recur elsewhere (babel's parser fixtures: `"line": 1,` sixty-four times, in
+    `expected.json` files, shared with a reverted change's `tests-harmony.js`).
     Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
     at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
     upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise).
@@ -242,7 +246,8 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
     elif m.matched / m.total < threshold and not _piece(m):
         return files, (f"{said}: a match needs {threshold:.0%} of them; or, as a part brought back, "
                        f"{PIECE_OF_ATTEMPT:.0%} of them making {PIECE_OF_CHANGE:.0%} of the change's {m.own} own "
-                       f"lines, or {LARGE_PIECE} lines and {LARGE_OF_ATTEMPT:.0%} of them making {LARGE_OF_CHANGE:.0%}")
+                       f"lines, or {LARGE_PIECE} lines and {LARGE_OF_ATTEMPT:.0%} of them making "
+                       f"{LARGE_OF_CHANGE:.0%}, mostly in its files")
     if m.matched < SMALL_MATCH and m.matched < SMALL_SHARE * m.own:
         return files, (f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's "
                        f"{m.own} own lines")
@@ -255,7 +260,8 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
 def _piece(m: Match) -> bool:
     if m.matched >= PIECE_OF_CHANGE * m.own and m.matched >= PIECE_OF_ATTEMPT * m.total:
         return True
-    return m.matched >= LARGE_PIECE and m.matched >= LARGE_OF_ATTEMPT * m.total and m.matched >= LARGE_OF_CHANGE * m.own
+    return (m.matched >= LARGE_PIECE and m.matched >= LARGE_OF_ATTEMPT * m.total
+            and m.matched >= LARGE_OF_CHANGE * m.own and m.local > LARGE_IN_PLACE * m.matched)
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:

@@ -76,7 +76,8 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m, THRESHOLD, MIN_LINES)
     assert shortfall(m, THRESHOLD, MIN_LINES) == (
         "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them; or, as a part brought "
-        "back, 10% of them making 90% of the change's 4 own lines, or 40 lines and 30% of them making 40%")
+        "back, 10% of them making 90% of the change's 4 own lines, or 40 lines and 30% of them making 40%, mostly "
+        "in its files")
     assert is_match(m, 0.05, MIN_LINES)  # a lower threshold takes it
 
 
@@ -161,6 +162,10 @@ def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo)
         "settings.py": "".join(f"SETTING_{i} = environment.get('SETTING_{i}', default_for({i}))\n" for i in range(80))})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, larger))
     assert (m.matched, m.own) == (45, 175) and not is_match(m, THRESHOLD, MIN_LINES)  # a quarter of the change
+    repo.revert(larger)
+    elsewhere = repo.commit("Feature flag fixtures\n", {"fixtures.py": flags(range(45)) + rework})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, elsewhere))
+    assert (m.matched, m.local) == (45, 0) and not is_match(m, THRESHOLD, MIN_LINES)  # not in its files
 
 
 def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(repo: HarvestRepo) -> None:
