@@ -11,7 +11,8 @@ Known traps are not reverts: a `revert:` code-area prefix with no target, marker
 merge or squash body whose target is not on the default branch, and the same revert quoted twice
 (only the commit that carries it as its subject or unindented body counts). A revert whose own
 words call what it reverts a slip (`Reverted accidental change`, `revert accidentally added
-parentPath`, `Revert unrelated change`) makes no attempt: nothing was tried and given up.
+parentPath`, `Revert unrelated change`, a body saying "This was accidentally merged") makes no
+attempt: nothing was tried and given up.
 
 A reland retires the attempts it re-applies (a `retracts` relation): a revert of the revert
 (`Reapply "x"`, `Revert "Revert "x""`, `Revert^2`, or a body-only `This reverts CL N` whose CL made
@@ -55,9 +56,19 @@ _PARTIAL = re.compile(r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]
                       re.IGNORECASE)
 
 
-def _a_slip(subject: str) -> bool:
-    """Does the revert's subject, outside what it quotes, call the reverted change a slip?"""
-    return _SLIP.search(_QUOTED.sub("", subject)) is not None
+# A revert's body saying the change landed by mistake: "This was accidentally merged", "merged by
+# mistake", "Landed by accident" (not "merged too early": not ready may well mean it failed).
+_LANDED_BY_MISTAKE = re.compile(
+    r"\b(?:(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
+    r"(?:merged|landed|pushed|committed)|(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident"
+    r"|by[ \t]+mistake|mistakenly|unintentionally|inadvertently|in[ \t]+error))\b", re.IGNORECASE)
+
+
+def _a_slip(subject: str, body: str = "") -> bool:
+    """Does the revert's subject, outside what it quotes, call the reverted change a slip, or its
+    body say that the change landed by mistake (ruff's `Revert "[ty] Infer definite equality…"`:
+    "This was accidentally merged")?"""
+    return _SLIP.search(_QUOTED.sub("", subject)) is not None or _LANDED_BY_MISTAKE.search(body) is not None
 
 
 def attempt_id(repo: str, revert_sha: str, target: str | None = None) -> str:
@@ -99,7 +110,7 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
         # a revert of a revert said in the body only ("This reverts CL 682715"): a reland
         yield from _retracts(commit, [a for t in targets for a in _attempts_of(ctx, t)], "revert-of-revert", ctx)
         return
-    if _a_slip(subject):
+    if _a_slip(subject, body):
         ctx.skip("revert-of-a-slip", f"{commit.sha[:12]} {commit.subject[:60]}")
         return
     yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
@@ -402,7 +413,7 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     targets = resolved[0]
     if targets and all(_made_attempts(ctx, t, depth + 1) for t in targets):
         return False
-    if _a_slip(full_subject(c.subject, c.body)[0]):
+    if _a_slip(*full_subject(c.subject, c.body)):
         return False
     changes = [_reverted_change(c, markers, ctx.commit(t), ctx)[0] for t in targets] or [
         _reverted_change(c, markers, None, ctx)[0]]

@@ -865,6 +865,10 @@ def test_a_cut_reland_subject_names_one_reverted_subject(cli, gr: GitRepo) -> No
     ("Revert unrelated change", 0),
     ('Revert "Fix unrelated test failures"', 1),        # the quoted subject's words are not the revert's
     ("Revert the permission cache", 1),
+    ('Revert "Fix unrelated test failures" (#26308)\n\nReverts astral-sh/ruff#26290. This was accidentally merged.', 0),
+    ('Revert "Fix unrelated test failures"\n\nLanded by accident, sorry.', 0),  # mypy
+    ('Revert "Fix unrelated test failures"\n\nIt was merged too early: it breaks the nightly build.', 1),
+    ('Revert "Fix unrelated test failures"\n\nThe tests accidentally pass on CI; the build breaks.', 1),
 ])
 def test_a_revert_of_a_slip_makes_no_attempt(cli, gr: GitRepo, subject: str, attempts: int) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
