@@ -209,8 +209,8 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     options` again, its 3 lines of the attempt's 30; deno's `special op for sending binary data`).
     Or the piece is large (`LARGE_*`: forty lines or more, three tenths of the attempt, four tenths of
     the change): a reverted change written again with much of it reworked (deno's `cleanup feature
-    flags` reland, 232 of 470 lines; tokio's `LinesCodec` max length, 41 of 72; ruff's definite
-    equality inference, 48 of 124). Forty lines of a reverted change do not come back by chance, in
+    flags` reland, 232 of 470 lines, and its realms reland, 102 of 265; tokio's `LinesCodec` max
+    length, 41 of 72). Forty lines of a reverted change do not come back by chance, in
     the files it changed: more than half of them must be in files named like the attempt's, since
     generated lines recur elsewhere (babel's parser fixtures: `"line": 1,` sixty-four times, in
     `expected.json` files, shared with a reverted change's `tests-harmony.js`).

@@ -665,10 +665,10 @@ def _lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> Cou
     for path in paths:
         try:
             blob = repo[tree[path].id]
-        except KeyError:
-            continue
-        if isinstance(blob, pygit2.Blob) and not blob.is_binary and blob.size <= MAX_BLOB:
-            found.update(normalise_line(line) for line in blob.data.decode("utf-8", "replace").splitlines())
+            if isinstance(blob, pygit2.Blob) and not blob.is_binary and blob.size <= MAX_BLOB:
+                found.update(normalise_line(line) for line in blob.data.decode("utf-8", "replace").splitlines())
+        except (KeyError, ValueError, pygit2.GitError):
+            continue  # not there, or not readable (a partial mirror): as if absent
     return found
 
 
