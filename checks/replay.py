@@ -84,6 +84,7 @@ from comind.workspace import Workspace, find_git
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5
 PROGRESS_EVERY = 500
+NEAR_MISS = 3  # shared lines from which a pair that is no match is listed (`--near-misses`)
 # A landing relands nothing when the tree before it had this share of the attempts' informative added
 # lines already (attempts of this many lines or more: fewer say too little). Nearly all: at half, a reland
 # of tests was skipped for lines other tests of the same file hold (pytest's `Add back "Fix teardown…"`,
@@ -379,6 +380,8 @@ class ReplayResult:
     diffs: int = 0
     patches_from: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+    # every (landing, attempt) pair sharing `NEAR_MISS` lines or more, flagged or not: to try a rule on
+    near_misses: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def relands_flagged(self) -> int:
@@ -872,8 +875,11 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
         for attempt in index.candidates(lines, i):
             assert attempt.lines_of is not None
             m = match_lines(attempt.lines_of, lines)
-            if kind := match_kind(m, threshold, min_lines):
+            kind = match_kind(m, threshold, min_lines)
+            if kind:
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, kind))
+            if m.matched >= NEAR_MISS or kind:
+                result.near_misses.append(_near_miss(landing, attempt, m, kind, id(attempt) in expected))
         moving = [a for a in index.moving_at(i) if all(h.attempt is not a for h in landing.hits)]
         if moving and any(is_manifest(f.path) for f in change.files):
             for attempt, moved in _dependency_hits(history, landing, moving, threshold):
@@ -886,6 +892,14 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
     result.seconds["replay"] = time.perf_counter() - scan_started
     result.seconds["total"] = time.perf_counter() - started + (history.seconds if given else 0.0)
     return result
+
+
+def _near_miss(landing: Landing, attempt: Attempt, m: Match, kind: str | None, expected: bool) -> dict[str, Any]:
+    """One pair's figures, as `deadends.Match` holds them: enough to judge it again by another rule."""
+    return {"commit": landing.commit.sha, "subject": landing.commit.subject[:200], "reland": landing.reland is not None,
+            "expected": expected, "attempt": attempt.record.id, "title": attempt.subject[:200], "kind": kind,
+            "matched": m.matched, "total": m.total, "local": m.local, "own": m.own, "added": m.added,
+            "added_total": m.added_total, "recreated": list(m.recreated)}
 
 
 def _dependency_hits(history: History, landing: Landing, moving: list[Attempt], threshold: float

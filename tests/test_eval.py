@@ -478,6 +478,29 @@ def redone_on_a_branch(repo: GitRepo, branch: str) -> None:
     repo.write("app/alpha.py", feature("alpha"))
 
 
+def test_near_misses_list_every_pair_sharing_lines_flagged_or_not(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = started(tmp_path / "r")
+    head = "ALPHA_NAME = configured_name('alpha')\n"  # (a file created again alone would be a match by files)
+    repo.write("app/alpha.py", head)
+    repo.commit("Name the alpha client")
+    repo.write("app/alpha.py", head + feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    lines = feature("alpha").splitlines(keepends=True)
+    repo.write("app/alpha.py", head + "".join(lines[:3]) + feature("beta"))  # 3 of its 8 lines, among 11: no match
+    near = repo.commit("Start an alpha client")
+    repo.write("app/alpha.py", head + feature("alpha"))
+    flagged = repo.commit("Alpha client, complete")
+    out = tmp_path / "near.jsonl"
+    data = replay(cli, repo.path, "--near-misses", str(out))
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["commit"], r["kind"], r["matched"], r["total"]) for r in rows] == [
+        (near, None, 3, 8), (flagged, "lines", 5, 8)]  # 5: the three it had are no longer re-added
+    assert [f["commit"] for f in data["flags"]] == [flagged]
+    bad = cli(repo.path, "eval", "replay", "--near-misses", str(tmp_path / "no" / "such" / "near.jsonl"))
+    assert bad.code == 2 and "cannot write" in bad.err and len(bad.err.strip().splitlines()) == 1
+
+
 def test_a_backport_and_its_revert_merged_together_announce_no_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """aiohttp's `Merge branch '3.9'`: the release branch carries a backport of a change reverted on
     main, and the backport's own revert. The merge brings neither: it relands nothing."""

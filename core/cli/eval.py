@@ -25,6 +25,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     replay.add_argument("--audit", metavar="FILE", type=Path,
                         help="a person's verdicts on flags (YAML: commit -> verdict re-proposal|false, why); "
                              "adds the audited false-flag rate, the subject-based one unchanged")
+    replay.add_argument("--near-misses", metavar="FILE", type=Path,
+                        help="also write, one JSON object per line, every (commit, attempt) pair sharing 3 lines "
+                             "or more, flagged or not, with the figures the matcher judged: to try a rule on")
     harvest = actions.add_parser(
         "harvest", parents=[common], help="what the harvesters read: markers, Lore keys, misses, skips",
         description="Counts by revert marker and Lore key, unresolved and ambiguous references, trailer-looking "
@@ -64,8 +67,14 @@ def run_replay(args: argparse.Namespace) -> int:
     from comind.checks.replay import replay
 
     judged = verdicts.load(args.audit) if args.audit else None  # a bad file fails before the long walk
+    if args.near_misses and not args.near_misses.resolve().parent.is_dir():
+        from comind.errors import ComindError
+
+        raise ComindError(f"cannot write {args.near_misses}: no such folder")
     ws = _workspace(args)
     result = replay(ws, since=args.since, progress=_progress())
+    if args.near_misses:
+        _write_lines(args.near_misses, result.near_misses)
     data = result.to_json()
     if judged is not None:
         data = verdicts.audited(data, judged, str(args.audit))
@@ -115,6 +124,20 @@ def run_replay(args: argparse.Namespace) -> int:
             if item.get("verdict"):
                 print(f"      audited: {item['verdict']['verdict']}: {item['verdict']['why'][:120]}")
     return 0
+
+
+def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
+    """JSON lines, written whole or not at all."""
+    from comind.errors import ComindError
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ComindError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def run_harvest(args: argparse.Namespace) -> int:
