@@ -35,6 +35,9 @@ PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 0.9, 0.1
 # share of the change, more than half of them in files named like the attempt's): a reverted change
 # written again with half of it reworked (match_kind).
 LARGE_PIECE, LARGE_OF_ATTEMPT, LARGE_OF_CHANGE, LARGE_IN_PLACE = 40, 0.3, 0.4, 0.5
+# A match mostly in files named unlike the attempt's that is under this share of the change is
+# incidental: generated lines recur across a codebase (match_kind).
+ELSEWHERE_OF_CHANGE = 0.1
 # Removals alone (the change brings back none of the attempt's lines) count from this share of the change.
 REMOVALS_SHARE = 0.05
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
@@ -217,6 +220,10 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
     at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
     upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise).
+    Nor is a match found mostly in files named unlike the attempt's, in a change it is under a tenth
+    of (`ELSEWHERE_OF_CHANGE`): babel's parser changes re-add a reverted change's AST positions
+    (`"line": 1,`, `"column": 4`, 12 to 192 lines) in their own `output.json` fixtures, among
+    700 to 49,000 lines.
     And an attempt that added code (`min_lines` lines or more) is what it added: a change that brings
     none of it back only removes again what the attempt removed — old files deleted for a reason of
     their own (moving CI elsewhere, dropping an old format), not the approach that failed. An attempt
@@ -251,6 +258,9 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
     if m.matched < SMALL_MATCH and m.matched < SMALL_SHARE * m.own:
         return files, (f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's "
                        f"{m.own} own lines")
+    if 2 * m.local < m.matched and m.matched < ELSEWHERE_OF_CHANGE * m.own:
+        return files, (f"{said}, {m.matched - m.local} of them in files named unlike its own: mostly elsewhere, "
+                       f"they must make {ELSEWHERE_OF_CHANGE:.0%} of the change's {m.own} own lines")
     if not m.added and not (m.added_total < min_lines and m.matched >= REMOVALS_SHARE * m.own):
         return files, (f"{said}, none of those it added: removing again what it removed is judged only for an "
                        f"attempt that added under {min_lines} lines, and only at {REMOVALS_SHARE:.0%} of the change")

@@ -168,6 +168,30 @@ def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo)
     assert (m.matched, m.local) == (45, 0) and not is_match(m, THRESHOLD, MIN_LINES)  # not in its files
 
 
+def test_a_match_mostly_elsewhere_in_a_large_change_is_incidental(repo: HarvestRepo) -> None:
+    """babel's parser changes re-add the AST positions of a reverted change's tests in their own
+    `output.json` fixtures, among thousands of lines: found mostly in files named unlike the
+    attempt's, and under a tenth of the change, they are incidental."""
+    positions = "".join(f'"start": {i}, "end": {i + 7}, "loc": {{"line": {i}, "column": {i % 9}}},\n'
+                        for i in range(20))
+    attempt = repo.commit("Better async/await support\n", {"tests-harmony.js": positions})
+    repo.revert(attempt)
+    grammar = "".join(f"parse_rule_{i} = grammar.rule('rule_{i}', precedence={i})\n" for i in range(200))
+    parser = repo.commit("Error recovery in the parser\n", {"output.json": positions, "parser.py": grammar})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, parser))
+    assert (m.matched, m.local, m.own) == (20, 0, 220) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert "20 of them in files named unlike its own" in shortfall(m, THRESHOLD, MIN_LINES)
+    repo.revert(parser)
+    again = repo.commit("Async/await, again, with error recovery\n",
+                        {"tests-harmony.js": positions, "parser.py": grammar})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.matched, m.local) == (20, 20) and is_match(m, THRESHOLD, MIN_LINES)  # where it was: the attempt
+    repo.revert(again)
+    small = repo.commit("Positions in a fixture\n", {"output.json": positions, "parser.py": grammar[:300]})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, small))
+    assert m.local == 0 and m.matched >= 0.1 * m.own and is_match(m, THRESHOLD, MIN_LINES)  # most of the change
+
+
 def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(repo: HarvestRepo) -> None:
     fix = "".join(f"    report_teardown_error(item_{i}, stage='teardown', maxfail=config.maxfail)\n" for i in range(21))
     test = "".join(f"def test_teardown_case_{i}(pytester):\n    pytester.runpytest('--maxfail=1', 'case_{i}')\n"
