@@ -56,12 +56,15 @@ _PARTIAL = re.compile(r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]
                       re.IGNORECASE)
 
 
-# A revert's body saying the change landed by mistake: "This was accidentally merged", "merged by
-# mistake", "Landed by accident" (not "merged too early": not ready may well mean it failed).
+# A revert's body saying the change landed by mistake: "This was accidentally merged", "Accidentally
+# pushed to `next`", "merged by mistake", "Landed by accident"; not "merged too early" (not ready may well
+# mean it failed), nor an adverb inside a description ("remove the accidentally committed file").
 _LANDED_BY_MISTAKE = re.compile(
-    r"\b(?:(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
-    r"(?:merged|landed|pushed|committed)|(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident"
-    r"|by[ \t]+mistake|mistakenly|unintentionally|inadvertently|in[ \t]+error))\b", re.IGNORECASE)
+    r"(?:\b(?:was|were|got|been|is)[ \t]+|^[ \t]*|[.!;:,][ \t]+)"
+    r"(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
+    r"(?:merged|landed|pushed|committed)\b"
+    r"|\b(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident|by[ \t]+mistake|mistakenly"
+    r"|unintentionally|inadvertently|in[ \t]+error)\b", re.IGNORECASE | re.MULTILINE)
 
 
 def _a_slip(subject: str, body: str = "") -> bool:

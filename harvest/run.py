@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # "…, reverts #N", merges of a branch's revert, people left out of revert reasons; 4: Go's prefixed
 # 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
 # revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch.
-HARVESTER_VERSION = "12"
+HARVESTER_VERSION = "13"
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 3  # 2: reverted subjects are kept, for the relands that name or repeat them; 3: two passes
 Progress = Callable[[int, int], None]

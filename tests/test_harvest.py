@@ -869,6 +869,8 @@ def test_a_cut_reland_subject_names_one_reverted_subject(cli, gr: GitRepo) -> No
     ('Revert "Fix unrelated test failures"\n\nLanded by accident, sorry.', 0),  # mypy
     ('Revert "Fix unrelated test failures"\n\nIt was merged too early: it breaks the nightly build.', 1),
     ('Revert "Fix unrelated test failures"\n\nThe tests accidentally pass on CI; the build breaks.', 1),
+    ('Revert "Fix unrelated test failures"\n\noops, accidentally committed to main', 0),  # svelte kit
+    ('Revert "Fix unrelated test failures"\n\nIt deleted the accidentally committed fixture we need.', 1),
 ])
 def test_a_revert_of_a_slip_makes_no_attempt(cli, gr: GitRepo, subject: str, attempts: int) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
