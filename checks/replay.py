@@ -73,7 +73,7 @@ from comind.checks.deadends import (
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
-from comind.harvest.approach import MAX_BLOB, Approach, approach, normalise_line
+from comind.harvest.approach import Approach, approach, file_lines
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.walker import CommitInfo, open_repo, walk
@@ -667,11 +667,9 @@ def _lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> Cou
     found: Counter[str] = Counter()
     for path in paths:
         try:
-            blob = repo[tree[path].id]
-            if isinstance(blob, pygit2.Blob) and not blob.is_binary and blob.size <= MAX_BLOB:
-                found.update(normalise_line(line) for line in blob.data.decode("utf-8", "replace").splitlines())
+            found.update(file_lines(repo, tree, path) or ())
         except (KeyError, ValueError, pygit2.GitError):
-            continue  # not there, or not readable (a partial mirror): as if absent
+            continue  # not readable (a partial mirror): as if absent
     return found
 
 

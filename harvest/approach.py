@@ -218,6 +218,21 @@ def _blob_size(repo: pygit2.Repository, oid: pygit2.Oid) -> int:
         return 0
 
 
+def file_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> list[str] | None:
+    """The normalised lines of the text file at `path` in `tree`; None when there is none there, or it
+    is binary or over `MAX_BLOB`."""
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    if entry.type_str != "blob" or _blob_size(repo, entry.id) > MAX_BLOB:
+        return None
+    data = entry.peel(pygit2.Blob).data
+    if b"\0" in data[:8000]:
+        return None
+    return [normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()]
+
+
 def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str,
                    folders: dict[str, list[str]] | None = None) -> frozenset[str]:
     """The normalised lines that at least `TEMPLATE_SIBLINGS` files at the same place in sibling folders
@@ -232,14 +247,9 @@ def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str,
             folders[where] = _subfolders(tree, where)
         texts: list[set[str]] = []
         for name in [n for n in folders[where] if n != parts[k - 1]][:TEMPLATE_LOOKUPS]:
-            try:
-                blob = tree[f"{where}/{name}/{rest}" if where else f"{name}/{rest}"]
-            except KeyError:
-                continue
-            if blob.type_str == "blob" and _blob_size(repo, blob.id) <= MAX_BLOB:
-                data = blob.peel(pygit2.Blob).data
-                if b"\0" not in data[:8000]:
-                    texts.append({normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()})
+            lines = file_lines(repo, tree, f"{where}/{name}/{rest}" if where else f"{name}/{rest}")
+            if lines is not None:
+                texts.append(set(lines))
         if len(texts) >= TEMPLATE_SIBLINGS:
             seen = Counter(t for lines in texts for t in lines)
             return frozenset(t for t, n in seen.items() if n >= TEMPLATE_SIBLINGS)

@@ -128,15 +128,12 @@ def run_replay(args: argparse.Namespace) -> int:
 
 def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
     """JSON lines, written whole or not at all."""
+    from comind.checks.formats import atomic_write
     from comind.errors import ComindError
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        os.replace(tmp, path)
+        atomic_write(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise ComindError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
