@@ -683,3 +683,19 @@ def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Pat
     data = replay(cli, repo.path)
     assert data["relands"] == 1 and data["recall"] == 1.0 and data["missed"] == []
     assert [r["commit"] for r in data["relands_skipped"]] == [again] and redo != again
+
+
+def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """flask's `revert run debug docs` names no commit: the flag says which change the revert took
+    out, not "'revert run debug docs', reverted in 4d69165", which reads as if the revert was reverted."""
+    repo = GitRepo(tmp_path)
+    docs = "".join(f"Run the debug server with option number {i} enabled\n" for i in range(8))
+    repo.write("docs/cli.rst", "Command line\n" + docs)
+    repo.commit("initial")
+    repo.write("docs/cli.rst", "Command line\n")
+    revert = repo.commit("revert run debug docs")
+    repo.write("docs/cli.rst", "Command line\n" + docs)
+    repo.commit("new run debug docs")
+    result = cli(repo.path, "eval", "replay")
+    assert result.code == 0, result.err
+    assert f"re-adds 8/8 lines of the change {revert[:12]} 'revert run debug docs' reverted" in result.out

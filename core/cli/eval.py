@@ -118,7 +118,9 @@ def run_replay(args: argparse.Namespace) -> int:
                 how = (f"creates again {', '.join(m['recreated'])}, the files" if m["how"] == "files"
                        else f"moves {m['moved']}, the dependency move" if m["how"] == "dependency"
                        else f"re-adds {m['matched']}/{m['total']} lines")
-                print(f"      {how} of {m['title'][:80]!r}, reverted in {m['revert'][:12]}{other}")
+                what = (f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}" if m.get("reverted")
+                        else f"the change {m['revert'][:12]} {m['title'][:80]!r} reverted")  # the revert named none
+                print(f"      {how} of {what}{other}")
             if item.get("note"):
                 print(f"      {item['note']}")
             if item.get("verdict"):
