@@ -35,6 +35,7 @@ class Location(NamedTuple):
     definition: Definition | None = None
     how: str = ""  # "", "file renamed", "moved", "renamed in place", "moved and renamed"
     candidates: tuple[str, ...] = ()
+    deleted_in: str | None = None  # gone: the landing that deleted its file, when known
 
 
 def short(commit: str | None) -> str:
@@ -243,8 +244,10 @@ class Anchorer:
                 return candidate
         return self.renames(old, new)[0].get(path)
 
-    def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
-        """(the path at `new`, whether it was renamed); None when the file is gone.
+    def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool, str | None]:
+        """(the path at `new`, whether it was renamed, the landing that deleted it); the path is None
+        when the file is gone, and the landing None when it is there or not known (gone between two
+        trees off the chain).
 
         Followed the way `git log --follow` reads history, forwards: along `new`'s first-parent
         chain a binary search finds the landing where the path goes, and renames are detected in
@@ -257,27 +260,27 @@ class Anchorer:
         of the search falls inside that gap (a few landings of thousands, at most ~15 probes).
         """
         if old == new:
-            return path, False
+            return path, False, None
         if self._has_path(new, path):
-            return path, False  # still there: a rename only pairs a deleted path with an added one
+            return path, False, None  # still there: a rename only pairs a deleted path with an added one
         chain, position = self._chain(new)
         start = position.get(old)
         renamed = False
         if start is None:
             landed = self._merged(new).get(old)
             if landed is None:
-                return self._follow_between(path, old, new)
+                return *self._follow_between(path, old, new), None
             start, parent = landed
-            followed, renamed = self.follow_path(path, old, parent)  # along the merged branch
+            followed, renamed, deleted_in = self.follow_path(path, old, parent)  # along the merged branch
             if followed is not None:
                 followed, through = self._follow_between(followed, parent, chain[start])  # the merge
-                renamed = renamed or through
+                renamed, deleted_in = renamed or through, None if followed else chain[start]
             if followed is None:
-                return None, False
+                return None, False, deleted_in
             path = followed
         while self._has_path(chain[start], path):
             if self._has_path(chain[-1], path):
-                return path, renamed
+                return path, renamed, None
             present, gone = start, len(chain) - 1
             while gone - present > 1:
                 middle = (present + gone) // 2
@@ -287,9 +290,9 @@ class Anchorer:
                     gone = middle
             moved = self.rename_of(path, chain[present], chain[gone])
             if moved is None:
-                return None, False
+                return None, False, chain[gone]
             path, renamed, start = moved, True, gone
-        return None, False
+        return None, False, None
 
     def _follow_between(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
         """follow_path by the renames between the two trees."""
@@ -351,9 +354,9 @@ class Anchorer:
         else:
             value = self.index.memo_get("locate", [key]).get(key)
         if value is not None:
-            state, path, position, how, candidates, _qualname = json.loads(value)
+            state, path, position, how, candidates, _qualname, deleted_in = json.loads(value)
             definition = target.definitions(path)[position] if path is not None and position is not None else None
-            where = Location(state, path, definition, how, tuple(candidates))
+            where = Location(state, path, definition, how, tuple(candidates), deleted_in)
         else:
             where = self._locate(anchor, commit, target)
             if where.state != "unverifiable":  # a deepened clone may have the commit later
@@ -361,7 +364,8 @@ class Anchorer:
                             if where.definition is not None and where.path is not None else None)
                 self._pending[key] = json.dumps([where.state, where.path, position, where.how,
                                                  list(where.candidates),
-                                                 where.definition.qualname if where.definition else None])
+                                                 where.definition.qualname if where.definition else None,
+                                                 where.deleted_in])
                 if len(self._pending) >= 256:
                     self.flush()
         self._located[key] = where
@@ -374,7 +378,7 @@ class Anchorer:
         if key is not None and key not in self._located:
             value = self._pending.get(key) or self.index.memo_get("locate", [key]).get(key)
             if value is not None:
-                state, path, _position, _how, _candidates, qualname = json.loads(value)
+                state, path, _position, _how, _candidates, qualname, _deleted_in = json.loads(value)
                 return state, path, qualname
         where = self.locate(anchor, target)
         return where.state, where.path, where.definition.qualname if where.definition else None
@@ -384,7 +388,7 @@ class Anchorer:
         if not anchor.get("commit"):
             return None
         # "follow": answers of follow_path commit by commit; keys without it hold whole-tree answers
-        return json.dumps(["follow", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
+        return json.dumps(["follow-2", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
                            anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
 
     def flush(self) -> None:
@@ -396,10 +400,10 @@ class Anchorer:
     def _locate(self, anchor: Mapping[str, Any], commit: str, target: Snapshot) -> Location:
         if not self.has_commit(commit):
             return Location("unverifiable")
-        path, renamed = self.follow_path(anchor["path"], commit, target.commit)
+        path, renamed, deleted_in = self.follow_path(anchor["path"], commit, target.commit)
         if anchor.get("scope") != "symbol":
             if path is None:
-                return Location("gone")
+                return Location("gone", deleted_in=deleted_in)
             return Location("found", path, how="file renamed" if renamed else "")
         symbol = anchor["symbol"]
         if path is not None and (found := target.find(path, symbol)):
@@ -422,7 +426,7 @@ class Anchorer:
                 return Location("found", new_path, definition, how)
             if len(elsewhere) > 1:
                 return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in elsewhere[:10]))
-        return Location("gone")
+        return Location("gone", deleted_in=deleted_in)
 
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
         key = (commit, path, qualname)
@@ -512,10 +516,12 @@ class Anchorer:
             elif where.state == "ambiguous":
                 stale.append(f"{name}: several candidates, none chosen: {', '.join(where.candidates)}")
             elif where.state == "gone":
+                # When its file went, the landing that deleted it; else only when it was anchored.
+                when = self._deleted(where.deleted_in) if where.deleted_in else f"anchored at {since}"
                 if role == "subject":
-                    orphaned.append(f"{name} no longer exists (last seen at {since})")
+                    orphaned.append(f"{name} no longer exists ({when})")
                 else:
-                    stale.append(f"{role} anchor {name} is gone since {since}")
+                    stale.append(f"{role} anchor {name} is gone ({when})")
             else:
                 if where.how:
                     now = f"{where.path}::{where.definition.qualname}" if where.definition else where.path
@@ -530,6 +536,14 @@ class Anchorer:
         if unverifiable:
             return CodeVerdict("unverifiable", "; ".join(unverifiable), tuple(notes), verified)
         return CodeVerdict(None, "", tuple(notes), verified)
+
+    def _deleted(self, commit: str) -> str:
+        """"deleted in 03d3b8a3a1 'Move changes to markdown'"."""
+        message = cast("pygit2.Commit", self.index.repo[commit]).message
+        subject = message.split("\n", 1)[0].strip()
+        if len(subject) > 60:
+            subject = subject[:59] + "…"
+        return f"deleted in {short(commit)} {subject!r}"
 
     def _drift(self, anchor: Mapping[str, Any], where: Location, target: Snapshot, role: str, name: str,
                since: str, notes: list[str], stale: list[str]) -> None:

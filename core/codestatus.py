@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from comind.workspace import Workspace
 
 # Part of every cached verdict's key: bump when the rules that make a verdict change, or a cached
-# verdict outlives them at the same commit (2: orphaned only when every subject is gone).
-RULES = "2"
+# verdict outlives them at the same commit (2: orphaned only when every subject is gone; 3: a gone
+# file's reason names the landing that deleted it).
+RULES = "3"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:

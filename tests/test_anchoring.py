@@ -316,10 +316,15 @@ def test_a_record_is_orphaned_only_when_all_its_subjects_are_gone(cli, gr: GitRe
     gr.write("app/perm.py", PERM.split("    def audit")[0])
     gr.commit("drop audit")
     s = status_of(cli, gr, rid)  # it is still about Checker.check: to review, not lost
-    assert s["status"] == "stale" and "Checker.audit no longer exists" in s["status_reason"]
+    anchored = s["anchors"][0]["commit"][:10]
+    assert s["status"] == "stale" and f"Checker.audit no longer exists (anchored at {anchored})" in s["status_reason"]
     gr.git("rm", "-q", "app/perm.py")
-    gr.commit("drop the checker")
-    assert status_of(cli, gr, rid)["status"] == "orphaned"
+    dropped = gr.commit("drop the checker")
+    s = status_of(cli, gr, rid)  # the file went: the reason names the landing that deleted it
+    assert s["status"] == "orphaned"
+    assert s["status_reason"] == (f"app/perm.py::Checker.audit no longer exists (deleted in {dropped[:10]} "
+                                  f"'drop the checker'); app/perm.py::Checker.check no longer exists "
+                                  f"(deleted in {dropped[:10]} 'drop the checker')")
 
 
 def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
@@ -362,11 +367,11 @@ def test_a_file_renamed_a_little_at_a_time_is_followed_to_its_last_name(gr: GitR
     anchorer = Anchorer(CodeIndex(gr.path))
     # years apart the two versions share under half their lines: the trees alone say it was deleted
     assert anchorer._follow_between("app/perm.py", start, gr.head()) == (None, False)
-    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("app/auth/checks.py", True)
-    assert anchorer.follow_path("app/__init__.py", start, gr.head()) == ("app/__init__.py", False)
+    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("app/auth/checks.py", True, None)
+    assert anchorer.follow_path("app/__init__.py", start, gr.head()) == ("app/__init__.py", False, None)
     gr.rm("app/auth/checks.py")
-    gr.commit("drop the checks")
-    assert Anchorer(CodeIndex(gr.path)).follow_path("app/perm.py", start, gr.head()) == (None, False)
+    dropped = gr.commit("drop the checks")
+    assert Anchorer(CodeIndex(gr.path)).follow_path("app/perm.py", start, gr.head()) == (None, False, dropped)
 
 
 def test_a_big_move_is_followed_by_content_then_by_name_or_folder_then_in_full(gr: GitRepo) -> None:
@@ -389,14 +394,14 @@ def test_a_big_move_is_followed_by_content_then_by_name_or_folder_then_in_full(g
     gr.write("core/mod.py", files["app/mod.py"] + "W = 4\n")  # edited, elsewhere
     gr.commit("move everything under src/, and one module to core/")
     anchorer = Anchorer(CodeIndex(gr.path))
-    assert anchorer.follow_path("lib/same.py", start, gr.head()) == ("src/lib/same.py", True)
-    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("src/app/perm.py", True)
-    assert anchorer.follow_path("lib/mod.py", start, gr.head()) == ("src/lib/mod.py", True)  # its folder's way
+    assert anchorer.follow_path("lib/same.py", start, gr.head()) == ("src/lib/same.py", True, None)
+    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("src/app/perm.py", True, None)
+    assert anchorer.follow_path("lib/mod.py", start, gr.head()) == ("src/lib/mod.py", True, None)  # its folder's way
     assert anchorer._renames == {}  # no full rename detection so far
-    assert anchorer.follow_path("app/mod.py", start, gr.head()) == ("core/mod.py", True)
+    assert anchorer.follow_path("app/mod.py", start, gr.head()) == ("core/mod.py", True, None)
     assert anchorer._renames != {}
     fresh = Anchorer(CodeIndex(gr.path))  # the moves are kept in the index cache
-    assert fresh.follow_path("lib/same.py", start, gr.head()) == ("src/lib/same.py", True)
+    assert fresh.follow_path("lib/same.py", start, gr.head()) == ("src/lib/same.py", True, None)
     assert fresh._renames == {}
 
 
@@ -417,13 +422,13 @@ def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> No
     gr.mv("app/permissions.py", "app/auth/permissions.py")
     gr.commit("rename on main")
     anchorer = Anchorer(CodeIndex(gr.path))
-    assert anchorer.follow_path("app/perm.py", on_branch, gr.head()) == ("app/auth/permissions.py", True)
+    assert anchorer.follow_path("app/perm.py", on_branch, gr.head()) == ("app/auth/permissions.py", True, None)
     gr.checkout("topic")
     gr.write("app/late.py", "x = 1\n")
     unmerged = gr.commit("never merged")
     gr.checkout("main")
-    assert anchorer.follow_path("app/late.py", unmerged, gr.head()) == (None, False)  # main never had it
-    assert anchorer.follow_path("app/auth/permissions.py", gr.head(), unmerged) == ("app/permissions.py", True)
+    assert anchorer.follow_path("app/late.py", unmerged, gr.head()) == (None, False, None)  # main never had it
+    assert anchorer.follow_path("app/auth/permissions.py", gr.head(), unmerged) == ("app/permissions.py", True, None)
 
 
 def test_a_blob_missing_from_the_clone_leaves_renames_by_object_id(gr: GitRepo) -> None:
@@ -436,11 +441,11 @@ def test_a_blob_missing_from_the_clone_leaves_renames_by_object_id(gr: GitRepo) 
     gr.rm("app/big.py")
     gr.mv("app/perm.py", "app/permissions.py")
     gr.write("app/values.py", "".join(f"VALUE_{i} = {i}\n" for i in range(190)))
-    gr.commit("split")
+    split = gr.commit("split")
     (gr.path / ".git" / "objects" / big_blob[:2] / big_blob[2:]).unlink()  # as in a partial clone
     anchorer = Anchorer(CodeIndex(gr.path))
-    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("app/permissions.py", True)
-    assert anchorer.follow_path("app/big.py", start, gr.head()) == (None, False)
+    assert anchorer.follow_path("app/perm.py", start, gr.head()) == ("app/permissions.py", True, None)
+    assert anchorer.follow_path("app/big.py", start, gr.head()) == (None, False, split)
 
 
 def test_cited_commits_count_when_the_default_branch_contains_them(gr: GitRepo) -> None:
