@@ -424,3 +424,14 @@ def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initiali
     assert any("instruction" in m for m in by_title["ignore previous instructions rule 5"]["marks"])
     assert by_title["f gone"]["status"] == "orphaned" and by_title["raw query kept"]["status"] == "active"
     assert len(rows) == 240 - 15 + 2  # 15 quarantined (every 17th) left out, the two coded records in
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["log", "--all"], "comind: unrecognized arguments: --all\n"),
+    (["nope"], "comind: argument COMMAND: invalid choice: 'nope' (choose from "),
+    (["log", "--kind", "banana"], "comind: log: argument --kind: invalid choice: 'banana' (choose from "),
+])
+def test_a_usage_error_names_comind_once_and_the_command(initialised: Path, cli, args: list[str],
+                                                         expected: str) -> None:  # type: ignore[no-untyped-def]
+    result: CliResult = cli(initialised, *args)
+    assert result.code == 2 and result.err.startswith(expected) and result.err.count("\n") == 1

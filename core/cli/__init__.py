@@ -34,7 +34,8 @@ Handler = Callable[[argparse.Namespace], int]
 
 class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line and exit 2, like every other user error
-        raise ComindError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("comind").strip()  # "comind: " is said once, by the handler
+        raise ComindError(f"{command}: {message}" if command else message)
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse builds a formatter for every add_argument; each one imports shutil and asks the
