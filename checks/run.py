@@ -155,6 +155,7 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
         say(f"checking {name}")
         producer(run, report)
     stats["records"] = len(run.records)
+    stats["relations"] = sum(1 for r in run.ledger.all() if r.kind == "relation")
     stats["seconds"] = round(time.perf_counter() - started, 3)
     report.stats.update(stats)
     return report

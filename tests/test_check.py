@@ -485,3 +485,12 @@ def test_passing_check_shows_as_t4_afterwards(cli, app: GitRepo) -> None:  # typ
     assert check(cli, app, "--all")[0] == 0
     after = json.loads(cli(app.path, "show", rid, "--json").out)
     assert after["trust"] == 4 and after["status_reason"].startswith("enforced")
+
+
+def test_the_harvest_line_counts_relations_apart_from_records(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A reland's `retracts` relation is a new record too: the ledger's count says where it went."""
+    reverted.git("revert", "--no-edit", "HEAD")  # Revert "Revert "…"": the attempt is retracted
+    code, report, err = check(cli, reverted)
+    assert code == 0 and (report["stats"]["records"], report["stats"]["relations"]) == (1, 1)
+    assert "comind: harvested 4 new commits: 2 new records; 1 record in the ledger and 1 relation between them" in err
+    assert "relations" not in check(cli, reverted)[2]  # nothing new harvested: no line at all

@@ -51,7 +51,7 @@ def _progress() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from comind.checks.formats import FormatContext, github, render_all
+    from comind.checks.formats import FormatContext, github, plural, render_all
     from comind.checks.run import run_check
     from comind.cli import workspace
     from comind.cli.output import use_colour
@@ -65,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("\r\033[K")
     harvested = report.stats.get("harvest") or {}
     if harvested.get("commits"):
-        print(f"comind: harvested {harvested['commits']} new commits: {harvested['written']} new records; "
-              f"{report.stats.get('records', 0)} records in the ledger", file=sys.stderr)
+        relations = report.stats.get("relations", 0)  # (new records count them too)
+        print(f"comind: harvested {plural(harvested['commits'], 'new commit')}: "
+              f"{plural(harvested['written'], 'new record')}; {plural(report.stats.get('records', 0), 'record')} "
+              "in the ledger" + (f" and {plural(relations, 'relation')} between them" if relations else ""),
+              file=sys.stderr)
     context = FormatContext.from_env(colour=use_colour(), repo_root=ws.root, head_sha=report.head)
     printed = render_all(report, outputs, context)
     for text in printed.values():
