@@ -242,7 +242,7 @@ class Anchorer:
             after = _blob_data(self.index, new, candidate)
             if before is not None and after is not None and _similarity(before, after) >= 0.5:
                 return candidate
-        return self.renames(old, new)[0].get(path)
+        return self.renames(old, new)[0].get(path) or _converted(path, deleted, added)
 
     def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool, str | None]:
         """(the path at `new`, whether it was renamed, the landing that deleted it); the path is None
@@ -388,7 +388,7 @@ class Anchorer:
         if not anchor.get("commit"):
             return None
         # "follow": answers of follow_path commit by commit; keys without it hold whole-tree answers
-        return json.dumps(["follow-2", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
+        return json.dumps(["follow-3", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
                            anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
 
     def flush(self) -> None:
@@ -656,6 +656,24 @@ def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[s
     find = pygit2.enums.DiffFind
     diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY)
     return _changes(diff)
+
+
+def _converted(path: str, deleted: Iterable[str], added: Iterable[str]) -> str | None:
+    """The file `path` became in another format, in its folder: `CHANGES.rst` -> `CHANGES.md`,
+    `setup.js` -> `setup.ts`, when the landing deletes one file of that name and adds one. Rename
+    detection misses such a move when the conversion rewrote most lines (reST headings to Markdown)."""
+    stem = _stem(path)
+    if stem is None or sum(1 for p in deleted if _stem(p) == stem) != 1:
+        return None
+    same = [p for p in added if _stem(p) == stem]
+    return same[0] if len(same) == 1 else None
+
+
+def _stem(path: str) -> str | None:
+    """`docs/guide.rst` -> `docs/guide`; None for a file name without an extension."""
+    folder, _, name = path.rpartition("/")
+    base, dot, _ext = name.rpartition(".")
+    return f"{folder}/{base}" if dot and base else None
 
 
 def _moved_folders(moved: Mapping[str, str]) -> dict[str, str]:

@@ -339,6 +339,25 @@ def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: Git
     assert status_of(cli, gr, rid)["status_reason"].count("no longer exists") == 4
 
 
+def test_a_file_converted_to_another_format_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """click's `CHANGES.rst` became `CHANGES.md`: every heading rewritten, so rename detection pairs
+    nothing, yet it is the same file. Only one file of that name went and one came, in one folder."""
+    gr.write("CHANGES.rst", "".join(f"Version 8.{i}\n-----------\n\n-   Fixed bug {i}.\n\n" for i in range(9)))
+    gr.commit("changelog")
+    rid = remember(cli, gr, "CHANGES.rst")
+    gr.rm("CHANGES.rst")
+    gr.write("CHANGES.md", "".join(f"## Version 8.{i}\n\n- Fixed issue number {i}.\n\n" for i in range(9)))
+    gr.commit("Move changes to markdown")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active" and "CHANGES.rst file renamed: now CHANGES.md" in s["notes"]
+    gr.rm("CHANGES.md")  # made two files of that name: no way to tell which it became
+    gr.write("CHANGES.txt", "changes\n")
+    gr.write("CHANGES.html", "<p>changes</p>\n")
+    gr.commit("Split the changes")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "orphaned" and "CHANGES.rst no longer exists (deleted in " in s["status_reason"]
+
+
 def test_index_command(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     result = cli(gr.path, "index")
     assert result.code == 0 and "indexed" in result.out and "2 files" in result.out
