@@ -216,6 +216,21 @@ def snapshot_journal(name: str) -> str | None:
     return stem.split("-j", 1)[1] if "-j" in stem else None
 
 
+def _one_line(exc: BaseException) -> str:
+    """What went wrong with an object store request, in one line."""
+    import re
+
+    text = str(exc)
+    if code := re.search(r"<Code>([^<]*)</Code>", text):  # S3's XML error body
+        said = re.search(r"<Message>([^<]*)</Message>", text)
+        return f"{code.group(1)}: {said.group(1)}" if said else code.group(1)
+    first = text.split("\n", 1)[0].strip()
+    if "169.254.169.254" in first:  # no keys in the environment, so the instance metadata was asked
+        return "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for " \
+               "a server other than AWS)"
+    return first if len(first) <= 300 else first[:299] + "…"
+
+
 def open_object_store(url: str, base: Path | None = None) -> Any:
     """An obstore store for a local path, file://, memory://, s3://, gs:// or az:// URL.
 
@@ -766,13 +781,14 @@ class Store:
         import obstore as obs
 
         self._count("PUT", key)
-        obs.put(self._store, key, data, mode=mode)
+        with self._reaching(f"write {key}"):
+            obs.put(self._store, key, data, mode=mode)
 
     def _delete(self, key: str) -> None:
         import obstore as obs
 
         self._count("DELETE", key)
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError), self._reaching(f"delete {key}"):
             obs.delete(self._store, key)
 
     def _delete_many(self, keys: list[str]) -> None:
@@ -783,7 +799,8 @@ class Store:
             return
         self._count("DELETE", keys[0], (len(keys) + 999) // 1000)
         try:
-            obs.delete(self._store, keys)
+            with self._reaching(f"delete {len(keys)} objects"):
+                obs.delete(self._store, keys)
         except FileNotFoundError:  # some stores fail the batch when one is gone already
             for key in keys:
                 self._delete(key)
@@ -795,21 +812,35 @@ class Store:
 
         pages = 0
         try:
-            if offset is None:
-                batches = obs.list(self._store, prefix=prefix.rstrip("/"), chunk_size=1000)
-            else:
-                batches = obs.list(self._store, prefix=prefix.rstrip("/"), offset=offset, chunk_size=1000)
-            keys: list[str] = []
-            for batch in batches:
-                keys += (m["path"] for m in batch)
-                pages += 1
-            return keys
+            with self._reaching(f"list {prefix}"):
+                if offset is None:
+                    batches = obs.list(self._store, prefix=prefix.rstrip("/"), chunk_size=1000)
+                else:
+                    batches = obs.list(self._store, prefix=prefix.rstrip("/"), offset=offset, chunk_size=1000)
+                keys: list[str] = []
+                for batch in batches:
+                    keys += (m["path"] for m in batch)
+                    pages += 1
+                return keys
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise StoreError(f"store {self.url}: cannot list {prefix}: {exc}") from None
         finally:
             self._count("LIST", prefix, max(pages, 1))  # a request per page of up to 1,000 keys
+
+    @contextlib.contextmanager
+    def _reaching(self, what: str) -> Iterator[None]:
+        """obstore's errors other than a missing or existing object (which callers handle) as one
+        line naming the store: an S3 error's code and message, not its XML and a debug dump."""
+        from obstore.exceptions import AlreadyExistsError, BaseError
+
+        try:
+            yield
+        except AlreadyExistsError:
+            raise
+        except BaseError as exc:
+            raise StoreError(f"store {self.url}: cannot {what}: {_one_line(exc)}") from None
 
     def _get(self, key: str) -> bytes:
         """An object's bytes; FileNotFoundError when it is not there (obstore raises the same)."""
@@ -820,7 +851,8 @@ class Store:
             return (self.local_root / key).read_bytes()  # 6x faster than obstore's local get per small file
         import obstore as obs
 
-        return bytes(obs.get(self._store, key).bytes())
+        with self._reaching(f"read {key}"):
+            return bytes(obs.get(self._store, key).bytes())
 
     def inbox_keys(self) -> list[str]:
         if self.local_root is not None:

@@ -228,6 +228,17 @@ def test_s3_store_through_environment(repo: Path, cli, s3_url: str, monkeypatch:
     assert rid.out.strip() in cli(repo, "log").out.replace(rid.out.strip()[-8:], rid.out.strip())
 
 
+def test_an_unreachable_object_store_is_one_line_naming_it(repo: Path, cli, s3_url: str) -> None:  # type: ignore[no-untyped-def]
+    """S3 answers a missing bucket with an XML body, which obstore quotes whole with a debug dump."""
+    missing = s3_url.replace("s3://", "s3://no-such-", 1)
+    for args in (["log"], ["remember", "question", "--on", "a.py", "--title", "q", "--question", "?"],
+                 ["ledger", "compact"]):
+        result = cli(repo, "--store", missing, *args)
+        assert result.code == 2 and result.err.count("\n") == 1, result.err
+        assert result.err.startswith(f"comind: store {missing}: cannot ")
+        assert result.err.endswith(": NoSuchBucket: The specified bucket does not exist\n")
+
+
 def test_outside_a_repository_and_no_command(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     result = cli(tmp_path, "log")
     assert result.code == 2 and "not inside a git repository" in result.err
