@@ -21,14 +21,20 @@ class ConfigError(ComindError):
 
 
 def _positive_int(value: Any) -> int:
-    number = int(value)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):  # int()'s own words ("invalid literal for int() with base 10") say less
+        raise ValueError("must be a whole number of at least 1") from None
     if number < 1:
         raise ValueError("must be at least 1")
     return number
 
 
 def _fraction(value: Any) -> float:
-    number = float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("must be a number between 0 and 1") from None
     if not 0.0 <= number <= 1.0:
         raise ValueError("must be between 0 and 1")
     return number

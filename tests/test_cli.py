@@ -208,7 +208,11 @@ def test_config_precedence_and_errors(repo: Path, cli, monkeypatch: pytest.Monke
     bad = cli(repo, "log")
     assert bad.code == 2 and "unknown key 'stroe'" in bad.err
     (repo / ".comind.yml").write_text("dormant_days: soon\n")
-    assert "dormant_days" in cli(repo, "log").err
+    said = "comind: .comind.yml: dormant_days: must be a whole number of at least 1 (got 'soon')\n"
+    assert cli(repo, "log").err == said
+    (repo / ".comind.yml").write_text("dormant_days: 10\n")
+    bad = cli(repo, "--dead-end-threshold", "abc", "log")
+    assert bad.err == "comind: --dead-end-threshold: dead_end_threshold: must be a number between 0 and 1 (got 'abc')\n"
     (repo / ".comind.yml").write_text("store: [unclosed\n")
     assert "not valid YAML" in cli(repo, "log").err
 
