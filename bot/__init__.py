@@ -56,12 +56,18 @@ def merge_request_number_from_env(env: Mapping[str, str]) -> int | None:
     """
     if env.get("CI_MERGE_REQUEST_IID", "").isdigit():
         return int(env["CI_MERGE_REQUEST_IID"])
-    if env.get("GITHUB_EVENT_PATH"):
+    if path := env.get("GITHUB_EVENT_PATH"):
+        # Actions always writes it: one it cannot read must fail the job, not skip the check as
+        # "not a merge request pipeline".
         try:
-            with open(env["GITHUB_EVENT_PATH"], encoding="utf-8") as handle:
+            with open(path, encoding="utf-8") as handle:
                 event = json.load(handle)
-        except (OSError, ValueError):
-            event = {}
+        except OSError as exc:
+            raise ForgeError(f"GITHUB_EVENT_PATH {path}: cannot read it: {exc.strerror}") from None
+        except ValueError as exc:
+            raise ForgeError(f"GITHUB_EVENT_PATH {path}: not a JSON event ({exc})") from None
+        if not isinstance(event, dict):
+            raise ForgeError(f"GITHUB_EVENT_PATH {path}: not a JSON event (a {type(event).__name__})")
         if isinstance(event.get("pull_request"), dict):
             return int(event["pull_request"]["number"])
         issue = event.get("issue")

@@ -374,7 +374,7 @@ def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int
 
     secret = env.get("COMIND_WEBHOOK_SECRET", "")
     if not secret:
-        raise ComindError("comind bot serve: set COMIND_WEBHOOK_SECRET to the secret of the GitHub or GitLab "
+        raise ComindError("bot serve: set COMIND_WEBHOOK_SECRET to the secret of the GitHub or GitLab "
                           "webhook; refusing to accept unsigned events")
     return make_server(webhook_handler(ws, env, publish=publish), secret, host, port)
 

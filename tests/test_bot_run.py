@@ -415,7 +415,7 @@ def test_gitlab_forge_answers_too(fake_gitlab, ws):
 def test_serve_refuses_to_start_without_a_secret(repo, cli, monkeypatch):
     monkeypatch.delenv("COMIND_WEBHOOK_SECRET", raising=False)
     result = cli(repo, "bot", "serve", "--port", "0")
-    assert result.code == 2 and "COMIND_WEBHOOK_SECRET" in result.err
+    assert result.code == 2 and result.err.startswith("comind: bot serve: set COMIND_WEBHOOK_SECRET")
 
 
 def test_serve_rejects_forged_events_and_answers_signed_commands(gh, ws):

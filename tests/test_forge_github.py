@@ -405,3 +405,9 @@ def test_merge_request_number_from_env(gh, tmp_path):
     assert merge_request_number_from_env({"GITHUB_REF": "refs/pull/12/merge"}) == 12
     assert merge_request_number_from_env({"GITHUB_REF": "refs/heads/main"}) is None
     assert merge_request_number_from_env({"CI_MERGE_REQUEST_IID": "7"}) == 7
+    # Actions always writes the event: one that cannot be read fails the job rather than skip the check
+    event.write_text("{not json")
+    with pytest.raises(ForgeError, match=r"^GITHUB_EVENT_PATH .*event.json: not a JSON event \(Expecting"):
+        merge_request_number_from_env({"GITHUB_EVENT_PATH": str(event)})
+    with pytest.raises(ForgeError, match=r"^GITHUB_EVENT_PATH .*gone.json: cannot read it: No such file"):
+        merge_request_number_from_env({"GITHUB_EVENT_PATH": str(tmp_path / "gone.json")})
