@@ -42,7 +42,7 @@ class Server:
     def __init__(self, handler: Handler, secret: str, host: str = "127.0.0.1", port: int = 0,
                  queue_size: int = 100, max_body: int = MAX_BODY) -> None:
         if not secret:
-            raise ComindError("comind bot serve needs a webhook secret (the one configured in the "
+            raise ComindError("bot serve needs a webhook secret (the one configured in the "
                               "GitHub or GitLab webhook); refusing to accept unsigned events")
         self.handler = handler
         self.secret = secret.encode()
