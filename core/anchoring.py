@@ -78,6 +78,9 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
     out["blob"] = blob
     if scope == "file" and "line" not in anchor:
         return out
+    data = _blob_data(index, out["commit"], path) or b""
+    if "line" in anchor and (past := past_the_end(anchor, path, data)):
+        raise AnchorError(f"anchor {anchor['raw']!r}: {past} at {short(out['commit'])}")
     from comind.languages import language_for_path, parse_file
 
     if language_for_path(path) is None:
@@ -85,7 +88,7 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
             raise AnchorError(f"anchor {anchor['raw']!r}: {path} is not a supported source file; "
                               "anchor the file or a line instead")
         return out
-    definitions = parse_file(path, _blob_data(index, out["commit"], path) or b"").definitions
+    definitions = parse_file(path, data).definitions
     if scope == "symbol":
         found = next((d for d in definitions if d.qualname == anchor["symbol"]), None)
         if found is None:
@@ -97,6 +100,14 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
     if inner is None:
         return out  # a line outside any definition stays a file anchor with its line
     return out | {"scope": "symbol", "symbol": inner.qualname} | fingerprint(inner)
+
+
+def past_the_end(anchor: Mapping[str, Any], path: str, data: bytes) -> str | None:
+    """"app/perm.py has 9 lines" when the anchor's line (or range) runs past the file's end."""
+    count = data.count(b"\n") + (not data.endswith(b"\n") if data else 0)
+    if int(anchor.get("end_line") or anchor["line"]) <= count:
+        return None
+    return f"{path} has {count} line{'s' * (count != 1)}"
 
 
 def fingerprint(d: Definition) -> dict[str, Any]:

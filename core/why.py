@@ -59,7 +59,7 @@ def _target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
 
 
 def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
-    from comind.anchoring import _nearest  # the same nearest-name message as at resolution
+    from comind.anchoring import _nearest, past_the_end  # the same messages as at resolution
 
     scope = anchor["scope"]
     at = snapshot.commit[:10]
@@ -87,6 +87,8 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
             raise AnchorError(f"no symbol {anchor['symbol']!r} in {path} at {at}"
                               + _nearest(anchor["symbol"], snapshot.qualnames(path)))
     elif "line" in anchor:
+        if past := past_the_end(anchor, path, snapshot.blob_data(path)):
+            raise AnchorError(f"{past} at {at}")
         found = snapshot.innermost(path, int(anchor["line"]))
     else:
         found = None

@@ -57,6 +57,9 @@ def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: i
     ("app/prem.py", "no file app/prem.py"),
     ("app/prem.py::f", "(nearest: app/perm.py"),
     ("module:app.nothing", "no module 'app.nothing'"),
+    ("app/perm.py:10", "anchor 'app/perm.py:10': app/perm.py has 9 lines at "),
+    ("app/perm.py:8-12", "app/perm.py has 9 lines"),
+    ("app/__init__.py:1", "app/__init__.py has 0 lines"),
 ])
 def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anchor: str, message: str) -> None:  # type: ignore[no-untyped-def]
     result = cli(gr.path, "remember", "gotcha", "--on", anchor, "--title", "t", "--symptom", "s", "--cause", "c")
@@ -298,6 +301,8 @@ def test_why_direct_hop_order_and_at(cli, gr: GitRepo, monkeypatch: pytest.Monke
     assert then[gotcha]["status"] == "active"
     assert cli(gr.path, "why", "app/views.py::view", "--at", first, "--json").out == ""  # nothing known yet
     assert "unknown revision 'nope'" in cli(gr.path, "why", "app/views.py", "--at", "nope").err
+    past = cli(gr.path, "why", "app/perm.py:10")  # PERM has 9 lines: no record can be about line 10
+    assert past.code == 2 and past.err == f"comind: app/perm.py has 9 lines at {gr.head()[:10]}\n"
 
 
 def test_status_lists_stale_and_orphaned_with_reasons(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
