@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from blake3 import blake3
 
+from comind import promisor
 from comind.checks.change import Change, compute_change
 from comind.checks.findings import Finding, Report
 from comind.errors import ComindError
@@ -154,6 +155,8 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)
+    if warning := promisor.take_warning(index.repo):
+        report.warnings.append(warning)
     stats["records"] = len(run.records)
     stats["relations"] = sum(1 for r in run.ledger.all() if r.kind == "relation")
     stats["seconds"] = round(time.perf_counter() - started, 3)

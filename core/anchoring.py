@@ -728,11 +728,17 @@ def _similarity(a: bytes, b: bytes) -> float:
 def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
     import pygit2
 
-    try:
-        obj = index.repo.revparse_single(f"{commit}:{path}")
+    from comind.promisor import fetch_missing
+
+    repo = index.repo
+    try:  # the tree entry names the blob without reading it: a partial clone may lack it
+        entry = repo.revparse_single(commit).peel(pygit2.Commit).tree[path]
+        if entry.type_str != "blob":
+            return None
+        fetch_missing(repo, [entry.id])
+        return bytes(cast("pygit2.Blob", repo[entry.id]).data)
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None
 
 
 def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:

@@ -36,6 +36,7 @@ from typing import Any
 import pygit2
 
 from comind.harvest.walker import RepoLike, open_repo
+from comind.promisor import fetch_for_diff
 
 MAX_BLOB = 1 << 20  # 1 MiB
 FORMAT = 2          # bump when normalisation or triviality rules change (2: template lines are trivial)
@@ -227,7 +228,10 @@ def file_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> list[st
         return None
     if entry.type_str != "blob" or _blob_size(repo, entry.id) > MAX_BLOB:
         return None
-    data = entry.peel(pygit2.Blob).data
+    try:
+        data = entry.peel(pygit2.Blob).data
+    except KeyError:  # not in this clone (a partial one): a sibling looked at for scaffolding, skipped
+        return None
     if b"\0" in data[:8000]:
         return None
     return [normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()]
@@ -319,9 +323,11 @@ def approach(repo_path: RepoLike, commit_sha: str, parent: str | None = None) ->
         parent = str(commit.parent_ids[0])
     if parent is None:
         diff = commit.tree.diff_to_tree(context_lines=0, swap=True)
+        fetch_for_diff(repo, diff)
         return diff_approach(repo, diff, None, str(commit.id))
     base = repo.revparse_single(parent).peel(pygit2.Commit)
     diff = repo.diff(base, commit, context_lines=0)
+    fetch_for_diff(repo, diff)
     return diff_approach(repo, diff, str(base.id), str(commit.id))
 
 
@@ -333,6 +339,8 @@ def approach_of_range(repo_path: RepoLike, base: str, head: str) -> Approach:
     mb = repo.merge_base(b, h.id)
     if mb is None:
         diff = h.tree.diff_to_tree(context_lines=0, swap=True)
+        fetch_for_diff(repo, diff)
         return diff_approach(repo, diff, None, str(h.id))
     diff = repo.diff(mb, h, context_lines=0)
+    fetch_for_diff(repo, diff)
     return diff_approach(repo, diff, str(mb), str(h.id))

@@ -1,0 +1,75 @@
+"""Partial clones: comind fetches the blobs of past changes a `--filter=blob:none` clone lacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+from gitrepo import GitRepo
+
+PERM = "class Checker:\n    def check(self, user, perm):\n        return perm in load_grants(user)\n"
+CACHED = ("import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
+          "    def check(self, user, perm):\n        key = f'perm:{user.id}:{perm}'\n"
+          "        hit = _cache.get(key)\n        if hit is not None:\n            return hit == b'1'\n"
+          "        allowed = perm in load_grants(user)\n        _cache.set(key, b'1' if allowed else b'0', ex=300)\n"
+          "        return allowed\n")
+
+
+@pytest.fixture
+def blobless(tmp_path: Path) -> tuple[GitRepo, Path]:
+    """An origin whose Redis cache was reverted, and a blobless partial clone of it: every commit and
+    tree, but only the blobs main's head checked out (not the reverted cache's)."""
+    origin = GitRepo(tmp_path, "origin")
+    origin.write("app/__init__.py", "")
+    origin.write("app/perm.py", PERM)
+    origin.commit("initial")
+    origin.write("app/perm.py", CACHED)
+    cached = origin.commit("Cache permission checks in Redis")
+    origin.git("revert", "--no-edit", "HEAD")
+    origin.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
+               f"{cached}.\n\nStale grants after role change.\n")
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
+                   check=True)
+    for key, value in (("user.name", "Bea"), ("user.email", "bea@example.com")):
+        subprocess.run(["git", "-C", str(clone), "config", key, value], check=True)
+    return origin, clone
+
+
+def _git(clone: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(clone), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _propose_the_cache_again(clone: Path) -> None:
+    _git(clone, "checkout", "-q", "-b", "speed-up")
+    (clone / "app" / "perm.py").write_text(CACHED.replace("ex=300", "ex=600"))  # not the reverted blob itself
+    _git(clone, "commit", "-q", "-am", "Speed up permission checks")
+
+
+def test_a_blobless_clone_fetches_what_the_revert_changed_and_finds_the_dead_end(cli, blobless) -> None:  # type: ignore[no-untyped-def]
+    origin, clone = blobless
+    reverted_blob = origin.git("rev-parse", "HEAD~1:app/perm.py").strip()
+    assert pygit2.Oid(hex=reverted_blob) not in pygit2.Repository(str(clone)).odb  # what libgit2 cannot read
+    _propose_the_cache_again(clone)
+    result = cli(clone, "check", "--base", "main", "--format", "json")
+    report = json.loads(result.out)
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert result.code == 1 and dead["path"] == "app/perm.py" and report["warnings"] == []
+    assert pygit2.Oid(hex=reverted_blob) in pygit2.Repository(str(clone)).odb
+
+
+def test_a_promisor_out_of_reach_is_a_warning_naming_what_is_missed(cli, blobless) -> None:  # type: ignore[no-untyped-def]
+    origin, clone = blobless
+    origin.path.rename(origin.path.with_name("moved"))
+    _propose_the_cache_again(clone)
+    result = cli(clone, "check", "--base", "main", "--format", "json")
+    report = json.loads(result.out)
+    [warning] = report["warnings"]
+    assert result.code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert warning.startswith("partial clone: blobs of past changes could not be fetched from the promisor remote (")
+    assert warning.endswith("so the dead ends of those changes are not matched; give the job network access to it, "
+                            "or clone without --filter")
