@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from comind.errors import ComindError
 
 if TYPE_CHECKING:
+    from comind.harvest.walker import CommitInfo
     from comind.records import Record
     from comind.workspace import Workspace
 
@@ -168,15 +169,38 @@ def _context(ws: Workspace, repo: Any, state: dict[str, Any]) -> Any:
     return ctx
 
 
+def _prefetch_reverts(repo: Any, commits: list[CommitInfo]) -> int:
+    """In a partial clone, fetch the blobs of every revert's change in one request: the attempts
+    are read from them (a revert's change holds the blobs of the change it reverts), and one fetch
+    per attempt would cost a round trip each."""
+    import pygit2
+
+    from comind.harvest.markers import revert_markers
+    from comind.promisor import fetch_missing
+
+    oids = []
+    for commit in commits:
+        if commit.parents and revert_markers(commit.subject, commit.body):
+            diff = repo.diff(commit.parents[0], commit.sha)
+            oids += [side.id for delta in diff.deltas for side in (delta.old_file, delta.new_file)
+                     if side.mode != pygit2.enums.FileMode.COMMIT]
+    return fetch_missing(repo, oids)
+
+
 def _walk(repo: Any, tips: list[str], hide: list[str], ctx: Any, result: HarvestResult,
           progress: Progress | None, *, on_default: bool) -> list[Record]:
     """Give every commit reachable from `tips` and not from `hide`, oldest first, to every git source."""
     from comind.harvest import git_sources
     from comind.harvest.walker import walk
+    from comind.promisor import promisor_remote
 
     sources = list(git_sources().values())
     records: list[Record] = []
-    for commit in walk(repo, tips, hide, oldest_first=True):
+    commits: Iterable[CommitInfo] = walk(repo, tips, hide, oldest_first=True)
+    if promisor_remote(repo) is not None:
+        commits = list(commits)
+        _prefetch_reverts(repo, commits)
+    for commit in commits:
         result.commits += 1
         ctx._on_default.setdefault(commit.sha, on_default)  # (no descendant_of per reverted commit)
         for source in sources:

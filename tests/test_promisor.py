@@ -73,3 +73,26 @@ def test_a_promisor_out_of_reach_is_a_warning_naming_what_is_missed(cli, blobles
     assert warning.startswith("partial clone: blobs of past changes could not be fetched from the promisor remote (")
     assert warning.endswith("so the dead ends of those changes are not matched; give the job network access to it, "
                             "or clone without --filter")
+
+
+def test_the_harvest_fetches_every_revert_s_blobs_in_one_request(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """One fetch per attempt is a round trip each: deno's history has hundreds of reverts."""
+    origin = GitRepo(tmp_path, "origin")
+    origin.write("app/__init__.py", "")
+    origin.commit("initial")
+    for name in ("alpha", "beta", "gamma"):
+        origin.write(f"app/{name}.py", "".join(f"def {name}_{i}(x):\n    return x * {i} + len('{name}')\n"
+                                               for i in range(6)))
+        origin.commit(f"Add the {name} helpers")
+        origin.git("revert", "--no-edit", "HEAD")
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
+                   check=True)
+    packs = sorted((clone / ".git" / "objects" / "pack").glob("*.pack"))
+    result = cli(clone, "harvest")
+    assert result.code == 0, result.err
+    assert len(sorted((clone / ".git" / "objects" / "pack").glob("*.pack"))) == len(packs) + 1
+    rows = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
+    added = {f["path"]: len(f["added"]) for row in rows for f in row["fields"]["fingerprint"]["files"]}
+    assert added == {"app/alpha.py": 12, "app/beta.py": 12, "app/gamma.py": 12}  # every attempt read whole
