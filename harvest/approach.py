@@ -20,8 +20,8 @@ is not the approach, and it is not evidence that a later example re-proposes the
 file that is mostly such a copy (``TEMPLATE_SHARE`` of its lines) is scaffolding: a new rule module
 that shares a few idioms with its siblings is written, not copied, and all its lines count.
 
-Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes are listed as skipped
-(``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
+Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes, and blobs the clone lacks,
+are listed as skipped (``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
 its history. The JSON form holds only dicts, lists, strings, booleans and small ints.
 """
 
@@ -79,7 +79,7 @@ class FileChange:
     old_path: str | None     # set when renamed or copied
     status: str              # git's status letter: A, D, M, R, C, T
     binary: bool = False
-    skipped: bool = False    # a blob over MAX_BLOB: no lines read
+    skipped: bool = False    # a blob over MAX_BLOB, or not in the clone: no lines read
     added: tuple[Line, ...] = ()
     removed: tuple[Line, ...] = ()
 
@@ -89,7 +89,7 @@ class Approach:
     base: str | None         # the commit diffed against (None: the empty tree)
     head: str
     files: tuple[FileChange, ...]
-    skipped: int = 0         # files over MAX_BLOB
+    skipped: int = 0         # files over MAX_BLOB or not in the clone
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -301,7 +301,12 @@ def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, 
             skipped += 1
             files.append(FileChange(path, old_path, status, skipped=True))
             continue
-        patch = diff[i]
+        try:
+            patch = diff[i]
+        except KeyError:  # a blob this clone lacks (a partial clone out of reach of its remote): unread
+            skipped += 1
+            files.append(FileChange(path, old_path, status, skipped=True))
+            continue
         if patch is None or patch.delta.is_binary:
             files.append(FileChange(path, old_path, status, binary=True))
             continue

@@ -65,6 +65,19 @@ def test_binary_large_and_renamed_files(repo: HarvestRepo) -> None:
     assert files["big.txt"].skipped and a.skipped == 1
 
 
+def test_a_blob_the_clone_lacks_is_one_unread_file_not_an_unreadable_change(repo: HarvestRepo) -> None:
+    """An incomplete mirror (or a partial clone whose remote is out of reach) lacks a blob: that file
+    is skipped and the rest of the change is read (astro's merge of its Netlify adapter lacked a png)."""
+    sha = repo.commit("Add two modules\n", {"a.py": "def alpha(x):\n    return x + 1\n",
+                                             "b.py": "def beta(x):\n    return x + 2\n"})
+    blob = repo.git("rev-parse", f"{sha}:b.py").strip()
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    a = approach(repo.path, sha)
+    files = {f.path: f for f in a.files}
+    assert files["b.py"].skipped and a.skipped == 1
+    assert [ln.text for ln in files["a.py"].added] == ["def alpha(x):", "return x + 1"]
+
+
 def test_comment_styles_by_extension() -> None:
     assert is_trivial("// note", "//") and not is_trivial("// note", "#")
     assert is_trivial("-- note", "--") and is_trivial("# note", "#")
