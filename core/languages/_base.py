@@ -137,18 +137,15 @@ _COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i i
 _NOT_PLAIN = ~_IDENT  # a node with any other flag takes the long way
 
 
-class _KindFlags(dict[int, int]):
-    """Node kind number → flags, classified on first sight (the number, not the name: reading
-    a node's kind name makes a string every time)."""
+_ERROR_ID = 65535  # tree-sitter's number for ERROR nodes, past every grammar's own kinds
 
-    def __init__(self, classify: Callable[[str], int], grammar: Grammar) -> None:
-        super().__init__()
-        self.classify = classify
-        self.grammar = grammar
 
-    def __missing__(self, kind_id: int) -> int:
-        flags = self[kind_id] = self.classify(self.grammar.node_kind_for_id(kind_id) or "")
-        return flags
+def _kind_flags(classify: Callable[[str], int], grammar: Grammar) -> list[int]:
+    """Node kind number → flags, for every kind of the grammar and ERROR (the number, not the
+    name: reading a node's kind name makes a string every time; a list, not a dict: indexing it
+    is the walk's commonest operation)."""
+    flags = [classify(grammar.node_kind_for_id(i) or "") for i in range(grammar.node_kind_count)]
+    return flags + [0] * (_ERROR_ID - len(flags)) + [classify("ERROR")]
 
 
 def _rename(tokens: list[bytes], ident: bytearray) -> list[bytes]:
@@ -443,12 +440,12 @@ class Language:
                 self._note(inner, flags, caller, calls, imports)
             todo.extend(reversed(inner.children))
 
-    _flags_cache: ClassVar[dict[str, _KindFlags]] = {}
+    _flags_cache: ClassVar[dict[str, list[int]]] = {}
 
-    def _kind_flags(self) -> _KindFlags:
+    def _kind_flags(self) -> list[int]:
         flags = self._flags_cache.get(self.name)
         if flags is None:
-            flags = self._flags_cache[self.name] = _KindFlags(self._classify, self.load_grammar())
+            flags = self._flags_cache[self.name] = _kind_flags(self._classify, self.load_grammar())
         return flags
 
     def _classify(self, kind: str) -> int:
