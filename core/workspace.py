@@ -70,11 +70,24 @@ def _origin_name(git_dir: Path) -> str | None:
     return "/".join(parts[-2:]) if len(parts) >= 2 else None
 
 
+def _treeless(git_dir: Path) -> bool:
+    """Whether the clone was made with `--filter=tree:N` (it lacks past commits' trees)."""
+    try:
+        text = (git_dir / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\s*partialclonefilter\s*=\s*tree:", text, re.M | re.I) is not None
+
+
 class Workspace:
     """One repository, with its configuration resolved."""
 
     def __init__(self, start: Path | None = None, flags: Mapping[str, Any] | None = None) -> None:
         self.root, self.head_dir, self.git_dir = find_git((start or Path.cwd()).resolve())
+        if _treeless(self.git_dir):  # a blobless clone is fine: comind fetches the blobs it reads (promisor)
+            raise ComindError("this is a treeless clone (--filter=tree:0): comind reads the trees of past commits, "
+                              "which it lacks; clone with --filter=blob:none (actions/checkout: filter: blob:none) "
+                              "or without a filter")
         self.config = configuration.load(self.root, flags, memo=self.git_dir / "comind" / "config.json")
 
     @cached_property

@@ -180,10 +180,14 @@ def _prefetch_reverts(repo: Any, commits: list[CommitInfo]) -> int:
 
     oids = []
     for commit in commits:
-        if commit.parents and revert_markers(commit.subject, commit.body):
+        if not (commit.parents and revert_markers(commit.subject, commit.body)):
+            continue
+        try:
             diff = repo.diff(commit.parents[0], commit.sha)
-            oids += [side.id for delta in diff.deltas for side in (delta.old_file, delta.new_file)
-                     if side.mode != pygit2.enums.FileMode.COMMIT]
+        except (KeyError, TypeError, ValueError, pygit2.GitError):  # unreadable here: its attempt says so later
+            continue
+        oids += [side.id for delta in diff.deltas for side in (delta.old_file, delta.new_file)
+                 if side.mode != pygit2.enums.FileMode.COMMIT]
     return fetch_missing(repo, oids)
 
 

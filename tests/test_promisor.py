@@ -96,3 +96,17 @@ def test_the_harvest_fetches_every_revert_s_blobs_in_one_request(cli, tmp_path: 
     rows = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
     added = {f["path"]: len(f["added"]) for row in rows for f in row["fields"]["fingerprint"]["files"]}
     assert added == {"app/alpha.py": 12, "app/beta.py": 12, "app/gamma.py": 12}  # every attempt read whole
+
+
+def test_a_treeless_clone_is_refused_with_what_to_clone_instead(cli, blobless, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--filter=tree:0` lacks past commits' trees: every diff and anchor would need a fetch each."""
+    origin, _ = blobless
+    treeless = tmp_path / "treeless"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=tree:0", f"file://{origin.path}", str(treeless)],
+                   check=True)
+    for args in (["check"], ["log"], ["harvest"]):
+        result = cli(treeless, *args)
+        assert result.code == 2 and result.err.count("\n") == 1
+        assert result.err.startswith("comind: this is a treeless clone (--filter=tree:0): ")
+        assert "clone with --filter=blob:none (actions/checkout: filter: blob:none) or without a filter" in result.err
+    assert not (treeless / ".git" / "comind").exists()  # nothing written
