@@ -398,7 +398,9 @@ class Anchorer:
     def _location_key(anchor: Mapping[str, Any], target: Snapshot) -> str | None:
         if not anchor.get("commit"):
             return None
-        # "follow": answers of follow_path commit by commit; keys without it hold whole-tree answers
+        # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
+        # (3: the landing that deleted a file, files converted to another format); keys without it
+        # hold whole-tree answers
         return json.dumps(["follow-3", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
                            anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -78,11 +78,18 @@ def fetch_for_diff(repo: pygit2.Repository, diff: pygit2.Diff) -> int:
     or rename detection, read them)."""
     if promisor_remote(repo) is None:
         return 0
+    return fetch_missing(repo, diff_blobs(diff))
+
+
+def diff_blobs(diff: pygit2.Diff) -> Iterator[Any]:
+    """The blob ids on both sides of every file a diff changes (reading no blob)."""
     import pygit2
 
     gitlink = pygit2.enums.FileMode.COMMIT  # a submodule's commit is not an object of this clone
-    return fetch_missing(repo, (side.id for delta in diff.deltas for side in (delta.old_file, delta.new_file)
-                                if side.mode != gitlink))
+    for delta in diff.deltas:
+        for side in (delta.old_file, delta.new_file):
+            if side.mode != gitlink:
+                yield side.id
 
 
 def take_warning(repo: pygit2.Repository) -> str | None:

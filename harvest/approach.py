@@ -21,8 +21,9 @@ file that is mostly such a copy (``TEMPLATE_SHARE`` of its lines) is scaffolding
 that shares a few idioms with its siblings is written, not copied, and all its lines count.
 
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes, and blobs the clone lacks,
-are listed as skipped (``Approach.skipped`` counts them). Renames are detected (``find_similar``), so a moved file keeps
-its history. The JSON form holds only dicts, lists, strings, booleans and small ints.
+are listed as skipped (``Approach.skipped`` counts them). Renames are detected (``find_similar``),
+so a moved file keeps its history. The JSON form holds only dicts, lists, strings, booleans and
+small ints.
 """
 
 from __future__ import annotations

@@ -176,18 +176,16 @@ def _prefetch_reverts(repo: Any, commits: list[CommitInfo]) -> int:
     import pygit2
 
     from comind.harvest.markers import revert_markers
-    from comind.promisor import fetch_missing
+    from comind.promisor import diff_blobs, fetch_missing
 
-    oids = []
+    oids: list[pygit2.Oid] = []
     for commit in commits:
         if not (commit.parents and revert_markers(commit.subject, commit.body)):
             continue
         try:
-            diff = repo.diff(commit.parents[0], commit.sha)
+            oids += diff_blobs(repo.diff(commit.parents[0], commit.sha))
         except (KeyError, TypeError, ValueError, pygit2.GitError):  # unreadable here: its attempt says so later
             continue
-        oids += [side.id for delta in diff.deltas for side in (delta.old_file, delta.new_file)
-                 if side.mode != pygit2.enums.FileMode.COMMIT]
     return fetch_missing(repo, oids)
 
 
