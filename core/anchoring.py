@@ -202,6 +202,26 @@ class Anchorer:
     def has_commit(self, commit: str) -> bool:
         return self.index.has_commit(commit)
 
+    def prefetch(self, records: Iterable[Record]) -> int:
+        """In a partial clone, fetch in one request the anchored files' blobs as they were anchored,
+        which comparing a body reads (one request per blob would be a round trip each)."""
+        from comind.promisor import fetch_missing, promisor_remote
+
+        repo = self.index.repo
+        if promisor_remote(repo) is None:
+            return 0
+        import pygit2
+
+        blobs = []
+        for record in records:
+            for anchor in record.anchors:
+                if anchor.get("commit") and anchor.get("path") and anchor.get("scope") == "symbol":
+                    try:
+                        blobs.append(repo.revparse_single(anchor["commit"]).peel(pygit2.Commit).tree[anchor["path"]].id)
+                    except (KeyError, ValueError, pygit2.GitError):
+                        continue
+        return fetch_missing(repo, blobs)
+
     def renames(self, old: str, new: str) -> tuple[dict[str, str], set[str]]:
         """(old path -> new path for renamed files, deleted paths) between two commits.
 
@@ -744,13 +764,13 @@ def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
 
 
 def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
+    """The id of the blob at `path` in `commit`, from its tree entry: a partial clone may lack the blob."""
     import pygit2
 
     try:
-        obj = index.repo.revparse_single(f"{commit}:{path}")
+        return str(index.repo.revparse_single(commit).peel(pygit2.Commit).tree[path].id)
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    return str(obj.id)
 
 
 CLOCK_SKEW = 86_400  # seconds a commit's time may precede its parent's

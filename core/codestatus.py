@@ -78,6 +78,7 @@ def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: 
         index = ws.index
         snapshot = index.snapshot(commit)
         anchorer = Anchorer(index, threshold)
+        anchorer.prefetch(missing)
         verify = evidence_verifier(index, tip or None)
         fresh = {}
         for record in missing:

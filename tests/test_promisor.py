@@ -110,3 +110,30 @@ def test_a_treeless_clone_is_refused_with_what_to_clone_instead(cli, blobless, t
         assert result.err.startswith("comind: this is a treeless clone (--filter=tree:0): ")
         assert "clone with --filter=blob:none (actions/checkout: filter: blob:none) or without a filter" in result.err
     assert not (treeless / ".git" / "comind").exists()  # nothing written
+
+
+def test_statuses_fetch_the_anchored_bodies_in_one_request(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Records committed with the code, read in a blobless clone: comparing each anchored body with
+    today's reads the blob as it was anchored, which the clone lacks once the file has changed."""
+    origin = GitRepo(tmp_path, "origin")
+    for name in ("perm", "views"):
+        origin.write(f"app/{name}.py", f"def {name}(user):\n    return load_{name}(user.id, strict=True)\n")
+    origin.commit("initial")
+    for name in ("perm", "views"):
+        result = cli(origin.path, "remember", "gotcha", "--on", f"app/{name}.py::{name}", "--title", f"{name} is slow",
+                     "--symptom", "slow", "--cause", "no cache")
+        assert result.code == 0, result.err
+    origin.git("add", ".comind")
+    origin.commit("remember")
+    for name in ("perm", "views"):
+        origin.write(f"app/{name}.py", f"def {name}(user):\n    return load_{name}(user.id, strict=False)\n")
+    origin.commit("relax")
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
+                   check=True)
+    packs = len(list((clone / ".git" / "objects" / "pack").glob("*.pack")))
+    rows = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
+    assert len(rows) == 2 and all(row["status"] == "active" for row in rows)
+    assert all(any("body changed since" in note for note in row["notes"]) for row in rows)  # compared, not skipped
+    assert len(list((clone / ".git" / "objects" / "pack").glob("*.pack"))) == packs + 1
