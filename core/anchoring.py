@@ -35,7 +35,8 @@ class Location(NamedTuple):
     definition: Definition | None = None
     how: str = ""  # "", "file renamed", "moved", "renamed in place", "moved and renamed"
     candidates: tuple[str, ...] = ()
-    deleted_in: str | None = None  # gone: the landing that deleted its file, when known
+    # gone: the landing that deleted its file (path None), or took the symbol out of it (path: the file), if known
+    deleted_in: str | None = None
 
 
 def short(commit: str | None) -> str:
@@ -419,9 +420,9 @@ class Anchorer:
         if not anchor.get("commit"):
             return None
         # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
-        # (3: the landing that deleted a file, files converted to another format); keys without it
-        # hold whole-tree answers
-        return json.dumps(["follow-3", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
+        # (3: the landing that deleted a file, files converted to another format; 4: or a symbol);
+        # keys without it hold whole-tree answers
+        return json.dumps(["follow-4", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
                            anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
 
     def flush(self) -> None:
@@ -459,7 +460,39 @@ class Anchorer:
                 return Location("found", new_path, definition, how)
             if len(elsewhere) > 1:
                 return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in elsewhere[:10]))
+        if path is not None:  # its file is there: which landing took the symbol out of it
+            return Location("gone", path, deleted_in=None if renamed else self._removed_in(path, symbol, commit,
+                                                                                            target.commit))
         return Location("gone", deleted_in=deleted_in)
+
+    def _removed_in(self, path: str, qualname: str, old: str, new: str) -> str | None:
+        """The landing of `new`'s first-parent chain after which `path` no longer defines `qualname`,
+        by a binary search from `old` (or the merge that landed it) as for a file: ~15 versions of the
+        file parsed, each once (the tokens cache). Not in a partial clone, where each could be a fetch."""
+        from comind.promisor import promisor_remote
+
+        if promisor_remote(self.index.repo) is not None:
+            return None
+        chain, position = self._chain(new)
+        start = position.get(old)
+        if start is None:  # anchored on a merged branch: from the merge that landed it
+            landed = self._merged(new).get(old)
+            if landed is None or not self._defines(chain[landed[0]], path, qualname):
+                return None
+            start = landed[0]
+        present, gone = start, len(chain) - 1
+        while gone - present > 1:
+            middle = (present + gone) // 2
+            if self._defines(chain[middle], path, qualname):
+                present = middle
+            else:
+                gone = middle
+        return chain[gone]
+
+    def _defines(self, commit: str, path: str, qualname: str) -> bool:
+        blob = _blob_at(self.index, commit, path)
+        return blob is not None and self.tokens_of(
+            blob, path, qualname, lambda: _blob_data(self.index, commit, path)) is not None
 
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
         key = (commit, path, qualname)
@@ -549,8 +582,10 @@ class Anchorer:
             elif where.state == "ambiguous":
                 stale.append(f"{name}: several candidates, none chosen: {', '.join(where.candidates)}")
             elif where.state == "gone":
-                # When its file went, the landing that deleted it; else only when it was anchored.
-                when = self._deleted(where.deleted_in) if where.deleted_in else f"anchored at {since}"
+                # The landing that deleted it (its file, or it from its file), when known; else when
+                # it was anchored.
+                how = ("removed" if where.path else "its file deleted") if scope == "symbol" else "deleted"
+                when = self._landing(how, where.deleted_in) if where.deleted_in else f"anchored at {since}"
                 if role == "subject":
                     orphaned.append(f"{name} no longer exists ({when})")
                 else:
@@ -570,13 +605,13 @@ class Anchorer:
             return CodeVerdict("unverifiable", "; ".join(unverifiable), tuple(notes), verified)
         return CodeVerdict(None, "", tuple(notes), verified)
 
-    def _deleted(self, commit: str) -> str:
+    def _landing(self, how: str, commit: str) -> str:
         """"deleted in 03d3b8a3a1 'Move changes to markdown'"."""
         message = cast("pygit2.Commit", self.index.repo[commit]).message
         subject = message.split("\n", 1)[0].strip()
         if len(subject) > 60:
             subject = subject[:59] + "…"
-        return f"deleted in {short(commit)} {subject!r}"
+        return f"{how} in {short(commit)} {subject!r}"
 
     def _drift(self, anchor: Mapping[str, Any], where: Location, target: Snapshot, role: str, name: str,
                since: str, notes: list[str], stale: list[str]) -> None:

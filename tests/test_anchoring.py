@@ -318,18 +318,44 @@ def test_status_lists_stale_and_orphaned_with_reasons(cli, gr: GitRepo) -> None:
 
 def test_a_record_is_orphaned_only_when_all_its_subjects_are_gone(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.audit", "--on", "app/perm.py::Checker.check")
+    for n in range(3):  # landings around the one that takes audit out: a search finds it
+        gr.write("README", f"notes {n}\n")
+        gr.commit(f"notes {n}")
     gr.write("app/perm.py", PERM.split("    def audit")[0])
-    gr.commit("drop audit")
+    audit = gr.commit("drop audit")
+    for n in range(4):
+        gr.write("app/perm.py", PERM.split("    def audit")[0] + f"\nLIMIT = {n}\n")
+        gr.commit(f"limit {n}")
     s = status_of(cli, gr, rid)  # it is still about Checker.check: to review, not lost
-    anchored = s["anchors"][0]["commit"][:10]
-    assert s["status"] == "stale" and f"Checker.audit no longer exists (anchored at {anchored})" in s["status_reason"]
+    assert s["status"] == "stale"  # the reason names the landing that took it out of its file
+    assert s["status_reason"] == f"app/perm.py::Checker.audit no longer exists (removed in {audit[:10]} 'drop audit')"
     gr.git("rm", "-q", "app/perm.py")
     dropped = gr.commit("drop the checker")
     s = status_of(cli, gr, rid)  # the file went: the reason names the landing that deleted it
     assert s["status"] == "orphaned"
-    assert s["status_reason"] == (f"app/perm.py::Checker.audit no longer exists (deleted in {dropped[:10]} "
+    assert s["status_reason"] == (f"app/perm.py::Checker.audit no longer exists (its file deleted in {dropped[:10]} "
                                   f"'drop the checker'); app/perm.py::Checker.check no longer exists "
-                                  f"(deleted in {dropped[:10]} 'drop the checker')")
+                                  f"(its file deleted in {dropped[:10]} 'drop the checker')")
+
+
+def test_a_symbol_anchored_on_a_merged_branch_is_searched_from_its_merge(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.branch("topic")
+    gr.checkout("topic")
+    gr.write("app/perm.py", PERM + "\n\ndef grant(user):\n    return user.grants\n")
+    gr.commit("add grant")
+    rid = remember(cli, gr, "app/perm.py::grant")  # anchored at the branch's commit, off main's chain
+    gr.checkout("main")
+    gr.merge("topic")
+    for n in range(3):
+        gr.write("README", f"notes {n}\n")
+        gr.commit(f"notes {n}")
+    gr.write("app/perm.py", PERM)
+    dropped = gr.commit("drop grant")
+    gr.write("README", "more\n")
+    gr.commit("more notes")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "orphaned"
+    assert s["status_reason"] == f"app/perm.py::grant no longer exists (removed in {dropped[:10]} 'drop grant')"
 
 
 def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
