@@ -61,7 +61,7 @@ def fetch_missing(repo: pygit2.Repository, oids: Iterable[Any]) -> int:
              "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin"],
             input="\n".join(missing) + "\n", capture_output=True, text=True, timeout=FETCH_TIMEOUT,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0"}, check=False)
-        said = (done.stderr.strip().splitlines() or [f"git fetch exited {done.returncode}"])[-1]
+        said = _reason(done.stderr) or f"git fetch exited {done.returncode}"
         ok = done.returncode == 0
     except (OSError, subprocess.TimeoutExpired) as exc:
         said, ok = str(exc), False
@@ -101,6 +101,17 @@ def take_warning(repo: pygit2.Repository) -> str | None:
     return ("partial clone: blobs of past changes could not be fetched from the promisor remote "
             f"({'; '.join(failures[:2])}), so the dead ends of those changes are not matched; give the job "
             "network access to it, or clone without --filter")
+
+
+def _reason(stderr: str) -> str:
+    """git's first fatal or error line, without its prefix ("'/x' does not appear to be a git
+    repository"), not the advice after it ("Please make sure you have the correct access rights")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        for prefix in ("fatal: ", "error: "):
+            if line.startswith(prefix):
+                return line[len(prefix):]
+    return lines[0] if lines else ""
 
 
 def _raw(oid: Any) -> bytes:

@@ -70,7 +70,8 @@ def test_a_promisor_out_of_reach_is_a_warning_naming_what_is_missed(cli, blobles
     report = json.loads(result.out)
     [warning] = report["warnings"]
     assert result.code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert warning.startswith("partial clone: blobs of past changes could not be fetched from the promisor remote (")
+    assert warning.startswith("partial clone: blobs of past changes could not be fetched from the promisor remote "
+                              f"('{origin.path}' does not appear to be a git repository), ")
     assert warning.endswith("so the dead ends of those changes are not matched; give the job network access to it, "
                             "or clone without --filter")
 
