@@ -200,8 +200,8 @@ class HarvestContext:
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
             symbols = []
-            if language_for_path(path) and blob.size <= MAX_BLOB and not f.binary:
-                definitions = parse_file(path, bytes(blob.data)).definitions
+            if language_for_path(path) and not f.binary and (data := _data(blob)) is not None:
+                definitions = parse_file(path, data).definitions
                 lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
                 symbols = sorted({d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
                                  key=lambda d: d.start_line)
@@ -291,6 +291,14 @@ def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
     except KeyError:
         return None
     return obj if isinstance(obj, pygit2.Blob) else None
+
+
+def _data(blob: pygit2.Blob) -> bytes | None:
+    """The blob's bytes; None over MAX_BLOB, or when the clone lacks it (the file is anchored whole)."""
+    try:
+        return bytes(blob.data) if blob.size <= MAX_BLOB else None
+    except KeyError:  # (pygit2's NotFoundError)
+        return None
 
 
 def _is_dir(tree: pygit2.Tree, path: str) -> bool:

@@ -21,7 +21,8 @@ CACHED = ("import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n
 @pytest.fixture
 def blobless(tmp_path: Path) -> tuple[GitRepo, Path]:
     """An origin whose Redis cache was reverted, and a blobless partial clone of it: every commit and
-    tree, but only the blobs main's head checked out (not the reverted cache's)."""
+    tree, but only the blobs main's head checked out (neither the reverted cache's nor the file's
+    before it)."""
     origin = GitRepo(tmp_path, "origin")
     origin.write("app/__init__.py", "")
     origin.write("app/perm.py", PERM)
@@ -31,6 +32,8 @@ def blobless(tmp_path: Path) -> tuple[GitRepo, Path]:
     origin.git("revert", "--no-edit", "HEAD")
     origin.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
                f"{cached}.\n\nStale grants after role change.\n")
+    origin.write("app/perm.py", PERM + "\n\ndef deny(user):\n    return not user.active\n")
+    origin.commit("Deny inactive users")  # the file as the revert left it is not checked out either
     origin.git("config", "uploadpack.allowFilter", "true")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
@@ -52,7 +55,7 @@ def _propose_the_cache_again(clone: Path) -> None:
 
 def test_a_blobless_clone_fetches_what_the_revert_changed_and_finds_the_dead_end(cli, blobless) -> None:  # type: ignore[no-untyped-def]
     origin, clone = blobless
-    reverted_blob = origin.git("rev-parse", "HEAD~1:app/perm.py").strip()
+    reverted_blob = origin.git("rev-parse", "HEAD~2:app/perm.py").strip()
     assert pygit2.Oid(hex=reverted_blob) not in pygit2.Repository(str(clone)).odb  # what libgit2 cannot read
     _propose_the_cache_again(clone)
     result = cli(clone, "check", "--base", "main", "--format", "json")
@@ -74,6 +77,10 @@ def test_a_promisor_out_of_reach_is_a_warning_naming_what_is_missed(cli, blobles
                               f"('{origin.path}' does not appear to be a git repository), ")
     assert warning.endswith("so the dead ends of those changes are not matched; give the job network access to it, "
                             "or clone without --filter")
+    # the attempt is still made, from what the clone has: its title, its reason, the file it touched
+    [row] = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
+    assert row["kind"] == "attempt" and row["title"] == "Cache permission checks in Redis"
+    assert [a["path"] for a in row["anchors"]] == ["app/perm.py"]
 
 
 def test_the_harvest_fetches_every_revert_s_blobs_in_one_request(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
