@@ -753,7 +753,9 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         if (not key or len(a.subject.split()) < 2
                 or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1)):
             continue
-        later = next((i for i, _ in seen if i > a.start), None)
+        # the first landing after the revert, by landing, not by commit date: a merged branch's commit
+        # can be older than the landing that carried the subject first (astro's imported adapter history)
+        later = min((i for i, _ in seen if i > a.start), default=None)
         if later is None or later not in landings:
             continue
         landing = landings[later]

@@ -699,3 +699,26 @@ def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path
     result = cli(repo.path, "eval", "replay")
     assert result.code == 0, result.err
     assert f"re-adds 8/8 lines of the change {revert[:12]} 'revert run debug docs' reverted" in result.out
+
+
+def test_the_first_landing_to_carry_a_reverted_subject_again_is_the_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """astro: `Unflag hybrid output (#7260)` relanded the reverted `feat(hybrid): unflag hybrid output`;
+    years later a merge imported a history holding that pull request's first commit, older than the
+    reland and titled as the reverted change. The reland is the landing that carried the subject first,
+    not the commit written first."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("feat(alpha): add alpha client (#5)"))
+    repo.branch("imported")
+    repo.checkout("imported")
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.commit("feat(alpha): add alpha client")  # written first, landed last
+    repo.checkout("main")
+    stream(repo, "main")
+    repo.write("app/alpha.py", feature("alpha"))
+    first = repo.commit("Add alpha client (#7)")
+    stream(repo, "more")
+    repo.merge("imported", "Merge pull request #9 from someone/imported")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["missed"] == []
+    assert [(f["commit"], f["kind"]) for f in data["flags"]] == [(first, "reland")]
