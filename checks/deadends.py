@@ -35,6 +35,10 @@ PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 0.9, 0.1
 # share of the change, more than half of them in files named like the attempt's): a reverted change
 # written again with half of it reworked (match_kind).
 LARGE_PIECE, LARGE_OF_ATTEMPT, LARGE_OF_CHANGE, LARGE_IN_PLACE = 40, 0.3, 0.4, 0.5
+# So does one that adds again this share of what the attempt added (`dead_end_min_lines` or more), mostly
+# in its files, making `SMALL_SHARE` of the change: what an attempt removed, its revert put back where
+# later work edits it, so a reland often cannot remove it again as it was (match_kind).
+ADDED_OF_ATTEMPT = 0.5
 # A match mostly in files named unlike the attempt's that is under this share of the change is
 # incidental: generated lines recur across a codebase (match_kind).
 ELSEWHERE_OF_CHANGE = 0.1
@@ -204,6 +208,12 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     condition, recur elsewhere by chance); "files" — the attempt only created files and the change
     creates every one of them again.
 
+    Or half of what the attempt added comes back (`ADDED_OF_ATTEMPT`; `min_lines` or more, mostly in
+    its files, a quarter of the change): what it removed, its revert put back in the tree, where later
+    work edits it, so a reland often cannot remove it again as it was (golang's `imports: … (again)`
+    re-adds 9 of the 17 lines the attempt added and finds 4 of the 51 it removed), while what it added
+    was out of the tree and comes back as it was written.
+
     A change made only of a *piece* of an attempt is not a match: tried on deno, golang/tools and
     requests, three to ten lines shared with a reverted change of hundreds were mostly chance. Unless
     the change is little else (`PIECE_*`: nine tenths of its lines, and a tenth of the attempt, at
@@ -250,11 +260,11 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
             return files, f"{said}: an attempt under {min_lines} lines must come back whole, in the files it touched"
     elif m.matched < min_lines:
         return files, f"{said}: a match needs at least {min_lines}"
-    elif m.matched / m.total < threshold and not _piece(m):
-        return files, (f"{said}: a match needs {threshold:.0%} of them; or, as a part brought back, "
-                       f"{PIECE_OF_ATTEMPT:.0%} of them making {PIECE_OF_CHANGE:.0%} of the change's {m.own} own "
-                       f"lines, or {LARGE_PIECE} lines and {LARGE_OF_ATTEMPT:.0%} of them making "
-                       f"{LARGE_OF_CHANGE:.0%}, mostly in its files")
+    elif m.matched / m.total < threshold and not _piece(m) and not _added_again(m, min_lines):
+        return files, (f"{said}: a match needs {threshold:.0%} of them, or {ADDED_OF_ATTEMPT:.0%} of the "
+                       f"{m.added_total} it added; or, as a part brought back, {PIECE_OF_ATTEMPT:.0%} of them making "
+                       f"{PIECE_OF_CHANGE:.0%} of the change's {m.own} own lines, or {LARGE_PIECE} lines and "
+                       f"{LARGE_OF_ATTEMPT:.0%} of them making {LARGE_OF_CHANGE:.0%}, mostly in its files")
     if m.matched < SMALL_MATCH and m.matched < SMALL_SHARE * m.own:
         return files, (f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's "
                        f"{m.own} own lines")
@@ -265,6 +275,11 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
         return files, (f"{said}, none of those it added: removing again what it removed is judged only for an "
                        f"attempt that added under {min_lines} lines, and only at {REMOVALS_SHARE:.0%} of the change")
     return "lines", ""
+
+
+def _added_again(m: Match, min_lines: int) -> bool:
+    return (m.added >= min_lines and m.added >= ADDED_OF_ATTEMPT * m.added_total and m.matched >= SMALL_SHARE * m.own
+            and 2 * m.local > m.matched)
 
 
 def _piece(m: Match) -> bool:

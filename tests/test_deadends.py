@@ -75,9 +75,9 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     # all of the change, but under a tenth of the attempt: a few lines of a large change recur by chance
     assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m, THRESHOLD, MIN_LINES)
     assert shortfall(m, THRESHOLD, MIN_LINES) == (
-        "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them; or, as a part brought "
-        "back, 10% of them making 90% of the change's 4 own lines, or 40 lines and 30% of them making 40%, mostly "
-        "in its files")
+        "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them, or 50% of the 50 it "
+        "added; or, as a part brought back, 10% of them making 90% of the change's 4 own lines, or 40 lines and "
+        "30% of them making 40%, mostly in its files")
     assert is_match(m, 0.05, MIN_LINES)  # a lower threshold takes it
 
 
@@ -135,6 +135,34 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     assert (m.matched, m.added, m.own) == (10, 0, 210) and not is_match(m, THRESHOLD, MIN_LINES)  # 10 of 210
     repo.revert(reworked)
     assert matches(repo, removal, repo.commit("Drop the legacy format\n", {"legacy.py": ""}))
+
+
+def test_half_of_what_an_attempt_added_brought_back_is_matched(repo: HarvestRepo) -> None:
+    """golang's `imports: … (again)`: the lines the attempt removed came back with its revert and were
+    edited since, so the reland cannot remove them as they were; it re-adds 9 of the 17 it added."""
+    legacy = "".join(f"legacy_format_{i} = decode_legacy_record(stream, {i})\n" for i in range(10))
+    repo.commit("Legacy decoder\n", {"legacy.py": legacy})
+    modern = [f"modern_part_{i} = decode_modern_part(stream, part={i})\n" for i in range(8)]
+    attempt = repo.commit("Replace the legacy decoder\n", {"legacy.py": "".join(modern)})  # removes 10, adds 8
+    repo.revert(attempt)
+    edited = legacy.replace("decode_legacy_record", "read_legacy_record")
+    repo.commit("Rename the legacy reader\n", {"legacy.py": edited})
+    rework = "modern_parts = collect_modern_parts(stream)\n"
+    half = repo.commit("Replace the legacy decoder (again)\n", {"legacy.py": "".join(modern[:4]) + rework})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, half))
+    assert (m.matched, m.total, m.added, m.added_total, m.own) == (4, 18, 4, 8, 15)  # 22% of it, half its adds
+    assert is_match(m, THRESHOLD, MIN_LINES)
+    repo.revert(half)
+    fewer = repo.commit("Some modern parts\n", {"legacy.py": "".join(modern[:3]) + rework})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, fewer))
+    assert (m.matched, m.added) == (3, 3) and not is_match(m, THRESHOLD, MIN_LINES)  # 3 of 8: under half
+    assert "or 50% of the 8 it added" in shortfall(m, THRESHOLD, MIN_LINES)
+    repo.revert(fewer)
+    events = "".join(f"register_handler('event_{i}', handle_event_{i})\n" for i in range(12))
+    lost = repo.commit("Modern parts in an event rework\n",
+                       {"legacy.py": "".join(modern[:4]) + rework, "events.py": events})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
+    assert (m.matched, m.own) == (4, 27) and not is_match(m, THRESHOLD, MIN_LINES)  # under a quarter of the change
 
 
 def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo) -> None:
