@@ -686,6 +686,21 @@ def _undone_in_landing(history: History) -> set[str]:
             if a.reverted is not None and history.landing.get(a.reverted) == a.start}
 
 
+def _copies(history: History) -> set[str]:
+    """The commits a merge brought in that copy one the branch landed before and kept (same author,
+    author time and subject; the message may be rewritten): an imported history carrying the project's
+    own past (astro's adapters, split off with it and merged back years later), a release branch's
+    cherry-picks merged back. They land nothing new, so they announce no reland."""
+    reverted = {a.reverted for a in history.attempts if a.reverted}
+    first: dict[tuple[str, int, str], int] = {}
+    for c in history.commits:
+        if c.sha not in reverted:
+            key = (c.author_email, c.author_time, c.subject)
+            first[key] = min(first.get(key, history.landing[c.sha]), history.landing[c.sha])
+    return {c.sha for brought in history.side.values() for c in brought
+            if first.get((c.author_email, c.author_time, c.subject), history.landing[c.sha]) < history.landing[c.sha]}
+
+
 def _subject_keys(history: History, undone: set[str]) -> dict[str, list[tuple[int, str]]]:
     """Normalised subject -> (landing, commit) of the commits carrying it (reverts and relands, and
     the `undone` commits, reverted in their own landing, left out)."""
@@ -723,8 +738,9 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         if retired is not None and record.fields.get("relation") == "retracts":
             retired_by[history.commits[n].sha].append(retired)
     undone = _undone_in_landing(history)
+    silent = undone | _copies(history)
     for index, landing in landings.items():
-        announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in undone)]
+        announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in silent)]
         title = _pr_title(landing.commit)
         subjects = [(c.subject, c) for c in announced] + ([(title, landing.commit)] if title else [])
         subjects += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
@@ -770,7 +786,7 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
     # CL 682715. Second attempt.") or a reland by reference (deno's "Reland of #33118")
     for index, landing in landings.items():
-        announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in undone)]
+        announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in silent)]
         relanded = [a for c in announced for a in retired_by.get(c.sha, ())]
         if landing.reland is None and relanded:
             landing.reland = Reland("in-body", subject_key(relanded[0].subject))

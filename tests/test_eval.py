@@ -722,3 +722,32 @@ def test_the_first_landing_to_carry_a_reverted_subject_again_is_the_reland(cli, 
     data = replay(cli, repo.path)
     assert data["relands"] == 1 and data["relands_flagged"] == 1 and data["missed"] == []
     assert [(f["commit"], f["kind"]) for f in data["flags"]] == [(first, "reland")]
+
+
+def test_a_merged_copy_of_a_commit_the_branch_has_announces_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """astro's `move-netlify` merge imported the adapter's history, split off with astro's own past: copies
+    of astro's commits (same author, author time and subject), each keeping only the adapter's part,
+    one naming a revert that astro's own commit had not named. A copy lands nothing new: it announces
+    no reland (it was counted as one, and missed, since main had reworked what it names meanwhile)."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    undo = revert(repo, repo.commit("Add alpha client (#5)"))
+    repo.branch("imported")
+    stream(repo, "main")
+    adapter = "NETLIFY_TIMEOUT = configured_timeout('netlify')\n"
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.write("adapter/netlify.py", adapter)
+    when = "@1700000000 +0000"
+    original = repo.commit("New alpha client (#7)", date=when)
+    repo.write("app/alpha.py", feature("alpha").replace("session.post", "session.put").replace("payload", "body"))
+    repo.commit("Use PUT for the alpha client")
+    repo.checkout("imported")
+    repo.write("adapter/netlify.py", adapter)  # the adapter's part of the commit, its message rewritten
+    repo.commit(f"New alpha client (#7)\n\nThis reverts commit {undo}.\n", date=when)
+    repo.write("adapter/edge/netlify.py", "NETLIFY_EDGE = configured_edge('netlify')\n")
+    repo.commit("Netlify edge functions")
+    repo.checkout("main")
+    repo.merge("imported", "Merge pull request #13 from someone/move-netlify")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 0 and data["missed"] == [] and data["relands_skipped"] == []
+    assert [f["commit"] for f in data["flags"]] == [original]  # the change made again, under its own title
