@@ -78,7 +78,8 @@ def informative(text: str) -> bool:
 
 class Match:
     def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None,
-                 own: int = 0, recreated: tuple[str, ...] = (), added: int = 0, added_total: int = 0) -> None:
+                 own: int = 0, recreated: tuple[str, ...] = (), added: int = 0, added_total: int = 0,
+                 edited: int = 0) -> None:
         self.matched = matched
         self.total = total
         self.where = where  # first re-added line in the change: (path, line at head)
@@ -87,6 +88,7 @@ class Match:
         self.recreated = recreated  # the attempt created only these files, and the change creates them again
         self.added = added  # of `matched`, the attempt's added lines the change adds again
         self.added_total = added_total  # of `total`, the attempt's added lines
+        self.edited = edited  # an attempt with no informative line: the lines of its edit, which the change makes alone
 
 
 def _name(path: str) -> str:
@@ -101,7 +103,10 @@ class ChangeLines:
     net difference counts. Moving code is not proposing it; and a reland re-adds lines that its
     revert took out of the tree, so it never removes them too. `files` keeps, per line, the names
     of the files it was added to or removed from (the file name, so that a moved file still counts).
-    `created` holds the paths of the files it creates; `only_creates` says it does nothing else."""
+    `created` holds the paths of the files it creates; `only_creates` says it does nothing else.
+    `edit` holds every line that is not trivial, informative or not, per file name: the whole edit of
+    a change too small to have informative lines (a CI matrix's `- '17'`), which only that edit
+    alone can make again."""
 
     def __init__(self, change: Approach) -> None:
         adds: Counter[str] = Counter()
@@ -109,6 +114,9 @@ class ChangeLines:
         self.first_at: dict[str, tuple[str, int]] = {}
         self.files: dict[tuple[bool, str], set[str]] = {}
         self.by_name: dict[tuple[bool, str], list[str]] = {}  # (added, file name) -> its informative lines
+        plus: Counter[tuple[str, str]] = Counter()  # (file name, line): its non-trivial lines, added
+        minus: Counter[tuple[str, str]] = Counter()  # … and removed
+        self.edit_at: tuple[str, int] | None = None  # its first non-trivial added line
         made: list[FileChange] = []  # the files that are not bookkeeping
         for f in change.files:
             name = _name(f.path)
@@ -117,6 +125,10 @@ class ChangeLines:
             made.append(f)
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
                 for ln in lines:
+                    if not ln.trivial:
+                        (plus if added else minus)[name, ln.text] += 1
+                        if added and self.edit_at is None:
+                            self.edit_at = (f.path, ln.lineno)
                     if not ln.trivial and informative(ln.text):
                         pool[ln.text] += 1
                         self.files.setdefault((added, ln.text), set()).add(name)
@@ -126,6 +138,8 @@ class ChangeLines:
         moved = adds & removes
         self.adds = adds - moved
         self.removes = removes - moved
+        both = plus & minus  # re-indented, or moved within the file: no edit
+        self.edit = (plus - both, minus - both)
         self.created = frozenset(f.path for f in made if f.status == "A")
         self.only_creates = bool(made) and len(self.created) == len(made)
 
@@ -197,8 +211,11 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
     recreated: tuple[str, ...] = ()
     if tried.only_creates and tried.created <= lines_of.created:
         recreated = tuple(sorted(tried.created))
+    alone = 0
+    if not total and any(tried.edit) and tried.edit == lines_of.edit:
+        alone, where = sum(sum(side.values()) for side in tried.edit), lines_of.edit_at
     return Match(matched, total, where, local, own=lines_of.total, recreated=recreated, added=re_added,
-                 added_total=added_total)
+                 added_total=added_total, edited=alone)
 
 
 def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
@@ -206,7 +223,10 @@ def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
     lines and at least `min_lines` of them (an attempt smaller than `min_lines` only when all of it
     comes back, in the files it touched: one or two lines alone, `return 'utf-8'`, a re-removed
     condition, recur elsewhere by chance); "files" — the attempt only created files and the change
-    creates every one of them again.
+    creates every one of them again; "edit" — the attempt has no informative line (`- '17'` in a CI
+    matrix, `blank_issues_enabled: false`) and the change makes its whole edit again and nothing else,
+    line for line in files of the same names: a short line alone says little, the same edit alone
+    after its revert says it all (pnpm's `ci: test on Node.js 17`, reverted and made again).
 
     Or half of what the attempt added comes back (`ADDED_OF_ATTEMPT`; `min_lines` or more, mostly in
     its files, a quarter of the change): what it removed, its revert put back in the tree, where later
@@ -253,7 +273,9 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
     """(`match_kind`, and when it is None, the rule it falls short of)."""
     files = "files" if m.recreated else None
     if not m.total:
-        return files, "" if files else "the attempt has no informative lines"
+        if files or m.edited:
+            return files or "edit", ""
+        return None, "the attempt has no informative lines, and the change does not make its whole edit again, alone"
     said = f"it re-adds {m.matched} of the attempt's {m.total} informative lines"
     if m.total < min_lines:
         if m.matched != m.total or m.local != m.total:
@@ -297,6 +319,8 @@ def describe(m: Match, kind: str) -> str:
     """How the change re-proposes the attempt, for a finding's message (`…of <attempt>`)."""
     if kind == "files":
         return f"This creates again {', '.join(m.recreated)}, the files"
+    if kind == "edit":
+        return f"This makes again, alone, the {m.edited}-line edit"
     return f"This re-adds {m.matched} of {m.total} lines"
 
 

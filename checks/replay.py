@@ -344,7 +344,7 @@ class Hit:
     attempt: Attempt
     match: Match
     expected: bool
-    kind: str  # `deadends.match_kind` (lines | files), or dependency
+    kind: str  # `deadends.match_kind` (lines | files | edit), or dependency
     moved: str = ""  # dependency: "clap 4.5.34 -> 4.5.35"
 
 
@@ -476,6 +476,7 @@ class _Index:
         self.creating: dict[str, list[Attempt]] = defaultdict(list)  # path -> attempts that only created files
         self.versions: dict[str, list[Attempt]] = defaultdict(list)  # a version its dependencies moved to
         self.moving: list[Attempt] = []  # the attempts that moved dependencies
+        self.edits: list[Attempt] = []  # the attempts with no informative line, matched by their whole edit
         for a in attempts:
             for dep in a.deps:
                 self.versions[_bare_version(dep["version_range"])].append(a)
@@ -483,6 +484,12 @@ class _Index:
                 self.moving.append(a)
             if a.lines_of is None:
                 continue
+            if not a.lines_of.total and any(a.lines_of.edit):
+                self.edits.append(a)
+                plus, minus = a.lines_of.edit
+                for sign, side in (("+", plus), ("-", minus)):
+                    for _name, text in side:
+                        self.keys[_key(sign, text)].append(a)
             if a.lines_of.only_creates:
                 for path in a.lines_of.created:
                     self.creating[path].append(a)
@@ -525,6 +532,9 @@ class _Index:
             for a in self.creating.get(path, ()):
                 if a.active(landing):
                     out.setdefault(id(a), a)
+        for a in self.edits:  # (a few: compared whole)
+            if a.active(landing) and a.lines_of is not None and a.lines_of.edit == change.edit:
+                out.setdefault(id(a), a)
         return list(out.values())
 
 
@@ -839,7 +849,7 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
                 for i, sha in enumerate(history.chain) if sha not in skip}
     _relands(history, landings)
     reverted_before = _revert_mentions(history)
-    index = _Index(a for a in history.attempts if a.lines or a.deps)
+    index = _Index(a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit)))
     scan_started = time.perf_counter()
     chosen, result.patches_from = _prefilter(history, landings, index, progress)
     result.seconds["patches"] = time.perf_counter() - scan_started

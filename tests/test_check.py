@@ -82,6 +82,33 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     assert f"lines of the change {revert[:7]} 'revert the permission cache' reverted: Stale grants" in dead["message"]
 
 
+def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """pnpm's `ci: test on Node.js 17`: a matrix entry too short to count as a line of an approach,
+    reverted for a reason; a branch that makes that edit again, and nothing else, re-proposes it."""
+    ci = "jobs:\n  test:\n    strategy:\n      matrix:\n        node:\n          - '16'\n"
+    repo = GitRepo(tmp_path)
+    repo.write(".github/workflows/ci.yml", ci)
+    repo.commit("initial")
+    repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
+    tried = repo.commit("ci: test on Node.js 17")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git("commit", "--amend", "-q", "-m", f'Revert "ci: test on Node.js 17"\n\nThis reverts commit {tried}.\n\n'
+             "node-gyp fails to build on 17.\n")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
+    repo.commit("Test on Node 17")
+    code, report, _ = check(cli, repo, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1 and (dead["path"], dead["line"]) == (".github/workflows/ci.yml", 7)
+    assert dead["message"].startswith(f"This makes again, alone, the 1-line edit of {tried[:7]} 'ci: test on Node.js")
+    assert dead["message"].endswith("node-gyp fails to build on 17.")
+    repo.write("README.md", "Node 17 is tested.\n")
+    repo.commit("Say so")
+    code, report, _ = check(cli, repo, "--base", "main")  # with more in the change, one line says too little
+    assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+
+
 def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """One clone (or one CI cache) sees many branches: a reland waiting on one branch retires the
     attempt there, and only there, while it is not merged."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from harvest_repo import CACHE, HarvestRepo
 
-from comind.checks.deadends import ChangeLines, is_match, match_lines, shortfall
+from comind.checks.deadends import ChangeLines, is_match, match_kind, match_lines, shortfall
 from comind.harvest.approach import approach, approach_of_range, bookkeeping, release_notes
 
 THRESHOLD, MIN_LINES = 0.6, 3
@@ -163,6 +163,40 @@ def test_half_of_what_an_attempt_added_brought_back_is_matched(repo: HarvestRepo
                        {"legacy.py": "".join(modern[:4]) + rework, "events.py": events})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
     assert (m.matched, m.own) == (4, 27) and not is_match(m, THRESHOLD, MIN_LINES)  # under a quarter of the change
+
+
+CI = "jobs:\n  test:\n    strategy:\n      matrix:\n        node:\n          - '14'\n          - '16'\n"
+
+
+def test_an_attempt_with_no_informative_line_is_matched_by_its_whole_edit_alone(repo: HarvestRepo) -> None:
+    """pnpm's `ci: test on Node.js 17`: one line, `- '17'`, too short to count anywhere; reverted, and
+    made again alone. The same edit alone re-proposes it; the line inside another change does not."""
+    repo.commit("CI\n", {".github/workflows/ci.yml": CI})
+    attempt = repo.commit("ci: test on Node.js 17\n", {".github/workflows/ci.yml": CI + "          - '17'\n"})
+    repo.revert(attempt)
+    again = repo.commit("ci: test on Node.js 17 (#3990)\n", {".github/workflows/ci.yml": CI + "          - '17'\n"})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.total, m.edited, m.where) == (0, 1, (".github/workflows/ci.yml", 8))
+    assert match_kind(m, THRESHOLD, MIN_LINES) == "edit"
+    repo.revert(again)
+    more = repo.commit("ci: Node.js 17 and a lint job\n", {".github/workflows/ci.yml": CI + "          - '17'\n",
+                                                          "lint.sh": "npx eslint --max-warnings 0 src\n"})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, more))
+    assert m.edited == 0 and not is_match(m, THRESHOLD, MIN_LINES)  # not alone
+    assert shortfall(m, THRESHOLD, MIN_LINES) == ("the attempt has no informative lines, and the change does not "
+                                                  "make its whole edit again, alone")
+    repo.revert(more)
+    elsewhere = repo.commit("Node.js 17 in the docs matrix\n", {"docs/matrix.yml": "          - '17'\n"})
+    assert not matches(repo, attempt, elsewhere)  # the same line in a file named otherwise
+    repo.revert(elsewhere)
+    eighteen = repo.commit("ci: test on Node.js 17 and 18\n",
+                           {".github/workflows/ci.yml": CI + "          - '17'\n          - '18'\n"})
+    assert not matches(repo, attempt, eighteen)  # another edit
+    repo.revert(eighteen)
+    moved = repo.commit("ci: reorder\n", {".github/workflows/ci.yml": CI.replace("          - '14'\n", "")
+                                           + "          - '14'\n"})
+    m = match_lines(approach(repo.path, moved), approach(repo.path, again))
+    assert not any(ChangeLines(approach(repo.path, moved)).edit) and m.edited == 0  # a line moved is no edit
 
 
 def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo) -> None:

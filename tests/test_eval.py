@@ -751,3 +751,25 @@ def test_a_merged_copy_of_a_commit_the_branch_has_announces_nothing(cli, tmp_pat
     data = replay(cli, repo.path)
     assert data["relands"] == 0 and data["missed"] == [] and data["relands_skipped"] == []
     assert [f["commit"] for f in data["flags"]] == [original]  # the change made again, under its own title
+
+
+def test_a_one_line_edit_made_again_alone_is_flagged(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """pnpm's `ci: test on Node.js 17` and setuptools' `blank_issues_enabled: false`: attempts with no
+    informative line, relanded by the same edit alone. The replay finds them as check does; the
+    same line inside an ordinary change is no flag."""
+    ci = "jobs:\n  test:\n    strategy:\n      matrix:\n        node:\n          - '16'\n"
+    repo = started(tmp_path)
+    repo.write(".github/workflows/ci.yml", ci)
+    repo.commit("CI")
+    repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
+    revert(repo, repo.commit("ci: test on Node.js 17"))
+    stream(repo, "main")
+    repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
+    reland = repo.commit('Reapply "ci: test on Node.js 17"')
+    stream(repo, "late")
+    repo.write(".github/workflows/ci.yml", ci + "          - '17'\n          - '18'\n")
+    repo.commit("ci: test on Node.js 18")
+    data = replay(cli, repo.path)
+    assert (data["relands"], data["relands_flagged"], data["false_flags"]) == (1, 1, 0)
+    [flag] = data["flags"]
+    assert flag["commit"] == reland and [m["how"] for m in flag["matches"]] == ["edit"]
