@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from comind.checks.findings import Finding, Report
@@ -114,9 +114,6 @@ class ChangeLines:
         self.first_at: dict[str, tuple[str, int]] = {}
         self.files: dict[tuple[bool, str], set[str]] = {}
         self.by_name: dict[tuple[bool, str], list[str]] = {}  # (added, file name) -> its informative lines
-        plus: Counter[tuple[str, str]] = Counter()  # (file name, line): its non-trivial lines, added
-        minus: Counter[tuple[str, str]] = Counter()  # … and removed
-        self.edit_at: tuple[str, int] | None = None  # its first non-trivial added line
         made: list[FileChange] = []  # the files that are not bookkeeping
         for f in change.files:
             name = _name(f.path)
@@ -125,10 +122,6 @@ class ChangeLines:
             made.append(f)
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
                 for ln in lines:
-                    if not ln.trivial:
-                        (plus if added else minus)[name, ln.text] += 1
-                        if added and self.edit_at is None:
-                            self.edit_at = (f.path, ln.lineno)
                     if not ln.trivial and informative(ln.text):
                         pool[ln.text] += 1
                         self.files.setdefault((added, ln.text), set()).add(name)
@@ -138,14 +131,31 @@ class ChangeLines:
         moved = adds & removes
         self.adds = adds - moved
         self.removes = removes - moved
-        both = plus & minus  # re-indented, or moved within the file: no edit
-        self.edit = (plus - both, minus - both)
+        self._made = made
         self.created = frozenset(f.path for f in made if f.status == "A")
         self.only_creates = bool(made) and len(self.created) == len(made)
 
     @property
     def total(self) -> int:
         return sum(self.adds.values()) + sum(self.removes.values())
+
+    @cached_property
+    def edit(self) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+        """(added, removed): its non-trivial lines by (file name, line), a line both added and removed
+        in a file (re-indented, moved within it) left out; computed only when an attempt asks."""
+        plus: Counter[tuple[str, str]] = Counter()
+        minus: Counter[tuple[str, str]] = Counter()
+        for f in self._made:
+            name = _name(f.path)
+            plus.update((name, ln.text) for ln in f.added if not ln.trivial)
+            minus.update((name, ln.text) for ln in f.removed if not ln.trivial)
+        both = plus & minus
+        return plus - both, minus - both
+
+    @cached_property
+    def edit_at(self) -> tuple[str, int] | None:
+        """Its first non-trivial added line: (path, line at head)."""
+        return next(((f.path, ln.lineno) for f in self._made for ln in f.added if not ln.trivial), None)
 
 
 def _tokens(text: str) -> Counter[str]:
