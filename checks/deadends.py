@@ -222,7 +222,8 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
     if tried.only_creates and tried.created <= lines_of.created:
         recreated = tuple(sorted(tried.created))
     alone = 0
-    if not total and any(tried.edit) and tried.edit == lines_of.edit:
+    # an attempt with no informative line, its whole edit made again alone (which has none either)
+    if not total and not lines_of.total and any(tried.edit) and tried.edit == lines_of.edit:
         alone, where = sum(sum(side.values()) for side in tried.edit), lines_of.edit_at
     return Match(matched, total, where, local, own=lines_of.total, recreated=recreated, added=re_added,
                  added_total=added_total, edited=alone)

@@ -532,9 +532,10 @@ class _Index:
             for a in self.creating.get(path, ()):
                 if a.active(landing):
                     out.setdefault(id(a), a)
-        for a in self.edits:  # (a few: compared whole)
-            if a.active(landing) and a.lines_of is not None and a.lines_of.edit == change.edit:
-                out.setdefault(id(a), a)
+        if not change.total:  # an edit with no informative line, as theirs: compared whole (they are few)
+            for a in self.edits:
+                if a.active(landing) and a.lines_of is not None and a.lines_of.edit == change.edit:
+                    out.setdefault(id(a), a)
         return list(out.values())
 
 
@@ -701,14 +702,16 @@ def _copies(history: History) -> set[str]:
     author time and subject; the message may be rewritten): an imported history carrying the project's
     own past (astro's adapters, split off with it and merged back years later), a release branch's
     cherry-picks merged back. They land nothing new, so they announce no reland."""
+    def key(c: CommitInfo) -> tuple[str, int, str]:
+        return c.author_email, c.author_time, c.subject
+
     reverted = {a.reverted for a in history.attempts if a.reverted}
-    first: dict[tuple[str, int, str], int] = {}
+    first: dict[tuple[str, int, str], int] = {}  # each key's first landing
     for c in history.commits:
         if c.sha not in reverted:
-            key = (c.author_email, c.author_time, c.subject)
-            first[key] = min(first.get(key, history.landing[c.sha]), history.landing[c.sha])
+            first[key(c)] = min(first.get(key(c), history.landing[c.sha]), history.landing[c.sha])
     return {c.sha for brought in history.side.values() for c in brought
-            if first.get((c.author_email, c.author_time, c.subject), history.landing[c.sha]) < history.landing[c.sha]}
+            if first.get(key(c), history.landing[c.sha]) < history.landing[c.sha]}
 
 
 def _subject_keys(history: History, undone: set[str]) -> dict[str, list[tuple[int, str]]]:
