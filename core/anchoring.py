@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
@@ -208,20 +209,12 @@ class Anchorer:
         which comparing a body reads (one request per blob would be a round trip each)."""
         from comind.promisor import fetch_missing, promisor_remote
 
-        repo = self.index.repo
-        if promisor_remote(repo) is None:
+        if promisor_remote(self.index.repo) is None:
             return 0
-        import pygit2
-
-        blobs = []
-        for record in records:
-            for anchor in record.anchors:
-                if anchor.get("commit") and anchor.get("path") and anchor.get("scope") == "symbol":
-                    try:
-                        blobs.append(repo.revparse_single(anchor["commit"]).peel(pygit2.Commit).tree[anchor["path"]].id)
-                    except (KeyError, ValueError, pygit2.GitError):
-                        continue
-        return fetch_missing(repo, blobs)
+        entries = (_entry(self.index, anchor["commit"], anchor["path"]) for record in records
+                   for anchor in record.anchors
+                   if anchor.get("commit") and anchor.get("path") and anchor.get("scope") == "symbol")
+        return fetch_missing(self.index.repo, [entry.id for entry in entries if entry is not None])
 
     def renames(self, old: str, new: str) -> tuple[dict[str, str], set[str]]:
         """(old path -> new path for renamed files, deleted paths) between two commits.
@@ -313,14 +306,8 @@ class Anchorer:
         while self._has_path(chain[start], path):
             if self._has_path(chain[-1], path):
                 return path, renamed, None
-            present, gone = start, len(chain) - 1
-            while gone - present > 1:
-                middle = (present + gone) // 2
-                if self._has_path(chain[middle], path):
-                    present = middle
-                else:
-                    gone = middle
-            moved = self.rename_of(path, chain[present], chain[gone])
+            gone = _first_without(chain, start, partial(self._has_path, path=path))
+            moved = self.rename_of(path, chain[gone - 1], chain[gone])
             if moved is None:
                 return None, False, chain[gone]
             path, renamed, start = moved, True, gone
@@ -480,14 +467,7 @@ class Anchorer:
             if landed is None or not self._defines(chain[landed[0]], path, qualname):
                 return None
             start = landed[0]
-        present, gone = start, len(chain) - 1
-        while gone - present > 1:
-            middle = (present + gone) // 2
-            if self._defines(chain[middle], path, qualname):
-                present = middle
-            else:
-                gone = middle
-        return chain[gone]
+        return chain[_first_without(chain, start, lambda commit: self._defines(commit, path, qualname))]
 
     def _defines(self, commit: str, path: str, qualname: str) -> bool:
         blob = _blob_at(self.index, commit, path)
@@ -782,30 +762,49 @@ def _similarity(a: bytes, b: bytes) -> float:
     return (lines_a - removed) / longest if longest else 1.0
 
 
+def _entry(index: CodeIndex, commit: str, path: str) -> pygit2.Object | None:
+    """The tree entry at `path` in `commit`: it names the blob without reading it (a partial clone
+    may lack the blob)."""
+    import pygit2
+
+    try:
+        return index.repo.revparse_single(commit).peel(pygit2.Commit).tree[path]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
 def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
     import pygit2
 
     from comind.promisor import fetch_missing
 
-    repo = index.repo
-    try:  # the tree entry names the blob without reading it: a partial clone may lack it
-        entry = repo.revparse_single(commit).peel(pygit2.Commit).tree[path]
-        if entry.type_str != "blob":
-            return None
-        fetch_missing(repo, [entry.id])
-        return bytes(cast("pygit2.Blob", repo[entry.id]).data)
+    entry = _entry(index, commit, path)
+    if entry is None or entry.type_str != "blob":
+        return None
+    fetch_missing(index.repo, [entry.id])
+    try:
+        return bytes(cast("pygit2.Blob", index.repo[entry.id]).data)
     except (KeyError, ValueError, pygit2.GitError):
         return None
 
 
 def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
-    """The id of the blob at `path` in `commit`, from its tree entry: a partial clone may lack the blob."""
-    import pygit2
+    """The id of the blob at `path` in `commit`."""
+    entry = _entry(index, commit, path)
+    return None if entry is None else str(entry.id)
 
-    try:
-        return str(index.repo.revparse_single(commit).peel(pygit2.Commit).tree[path].id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return None
+
+def _first_without(chain: list[str], start: int, holds: Callable[[str], bool]) -> int:
+    """The index of the first landing after `start` where `holds` is false, by binary search: it holds
+    at `start` and not at the chain's end (a file's path, a symbol in it; ~15 probes of thousands)."""
+    present, gone = start, len(chain) - 1
+    while gone - present > 1:
+        middle = (present + gone) // 2
+        if holds(chain[middle]):
+            present = middle
+        else:
+            gone = middle
+    return gone
 
 
 CLOCK_SKEW = 86_400  # seconds a commit's time may precede its parent's
