@@ -69,8 +69,13 @@ PROVENANCE = {"actor": "bench", "author_kind": "human", "source": "cli"}
 
 
 def record(check: dict[str, Any], n: int) -> Any:
-    return new_record("constraint", title=f"rule {n}", anchors=[{"scope": "repo", "raw": "repo:"}],
-                      fields={"rule": f"rule {n}", "severity": "must", "check": check}, provenance=PROVENANCE)
+    return new_record(
+        "constraint",
+        title=f"rule {n}",
+        anchors=[{"scope": "repo", "raw": "repo:"}],
+        fields={"rule": f"rule {n}", "severity": "must", "check": check},
+        provenance=PROVENANCE,
+    )
 
 
 def export_python(repo: pygit2.Repository, rev: str, dest: Path) -> int:
@@ -83,8 +88,12 @@ def export_python(repo: pygit2.Repository, rev: str, dest: Path) -> int:
             path = prefix + (entry.name or "")
             if isinstance(entry, pygit2.Tree):
                 stack.append((entry, path + "/"))
-            elif isinstance(entry, pygit2.Blob) and entry.filemode in (0o100644, 0o100755) \
-                    and path.endswith((".py", ".pyi")) and entry.size <= 1 << 20:
+            elif (
+                isinstance(entry, pygit2.Blob)
+                and entry.filemode in (0o100644, 0o100755)
+                and path.endswith((".py", ".pyi"))
+                and entry.size <= 1 << 20
+            ):
                 target = dest / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(entry.data)
@@ -100,11 +109,16 @@ def bench_ast_grep(repo_path: str, rev: str, n_rules: int, repeat: int, tmp: Pat
     rule_dir = tmp / "sg" / "rules"
     rule_dir.mkdir(parents=True)
     for i, rule in enumerate(rules):
-        (rule_dir / f"r{i}.yml").write_text(yaml.safe_dump(
-            {"id": f"r{i}", "language": "python", "severity": "warning", "message": f"rule {i}", "rule": rule}))
+        (rule_dir / f"r{i}.yml").write_text(
+            yaml.safe_dump(
+                {"id": f"r{i}", "language": "python", "severity": "warning", "message": f"rule {i}", "rule": rule}
+            )
+        )
     (tmp / "sg" / "sgconfig.yml").write_text("ruleDirs: [rules]\n")
-    checks = [(r, compile_check(r.id, r.fields["check"])) for r in (
-        record({"type": "ast-grep", "language": "python", "rule": rule}, i) for i, rule in enumerate(rules))]
+    checks = [
+        (r, compile_check(r.id, r.fields["check"]))
+        for r in (record({"type": "ast-grep", "language": "python", "rule": rule}, i) for i, rule in enumerate(rules))
+    ]
 
     counts: dict[str, int] = {}
 
@@ -120,8 +134,12 @@ def bench_ast_grep(repo_path: str, rev: str, n_rules: int, repeat: int, tmp: Pat
     def theirs() -> float:
         start = time.perf_counter()
         # --no-ignore hidden: the export has dot-directories (.ci/) that ast-grep skips by default
-        done = subprocess.run([AST_GREP, "scan", "--no-ignore", "hidden", "--json=stream", "src"], cwd=tmp / "sg",
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            [AST_GREP, "scan", "--no-ignore", "hidden", "--json=stream", "src"],
+            cwd=tmp / "sg",
+            capture_output=True,
+            check=False,
+        )
         counts["ast-grep"] = sum(1 for line in done.stdout.splitlines() if line.strip())
         return time.perf_counter() - start
 
@@ -131,21 +149,33 @@ def bench_ast_grep(repo_path: str, rev: str, n_rules: int, repeat: int, tmp: Pat
         peer.append(theirs())
         warm.append(ours(cold=False))
     note = f"{files} Python files, {n_rules} rules; matches: comind {counts['comind']}, ast-grep {counts['ast-grep']}"
-    return [Row(f"--all, {n_rules} ast-grep rules, cold", min(mine), "ast-grep scan", min(peer), note=note),
-            Row(f"--all, {n_rules} ast-grep rules, warm (result cache)", min(warm), "ast-grep scan", min(peer),
-                note="nothing changed since the last run")]
+    return [
+        Row(f"--all, {n_rules} ast-grep rules, cold", min(mine), "ast-grep scan", min(peer), note=note),
+        Row(
+            f"--all, {n_rules} ast-grep rules, warm (result cache)",
+            min(warm),
+            "ast-grep scan",
+            min(peer),
+            note="nothing changed since the last run",
+        ),
+    ]
 
 
 def changed_base(repo_path: str, rev: str, want: int) -> tuple[str, int]:
     for k in range(1, 400):
-        out = subprocess.run(["git", "--git-dir", repo_path, "diff", "--name-only", f"{rev}~{k}", rev, "--", "*.py"],
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            ["git", "--git-dir", repo_path, "diff", "--name-only", f"{rev}~{k}", rev, "--", "*.py"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if out.returncode != 0:
             break
         n = len(out.stdout.split())
         if n >= want:
-            base = subprocess.run(["git", "--git-dir", repo_path, "rev-parse", f"{rev}~{k}"], capture_output=True,
-                                  text=True, check=True).stdout.strip()
+            base = subprocess.run(
+                ["git", "--git-dir", repo_path, "rev-parse", f"{rev}~{k}"], capture_output=True, text=True, check=True
+            ).stdout.strip()
             return base, n
     raise SystemExit(f"no ancestor of {rev} with {want} changed Python files")
 
@@ -156,20 +186,36 @@ def bench_semgrep(repo_path: str, rev: str, want: int, n_rules: int, repeat: int
         print("semgrep is not installed: semgrep benchmark skipped")
         return []
     git_dir = pygit2.Repository(repo_path).path
-    head = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", rev], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "--git-dir", git_dir, "rev-parse", rev], capture_output=True, text=True, check=True
+    ).stdout.strip()
     base, changed = changed_base(git_dir, head, want)
-    rules = [{"id": f"s{i}", "languages": ["python"], "message": f"semgrep rule {i}", "severity": "WARNING",
-              **SEMGREP_RULES[i % len(SEMGREP_RULES)]} for i in range(n_rules)]
-    checks = [(r, compile_check(r.id, r.fields["check"])) for r in (
-        record({"type": "semgrep", "rule": rule}, i) for i, rule in enumerate(rules))]
+    rules = [
+        {
+            "id": f"s{i}",
+            "languages": ["python"],
+            "message": f"semgrep rule {i}",
+            "severity": "WARNING",
+            **SEMGREP_RULES[i % len(SEMGREP_RULES)],
+        }
+        for i in range(n_rules)
+    ]
+    checks = [
+        (r, compile_check(r.id, r.fields["check"]))
+        for r in (record({"type": "semgrep", "rule": rule}, i) for i, rule in enumerate(rules))
+    ]
     work = tmp / "wt"
     subprocess.run(["git", "clone", "-q", "--no-checkout", git_dir, str(work)], check=True)
     subprocess.run(["git", "-C", str(work), "checkout", "-q", head], check=True)
     rules_file = tmp / "semgrep-rules.yml"
     rules_file.write_text(yaml.safe_dump({"rules": rules}))
-    env = dict(os.environ, SEMGREP_SEND_METRICS="off", SEMGREP_ENABLE_VERSION_CHECK="0",
-               SEMGREP_SETTINGS_FILE=str(tmp / "settings.yml"), SEMGREP_LOG_FILE=str(tmp / "semgrep.log"))
+    env = dict(
+        os.environ,
+        SEMGREP_SEND_METRICS="off",
+        SEMGREP_ENABLE_VERSION_CHECK="0",
+        SEMGREP_SETTINGS_FILE=str(tmp / "settings.yml"),
+        SEMGREP_LOG_FILE=str(tmp / "semgrep.log"),
+    )
     counts: dict[str, int] = {}
 
     def ours() -> float:
@@ -183,9 +229,24 @@ def bench_semgrep(repo_path: str, rev: str, want: int, n_rules: int, repeat: int
 
     def theirs() -> float:
         start = time.perf_counter()
-        done = subprocess.run([exe, "scan", "--baseline-commit", base, "--config", str(rules_file), "--json",
-                               "--metrics=off", "--disable-version-check", "--quiet"], cwd=work, env=env,
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            [
+                exe,
+                "scan",
+                "--baseline-commit",
+                base,
+                "--config",
+                str(rules_file),
+                "--json",
+                "--metrics=off",
+                "--disable-version-check",
+                "--quiet",
+            ],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
         try:
             counts["semgrep"] = len(json.loads(done.stdout)["results"])
         except (ValueError, KeyError):
@@ -197,10 +258,11 @@ def bench_semgrep(repo_path: str, rev: str, want: int, n_rules: int, repeat: int
     for _ in range(repeat):
         mine.append(ours())
         peer.append(theirs())
-    note = (f"{changed} changed Python files ({base[:10]}..{head[:10]}), {n_rules} rules; new findings: "
-            f"comind {counts['comind']}, semgrep {counts['semgrep']}")
-    return [Row(f"diff-aware, {n_rules} semgrep rules", min(mine), "semgrep --baseline-commit", min(peer),
-                note=note)]
+    note = (
+        f"{changed} changed Python files ({base[:10]}..{head[:10]}), {n_rules} rules; new findings: "
+        f"comind {counts['comind']}, semgrep {counts['semgrep']}"
+    )
+    return [Row(f"diff-aware, {n_rules} semgrep rules", min(mine), "semgrep --baseline-commit", min(peer), note=note)]
 
 
 def main() -> None:

@@ -48,8 +48,12 @@ def export(repo: pygit2.Repository, rev: str, dest: Path) -> tuple[int, int]:
             path = prefix + (entry.name or "")
             if isinstance(entry, pygit2.Tree):
                 stack.append((entry, path + "/"))
-            elif (isinstance(entry, pygit2.Blob) and entry.filemode in (0o100644, 0o100755)
-                  and language_for_path(path) and entry.size <= MAX_FILE_SIZE):
+            elif (
+                isinstance(entry, pygit2.Blob)
+                and entry.filemode in (0o100644, 0o100755)
+                and language_for_path(path)
+                and entry.size <= MAX_FILE_SIZE
+            ):
                 target = dest / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(entry.data)
@@ -114,13 +118,13 @@ print(json.dumps({"wall": wall, "rss_workers": resource.getrusage(resource.RUSAG
 """
 
 
-def run_index(repo: str, cache: Path, rev: str, count_defs: bool = False
-              ) -> tuple[float, int, dict[str, object], float]:
+def run_index(
+    repo: str, cache: Path, rev: str, count_defs: bool = False
+) -> tuple[float, int, dict[str, object], float]:
     """(outer wall seconds incl. interpreter start, peak RSS KiB of the main process, its report,
     CPU seconds of the process and its workers incl. interpreter start)."""
     out = cache.with_suffix(".json")
-    wall, rss, cpu = timed([sys.executable, "-c", CHILD, repo, str(cache), rev,
-                            *(["1"] if count_defs else [])], out)
+    wall, rss, cpu = timed([sys.executable, "-c", CHILD, repo, str(cache), rev, *(["1"] if count_defs else [])], out)
     return wall, rss, json.loads(out.read_text()), cpu
 
 
@@ -165,8 +169,10 @@ def main() -> None:
         n_files, n_bytes = export(repo, args.rev, files)
         rules = rules_file(tmp)
         cli_version = subprocess.run([AST_GREP, "--version"], capture_output=True, text=True).stdout.strip()
-        print(f"{args.repo} @ {args.rev}: {n_files} indexable files, {n_bytes / 1e6:.1f} MB; "
-              f"{os.cpu_count()} CPUs; {cli_version}")
+        print(
+            f"{args.repo} @ {args.rev}: {n_files} indexable files, {n_bytes / 1e6:.1f} MB; "
+            f"{os.cpu_count()} CPUs; {cli_version}"
+        )
 
         cli_best = cold_best = cold_outer = cli_cpu = cold_cpu = float("inf")
         cli_rss = cold_rss = worker_rss = matches = 0
@@ -187,13 +193,16 @@ def main() -> None:
             snap = ix.snapshot(args.rev)
             warm_in = min(warm_in, time.perf_counter() - start)
         assert snap.stats.parsed == 0
-        warm_outer, _, warm_report, _ = min((run_index(args.repo, warm_cache, args.rev) for _ in range(args.repeat)),
-                                            key=lambda r: r[0])
+        warm_outer, _, warm_report, _ = min(
+            (run_index(args.repo, warm_cache, args.rev) for _ in range(args.repeat)), key=lambda r: r[0]
+        )
         _, _, counted, _ = run_index(args.repo, warm_cache, args.rev, count_defs=True)
 
-        print(f"index: {report['files']} files, {report['parsed']} blobs parsed cold, "
-              f"{counted['defs']} definitions, {report['errors']} with syntax errors, skipped {report['skipped']}; "
-              f"ast-grep matched {matches} definitions")
+        print(
+            f"index: {report['files']} files, {report['parsed']} blobs parsed cold, "
+            f"{counted['defs']} definitions, {report['errors']} with syntax errors, skipped {report['skipped']}; "
+            f"ast-grep matched {matches} definitions"
+        )
         print()
         title = f"measure (best of {args.repeat})"
         print(f"| {title:<34} | {'comind':>12} | {'reference':>12} | {'ratio':>7} |")
@@ -216,17 +225,23 @@ def main() -> None:
             ours_wall = time.perf_counter() - start
             edges = graph.edges()
         for root, package in packages:
-            done = subprocess.run([sys.executable, "-c", GRIMP_CHILD, str(root), package],
-                                  check=True, capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-c", GRIMP_CHILD, str(root), package], check=True, capture_output=True, text=True
+            )
             theirs = json.loads(done.stdout)
             prefix = package + "."
-            ours_edges = {(a, b) for a, b in edges if (a == package or a.startswith(prefix))
-                          and (b == package or b.startswith(prefix))}
+            ours_edges = {
+                (a, b)
+                for a, b in edges
+                if (a == package or a.startswith(prefix)) and (b == package or b.startswith(prefix))
+            }
             their_edges = {(a, b) for a, b in theirs["edges"]}
             # comind's figure covers every language and package of the revision, grimp's one package
             print(row(f"import graph vs grimp ({package})", ours_wall, theirs["wall"]))
-            print(f"|   {package}: edges comind {len(ours_edges)}, grimp {len(their_edges)}, "
-                  f"only comind {len(ours_edges - their_edges)}, only grimp {len(their_edges - ours_edges)}")
+            print(
+                f"|   {package}: edges comind {len(ours_edges)}, grimp {len(their_edges)}, "
+                f"only comind {len(ours_edges - their_edges)}, only grimp {len(their_edges - ours_edges)}"
+            )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import Row, best_timed, cli_env, print_table, run_timed  # noqa: E402
 
-WORDS = ["cache", "redis", "session", "token", "retry", "timeout", "schema", "permission", "handler", "query",
-         "index", "lock"]
+WORDS = [
+    "cache",
+    "redis",
+    "session",
+    "token",
+    "retry",
+    "timeout",
+    "schema",
+    "permission",
+    "handler",
+    "query",
+    "index",
+    "lock",
+]
 
 
 def make_records(n: int, seed: str = "") -> list:  # type: ignore[type-arg]
@@ -45,11 +57,17 @@ def make_records(n: int, seed: str = "") -> list:  # type: ignore[type-arg]
     out = []
     for i in range(n):
         w = [WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7)]
-        out.append(new_record("gotcha", title=f"{seed}{w[0]} {w[1]} trap {i}",
-                              body=f"When {w[2]} is used, {w[0]} breaks.",
-                              anchors=[parse_anchor(f"app/mod{i % 97}.py::f{i % 13}")],
-                              fields={"symptom": f"{w[1]} fails", "cause": f"{w[2]} unset"}, provenance=prov,
-                              created_at="2026-11-01T00:00:00Z"))
+        out.append(
+            new_record(
+                "gotcha",
+                title=f"{seed}{w[0]} {w[1]} trap {i}",
+                body=f"When {w[2]} is used, {w[0]} breaks.",
+                anchors=[parse_anchor(f"app/mod{i % 97}.py::f{i % 13}")],
+                fields={"symptom": f"{w[1]} fails", "cause": f"{w[2]} unset"},
+                provenance=prov,
+                created_at="2026-11-01T00:00:00Z",
+            )
+        )
     return out
 
 
@@ -105,8 +123,9 @@ class LatencyProxy:
             finally:
                 sink.close()
 
-        await asyncio.gather(pipe(reader, upstream_writer, self.delay), pipe(upstream_reader, writer, 0),
-                             return_exceptions=True)
+        await asyncio.gather(
+            pipe(reader, upstream_writer, self.delay), pipe(upstream_reader, writer, 0), return_exceptions=True
+        )
 
 
 class Moto:
@@ -114,22 +133,35 @@ class Moto:
     `latency_ms`, reached through a `LatencyProxy`."""
 
     def __init__(self, latency_ms: float = 0) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.process.stdout is not None
         port = int(self.process.stdout.readline())
         self.seed_endpoint = f"http://127.0.0.1:{port}"  # buckets are made without the latency
         if latency_ms:
             port = LatencyProxy(port, latency_ms / 1000).port
         self.endpoint = f"http://127.0.0.1:{port}"
-        os.environ.update({"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_REGION": "us-east-1",
-                           "AWS_ENDPOINT_URL": self.endpoint, "AWS_ALLOW_HTTP": "true"})
+        os.environ.update(
+            {
+                "AWS_ACCESS_KEY_ID": "x",
+                "AWS_SECRET_ACCESS_KEY": "x",
+                "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": self.endpoint,
+                "AWS_ALLOW_HTTP": "true",
+            }
+        )
 
     def bucket(self, name: str) -> str:
         import boto3
 
-        boto3.client("s3", endpoint_url=self.seed_endpoint, region_name="us-east-1", aws_access_key_id="x",
-                     aws_secret_access_key="x").create_bucket(Bucket=name)
+        boto3.client(
+            "s3",
+            endpoint_url=self.seed_endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+        ).create_bucket(Bucket=name)
         return f"s3://{name}"
 
     def seed(self, url: str, records: list, tmp: Path) -> int:  # type: ignore[type-arg]
@@ -180,8 +212,18 @@ def s3_server(latency_ms: float = 0) -> Iterator[Moto]:
 def git_repo(path: Path) -> Path:
     path.mkdir(parents=True)
     for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
-        subprocess.run(["git", *args], cwd=path, check=True, env={**os.environ, "GIT_AUTHOR_NAME": "b",
-                       "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"})
+        subprocess.run(
+            ["git", *args],
+            cwd=path,
+            check=True,
+            env={
+                **os.environ,
+                "GIT_AUTHOR_NAME": "b",
+                "GIT_AUTHOR_EMAIL": "b@b",
+                "GIT_COMMITTER_NAME": "b",
+                "GIT_COMMITTER_EMAIL": "b@b",
+            },
+        )
     return path
 
 
@@ -206,14 +248,15 @@ print(time.perf_counter() - start)
 """
 
 
-def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: list[int] | None = None,
-             s3_latency_ms: float = 0) -> list[Row]:
+def measures(
+    sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: list[int] | None = None, s3_latency_ms: float = 0
+) -> list[Row]:
     from comind.store import Store
 
     rows: dict[str, list[Row]] = {"local": [], "s3": []}  # local rows first, as the table always had them
     s3_sizes = sizes if s3_sizes is None else s3_sizes
     server = f"moto server, {s3_latency_ms:g} ms added to each request" if s3_latency_ms else "moto server"
-    with tempfile.TemporaryDirectory() as tmp, (s3_server(s3_latency_ms) if use_s3 else _nothing()) as moto:
+    with tempfile.TemporaryDirectory() as tmp, s3_server(s3_latency_ms) if use_s3 else _nothing() as moto:
         for n in sorted(set(sizes) | (set(s3_sizes) if moto else set())):
             start = time.perf_counter()
             records = make_records(n)
@@ -232,30 +275,56 @@ def measures(sizes: list[int], use_s3: bool = True, repeat: int = 3, s3_sizes: l
                     url = str(base / "store")
                     Store(url).put_many(records)
                     how = "Store.put_many"
-                print(f"[ledger] {n:,} records ({where}): written in {time.perf_counter() - start:.0f} s ({how}; "
-                      f"records made once per size, in {made:.0f} s)", file=sys.stderr, flush=True)
+                print(
+                    f"[ledger] {n:,} records ({where}): written in {time.perf_counter() - start:.0f} s ({how}; "
+                    f"records made once per size, in {made:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 store = Store(url)
                 start = time.perf_counter()
                 store.compact()  # the first: no snapshot to start from, so it lists the inbox
-                rows[where].append(Row(f"first compaction, {n:,} records ({where})", time.perf_counter() - start,
-                                       area="ledger", note="in the benchmark process" +
-                                       ("; moto's listing of the inbox included" if where == "s3" else "")))
+                rows[where].append(
+                    Row(
+                        f"first compaction, {n:,} records ({where})",
+                        time.perf_counter() - start,
+                        area="ledger",
+                        note="in the benchmark process"
+                        + ("; moto's listing of the inbox included" if where == "s3" else ""),
+                    )
+                )
                 # compaction of 1,000 new records on top of n already compacted
                 store.put_many(make_records(1000, seed="new "))
                 # timed in a child process (its own figure, without the start-up) for its peak RSS
                 done = run_timed([sys.executable, "-c", COMPACT, url], env=cli_env())
-                rows[where].append(Row(f"compact 1,000 new onto {n:,} ({where})", float(done.stdout),
-                                       rss=done.rss, area="ledger", target="< 1 s",
-                                       note=server if where == "s3" else ""))
+                rows[where].append(
+                    Row(
+                        f"compact 1,000 new onto {n:,} ({where})",
+                        float(done.stdout),
+                        rss=done.rss,
+                        area="ledger",
+                        target="< 1 s",
+                        note=server if where == "s3" else "",
+                    )
+                )
                 cli_time(repo, "log", "--json", store=url)()  # cold: fills the view
-                for label, args, target in (("log --json", ("log", "--json"), ""),
-                                            ("search", ("search", "redis", "session"), ""),
-                                            ("show ID", ("show", records[n // 2].id), "< 100 ms")):
+                for label, args, target in (
+                    ("log --json", ("log", "--json"), ""),
+                    ("search", ("search", "redis", "session"), ""),
+                    ("show ID", ("show", records[n // 2].id), "< 100 ms"),
+                ):
                     wall, rss = best_timed(cli_time(repo, *args, store=url), repeat)
-                    rows[where].append(Row(f"{label}, {n:,} records, warm ({where})", wall, rss=rss,
-                                           area="ledger", target=target if where == "local" else "",
-                                           note="wall incl. interpreter start" + (
-                                               f"; {server}" if where == "s3" and s3_latency_ms else "")))
+                    rows[where].append(
+                        Row(
+                            f"{label}, {n:,} records, warm ({where})",
+                            wall,
+                            rss=rss,
+                            area="ledger",
+                            target=target if where == "local" else "",
+                            note="wall incl. interpreter start"
+                            + (f"; {server}" if where == "s3" and s3_latency_ms else ""),
+                        )
+                    )
                 print(f"[ledger] {n:,} records ({where}): done", file=sys.stderr, flush=True)
     return rows["local"] + rows["s3"]
 
@@ -270,14 +339,21 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--s3-sizes", help="sizes on S3 (default: --sizes)")
     parser.add_argument("--no-s3", action="store_true")
-    parser.add_argument("--s3-latency", type=float, default=0, metavar="MS",
-                        help="hold each request to moto this long, as a network would (default: 0)")
+    parser.add_argument(
+        "--s3-latency",
+        type=float,
+        default=0,
+        metavar="MS",
+        help="hold each request to moto this long, as a network would (default: 0)",
+    )
     args = parser.parse_args()
     s3_sizes = [int(s) for s in args.s3_sizes.split(",")] if args.s3_sizes else None
-    rows = measures([int(s) for s in args.sizes.split(",")], not args.no_s3, s3_sizes=s3_sizes,
-                    s3_latency_ms=args.s3_latency)
-    rows.append(Row("peak RSS of the benchmark process", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                    unit="MiB"))
+    rows = measures(
+        [int(s) for s in args.sizes.split(",")], not args.no_s3, s3_sizes=s3_sizes, s3_latency_ms=args.s3_latency
+    )
+    rows.append(
+        Row("peak RSS of the benchmark process", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, unit="MiB")
+    )
     print_table("ledger", rows)
 
 

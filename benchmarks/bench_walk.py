@@ -38,13 +38,21 @@ from comind.harvest.markers import revert_markers  # noqa: E402
 from comind.harvest.trailers import parse_trailers  # noqa: E402
 from comind.harvest.walker import SubjectIndex, default_branch, open_repo, walk  # noqa: E402
 
-MIRRORS = ["pallets+flask", "psf+requests", "vitejs+vite", "pydantic+pydantic", "Ian-stetsenko+lore-protocol",
-           "MongLong0214+commitlore", "tmdgusya+lora"]
+MIRRORS = [
+    "pallets+flask",
+    "psf+requests",
+    "vitejs+vite",
+    "pydantic+pydantic",
+    "Ian-stetsenko+lore-protocol",
+    "MongLong0214+commitlore",
+    "tmdgusya+lora",
+]
 
 
 def git_log(repo: str, ref: str) -> int:
-    out = subprocess.run(["git", "--git-dir", repo, "log", "--format=%H%x00%B", ref],
-                         capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", repo, "log", "--format=%H%x00%B", ref], capture_output=True, check=True
+    ).stdout
     parts = out.decode("utf-8", "replace").split("\x00")
     return len(parts) - 1
 
@@ -110,18 +118,37 @@ def main(argv: list[str] | None = None) -> int:
         name = Path(repo).parent.name if Path(repo).name == "repo" else Path(repo).name
         recall: Counter[str] = Counter()
         commits, kinds, with_lore, lore_trailers = message_pass(git_dir, ref, recall)
-        t = interleaved({"peer": lambda d=git_dir, r=ref: git_log(d, r),
-                         "walk": lambda d=git_dir, r=ref: walk_only(d, r),
-                         "pass": lambda d=git_dir, r=ref: message_pass(d, r)}, args.repeat)
+        t = interleaved(
+            {
+                "peer": lambda d=git_dir, r=ref: git_log(d, r),
+                "walk": lambda d=git_dir, r=ref: walk_only(d, r),
+                "pass": lambda d=git_dir, r=ref: message_pass(d, r),
+            },
+            args.repeat,
+        )
         peer_cpu = t["peer"][1]
         found = ", ".join(f"{k} {v}" for k, v in kinds.most_common())
-        rows.append(Row(f"{name}: walk only ({commits:,} commits)", t["walk"][0], "git log %H%x00%B", t["peer"][0],
-                        note=f"CPU {t['walk'][1] * 1000:.0f} vs {peer_cpu * 1000:.0f} ms"))
-        rows.append(Row(f"{name}: message pass", t["pass"][0], "git log %H%x00%B", t["peer"][0],
-                        note=f"CPU {t['pass'][1] * 1000:.0f} vs {peer_cpu * 1000:.0f} ms "
-                             f"({t['pass'][1] / peer_cpu:.2f}×); markers: {found or 'none'}; "
-                             f"Lore lines: {lore_trailers} in {with_lore} commits (git's rules alone: "
-                             f"{recall['git']} in {recall['git_commits']})"))
+        rows.append(
+            Row(
+                f"{name}: walk only ({commits:,} commits)",
+                t["walk"][0],
+                "git log %H%x00%B",
+                t["peer"][0],
+                note=f"CPU {t['walk'][1] * 1000:.0f} vs {peer_cpu * 1000:.0f} ms",
+            )
+        )
+        rows.append(
+            Row(
+                f"{name}: message pass",
+                t["pass"][0],
+                "git log %H%x00%B",
+                t["peer"][0],
+                note=f"CPU {t['pass'][1] * 1000:.0f} vs {peer_cpu * 1000:.0f} ms "
+                f"({t['pass'][1] / peer_cpu:.2f}×); markers: {found or 'none'}; "
+                f"Lore lines: {lore_trailers} in {with_lore} commits (git's rules alone: "
+                f"{recall['git']} in {recall['git_commits']})",
+            )
+        )
     print_table("Git message pass (walk + revert markers + Lore)", rows)
     return 0
 

@@ -53,8 +53,10 @@ def fmt(value: float | None, unit: str) -> str:
 def header() -> str:
     from comind import __version__
 
-    return (f"comind {__version__} · Python {platform.python_version()} · {platform.machine()} · "
-            f"{datetime.now(UTC):%Y-%m-%d}")
+    return (
+        f"comind {__version__} · Python {platform.python_version()} · {platform.machine()} · "
+        f"{datetime.now(UTC):%Y-%m-%d}"
+    )
 
 
 def print_table(title: str, rows: list[Row]) -> None:
@@ -79,8 +81,13 @@ class Timed:
     returncode: int
 
 
-def run_timed(cmd: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-              env: Mapping[str, str] | None = None, check: bool = True) -> Timed:
+def run_timed(
+    cmd: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> Timed:
     """Run ``cmd``; its wall time and peak RSS.
 
     The peak RSS comes from /usr/bin/time: Linux carries a process's maxrss across fork and exec,
@@ -89,8 +96,9 @@ def run_timed(cmd: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
         full = [TIME, "-f", "%M", "-o", rss_file.name, *cmd] if TIME else list(cmd)
         start = time.perf_counter()
-        done = subprocess.run(full, cwd=cwd, env=dict(env) if env is not None else None, capture_output=True,
-                              check=False)
+        done = subprocess.run(
+            full, cwd=cwd, env=dict(env) if env is not None else None, capture_output=True, check=False
+        )
         wall = time.perf_counter() - start
         rss = None
         if TIME:
@@ -99,8 +107,9 @@ def run_timed(cmd: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
             except (ValueError, IndexError):
                 rss = None
     if check and done.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} exited {done.returncode}: "
-                           f"{done.stderr.decode(errors='replace').strip()[-500:]}")
+        raise RuntimeError(
+            f"{' '.join(map(str, cmd))} exited {done.returncode}: {done.stderr.decode(errors='replace').strip()[-500:]}"
+        )
     return Timed(wall, rss, done.stdout, done.returncode)
 
 

@@ -63,6 +63,7 @@ AREAS = ("harvest", "index", "why", "check", "ledger")
 
 # --- helpers ---------------------------------------------------------------------------------------
 
+
 def name_of(repo: str) -> str:
     p = Path(repo)
     return p.parent.name.split("+")[-1] if p.name in ("repo", ".git") else p.name.removesuffix(".git")
@@ -94,8 +95,7 @@ def version_of(cmd: list[str]) -> str:
     if exe is None:
         return "not installed"
     try:
-        out = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=60,
-                             env=cli_env()).stdout.strip()
+        out = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=60, env=cli_env()).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return "not installed"
     found = re.search(r"\d+\.\d+[\w.]*", out)
@@ -127,16 +127,23 @@ def machine() -> list[str]:
     except OSError:
         load = ""
     versions = {
-        "comind": __version__, "Python": platform.python_version(),
-        "git": version_of(["git", "--version"]), "pygit2": dist_version("pygit2"),
-        "ast-grep": version_of(["ast-grep", "--version"]), "ast-grep-py": dist_version("ast-grep-py"),
+        "comind": __version__,
+        "Python": platform.python_version(),
+        "git": version_of(["git", "--version"]),
+        "pygit2": dist_version("pygit2"),
+        "ast-grep": version_of(["ast-grep", "--version"]),
+        "ast-grep-py": dist_version("ast-grep-py"),
         "py-tree-sitter": dist_version("tree-sitter"),
         "semgrep": version_of(["semgrep", "--version"]) if tool("semgrep") else "not installed",
-        "grimp": dist_version("grimp"), "pydriller": dist_version("pydriller"), "moto": dist_version("moto"),
+        "grimp": dist_version("grimp"),
+        "pydriller": dist_version("pydriller"),
+        "moto": dist_version("moto"),
     }
-    return [f"- machine: {os.cpu_count()} cores, {model}, {platform.system()} {platform.release()}{load}",
-            f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-            "- versions: " + ", ".join(f"{k} {v}" for k, v in versions.items())]
+    return [
+        f"- machine: {os.cpu_count()} cores, {model}, {platform.system()} {platform.release()}{load}",
+        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        "- versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+    ]
 
 
 def failed(area: str, measure: str, exc: BaseException) -> Row:
@@ -213,11 +220,19 @@ def harvest_rows(repo: str, work: Path, repeat: int) -> list[Row]:
         s, rss, out = child(MESSAGE_PASS, str(HERE), "pass", git_dir, ref)
         ours.append((s, rss))
         commits = int(out["commits"])
-    rows.append(Row(f"{name}: message pass ({commits:,} commits)", min(o[0] for o in ours),
-                    "git log %H%x00%B", min(p[0] for p in peer), area=area, target="≤ 2×",
-                    rss=max((o[1] or 0) for o in ours) or None, peer_rss=max((p[1] or 0) for p in peer) or None,
-                    note="walk + revert markers + Lore + subject index, in process; git's output read and split "
-                         "in Python"))
+    rows.append(
+        Row(
+            f"{name}: message pass ({commits:,} commits)",
+            min(o[0] for o in ours),
+            "git log %H%x00%B",
+            min(p[0] for p in peer),
+            area=area,
+            target="≤ 2×",
+            rss=max((o[1] or 0) for o in ours) or None,
+            peer_rss=max((p[1] or 0) for p in peer) or None,
+            note="walk + revert markers + Lore + subject index, in process; git's output read and split in Python",
+        )
+    )
 
     dest = clone(repo, work / f"harvest-{name}")
     branch = git(dest, "symbolic-ref", "--short", "HEAD").strip()
@@ -235,17 +250,33 @@ def harvest_rows(repo: str, work: Path, repeat: int) -> list[Row]:
             s, rss, out = child(PYDRILLER, str(dest), branch)
             theirs.append((s, rss))
             drill_note = f"PyDriller: {out['commits']:,} commits, {out['reverted']} reverted commits' diffs"
-    rows.append(Row(f"{name}: first harvest", min(f[0] for f in first),
-                    "PyDriller" if has_pydriller else "PyDriller (not installed)",
-                    min(t[0] for t in theirs) if theirs else None, area=area,
-                    rss=max((f[1] or 0) for f in first) or None,
-                    peer_rss=max((t[1] or 0) for t in theirs) or None if theirs else None,
-                    note=f"`comind harvest` CLI: {summary}; {drill_note or 'pydriller not installed'}"))
+    rows.append(
+        Row(
+            f"{name}: first harvest",
+            min(f[0] for f in first),
+            "PyDriller" if has_pydriller else "PyDriller (not installed)",
+            min(t[0] for t in theirs) if theirs else None,
+            area=area,
+            rss=max((f[1] or 0) for f in first) or None,
+            peer_rss=max((t[1] or 0) for t in theirs) or None if theirs else None,
+            note=f"`comind harvest` CLI: {summary}; {drill_note or 'pydriller not installed'}",
+        )
+    )
     wall, rss = best_timed(lambda: comind(dest, "harvest"), max(repeat, 5))
     floor, floor_rss = best_timed(lambda: comind(dest, "--version"), max(repeat, 5))
-    rows.append(Row(f"{name}: re-harvest, nothing new", wall, "comind --version", floor, area=area,
-                    target="< 100 ms", rss=rss, peer_rss=floor_rss,
-                    note="CLI wall incl. interpreter; the peer is the CLI's floor (start, parse arguments)"))
+    rows.append(
+        Row(
+            f"{name}: re-harvest, nothing new",
+            wall,
+            "comind --version",
+            floor,
+            area=area,
+            target="< 100 ms",
+            rss=rss,
+            peer_rss=floor_rss,
+            note="CLI wall incl. interpreter; the peer is the CLI's floor (start, parse arguments)",
+        )
+    )
     return rows
 
 
@@ -294,21 +325,42 @@ def index_rows(repo: str, work: Path, repeat: int, grimp_too: bool) -> list[Row]
         ours.append((float(report["wall"]), kib / 1024))
         cpu_ours.append(cpu)
         workers = max(workers, int(report["rss_workers"]) / 1024)
-    cpu_note = (f"; CPU (user+sys) {min(cpu_ours):.2f} s vs {min(cpu_theirs):.2f} s = "
-                f"{min(cpu_ours) / min(cpu_theirs):.2f}×" if cpu_theirs else "")
-    note = (f"{n_files:,} files, {n_bytes / 1e6:.1f} MB: {report.get('parsed')} blobs parsed; definitions "
-            f"with fingerprints, imports and calls vs ast-grep's matches only ({matches:,}); comind in process "
-            f"(start-up excluded, as for a long CLI run), parse workers' peak {workers:.0f} MiB each{cpu_note}")
-    rows.append(Row(f"{name}: code index, cold", min(o[0] for o in ours),
-                    "ast-grep scan" if have_sg else "ast-grep (not installed)",
-                    min(t[0] for t in theirs) if theirs else None, area=area, target="≤ 2×",
-                    rss=max(o[1] or 0 for o in ours), peer_rss=max(t[1] or 0 for t in theirs) if theirs else None,
-                    note=note))
+    cpu_note = (
+        f"; CPU (user+sys) {min(cpu_ours):.2f} s vs {min(cpu_theirs):.2f} s = {min(cpu_ours) / min(cpu_theirs):.2f}×"
+        if cpu_theirs
+        else ""
+    )
+    note = (
+        f"{n_files:,} files, {n_bytes / 1e6:.1f} MB: {report.get('parsed')} blobs parsed; definitions "
+        f"with fingerprints, imports and calls vs ast-grep's matches only ({matches:,}); comind in process "
+        f"(start-up excluded, as for a long CLI run), parse workers' peak {workers:.0f} MiB each{cpu_note}"
+    )
+    rows.append(
+        Row(
+            f"{name}: code index, cold",
+            min(o[0] for o in ours),
+            "ast-grep scan" if have_sg else "ast-grep (not installed)",
+            min(t[0] for t in theirs) if theirs else None,
+            area=area,
+            target="≤ 2×",
+            rss=max(o[1] or 0 for o in ours),
+            peer_rss=max(t[1] or 0 for t in theirs) if theirs else None,
+            note=note,
+        )
+    )
     dest = clone(repo, work / f"harvest-{name}")
     comind(dest, "index")
     wall, rss = best_timed(lambda: comind(dest, "index"), repeat)
-    rows.append(Row(f"{name}: `comind index`, nothing new", wall, area=area, target="< 0.5 s", rss=rss,
-                    note="CLI wall incl. interpreter"))
+    rows.append(
+        Row(
+            f"{name}: `comind index`, nothing new",
+            wall,
+            area=area,
+            target="< 0.5 s",
+            rss=rss,
+            note="CLI wall incl. interpreter",
+        )
+    )
     if grimp_too:
         rows += grimp_rows(repo, name, files, tmp, repeat)
     shutil.rmtree(files, ignore_errors=True)
@@ -354,16 +406,25 @@ def grimp_rows(repo: str, name: str, files: Path, tmp: Path, repeat: int) -> lis
         folder = (root / package).relative_to(files).as_posix() + "/"
         mine = {(a, b) for a, b, pa, pb in edges if pa.startswith(folder) and pb.startswith(folder)}
         their = {(a, b) for a, b in their_edges}
-        rows.append(Row(f"{name}: Python import graph ({package})", min(o[0] for o in ours), "grimp",
-                        min(t[0] for t in theirs), area=area, rss=max(o[1] or 0 for o in ours),
-                        peer_rss=max(t[1] or 0 for t in theirs),
-                        note=f"from the warm index, every language of the revision vs grimp's one package; "
-                             f"edges comind {len(mine)}, grimp {len(their)}, only comind {len(mine - their)}, "
-                             f"only grimp {len(their - mine)}"))
+        rows.append(
+            Row(
+                f"{name}: Python import graph ({package})",
+                min(o[0] for o in ours),
+                "grimp",
+                min(t[0] for t in theirs),
+                area=area,
+                rss=max(o[1] or 0 for o in ours),
+                peer_rss=max(t[1] or 0 for t in theirs),
+                note=f"from the warm index, every language of the revision vs grimp's one package; "
+                f"edges comind {len(mine)}, grimp {len(their)}, only comind {len(mine - their)}, "
+                f"only grimp {len(their - mine)}",
+            )
+        )
     return rows
 
 
 # --- why -------------------------------------------------------------------------------------------
+
 
 def why_rows(repo: str, work: Path, repeat: int) -> list[Row]:
     area, name = "why", name_of(repo)
@@ -378,10 +439,20 @@ def why_rows(repo: str, work: Path, repeat: int) -> list[Row]:
     pairs = [(comind(dest, "why", anchor), comind(dest, "--version")) for _ in range(max(repeat, 7))]
     wall = min(p[0].wall for p in pairs)
     floor = min(p[1].wall for p in pairs)
-    return [Row(f"{name}: `comind why {anchor}`, warm", wall, "comind --version", floor, area=area,
-                target="< 100 ms", rss=max(p[0].rss or 0 for p in pairs), peer_rss=max(p[1].rss or 0 for p in pairs),
-                note=f"CLI wall incl. interpreter; {items} records shown; first (cold) call {fmt(first.wall, 's')}; "
-                     "the peer is the CLI's floor (start, parse arguments)")]
+    return [
+        Row(
+            f"{name}: `comind why {anchor}`, warm",
+            wall,
+            "comind --version",
+            floor,
+            area=area,
+            target="< 100 ms",
+            rss=max(p[0].rss or 0 for p in pairs),
+            peer_rss=max(p[1].rss or 0 for p in pairs),
+            note=f"CLI wall incl. interpreter; {items} records shown; first (cold) call {fmt(first.wall, 's')}; "
+            "the peer is the CLI's floor (start, parse arguments)",
+        )
+    ]
 
 
 def pick_anchor(dest: Path) -> str:
@@ -411,10 +482,17 @@ def pick_anchor(dest: Path) -> str:
 # --- check -----------------------------------------------------------------------------------------
 
 TS_RULES: list[dict[str, Any]] = [
-    {"pattern": "console.log($$$A)"}, {"kind": "debugger_statement"}, {"pattern": "$A as any"},
-    {"pattern": "new Function($$$A)"}, {"pattern": "eval($$$A)"}, {"pattern": "process.exit($$$A)"},
-    {"pattern": "JSON.parse($$$A)"}, {"pattern": "setTimeout($$$A)"}, {"kind": "arrow_function"},
-    {"pattern": "throw new Error($$$A)"}, {"kind": "string", "regex": "TODO"},
+    {"pattern": "console.log($$$A)"},
+    {"kind": "debugger_statement"},
+    {"pattern": "$A as any"},
+    {"pattern": "new Function($$$A)"},
+    {"pattern": "eval($$$A)"},
+    {"pattern": "process.exit($$$A)"},
+    {"pattern": "JSON.parse($$$A)"},
+    {"pattern": "setTimeout($$$A)"},
+    {"kind": "arrow_function"},
+    {"pattern": "throw new Error($$$A)"},
+    {"kind": "string", "regex": "TODO"},
     {"kind": "function_declaration", "inside": {"kind": "function_declaration", "stopBy": "end"}},
 ]
 
@@ -432,8 +510,10 @@ def check_rows(repo: str, work: Path, repeat: int) -> list[Row]:
         comind(dest, "index", "--rev", "main")
         run_timed([COMIND, "check", "--base", "main~1", "--head", "main"], cwd=dest, env=cli_env(), check=False)
         shutil.copytree(dest, pristine, symlinks=True)
-    change = (f"{info['files_changed']} files changed ({info['base'][:10]}..{info['head'][:10]}), "
-              f"{info['records']} records written + the harvest's")
+    change = (
+        f"{info['files_changed']} files changed ({info['base'][:10]}..{info['head'][:10]}), "
+        f"{info['records']} records written + the harvest's"
+    )
     # first check of a new head with the index cached: a fresh copy each time
     first: list[tuple[float, float | None]] = []
     for i in range(repeat):
@@ -446,17 +526,29 @@ def check_rows(repo: str, work: Path, repeat: int) -> list[Row]:
         first.append((done.wall, done.rss))
         shutil.rmtree(copy, ignore_errors=True)
     semgrep = tool("semgrep")
-    sg_env = cli_env(SEMGREP_SETTINGS_FILE=str(work / "semgrep-settings.yml"),
-                     SEMGREP_LOG_FILE=str(work / "semgrep.log"), SEMGREP_VERSION_CACHE_PATH=str(work / "semgrep-v"))
-    sg_cmd = [semgrep or "semgrep", "scan", "--baseline-commit", info["base"], "--config",
-              str(dest / ".bench" / "semgrep.yml"), "--json", "--metrics=off", "--disable-version-check", "--quiet"]
+    sg_env = cli_env(
+        SEMGREP_SETTINGS_FILE=str(work / "semgrep-settings.yml"),
+        SEMGREP_LOG_FILE=str(work / "semgrep.log"),
+        SEMGREP_VERSION_CACHE_PATH=str(work / "semgrep-v"),
+    )
+    sg_cmd = [
+        semgrep or "semgrep",
+        "scan",
+        "--baseline-commit",
+        info["base"],
+        "--config",
+        str(dest / ".bench" / "semgrep.yml"),
+        "--json",
+        "--metrics=off",
+        "--disable-version-check",
+        "--quiet",
+    ]
     warm: list[tuple[float, float | None]] = []
     peer: list[tuple[float, float | None]] = []
     findings = sg_findings = -1
     run_timed([COMIND, "check", "--base", "main"], cwd=dest, env=cli_env(), check=False)  # fills the caches
     for _ in range(repeat):
-        done = run_timed([COMIND, "check", "--base", "main", "--format", "json"], cwd=dest, env=cli_env(),
-                         check=False)
+        done = run_timed([COMIND, "check", "--base", "main", "--format", "json"], cwd=dest, env=cli_env(), check=False)
         warm.append((done.wall, done.rss))
         try:
             findings = len(json.loads(done.stdout)["findings"])
@@ -470,18 +562,38 @@ def check_rows(repo: str, work: Path, repeat: int) -> list[Row]:
             except (ValueError, KeyError):
                 sg_findings = -1
     peer_name = "semgrep --baseline-commit" if semgrep else "semgrep (not installed)"
-    what = ("7 constraints (4 ast-grep, 2 graph, 1 dependency), dead ends of the harvested attempts, stale "
-            "records and context; semgrep: the 4 ast-grep rules as semgrep rules")
-    rows.append(Row(f"{name}: `comind check --base main`, new head, index cached", min(f[0] for f in first),
-                    peer_name, min(p[0] for p in peer) if peer else None, area=area, target="< 2 s",
-                    rss=max(f[1] or 0 for f in first), peer_rss=max(p[1] or 0 for p in peer) if peer else None,
-                    note=f"{change}; the first check of this head (caches as a check of main left them: index "
-                         f"of both sides, ledger view): verdicts and re-anchoring computed; {what}"))
-    rows.append(Row(f"{name}: `comind check --base main`, warm", min(w[0] for w in warm), peer_name,
-                    min(p[0] for p in peer) if peer else None, area=area, target="< 2 s",
-                    rss=max(w[1] or 0 for w in warm), peer_rss=max(p[1] or 0 for p in peer) if peer else None,
-                    note=f"the same change checked again; findings: comind {findings} (notes included), "
-                         f"semgrep {sg_findings if peer else 'n/a'}"))
+    what = (
+        "7 constraints (4 ast-grep, 2 graph, 1 dependency), dead ends of the harvested attempts, stale "
+        "records and context; semgrep: the 4 ast-grep rules as semgrep rules"
+    )
+    rows.append(
+        Row(
+            f"{name}: `comind check --base main`, new head, index cached",
+            min(f[0] for f in first),
+            peer_name,
+            min(p[0] for p in peer) if peer else None,
+            area=area,
+            target="< 2 s",
+            rss=max(f[1] or 0 for f in first),
+            peer_rss=max(p[1] or 0 for p in peer) if peer else None,
+            note=f"{change}; the first check of this head (caches as a check of main left them: index "
+            f"of both sides, ledger view): verdicts and re-anchoring computed; {what}",
+        )
+    )
+    rows.append(
+        Row(
+            f"{name}: `comind check --base main`, warm",
+            min(w[0] for w in warm),
+            peer_name,
+            min(p[0] for p in peer) if peer else None,
+            area=area,
+            target="< 2 s",
+            rss=max(w[1] or 0 for w in warm),
+            peer_rss=max(p[1] or 0 for p in peer) if peer else None,
+            note=f"the same change checked again; findings: comind {findings} (notes included), "
+            f"semgrep {sg_findings if peer else 'n/a'}",
+        )
+    )
     return rows
 
 
@@ -508,20 +620,40 @@ def check_all_rows(repo: str, work: Path, repeat: int, n_rules: int = 12) -> lis
         ws = Workspace(dest)
         anchor = [resolve_anchor(ws.index, parse_anchor("repo:", "subject"), "HEAD")]
         prov = {"actor": "p-bench", "author_kind": "human", "source": "cli"}
-        ws.store.put_many([new_record("constraint", title=f"rule {i}", anchors=anchor, provenance=prov,
-                                      fields={"rule": f"rule {i}", "severity": "must",
-                                              "check": {"type": "ast-grep", "language": sg_lang, "files": [glob],
-                                                        "rule": rule}})
-                           for i, rule in enumerate(rules)])
+        ws.store.put_many(
+            [
+                new_record(
+                    "constraint",
+                    title=f"rule {i}",
+                    anchors=anchor,
+                    provenance=prov,
+                    fields={
+                        "rule": f"rule {i}",
+                        "severity": "must",
+                        "check": {"type": "ast-grep", "language": sg_lang, "files": [glob], "rule": rule},
+                    },
+                )
+                for i, rule in enumerate(rules)
+            ]
+        )
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text("{}")
     sg = work / f"all-{name}-sg"
     shutil.rmtree(sg, ignore_errors=True)
     (sg / "rules").mkdir(parents=True)
     for i, rule in enumerate(rules):
-        (sg / "rules" / f"r{i}.yml").write_text(yaml.safe_dump(
-            {"id": f"r{i}", "language": sg_lang, "severity": "warning", "message": f"rule {i}", "rule": rule,
-             "files": [glob]}))
+        (sg / "rules" / f"r{i}.yml").write_text(
+            yaml.safe_dump(
+                {
+                    "id": f"r{i}",
+                    "language": sg_lang,
+                    "severity": "warning",
+                    "message": f"rule {i}",
+                    "rule": rule,
+                    "files": [glob],
+                }
+            )
+        )
     (sg / "sgconfig.yml").write_text("ruleDirs: [rules]\n")
     ast_grep = tool("ast-grep")
     files = len([p for p in git(dest, "ls-files", glob).split("\n") if p])
@@ -533,11 +665,13 @@ def check_all_rows(repo: str, work: Path, repeat: int, n_rules: int = 12) -> lis
     for _ in range(repeat):
         for cache in (dest / ".git" / "comind").glob("checks.sqlite*"):
             cache.unlink()
-        done = run_timed([COMIND, "check", "--all", "--no-harvest", "--format", "json"], cwd=dest, env=cli_env(),
-                         check=False)
+        done = run_timed(
+            [COMIND, "check", "--all", "--no-harvest", "--format", "json"], cwd=dest, env=cli_env(), check=False
+        )
         cold.append((done.wall, done.rss))
-        done = run_timed([COMIND, "check", "--all", "--no-harvest", "--format", "json"], cwd=dest, env=cli_env(),
-                         check=False)
+        done = run_timed(
+            [COMIND, "check", "--all", "--no-harvest", "--format", "json"], cwd=dest, env=cli_env(), check=False
+        )
         warm.append((done.wall, done.rss))
         try:
             ours_n = sum(1 for f in json.loads(done.stdout)["findings"] if f["type"] == "violation")
@@ -545,23 +679,44 @@ def check_all_rows(repo: str, work: Path, repeat: int, n_rules: int = 12) -> lis
             ours_n = -1
         if ast_grep:
             # --no-ignore hidden: comind reads every tracked file, dot-folders included
-            got = run_timed([ast_grep, "scan", "-c", str(sg / "sgconfig.yml"), "--no-ignore", "hidden",
-                             "--json=stream", "."], cwd=dest, env=cli_env(), check=False)
+            got = run_timed(
+                [ast_grep, "scan", "-c", str(sg / "sgconfig.yml"), "--no-ignore", "hidden", "--json=stream", "."],
+                cwd=dest,
+                env=cli_env(),
+                check=False,
+            )
             peer.append((got.wall, got.rss))
             theirs_n = sum(1 for line in got.stdout.splitlines() if line.strip())
     peer_name = "ast-grep scan" if ast_grep else "ast-grep (not installed)"
     note = f"{files:,} {language} files, {n_rules} rules; matches: comind {ours_n}, ast-grep {theirs_n}"
     best = min(p[0] for p in peer) if peer else None
     prss = max(p[1] or 0 for p in peer) if peer else None
-    return [Row(f"{name}: `comind check --all`, {n_rules} ast-grep rules, cold", min(c[0] for c in cold), peer_name,
-                best, area=area, rss=max(c[1] or 0 for c in cold), peer_rss=prss,
-                note=note + "; per-blob result cache emptied"),
-            Row(f"{name}: `comind check --all`, {n_rules} ast-grep rules, warm", min(w[0] for w in warm), peer_name,
-                best, area=area, rss=max(w[1] or 0 for w in warm), peer_rss=prss,
-                note="nothing changed since the last run (results cached per rule and blob)")]
+    return [
+        Row(
+            f"{name}: `comind check --all`, {n_rules} ast-grep rules, cold",
+            min(c[0] for c in cold),
+            peer_name,
+            best,
+            area=area,
+            rss=max(c[1] or 0 for c in cold),
+            peer_rss=prss,
+            note=note + "; per-blob result cache emptied",
+        ),
+        Row(
+            f"{name}: `comind check --all`, {n_rules} ast-grep rules, warm",
+            min(w[0] for w in warm),
+            peer_name,
+            best,
+            area=area,
+            rss=max(w[1] or 0 for w in warm),
+            peer_rss=prss,
+            note="nothing changed since the last run (results cached per rule and blob)",
+        ),
+    ]
 
 
 # --- ledger ----------------------------------------------------------------------------------------
+
 
 def ledger_rows(large: bool, use_s3: bool, repeat: int) -> list[Row]:
     import bench_ledger
@@ -574,23 +729,36 @@ def ledger_rows(large: bool, use_s3: bool, repeat: int) -> list[Row]:
 
 # --- the table -------------------------------------------------------------------------------------
 
+
 def print_rows(rows: list[Row]) -> None:
     print("| area | measure | comind | peer | peer figure | ratio | target | peak RSS comind | peak RSS peer | note |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        cells = [r.area, r.measure, fmt(r.comind, r.unit), r.peer_name, fmt(r.peer, r.unit), r.ratio, r.target,
-                 f"{r.rss:.0f} MiB" if r.rss else "", f"{r.peer_rss:.0f} MiB" if r.peer_rss else "",
-                 r.note.replace("|", "/")]
+        cells = [
+            r.area,
+            r.measure,
+            fmt(r.comind, r.unit),
+            r.peer_name,
+            fmt(r.peer, r.unit),
+            r.ratio,
+            r.target,
+            f"{r.rss:.0f} MiB" if r.rss else "",
+            f"{r.peer_rss:.0f} MiB" if r.peer_rss else "",
+            r.note.replace("|", "/"),
+        ]
         print("| " + " | ".join(cells) + " |")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap = argparse.ArgumentParser(
+        description=(__doc__ or "").split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     ap.add_argument("repos", nargs="*", help="work trees or git dirs (default: mirrors of vite and pydantic)")
     ap.add_argument("--check-repo", help="repository of the `comind check` scenario (default: the first REPO)")
-    ap.add_argument("--python-repo", help="Python repository for grimp and the --all check (default: the first "
-                                          "REPO with a Python package)")
+    ap.add_argument(
+        "--python-repo",
+        help="Python repository for grimp and the --all check (default: the first REPO with a Python package)",
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--large", action="store_true", help="also 100,000 ledger records (slow)")
     ap.add_argument("--no-s3", action="store_true", help="skip the ledger measures on a local S3 server")
@@ -607,12 +775,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("no repository given and no mirror found under /work/.mirror")
     work = args.work or Path(tempfile.mkdtemp(prefix="comind-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    python_repo = args.python_repo or next((r for r in repos if name_of(r) in ("pydantic", "flask", "requests",
-                                                                                 "pytest", "sympy")), None)
+    python_repo = args.python_repo or next(
+        (r for r in repos if name_of(r) in ("pydantic", "flask", "requests", "pytest", "sympy")), None
+    )
     rows: list[Row] = []
     started = time.perf_counter()
     try:
         for repo in repos:
+
             def each(fn: Callable[..., list[Row]], *more: Any, r: str = repo) -> Callable[[], list[Row]]:
                 return lambda: fn(r, work, args.repeat, *more)
 
@@ -627,8 +797,9 @@ def main(argv: list[str] | None = None) -> int:
             if check_repo:
                 rows += guarded("check", name_of(check_repo), lambda: check_rows(check_repo, work, args.repeat))
             if python_repo:
-                rows += guarded("check", f"--all on {name_of(python_repo)}",
-                                lambda: check_all_rows(python_repo, work, args.repeat))
+                rows += guarded(
+                    "check", f"--all on {name_of(python_repo)}", lambda: check_all_rows(python_repo, work, args.repeat)
+                )
         if "ledger" in areas:
             rows += guarded("ledger", "1,000 … records", lambda: ledger_rows(args.large, not args.no_s3, args.repeat))
     finally:
@@ -636,8 +807,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     print("\n## comind benchmarks\n")
     print("\n".join(machine()))
-    print(f"- command: `{' '.join([Path(sys.executable).name, 'benchmarks/run.py', *(argv or sys.argv[1:])])}` "
-          f"({time.perf_counter() - started:.0f} s); best of {args.repeat}, CLI figures incl. interpreter start\n")
+    print(
+        f"- command: `{' '.join([Path(sys.executable).name, 'benchmarks/run.py', *(argv or sys.argv[1:])])}` "
+        f"({time.perf_counter() - started:.0f} s); best of {args.repeat}, CLI figures incl. interpreter start\n"
+    )
     print_rows(rows)
     return 0
 

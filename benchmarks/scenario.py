@@ -32,22 +32,40 @@ from pathlib import Path
 from typing import Any
 
 COMIND = str(Path(sys.executable).with_name("comind"))
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com", "CI": "1"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "CI": "1",
+}
 
 # Per main language: source prefix of the definitions to anchor to, graph/ast-grep/dependency specs
 # (ast-grep rule, equivalent semgrep pattern).
 RULES: dict[str, dict[str, Any]] = {
     "typescript": {
-        "ast_grep_language": "typescript", "semgrep_language": "typescript", "glob": "**/*.ts",
-        "patterns": [("console.log($$$A)", "console.log(...)"), ("debugger", "debugger;"),
-                     ("$A as any", "($A as any)"), ("new Function($$$A)", "new Function(...)")],
+        "ast_grep_language": "typescript",
+        "semgrep_language": "typescript",
+        "glob": "**/*.ts",
+        "patterns": [
+            ("console.log($$$A)", "console.log(...)"),
+            ("debugger", "debugger;"),
+            ("$A as any", "($A as any)"),
+            ("new Function($$$A)", "new Function(...)"),
+        ],
         "dependency": {"ecosystem": "npm", "package": "esbuild", "forbid": "<0.18"},
     },
     "python": {
-        "ast_grep_language": "python", "semgrep_language": "python", "glob": "**/*.py",
-        "patterns": [("print($$$A)", "print(...)"), ("eval($$$A)", "eval(...)"),
-                     ("isinstance($A, $B)", "isinstance($A, $B)"), ("$A == None", "$A == None")],
+        "ast_grep_language": "python",
+        "semgrep_language": "python",
+        "glob": "**/*.py",
+        "patterns": [
+            ("print($$$A)", "print(...)"),
+            ("eval($$$A)", "eval(...)"),
+            ("isinstance($A, $B)", "isinstance($A, $B)"),
+            ("$A == None", "$A == None"),
+        ],
         "dependency": {"ecosystem": "pypi", "package": "typing-extensions", "forbid": "<4.0"},
     },
 }
@@ -78,15 +96,20 @@ def pick_change(dest: Path, branch: str, language: str, want: tuple[int, int] = 
         names = [n for n in names if n]
         if not want[0] <= len(names) <= want[1]:
             continue
-        source = [n for n in names if (lang := language_for_path(n)) is not None
-                  and RULES.get(lang.name, {}).get("ast_grep_language") == RULES[language]["ast_grep_language"]]
+        source = [
+            n
+            for n in names
+            if (lang := language_for_path(n)) is not None
+            and RULES.get(lang.name, {}).get("ast_grep_language") == RULES[language]["ast_grep_language"]
+        ]
         if len(source) >= 5:
             return sha
     raise SystemExit(f"no commit with {want[0]}-{want[1]} changed files on {branch}")
 
 
-def build(mirror: str, dest: Path, *, commit: str | None = None, records: int = 300,
-          quiet: bool = True) -> dict[str, Any]:
+def build(
+    mirror: str, dest: Path, *, commit: str | None = None, records: int = 300, quiet: bool = True
+) -> dict[str, Any]:
     """Set the scenario up in ``dest`` (an existing ``dest`` with a finished scenario is reused)."""
     done = dest / ".bench" / "scenario.json"
     if done.is_file():
@@ -108,17 +131,45 @@ def build(mirror: str, dest: Path, *, commit: str | None = None, records: int = 
         print(out.stdout.strip(), file=sys.stderr)
     written = _records(dest, base, files, spec, records)
     (dest / ".bench").mkdir(exist_ok=True)
-    (dest / ".bench" / "semgrep.yml").write_text(json.dumps({"rules": [
-        {"id": f"r{i}", "languages": [spec["semgrep_language"]], "severity": "WARNING",
-         "message": f"rule {i}", "pattern": semgrep} for i, (_, semgrep) in enumerate(spec["patterns"])]}))
+    (dest / ".bench" / "semgrep.yml").write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "id": f"r{i}",
+                        "languages": [spec["semgrep_language"]],
+                        "severity": "WARNING",
+                        "message": f"rule {i}",
+                        "pattern": semgrep,
+                    }
+                    for i, (_, semgrep) in enumerate(spec["patterns"])
+                ]
+            }
+        )
+    )
     (dest / ".bench" / "sgconfig.yml").write_text("ruleDirs: [rules]\n")
     (dest / ".bench" / "rules").mkdir(exist_ok=True)
     for i, (pattern, _) in enumerate(spec["patterns"]):
-        (dest / ".bench" / "rules" / f"r{i}.yml").write_text(json.dumps(
-            {"id": f"r{i}", "language": spec["ast_grep_language"], "severity": "warning", "message": f"rule {i}",
-             "rule": {"pattern": pattern}}))
-    info = {"repo": str(dest), "mirror": mirror, "language": language, "base": base, "head": change,
-            "files_changed": len(files), "records": written}
+        (dest / ".bench" / "rules" / f"r{i}.yml").write_text(
+            json.dumps(
+                {
+                    "id": f"r{i}",
+                    "language": spec["ast_grep_language"],
+                    "severity": "warning",
+                    "message": f"rule {i}",
+                    "rule": {"pattern": pattern},
+                }
+            )
+        )
+    info = {
+        "repo": str(dest),
+        "mirror": mirror,
+        "language": language,
+        "base": base,
+        "head": change,
+        "files_changed": len(files),
+        "records": written,
+    }
     done.write_text(json.dumps(info, indent=1))
     # the .bench folder is untracked: semgrep and git see only the repository's files
     with open(dest / ".git" / "info" / "exclude", "a") as f:
@@ -149,10 +200,12 @@ def _records(dest: Path, base: str, changed: list[str], spec: dict[str, Any], n:
     targets = list(dict.fromkeys(targets))[:n]
     prov = {"actor": "p-bench", "author_kind": "human", "source": "cli", "head_commit": base}
     kinds = ("gotcha", "decision", "constraint", "intent")
-    fields: dict[str, dict[str, Any]] = {"gotcha": {"symptom": "it breaks", "cause": "an order dependency"},
-              "decision": {"chosen": "this way", "alternatives": [{"option": "the other way", "why_not": "slower"}]},
-              "constraint": {"rule": "keep it pure", "severity": "should"},
-              "intent": {"need": "callers rely on it"}}
+    fields: dict[str, dict[str, Any]] = {
+        "gotcha": {"symptom": "it breaks", "cause": "an order dependency"},
+        "decision": {"chosen": "this way", "alternatives": [{"option": "the other way", "why_not": "slower"}]},
+        "constraint": {"rule": "keep it pure", "severity": "should"},
+        "intent": {"need": "callers rely on it"},
+    }
     out = []
     for i, target in enumerate(targets):
         kind = kinds[i % len(kinds)]
@@ -160,27 +213,54 @@ def _records(dest: Path, base: str, changed: list[str], spec: dict[str, Any], n:
             anchor = resolve_anchor(ws.index, parse_anchor(target, "subject"), base)
         except ComindError:
             continue
-        out.append(new_record(kind, title=f"{kind} about {target.rsplit('::', 1)[-1]}"[:120], anchors=[anchor],
-                              fields=fields[kind], provenance=prov, valid_from=base,
-                              created_at="2026-11-01T00:00:00Z"))
+        out.append(
+            new_record(
+                kind,
+                title=f"{kind} about {target.rsplit('::', 1)[-1]}"[:120],
+                anchors=[anchor],
+                fields=fields[kind],
+                provenance=prov,
+                valid_from=base,
+                created_at="2026-11-01T00:00:00Z",
+            )
+        )
     repo_anchor = [resolve_anchor(ws.index, parse_anchor("repo:", "subject"), base)]
     src = spec["glob"]
     checks = [
-        {"type": "ast-grep", "language": language, "files": [src], "rule": {"pattern": pattern},
-         "message": f"no {pattern}"} for pattern, _ in spec["patterns"]]
+        {
+            "type": "ast-grep",
+            "language": language,
+            "files": [src],
+            "rule": {"pattern": pattern},
+            "message": f"no {pattern}",
+        }
+        for pattern, _ in spec["patterns"]
+    ]
     if language == "typescript":
-        checks += [{"type": "graph", "from": "packages/*/src/node/**", "forbid": ["packages/*/src/client/**"]},
-                   {"type": "graph", "from": "packages/*/src/client/**", "forbid": ["packages/*/src/node/**"]}]
+        checks += [
+            {"type": "graph", "from": "packages/*/src/node/**", "forbid": ["packages/*/src/client/**"]},
+            {"type": "graph", "from": "packages/*/src/client/**", "forbid": ["packages/*/src/node/**"]},
+        ]
     else:
         top = sorted({p.split("/")[0] for p in paths if p.endswith("__init__.py") and p.count("/") == 1})
         pkg = top[0] if top else "app"
-        checks += [{"type": "graph", "from": f"{pkg}.**", "forbid": ["tests.**"]},
-                   {"type": "graph", "from": f"{pkg}.**", "forbid": ["pytest"]}]
+        checks += [
+            {"type": "graph", "from": f"{pkg}.**", "forbid": ["tests.**"]},
+            {"type": "graph", "from": f"{pkg}.**", "forbid": ["pytest"]},
+        ]
     checks.append({"type": "dependency", **spec["dependency"]})
     for i, check in enumerate(checks):
-        out.append(new_record("constraint", title=f"checked constraint {i}: {check['type']}", anchors=repo_anchor,
-                              fields={"rule": f"checked rule {i}", "severity": "must", "check": check},
-                              provenance=prov, valid_from=base, created_at="2026-11-01T00:00:00Z"))
+        out.append(
+            new_record(
+                "constraint",
+                title=f"checked constraint {i}: {check['type']}",
+                anchors=repo_anchor,
+                fields={"rule": f"checked rule {i}", "severity": "must", "check": check},
+                provenance=prov,
+                valid_from=base,
+                created_at="2026-11-01T00:00:00Z",
+            )
+        )
     ws.store.put_many(out)
     return len(out)
 

@@ -40,8 +40,10 @@ def forge_from_env(env: Mapping[str, str], name: str | None = None) -> Forge:
         elif env.get("GITLAB_CI") == "true":
             name = "gitlab"
         else:
-            raise ForgeError("cannot tell the forge from the environment (neither GITHUB_ACTIONS nor "
-                             "GITLAB_CI is set); name it with --forge github|gitlab")
+            raise ForgeError(
+                "cannot tell the forge from the environment (neither GITHUB_ACTIONS nor "
+                "GITLAB_CI is set); name it with --forge github|gitlab"
+            )
     if name not in FORGES:
         raise ForgeError(f"unknown forge {name!r}; known: {', '.join(sorted(FORGES))}")
     forge: Forge = FORGES[name].from_env(env)

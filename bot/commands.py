@@ -32,8 +32,7 @@ from comind.records import Record, short_id
 
 ANSWER_MARKER = "<!-- comind:answer {key} -->"
 _ANSWERED = re.compile(r"<!-- comind:answer ([A-Za-z0-9_-]{1,100}) -->")
-READER_REPLY = ("Only people with write access to this repository can use `/comind` commands; "
-                "nothing was recorded.")
+READER_REPLY = "Only people with write access to this repository can use `/comind` commands; nothing was recorded."
 WHY_LIMIT = 20
 
 
@@ -81,16 +80,21 @@ def why_answer(ws: Any, ledger: Any, anchor_text: str) -> str:
     anchor = parse_anchor(anchor_text)
     path = anchor.get("path")
     if not path:
-        raise CommandError(f"why needs a file or symbol anchor, not {format_anchor(anchor)!r}",
-                           "/comind why path/file.py[::Qual.name | :LINE]")
+        raise CommandError(
+            f"why needs a file or symbol anchor, not {format_anchor(anchor)!r}",
+            "/comind why path/file.py[::Qual.name | :LINE]",
+        )
     shown = f"`{plain(format_anchor(anchor))}`"
     try:  # the same answer as `comind why`: re-anchored records, then those one hop away
         results: list[Any] = explain(ws, ledger, anchor_text).items
     except AnchorError:  # not in this checkout (a file the merge request adds): the records as written
         records = ledger.by_path(path)
         if symbol := anchor.get("symbol"):
-            records = [r for r in records if any(
-                a.get("path") == path and a.get("symbol") in (None, symbol) for a in r.anchors)]
+            records = [
+                r
+                for r in records
+                if any(a.get("path") == path and a.get("symbol") in (None, symbol) for a in r.anchors)
+            ]
         results = select(ws, ledger, records)
     if not results:
         return f"No records about {shown}."
@@ -112,8 +116,10 @@ def _describe(command: Command, records: list[Record], new: list[bool]) -> str:
         return f"Remembered {first.kind} `{short_id(first.id)}`: {plain(first.title)}{already}"
     if command.action == "supersede":
         target = first.id if len(records) < 2 else records[1].fields["target"]
-        return (f"Recorded {first.kind} `{short_id(first.id)}` ({plain(first.title)}), superseding "
-                f"`{short_id(target)}`{already}")
+        return (
+            f"Recorded {first.kind} `{short_id(first.id)}` ({plain(first.title)}), superseding "
+            f"`{short_id(target)}`{already}"
+        )
     verb = {"confirm": "Confirmed", "retract": "Retracted", "dispute": "Disputed"}[command.action]
     return f"{verb} `{short_id(first.fields['target'])}`{already}"
 
@@ -143,12 +149,32 @@ def error_answer(error: CommandError) -> Answer:
 def answer_text(answers: list[Answer]) -> str:
     if len(answers) == 1:
         return answers[0].text
-    return "\n\n".join(f"{n}. {answer.text}" if "\n" not in answer.text else f"{n}.\n\n{answer.text}"
-                       for n, answer in enumerate(answers, 1))
+    return "\n\n".join(
+        f"{n}. {answer.text}" if "\n" not in answer.text else f"{n}.\n\n{answer.text}"
+        for n, answer in enumerate(answers, 1)
+    )
 
 
 __all__ = [
-    "ACTIONS", "ANSWER_MARKER", "MAX_COMMANDS", "READER_REPLY", "USAGE", "Answer", "Command", "CommandError",
-    "Origin", "Resolver", "answer_marker", "answer_text", "answered_keys", "command_lines", "command_records",
-    "error_answer", "execute", "parse_command", "parse_commands", "usage_block", "why_answer",
+    "ACTIONS",
+    "ANSWER_MARKER",
+    "MAX_COMMANDS",
+    "READER_REPLY",
+    "USAGE",
+    "Answer",
+    "Command",
+    "CommandError",
+    "Origin",
+    "Resolver",
+    "answer_marker",
+    "answer_text",
+    "answered_keys",
+    "command_lines",
+    "command_records",
+    "error_answer",
+    "execute",
+    "parse_command",
+    "parse_commands",
+    "usage_block",
+    "why_answer",
 ]

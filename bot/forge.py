@@ -77,9 +77,7 @@ class Forge(Protocol):
 
     def merge_request(self, number: int) -> MergeRequest: ...
 
-    def merge_requests(
-        self, updated_after: datetime | None = None, state: str = "all"
-    ) -> Iterator[MergeRequest]:
+    def merge_requests(self, updated_after: datetime | None = None, state: str = "all") -> Iterator[MergeRequest]:
         """Merge requests updated at or after ``updated_after``, newest-updated first, page by page.
 
         ``state`` is "all", "open", "merged" or "closed". Inclusive bound: the caller sees the
@@ -183,9 +181,14 @@ def retry_wait(failure: Failure, attempt: int, policy: RetryPolicy, now: float) 
     headers = {k.lower(): v for k, v in failure.headers.items()}
     status = failure.status
     backoff = min(policy.max_wait, policy.backoff * 2.0**attempt)
-    rate_limited = status == 429 or (status == 403 and (
-        headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
-        or "rate limit" in failure.message.lower()))
+    rate_limited = status == 429 or (
+        status == 403
+        and (
+            headers.get("x-ratelimit-remaining") == "0"
+            or "retry-after" in headers
+            or "rate limit" in failure.message.lower()
+        )
+    )
     if rate_limited:
         if "retry-after" in headers:
             try:
@@ -242,8 +245,9 @@ def call_with_retry(
                     request=describe,
                     status=failure.status,
                 ) from None
-            log.info("%s: %s answered %s; retry %d/%d in %.1f s",
-                     forge, describe, what, attempt, policy.attempts - 1, wait)
+            log.info(
+                "%s: %s answered %s; retry %d/%d in %.1f s", forge, describe, what, attempt, policy.attempts - 1, wait
+            )
             if wait > 0:
                 time.sleep(wait)
 
@@ -256,7 +260,23 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
 
 
 __all__ = [
-    "WRITE_PERMISSIONS", "ChangedFile", "Failure", "FileStatus", "Forge", "ForgeError", "MergeRequest", "Note",
-    "Permission", "RetryPolicy", "State", "Thread", "as_utc", "call_with_retry", "count_changes", "parse_time",
-    "retry_wait", "scrub", "with_marker",
+    "WRITE_PERMISSIONS",
+    "ChangedFile",
+    "Failure",
+    "FileStatus",
+    "Forge",
+    "ForgeError",
+    "MergeRequest",
+    "Note",
+    "Permission",
+    "RetryPolicy",
+    "State",
+    "Thread",
+    "as_utc",
+    "call_with_retry",
+    "count_changes",
+    "parse_time",
+    "retry_wait",
+    "scrub",
+    "with_marker",
 ]

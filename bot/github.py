@@ -51,8 +51,13 @@ PERMISSIONS: tuple[Permission, ...] = ("admin", "maintain", "write", "triage", "
 
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
 _STATUS: dict[str, FileStatus] = {
-    "added": "added", "removed": "removed", "modified": "modified", "renamed": "renamed",
-    "copied": "added", "changed": "modified", "unchanged": "modified",
+    "added": "added",
+    "removed": "removed",
+    "modified": "modified",
+    "renamed": "renamed",
+    "copied": "added",
+    "changed": "modified",
+    "unchanged": "modified",
 }
 
 _THREADS_QUERY = """
@@ -104,11 +109,16 @@ class GitHubForge:
         self._login = bot_login
         self._fallback_login = fallback_login
         self._retry = retry or RetryPolicy()
-        throttling: dict[str, Any] = {} if throttle else {
-            "seconds_between_requests": None, "seconds_between_writes": None}
+        throttling: dict[str, Any] = (
+            {} if throttle else {"seconds_between_requests": None, "seconds_between_writes": None}
+        )
         self._github = github.Github(
-            base_url=self.api_url, auth=github.Auth.Token(token), retry=None,
-            timeout=int(timeout), per_page=100, **throttling,
+            base_url=self.api_url,
+            auth=github.Auth.Token(token),
+            retry=None,
+            timeout=int(timeout),
+            per_page=100,
+            **throttling,
         )
         self._requester = self._github.requester
 
@@ -120,8 +130,7 @@ class GitHubForge:
         """From GitHub Actions' environment (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``)."""
         token = env.get("COMIND_GITHUB_TOKEN") or env.get("GITHUB_TOKEN") or ""
         if not token:
-            raise ForgeError("github: no token: set GITHUB_TOKEN (with pull-requests: write) "
-                             "or COMIND_GITHUB_TOKEN")
+            raise ForgeError("github: no token: set GITHUB_TOKEN (with pull-requests: write) or COMIND_GITHUB_TOKEN")
         repository = env.get("GITHUB_REPOSITORY", "")
         if not repository:
             raise ForgeError("github: GITHUB_REPOSITORY is not set (OWNER/NAME)")
@@ -133,11 +142,12 @@ class GitHubForge:
 
     # --- transport ------------------------------------------------------------------------------
 
-    def _request(self, verb: str, path: str, params: dict[str, Any] | None = None,
-                 body: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+    def _request(
+        self, verb: str, path: str, params: dict[str, Any] | None = None, body: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], Any]:
         shown = urllib.parse.urlsplit(path).path
         if self._prefix and shown.startswith(self._prefix):  # GitHub Enterprise's /api/v3
-            shown = shown[len(self._prefix):]
+            shown = shown[len(self._prefix) :]
 
         def call() -> tuple[dict[str, Any], Any]:
             return self._requester.requestJsonAndCheck(verb, path, parameters=params, input=body)
@@ -157,8 +167,7 @@ class GitHubForge:
         def call() -> dict[str, Any]:
             return self._requester.graphql_query(query, variables)[1]
 
-        return call_with_retry(f"POST /graphql ({describe})", "github", self._retry, call,
-                               _classify, self._secrets)
+        return call_with_retry(f"POST /graphql ({describe})", "github", self._retry, call, _classify, self._secrets)
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -169,17 +178,17 @@ class GitHubForge:
             except ForgeError as exc:
                 if exc.status != 403 or not self._fallback_login:
                     raise ForgeError(
-                        f"{exc} — cannot tell which login the bot comments under; "
-                        "set COMIND_BOT_LOGIN", request=exc.request, status=exc.status) from None
+                        f"{exc} — cannot tell which login the bot comments under; set COMIND_BOT_LOGIN",
+                        request=exc.request,
+                        status=exc.status,
+                    ) from None
                 self._login = self._fallback_login
         return self._login
 
     def merge_request(self, number: int) -> MergeRequest:
         return _merge_request(self._request("GET", f"{self._repo_path}/pulls/{number}")[1])
 
-    def merge_requests(
-        self, updated_after: datetime | None = None, state: str = "all"
-    ) -> Iterator[MergeRequest]:
+    def merge_requests(self, updated_after: datetime | None = None, state: str = "all") -> Iterator[MergeRequest]:
         # The list API cannot filter by time, but it sorts: stop at the first older one.
         api_state = {"all": "all", "open": "open", "merged": "closed", "closed": "closed"}[state]
         after = as_utc(updated_after) if updated_after is not None else None
@@ -198,24 +207,36 @@ class GitHubForge:
             status = _STATUS.get(str(data.get("status")), "modified")
             path = str(data["filename"])
             yield ChangedFile(
-                path=path, old_path=str(data.get("previous_filename") or path), status=status,
-                patch=data.get("patch"), additions=int(data.get("additions", 0)),
+                path=path,
+                old_path=str(data.get("previous_filename") or path),
+                status=status,
+                patch=data.get("patch"),
+                additions=int(data.get("additions", 0)),
                 deletions=int(data.get("deletions", 0)),
             )
         if count >= 3000:
-            log.warning("github: pull request #%d lists %d files, GitHub's limit; "
-                        "files beyond it are not visible to the bot", number, count)
+            log.warning(
+                "github: pull request #%d lists %d files, GitHub's limit; files beyond it are not visible to the bot",
+                number,
+                count,
+            )
 
     def _review_threads(self, number: int) -> list[dict[str, Any]]:
         threads: list[dict[str, Any]] = []
         after: str | None = None
         while True:
-            data = self._graphql("reviewThreads", _THREADS_QUERY, {
-                "owner": self._owner, "name": self._name, "number": number, "after": after})
+            data = self._graphql(
+                "reviewThreads",
+                _THREADS_QUERY,
+                {"owner": self._owner, "name": self._name, "number": number, "after": after},
+            )
             pull = ((data.get("data") or {}).get("repository") or {}).get("pullRequest")
             if pull is None:
-                raise ForgeError(f"github: pull request #{number} not found in {self.repository}",
-                                 request="POST /graphql (reviewThreads)", status=404)
+                raise ForgeError(
+                    f"github: pull request #{number} not found in {self.repository}",
+                    request="POST /graphql (reviewThreads)",
+                    status=404,
+                )
             page = pull["reviewThreads"]
             threads.extend(page["nodes"])
             if not page["pageInfo"]["hasNextPage"]:
@@ -238,16 +259,18 @@ class GitHubForge:
                 seen.add(root)
                 root = int(parent[root])  # type: ignore[arg-type]
             thread = by_root.get(root)
-            notes.append(_note(
-                data, is_inline=True,
-                thread_id=thread["id"] if thread else None,
-                resolved=bool(thread["isResolved"]) if thread else None,
-            ))
+            notes.append(
+                _note(
+                    data,
+                    is_inline=True,
+                    thread_id=thread["id"] if thread else None,
+                    resolved=bool(thread["isResolved"]) if thread else None,
+                )
+            )
         return notes
 
     def notes(self, number: int) -> list[Note]:
-        notes = [_note(c, is_inline=False) for c in
-                 self._paginate(f"{self._repo_path}/issues/{number}/comments")]
+        notes = [_note(c, is_inline=False) for c in self._paginate(f"{self._repo_path}/issues/{number}/comments")]
         for review in self._paginate(f"{self._repo_path}/pulls/{number}/reviews"):
             if review.get("body"):  # approvals and inline-only reviews carry no text
                 notes.append(_note(review, is_inline=False))
@@ -262,8 +285,15 @@ class GitHubForge:
         for node in nodes:
             members = tuple(n for n in inline if n.thread_id == node["id"])
             line = node.get("line") if node.get("line") is not None else node.get("originalLine")
-            threads.append(Thread(id=str(node["id"]), resolved=bool(node["isResolved"]),
-                                  path=node.get("path"), line=line, notes=members))
+            threads.append(
+                Thread(
+                    id=str(node["id"]),
+                    resolved=bool(node["isResolved"]),
+                    path=node.get("path"),
+                    line=line,
+                    notes=members,
+                )
+            )
         return threads
 
     def permission(self, login: str) -> Permission:
@@ -291,8 +321,11 @@ class GitHubForge:
 
     def _marked(self, number: int, marker: str) -> list[dict[str, Any]]:
         me = self.bot_login()
-        return [c for c in self._paginate(f"{self._repo_path}/issues/{number}/comments")
-                if marker in (c.get("body") or "") and (c.get("user") or {}).get("login") == me]
+        return [
+            c
+            for c in self._paginate(f"{self._repo_path}/issues/{number}/comments")
+            if marker in (c.get("body") or "") and (c.get("user") or {}).get("login") == me
+        ]
 
     def upsert_summary(self, number: int, marker: str, body: str) -> str:
         body = with_marker(body, marker, self.max_body)
@@ -312,9 +345,11 @@ class GitHubForge:
             self._request("DELETE", f"{self._repo_path}/issues/comments/{comment['id']}")
 
     def post_inline(self, number: int, path: str, line: int, body: str, commit_sha: str) -> Note:
-        data = self._request("POST", f"{self._repo_path}/pulls/{number}/comments", body={
-            "body": body[: self.max_body], "commit_id": commit_sha, "path": path,
-            "line": line, "side": "RIGHT"})[1]
+        data = self._request(
+            "POST",
+            f"{self._repo_path}/pulls/{number}/comments",
+            body={"body": body[: self.max_body], "commit_id": commit_sha, "path": path, "line": line, "side": "RIGHT"},
+        )[1]
         return _note(data, is_inline=True)
 
     def reply(self, number: int, note: Note, body: str) -> Note:
@@ -322,8 +357,9 @@ class GitHubForge:
         if note.is_inline:
             # replies to replies are not allowed: answer the thread's first comment
             root = note.in_reply_to or note.id
-            data = self._request("POST", f"{self._repo_path}/pulls/{number}/comments/{root}/replies",
-                                 body={"body": body})[1]
+            data = self._request(
+                "POST", f"{self._repo_path}/pulls/{number}/comments/{root}/replies", body={"body": body}
+            )[1]
             return _note(data, is_inline=True, thread_id=note.thread_id, resolved=note.resolved)
         data = self._request("POST", f"{self._repo_path}/issues/{number}/comments", body={"body": body})[1]
         return _note(data, is_inline=False)
@@ -331,10 +367,10 @@ class GitHubForge:
     def resolve_thread(self, number: int, thread_id: str) -> None:
         def call() -> None:
             self._requester.graphql_named_mutation(
-                "resolveReviewThread", {"threadId": thread_id}, "thread { id isResolved }")
+                "resolveReviewThread", {"threadId": thread_id}, "thread { id isResolved }"
+            )
 
-        call_with_retry("POST /graphql (resolveReviewThread)", "github", self._retry, call,
-                        _classify, self._secrets)
+        call_with_retry("POST /graphql (resolveReviewThread)", "github", self._retry, call, _classify, self._secrets)
 
     def add_reaction(self, number: int, note: Note, reaction: str) -> None:
         if reaction not in REACTIONS:
@@ -390,8 +426,7 @@ def _login(data: dict[str, Any]) -> str:
     return str((data.get("user") or {}).get("login") or "ghost")  # deleted accounts show as ghost
 
 
-def _note(data: dict[str, Any], *, is_inline: bool, thread_id: str | None = None,
-          resolved: bool | None = None) -> Note:
+def _note(data: dict[str, Any], *, is_inline: bool, thread_id: str | None = None, resolved: bool | None = None) -> Note:
     created = parse_time(data.get("created_at") or data.get("submitted_at"))
     line = data.get("line") if data.get("line") is not None else data.get("original_line")
     reply_to = data.get("in_reply_to_id")

@@ -42,11 +42,24 @@ from comind.bot.forge import (
 # GitLab access levels: 50 Owner, 40 Maintainer, 30 Developer (can push), 20 Reporter (can triage
 # issues and merge requests), 15 Planner, 10 Guest, 5 Minimal access (sees no code).
 _LEVELS: tuple[tuple[int, Permission], ...] = (
-    (50, "admin"), (40, "maintain"), (30, "write"), (20, "triage"), (10, "read"))
+    (50, "admin"),
+    (40, "maintain"),
+    (30, "write"),
+    (20, "triage"),
+    (10, "read"),
+)
 
 # The Forge interface names reactions as GitHub does; GitLab names award emoji.
-_EMOJI = {"+1": "thumbsup", "-1": "thumbsdown", "laugh": "laughing", "confused": "confused",
-          "heart": "heart", "hooray": "tada", "rocket": "rocket", "eyes": "eyes"}
+_EMOJI = {
+    "+1": "thumbsup",
+    "-1": "thumbsdown",
+    "laugh": "laughing",
+    "confused": "confused",
+    "heart": "heart",
+    "hooray": "tada",
+    "rocket": "rocket",
+    "eyes": "eyes",
+}
 
 _STATES = {"all": "all", "open": "opened", "merged": "merged", "closed": "closed"}
 
@@ -79,8 +92,9 @@ class GitLabForge:
         self._local = threading.local()
         session = requests.Session()
         session.hooks["response"].append(self._remember)
-        self._gl = gitlab.Gitlab(self.url, private_token=token, timeout=timeout,
-                                 retry_transient_errors=False, session=session)
+        self._gl = gitlab.Gitlab(
+            self.url, private_token=token, timeout=timeout, retry_transient_errors=False, session=session
+        )
         self._diff_refs: dict[int, dict[str, str]] = {}
 
     def __repr__(self) -> str:
@@ -118,19 +132,22 @@ class GitLabForge:
             return Failure(None, {}, type(exc).__name__)
         return None
 
-    def _request(self, verb: str, path: str, query: dict[str, Any] | None = None,
-                 body: dict[str, Any] | None = None) -> Any:
+    def _request(
+        self, verb: str, path: str, query: dict[str, Any] | None = None, body: dict[str, Any] | None = None
+    ) -> Any:
         """The response (a requests.Response) of one call, retried by our policy."""
+
         def call() -> Any:
             self._local.headers = {}
-            return self._gl.http_request(verb, path, query_data=query, post_data=body,
-                                         obey_rate_limit=False, retry_transient_errors=False)
+            return self._gl.http_request(
+                verb, path, query_data=query, post_data=body, obey_rate_limit=False, retry_transient_errors=False
+            )
 
-        return call_with_retry(f"{verb} /api/v4{path}", "gitlab", self._retry, call,
-                               self._classify, self._secrets)
+        return call_with_retry(f"{verb} /api/v4{path}", "gitlab", self._retry, call, self._classify, self._secrets)
 
-    def _json(self, verb: str, path: str, query: dict[str, Any] | None = None,
-              body: dict[str, Any] | None = None) -> Any:
+    def _json(
+        self, verb: str, path: str, query: dict[str, Any] | None = None, body: dict[str, Any] | None = None
+    ) -> Any:
         return _decode(self._request(verb, path, query, body), f"{verb} /api/v4{path}")
 
     def _paginate(self, path: str, query: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
@@ -160,9 +177,7 @@ class GitLabForge:
             self._diff_refs[number] = data["diff_refs"]
         return _merge_request(data)
 
-    def merge_requests(
-        self, updated_after: datetime | None = None, state: str = "all"
-    ) -> Iterator[MergeRequest]:
+    def merge_requests(self, updated_after: datetime | None = None, state: str = "all") -> Iterator[MergeRequest]:
         query: dict[str, Any] = {"state": _STATES[state], "order_by": "updated_at", "sort": "desc"}
         if updated_after is not None:
             query["updated_after"] = as_utc(updated_after).isoformat().replace("+00:00", "Z")
@@ -171,14 +186,27 @@ class GitLabForge:
 
     def changed_files(self, number: int) -> Iterator[ChangedFile]:
         for data in self._paginate(f"{self._mr_path(number)}/diffs"):
-            status: FileStatus = ("added" if data.get("new_file") else "removed" if data.get("deleted_file")
-                                  else "renamed" if data.get("renamed_file") else "modified")
+            status: FileStatus = (
+                "added"
+                if data.get("new_file")
+                else "removed"
+                if data.get("deleted_file")
+                else "renamed"
+                if data.get("renamed_file")
+                else "modified"
+            )
             patch = data.get("diff") or None
             if data.get("too_large") or data.get("collapsed"):
                 patch = None
             adds, dels = count_changes(patch)
-            yield ChangedFile(path=str(data["new_path"]), old_path=str(data["old_path"]), status=status,
-                              patch=patch, additions=adds, deletions=dels)
+            yield ChangedFile(
+                path=str(data["new_path"]),
+                old_path=str(data["old_path"]),
+                status=status,
+                patch=patch,
+                additions=adds,
+                deletions=dels,
+            )
 
     def _discussions(self, number: int) -> tuple[str, list[dict[str, Any]]]:
         web_url = self.merge_request(number).web_url
@@ -199,8 +227,15 @@ class GitLabForge:
             notes = _discussion_notes(discussion, web_url)
             if not notes:
                 continue
-            threads.append(Thread(id=str(discussion["id"]), resolved=bool(notes[0].resolved),
-                                  path=notes[0].path, line=notes[0].line, notes=tuple(notes)))
+            threads.append(
+                Thread(
+                    id=str(discussion["id"]),
+                    resolved=bool(notes[0].resolved),
+                    path=notes[0].path,
+                    line=notes[0].line,
+                    notes=tuple(notes),
+                )
+            )
         return threads
 
     def permission(self, login: str) -> Permission:
@@ -228,10 +263,11 @@ class GitLabForge:
 
     def _marked(self, number: int, marker: str) -> list[dict[str, Any]]:
         me = self.bot_login()
-        return [n for n in self._paginate(f"{self._mr_path(number)}/notes",
-                                          {"sort": "asc", "order_by": "created_at"})
-                if not n.get("system") and marker in (n.get("body") or "")
-                and (n.get("author") or {}).get("username") == me]
+        return [
+            n
+            for n in self._paginate(f"{self._mr_path(number)}/notes", {"sort": "asc", "order_by": "created_at"})
+            if not n.get("system") and marker in (n.get("body") or "") and (n.get("author") or {}).get("username") == me
+        ]
 
     def upsert_summary(self, number: int, marker: str, body: str) -> str:
         body = with_marker(body, marker, self.max_body)
@@ -259,33 +295,50 @@ class GitLabForge:
             return refs
         for version in self._paginate(f"{self._mr_path(number)}/versions"):
             if version.get("head_commit_sha") == commit_sha:
-                return {"base_sha": version["base_commit_sha"], "start_sha": version["start_commit_sha"],
-                        "head_sha": commit_sha}
-        raise ForgeError(f"gitlab: commit {commit_sha} is not the head of any diff version of "
-                         f"merge request !{number}")
+                return {
+                    "base_sha": version["base_commit_sha"],
+                    "start_sha": version["start_commit_sha"],
+                    "head_sha": commit_sha,
+                }
+        raise ForgeError(f"gitlab: commit {commit_sha} is not the head of any diff version of merge request !{number}")
 
     def post_inline(self, number: int, path: str, line: int, body: str, commit_sha: str) -> Note:
         refs = self._refs_for(number, commit_sha)
-        position = {"position_type": "text", "base_sha": refs["base_sha"], "start_sha": refs["start_sha"],
-                    "head_sha": refs["head_sha"], "old_path": path, "new_path": path, "new_line": line}
-        discussion = self._json("POST", f"{self._mr_path(number)}/discussions",
-                                body={"body": body[: self.max_body], "position": position})
+        position = {
+            "position_type": "text",
+            "base_sha": refs["base_sha"],
+            "start_sha": refs["start_sha"],
+            "head_sha": refs["head_sha"],
+            "old_path": path,
+            "new_path": path,
+            "new_line": line,
+        }
+        discussion = self._json(
+            "POST", f"{self._mr_path(number)}/discussions", body={"body": body[: self.max_body], "position": position}
+        )
         web_url = self.merge_request(number).web_url
         return _discussion_notes(discussion, web_url)[0]
 
     def reply(self, number: int, note: Note, body: str) -> Note:
         if note.thread_id is None:
             raise ForgeError(f"gitlab: note {note.id} has no discussion id to reply in")
-        data = self._json("POST", f"{self._mr_path(number)}/discussions/{note.thread_id}/notes",
-                          body={"body": body[: self.max_body]})
+        data = self._json(
+            "POST", f"{self._mr_path(number)}/discussions/{note.thread_id}/notes", body={"body": body[: self.max_body]}
+        )
         first = note.in_reply_to or note.id
         position = data.get("position") or {}
         return Note(
-            id=str(data["id"]), author=_username(data), body=str(data.get("body") or ""),
-            created_at=parse_time(data.get("created_at")), updated_at=parse_time(data.get("updated_at")),
-            url=_note_url(note.url, data["id"]), thread_id=note.thread_id,
+            id=str(data["id"]),
+            author=_username(data),
+            body=str(data.get("body") or ""),
+            created_at=parse_time(data.get("created_at")),
+            updated_at=parse_time(data.get("updated_at")),
+            url=_note_url(note.url, data["id"]),
+            thread_id=note.thread_id,
             path=position.get("new_path") or note.path,
-            line=position.get("new_line") or note.line, is_inline=note.is_inline, in_reply_to=first,
+            line=position.get("new_line") or note.line,
+            is_inline=note.is_inline,
+            in_reply_to=first,
             resolved=data.get("resolved") if data.get("resolvable") else note.resolved,
         )
 
@@ -295,12 +348,13 @@ class GitLabForge:
     def add_reaction(self, number: int, note: Note, reaction: str) -> None:
         if reaction not in _EMOJI:
             raise ForgeError(f"gitlab: unknown reaction {reaction!r}; use one of {sorted(_EMOJI)}")
-        self._request("POST", f"{self._mr_path(number)}/notes/{note.id}/award_emoji",
-                      body={"name": _EMOJI[reaction]})
+        self._request("POST", f"{self._mr_path(number)}/notes/{note.id}/award_emoji", body={"name": _EMOJI[reaction]})
 
 
-_NO_TOKEN = ("gitlab: no token: set COMIND_GITLAB_TOKEN (or GITLAB_TOKEN) to a project access token "
-             "with the api scope; the CI job token (CI_JOB_TOKEN) cannot post merge request notes")
+_NO_TOKEN = (
+    "gitlab: no token: set COMIND_GITLAB_TOKEN (or GITLAB_TOKEN) to a project access token "
+    "with the api scope; the CI job token (CI_JOB_TOKEN) cannot post merge request notes"
+)
 
 
 def _decode(response: Any, describe: str) -> Any:
@@ -309,9 +363,11 @@ def _decode(response: Any, describe: str) -> Any:
     try:
         return response.json()
     except ValueError:
-        raise ForgeError(f"gitlab: {describe} answered {response.status_code} with a body that is not "
-                         "JSON (a proxy or login page?)", request=describe,
-                         status=response.status_code) from None
+        raise ForgeError(
+            f"gitlab: {describe} answered {response.status_code} with a body that is not JSON (a proxy or login page?)",
+            request=describe,
+            status=response.status_code,
+        ) from None
 
 
 def _username(data: dict[str, Any]) -> str:
@@ -334,14 +390,22 @@ def _discussion_notes(discussion: dict[str, Any], web_url: str) -> list[Note]:
         position = data.get("position") or {}
         inline = data.get("type") == "DiffNote" or bool(position.get("new_path") or position.get("old_path"))
         line = position.get("new_line") if position.get("new_line") is not None else position.get("old_line")
-        notes.append(Note(
-            id=str(data["id"]), author=_username(data), body=str(data.get("body") or ""),
-            created_at=parse_time(data.get("created_at")), updated_at=parse_time(data.get("updated_at")),
-            url=_note_url(web_url, data["id"]), thread_id=str(discussion["id"]),
-            path=(position.get("new_path") or position.get("old_path")) if inline else None,
-            line=int(line) if inline and line is not None else None, is_inline=inline,
-            in_reply_to=first if str(data["id"]) != first else None, resolved=resolved,
-        ))
+        notes.append(
+            Note(
+                id=str(data["id"]),
+                author=_username(data),
+                body=str(data.get("body") or ""),
+                created_at=parse_time(data.get("created_at")),
+                updated_at=parse_time(data.get("updated_at")),
+                url=_note_url(web_url, data["id"]),
+                thread_id=str(discussion["id"]),
+                path=(position.get("new_path") or position.get("old_path")) if inline else None,
+                line=int(line) if inline and line is not None else None,
+                is_inline=inline,
+                in_reply_to=first if str(data["id"]) != first else None,
+                resolved=resolved,
+            )
+        )
     return notes
 
 
@@ -350,8 +414,7 @@ def _merge_request(data: dict[str, Any]) -> MergeRequest:
     state = states.get(str(data.get("state")), "open")  # opened, locked
     merged = state == "merged"
     refs = data.get("diff_refs") or {}
-    labels = tuple(str(label["name"] if isinstance(label, dict) else label)
-                   for label in data.get("labels") or ())
+    labels = tuple(str(label["name"] if isinstance(label, dict) else label) for label in data.get("labels") or ())
     return MergeRequest(
         number=int(data["iid"]),
         title=str(data.get("title") or ""),

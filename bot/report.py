@@ -59,10 +59,13 @@ def summary_body(report: Report, context: FormatContext, limit: int, *, inline: 
 
     note = ""
     if inline:
-        note = (f"\n_{inline} of these {'finding is' if inline == 1 else 'findings are'} also commented "
-                "on the lines they concern._\n")
-    body = markdown.body(report, context, limit=max(markdown.MIN_BYTES, limit - len(note.encode())),
-                         pointer_link=context.summary_link)
+        note = (
+            f"\n_{inline} of these {'finding is' if inline == 1 else 'findings are'} also commented "
+            "on the lines they concern._\n"
+        )
+    body = markdown.body(
+        report, context, limit=max(markdown.MIN_BYTES, limit - len(note.encode())), pointer_link=context.summary_link
+    )
     return body.rstrip("\n") + "\n" + note
 
 
@@ -90,9 +93,16 @@ def has_summary(notes: Iterable[Note], bot_login: str) -> bool:
     return any(n.author == bot_login and REPORT_MARKER in n.body and not n.is_inline for n in notes)
 
 
-def post_report(forge: Forge, number: int, report: Report, *, context: FormatContext | None = None,
-                mr: MergeRequest | None = None, notes: list[Note] | None = None,
-                max_inline: int = MAX_INLINE) -> Posted:
+def post_report(
+    forge: Forge,
+    number: int,
+    report: Report,
+    *,
+    context: FormatContext | None = None,
+    mr: MergeRequest | None = None,
+    notes: list[Note] | None = None,
+    max_inline: int = MAX_INLINE,
+) -> Posted:
     """Post ``report`` on merge request ``number`` (see the module docstring).
 
     A ForgeError from a write is raised as is: a 403 means the token cannot write (a fork's pull
@@ -139,8 +149,9 @@ def post_report(forge: Forge, number: int, report: Report, *, context: FormatCon
 
     on_diff = posted.inline + posted.kept
     if report.findings or report.warnings:
-        posted.summary = forge.upsert_summary(number, REPORT_MARKER,
-                                              summary_body(report, context, limit, inline=on_diff))
+        posted.summary = forge.upsert_summary(
+            number, REPORT_MARKER, summary_body(report, context, limit, inline=on_diff)
+        )
     else:
         if notes is None:
             notes = forge.notes(number)
@@ -177,20 +188,43 @@ def report_from_json(data: dict[str, Any]) -> Report:
         if kind not in TYPES or level not in LEVELS:
             raise ValueError(f"unknown finding type or level {kind!r}/{level!r}")
         rule = str(item.get("rule") or "")
-        findings.append(Finding(
-            type=kind, level=level, title=str(item["title"]), message=str(item.get("message") or ""),
-            fingerprint=str(item["fingerprint"]), record_id=item.get("record_id"),
-            rule="" if rule == RULE_IDS[kind] else rule, path=item.get("path"),
-            line=_optional_int(item.get("line")), end_line=_optional_int(item.get("end_line")),
-            evidence=tuple(dict(e) for e in item.get("evidence") or ()), in_diff=bool(item.get("in_diff")),
-            commands=tuple(str(c) for c in item.get("commands") or ()),
-        ))
-    return Report(base=data.get("base"), head=str(data["head"]), findings=findings,
-                  warnings=[str(w) for w in data.get("warnings") or ()], stats=dict(data.get("stats") or {}),
-                  repo=str(data.get("repo") or ""))
+        findings.append(
+            Finding(
+                type=kind,
+                level=level,
+                title=str(item["title"]),
+                message=str(item.get("message") or ""),
+                fingerprint=str(item["fingerprint"]),
+                record_id=item.get("record_id"),
+                rule="" if rule == RULE_IDS[kind] else rule,
+                path=item.get("path"),
+                line=_optional_int(item.get("line")),
+                end_line=_optional_int(item.get("end_line")),
+                evidence=tuple(dict(e) for e in item.get("evidence") or ()),
+                in_diff=bool(item.get("in_diff")),
+                commands=tuple(str(c) for c in item.get("commands") or ()),
+            )
+        )
+    return Report(
+        base=data.get("base"),
+        head=str(data["head"]),
+        findings=findings,
+        warnings=[str(w) for w in data.get("warnings") or ()],
+        stats=dict(data.get("stats") or {}),
+        repo=str(data.get("repo") or ""),
+    )
 
 
 __all__ = [
-    "FINDING_MARKER", "MAX_INLINE", "REPORT_MARKER", "Posted", "finding_fingerprint", "has_summary", "inline_body",
-    "load_report", "post_report", "report_from_json", "summary_body",
+    "FINDING_MARKER",
+    "MAX_INLINE",
+    "REPORT_MARKER",
+    "Posted",
+    "finding_fingerprint",
+    "has_summary",
+    "inline_body",
+    "load_report",
+    "post_report",
+    "report_from_json",
+    "summary_body",
 ]

@@ -49,8 +49,10 @@ from comind.mergerequests import MergeRequest, Note, note_key
 log = logging.getLogger(__name__)
 
 COMMENT_EVENTS = ("issue_comment", "pull_request_review_comment", "pull_request_review")
-READ_ONLY = ("comind: bot: the token cannot write to this merge request (HTTP 403: a pull request from a fork "
-             "gets a read-only token); findings go to annotations and the job summary instead")
+READ_ONLY = (
+    "comind: bot: the token cannot write to this merge request (HTTP 403: a pull request from a fork "
+    "gets a read-only token); findings go to annotations and the job summary instead"
+)
 
 
 def say(message: str) -> None:
@@ -79,6 +81,7 @@ def _reply(forge: Forge, number: int, note: Note, body: str) -> Note:
 
 # --- step 1: commands ----------------------------------------------------------------------------
 
+
 @dataclass
 class Answered:
     notes: int = 0  # comments answered now
@@ -88,8 +91,16 @@ class Answered:
     written: int = 0  # records written
 
 
-def answer_commands(ws: Any, forge: Forge, number: int, *, publish: bool = False, mr: MergeRequest | None = None,
-                    notes: list[Note] | None = None, project: str | None = None) -> Answered:
+def answer_commands(
+    ws: Any,
+    forge: Forge,
+    number: int,
+    *,
+    publish: bool = False,
+    mr: MergeRequest | None = None,
+    notes: list[Note] | None = None,
+    project: str | None = None,
+) -> Answered:
     """Answer every comment on merge request ``number`` whose commands were not answered yet."""
     from comind.query import open_ledger
 
@@ -139,6 +150,7 @@ def answer_commands(ws: Any, forge: Forge, number: int, *, publish: bool = False
 
 # --- the whole run ---------------------------------------------------------------------------
 
+
 @dataclass
 class RunResult:
     answered: Answered | None = None
@@ -177,8 +189,17 @@ def fallback(report: Report | None, context: Any, forge_name: str) -> None:
     sys.stdout.flush()
 
 
-def run(ws: Any, forge: Forge, number: int, *, report: Report | None = None, check: bool = True,
-        harvest: bool = True, publish: bool = False, env: Mapping[str, str] | None = None) -> RunResult:
+def run(
+    ws: Any,
+    forge: Forge,
+    number: int,
+    *,
+    report: Report | None = None,
+    check: bool = True,
+    harvest: bool = True,
+    publish: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
     """The bot's steps on one merge request (see the module docstring)."""
     from comind.checks.formats import FormatContext
 
@@ -213,10 +234,13 @@ def run(ws: Any, forge: Forge, number: int, *, report: Report | None = None, che
     result.answered = step("commands", commands)
     if result.answered and (result.answered.notes or result.answered.refused):
         a = result.answered
-        say(f"answered {a.commands} command(s) in {a.notes} comment(s), {a.written} record(s) written"
+        say(
+            f"answered {a.commands} command(s) in {a.notes} comment(s), {a.written} record(s) written"
             + (f", {a.failed} with an error" if a.failed else "")
-            + (f"; refused {a.refused} comment(s) from people without write access" if a.refused else ""))
+            + (f"; refused {a.refused} comment(s) from people without write access" if a.refused else "")
+        )
     if harvest:
+
         def harvesting() -> int:
             harvester = MergeRequestHarvester(ws, forge, publish=publish)
             here = harvester.harvest_merge_request(mr, notes)
@@ -237,8 +261,10 @@ def run(ws: Any, forge: Forge, number: int, *, report: Report | None = None, che
         result.posted = step("report", lambda: _post(forge, number, report, context, mr, notes))
         if result.posted is not None:
             p = result.posted
-            say(f"report posted: {p.inline} new inline comment(s), {p.kept} kept, {p.resolved} resolved, "
-                f"{p.folded} in the summary only")
+            say(
+                f"report posted: {p.inline} new inline comment(s), {p.kept} kept, {p.resolved} resolved, "
+                f"{p.folded} in the summary only"
+            )
     if result.degraded:
         fallback(report, context, forge.name)
     return result
@@ -257,6 +283,7 @@ def _post(forge: Forge, number: int, report: Report, context: Any, mr: MergeRequ
 
 # --- from the CI environment -------------------------------------------------------------------
 
+
 def forge_name_from_env(env: Mapping[str, str], name: str | None) -> str:
     if name:
         return name
@@ -264,8 +291,10 @@ def forge_name_from_env(env: Mapping[str, str], name: str | None) -> str:
         return "github"
     if env.get("GITLAB_CI") == "true":
         return "gitlab"
-    raise ComindError("cannot tell the forge from the environment (neither GITHUB_ACTIONS nor GITLAB_CI "
-                      "is set); name it with --forge github|gitlab")
+    raise ComindError(
+        "cannot tell the forge from the environment (neither GITHUB_ACTIONS nor GITLAB_CI "
+        "is set); name it with --forge github|gitlab"
+    )
 
 
 def forge_config(name: str, env: Mapping[str, str]) -> dict[str, Any]:
@@ -290,8 +319,15 @@ def make_forge(name: str, env: Mapping[str, str]) -> Forge:
     return forge
 
 
-def run_from_env(ws: Any, forge_name: str | None, env: Mapping[str, str], *, report_file: Path | None = None,
-                 publish: bool = False, number: int | None = None) -> int:
+def run_from_env(
+    ws: Any,
+    forge_name: str | None,
+    env: Mapping[str, str],
+    *,
+    report_file: Path | None = None,
+    publish: bool = False,
+    number: int | None = None,
+) -> int:
     """``comind bot run``: the CI job's merge request, from GitHub Actions' or GitLab CI's environment."""
     from comind.bot import merge_request_number_from_env
     from comind.bot.report import load_report
@@ -305,12 +341,14 @@ def run_from_env(ws: Any, forge_name: str | None, env: Mapping[str, str], *, rep
         return 0
     forge = make_forge(name, env)
     comment_event = event in COMMENT_EVENTS
-    result = run(ws, forge, number, report=report, check=not comment_event, harvest=not comment_event,
-                 publish=publish, env=env)
+    result = run(
+        ws, forge, number, report=report, check=not comment_event, harvest=not comment_event, publish=publish, env=env
+    )
     return result.exit_code
 
 
 # --- comind bot serve --------------------------------------------------------------------------
+
 
 def event_forge_env(forge_name: str, payload: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
     """The environment a forge adapter needs for the repository a webhook event is about."""
@@ -345,8 +383,9 @@ def command_body(forge_name: str, event: str, payload: Mapping[str, Any]) -> str
     return str((payload.get("object_attributes") or {}).get("note") or "")
 
 
-def webhook_handler(ws: Any, env: Mapping[str, str], *,
-                    publish: bool = False) -> Callable[[str, str, dict[str, Any]], None]:
+def webhook_handler(
+    ws: Any, env: Mapping[str, str], *, publish: bool = False
+) -> Callable[[str, str, dict[str, Any]], None]:
     """The server's handler: a comment with a ``/comind`` line gets the commands of its merge
     request answered, by the same code as ``comind bot run``."""
     from comind.bot.commands import command_lines
@@ -367,19 +406,31 @@ def webhook_handler(ws: Any, env: Mapping[str, str], *,
     return handle
 
 
-def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080,
-          publish: bool = False) -> Any:
+def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080, publish: bool = False) -> Any:
     """The webhook server (not started), refusing to exist without COMIND_WEBHOOK_SECRET."""
     from comind.bot.server import make_server
 
     secret = env.get("COMIND_WEBHOOK_SECRET", "")
     if not secret:
-        raise ComindError("bot serve: set COMIND_WEBHOOK_SECRET to the secret of the GitHub or GitLab "
-                          "webhook; refusing to accept unsigned events")
+        raise ComindError(
+            "bot serve: set COMIND_WEBHOOK_SECRET to the secret of the GitHub or GitLab "
+            "webhook; refusing to accept unsigned events"
+        )
     return make_server(webhook_handler(ws, env, publish=publish), secret, host, port)
 
 
 __all__ = [
-    "Answered", "RunResult", "answer_commands", "command_body", "event_forge_env", "fallback", "forge_config",
-    "make_forge", "run", "run_check", "run_from_env", "serve", "webhook_handler",
+    "Answered",
+    "RunResult",
+    "answer_commands",
+    "command_body",
+    "event_forge_env",
+    "fallback",
+    "forge_config",
+    "make_forge",
+    "run",
+    "run_check",
+    "run_from_env",
+    "serve",
+    "webhook_handler",
 ]

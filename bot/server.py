@@ -39,11 +39,20 @@ MAX_BODY = 25 * 1024 * 1024
 class Server:
     """A webhook server; ``start()``/``stop()`` for embedding, ``serve_forever()`` for the CLI."""
 
-    def __init__(self, handler: Handler, secret: str, host: str = "127.0.0.1", port: int = 0,
-                 queue_size: int = 100, max_body: int = MAX_BODY) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        secret: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        queue_size: int = 100,
+        max_body: int = MAX_BODY,
+    ) -> None:
         if not secret:
-            raise ComindError("bot serve needs a webhook secret (the one configured in the "
-                              "GitHub or GitLab webhook); refusing to accept unsigned events")
+            raise ComindError(
+                "bot serve needs a webhook secret (the one configured in the "
+                "GitHub or GitLab webhook); refusing to accept unsigned events"
+            )
         self.handler = handler
         self.secret = secret.encode()
         self.max_body = max_body
@@ -53,8 +62,7 @@ class Server:
         self._http = _HTTPServer((host, port), _RequestHandler)
         self._http.app = self
         self._worker = threading.Thread(target=self._work, name="comind-bot-worker", daemon=True)
-        self._loop = threading.Thread(target=self._http.serve_forever, args=(0.1,),
-                                      name="comind-bot-http", daemon=True)
+        self._loop = threading.Thread(target=self._http.serve_forever, args=(0.1,), name="comind-bot-http", daemon=True)
         self._stopped = threading.Event()
 
     @property
@@ -95,8 +103,10 @@ class Server:
         """Serve until Ctrl-C or SIGTERM, then stop gracefully."""
         previous = None
         if threading.current_thread() is threading.main_thread():
+
             def on_term(signum: int, frame: FrameType | None) -> None:
                 raise KeyboardInterrupt
+
             previous = signal.signal(signal.SIGTERM, on_term)
         self.start()
         try:
@@ -161,8 +171,14 @@ def merge_request_number(forge: str, payload: dict[str, Any]) -> int | None:
     return None
 
 
-def make_server(handler: Handler, secret: str, host: str = "127.0.0.1", port: int = 0,
-                queue_size: int = 100, max_body: int = MAX_BODY) -> Server:
+def make_server(
+    handler: Handler,
+    secret: str,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    queue_size: int = 100,
+    max_body: int = MAX_BODY,
+) -> Server:
     """A webhook server bound to ``host:port`` (port 0: any free port), not yet started."""
     return Server(handler, secret, host, port, queue_size, max_body)
 
@@ -213,8 +229,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._reply(401, "not a signed GitHub or GitLab webhook")
             return
         if not app.verify(forge, self.headers, None):  # GitLab fully, GitHub: signature present
-            log.warning("comind bot: rejected unsigned or forged %s %s from %s", forge, event,
-                        self.client_address[0])
+            log.warning("comind bot: rejected unsigned or forged %s %s from %s", forge, event, self.client_address[0])
             self._reply(401, "bad signature")
             return
         try:

@@ -45,28 +45,91 @@ from comind.checks.base import (
 )
 
 # ast-grep-py's built-in languages (0.51); any other name panics.
-AST_GREP_LANGUAGES = frozenset({
-    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "kotlin",
-    "swift", "ruby", "php", "scala", "lua", "bash", "html", "css", "json", "yaml", "haskell", "elixir",
-    "nix", "solidity", "hcl", "dart", "markdown", "zig",
-})
+AST_GREP_LANGUAGES = frozenset(
+    {
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "c",
+        "cpp",
+        "csharp",
+        "kotlin",
+        "swift",
+        "ruby",
+        "php",
+        "scala",
+        "lua",
+        "bash",
+        "html",
+        "css",
+        "json",
+        "yaml",
+        "haskell",
+        "elixir",
+        "nix",
+        "solidity",
+        "hcl",
+        "dart",
+        "markdown",
+        "zig",
+    }
+)
 MAX_FILE_SIZE = 1 << 20
 PARALLEL_THRESHOLD = 64  # files before worker processes pay for their start-up
 CHUNK = 8
 CACHE_VERSION = "1"
 
-ALIASES = {"py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript", "golang": "go",
-           "rs": "rust", "c++": "cpp", "cs": "csharp", "kt": "kotlin", "rb": "ruby", "yml": "yaml",
-           "hs": "haskell", "ex": "elixir", "sol": "solidity", "terraform": "hcl"}
+ALIASES = {
+    "py": "python",
+    "js": "javascript",
+    "jsx": "javascript",
+    "ts": "typescript",
+    "golang": "go",
+    "rs": "rust",
+    "c++": "cpp",
+    "cs": "csharp",
+    "kt": "kotlin",
+    "rb": "ruby",
+    "yml": "yaml",
+    "hs": "haskell",
+    "ex": "elixir",
+    "sol": "solidity",
+    "terraform": "hcl",
+}
 EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi"), "javascript": (".js", ".jsx", ".mjs", ".cjs"), "typescript": (".ts", ".mts", ".cts"),
-    "tsx": (".tsx",), "go": (".go",), "rust": (".rs",), "java": (".java",), "c": (".c", ".h"),
-    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"), "csharp": (".cs",),
-    "kotlin": (".kt", ".kts"), "swift": (".swift",), "ruby": (".rb",), "php": (".php",),
-    "scala": (".scala", ".sc"), "lua": (".lua",), "bash": (".sh", ".bash"), "html": (".html", ".htm"),
-    "css": (".css",), "json": (".json",), "yaml": (".yml", ".yaml"), "haskell": (".hs",),
-    "elixir": (".ex", ".exs"), "nix": (".nix",), "solidity": (".sol",), "hcl": (".hcl", ".tf"),
-    "dart": (".dart",), "markdown": (".md",), "zig": (".zig",),
+    "python": (".py", ".pyi"),
+    "javascript": (".js", ".jsx", ".mjs", ".cjs"),
+    "typescript": (".ts", ".mts", ".cts"),
+    "tsx": (".tsx",),
+    "go": (".go",),
+    "rust": (".rs",),
+    "java": (".java",),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"),
+    "csharp": (".cs",),
+    "kotlin": (".kt", ".kts"),
+    "swift": (".swift",),
+    "ruby": (".rb",),
+    "php": (".php",),
+    "scala": (".scala", ".sc"),
+    "lua": (".lua",),
+    "bash": (".sh", ".bash"),
+    "html": (".html", ".htm"),
+    "css": (".css",),
+    "json": (".json",),
+    "yaml": (".yml", ".yaml"),
+    "haskell": (".hs",),
+    "elixir": (".ex", ".exs"),
+    "nix": (".nix",),
+    "solidity": (".sol",),
+    "hcl": (".hcl", ".tf"),
+    "dart": (".dart",),
+    "markdown": (".md",),
+    "zig": (".zig",),
 }
 _RULE_KEYS = ("rule", "constraints", "utils", "transform")
 _VAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)")
@@ -137,8 +200,10 @@ class AstGrepCheck(Check):
         spec = self.spec
         language = canonical_language(spec["language"])
         if language is None:
-            raise CheckError(f"unknown ast-grep language {spec['language']!r}; known: "
-                             f"{', '.join(sorted(AST_GREP_LANGUAGES))}"[:600], "check.language")
+            raise CheckError(
+                f"unknown ast-grep language {spec['language']!r}; known: {', '.join(sorted(AST_GREP_LANGUAGES))}"[:600],
+                "check.language",
+            )
         self.language = language
         self.files: list[str] = check_strings(spec["files"], "check.files") if "files" in spec else []
         self.ignores: list[str] = check_strings(spec["ignores"], "check.ignores") if "ignores" in spec else []
@@ -153,9 +218,12 @@ class AstGrepCheck(Check):
                     raise
                 ok = False
             if not ok:
-                raise CheckError(f"the pattern {text[:120]!r} is not valid {language} (it parses with errors, so "
-                                 "ast-grep would match nothing); write a complete statement or expression, or use "
-                                 "pattern: {context: ..., selector: KIND}", where)
+                raise CheckError(
+                    f"the pattern {text[:120]!r} is not valid {language} (it parses with errors, so "
+                    "ast-grep would match nothing); write a complete statement or expression, or use "
+                    "pattern: {context: ..., selector: KIND}",
+                    where,
+                )
         try:
             from ast_grep_py import SgRoot
 
@@ -163,8 +231,9 @@ class AstGrepCheck(Check):
         except BaseException as exc:
             if _fatal(exc):
                 raise
-            raise CheckError(f"the ast-grep rule does not compile: {_first_lines(str(exc)) or type(exc).__name__}",
-                             _blame(str(exc))) from None
+            raise CheckError(
+                f"the ast-grep rule does not compile: {_first_lines(str(exc)) or type(exc).__name__}", _blame(str(exc))
+            ) from None
 
     def wants(self, path: str) -> bool:
         if not path.lower().endswith(EXTENSIONS.get(self.language, ())):
@@ -184,8 +253,12 @@ class AstGrepCheck(Check):
 
         from blake3 import blake3
 
-        body = json.dumps([CACHE_VERSION, version("ast-grep-py"), self.language, self.config, self.template],
-                          sort_keys=True, ensure_ascii=False, default=str)
+        body = json.dumps(
+            [CACHE_VERSION, version("ast-grep-py"), self.language, self.config, self.template],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
         return str(blake3(body.encode()).hexdigest(length=16))
 
     @property
@@ -214,7 +287,8 @@ class AstGrepCheck(Check):
         jobs = [(oid, paths[oid], lang, tuple(idx)) for (oid, lang), idx in todo.items()]
         configs = [(c.config, c.template) for c in mine]
         fresh: dict[tuple[str, str], list[tuple[int, int, str, str]]] = {
-            (keys[i], oid): [] for oid, _, lang, idx in jobs for i in idx}
+            (keys[i], oid): [] for oid, _, lang, idx in jobs for i in idx
+        }
         failures: list[str] = []
         for found, failed in _run(ctx, configs, jobs):
             for i, oid, line, end, text, message in found:
@@ -230,8 +304,9 @@ class AstGrepCheck(Check):
         if failures:
             for check in mine:
                 out[check].complete = False
-                out[check].warnings.append(f"ast-grep could not read {len(failures)} file(s), e.g. "
-                                           f"{failures[0].split(' ', 1)[1]}")
+                out[check].warnings.append(
+                    f"ast-grep could not read {len(failures)} file(s), e.g. {failures[0].split(' ', 1)[1]}"
+                )
         return out
 
 
@@ -247,8 +322,10 @@ class _ResultCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS astgrep (rule TEXT NOT NULL, oid TEXT NOT NULL, "
-                       "data TEXT NOT NULL, PRIMARY KEY (rule, oid)) WITHOUT ROWID")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS astgrep (rule TEXT NOT NULL, oid TEXT NOT NULL, "
+                "data TEXT NOT NULL, PRIMARY KEY (rule, oid)) WITHOUT ROWID"
+            )
             return db
         except (OSError, sqlite3.Error):
             return None  # a cache: without it everything is matched again, correctly
@@ -266,7 +343,7 @@ class _ResultCache:
                 by_rule.setdefault(rule, []).append(oid)
             for rule, oids in by_rule.items():
                 for i in range(0, len(oids), 500):
-                    batch = oids[i:i + 500]
+                    batch = oids[i : i + 500]
                     sql = f"SELECT oid, data FROM astgrep WHERE rule = ? AND oid IN ({','.join('?' * len(batch))})"
                     for oid, data in db.execute(sql, [rule, *batch]):
                         out[(rule, oid)] = [(int(a), int(b), str(c), str(d)) for a, b, c, d in json.loads(data)]
@@ -285,30 +362,32 @@ class _ResultCache:
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
-                db.executemany("INSERT OR REPLACE INTO astgrep VALUES (?, ?, ?)",
-                               [(rule, oid, json.dumps(found, ensure_ascii=False))
-                                for (rule, oid), found in rows.items()])
+                db.executemany(
+                    "INSERT OR REPLACE INTO astgrep VALUES (?, ?, ?)",
+                    [(rule, oid, json.dumps(found, ensure_ascii=False)) for (rule, oid), found in rows.items()],
+                )
         except sqlite3.Error:
             pass
         finally:
             db.close()
 
 
-def _run(ctx: CheckContext, configs: list[tuple[dict[str, Any], str]],
-         jobs: list[tuple[str, str, str, tuple[int, ...]]]
-         ) -> Iterator[tuple[list[tuple[int, str, int, int, str, str]], list[str]]]:
+def _run(
+    ctx: CheckContext, configs: list[tuple[dict[str, Any], str]], jobs: list[tuple[str, str, str, tuple[int, ...]]]
+) -> Iterator[tuple[list[tuple[int, str, int, int, str, str]], list[str]]]:
     """Match the jobs, in worker processes when there are many (ast-grep holds the GIL)."""
     if ctx.workers < 2 or len(jobs) < PARALLEL_THRESHOLD:
         yield _run_jobs(ctx.repo, configs, jobs)
         return
     # large blobs first, in small chunks, so the workers finish together
     jobs = sorted(jobs, key=lambda j: -_size(ctx.repo, j[0]))
-    chunks = [jobs[i:i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+    chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
     methods = multiprocessing.get_all_start_methods()
     safe_fork = "fork" in methods and threading.active_count() == 1
     mp = multiprocessing.get_context("fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn")
-    with ProcessPoolExecutor(ctx.workers, mp_context=mp, initializer=_init_worker,
-                             initargs=(ctx.repo.path, configs)) as pool:
+    with ProcessPoolExecutor(
+        ctx.workers, mp_context=mp, initializer=_init_worker, initargs=(ctx.repo.path, configs)
+    ) as pool:
         yield from pool.map(_run_chunk, chunks)
 
 
@@ -336,15 +415,18 @@ def _init_worker(repo_path: str, configs: list[tuple[dict[str, Any], str]]) -> N
     _worker = (pygit2.Repository(repo_path), configs)
 
 
-def _run_chunk(jobs: list[tuple[str, str, str, tuple[int, ...]]]
-               ) -> tuple[list[tuple[int, str, int, int, str, str]], list[str]]:
+def _run_chunk(
+    jobs: list[tuple[str, str, str, tuple[int, ...]]],
+) -> tuple[list[tuple[int, str, int, int, str, str]], list[str]]:
     assert _worker is not None
     return _run_jobs(_worker[0], _worker[1], jobs)
 
 
-def _run_jobs(repo: pygit2.Repository, configs: list[tuple[dict[str, Any], str]],
-              jobs: list[tuple[str, str, str, tuple[int, ...]]]
-              ) -> tuple[list[tuple[int, str, int, int, str, str]], list[str]]:
+def _run_jobs(
+    repo: pygit2.Repository,
+    configs: list[tuple[dict[str, Any], str]],
+    jobs: list[tuple[str, str, str, tuple[int, ...]]],
+) -> tuple[list[tuple[int, str, int, int, str, str]], list[str]]:
     from ast_grep_py import SgRoot
 
     found: list[tuple[int, str, int, int, str, str]] = []
@@ -363,8 +445,9 @@ def _run_jobs(repo: pygit2.Repository, configs: list[tuple[dict[str, Any], str]]
                 config, template = configs[i]
                 for node in root.find_all(config):  # type: ignore[call-overload]
                     r = node.range()
-                    found.append((i, oid, r.start.line + 1, r.end.line + 1, node.text(),
-                                  _interpolate(template, node, source)))
+                    found.append(
+                        (i, oid, r.start.line + 1, r.end.line + 1, node.text(), _interpolate(template, node, source))
+                    )
         except BaseException as exc:
             if _fatal(exc):
                 raise
@@ -381,9 +464,8 @@ def _interpolate(template: str, node: Any, source: str) -> str:
             nodes = node.get_multiple_matches(m.group(1))
             if not nodes:
                 return m.group(0)
-            return source[nodes[0].range().start.index:nodes[-1].range().end.index]
+            return source[nodes[0].range().start.index : nodes[-1].range().end.index]
         single = node.get_match(m.group(2))
         return single.text() if single is not None else m.group(0)
 
     return _VAR.sub(fill, template)
-

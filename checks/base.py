@@ -41,8 +41,9 @@ class CheckError(ComindError):
     ``where`` is the field path (``check.forbid[0]``), ``record_id`` the constraint it belongs to.
     """
 
-    def __init__(self, problem: str, where: str = "check", record_id: str | None = None,
-                 source: str | None = None) -> None:
+    def __init__(
+        self, problem: str, where: str = "check", record_id: str | None = None, source: str | None = None
+    ) -> None:
         self.problem = problem
         self.where = where
         self.record_id = record_id
@@ -195,8 +196,16 @@ class Check:
         return True
 
     # --- helpers for subclasses ---------------------------------------------------------------
-    def violation(self, path: str | None, line: int | None, end_line: int | None, text: str, message: str,
-                  *, head_only: bool = False) -> Violation:
+    def violation(
+        self,
+        path: str | None,
+        line: int | None,
+        end_line: int | None,
+        text: str,
+        message: str,
+        *,
+        head_only: bool = False,
+    ) -> Violation:
         return Violation(self.rule, path, line, end_line, normalise(text), message, self.record_id, head_only)
 
 
@@ -211,6 +220,7 @@ class Outcome:
 
 
 # --- field validation -----------------------------------------------------------------------------
+
 
 def describe(value: Any) -> str:
     """A short description of a bad value for an error message."""
@@ -269,10 +279,14 @@ def validate_fields(spec: Mapping[str, Any], fields: Sequence[CheckField]) -> No
             if not isinstance(value, bool):
                 raise CheckError(f"expected true or false, got {describe(value)}", where)
         elif f.shape == "number":
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-                    or value <= 0 or value > 86_400:
-                raise CheckError(f"expected a positive number of seconds (at most 86400), got {describe(value)}",
-                                 where)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value <= 0
+                or value > 86_400
+            ):
+                raise CheckError(f"expected a positive number of seconds (at most 86400), got {describe(value)}", where)
         elif f.shape == "mapping":
             if not isinstance(value, Mapping):
                 raise CheckError(f"expected a mapping, got {describe(value)}", where)
@@ -286,12 +300,60 @@ def validate_fields(spec: Mapping[str, Any], fields: Sequence[CheckField]) -> No
 
 # --- globs ------------------------------------------------------------------------------------------
 
-_EXTENSIONS = frozenset({
-    ".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".java",
-    ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs", ".kt", ".kts", ".swift", ".rb", ".php",
-    ".scala", ".lua", ".sh", ".bash", ".html", ".htm", ".css", ".json", ".yml", ".yaml", ".hs", ".ex",
-    ".exs", ".nix", ".sol", ".hcl", ".tf", ".dart", ".md", ".zig", ".toml", ".txt", ".lock", ".cfg",
-})
+_EXTENSIONS = frozenset(
+    {
+        ".py",
+        ".pyi",
+        ".js",
+        ".jsx",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".mts",
+        ".cts",
+        ".go",
+        ".rs",
+        ".java",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".cxx",
+        ".hpp",
+        ".hh",
+        ".cs",
+        ".kt",
+        ".kts",
+        ".swift",
+        ".rb",
+        ".php",
+        ".scala",
+        ".lua",
+        ".sh",
+        ".bash",
+        ".html",
+        ".htm",
+        ".css",
+        ".json",
+        ".yml",
+        ".yaml",
+        ".hs",
+        ".ex",
+        ".exs",
+        ".nix",
+        ".sol",
+        ".hcl",
+        ".tf",
+        ".dart",
+        ".md",
+        ".zig",
+        ".toml",
+        ".txt",
+        ".lock",
+        ".cfg",
+    }
+)
 
 
 def is_path_glob(pattern: str) -> bool:
@@ -313,7 +375,7 @@ def _glob_chars(glob: str, star: str, one: str) -> str:
             if j < 0:
                 out.append(re.escape(c))
             else:
-                body = glob[i + 1:j]
+                body = glob[i + 1 : j]
                 negate = body.startswith("!")
                 body = body[1:] if negate else body
                 out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
@@ -382,11 +444,11 @@ def check_glob(value: str, where: str) -> str:
     """Reject globs that can never match (empty segments, a lone dot)."""
     text = value.strip()
     if not text or text in (".", "/"):
-        raise CheckError(f"expected a module glob like \"myapp.db.*\" or a path glob like \"myapp/db/**\", "
-                         f"got {describe(value)}", where)
+        raise CheckError(
+            f'expected a module glob like "myapp.db.*" or a path glob like "myapp/db/**", got {describe(value)}', where
+        )
     if not is_path_glob(text) and any(not seg for seg in text.split(".")):
-        raise CheckError(f"expected a module glob like \"myapp.db.*\" (dotted names, * or **), got {value!r}",
-                         where)
+        raise CheckError(f'expected a module glob like "myapp.db.*" (dotted names, * or **), got {value!r}', where)
     return text
 
 
@@ -419,9 +481,17 @@ class CheckContext:
     to the running Python). Timeouts are in seconds.
     """
 
-    def __init__(self, index: CodeIndex, *, work_tree: str | os.PathLike[str] | None = None,
-                 semgrep: str | None = None, semgrep_timeout: float = 120.0, test_timeout: float = 300.0,
-                 python: str | None = None, workers: int = 2) -> None:
+    def __init__(
+        self,
+        index: CodeIndex,
+        *,
+        work_tree: str | os.PathLike[str] | None = None,
+        semgrep: str | None = None,
+        semgrep_timeout: float = 120.0,
+        test_timeout: float = 300.0,
+        python: str | None = None,
+        workers: int = 2,
+    ) -> None:
         self.index = index
         self.repo: pygit2.Repository = index.repo
         self.work_tree = Path(work_tree) if work_tree is not None else None
@@ -553,8 +623,10 @@ def _partial_snapshot(snapshot: Snapshot, paths: frozenset[str]) -> Snapshot:
 
         def all_symbols(self) -> dict[str, FileSymbols]:
             empty = {lang: FileSymbols(lang) for lang in {e.language for e in self.files.values()}}
-            return {p: (snapshot.symbols(p) or empty[e.language]) if p in paths else empty[e.language]
-                    for p, e in self.files.items()}
+            return {
+                p: (snapshot.symbols(p) or empty[e.language]) if p in paths else empty[e.language]
+                for p, e in self.files.items()
+            }
 
     return Partial(snapshot.index, snapshot.commit, snapshot.tree, dict(snapshot.files), snapshot.stats)
 
@@ -645,13 +717,16 @@ class _Registry(Mapping[str, type[Check]]):
         if self._types is None:
             from comind.checks import astgrep, dependency, graph, semgrep, testref
 
-            self._types = {cls.type: cls for cls in (
-                graph.GraphCheck,
-                dependency.DependencyCheck,
-                astgrep.AstGrepCheck,
-                semgrep.SemgrepCheck,
-                testref.TestCheck,
-            )}
+            self._types = {
+                cls.type: cls
+                for cls in (
+                    graph.GraphCheck,
+                    dependency.DependencyCheck,
+                    astgrep.AstGrepCheck,
+                    semgrep.SemgrepCheck,
+                    testref.TestCheck,
+                )
+            }
         return self._types
 
     def __getitem__(self, name: str) -> type[Check]:
@@ -716,8 +791,10 @@ def load_check_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         if "type" not in data:
             if isinstance(data.get("rules"), list):
                 if len(data["rules"]) != 1:
-                    raise CheckError(f"a semgrep config for one constraint holds exactly one rule, "
-                                     f"found {len(data['rules'])}", "check.rules")
+                    raise CheckError(
+                        f"a semgrep config for one constraint holds exactly one rule, found {len(data['rules'])}",
+                        "check.rules",
+                    )
                 data = {"type": "semgrep", "rule": data["rules"][0]}
             elif "rule" in data and "language" in data:
                 data = {"type": "ast-grep", **data}
@@ -745,4 +822,3 @@ def compile_checks(records: Iterable[Any]) -> list[tuple[Any, Check]]:
         if check is not None:
             out.append((record, check))
     return out
-

@@ -37,14 +37,16 @@ class Change:
     def files(self) -> list[ChangedFile]:
         out = []
         for f in self.approach.files:
-            out.append(ChangedFile(
-                path="" if f.status == "D" else f.path,
-                old_path="" if f.status == "A" else (f.old_path or f.path),
-                status=f.status,
-                added=frozenset(ln.lineno for ln in f.added),
-                removed=frozenset(ln.lineno for ln in f.removed),
-                binary=f.binary or f.skipped,
-            ))
+            out.append(
+                ChangedFile(
+                    path="" if f.status == "D" else f.path,
+                    old_path="" if f.status == "A" else (f.old_path or f.path),
+                    status=f.status,
+                    added=frozenset(ln.lineno for ln in f.added),
+                    removed=frozenset(ln.lineno for ln in f.removed),
+                    binary=f.binary or f.skipped,
+                )
+            )
         return out
 
     @cached_property
@@ -82,6 +84,5 @@ def compute_change(index: CodeIndex, base: str, head: str) -> Change:
 
     change = Change(base, head, approach_of_range(index.repo, base, head))
     if change.approach.base == base:  # base..head had a merge base: the diff the checks would make
-        remember_change(index, change_of(base, head, ((f.path, f.old_path, f.status)
-                                                      for f in change.approach.files)))
+        remember_change(index, change_of(base, head, ((f.path, f.old_path, f.status) for f in change.approach.files)))
     return change

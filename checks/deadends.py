@@ -48,15 +48,94 @@ IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # Words that say nothing about an approach on their own: control flow, declarations, literals.
-_KEYWORDS = frozenset({
-    "if", "else", "elif", "elsif", "for", "foreach", "while", "do", "try", "catch", "except", "finally", "return",
-    "break", "continue", "pass", "end", "then", "fi", "done", "esac", "switch", "case", "default", "goto", "throw",
-    "throws", "raise", "yield", "await", "async", "with", "as", "in", "of", "is", "not", "and", "or", "true",
-    "false", "null", "none", "nil", "undefined", "void", "self", "this", "super", "new", "delete", "typeof",
-    "instanceof", "def", "function", "fn", "func", "lambda", "class", "struct", "enum", "interface", "trait",
-    "impl", "type", "const", "let", "var", "val", "mut", "static", "public", "private", "protected", "internal",
-    "final", "override", "abstract", "export", "from", "package", "module", "unsafe", "pub"
-})
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "else",
+        "elif",
+        "elsif",
+        "for",
+        "foreach",
+        "while",
+        "do",
+        "try",
+        "catch",
+        "except",
+        "finally",
+        "return",
+        "break",
+        "continue",
+        "pass",
+        "end",
+        "then",
+        "fi",
+        "done",
+        "esac",
+        "switch",
+        "case",
+        "default",
+        "goto",
+        "throw",
+        "throws",
+        "raise",
+        "yield",
+        "await",
+        "async",
+        "with",
+        "as",
+        "in",
+        "of",
+        "is",
+        "not",
+        "and",
+        "or",
+        "true",
+        "false",
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "void",
+        "self",
+        "this",
+        "super",
+        "new",
+        "delete",
+        "typeof",
+        "instanceof",
+        "def",
+        "function",
+        "fn",
+        "func",
+        "lambda",
+        "class",
+        "struct",
+        "enum",
+        "interface",
+        "trait",
+        "impl",
+        "type",
+        "const",
+        "let",
+        "var",
+        "val",
+        "mut",
+        "static",
+        "public",
+        "private",
+        "protected",
+        "internal",
+        "final",
+        "override",
+        "abstract",
+        "export",
+        "from",
+        "package",
+        "module",
+        "unsafe",
+        "pub",
+    }
+)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -77,9 +156,18 @@ def informative(text: str) -> bool:
 
 
 class Match:
-    def __init__(self, matched: int, total: int, where: tuple[str, int] | None, local: int | None = None,
-                 own: int = 0, recreated: tuple[str, ...] = (), added: int = 0, added_total: int = 0,
-                 edited: int = 0) -> None:
+    def __init__(
+        self,
+        matched: int,
+        total: int,
+        where: tuple[str, int] | None,
+        local: int | None = None,
+        own: int = 0,
+        recreated: tuple[str, ...] = (),
+        added: int = 0,
+        added_total: int = 0,
+        edited: int = 0,
+    ) -> None:
         self.matched = matched
         self.total = total
         self.where = where  # first re-added line in the change: (path, line at head)
@@ -225,8 +313,17 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
     # an attempt with no informative line, its whole edit made again alone (which has none either)
     if not total and not lines_of.total and any(tried.edit) and tried.edit == lines_of.edit:
         alone, where = sum(sum(side.values()) for side in tried.edit), lines_of.edit_at
-    return Match(matched, total, where, local, own=lines_of.total, recreated=recreated, added=re_added,
-                 added_total=added_total, edited=alone)
+    return Match(
+        matched,
+        total,
+        where,
+        local,
+        own=lines_of.total,
+        recreated=recreated,
+        added=re_added,
+        added_total=added_total,
+        edited=alone,
+    )
 
 
 def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
@@ -294,32 +391,47 @@ def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]
     elif m.matched < min_lines:
         return files, f"{said}: a match needs at least {min_lines}"
     elif m.matched / m.total < threshold and not _piece(m) and not _added_again(m, min_lines):
-        return files, (f"{said}: a match needs {threshold:.0%} of them, or {ADDED_OF_ATTEMPT:.0%} of the "
-                       f"{m.added_total} it added; or, as a part brought back, {PIECE_OF_ATTEMPT:.0%} of them making "
-                       f"{PIECE_OF_CHANGE:.0%} of the change's {m.own} own lines, or {LARGE_PIECE} lines and "
-                       f"{LARGE_OF_ATTEMPT:.0%} of them making {LARGE_OF_CHANGE:.0%}, mostly in its files")
+        return files, (
+            f"{said}: a match needs {threshold:.0%} of them, or {ADDED_OF_ATTEMPT:.0%} of the "
+            f"{m.added_total} it added; or, as a part brought back, {PIECE_OF_ATTEMPT:.0%} of them making "
+            f"{PIECE_OF_CHANGE:.0%} of the change's {m.own} own lines, or {LARGE_PIECE} lines and "
+            f"{LARGE_OF_ATTEMPT:.0%} of them making {LARGE_OF_CHANGE:.0%}, mostly in its files"
+        )
     if m.matched < SMALL_MATCH and m.matched < SMALL_SHARE * m.own:
-        return files, (f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's "
-                       f"{m.own} own lines")
+        return files, (
+            f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's {m.own} own lines"
+        )
     if 2 * m.local < m.matched and m.matched < ELSEWHERE_OF_CHANGE * m.own:
-        return files, (f"{said}, {m.matched - m.local} of them in files named unlike its own: mostly elsewhere, "
-                       f"they must make {ELSEWHERE_OF_CHANGE:.0%} of the change's {m.own} own lines")
+        return files, (
+            f"{said}, {m.matched - m.local} of them in files named unlike its own: mostly elsewhere, "
+            f"they must make {ELSEWHERE_OF_CHANGE:.0%} of the change's {m.own} own lines"
+        )
     if not m.added and not (m.added_total < min_lines and m.matched >= REMOVALS_SHARE * m.own):
-        return files, (f"{said}, none of those it added: removing again what it removed is judged only for an "
-                       f"attempt that added under {min_lines} lines, and only at {REMOVALS_SHARE:.0%} of the change")
+        return files, (
+            f"{said}, none of those it added: removing again what it removed is judged only for an "
+            f"attempt that added under {min_lines} lines, and only at {REMOVALS_SHARE:.0%} of the change"
+        )
     return "lines", ""
 
 
 def _added_again(m: Match, min_lines: int) -> bool:
-    return (m.added >= min_lines and m.added >= ADDED_OF_ATTEMPT * m.added_total and m.matched >= SMALL_SHARE * m.own
-            and 2 * m.local > m.matched)
+    return (
+        m.added >= min_lines
+        and m.added >= ADDED_OF_ATTEMPT * m.added_total
+        and m.matched >= SMALL_SHARE * m.own
+        and 2 * m.local > m.matched
+    )
 
 
 def _piece(m: Match) -> bool:
     if m.matched >= PIECE_OF_CHANGE * m.own and m.matched >= PIECE_OF_ATTEMPT * m.total:
         return True
-    return (m.matched >= LARGE_PIECE and m.matched >= LARGE_OF_ATTEMPT * m.total
-            and m.matched >= LARGE_OF_CHANGE * m.own and m.local > LARGE_IN_PLACE * m.matched)
+    return (
+        m.matched >= LARGE_PIECE
+        and m.matched >= LARGE_OF_ATTEMPT * m.total
+        and m.matched >= LARGE_OF_CHANGE * m.own
+        and m.local > LARGE_IN_PLACE * m.matched
+    )
 
 
 def is_match(m: Match, threshold: float, min_lines: int) -> bool:
@@ -340,10 +452,16 @@ def fingerprint_of(record: Record) -> Approach | None:
     if not isinstance(data, dict) or not data.get("files"):
         return None
     if "head" not in data:  # the merge-request form: lines without numbers
-        files = tuple(FileChange(str(f.get("path", "")), None, "M",
-                                 added=tuple(Line(0, str(t), False) for t in f.get("added", ())),
-                                 removed=tuple(Line(0, str(t), False) for t in f.get("removed", ())))
-                      for f in data["files"])
+        files = tuple(
+            FileChange(
+                str(f.get("path", "")),
+                None,
+                "M",
+                added=tuple(Line(0, str(t), False) for t in f.get("added", ())),
+                removed=tuple(Line(0, str(t), False) for t in f.get("removed", ())),
+            )
+            for f in data["files"]
+        )
         return Approach(None, "", files)
     try:
         return Approach.from_json(data)
@@ -352,15 +470,18 @@ def fingerprint_of(record: Record) -> Approach | None:
 
 
 def _evidence_text(record: Record) -> str:
-    """"abc1234 'subject', reverted in def5678", as far as the evidence knows."""
+    """ "abc1234 'subject', reverted in def5678", as far as the evidence knows."""
     reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
     revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
     if revert and not reverted:  # a revert whose target was not found is titled by its own subject
         return f"the change {revert[:7]} {record.title!r} reverted"
     what = f"{reverted[:7]} {record.title!r}" if reverted else repr(record.title)
     outcome = record.fields.get("outcome", "failed")
-    how = f"reverted in {revert[:7]}" if revert else {"abandoned": "abandoned", "failed": "it failed",
-                                                        "partial": "partly failed"}.get(outcome, outcome)
+    how = (
+        f"reverted in {revert[:7]}"
+        if revert
+        else {"abandoned": "abandoned", "failed": "it failed", "partial": "partly failed"}.get(outcome, outcome)
+    )
     if not revert:
         mr = next((e["ref"] for e in record.evidence if e["type"] in ("mr", "url")), None)
         how += f" ({mr})" if mr else ""
@@ -398,8 +519,13 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 found.append((f"{describe(m, kind)} of {what}", path, line))
         for dep, _before, version, path in moves_into(record.anchors, dep_moves, config.dead_end_threshold):
-            found.append((f"This moves {dep['package']} to {version}, inside {dep['version_range']}, "
-                          f"the range of {what}", path, None))
+            found.append(
+                (
+                    f"This moves {dep['package']} to {version}, inside {dep['version_range']}, the range of {what}",
+                    path,
+                    None,
+                )
+            )
         if record.id in patterns:
             path, line = patterns[record.id]
             found.append((f"This matches the pattern of {what}", path, line))
@@ -411,14 +537,24 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
             message += "may be the time to try again."
         evidence = tuple(record.evidence)
-        report.findings.append(Finding(
-            type="retry" if retry else "dead_end", level="note" if retry else "error",
-            title=f"{'Retry of' if retry else 'Re-proposes'} a dead end: {record.title}",
-            message=message, fingerprint=_fingerprint("dead_end", record.id), record_id=record.id,
-            path=path, line=line, in_diff=run.in_diff(path, line), evidence=evidence,
-            commands=(f"comind show {short_id(record.id)}",
-                      f"comind review retract {short_id(record.id)} --reason \"the cause is fixed\""),
-        ))
+        report.findings.append(
+            Finding(
+                type="retry" if retry else "dead_end",
+                level="note" if retry else "error",
+                title=f"{'Retry of' if retry else 'Re-proposes'} a dead end: {record.title}",
+                message=message,
+                fingerprint=_fingerprint("dead_end", record.id),
+                record_id=record.id,
+                path=path,
+                line=line,
+                in_diff=run.in_diff(path, line),
+                evidence=evidence,
+                commands=(
+                    f"comind show {short_id(record.id)}",
+                    f'comind review retract {short_id(record.id)} --reason "the cause is fixed"',
+                ),
+            )
+        )
     _rejected_alternatives(run, report)
 
 
@@ -431,8 +567,12 @@ def _relanded_here(run: CheckRun, retracted: list[Record]) -> dict[str, Record]:
     for relation in run.ledger.relations():
         target = relation.fields.get("target")
         by = relation.provenance
-        if (target in ids and relation.fields.get("relation") == "retracts"
-                and by.get("source") == "git" and by.get("head_commit") in run.commits):
+        if (
+            target in ids
+            and relation.fields.get("relation") == "retracts"
+            and by.get("source") == "git"
+            and by.get("head_commit") in run.commits
+        ):
             found[str(target)] = relation
     return found
 
@@ -448,12 +588,21 @@ def _report_reland(run: CheckRun, record: Record, relation: Record, change: Chan
         path, line = m.where
     message = f"{sha[:7]} relands {what}" + (f": {reason}" if reason else "")
     message += ("" if message.endswith((".", "!", "?")) else ".") + " Check that it no longer fails that way."
-    report.findings.append(Finding(
-        type="reland", level="note", title=f"Relands a dead end: {record.title}", message=message,
-        fingerprint=_fingerprint("reland", record.id), record_id=record.id, path=path, line=line,
-        in_diff=run.in_diff(path, line), evidence=tuple(record.evidence),
-        commands=(f"comind show {short_id(record.id)}",),
-    ))
+    report.findings.append(
+        Finding(
+            type="reland",
+            level="note",
+            title=f"Relands a dead end: {record.title}",
+            message=message,
+            fingerprint=_fingerprint("reland", record.id),
+            record_id=record.id,
+            path=path,
+            line=line,
+            in_diff=run.in_diff(path, line),
+            evidence=tuple(record.evidence),
+            commands=(f"comind show {short_id(record.id)}",),
+        )
+    )
 
 
 def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str | None, int | None]]:
@@ -510,8 +659,10 @@ def _dependency_moves(run: CheckRun) -> Moves:
         return {}
     moves = dependency_moves(run.base_snapshot, run.head_snapshot)
     # shown where the change made the move (a lockfile-only bump), not in the manifest declaring it
-    return {key: (before, after, path if path in changed else _changed_manifest(key[0], changed) or path)
-            for key, (before, after, path) in moves.items()}
+    return {
+        key: (before, after, path if path in changed else _changed_manifest(key[0], changed) or path)
+        for key, (before, after, path) in moves.items()
+    }
 
 
 def _changed_manifest(ecosystem: str, changed: list[str]) -> str | None:
@@ -528,8 +679,11 @@ def dependency_moves(base: Any, head: Any) -> Moves:
 
     before = resolved_versions(dependencies(base))
     after = resolved_versions(dependencies(head))
-    return {key: (before.get(key, (None, ""))[0], version, path)
-            for key, (version, path) in after.items() if before.get(key, (None, ""))[0] != version}
+    return {
+        key: (before.get(key, (None, ""))[0], version, path)
+        for key, (version, path) in after.items()
+        if before.get(key, (None, ""))[0] != version
+    }
 
 
 def dependency_ranges(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -537,8 +691,9 @@ def dependency_ranges(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [a["dep"] for a in anchors if a.get("scope") == "dependency" and (a.get("dep") or {}).get("version_range")]
 
 
-def moves_into(anchors: list[dict[str, Any]], moves: Moves, threshold: float
-               ) -> list[tuple[dict[str, Any], str | None, str, str]]:
+def moves_into(
+    anchors: list[dict[str, Any]], moves: Moves, threshold: float
+) -> list[tuple[dict[str, Any], str | None, str, str]]:
     """(dep, version before, version after, manifest path) for each dependency the moves take into
     an attempt's range from outside it: the attempt's dependency move again.
 
@@ -555,8 +710,11 @@ def moves_into(anchors: list[dict[str, Any]], moves: Moves, threshold: float
         is_exact = exact_pin(dep["version_range"]) is not None
         pinned += is_exact
         moved = moves.get((dep["ecosystem"], _dep_name(dep)))
-        if moved and _in_range(dep["ecosystem"], moved[1], dep["version_range"]) and not (
-                moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"])):
+        if (
+            moved
+            and _in_range(dep["ecosystem"], moved[1], dep["version_range"])
+            and not (moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"]))
+        ):
             (exact if is_exact else declared).append((dep, *moved))
     return declared + (exact if exact and len(exact) >= threshold * pinned else [])
 
@@ -607,10 +765,17 @@ def _rejected_alternatives(run: CheckRun, report: Report) -> None:
             words = _words(alt["option"])
             if len(words) >= 2 and len(words & said) >= max(2, int(0.7 * len(words) + 0.5)):
                 why = f": {alt['why_not']}" if alt.get("why_not") else ""
-                report.findings.append(Finding(
-                    type="dead_end", level="note", title=f"Mentions a rejected option: {alt['option']}",
-                    message=f"This change's commit messages mention {alt['option']!r}, which the decision "
-                            f"{record.title!r} rejected{why}.",
-                    fingerprint=_fingerprint("rejected", record.id, alt["option"]), record_id=record.id,
-                    evidence=tuple(record.evidence), commands=(f"comind show {short_id(record.id)}",)))
+                report.findings.append(
+                    Finding(
+                        type="dead_end",
+                        level="note",
+                        title=f"Mentions a rejected option: {alt['option']}",
+                        message=f"This change's commit messages mention {alt['option']!r}, which the decision "
+                        f"{record.title!r} rejected{why}.",
+                        fingerprint=_fingerprint("rejected", record.id, alt["option"]),
+                        record_id=record.id,
+                        evidence=tuple(record.evidence),
+                        commands=(f"comind show {short_id(record.id)}",),
+                    )
+                )
                 break

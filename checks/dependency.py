@@ -33,10 +33,25 @@ from typing import ClassVar
 from comind.checks.base import Check, CheckContext, CheckError, CheckField, Violation, any_path_matches
 from comind.deps import ECOSYSTEMS, Dependency, normalize_pypi, version_in_range
 
-_LOCKFILES = {"pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"), "npm": ("package-lock.json",),
-              "cargo": ("Cargo.lock",), "go": ()}
-_MANIFESTS = frozenset({"pyproject.toml", "package.json", "go.mod", "Cargo.toml", "poetry.lock", "uv.lock",
-                        "Pipfile.lock", "package-lock.json", "Cargo.lock"})
+_LOCKFILES = {
+    "pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"),
+    "npm": ("package-lock.json",),
+    "cargo": ("Cargo.lock",),
+    "go": (),
+}
+_MANIFESTS = frozenset(
+    {
+        "pyproject.toml",
+        "package.json",
+        "go.mod",
+        "Cargo.toml",
+        "poetry.lock",
+        "uv.lock",
+        "Pipfile.lock",
+        "package-lock.json",
+        "Cargo.lock",
+    }
+)
 _EXAMPLES = {"pypi": '">=2.31,<3"', "npm": '"^4.17.21"', "cargo": '"^1.0"', "go": '">=v1.2.0"'}
 
 
@@ -44,8 +59,9 @@ def _is_dependency_file(path: str) -> bool:
     base = posixpath.basename(path)
     if base in _MANIFESTS:
         return True
-    return base.endswith(".txt") and (base.startswith("requirements")
-                                      or posixpath.basename(posixpath.dirname(path)) == "requirements")
+    return base.endswith(".txt") and (
+        base.startswith("requirements") or posixpath.basename(posixpath.dirname(path)) == "requirements"
+    )
 
 
 def _fmt(ecosystem: str, parts: tuple[int, int, int]) -> str:
@@ -92,8 +108,10 @@ class DependencyCheck(Check):
         self.forbid: str | None = self._range("forbid")
         self.require: str | None = self._range("require")
         if self.forbid is None and self.require is None:
-            raise CheckError(f"a dependency check needs forbid: or require: (a version range like "
-                             f"{_EXAMPLES[self.ecosystem]})", "check")
+            raise CheckError(
+                f"a dependency check needs forbid: or require: (a version range like {_EXAMPLES[self.ecosystem]})",
+                "check",
+            )
         paths = spec.get("paths")
         self.paths: list[str] = [paths] if isinstance(paths, str) else list(paths or [])
 
@@ -105,8 +123,12 @@ class DependencyCheck(Check):
         try:
             version_in_range(self.ecosystem, probe, range_)
         except (ValueError, TypeError, IndexError) as exc:
-            raise CheckError(f"expected a {self.ecosystem} version range like {_EXAMPLES[self.ecosystem]}, "
-                             f"got {range_!r} ({exc})"[:300], f"check.{key}") from None
+            raise CheckError(
+                f"expected a {self.ecosystem} version range like {_EXAMPLES[self.ecosystem]}, got {range_!r} ({exc})"[
+                    :300
+                ],
+                f"check.{key}",
+            ) from None
         return range_
 
     def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
@@ -120,8 +142,11 @@ class DependencyCheck(Check):
 
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
         eco, name = self.ecosystem, self.package
-        deps = [d for d in ctx.dependencies(revision) if d.ecosystem == eco and d.name == name
-                and (not self.paths or any_path_matches(self.paths, d.path))]
+        deps = [
+            d
+            for d in ctx.dependencies(revision)
+            if d.ecosystem == eco and d.name == name and (not self.paths or any_path_matches(self.paths, d.path))
+        ]
         seen: set[tuple[str | None, int | None, str]] = set()
         for v in self._violations(ctx, revision, deps):
             if (v.path, v.line, v.text) not in seen:
@@ -129,46 +154,76 @@ class DependencyCheck(Check):
                 yield v
         if self.require is not None and not deps:
             where = f" under {', '.join(self.paths)}" if self.paths else ""
-            yield self.violation(None, None, None, f"{eco}/{name} missing, required {self.require}",
-                                 self.message or f"{eco}/{name} is required ({self.require}) but no manifest "
-                                 f"or lockfile{where} names it")
+            yield self.violation(
+                None,
+                None,
+                None,
+                f"{eco}/{name} missing, required {self.require}",
+                self.message
+                or f"{eco}/{name} is required ({self.require}) but no manifest or lockfile{where} names it",
+            )
 
     def _violations(self, ctx: CheckContext, revision: str, deps: list[Dependency]) -> Iterator[Violation]:
         eco, name = self.ecosystem, self.package
         samples = sample_versions(eco, *(r for r in (self.forbid, self.require) if r))
         for dep in deps:
-            pinned = dep.locked is not None and dep.declared is not None \
-                and dep.declared.strip().lstrip("=").strip() == dep.locked and dep.declared.strip().startswith("==")
+            pinned = (
+                dep.locked is not None
+                and dep.declared is not None
+                and dep.declared.strip().lstrip("=").strip() == dep.locked
+                and dep.declared.strip().startswith("==")
+            )
             if dep.locked is not None:
                 path, line = self._lock_location(ctx, revision, dep, pinned)
                 if self.forbid is not None and self._in(dep.locked, self.forbid):
-                    yield self.violation(path, line, line, f"{eco}/{name} locked in forbidden range {self.forbid}",
-                                         self.message or f"{eco}/{name} {dep.locked} is locked in {path}, inside the "
-                                         f"forbidden range {self.forbid}")
+                    yield self.violation(
+                        path,
+                        line,
+                        line,
+                        f"{eco}/{name} locked in forbidden range {self.forbid}",
+                        self.message
+                        or f"{eco}/{name} {dep.locked} is locked in {path}, inside the forbidden range {self.forbid}",
+                    )
                 if self.require is not None and self._in(dep.locked, self.require) is False:
-                    yield self.violation(path, line, line, f"{eco}/{name} locked outside required range {self.require}",
-                                         self.message or f"{eco}/{name} {dep.locked} is locked in {path}, outside the "
-                                         f"required range {self.require}")
+                    yield self.violation(
+                        path,
+                        line,
+                        line,
+                        f"{eco}/{name} locked outside required range {self.require}",
+                        self.message
+                        or f"{eco}/{name} {dep.locked} is locked in {path}, outside the required range {self.require}",
+                    )
             if dep.declared is None or pinned:
                 continue
             declared = dep.declared
             admitted = [v for v in samples + sample_versions(eco, declared) if self._in(v, declared)]
             if not admitted:
                 continue
-            line = _find_line(ctx.text(revision, dep.path), name, None) if dep.path in ctx.tree_files(revision) \
-                else None
+            line = (
+                _find_line(ctx.text(revision, dep.path), name, None) if dep.path in ctx.tree_files(revision) else None
+            )
             if self.forbid is not None and all(self._in(v, self.forbid) for v in admitted):
-                yield self.violation(dep.path, line, line, f"{eco}/{name} declared in forbidden range {self.forbid}",
-                                     self.message or f"{dep.path} declares {name} {declared}, which admits only "
-                                     f"versions in the forbidden range {self.forbid}")
+                yield self.violation(
+                    dep.path,
+                    line,
+                    line,
+                    f"{eco}/{name} declared in forbidden range {self.forbid}",
+                    self.message
+                    or f"{dep.path} declares {name} {declared}, which admits only "
+                    f"versions in the forbidden range {self.forbid}",
+                )
             if self.require is not None and not any(self._in(v, self.require) for v in admitted):
-                yield self.violation(dep.path, line, line,
-                                     f"{eco}/{name} declared outside required range {self.require}",
-                                     self.message or f"{dep.path} declares {name} {declared}, which admits no "
-                                     f"version in the required range {self.require}")
+                yield self.violation(
+                    dep.path,
+                    line,
+                    line,
+                    f"{eco}/{name} declared outside required range {self.require}",
+                    self.message
+                    or f"{dep.path} declares {name} {declared}, which admits no "
+                    f"version in the required range {self.require}",
+                )
 
-    def _lock_location(self, ctx: CheckContext, revision: str, dep: Dependency,
-                       pinned: bool) -> tuple[str, int | None]:
+    def _lock_location(self, ctx: CheckContext, revision: str, dep: Dependency, pinned: bool) -> tuple[str, int | None]:
         """The lockfile (or pinning manifest) fixing ``dep``'s version, and the line naming it."""
         files = ctx.tree_files(revision)
         path = dep.path

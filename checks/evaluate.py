@@ -56,8 +56,15 @@ class Evaluation:
     baseline: int = 0  # violations at head already present at the base (not reported)
 
 
-def evaluate(checks: Sequence[tuple[Record, Check]], ctx: CheckContext, *, base: str | None, head: str,
-             suppressions: Sequence[Record] = (), today: date) -> Evaluation:
+def evaluate(
+    checks: Sequence[tuple[Record, Check]],
+    ctx: CheckContext,
+    *,
+    base: str | None,
+    head: str,
+    suppressions: Sequence[Record] = (),
+    today: date,
+) -> Evaluation:
     """Evaluate ``checks`` for the change base..head (or all of head when ``base`` is None).
 
     Raises CheckError (exit 2) for a check that cannot run as written (a rule semgrep rejects).
@@ -132,8 +139,9 @@ def evaluate(checks: Sequence[tuple[Record, Check]], ctx: CheckContext, *, base:
             continue
         targets = [c for c in by_check if s.names(c)]
         if not targets:
-            result.findings.append(s.finding("unused", f"names {s.constraint!r}, which is no checked constraint "
-                                                       "or rule"))
+            result.findings.append(
+                s.finding("unused", f"names {s.constraint!r}, which is no checked constraint or rule")
+            )
         elif all(complete[c] for c in targets):
             result.findings.append(s.finding("unused", "matches no violation at head; remove it"))
     result.violations.sort(key=Violation.sort_key)
@@ -142,8 +150,9 @@ def evaluate(checks: Sequence[tuple[Record, Check]], ctx: CheckContext, *, base:
     return result
 
 
-def _new(head: list[Violation], base: Outcome | None, renames: dict[str, str], result: Evaluation,
-         label: str) -> list[Violation]:
+def _new(
+    head: list[Violation], base: Outcome | None, renames: dict[str, str], result: Evaluation, label: str
+) -> list[Violation]:
     """The head violations the base does not have (multiset match, paths through renames)."""
     if result.base is None:
         return list(head)
@@ -152,11 +161,13 @@ def _new(head: list[Violation], base: Outcome | None, renames: dict[str, str], r
         result.baseline += len(head) - len(fresh)
         return fresh
     if base.not_run is not None:
-        result.warnings.append(f"{label}: not run at the base ({base.not_run}); every violation at head is "
-                               "reported")
+        result.warnings.append(f"{label}: not run at the base ({base.not_run}); every violation at head is reported")
         return list(head)
-    counts = Counter((v.record_id, v.rule, renames.get(v.path, v.path) if v.path else "", v.key[3])
-                     for v in base.violations if not v.head_only)
+    counts = Counter(
+        (v.record_id, v.rule, renames.get(v.path, v.path) if v.path else "", v.key[3])
+        for v in base.violations
+        if not v.head_only
+    )
     out = []
     for v in head:
         if not v.head_only and counts[v.key] > 0:
@@ -168,6 +179,7 @@ def _new(head: list[Violation], base: Outcome | None, renames: dict[str, str], r
 
 
 # --- suppressions --------------------------------------------------------------------------------
+
 
 def _expiry(text: str) -> date | None:
     """The last day a suppression holds: YYYY-MM-DD, or the last day of YYYY-MM."""
@@ -200,15 +212,24 @@ class _Suppression:
         f = self.record.fields
         owner, reason = f.get("owner", "?"), f.get("reason", "")
         first = next((a for a in self.anchors if a.get("path")), {})
-        title = {"expired": "Suppression expired", "unused": "Suppression unused",
-                 "invalid": "Suppression with an unreadable expiry"}[kind]
+        title = {
+            "expired": "Suppression expired",
+            "unused": "Suppression unused",
+            "invalid": "Suppression with an unreadable expiry",
+        }[kind]
         return Finding(
-            type="suppression", level="warning", title=f"{title}: {self.record.title}",
+            type="suppression",
+            level="warning",
+            title=f"{title}: {self.record.title}",
             message=f"suppression {short_id(self.record.id)} of {self.constraint} (owner {owner}, reason: "
-                    f"{reason}) {why}",
+            f"{reason}) {why}",
             fingerprint=str(blake3(f"suppression\0{kind}\0{self.record.id}".encode()).hexdigest(length=16)),
-            record_id=self.record.id, rule=f"comind/suppression-{kind}", path=first.get("path"),
-            line=first.get("line"), evidence=({"type": "record", "ref": self.record.id},))
+            record_id=self.record.id,
+            rule=f"comind/suppression-{kind}",
+            path=first.get("path"),
+            line=first.get("line"),
+            evidence=({"type": "record", "ref": self.record.id},),
+        )
 
 
 def _suppressions(records: Iterable[Record], today: date) -> tuple[list[_Suppression], list[Finding]]:
@@ -224,12 +245,17 @@ def _suppressions(records: Iterable[Record], today: date) -> tuple[list[_Suppres
             try:
                 until = _expiry(str(expires))
             except ValueError:
-                findings.append(s.finding("invalid", f"has expires {expires!r}, not a date like 2026-06-30; "
-                                                     "it applies until that is fixed"))
+                findings.append(
+                    s.finding(
+                        "invalid",
+                        f"has expires {expires!r}, not a date like 2026-06-30; it applies until that is fixed",
+                    )
+                )
             else:
                 if until is not None and until < today:
-                    findings.append(s.finding("expired", f"expired on {expires}; the violations it silenced are "
-                                                         "reported again"))
+                    findings.append(
+                        s.finding("expired", f"expired on {expires}; the violations it silenced are reported again")
+                    )
                     continue
         active.append(s)
     return active, findings
@@ -241,8 +267,11 @@ def _anchor_holds(anchor: dict[str, Any], v: Violation, check: Check, ctx: Check
         return True
     if scope == "dependency":
         dep = anchor.get("dep") or {}
-        return isinstance(check, DependencyCheck) and dep.get("ecosystem") == check.ecosystem and (
-            dep.get("package") in (check.package, check.spec.get("package")))
+        return (
+            isinstance(check, DependencyCheck)
+            and dep.get("ecosystem") == check.ecosystem
+            and (dep.get("package") in (check.package, check.spec.get("package")))
+        )
     if v.path is None:
         return False
     if scope == "module":
@@ -272,6 +301,17 @@ def violation_finding(record: Record, v: Violation, *, in_diff: bool = False) ->
     level = "error" if fields.get("severity") == "must" else "warning"
     rule_text = str(fields.get("rule", ""))
     message = v.message if not rule_text or rule_text in v.message else f"{v.message}\nConstraint: {rule_text}"
-    return Finding(type="violation", level=level, title=record.title, message=message, fingerprint=v.fingerprint,
-                   record_id=record.id, rule=v.rule, path=v.path, line=v.line, end_line=v.end_line,
-                   evidence=({"type": "record", "ref": record.id},), in_diff=in_diff)
+    return Finding(
+        type="violation",
+        level=level,
+        title=record.title,
+        message=message,
+        fingerprint=v.fingerprint,
+        record_id=record.id,
+        rule=v.rule,
+        path=v.path,
+        line=v.line,
+        end_line=v.end_line,
+        evidence=({"type": "record", "ref": record.id},),
+        in_diff=in_diff,
+    )

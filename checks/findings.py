@@ -50,10 +50,19 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "type": self.type, "level": self.level, "record_id": self.record_id, "rule": self.rule_id,
-            "title": self.title, "message": self.message, "path": self.path, "line": self.line,
-            "end_line": self.end_line, "evidence": [dict(e) for e in self.evidence],
-            "fingerprint": self.fingerprint, "in_diff": self.in_diff, "commands": list(self.commands),
+            "type": self.type,
+            "level": self.level,
+            "record_id": self.record_id,
+            "rule": self.rule_id,
+            "title": self.title,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "end_line": self.end_line,
+            "evidence": [dict(e) for e in self.evidence],
+            "fingerprint": self.fingerprint,
+            "in_diff": self.in_diff,
+            "commands": list(self.commands),
         }
 
 
@@ -79,10 +88,18 @@ class Report:
 
     def sorted(self) -> list[Finding]:
         """Errors first, then warnings, then notes; in-diff before the rest; then by place."""
-        return sorted(self.findings, key=lambda f: (-LEVELS.index(f.level), not f.in_diff, f.path or "",
-                                                    f.line or 0, f.type, f.fingerprint))
+        return sorted(
+            self.findings,
+            key=lambda f: (-LEVELS.index(f.level), not f.in_diff, f.path or "", f.line or 0, f.type, f.fingerprint),
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": 1, "repo": self.repo, "base": self.base, "head": self.head,
-                "findings": [f.to_json() for f in self.sorted()], "warnings": list(self.warnings),
-                "stats": dict(self.stats)}
+        return {
+            "version": 1,
+            "repo": self.repo,
+            "base": self.base,
+            "head": self.head,
+            "findings": [f.to_json() for f in self.sorted()],
+            "warnings": list(self.warnings),
+            "stats": dict(self.stats),
+        }

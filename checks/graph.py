@@ -136,8 +136,9 @@ class GraphCheck(Check):
         if isinstance(values, str):
             values = [values]
         if not isinstance(values, list) or not values:
-            raise CheckError('expected a list of module globs like "myapp.db.*" or path globs like "myapp/db/**"',
-                             where)
+            raise CheckError(
+                'expected a list of module globs like "myapp.db.*" or path globs like "myapp/db/**"', where
+            )
         out = []
         for i, value in enumerate(values):
             if not isinstance(value, str) or not value.strip() or len(value) > 1000:
@@ -188,9 +189,13 @@ class GraphCheck(Check):
         scope = ctx.scope(revision) if self.local(ctx) else None
         graph = ctx.graph(revision) if scope is None else ctx.partial_graph(revision, scope)
         matcher = _Matcher(graph)
-        source_files = [p for p in sorted(graph.snapshot.files if scope is None else scope)
-                        if graph.module_of(p) is not None and matcher.file_matches(self.sources, p)
-                        and (not self.files or any_path_matches(self.files, p))]
+        source_files = [
+            p
+            for p in sorted(graph.snapshot.files if scope is None else scope)
+            if graph.module_of(p) is not None
+            and matcher.file_matches(self.sources, p)
+            and (not self.files or any_path_matches(self.files, p))
+        ]
         kinds = ("imports", "calls") if self.edges == "both" else (self.edges,)
         if self.forbid:
             for kind in kinds:
@@ -210,13 +215,19 @@ class GraphCheck(Check):
                 sources = ", ".join(self.sources)
                 why = "no source file matches" if not source_files else "none of them"
                 yield self.violation(
-                    None, None, None, f"requires {sources} {what} {target}",
-                    self.message or f"required: {sources} {what} {target}"
-                    f"{' (directly or indirectly)' if self.indirect else ''}; {why} does")
+                    None,
+                    None,
+                    None,
+                    f"requires {sources} {what} {target}",
+                    self.message
+                    or f"required: {sources} {what} {target}"
+                    f"{' (directly or indirectly)' if self.indirect else ''}; {why} does",
+                )
 
     # imports -------------------------------------------------------------------------------------
-    def _imports(self, graph: ImportGraph, matcher: _Matcher, source_files: list[str],
-                 targets: Sequence[str]) -> Iterator[Violation]:
+    def _imports(
+        self, graph: ImportGraph, matcher: _Matcher, source_files: list[str], targets: Sequence[str]
+    ) -> Iterator[Violation]:
         sites = _import_sites(graph)
         if not self.indirect:
             for path in source_files:
@@ -267,8 +278,9 @@ class GraphCheck(Check):
         return self.violation(site.path, site.line or None, site.line or None, f"imports {name}", message)
 
     # calls ---------------------------------------------------------------------------------------
-    def _calls(self, graph: ImportGraph, matcher: _Matcher, source_files: list[str],
-               targets: Sequence[str]) -> Iterator[Violation]:
+    def _calls(
+        self, graph: ImportGraph, matcher: _Matcher, source_files: list[str], targets: Sequence[str]
+    ) -> Iterator[Violation]:
         wanted = set(source_files)
         edges = [e for e in graph.call_edges() if e.path in wanted]
         if not self.indirect:
@@ -322,21 +334,31 @@ class GraphCheck(Check):
                 path, line = (first.path, first.line) if first else (e.path, e.line)
                 yield self._call_violation(graph, start, hit, path, line, [*chain, hit[0]])
 
-    def _call_violation(self, graph: ImportGraph, caller: str, hit: tuple[str, str], path: str, line: int,
-                        chain: list[str]) -> Violation:
+    def _call_violation(
+        self, graph: ImportGraph, caller: str, hit: tuple[str, str], path: str, line: int, chain: list[str]
+    ) -> Violation:
         name, glob = hit
         via = f" via {' -> '.join(chain)}" if len(chain) > 2 else ""
         message = self.message or f"{caller} calls {name}{via}, which is forbidden (matches {glob!r})"
         # the text names the caller inside its file (the path names the file, and follows renames)
         module = graph.module_of(path) or ""
-        local = caller[len(module) + 1:] if module and caller.startswith(module + ".") else "<module>" \
-            if caller == module else caller
+        local = (
+            caller[len(module) + 1 :]
+            if module and caller.startswith(module + ".")
+            else "<module>"
+            if caller == module
+            else caller
+        )
         return self.violation(path, line or None, line or None, f"{local} calls {name}", message)
 
 
-def _chains(start: str, adjacency: Mapping[str, set[str]], useful: set[str],
-            hits: Mapping[str, list[tuple[_T, tuple[str, str]]]],
-            seen: set[str]) -> Iterator[tuple[_T, tuple[str, str], list[str]]]:
+def _chains(
+    start: str,
+    adjacency: Mapping[str, set[str]],
+    useful: set[str],
+    hits: Mapping[str, list[tuple[_T, tuple[str, str]]]],
+    seen: set[str],
+) -> Iterator[tuple[_T, tuple[str, str], list[str]]]:
     """Breadth-first from `start` through the nodes that can reach a hit: (what hit, the target,
     the shortest chain start -> … -> the node that hits), each target once."""
     if start not in useful:
@@ -399,7 +421,7 @@ def _import_sites(graph: ImportGraph) -> dict[str, list[_Site]]:
                 parts = package.split(".") if package else []
                 if imp.level - 1 >= len(parts):
                     continue
-                base = ".".join(parts[:len(parts) - (imp.level - 1)])
+                base = ".".join(parts[: len(parts) - (imp.level - 1)])
                 full = f"{base}.{imp.module}" if base and imp.module else base or imp.module
             else:
                 full = imp.module
@@ -414,4 +436,3 @@ def _import_sites(graph: ImportGraph) -> dict[str, list[_Site]]:
         if e.path not in python:
             sites.setdefault(e.path, []).append(_Site(e.path, e.line, (e.imported,)))
     return sites
-

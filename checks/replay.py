@@ -133,12 +133,12 @@ class EvalWorkspace(Workspace):
 class Attempt:
     record: Record
     lines_of: ChangeLines | None  # the net informative lines of its fingerprint
-    revert: str                # the revert commit
-    reverted: str | None       # the reverted commit, when resolved
-    subject: str               # what was reverted: the reverted commit's subject, else the quoted one
-    start: int                 # landing of the revert: the attempt counts from the next landing on
-    end: int | None = None     # landing of the reland that retired it (it still counts there)
-    lines: int = 0             # informative lines of its fingerprint
+    revert: str  # the revert commit
+    reverted: str | None  # the reverted commit, when resolved
+    subject: str  # what was reverted: the reverted commit's subject, else the quoted one
+    start: int  # landing of the revert: the attempt counts from the next landing on
+    end: int | None = None  # landing of the reland that retired it (it still counts there)
+    lines: int = 0  # informative lines of its fingerprint
     deps: list[dict[str, Any]] = field(default_factory=list)  # its `dep:` anchors with a version range
 
     def active(self, landing: int) -> bool:
@@ -149,13 +149,13 @@ class Attempt:
 class History:
     repo: pygit2.Repository
     tip: str
-    commits: list[CommitInfo]              # every commit of the default branch, oldest first
-    chain: list[str]                       # its first-parent chain (the landings), oldest first
-    landing: dict[str, int]                # commit -> index in `chain` of the landing that brought it
-    side: dict[int, list[CommitInfo]]      # landing index -> the commits a merge (or a run) brought in
-    base: dict[int, str]                   # landing index -> where a run's change starts (its first parent)
+    commits: list[CommitInfo]  # every commit of the default branch, oldest first
+    chain: list[str]  # its first-parent chain (the landings), oldest first
+    landing: dict[str, int]  # commit -> index in `chain` of the landing that brought it
+    side: dict[int, list[CommitInfo]]  # landing index -> the commits a merge (or a run) brought in
+    base: dict[int, str]  # landing index -> where a run's change starts (its first parent)
     ctx: HarvestContext
-    records: list[tuple[int, Record]]      # (index in `commits`, record)
+    records: list[tuple[int, Record]]  # (index in `commits`, record)
     attempts: list[Attempt] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -167,8 +167,9 @@ def _tip(ws: Workspace) -> str:
     return tip
 
 
-def _landings(repo: pygit2.Repository, tip: str, commits: list[CommitInfo]
-              ) -> tuple[list[str], dict[str, int], dict[int, list[CommitInfo]], dict[int, str]]:
+def _landings(
+    repo: pygit2.Repository, tip: str, commits: list[CommitInfo]
+) -> tuple[list[str], dict[str, int], dict[int, list[CommitInfo]], dict[int, str]]:
     """(the landings' last commits, oldest first; commit -> landing index; the commits each merge or
     run brought in besides its last; where each run's change starts)."""
     by_sha = {c.sha: c for c in commits}
@@ -243,19 +244,26 @@ def _attempts(history: History) -> list[Attempt]:
         if record.kind != "attempt" or int(record.data.get("trust", 1)) == 0:
             continue
         commit = history.commits[n]
-        reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"),
-                        None)
+        reverted = next(
+            (e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None
+        )
         target = history.ctx.commit(reverted) if reverted else None
         markers = [m for m in revert_markers(*full_subject(commit.subject, commit.body)) if m.source == "subject"]
-        quoted = next((m.quoted_subject for m in markers if m.quoted_subject and m.kind != "conventional-revert"),
-                      None)
+        quoted = next((m.quoted_subject for m in markers if m.quoted_subject and m.kind != "conventional-revert"), None)
         described = next((m.described for m in markers if m.described), None)  # "Revert realms from core"
         subject = target.subject if target else (quoted or described or record.title)
         change = fingerprint_of(record)
         net = ChangeLines(change) if change is not None else None
-        by_id[record.id] = Attempt(record, net, commit.sha, target.sha if target else None, subject,
-                                   history.landing[commit.sha], lines=net.total if net else 0,
-                                   deps=dependency_ranges(record.anchors))
+        by_id[record.id] = Attempt(
+            record,
+            net,
+            commit.sha,
+            target.sha if target else None,
+            subject,
+            history.landing[commit.sha],
+            lines=net.total if net else 0,
+            deps=dependency_ranges(record.anchors),
+        )
     for n, record in history.records:  # relands retire, as the ledger's status would
         if record.kind == "relation" and record.fields.get("relation") in ("retracts", "supersedes"):
             attempt = by_id.get(str(record.fields.get("target")))
@@ -267,6 +275,7 @@ def _attempts(history: History) -> list[Attempt]:
 
 # -- relands: the positives, from messages alone (never from the diff) ------------------------------
 
+
 def subject_key(subject: str) -> str:
     """A subject as relands repeat it (`markers.reland_key`): `markers.normalise_subject`, then
     without parenthesised asides (`(fix: #3288)`, `(#12)` in the middle), which relands often change."""
@@ -276,7 +285,7 @@ def subject_key(subject: str) -> str:
 @dataclass(frozen=True)
 class Reland:
     form: str  # reapply | revert-of-revert | reland | redo | restore | bring-back | re-add | again | in-body | …
-    relanded: str    # `subject_key` of what it re-applies ("" when unknown)
+    relanded: str  # `subject_key` of what it re-applies ("" when unknown)
     named: bool = True  # False: "Redo x", "Restore x", "x again"… count only when x is a reverted subject
 
 
@@ -284,7 +293,9 @@ class Reland:
 # or by hand (`revert-revert-gh5606`)
 _REVERT_REVERT_BRANCH = re.compile(
     r"(?:Merge pull request #\d+ from [\w.-]+/|Auto merge of #\d+ - [\w.-]+:|Merge branch ')"
-    r"(?:[\w.-]*?[/_-])?revert-(?:\d+-)?revert\b", re.IGNORECASE)
+    r"(?:[\w.-]*?[/_-])?revert-(?:\d+-)?revert\b",
+    re.IGNORECASE,
+)
 
 
 def reland_of(subject: str) -> Reland | None:
@@ -353,8 +364,8 @@ class Landing:
     index: int
     commit: CommitInfo
     reland: Reland | None = None
-    reland_subject: str | None = None      # the subject that announced it (a merge's side commit, say)
-    announcer: CommitInfo | None = None    # the commit whose message announced it
+    reland_subject: str | None = None  # the subject that announced it (a merge's side commit, say)
+    announcer: CommitInfo | None = None  # the commit whose message announced it
     run: list[str] = field(default_factory=list)  # the commits that landed with it, in one run
     expected: list[Attempt] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
@@ -411,41 +422,63 @@ class ReplayResult:
         flagged = sum(1 for r in relands if r.hits)
         false = self.false_flags + sum(1 for r in body if r.hits)
         ordinary = self.ordinary + len(body)
-        return {"relands": len(relands), "relands_flagged": flagged,
-                "recall": round(flagged / len(relands), 4) if relands else None,
-                "false_flags": false, "false_flags_per_1000": round(1000 * false / ordinary, 3) if ordinary else 0.0}
+        return {
+            "relands": len(relands),
+            "relands_flagged": flagged,
+            "recall": round(flagged / len(relands), 4) if relands else None,
+            "false_flags": false,
+            "false_flags_per_1000": round(1000 * false / ordinary, 3) if ordinary else 0.0,
+        }
 
     def to_json(self) -> dict[str, Any]:
         recall = self.recall
         return {
-            "repo": self.repo, "path": self.path, "tip": self.tip,
-            "dead_end_threshold": self.threshold, "dead_end_min_lines": self.min_lines,
-            "commits_walked": self.commits_walked, "commits_scanned": self.commits_scanned,
-            "merges_scanned": self.merges_scanned, "ordinary_commits": self.ordinary,
-            "attempts": self.attempts, "attempts_with_lines": self.attempts_with_lines,
-            "relands": len(self.relands), "relands_flagged": self.relands_flagged,
+            "repo": self.repo,
+            "path": self.path,
+            "tip": self.tip,
+            "dead_end_threshold": self.threshold,
+            "dead_end_min_lines": self.min_lines,
+            "commits_walked": self.commits_walked,
+            "commits_scanned": self.commits_scanned,
+            "merges_scanned": self.merges_scanned,
+            "ordinary_commits": self.ordinary,
+            "attempts": self.attempts,
+            "attempts_with_lines": self.attempts_with_lines,
+            "relands": len(self.relands),
+            "relands_flagged": self.relands_flagged,
             "recall": None if recall is None else round(recall, 4),
             "relands_by_form": dict(sorted(Counter(r.reland.form for r in self.relands if r.reland).items())),
             "relands_skipped": [_landing_json(r) for r in self.relands_skipped],
-            "relands_of_nothing_reverted": [_landing_json(r) | {"announced": r.reland_subject}
-                                            for r in self.not_relands],
-            "false_flags": self.false_flags, "false_flags_per_1000": round(self.false_flags_per_1000, 3),
+            "relands_of_nothing_reverted": [
+                _landing_json(r) | {"announced": r.reland_subject} for r in self.not_relands
+            ],
+            "false_flags": self.false_flags,
+            "false_flags_per_1000": round(self.false_flags_per_1000, 3),
             "by_subject": self.by_subject(),
             "flags": [_landing_json(f) for f in self.flagged],
             "missed": [_landing_json(r) for r in self.relands if not r.hits],
-            "diffs_computed": self.diffs, "patches_read_with": self.patches_from,
+            "diffs_computed": self.diffs,
+            "patches_read_with": self.patches_from,
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
         }
 
 
 def _attempt_json(a: Attempt) -> dict[str, Any]:
-    return {"attempt": a.record.id, "title": a.record.title, "revert": a.revert, "reverted": a.reverted,
-            "lines": a.lines}
+    return {
+        "attempt": a.record.id,
+        "title": a.record.title,
+        "revert": a.revert,
+        "reverted": a.reverted,
+        "lines": a.lines,
+    }
 
 
 def _landing_json(landing: Landing) -> dict[str, Any]:
-    out: dict[str, Any] = {"commit": landing.commit.sha, "subject": landing.commit.subject,
-                           "kind": "reland" if landing.reland else "ordinary"}
+    out: dict[str, Any] = {
+        "commit": landing.commit.sha,
+        "subject": landing.commit.subject,
+        "kind": "reland" if landing.reland else "ordinary",
+    }
     if landing.run:
         out["landed_with"] = landing.run
     if landing.reland:
@@ -454,12 +487,22 @@ def _landing_json(landing: Landing) -> dict[str, Any]:
             out["reland_subject"] = landing.reland_subject
         out["expected"] = [_attempt_json(a) for a in landing.expected]
     if landing.hits:
-        out["matches"] = [_attempt_json(h.attempt) | {
-            "how": h.kind, "matched": h.match.matched, "total": h.match.total, "own": h.match.own,
-            "added": h.match.added, "added_total": h.match.added_total,
-            "recreated": list(h.match.recreated), "expected": h.expected,
-            "where": list(h.match.where) if h.match.where else None} | ({"moved": h.moved} if h.moved else {})
-            for h in landing.hits]
+        out["matches"] = [
+            _attempt_json(h.attempt)
+            | {
+                "how": h.kind,
+                "matched": h.match.matched,
+                "total": h.match.total,
+                "own": h.match.own,
+                "added": h.match.added,
+                "added_total": h.match.added_total,
+                "recreated": list(h.match.recreated),
+                "expected": h.expected,
+                "where": list(h.match.where) if h.match.where else None,
+            }
+            | ({"moved": h.moved} if h.moved else {})
+            for h in landing.hits
+        ]
     if landing.note:
         out["note"] = landing.note
     return out
@@ -571,8 +614,24 @@ def _logged_keys(repo: pygit2.Repository, tip: str, hide: Iterable[str]) -> Iter
     """(commit, keys of its raw patch) for every landing, from one streamed `git log -p` over the
     first-parent chain: git prunes unchanged subtrees, so this is several times faster than a
     libgit2 diff per commit. Nothing is written: git only reads the repository."""
-    cmd = ["git", "--git-dir", repo.path, "log", "--first-parent", "-m", "--format=%x00%H", "-p", "-U0",
-           "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", tip, *(f"^{h}" for h in hide), "--"]
+    cmd = [
+        "git",
+        "--git-dir",
+        repo.path,
+        "log",
+        "--first-parent",
+        "-m",
+        "--format=%x00%H",
+        "-p",
+        "-U0",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        tip,
+        *(f"^{h}" for h in hide),
+        "--",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
     sha: str | None = None
@@ -594,8 +653,9 @@ def _logged_keys(repo: pygit2.Repository, tip: str, hide: Iterable[str]) -> Iter
             raise OSError(f"git log exited with {proc.returncode}")
 
 
-def _prefilter(history: History, landings: dict[int, Landing], index: _Index,
-               progress: Progress | None) -> tuple[set[int], str]:
+def _prefilter(
+    history: History, landings: dict[int, Landing], index: _Index, progress: Progress | None
+) -> tuple[set[int], str]:
     """The landings whose raw patch holds a line of an attempt active there; and how it was read."""
     hide = [history.chain[i - 1] for i in landings if i > 0 and i - 1 not in landings]
     chosen: set[int] = set()
@@ -646,8 +706,10 @@ def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) ->
         except (KeyError, ValueError, pygit2.GitError):
             return None
         if theirs and not mine & theirs:
-            return (f"the merge does not bring {side.sha[:10]}, which announced it: its diff touches none of that "
-                    "commit's files")
+            return (
+                f"the merge does not bring {side.sha[:10]}, which announced it: its diff touches none of that "
+                "commit's files"
+            )
     return _had_already(repo, landing, before) if before else None
 
 
@@ -693,8 +755,9 @@ def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
 def _undone_in_landing(history: History) -> set[str]:
     """The commits reverted in the landing that brought them (a release branch merged with a
     backport and its revert): they never landed, so they announce nothing."""
-    return {a.reverted for a in history.attempts
-            if a.reverted is not None and history.landing.get(a.reverted) == a.start}
+    return {
+        a.reverted for a in history.attempts if a.reverted is not None and history.landing.get(a.reverted) == a.start
+    }
 
 
 def _copies(history: History) -> set[str]:
@@ -702,6 +765,7 @@ def _copies(history: History) -> set[str]:
     author time and subject; the message may be rewritten): an imported history carrying the project's
     own past (astro's adapters, split off with it and merged back years later), a release branch's
     cherry-picks merged back. They land nothing new, so they announce no reland."""
+
     def key(c: CommitInfo) -> tuple[str, int, str]:
         return c.author_email, c.author_time, c.subject
 
@@ -710,8 +774,12 @@ def _copies(history: History) -> set[str]:
     for c in history.commits:
         if c.sha not in reverted:
             first[key(c)] = min(first.get(key(c), history.landing[c.sha]), history.landing[c.sha])
-    return {c.sha for brought in history.side.values() for c in brought
-            if first.get(key(c), history.landing[c.sha]) < history.landing[c.sha]}
+    return {
+        c.sha
+        for brought in history.side.values()
+        for c in brought
+        if first.get(key(c), history.landing[c.sha]) < history.landing[c.sha]
+    }
 
 
 def _subject_keys(history: History, undone: set[str]) -> dict[str, list[tuple[int, str]]]:
@@ -779,8 +847,11 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     for a in history.attempts:
         key = subject_key(a.subject)
         seen = keys.get(key, [])
-        if (not key or len(a.subject.split()) < 2
-                or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1)):
+        if (
+            not key
+            or len(a.subject.split()) < 2
+            or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1)
+        ):
             continue
         # the first landing after the revert, by landing, not by commit date: a merged branch's commit
         # can be older than the landing that carried the subject first (astro's imported adapter history)
@@ -793,7 +864,8 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
             carried = [(c.subject, c) for c in (landing.commit, *history.side.get(later, []))]
             carried += [(bullet, landing.commit) for bullet in _squashed(landing.commit)]
             landing.reland_subject, landing.announcer = next(
-                ((s, c) for s, c in carried if subject_key(s) == key), (landing.commit.subject, landing.commit))
+                ((s, c) for s, c in carried if subject_key(s) == key), (landing.commit.subject, landing.commit)
+            )
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
     # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
@@ -817,8 +889,11 @@ def _revert_mentions(history: History) -> Callable[[str, int], bool]:
     the harvesters missed still counts (as a miss); only a "reapply #5930" of a change that was
     removed otherwise, never reverted, is not a positive. (A reland naming a subject is always one:
     its revert may word it differently, `reland JsRuntime/Worker is not a Future`.)"""
-    mentions = [(history.landing[c.sha], " ".join(c.message.lower().split()))
-                for c in history.commits if _REVERT_WORDS.search(c.message)]
+    mentions = [
+        (history.landing[c.sha], " ".join(c.message.lower().split()))
+        for c in history.commits
+        if _REVERT_WORDS.search(c.message)
+    ]
 
     def before(text: str, landing: int) -> bool:
         needle = " ".join(text.lower().split())
@@ -827,8 +902,9 @@ def _revert_mentions(history: History) -> Callable[[str, int], bool]:
     return before
 
 
-def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None = None,
-           history: History | None = None) -> ReplayResult:
+def replay(
+    ws: Workspace, *, since: str | None = None, progress: Progress | None = None, history: History | None = None
+) -> ReplayResult:
     """Replay the matcher over the history (see the module docstring)."""
     started = time.perf_counter()
     given = history is not None
@@ -848,8 +924,11 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             raise ComindError(f"unknown revision '{since}'") from exc
         skip = {c.sha for c in walk(history.repo, [rev])}
     by_sha = {c.sha: c for c in history.commits}
-    landings = {i: Landing(i, by_sha[sha], run=[c.sha for c in history.side[i]] if i in history.base else [])
-                for i, sha in enumerate(history.chain) if sha not in skip}
+    landings = {
+        i: Landing(i, by_sha[sha], run=[c.sha for c in history.side[i]] if i in history.base else [])
+        for i, sha in enumerate(history.chain)
+        if sha not in skip
+    }
     _relands(history, landings)
     reverted_before = _revert_mentions(history)
     index = _Index(a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit)))
@@ -883,8 +962,12 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
             landing.note = why
             result.relands_skipped.append(landing)
             continue
-        if (reland and not landing.expected and _PR_REF.fullmatch(reland.relanded)
-                and not reverted_before(reland.relanded, i)):
+        if (
+            reland
+            and not landing.expected
+            and _PR_REF.fullmatch(reland.relanded)
+            and not reverted_before(reland.relanded, i)
+        ):
             # "reapply #5930" of a change removed otherwise, never reverted: an ordinary commit
             landing.note = f"no earlier message speaks of reverting {reland.relanded!r}: scanned as ordinary"
             result.not_relands.append(landing)
@@ -925,14 +1008,27 @@ def replay(ws: Workspace, *, since: str | None = None, progress: Progress | None
 
 def _near_miss(landing: Landing, attempt: Attempt, m: Match, kind: str | None, expected: bool) -> dict[str, Any]:
     """One pair's figures, as `deadends.Match` holds them: enough to judge it again by another rule."""
-    return {"commit": landing.commit.sha, "subject": landing.commit.subject[:200], "reland": landing.reland is not None,
-            "expected": expected, "attempt": attempt.record.id, "title": attempt.subject[:200], "kind": kind,
-            "matched": m.matched, "total": m.total, "local": m.local, "own": m.own, "added": m.added,
-            "added_total": m.added_total, "recreated": list(m.recreated)}
+    return {
+        "commit": landing.commit.sha,
+        "subject": landing.commit.subject[:200],
+        "reland": landing.reland is not None,
+        "expected": expected,
+        "attempt": attempt.record.id,
+        "title": attempt.subject[:200],
+        "kind": kind,
+        "matched": m.matched,
+        "total": m.total,
+        "local": m.local,
+        "own": m.own,
+        "added": m.added,
+        "added_total": m.added_total,
+        "recreated": list(m.recreated),
+    }
 
 
-def _dependency_hits(history: History, landing: Landing, moving: list[Attempt], threshold: float
-                     ) -> list[tuple[Attempt, str]]:
+def _dependency_hits(
+    history: History, landing: Landing, moving: list[Attempt], threshold: float
+) -> list[tuple[Attempt, str]]:
     """The attempts whose dependency move the landing makes again, as `comind check` finds them
     (`deadends.moves_into`), each with what moved."""
     commit = landing.commit
@@ -978,12 +1074,15 @@ _TRAILER_LIKE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s", re.MULTILINE)
 
 
 def _examples(found: Mapping[str, list[str]], counts: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    return {k: {"count": n, "examples": [redact_emails(e) for e in found.get(k, ())][:EXAMPLES]}
-            for k, n in sorted(counts.items())}
+    return {
+        k: {"count": n, "examples": [redact_emails(e) for e in found.get(k, ())][:EXAMPLES]}
+        for k, n in sorted(counts.items())
+    }
 
 
-def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
-                     history: History | None = None) -> dict[str, Any]:
+def harvest_coverage(
+    ws: Workspace, *, progress: Progress | None = None, history: History | None = None
+) -> dict[str, Any]:
     """What the harvesters read on this repository, with examples to audit (see the module docstring)."""
     from comind.harvest.lorekeys import lore_atom
     from comind.harvest.trailers import canonical_key, might_have_lore, parse_lore
@@ -1006,8 +1105,11 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
             out.append(redact_emails(ex))
         return out
 
-    markers = {k.split(":", 1)[1]: {"count": n, "examples": example(k, k.split(":", 1)[1])}
-               for k, n in sorted(ctx.counts.items()) if k.startswith("marker:")}
+    markers = {
+        k.split(":", 1)[1]: {"count": n, "examples": example(k, k.split(":", 1)[1])}
+        for k, n in sorted(ctx.counts.items())
+        if k.startswith("marker:")
+    }
     records = Counter(r.kind for _, r in history.records)
     lore_examples: dict[str, list[str]] = defaultdict(list)
     not_taken: Counter[str] = Counter()
@@ -1036,17 +1138,23 @@ def harvest_coverage(ws: Workspace, *, progress: Progress | None = None,
     other = {k: n for k, n in ctx.counts.items() if not k.startswith(("marker:", "lore-key:"))}
     problems = ("reverts:unresolved", "reverts:ambiguous", "reverts:reland-unresolved", "trailers:fixes-unresolved")
     return {
-        "repo": ws.repo_name, "path": str(ws.root), "tip": history.tip, "commits": len(history.commits),
-        "landings": len(history.chain), "records": dict(sorted(records.items())),
+        "repo": ws.repo_name,
+        "path": str(ws.root),
+        "tip": history.tip,
+        "commits": len(history.commits),
+        "landings": len(history.chain),
+        "records": dict(sorted(records.items())),
         "attempts_with_lines": sum(1 for a in history.attempts if a.lines),
         "markers": markers,
         "lore_keys": _examples(lore_examples, lore_counts),
         "counts": {k: {"count": n, "examples": example(k)} for k, n in sorted(other.items()) if k not in problems},
-        "unresolved": {k: {"count": ctx.counts[k], "examples": example(k)}
-                       for k in problems if ctx.counts.get(k) and k != "reverts:ambiguous"},
+        "unresolved": {
+            k: {"count": ctx.counts[k], "examples": example(k)}
+            for k in problems
+            if ctx.counts.get(k) and k != "reverts:ambiguous"
+        },
         "ambiguous": {"count": ctx.counts.get("reverts:ambiguous", 0), "examples": example("reverts:ambiguous")},
         "trailer_like_not_taken": _examples(not_taken_examples, dict(not_taken.most_common())),
-        "skipped": {k: {"count": n, "examples": example(f"skipped:{k}")}
-                    for k, n in sorted(ctx.skipped.items())},
+        "skipped": {k: {"count": n, "examples": example(f"skipped:{k}")} for k, n in sorted(ctx.skipped.items())},
         "seconds": round(history.seconds, 2),
     }

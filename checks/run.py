@@ -38,8 +38,16 @@ def fingerprint(*parts: str) -> str:
 class CheckRun:
     """Everything one `comind check` needs, computed once and shared by the finding producers."""
 
-    def __init__(self, ws: Workspace, ledger: Ledger, base: str | None, head: str, change: Change | None,
-                 head_snapshot: Snapshot, base_snapshot: Snapshot | None) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        ledger: Ledger,
+        base: str | None,
+        head: str,
+        change: Change | None,
+        head_snapshot: Snapshot,
+        base_snapshot: Snapshot | None,
+    ) -> None:
         self.ws = ws
         self.ledger = ledger
         self.base = base
@@ -113,14 +121,25 @@ def resolve_base(ws: Workspace, base: str | None, head: str) -> str | None:
         merge_base = None
     if merge_base is None:
         shallow = (ws.git_dir / "shallow").exists()
-        hint = (" This is a shallow clone: fetch the full history (actions/checkout with fetch-depth: 0, "
-                "or GIT_DEPTH: 0 on GitLab)." if shallow else "")
+        hint = (
+            " This is a shallow clone: fetch the full history (actions/checkout with fetch-depth: 0, "
+            "or GIT_DEPTH: 0 on GitLab)."
+            if shallow
+            else ""
+        )
         raise ComindError(f"{base[:12]} and {head[:12]} have no common ancestor.{hint}")
     return str(merge_base)
 
 
-def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all: bool = False,
-              harvest: bool = True, progress: Progress | None = None) -> Report:
+def run_check(
+    ws: Workspace,
+    *,
+    base: str | None,
+    head: str = "HEAD",
+    check_all: bool = False,
+    harvest: bool = True,
+    progress: Progress | None = None,
+) -> Report:
     """Run every producer of findings and return the report (the CLI renders it)."""
     say = progress or (lambda _message: None)
     started = time.perf_counter()
@@ -145,13 +164,17 @@ def run_check(ws: Workspace, *, base: str | None, head: str = "HEAD", check_all:
     run = CheckRun(ws, ledger, base_id, head_id, change, head_snapshot, base_snapshot)
     report = Report(base=base_id, head=head_id, repo=ws.repo_name)
     if base_id is None and not check_all and ws.default_branch() == "HEAD":
-        report.warnings.append("no default branch found (no origin/HEAD, main or master), so HEAD stands for it and "
-                               "everything at HEAD is reported, not a change; name it with --default-branch or "
-                               "default_branch in .comind.yml")
+        report.warnings.append(
+            "no default branch found (no origin/HEAD, main or master), so HEAD stands for it and "
+            "everything at HEAD is reported, not a change; name it with --default-branch or "
+            "default_branch in .comind.yml"
+        )
     if (ws.git_dir / "shallow").exists():
-        report.warnings.append("shallow clone: the history beyond its boundary was not read, so dead ends and "
-                               "constraints from it are missing; fetch the full history (fetch-depth: 0 on "
-                               "actions/checkout, GIT_DEPTH: 0 on GitLab)")
+        report.warnings.append(
+            "shallow clone: the history beyond its boundary was not read, so dead ends and "
+            "constraints from it are missing; fetch the full history (fetch-depth: 0 on "
+            "actions/checkout, GIT_DEPTH: 0 on GitLab)"
+        )
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)
@@ -195,17 +218,25 @@ def stale_records(run: CheckRun, report: Report) -> None:
         if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
         path, line = _location(record)
-        commands = (f"comind review confirm {short_id(record.id)}",
-                    f"comind review retract {short_id(record.id)} --reason \"…\"")
-        report.findings.append(Finding(
-            type="orphaned" if status.state == "orphaned" else "stale",
-            level=level[status.state],
-            title=f"{record.kind} {status.state}: {record.title}",
-            message=f"{record.title} — {status.reason}. Confirm it if it still holds, retract it if not.",
-            fingerprint=fingerprint("stale", record.id, status.state),
-            record_id=record.id, path=path, line=line, in_diff=run.in_diff(path, line),
-            evidence=tuple(record.evidence), commands=commands,
-        ))
+        commands = (
+            f"comind review confirm {short_id(record.id)}",
+            f'comind review retract {short_id(record.id)} --reason "…"',
+        )
+        report.findings.append(
+            Finding(
+                type="orphaned" if status.state == "orphaned" else "stale",
+                level=level[status.state],
+                title=f"{record.kind} {status.state}: {record.title}",
+                message=f"{record.title} — {status.reason}. Confirm it if it still holds, retract it if not.",
+                fingerprint=fingerprint("stale", record.id, status.state),
+                record_id=record.id,
+                path=path,
+                line=line,
+                in_diff=run.in_diff(path, line),
+                evidence=tuple(record.evidence),
+                commands=commands,
+            )
+        )
 
 
 def context_notes(run: CheckRun, report: Report) -> None:
@@ -215,8 +246,11 @@ def context_notes(run: CheckRun, report: Report) -> None:
         return
     names = {q.rsplit(".", 1)[-1] for _, q in touched}
     already = {f.record_id for f in report.findings}
-    candidates = [r for r in run.ledger.anchored_near(sorted({p for p, _ in touched}), sorted(names))
-                  if r.kind in ("constraint", "attempt", "gotcha", "decision") and r.id not in already]
+    candidates = [
+        r
+        for r in run.ledger.anchored_near(sorted({p for p, _ in touched}), sorted(names))
+        if r.kind in ("constraint", "attempt", "gotcha", "decision") and r.id not in already
+    ]
     derived = run.statuses(candidates)
     ranked = []
     for record in candidates:
@@ -227,8 +261,15 @@ def context_notes(run: CheckRun, report: Report) -> None:
         direct = bool(symbols & touched)
         if not direct:
             continue  # precision over recall: only records on a symbol the change touches
-        ranked.append((-status.trust, {"constraint": 0, "attempt": 1, "gotcha": 2}.get(record.kind, 3),
-                       record.created_at, record, status))
+        ranked.append(
+            (
+                -status.trust,
+                {"constraint": 0, "attempt": 1, "gotcha": 2}.get(record.kind, 3),
+                record.created_at,
+                record,
+                status,
+            )
+        )
     ranked.sort(key=lambda item: item[:3])
     for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
         path, line = _location(record)
@@ -236,14 +277,23 @@ def context_notes(run: CheckRun, report: Report) -> None:
         if what.strip().lower() in record.title.lower():
             what = ""  # a Lore constraint's rule is its title; a rejected option's approach is in its title
         article = "an" if record.kind[0] in "aeiou" else "a"
-        report.findings.append(Finding(
-            type="context", level="note", title=f"{record.kind}: {record.title}",
-            message=f"This change touches code that {article} {record.kind} is about: {record.title}"
-                    + (f" — {what}" if what else "") + f" ({status.reason}).",
-            fingerprint=fingerprint("context", record.id), record_id=record.id, path=path, line=line,
-            in_diff=run.in_diff(path, line), evidence=tuple(record.evidence),
-            commands=(f"comind show {short_id(record.id)}",),
-        ))
+        report.findings.append(
+            Finding(
+                type="context",
+                level="note",
+                title=f"{record.kind}: {record.title}",
+                message=f"This change touches code that {article} {record.kind} is about: {record.title}"
+                + (f" — {what}" if what else "")
+                + f" ({status.reason}).",
+                fingerprint=fingerprint("context", record.id),
+                record_id=record.id,
+                path=path,
+                line=line,
+                in_diff=run.in_diff(path, line),
+                evidence=tuple(record.evidence),
+                commands=(f"comind show {short_id(record.id)}",),
+            )
+        )
 
 
 def _location(record: Record) -> tuple[str | None, int | None]:

@@ -53,23 +53,67 @@ from comind.checks.base import (
 )
 
 MAX_FILE_SIZE = 1_000_000  # semgrep's own --max-target-bytes default
-_PATTERN_KEYS = ("pattern", "patterns", "pattern-either", "pattern-regex", "match", "mode", "pattern-sources",
-                 "join", "taint", "r2c-internal-project-depends-on", "extract")
+_PATTERN_KEYS = (
+    "pattern",
+    "patterns",
+    "pattern-either",
+    "pattern-regex",
+    "match",
+    "mode",
+    "pattern-sources",
+    "join",
+    "taint",
+    "r2c-internal-project-depends-on",
+    "extract",
+)
 _ANY_FILE = frozenset({"generic", "regex", "none", "aliengrep", "spacegrep"})
 EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi"), "py": (".py", ".pyi"), "python3": (".py", ".pyi"), "python2": (".py",),
-    "javascript": (".js", ".jsx", ".mjs", ".cjs"), "js": (".js", ".jsx", ".mjs", ".cjs"),
-    "typescript": (".ts", ".tsx", ".mts", ".cts"), "ts": (".ts", ".tsx", ".mts", ".cts"),
-    "go": (".go",), "golang": (".go",), "java": (".java",), "rust": (".rs",), "ruby": (".rb",),
-    "c": (".c", ".h"), "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"),
-    "c++": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"), "csharp": (".cs",), "c#": (".cs",),
-    "kotlin": (".kt", ".kts"), "kt": (".kt", ".kts"), "php": (".php",), "scala": (".scala", ".sc"),
-    "swift": (".swift",), "bash": (".sh", ".bash"), "sh": (".sh", ".bash"), "json": (".json",),
-    "yaml": (".yml", ".yaml"), "terraform": (".tf", ".hcl"), "hcl": (".tf", ".hcl"), "html": (".html", ".htm"),
-    "lua": (".lua",), "ocaml": (".ml", ".mli"), "solidity": (".sol",), "sol": (".sol",), "elixir": (".ex", ".exs"),
-    "ex": (".ex", ".exs"), "clojure": (".clj", ".cljs", ".cljc", ".edn"), "dart": (".dart",), "r": (".r", ".R"),
-    "julia": (".jl",), "jsonnet": (".jsonnet", ".libsonnet"), "apex": (".cls",), "vue": (".vue",),
-    "xml": (".xml",), "dockerfile": ("Dockerfile",), "docker": ("Dockerfile",),
+    "python": (".py", ".pyi"),
+    "py": (".py", ".pyi"),
+    "python3": (".py", ".pyi"),
+    "python2": (".py",),
+    "javascript": (".js", ".jsx", ".mjs", ".cjs"),
+    "js": (".js", ".jsx", ".mjs", ".cjs"),
+    "typescript": (".ts", ".tsx", ".mts", ".cts"),
+    "ts": (".ts", ".tsx", ".mts", ".cts"),
+    "go": (".go",),
+    "golang": (".go",),
+    "java": (".java",),
+    "rust": (".rs",),
+    "ruby": (".rb",),
+    "c": (".c", ".h"),
+    "cpp": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"),
+    "c++": (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h"),
+    "csharp": (".cs",),
+    "c#": (".cs",),
+    "kotlin": (".kt", ".kts"),
+    "kt": (".kt", ".kts"),
+    "php": (".php",),
+    "scala": (".scala", ".sc"),
+    "swift": (".swift",),
+    "bash": (".sh", ".bash"),
+    "sh": (".sh", ".bash"),
+    "json": (".json",),
+    "yaml": (".yml", ".yaml"),
+    "terraform": (".tf", ".hcl"),
+    "hcl": (".tf", ".hcl"),
+    "html": (".html", ".htm"),
+    "lua": (".lua",),
+    "ocaml": (".ml", ".mli"),
+    "solidity": (".sol",),
+    "sol": (".sol",),
+    "elixir": (".ex", ".exs"),
+    "ex": (".ex", ".exs"),
+    "clojure": (".clj", ".cljs", ".cljc", ".edn"),
+    "dart": (".dart",),
+    "r": (".r", ".R"),
+    "julia": (".jl",),
+    "jsonnet": (".jsonnet", ".libsonnet"),
+    "apex": (".cls",),
+    "vue": (".vue",),
+    "xml": (".xml",),
+    "dockerfile": ("Dockerfile",),
+    "docker": ("Dockerfile",),
 }
 
 
@@ -141,8 +185,11 @@ class SemgrepCheck(Check):
         languages = rule.get("languages")
         if isinstance(languages, str):
             languages = [languages]
-        if not isinstance(languages, list) or not languages or not all(
-                isinstance(x, str) and x.strip() for x in languages):
+        if (
+            not isinstance(languages, list)
+            or not languages
+            or not all(isinstance(x, str) and x.strip() for x in languages)
+        ):
             raise CheckError("expected a list of semgrep languages, e.g. [python]", "check.rule.languages")
         if not any(k in rule for k in _PATTERN_KEYS):
             raise CheckError(f"a semgrep rule needs one of {', '.join(_PATTERN_KEYS[:5])}", "check.rule")
@@ -171,8 +218,7 @@ class SemgrepCheck(Check):
     def wants(self, path: str) -> bool:
         if self.extensions is not None:
             base = path.rsplit("/", 1)[-1]
-            if not (base.endswith(tuple(e for e in self.extensions if e.startswith(".")))
-                    or base in self.extensions):
+            if not (base.endswith(tuple(e for e in self.extensions if e.startswith("."))) or base in self.extensions):
                 return False
         if self.files and not any_path_matches(self.files, path):
             return False
@@ -210,7 +256,8 @@ class SemgrepCheck(Check):
 
 def _run(checks: list[SemgrepCheck], ctx: CheckContext, revisions: list[str]) -> dict[str, dict[Check, Outcome]]:
     out: dict[str, dict[Check, Outcome]] = {
-        rev: {c: Outcome([], complete=ctx.scope(rev) is None) for c in checks} for rev in revisions}
+        rev: {c: Outcome([], complete=ctx.scope(rev) is None) for c in checks} for rev in revisions
+    }
     if not checks:
         return out
 
@@ -219,8 +266,7 @@ def _run(checks: list[SemgrepCheck], ctx: CheckContext, revisions: list[str]) ->
 
     exe = find_semgrep(ctx.semgrep)
     if exe is None:
-        return not_run("semgrep is not installed (install comind[semgrep], put semgrep on PATH or set "
-                       "COMIND_SEMGREP)")
+        return not_run("semgrep is not installed (install comind[semgrep], put semgrep on PATH or set COMIND_SEMGREP)")
     # which files to export, per revision
     targets: dict[tuple[str, str], str] = {}  # (label, path) -> blob id
     labels = {rev: ("head" if i == 0 else "base") for i, rev in enumerate(revisions)}
@@ -252,16 +298,42 @@ def _run(checks: list[SemgrepCheck], ctx: CheckContext, revisions: list[str]) ->
             lines.append("- " + json.dumps({**check.semgrep_rule, "id": f"r{i}"}, ensure_ascii=False))
         rules_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
         env = dict(os.environ)
-        env.update({
-            "SEMGREP_SEND_METRICS": "off", "SEMGREP_ENABLE_VERSION_CHECK": "0",
-            "SEMGREP_SETTINGS_FILE": str(root / "settings.yml"), "SEMGREP_LOG_FILE": str(root / "semgrep.log"),
-            "SEMGREP_VERSION_CACHE_PATH": str(root / "version-cache"), "NO_COLOR": "1",
-        })
-        cmd = [exe, "scan", "--config", str(rules_file), "--json", "--metrics=off", "--disable-version-check",
-               "--quiet", "--no-git-ignore", "--project-root", str(tree), "--jobs", str(max(1, ctx.workers)), "."]
+        env.update(
+            {
+                "SEMGREP_SEND_METRICS": "off",
+                "SEMGREP_ENABLE_VERSION_CHECK": "0",
+                "SEMGREP_SETTINGS_FILE": str(root / "settings.yml"),
+                "SEMGREP_LOG_FILE": str(root / "semgrep.log"),
+                "SEMGREP_VERSION_CACHE_PATH": str(root / "version-cache"),
+                "NO_COLOR": "1",
+            }
+        )
+        cmd = [
+            exe,
+            "scan",
+            "--config",
+            str(rules_file),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--quiet",
+            "--no-git-ignore",
+            "--project-root",
+            str(tree),
+            "--jobs",
+            str(max(1, ctx.workers)),
+            ".",
+        ]
         try:
-            proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=tree,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as exc:
             return not_run(f"semgrep could not be started ({exc.strerror or exc})")
         try:
@@ -293,16 +365,15 @@ def _run(checks: list[SemgrepCheck], ctx: CheckContext, revisions: list[str]) ->
                 continue
             if not check.wants(path):
                 continue
-            text = raw[int(start.get("offset", 0)):int(end.get("offset", 0))].decode("utf-8", "replace")
+            text = raw[int(start.get("offset", 0)) : int(end.get("offset", 0))].decode("utf-8", "replace")
             message = str(result.get("extra", {}).get("message") or check.semgrep_rule["message"])
             out[rev][check].violations.append(
-                check.violation(path, int(start.get("line", 0)) or None, int(end.get("line", 0)) or None, text,
-                                message))
+                check.violation(path, int(start.get("line", 0)) or None, int(end.get("line", 0)) or None, text, message)
+            )
         skipped = [e for e in report.get("errors", []) if isinstance(e, dict) and e.get("level") != "error"]
         notes = []
         if skipped:
-            notes.append(f"semgrep reported {len(skipped)} problem(s) with files, e.g. "
-                         f"{_error_text(skipped[0])}"[:300])
+            notes.append(f"semgrep reported {len(skipped)} problem(s) with files, e.g. {_error_text(skipped[0])}"[:300])
         if unreadable:
             notes.append(f"{unreadable} semgrep result(s) could not be read")
         for rev in revisions:
@@ -343,8 +414,11 @@ def _raise_rule_errors(checks: list[SemgrepCheck], report: Mapping[str, Any], re
         if index is None and len(checks) == 1 and returncode != 0:
             index = 0
         if index is not None and 0 <= index < len(checks):
-            raise CheckError(f"semgrep rejects the rule: {_error_text(error)}", "check.rule",
-                             record_id=checks[index].record_id or None)
+            raise CheckError(
+                f"semgrep rejects the rule: {_error_text(error)}",
+                "check.rule",
+                record_id=checks[index].record_id or None,
+            )
     if errors and returncode != 0:
         return f"semgrep failed (exit {returncode}): {_error_text(errors[0])}"
     return None

@@ -44,10 +44,10 @@ class TestCheck(Check):
     def compile(self) -> None:
         node = self.spec["test"].strip()
         path, *parts = node.split("::")
-        if not path or path.startswith("/") or "\\" in path or any(
-                seg in ("", ".", "..") for seg in path.split("/")):
-            raise CheckError(f'expected a test node like "tests/test_auth.py::test_revocation", got {node!r}'[:300],
-                             "check.test")
+        if not path or path.startswith("/") or "\\" in path or any(seg in ("", ".", "..") for seg in path.split("/")):
+            raise CheckError(
+                f'expected a test node like "tests/test_auth.py::test_revocation", got {node!r}'[:300], "check.test"
+            )
         if parts:
             parts[-1] = re.sub(r"\[.*\]$", "", parts[-1])
         if any(not _NAME.match(p) for p in parts):
@@ -59,8 +59,7 @@ class TestCheck(Check):
         timeout = self.spec.get("timeout")
         self.timeout: float | None = float(timeout) if timeout is not None else None
         if self.run and not path.endswith(".py"):
-            raise CheckError(f"run: true runs pytest, so the test must be in a Python file, not {path!r}",
-                             "check.run")
+            raise CheckError(f"run: true runs pytest, so the test must be in a Python file, not {path!r}", "check.run")
 
     def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
         return self.path in set(paths)
@@ -87,9 +86,15 @@ class TestCheck(Check):
             exists, line = check._find(ctx, commit)
             if not exists:
                 what = "file" if check.qualname is None else "test"
-                outcome.violations.append(check.violation(
-                    check.path, None, None, f"test {check.node} missing",
-                    check.message or f"the {what} {check.node} that proves this constraint does not exist"))
+                outcome.violations.append(
+                    check.violation(
+                        check.path,
+                        None,
+                        None,
+                        f"test {check.node} missing",
+                        check.message or f"the {what} {check.node} that proves this constraint does not exist",
+                    )
+                )
                 continue
             if check.run and (ctx.head is None or commit == ctx.head):
                 check._run(ctx, commit, line, outcome)
@@ -107,15 +112,24 @@ class TestCheck(Check):
             at = None
         if at != commit:
             outcome.complete = False
-            outcome.warnings.append(f"test {self.node} not run: the work tree {work_tree} is at "
-                                    f"{(at or 'no commit')[:12]}, not at head {commit[:12]}")
+            outcome.warnings.append(
+                f"test {self.node} not run: the work tree {work_tree} is at "
+                f"{(at or 'no commit')[:12]}, not at head {commit[:12]}"
+            )
             return
         timeout = self.timeout or ctx.test_timeout
         cmd = [ctx.python or sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", self.node]
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
         try:
-            proc = subprocess.Popen(cmd, cwd=work_tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=work_tree,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as exc:
             outcome.complete = False
             outcome.warnings.append(f"test {self.node} not run: {exc.strerror or exc}")
@@ -128,17 +142,31 @@ class TestCheck(Check):
             except (ProcessLookupError, PermissionError):
                 proc.kill()
             proc.communicate()
-            outcome.violations.append(self.violation(
-                self.path, line, line, f"test {self.node} fails",
-                self.message or f"the test {self.node} that proves this constraint did not finish within "
-                f"{timeout:g} s", head_only=True))
+            outcome.violations.append(
+                self.violation(
+                    self.path,
+                    line,
+                    line,
+                    f"test {self.node} fails",
+                    self.message
+                    or f"the test {self.node} that proves this constraint did not finish within {timeout:g} s",
+                    head_only=True,
+                )
+            )
             return
         if proc.returncode == 0:
             return
         tail = [x for x in output.decode("utf-8", "replace").strip().splitlines() if x.strip()][-3:]
-        what = {1: "fails", 5: "was not collected by pytest"}.get(proc.returncode,
-                                                                  f"could not be run (pytest exit {proc.returncode})")
-        outcome.violations.append(self.violation(
-            self.path, line, line, f"test {self.node} fails",
-            self.message or f"the test {self.node} that proves this constraint {what}: {' / '.join(tail)}"[:1000],
-            head_only=True))
+        what = {1: "fails", 5: "was not collected by pytest"}.get(
+            proc.returncode, f"could not be run (pytest exit {proc.returncode})"
+        )
+        outcome.violations.append(
+            self.violation(
+                self.path,
+                line,
+                line,
+                f"test {self.node} fails",
+                self.message or f"the test {self.node} that proves this constraint {what}: {' / '.join(tail)}"[:1000],
+                head_only=True,
+            )
+        )

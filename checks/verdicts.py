@@ -47,8 +47,7 @@ def parse(text: str, name: str = "audit file") -> dict[str, Verdict]:
 
     for n, line in enumerate(text.splitlines(), 1):
         if _CUT_WHY.match(line):
-            raise ComindError(f"{name}: line {n}: `why` would end at ' #' (YAML reads the rest as a comment): "
-                              "quote it")
+            raise ComindError(f"{name}: line {n}: `why` would end at ' #' (YAML reads the rest as a comment): quote it")
     try:  # every scalar read as a string: `false` is a verdict and 0123456 a commit, not a bool or a number
         data = yaml.load(text, Loader=yaml.BaseLoader)
     except yaml.YAMLError as exc:
@@ -109,8 +108,14 @@ def audited(report: dict[str, Any], verdicts: dict[str, Verdict], name: str) -> 
     false = counts["false"] + unaudited
     ordinary = report["ordinary_commits"]
     report["audit"] = {
-        "file": name, "flags": len(flags), "re_proposals": counts["re-proposal"], "judged_false": counts["false"],
-        "unaudited": unaudited, "false_flags": false,
+        "file": name,
+        "flags": len(flags),
+        "re_proposals": counts["re-proposal"],
+        "judged_false": counts["false"],
+        "unaudited": unaudited,
+        "false_flags": false,
         "false_flags_per_1000": round(1000 * false / ordinary, 3) if ordinary else 0.0,
-        "stale": sorted(set(verdicts) - used - set(ambiguous)), "ambiguous": ambiguous}
+        "stale": sorted(set(verdicts) - used - set(ambiguous)),
+        "ambiguous": ambiguous,
+    }
     return report

@@ -29,8 +29,9 @@ def report_violations(run: CheckRun, report: Report) -> None:
     from comind.query import current_time
 
     ctx = CheckContext(run.ws.index, work_tree=run.ws.root)
-    outcome = evaluate(checks, ctx, base=run.base, head=run.head, suppressions=suppressions,
-                       today=current_time().date())
+    outcome = evaluate(
+        checks, ctx, base=run.base, head=run.head, suppressions=suppressions, today=current_time().date()
+    )
     records = {r.id: r for r in live}
     for v in outcome.violations:
         record = records.get(v.record_id)
@@ -40,17 +41,31 @@ def report_violations(run: CheckRun, report: Report) -> None:
         message = v.message
         if rule and rule not in message:
             message = f"{message} — the constraint: {rule}"
-        report.findings.append(Finding(
-            type="violation", level="error" if severity == "must" else "warning",
-            title=f"Breaks a constraint: {title}", message=message, fingerprint=v.fingerprint,
-            record_id=v.record_id or None, rule=v.rule, path=v.path, line=v.line, end_line=v.end_line,
-            in_diff=run.in_diff(v.path, v.line), evidence=tuple(record.evidence) if record else (),
-            commands=(f"comind show {short_id(v.record_id)}",) if v.record_id else (),
-        ))
+        report.findings.append(
+            Finding(
+                type="violation",
+                level="error" if severity == "must" else "warning",
+                title=f"Breaks a constraint: {title}",
+                message=message,
+                fingerprint=v.fingerprint,
+                record_id=v.record_id or None,
+                rule=v.rule,
+                path=v.path,
+                line=v.line,
+                end_line=v.end_line,
+                in_diff=run.in_diff(v.path, v.line),
+                evidence=tuple(record.evidence) if record else (),
+                commands=(f"comind show {short_id(v.record_id)}",) if v.record_id else (),
+            )
+        )
     report.findings.extend(outcome.findings)
     report.warnings.extend(outcome.warnings)
     run.enforced.update(outcome.passing)
     run.ledger.set_enforced(run.head, run.enforced)
-    report.stats["constraints"] = {"checked": len(checks), "passing": len(outcome.passing),
-                                   "failing": len(outcome.failing), "baseline": outcome.baseline,
-                                   "suppressed": len(outcome.suppressed)}
+    report.stats["constraints"] = {
+        "checked": len(checks),
+        "passing": len(outcome.passing),
+        "failing": len(outcome.failing),
+        "baseline": outcome.baseline,
+        "suppressed": len(outcome.suppressed),
+    }

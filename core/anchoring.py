@@ -64,8 +64,10 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
         path = graph.path_of(anchor["module"])
         if path is None:
             modules = sorted({m for p in snapshot.files if (m := graph.module_of(p))})
-            raise AnchorError(f"anchor {anchor['raw']!r}: no module {anchor['module']!r} at {short(out['commit'])}"
-                              + _nearest(anchor["module"], modules))
+            raise AnchorError(
+                f"anchor {anchor['raw']!r}: no module {anchor['module']!r} at {short(out['commit'])}"
+                + _nearest(anchor["module"], modules)
+            )
         return out | {"path": path}
     path = anchor["path"]
     tree = commit.tree
@@ -75,8 +77,9 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
         return out
     blob = _blob_id(tree, path)
     if blob is None:
-        raise AnchorError(f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}"
-                          + _nearest(path, _all_paths(tree)))
+        raise AnchorError(
+            f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}" + _nearest(path, _all_paths(tree))
+        )
     out["blob"] = blob
     if scope == "file" and "line" not in anchor:
         return out
@@ -87,15 +90,18 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
 
     if language_for_path(path) is None:
         if scope == "symbol":
-            raise AnchorError(f"anchor {anchor['raw']!r}: {path} is not a supported source file; "
-                              "anchor the file or a line instead")
+            raise AnchorError(
+                f"anchor {anchor['raw']!r}: {path} is not a supported source file; anchor the file or a line instead"
+            )
         return out
     definitions = parse_file(path, data).definitions
     if scope == "symbol":
         found = next((d for d in definitions if d.qualname == anchor["symbol"]), None)
         if found is None:
-            raise AnchorError(f"anchor {anchor['raw']!r}: no symbol {anchor['symbol']!r} in {path}"
-                              + _nearest(anchor["symbol"], [d.qualname for d in definitions]))
+            raise AnchorError(
+                f"anchor {anchor['raw']!r}: no symbol {anchor['symbol']!r} in {path}"
+                + _nearest(anchor["symbol"], [d.qualname for d in definitions])
+            )
         return out | fingerprint(found)
     line = int(anchor["line"])
     inner = innermost(definitions, line)
@@ -105,7 +111,7 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
 
 
 def past_the_end(anchor: Mapping[str, Any], path: str, data: bytes) -> str | None:
-    """"app/perm.py has 9 lines" when the anchor's line (or range) runs past the file's end."""
+    """ "app/perm.py has 9 lines" when the anchor's line (or range) runs past the file's end."""
     count = data.count(b"\n") + (not data.endswith(b"\n") if data else 0)
     if int(anchor.get("end_line") or anchor["line"]) <= count:
         return None
@@ -113,15 +119,21 @@ def past_the_end(anchor: Mapping[str, Any], path: str, data: bytes) -> str | Non
 
 
 def fingerprint(d: Definition) -> dict[str, Any]:
-    return {"kind": d.kind, "span": [d.start_line, d.end_line], "sig_hash": d.sig_hash,
-            "body_hash": d.body_hash, "shape_hash": d.shape_hash}
+    return {
+        "kind": d.kind,
+        "span": [d.start_line, d.end_line],
+        "sig_hash": d.sig_hash,
+        "body_hash": d.body_hash,
+        "shape_hash": d.shape_hash,
+    }
 
 
 def innermost(definitions: Iterable[Definition], line: int) -> Definition | None:
     best = None
     for d in definitions:
         if d.start_line <= line <= d.end_line and (
-                best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)):
+            best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)
+        ):
             best = d
     return best
 
@@ -211,9 +223,12 @@ class Anchorer:
 
         if promisor_remote(self.index.repo) is None:
             return 0
-        entries = (_entry(self.index, anchor["commit"], anchor["path"]) for record in records
-                   for anchor in record.anchors
-                   if anchor.get("commit") and anchor.get("path") and anchor.get("scope") == "symbol")
+        entries = (
+            _entry(self.index, anchor["commit"], anchor["path"])
+            for record in records
+            for anchor in record.anchors
+            if anchor.get("commit") and anchor.get("path") and anchor.get("scope") == "symbol"
+        )
         return fetch_missing(self.index.repo, [entry.id for entry in entries if entry is not None])
 
     def renames(self, old: str, new: str) -> tuple[dict[str, str], set[str]]:
@@ -379,12 +394,22 @@ class Anchorer:
         else:
             where = self._locate(anchor, commit, target)
             if where.state != "unverifiable":  # a deepened clone may have the commit later
-                position = (target.definitions(where.path).index(where.definition)
-                            if where.definition is not None and where.path is not None else None)
-                self._pending[key] = json.dumps([where.state, where.path, position, where.how,
-                                                 list(where.candidates),
-                                                 where.definition.qualname if where.definition else None,
-                                                 where.deleted_in])
+                position = (
+                    target.definitions(where.path).index(where.definition)
+                    if where.definition is not None and where.path is not None
+                    else None
+                )
+                self._pending[key] = json.dumps(
+                    [
+                        where.state,
+                        where.path,
+                        position,
+                        where.how,
+                        list(where.candidates),
+                        where.definition.qualname if where.definition else None,
+                        where.deleted_in,
+                    ]
+                )
                 if len(self._pending) >= 256:
                     self.flush()
         self._located[key] = where
@@ -409,8 +434,18 @@ class Anchorer:
         # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
         # (3: the landing that deleted a file, files converted to another format; 4: or a symbol);
         # keys without it hold whole-tree answers
-        return json.dumps(["follow-4", anchor["commit"], anchor.get("path"), anchor.get("scope"), anchor.get("symbol"),
-                           anchor.get("body_hash"), anchor.get("shape_hash"), target.commit])
+        return json.dumps(
+            [
+                "follow-4",
+                anchor["commit"],
+                anchor.get("path"),
+                anchor.get("scope"),
+                anchor.get("symbol"),
+                anchor.get("body_hash"),
+                anchor.get("shape_hash"),
+                target.commit,
+            ]
+        )
 
     def flush(self) -> None:
         """Write the locations found since the last flush to the index cache."""
@@ -448,8 +483,9 @@ class Anchorer:
             if len(elsewhere) > 1:
                 return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in elsewhere[:10]))
         if path is not None:  # its file is there: which landing took the symbol out of it
-            return Location("gone", path, deleted_in=None if renamed else self._removed_in(path, symbol, commit,
-                                                                                            target.commit))
+            return Location(
+                "gone", path, deleted_in=None if renamed else self._removed_in(path, symbol, commit, target.commit)
+            )
         return Location("gone", deleted_in=deleted_in)
 
     def _removed_in(self, path: str, qualname: str, old: str, new: str) -> str | None:
@@ -471,15 +507,20 @@ class Anchorer:
 
     def _defines(self, commit: str, path: str, qualname: str) -> bool:
         blob = _blob_at(self.index, commit, path)
-        return blob is not None and self.tokens_of(
-            blob, path, qualname, lambda: _blob_data(self.index, commit, path)) is not None
+        return (
+            blob is not None
+            and self.tokens_of(blob, path, qualname, lambda: _blob_data(self.index, commit, path)) is not None
+        )
 
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
         key = (commit, path, qualname)
         if key not in self._tokens:
             blob = _blob_at(self.index, commit, path)
-            self._tokens[key] = None if blob is None else self.tokens_of(
-                blob, path, qualname, lambda: _blob_data(self.index, commit, path))
+            self._tokens[key] = (
+                None
+                if blob is None
+                else self.tokens_of(blob, path, qualname, lambda: _blob_data(self.index, commit, path))
+            )
         return self._tokens[key]
 
     def tokens_of(self, blob: str, path: str, qualname: str, data: Callable[[], bytes | None]) -> list[str] | None:
@@ -528,8 +569,9 @@ class Anchorer:
 
     # -- verdicts ------------------------------------------------------------------------------
 
-    def verdict(self, record: Record, target: Snapshot, confirmed_at: str | None = None,
-                verify_evidence: Any = None) -> CodeVerdict:
+    def verdict(
+        self, record: Record, target: Snapshot, confirmed_at: str | None = None, verify_evidence: Any = None
+    ) -> CodeVerdict:
         """What the record's anchors say about the code at `target`."""
         notes: list[str] = []
         stale: list[str] = []
@@ -557,8 +599,10 @@ class Anchorer:
                 where = self.locate(anchor, target)
             since = short(anchor.get("commit"))
             if where.state == "unverifiable":
-                unverifiable.append(f"{name}: commit {since} is not in this clone (a shallow clone? "
-                                    "fetch the full history, e.g. actions/checkout with fetch-depth: 0)")
+                unverifiable.append(
+                    f"{name}: commit {since} is not in this clone (a shallow clone? "
+                    "fetch the full history, e.g. actions/checkout with fetch-depth: 0)"
+                )
             elif where.state == "ambiguous":
                 stale.append(f"{name}: several candidates, none chosen: {', '.join(where.candidates)}")
             elif where.state == "gone":
@@ -586,15 +630,24 @@ class Anchorer:
         return CodeVerdict(None, "", tuple(notes), verified)
 
     def _landing(self, how: str, commit: str) -> str:
-        """"deleted in 03d3b8a3a1 'Move changes to markdown'"."""
+        """ "deleted in 03d3b8a3a1 'Move changes to markdown'"."""
         message = cast("pygit2.Commit", self.index.repo[commit]).message
         subject = message.split("\n", 1)[0].strip()
         if len(subject) > 60:
             subject = subject[:59] + "…"
         return f"{how} in {short(commit)} {subject!r}"
 
-    def _drift(self, anchor: Mapping[str, Any], where: Location, target: Snapshot, role: str, name: str,
-               since: str, notes: list[str], stale: list[str]) -> None:
+    def _drift(
+        self,
+        anchor: Mapping[str, Any],
+        where: Location,
+        target: Snapshot,
+        role: str,
+        name: str,
+        since: str,
+        notes: list[str],
+        stale: list[str],
+    ) -> None:
         if where.definition is None:  # a file anchor: changed or not
             entry = target.files.get(where.path or "")
             blob = entry.blob if entry else _blob_at(self.index, target.commit, where.path or "")
@@ -611,8 +664,11 @@ class Anchorer:
             return
         before = self.tokens_at(anchor["commit"], anchor["path"], anchor["symbol"])
         entry = target.files.get(where.path or "")
-        after = (self.tokens_of(entry.blob, where.path or "", d.qualname, lambda: target.blob_data(where.path or ""))
-                 if entry is not None else target.body_tokens(where.path or "", d.qualname))
+        after = (
+            self.tokens_of(entry.blob, where.path or "", d.qualname, lambda: target.blob_data(where.path or ""))
+            if entry is not None
+            else target.body_tokens(where.path or "", d.qualname)
+        )
         if before is None or after is None:
             stale.append(f"{name}: body changed since {since} and could not be compared")
             return
@@ -620,21 +676,23 @@ class Anchorer:
 
         similarity = token_similarity(before, after)
         if similarity < self.threshold:
-            stale.append(f"{name}: body drifted since {since}: {similarity:.0%} similar to the anchored "
-                         f"version (threshold {self.threshold:.0%})")
+            stale.append(
+                f"{name}: body drifted since {since}: {similarity:.0%} similar to the anchored "
+                f"version (threshold {self.threshold:.0%})"
+            )
         else:
             notes.append(f"{name}: body changed since {since} ({similarity:.0%} similar)")
 
-    def _dependency(self, record: Record, anchor: Mapping[str, Any], target: Snapshot, notes: list[str],
-                    stale: list[str]) -> None:
+    def _dependency(
+        self, record: Record, anchor: Mapping[str, Any], target: Snapshot, notes: list[str], stale: list[str]
+    ) -> None:
         from comind.deps import exact_pin, normalize_pypi, version_in_range
 
         dep = anchor["dep"]
         if not dep.get("version_range"):
             return
         name = normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else dep["package"]
-        found = [d for d in self.dependencies(target.commit)
-                 if d.ecosystem == dep["ecosystem"] and d.name == name]
+        found = [d for d in self.dependencies(target.commit) if d.ecosystem == dep["ecosystem"] and d.name == name]
         version = next((d.locked for d in found if d.locked), None)
         if version is None:
             return
@@ -732,10 +790,10 @@ def _moved_folders(moved: Mapping[str, str]) -> dict[str, str]:
         folder = old_path
         while "/" in folder:
             folder = folder.rsplit("/", 1)[0]
-            tail = old_path[len(folder):]
+            tail = old_path[len(folder) :]
             if not new_path.endswith(tail):
                 break
-            folders.setdefault(folder, new_path[:len(new_path) - len(tail)])
+            folders.setdefault(folder, new_path[: len(new_path) - len(tail)])
     return folders
 
 
@@ -745,7 +803,7 @@ def _in_moved_folder(path: str, folders: Mapping[str, str]) -> list[str]:
     folder = path
     while "/" in folder:
         folder = folder.rsplit("/", 1)[0]
-        if folder in folders and (target := folders[folder] + path[len(folder):]) not in found:
+        if folder in folders and (target := folders[folder] + path[len(folder) :]) not in found:
             found.append(target)
     return found
 
@@ -852,4 +910,3 @@ def evidence_verifier(index: CodeIndex, default_tip: str | None) -> Any:
         return bool(commits) and all(reachable(c) for c in commits)
 
     return verify
-

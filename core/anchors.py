@@ -54,7 +54,7 @@ def parse_anchor(raw: str, role: str = "subject") -> dict[str, Any]:
     if text in ("repo:", "repo"):
         return anchor | {"scope": "repo"}
     if text.startswith("module:"):
-        module = text[len("module:"):]
+        module = text[len("module:") :]
         if not re.match(_MODULE, module):
             raise AnchorError(f"anchor {text!r}: expected module:dotted.name")
         return anchor | {"scope": "module", "module": module}
@@ -75,7 +75,7 @@ def parse_anchor(raw: str, role: str = "subject") -> dict[str, Any]:
 
 
 def _parse_dep(text: str) -> dict[str, str]:
-    spec = text[len("dep:"):]
+    spec = text[len("dep:") :]
     ecosystem, _, rest = spec.partition("/")
     if ecosystem not in ECOSYSTEMS or not rest:
         raise AnchorError(
@@ -83,7 +83,7 @@ def _parse_dep(text: str) -> dict[str, str]:
         )
     # npm scopes start with '@': the range separator is the first '@' after the package's first char.
     at = rest.find("@", 1)
-    package, version_range = (rest, "") if at < 0 else (rest[:at], rest[at + 1:])
+    package, version_range = (rest, "") if at < 0 else (rest[:at], rest[at + 1 :])
     if not package or any(c.isspace() for c in package) or (at >= 0 and not version_range.strip()):
         raise AnchorError(f"anchor {text!r}: expected dep:ECOSYSTEM/PACKAGE[@RANGE]")
     dep = {"ecosystem": ecosystem, "package": package}

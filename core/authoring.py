@@ -53,8 +53,10 @@ def kind_fields(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
         if value in (None, []):
             continue
         if kind not in kinds:
-            raise ComindError(f"{flag_name(flag)} does not apply to a {kind} "
-                              f"(its fields: {', '.join(f.name for f in KIND_FIELDS[kind])})")
+            raise ComindError(
+                f"{flag_name(flag)} does not apply to a {kind} "
+                f"(its fields: {', '.join(f.name for f in KIND_FIELDS[kind])})"
+            )
         if flag == "alternative":
             value = [alternative(v) for v in value]
         fields[field] = value
@@ -85,7 +87,7 @@ def parse_evidence(ws: Any, text: str) -> dict[str, str]:
     if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value):
         return {"type": "record", "ref": value}
     if value.startswith("test:"):
-        return {"type": "test", "ref": value[len("test:"):]}
+        return {"type": "test", "ref": value[len("test:") :]}
     if (ws.root / value).is_file():
         return {"type": "file", "ref": value}
     return {"type": "text", "ref": value}

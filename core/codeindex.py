@@ -66,8 +66,9 @@ class IndexStats:
 
     __slots__ = ("cached", "errors", "files", "parsed", "skipped")
 
-    def __init__(self, files: int = 0, parsed: int = 0, cached: int = 0, errors: int = 0,
-                 skipped: dict[str, int] | None = None) -> None:
+    def __init__(
+        self, files: int = 0, parsed: int = 0, cached: int = 0, errors: int = 0, skipped: dict[str, int] | None = None
+    ) -> None:
         self.files = files
         self.parsed = parsed
         self.cached = cached
@@ -75,8 +76,10 @@ class IndexStats:
         self.skipped: dict[str, int] = dict.fromkeys(_SKIPS, 0) if skipped is None else skipped
 
     def __repr__(self) -> str:
-        return (f"IndexStats(files={self.files}, parsed={self.parsed}, cached={self.cached}, "
-                f"errors={self.errors}, skipped={self.skipped})")
+        return (
+            f"IndexStats(files={self.files}, parsed={self.parsed}, cached={self.cached}, "
+            f"errors={self.errors}, skipped={self.skipped})"
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IndexStats) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
@@ -86,14 +89,21 @@ class IndexStats:
 
 # --- payload encoding: compact JSON lists, one row per blob ------------------------------------
 
+
 def _encode(fs: FileSymbols) -> str:
-    return json.dumps([
-        [[d.qualname, d.name, d.kind, d.start_line, d.end_line, d.sig_hash, d.body_hash, d.shape_hash]
-         for d in fs.definitions],
-        [[i.module, list(i.names), i.alias, i.line, i.level] for i in fs.imports],
-        [[c.caller, c.callee, c.line] for c in fs.calls],
-        fs.error,
-    ], separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        [
+            [
+                [d.qualname, d.name, d.kind, d.start_line, d.end_line, d.sig_hash, d.body_hash, d.shape_hash]
+                for d in fs.definitions
+            ],
+            [[i.module, list(i.names), i.alias, i.line, i.level] for i in fs.imports],
+            [[c.caller, c.callee, c.line] for c in fs.calls],
+            fs.error,
+        ],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
 
 
 def _decode(language: str, payload: str) -> FileSymbols:
@@ -110,6 +120,7 @@ def _decode(language: str, payload: str) -> FileSymbols:
 
 
 # --- parsing, in this process or in workers ---------------------------------------------------
+
 
 def _parse_one(odb: pygit2.Odb, oid: str, lang: str, path: str) -> tuple[str, str, str, str]:
     """(oid, language, status, payload); status is ok, error, large, binary or missing (a blob
@@ -143,8 +154,7 @@ def _take(counter: Any) -> int:
     return i
 
 
-def _share(repo_path: str, tasks: list[list[tuple[str, str, str]]], counter: Any, results: Any,
-           worker: int) -> None:
+def _share(repo_path: str, tasks: list[list[tuple[str, str, str]]], counter: Any, results: Any, worker: int) -> None:
     """A worker process: parse the next task nobody has taken until none is left; send each
     task's rows, then ("done", worker), or ("error", exception) and stop."""
     import pickle
@@ -165,8 +175,9 @@ def _share(repo_path: str, tasks: list[list[tuple[str, str, str]]], counter: Any
     results.put(("done", worker))
 
 
-def _chunks(todo: list[tuple[str, str, str]], sizes: Mapping[str, int], workers: int
-            ) -> list[list[tuple[str, str, str]]]:
+def _chunks(
+    todo: list[tuple[str, str, str]], sizes: Mapping[str, int], workers: int
+) -> list[list[tuple[str, str, str]]]:
     """``todo`` (largest first) in tasks of about the same size in bytes, at most CHUNK files
     each: a task of the largest files alone would keep one process busy after the others end."""
     target = max(1, sum(sizes.get(oid, 0) for oid, _, _ in todo) // (workers * 12))
@@ -186,11 +197,17 @@ def _chunks(todo: list[tuple[str, str, str]], sizes: Mapping[str, int], workers:
 
 # --- the index ---------------------------------------------------------------------------------
 
+
 class CodeIndex:
     """Indexes revisions of one repository, caching parse results in a SQLite file."""
 
-    def __init__(self, repo_path: str | os.PathLike[str], cache_path: str | os.PathLike[str] | None = None,
-                 *, workers: int = WORKERS) -> None:
+    def __init__(
+        self,
+        repo_path: str | os.PathLike[str],
+        cache_path: str | os.PathLike[str] | None = None,
+        *,
+        workers: int = WORKERS,
+    ) -> None:
         self._repo: pygit2.Repository | None = None
         found = discover_git(Path(os.fspath(repo_path)))
         if found is None:  # let libgit2 have the last word on what a repository is
@@ -242,8 +259,12 @@ class CodeIndex:
             prefix, _, dist_infos = source.partition("\0")
             # Where the stamp's parser packages were found: while those folders exist (an upgrade
             # removes them) in the same environment, the stamp holds and need not be computed again.
-            if not (prefix == sys.prefix and dist_infos and meta.get("version", "").startswith(f"{CACHE_VERSION}/")
-                    and all(os.path.isdir(d) for d in dist_infos.split("\0"))):
+            if not (
+                prefix == sys.prefix
+                and dist_infos
+                and meta.get("version", "").startswith(f"{CACHE_VERSION}/")
+                and all(os.path.isdir(d) for d in dist_infos.split("\0"))
+            ):
                 versions, dist_infos = _parser_versions()
                 stamp = f"{CACHE_VERSION}/{versions}"
                 with db:
@@ -251,8 +272,10 @@ class CodeIndex:
                     if meta.get("version") != stamp:
                         for table in ("blobs", "trees", "commits", "memo"):
                             db.execute(f"DELETE FROM {table}")
-                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                   [("version", stamp), ("source", f"{sys.prefix}\0{dist_infos}")])
+                    db.executemany(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                        [("version", stamp), ("source", f"{sys.prefix}\0{dist_infos}")],
+                    )
             self._db = db
         return self._db
 
@@ -320,10 +343,19 @@ class CodeIndex:
             candidate = rev.lower()
         elif rev == "HEAD":
             candidate = head_commit(self.head_dir, self.git_dir)
-        elif _REF_NAME.fullmatch(rev) and ".." not in rev and not (self.git_dir / rev).exists() \
-                and not (self.head_dir / rev).exists():
-            for ref in (f"refs/{rev}", f"refs/tags/{rev}", f"refs/heads/{rev}", f"refs/remotes/{rev}",
-                        f"refs/remotes/{rev}/HEAD"):
+        elif (
+            _REF_NAME.fullmatch(rev)
+            and ".." not in rev
+            and not (self.git_dir / rev).exists()
+            and not (self.head_dir / rev).exists()
+        ):
+            for ref in (
+                f"refs/{rev}",
+                f"refs/tags/{rev}",
+                f"refs/heads/{rev}",
+                f"refs/remotes/{rev}",
+                f"refs/remotes/{rev}/HEAD",
+            ):
                 candidate = read_ref(self.git_dir, ref)
                 if candidate is not None:
                     break
@@ -346,7 +378,7 @@ class CodeIndex:
         out: dict[str, str] = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
-            batch = keys[i:i + 500]
+            batch = keys[i : i + 500]
             sql = f"SELECT key, value FROM memo WHERE kind = ? AND key IN ({','.join('?' * len(batch))})"
             out.update(self.db.execute(sql, [kind, *batch]).fetchall())
         return out
@@ -357,8 +389,7 @@ class CodeIndex:
         db = self.db
         with db:
             db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)",
-                           [(kind, k, v) for k, v in items.items()])
+            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)", [(kind, k, v) for k, v in items.items()])
 
     def _index(self, commit_id: str, tree_id: str, progress: Progress | None) -> Snapshot:
         from .languages import language_for_path
@@ -421,19 +452,20 @@ class CodeIndex:
         found: dict[tuple[str, str], str] = {}
         oids = sorted({oid for oid, _ in wanted})
         for i in range(0, len(oids), 500):
-            batch = oids[i:i + 500]
+            batch = oids[i : i + 500]
             sql = f"SELECT oid, lang, status FROM blobs WHERE oid IN ({','.join('?' * len(batch))})"
             for oid, lang, st in self.db.execute(sql, batch):
                 if (oid, lang) in wanted:
                     found[(oid, lang)] = st
         return found
 
-    def _parse(self, todo: list[tuple[str, str, str]], sizes: Mapping[str, int]
-               ) -> Iterator[list[tuple[str, str, str, str]]]:
+    def _parse(
+        self, todo: list[tuple[str, str, str]], sizes: Mapping[str, int]
+    ) -> Iterator[list[tuple[str, str, str, str]]]:
         odb = self.repo.odb
         if self.workers < 2 or len(todo) < PARALLEL_THRESHOLD:
             for i in range(0, len(todo), CHUNK):
-                yield [_parse_one(odb, oid, lang, path) for oid, lang, path in todo[i:i + CHUNK]]
+                yield [_parse_one(odb, oid, lang, path) for oid, lang, path in todo[i : i + CHUNK]]
             return
         # ast-grep holds the GIL: use processes. Fork where it is safe (no other threads that
         # could hold a lock in the child): workers then need no re-import.
@@ -446,13 +478,16 @@ class CodeIndex:
         methods = multiprocessing.get_all_start_methods()
         safe_fork = "fork" in methods and threading.active_count() == 1
         ctx: Any = multiprocessing.get_context(
-            "fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn")
+            "fork" if safe_fork else "forkserver" if "forkserver" in methods else "spawn"
+        )
         # This process parses too (it is running anyway and pays no start-up), with WORKERS - 1
         # workers; each takes the next task, largest first, from a shared counter: they end
         # within a task of each other.
         counter, results = ctx.Value("l", 0), ctx.Queue()
-        procs = [ctx.Process(target=_share, args=(self.repo_path, tasks, counter, results, k), daemon=True)
-                 for k in range(self.workers - 1)]
+        procs = [
+            ctx.Process(target=_share, args=(self.repo_path, tasks, counter, results, k), daemon=True)
+            for k in range(self.workers - 1)
+        ]
         self.close()  # an open SQLite connection must not cross a fork
         if safe_fork:
             from .languages import LANGUAGES
@@ -500,12 +535,13 @@ class CodeIndex:
         out: dict[tuple[str, str], tuple[Import, ...]] = {}
         oids = sorted({oid for oid, _ in keys})
         for i in range(0, len(oids), 500):
-            batch = oids[i:i + 500]
+            batch = oids[i : i + 500]
             sql = f"SELECT oid, lang, data FROM blobs WHERE oid IN ({','.join('?' * len(batch))})"
             for oid, lang, data in self.db.execute(sql, batch):
                 if (oid, lang) in keys and data:
-                    out[(oid, lang)] = tuple(Import(m, tuple(n), a, line, lvl)
-                                             for m, n, a, line, lvl in json.loads(data)[1])
+                    out[(oid, lang)] = tuple(
+                        Import(m, tuple(n), a, line, lvl) for m, n, a, line, lvl in json.loads(data)[1]
+                    )
         return out
 
     def _symbols(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], FileSymbols]:
@@ -515,7 +551,7 @@ class CodeIndex:
         out: dict[tuple[str, str], FileSymbols] = {}
         oids = sorted({oid for oid, _ in keys})
         for i in range(0, len(oids), 500):
-            batch = oids[i:i + 500]
+            batch = oids[i : i + 500]
             sql = f"SELECT oid, lang, data FROM blobs WHERE oid IN ({','.join('?' * len(batch))})"
             for oid, lang, data in self.db.execute(sql, batch):
                 if (oid, lang) in keys:
@@ -540,7 +576,7 @@ def _parser_versions() -> tuple[str, str]:
         spec = importlib.util.find_spec(module)
         found = sorted(Path(spec.origin).parent.parent.glob(f"{module}-*.dist-info")) if spec and spec.origin else []
         if len(found) == 1:
-            versions.append(f"{module} {found[0].name[len(module) + 1:-len('.dist-info')]}")
+            versions.append(f"{module} {found[0].name[len(module) + 1 : -len('.dist-info')]}")
             folders.append(str(found[0]))
         else:
             from importlib.metadata import version
@@ -549,8 +585,7 @@ def _parser_versions() -> tuple[str, str]:
     return " ".join(versions), "\0".join(folders) if len(folders) == len(modules) else ""
 
 
-def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
-               ) -> Iterator[tuple[str, str, int]]:
+def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, str, int]]:
     for entry in tree:
         path = prefix + (entry.name or "")
         mode = entry.filemode
@@ -560,14 +595,14 @@ def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
             yield path, str(entry.id), mode
 
 
-def _dump_tree_row(files: Mapping[str, FileEntry], stats: IndexStats,
-                   status: Mapping[tuple[str, str], str]) -> bytes:
+def _dump_tree_row(files: Mapping[str, FileEntry], stats: IndexStats, status: Mapping[tuple[str, str], str]) -> bytes:
     langs = sorted({e.language for e in files.values()})
     code = {lang: i for i, lang in enumerate(langs)}
     body: dict[str, Any] = {
         "langs": langs,
-        "files": [[p, e.blob, code[e.language], int(status[(e.blob, e.language)] == "error")]
-                  for p, e in files.items()],
+        "files": [
+            [p, e.blob, code[e.language], int(status[(e.blob, e.language)] == "error")] for p, e in files.items()
+        ],
         "skipped": stats.skipped,
     }
     return zlib.compress(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(), 1)
@@ -577,8 +612,7 @@ def _load_tree_row(data: bytes) -> tuple[dict[str, FileEntry], IndexStats]:
     body = json.loads(zlib.decompress(data))
     langs = body["langs"]
     files = {p: FileEntry(blob, langs[li]) for p, blob, li, _ in body["files"]}
-    stats = IndexStats(files=len(files), errors=sum(err for *_, err in body["files"]),
-                       skipped=dict(body["skipped"]))
+    stats = IndexStats(files=len(files), errors=sum(err for *_, err in body["files"]), skipped=dict(body["skipped"]))
     stats.cached = len(set(files.values()))  # entries are (blob, language) tuples
     return files, stats
 
@@ -588,8 +622,16 @@ class Snapshot:
     per-file symbols are read from the cache on first use: a question answered from the memo
     table needs neither."""
 
-    def __init__(self, index: CodeIndex, commit: str, tree: str, files: dict[str, FileEntry] | None,
-                 stats: IndexStats | None, *, row: bytes | None = None) -> None:
+    def __init__(
+        self,
+        index: CodeIndex,
+        commit: str,
+        tree: str,
+        files: dict[str, FileEntry] | None,
+        stats: IndexStats | None,
+        *,
+        row: bytes | None = None,
+    ) -> None:
         self.index = index
         self.commit = commit
         self.tree = tree
@@ -670,8 +712,7 @@ class Snapshot:
             return {p: fs.imports for p, fs in self.all_symbols().items()}
         missing = {p: (e.blob, e.language) for p, e in self.files.items() if p not in self._symbols}
         loaded = self.index._imports(missing.values()) if missing else {}
-        return {p: (self._symbols[p].imports if p in self._symbols else loaded.get(missing[p], ()))
-                for p in self.files}
+        return {p: (self._symbols[p].imports if p in self._symbols else loaded.get(missing[p], ())) for p in self.files}
 
     def definitions(self, path: str) -> tuple[Definition, ...]:
         fs = self.symbols(path)
@@ -700,7 +741,8 @@ class Snapshot:
         best: Definition | None = None
         for d in self.definitions(path):
             if d.start_line <= line <= d.end_line and (
-                    best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)):
+                best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)
+            ):
                 best = d
         return best
 
@@ -712,8 +754,7 @@ class Snapshot:
             return {p: self._symbols[p] for p in sorted(self._only) if p in self.files}
         return {p: self._symbols[p] for p in self.files}
 
-    def _hash_maps(self) -> tuple[dict[str, list[tuple[str, Definition]]],
-                                  dict[str, list[tuple[str, Definition]]]]:
+    def _hash_maps(self) -> tuple[dict[str, list[tuple[str, Definition]]], dict[str, list[tuple[str, Definition]]]]:
         if self._by_body is None or self._by_shape is None:
             by_body: dict[str, list[tuple[str, Definition]]] = {}
             by_shape: dict[str, list[tuple[str, Definition]]] = {}
@@ -736,8 +777,11 @@ class Snapshot:
 
         entry = self.files.get(path)
         try:
-            obj = (self.index.repo[entry.blob] if entry is not None
-                   else self.index.repo.revparse_single(f"{self.commit}:{path}"))
+            obj = (
+                self.index.repo[entry.blob]
+                if entry is not None
+                else self.index.repo.revparse_single(f"{self.commit}:{path}")
+            )
         except (ValueError, pygit2.GitError):
             raise KeyError(path) from None
         if not isinstance(obj, pygit2.Blob):

@@ -34,7 +34,8 @@ def needs_code(record: Record) -> bool:
     """Records with resolved anchors, dependency anchors or commit evidence have a code verdict."""
     return record.kind != "relation" and (
         any(a.get("commit") or a.get("scope") == "dependency" for a in record.anchors)
-        or any(e.get("type") == "commit" for e in record.evidence))
+        or any(e.get("type") == "commit" for e in record.evidence)
+    )
 
 
 def dependency_view(record: Record) -> Record | None:
@@ -44,8 +45,14 @@ def dependency_view(record: Record) -> Record | None:
     return Record({**record.data, "anchors": deps}) if deps else None
 
 
-def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: str | None = None,
-                  context: Iterable[Record] = (), near: Collection[str] | None = None) -> dict[str, CodeVerdict]:
+def code_verdicts(
+    ws: Workspace,
+    ledger: Ledger,
+    records: Sequence[Record],
+    at: str | None = None,
+    context: Iterable[Record] = (),
+    near: Collection[str] | None = None,
+) -> dict[str, CodeVerdict]:
     """The code verdict of every record that has resolved anchors, at `at` (default HEAD).
 
     With ``near`` (record ids), only those records have their code anchors followed (through
@@ -62,8 +69,10 @@ def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: 
     threshold = ws.config.drift_threshold
     tip = ws.default_tip() or ""
     scope = {r.id: "" if near is None or r.id in near else "deps|" for r in todo}
-    keys = {r.id: f"{RULES}|{scope[r.id]}{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}"
-            for r in todo}
+    keys = {
+        r.id: f"{RULES}|{scope[r.id]}{r.hash}|{confirmed_commit(relations, r.id) or ''}|{commit}|{threshold}|{tip}"
+        for r in todo
+    }
     cached = ledger.cached_verdicts(keys.values())
     result: dict[str, CodeVerdict] = {}
     missing = []
@@ -85,8 +94,9 @@ def code_verdicts(ws: Workspace, ledger: Ledger, records: Sequence[Record], at: 
         for record in missing:
             verdict = anchorer.verdict(record, snapshot, confirmed_commit(relations, record.id), verify)
             result[record.id] = verdict
-            fresh[keys[record.id]] = json.dumps([verdict.state, verdict.reason, list(verdict.notes),
-                                                 verdict.evidence_verified])
+            fresh[keys[record.id]] = json.dumps(
+                [verdict.state, verdict.reason, list(verdict.notes), verdict.evidence_verified]
+            )
         anchorer.flush()
         ledger.store_verdicts(fresh)
     return result

@@ -71,25 +71,61 @@ class Setting(NamedTuple):
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("store", _text, ".comind/ledger",
-            "where records live: a path inside the repository (committed and reviewed like code)"
-            " or an object store URL: s3://bucket/prefix, gs://bucket/prefix, az://container/prefix"),
-    Setting("repo_name", _text, None,
-            "repository name written into records (default: from the origin remote, else the folder name)"),
-    Setting("default_branch", _text, None,
-            "branch whose history counts as evidence (default: origin/HEAD, else main or master)"),
-    Setting("dormant_days", _positive_int, 60,
-            "a record not confirmed for this many days is dormant: searchable, not surfaced unprompted"),
-    Setting("drift_threshold", _fraction, 0.6,
-            "a subject symbol whose body keeps less than this token similarity to the anchored one is stale"),
-    Setting("dead_end_threshold", _fraction, 0.6,
-            "share of a reverted change's non-trivial lines a change must re-add to re-propose the dead end"),
-    Setting("dead_end_min_lines", _positive_int, 3,
-            "an attempt with fewer non-trivial lines than this is matched only on the whole of them"),
-    Setting("fail_level", _choice("none", "note", "warning", "error"), "error",
-            "comind check exits 1 when a finding is at or above this level"),
-    Setting("dead_end_label", _text, "dead-end",
-            "closed, unmerged merge requests with this label are harvested as abandoned attempts"),
+    Setting(
+        "store",
+        _text,
+        ".comind/ledger",
+        "where records live: a path inside the repository (committed and reviewed like code)"
+        " or an object store URL: s3://bucket/prefix, gs://bucket/prefix, az://container/prefix",
+    ),
+    Setting(
+        "repo_name",
+        _text,
+        None,
+        "repository name written into records (default: from the origin remote, else the folder name)",
+    ),
+    Setting(
+        "default_branch",
+        _text,
+        None,
+        "branch whose history counts as evidence (default: origin/HEAD, else main or master)",
+    ),
+    Setting(
+        "dormant_days",
+        _positive_int,
+        60,
+        "a record not confirmed for this many days is dormant: searchable, not surfaced unprompted",
+    ),
+    Setting(
+        "drift_threshold",
+        _fraction,
+        0.6,
+        "a subject symbol whose body keeps less than this token similarity to the anchored one is stale",
+    ),
+    Setting(
+        "dead_end_threshold",
+        _fraction,
+        0.6,
+        "share of a reverted change's non-trivial lines a change must re-add to re-propose the dead end",
+    ),
+    Setting(
+        "dead_end_min_lines",
+        _positive_int,
+        3,
+        "an attempt with fewer non-trivial lines than this is matched only on the whole of them",
+    ),
+    Setting(
+        "fail_level",
+        _choice("none", "note", "warning", "error"),
+        "error",
+        "comind check exits 1 when a finding is at or above this level",
+    ),
+    Setting(
+        "dead_end_label",
+        _text,
+        "dead-end",
+        "closed, unmerged merge requests with this label are harvested as abandoned attempts",
+    ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 
@@ -183,8 +219,9 @@ def _remember(memo: Path | None, text: str, data: dict[str, Any]) -> None:
         return
 
 
-def load(root: Path, flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
-         memo: Path | None = None) -> Config:
+def load(
+    root: Path, flags: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None, memo: Path | None = None
+) -> Config:
     """Resolve every setting: flag, then environment, then `.comind.yml`, then the default."""
     env = os.environ if env is None else env
     file_values = read_file(root / CONFIG_FILE, memo)

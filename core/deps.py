@@ -61,8 +61,13 @@ def normalize_pypi(name: str) -> str:
 
 # --- reading the tree ----------------------------------------------------------------------------
 
-_LOCKFILES = {"poetry.lock": "pypi", "uv.lock": "pypi", "Pipfile.lock": "pypi",
-              "package-lock.json": "npm", "Cargo.lock": "cargo"}
+_LOCKFILES = {
+    "poetry.lock": "pypi",
+    "uv.lock": "pypi",
+    "Pipfile.lock": "pypi",
+    "package-lock.json": "npm",
+    "Cargo.lock": "cargo",
+}
 
 
 def _is_requirements(path: str) -> bool:
@@ -90,8 +95,11 @@ def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, 
         if isinstance(entry, pygit2.Tree):
             if name not in ("node_modules", ".git"):
                 yield from _manifest_blobs(entry, path + "/")
-        elif isinstance(entry, pygit2.Blob) and entry.filemode in (0o100644, 0o100755) and (
-                name in _MANIFEST_PARSERS or name in _LOCKFILES or _is_requirements(path)):
+        elif (
+            isinstance(entry, pygit2.Blob)
+            and entry.filemode in (0o100644, 0o100755)
+            and (name in _MANIFEST_PARSERS or name in _LOCKFILES or _is_requirements(path))
+        ):
             yield path, entry
 
 
@@ -156,8 +164,7 @@ def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
             if not directory:
                 break
             directory = posixpath.dirname(directory)
-        result.dependencies.append(Dependency(dep.ecosystem, dep.name, dep.declared, locked, dep.path,
-                                              dep.note))
+        result.dependencies.append(Dependency(dep.ecosystem, dep.name, dep.declared, locked, dep.path, dep.note))
     for dep in lock_entries:
         if (dep.ecosystem, posixpath.dirname(dep.path), dep.name) not in claimed:
             result.dependencies.append(dep)
@@ -175,6 +182,7 @@ def is_direct(dep: Dependency) -> bool:
 
 # --- manifests --------------------------------------------------------------------------------
 
+
 def _pep508(path: str, spec: str, note: str | None, problems: list[str]) -> Dependency | None:
     try:
         req = Requirement(spec)
@@ -183,8 +191,9 @@ def _pep508(path: str, spec: str, note: str | None, problems: list[str]) -> Depe
         return None
     declared = str(req.specifier) or None
     pins = list(req.specifier)
-    locked = pins[0].version if len(pins) == 1 and pins[0].operator in ("==", "===") \
-        and "*" not in pins[0].version else None
+    locked = (
+        pins[0].version if len(pins) == 1 and pins[0].operator in ("==", "===") and "*" not in pins[0].version else None
+    )
     return Dependency("pypi", normalize_pypi(req.name), declared, locked, path, note)
 
 
@@ -199,8 +208,10 @@ def _pyproject(path: str, text: str, problems: list[str]) -> Iterator[Dependency
             if isinstance(spec, str) and (dep := _pep508(path, spec, note, problems)) is not None:
                 yield Dependency(dep.ecosystem, dep.name, dep.declared, None, path, note)
     poetry = doc.get("tool", {}).get("poetry", {})
-    tables: list[tuple[str | None, Any]] = [(None, poetry.get("dependencies", {})),
-                                            ("dev", poetry.get("dev-dependencies", {}))]
+    tables: list[tuple[str | None, Any]] = [
+        (None, poetry.get("dependencies", {})),
+        ("dev", poetry.get("dev-dependencies", {})),
+    ]
     tables += [(f"group:{g}", body.get("dependencies", {})) for g, body in poetry.get("group", {}).items()]
     for note, table in tables:
         for name, value in table.items():
@@ -208,8 +219,14 @@ def _pyproject(path: str, text: str, problems: list[str]) -> Iterator[Dependency
                 continue
             constraint = value.get("version") if isinstance(value, dict) else value
             optional = isinstance(value, dict) and value.get("optional")
-            yield Dependency("pypi", normalize_pypi(name), constraint if isinstance(constraint, str) else None,
-                             None, path, note or ("optional" if optional else None))
+            yield Dependency(
+                "pypi",
+                normalize_pypi(name),
+                constraint if isinstance(constraint, str) else None,
+                None,
+                path,
+                note or ("optional" if optional else None),
+            )
 
 
 def _requirements(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
@@ -224,8 +241,12 @@ def _requirements(path: str, text: str, problems: list[str]) -> Iterator[Depende
             yield dep
 
 
-_NPM_FIELDS = (("dependencies", None), ("devDependencies", "dev"), ("peerDependencies", "peer"),
-               ("optionalDependencies", "optional"))
+_NPM_FIELDS = (
+    ("dependencies", None),
+    ("devDependencies", "dev"),
+    ("peerDependencies", "peer"),
+    ("optionalDependencies", "optional"),
+)
 
 
 def _package_json(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
@@ -279,8 +300,11 @@ def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependenc
     doc = tomllib.loads(text)
     tables: list[tuple[str | None, Any]] = []
     for base in (doc, *doc.get("target", {}).values()):
-        tables += [(None, base.get("dependencies", {})), ("dev", base.get("dev-dependencies", {})),
-                   ("build", base.get("build-dependencies", {}))]
+        tables += [
+            (None, base.get("dependencies", {})),
+            ("dev", base.get("dev-dependencies", {})),
+            ("build", base.get("build-dependencies", {})),
+        ]
     tables.append(("workspace", doc.get("workspace", {}).get("dependencies", {})))
     for note, table in tables:
         for name, value in table.items():
@@ -288,17 +312,28 @@ def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependenc
                 yield Dependency("cargo", name, value, None, path, note)
             elif isinstance(value, dict):
                 version = value.get("version")
-                yield Dependency("cargo", value.get("package", name), version if isinstance(version, str) else None,
-                                 None, path, note or ("workspace" if value.get("workspace") else None))
+                yield Dependency(
+                    "cargo",
+                    value.get("package", name),
+                    version if isinstance(version, str) else None,
+                    None,
+                    path,
+                    note or ("workspace" if value.get("workspace") else None),
+                )
             else:
                 problems.append(f"{path}: cannot read dependency {name!r}")
 
 
-_MANIFEST_PARSERS = {"pyproject.toml": _pyproject, "package.json": _package_json, "go.mod": _go_mod,
-                     "Cargo.toml": _cargo_toml}
+_MANIFEST_PARSERS = {
+    "pyproject.toml": _pyproject,
+    "package.json": _package_json,
+    "go.mod": _go_mod,
+    "Cargo.toml": _cargo_toml,
+}
 
 
 # --- lockfiles ------------------------------------------------------------------------------------
+
 
 def _toml_packages(path: str, text: str, ecosystem: str) -> Iterator[Dependency]:
     for pkg in tomllib.loads(text).get("package", []):
@@ -308,8 +343,9 @@ def _toml_packages(path: str, text: str, ecosystem: str) -> Iterator[Dependency]
         if isinstance(source, dict) and ({"editable", "virtual"} & source.keys()):
             continue  # uv: the project itself
         name = pkg["name"]
-        yield Dependency(ecosystem, normalize_pypi(name) if ecosystem == "pypi" else name, None,
-                         str(pkg["version"]), path)
+        yield Dependency(
+            ecosystem, normalize_pypi(name) if ecosystem == "pypi" else name, None, str(pkg["version"]), path
+        )
 
 
 def _poetry_lock(path: str, text: str) -> Iterator[Dependency]:
@@ -319,16 +355,20 @@ def _poetry_lock(path: str, text: str) -> Iterator[Dependency]:
 # Cargo writes its lockfile in one layout: `[[package]]` tables of `key = "value"` lines. Read that
 # layout directly (deno's Cargo.lock: 2 ms instead of tomllib's 27 ms, on both sides of every change
 # that touches it); anything else in it (an escape, a table that is not a package) goes to tomllib.
-_CARGO_PACKAGE = re.compile(r'^\[\[package\]\]\n((?:[a-z]+ = (?:"[^"\\\n]*"|\[(?:\n "[^"\\\n]*",)*\n?\])\n)*)',
-                            re.MULTILINE)
+_CARGO_PACKAGE = re.compile(
+    r'^\[\[package\]\]\n((?:[a-z]+ = (?:"[^"\\\n]*"|\[(?:\n "[^"\\\n]*",)*\n?\])\n)*)', re.MULTILINE
+)
 _CARGO_FIELD = re.compile(r'^(name|version|source) = "([^"\\\n]*)"$', re.MULTILINE)
 
 
 def _cargo_lock(path: str, text: str) -> Iterator[Dependency]:
     text = text.replace("\r\n", "\n")
     packages = [dict(_CARGO_FIELD.findall(m.group(1))) for m in _CARGO_PACKAGE.finditer(text)]
-    if (len(packages) != text.count("[[package]]") or "\\" in text
-            or any("name" not in p or "version" not in p for p in packages)):
+    if (
+        len(packages) != text.count("[[package]]")
+        or "\\" in text
+        or any("name" not in p or "version" not in p for p in packages)
+    ):
         yield from _toml_packages(path, text, "cargo")
         return
     for pkg in packages:
@@ -371,12 +411,17 @@ def _package_lock(path: str, text: str) -> Iterator[Dependency]:
                 stack.append(body["dependencies"])
 
 
-_LOCK_PARSERS = {"poetry.lock": _poetry_lock, "uv.lock": lambda p, t: _toml_packages(p, t, "pypi"),
-                 "Pipfile.lock": _pipfile_lock, "package-lock.json": _package_lock,
-                 "Cargo.lock": _cargo_lock}
+_LOCK_PARSERS = {
+    "poetry.lock": _poetry_lock,
+    "uv.lock": lambda p, t: _toml_packages(p, t, "pypi"),
+    "Pipfile.lock": _pipfile_lock,
+    "package-lock.json": _package_lock,
+    "Cargo.lock": _cargo_lock,
+}
 
 
 # --- version ranges ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class SemVer:
@@ -391,8 +436,10 @@ class SemVer:
         return (self.major, self.minor, self.patch, 0 if self.pre else 1, pre)
 
 
-_PARTIAL = re.compile(r"v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?"
-                      r"(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?")
+_PARTIAL = re.compile(
+    r"v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?"
+    r"(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?"
+)
 _OPS = ("<=", ">=", "<", ">", "=", "^", "~")
 _LOWEST = ("0",)  # 2.0.0-0: below every 2.0.0 prerelease, so `<2.0.0-0` shuts all of 2.0.0 out
 
@@ -466,7 +513,7 @@ def _semver_sets(range_: str, ecosystem: str) -> list[list[Comparator]]:
             if not token or token in ("*", "x", "X", "latest"):
                 continue
             op = next((o for o in _OPS if token.startswith(o)), "")
-            comps += _comparators(op, token[len(op):], bare)
+            comps += _comparators(op, token[len(op) :], bare)
         sets.append(comps)
     return sets
 
@@ -551,8 +598,18 @@ def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple
     return out
 
 
-_MANIFESTS = ("pyproject.toml", "requirements", "poetry.lock", "uv.lock", "Pipfile.lock", "package.json",
-              "package-lock.json", "go.mod", "Cargo.toml", "Cargo.lock")
+_MANIFESTS = (
+    "pyproject.toml",
+    "requirements",
+    "poetry.lock",
+    "uv.lock",
+    "Pipfile.lock",
+    "package.json",
+    "package-lock.json",
+    "go.mod",
+    "Cargo.toml",
+    "Cargo.lock",
+)
 
 
 def is_manifest(path: str) -> bool:
@@ -561,8 +618,13 @@ def is_manifest(path: str) -> bool:
     return any(name.startswith(m) for m in _MANIFESTS)
 
 
-_MANIFEST_ECOSYSTEMS = {"pyproject.toml": "pypi", "package.json": "npm", "go.mod": "go", "Cargo.toml": "cargo",
-                        **_LOCKFILES}
+_MANIFEST_ECOSYSTEMS = {
+    "pyproject.toml": "pypi",
+    "package.json": "npm",
+    "go.mod": "go",
+    "Cargo.toml": "cargo",
+    **_LOCKFILES,
+}
 
 
 def manifest_ecosystem(path: str) -> str | None:

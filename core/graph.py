@@ -173,7 +173,7 @@ class ImportGraph:
         while True:
             module = self._go_module_at(d)
             if module is not None:
-                rel = directory[len(d):].lstrip("/") if d else directory
+                rel = directory[len(d) :].lstrip("/") if d else directory
                 return f"{module}/{rel}" if rel else module
             if not d:
                 return directory or "."
@@ -223,7 +223,7 @@ class ImportGraph:
                 parts = package.split(".") if package else []
                 if imp.level - 1 >= len(parts):
                     continue  # beyond the top-level package: an error when run
-                base = ".".join(parts[:len(parts) - (imp.level - 1)])
+                base = ".".join(parts[: len(parts) - (imp.level - 1)])
                 full = f"{base}.{imp.module}" if base and imp.module else base or imp.module
             else:
                 full = imp.module
@@ -316,8 +316,9 @@ class ImportGraph:
 
     def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
         quals = {d.qualname for d in fs.definitions}
-        classes = {d.qualname for d in fs.definitions if d.kind in ("class", "struct", "interface", "enum",
-                                                                    "trait", "impl")}
+        classes = {
+            d.qualname for d in fs.definitions if d.kind in ("class", "struct", "interface", "enum", "trait", "impl")
+        }
         for call in fs.calls:
             caller = f"{module}.{call.caller}" if call.caller else module
             head, _, rest = call.callee.partition(".")
@@ -331,8 +332,7 @@ class ImportGraph:
             elif "::" not in call.callee:
                 resolved = _local(module, call.caller, head, call.callee, quals)
             assert self._calls is not None
-            self._calls.append(CallEdge(caller, resolved or call.callee, path, call.line,
-                                             resolved is not None))
+            self._calls.append(CallEdge(caller, resolved or call.callee, path, call.line, resolved is not None))
 
 
 def _local(module: str, caller: str, head: str, callee: str, quals: set[str]) -> str | None:
@@ -377,7 +377,7 @@ def _java_module(path: str) -> str:
     for marker in ("/java/", "src/"):
         i = rel.rfind(marker)
         if i >= 0 and (marker != "src/" or i == 0 or rel[i - 1] == "/"):
-            rel = rel[i + len(marker):]
+            rel = rel[i + len(marker) :]
             break
     return rel.replace("/", ".")
 

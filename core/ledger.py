@@ -108,8 +108,17 @@ class Ledger:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def _reset(self) -> None:
-        for table in ("meta", "objects", "snapshot_keys", "problems", "records", "anchors", "relations", "fts",
-                      "verdicts"):
+        for table in (
+            "meta",
+            "objects",
+            "snapshot_keys",
+            "problems",
+            "records",
+            "anchors",
+            "relations",
+            "fts",
+            "verdicts",
+        ):
             self.db.execute(f"DELETE FROM {table}")
         self._set_meta("version", VERSION)
 
@@ -161,14 +170,14 @@ class Ledger:
         watermark = self._meta(f"journal:{name}")
         erased, newest, listing = store.listings(watermark if use_snapshot and not full else None)
         snapshot = newest if use_snapshot else None
-        journal_path = (store.journaled and not full and snapshot is not None
-                        and snapshot_journal(snapshot) is not None)
+        journal_path = store.journaled and not full and snapshot is not None and snapshot_journal(snapshot) is not None
         tail = store.journal_tail() if store.journaled and not journal_path else None  # before listing the inbox
         from_snapshot: dict[str, Record] = {}  # a first-layout snapshot's records, read whole
         new_snapshot_keys: dict[str, str] = {}  # key -> segment, for segments new to the view
         if snapshot != self._meta(f"snapshot:{name}"):
-            old_segments = {s for (s,) in self.db.execute(
-                "SELECT DISTINCT segment FROM snapshot_keys WHERE source=?", (name,))}
+            old_segments = {
+                s for (s,) in self.db.execute("SELECT DISTINCT segment FROM snapshot_keys WHERE source=?", (name,))
+            }
             segments: list[str] = []
             if snapshot and snapshot.endswith(".jsonl.gz"):
                 from_snapshot, problems = store.read_snapshot(snapshot)
@@ -187,8 +196,10 @@ class Ledger:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
                 self.db.executemany("DELETE FROM snapshot_keys WHERE source=? AND segment=?", ((name, s) for s in gone))
-                self.db.executemany("INSERT OR REPLACE INTO snapshot_keys VALUES (?, ?, ?)",
-                                    ((name, k, s) for k, s in new_snapshot_keys.items()))
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO snapshot_keys VALUES (?, ?, ?)",
+                    ((name, k, s) for k, s in new_snapshot_keys.items()),
+                )
                 self._set_meta(f"snapshot:{name}", snapshot)
         if journal_path:
             assert snapshot is not None
@@ -242,8 +253,10 @@ class Ledger:
         if among is not None and len(among) <= 500:
             found = set()
             for key in among:
-                query = ("SELECT 1 FROM objects WHERE source=? AND key=? UNION ALL "
-                         "SELECT 1 FROM problems WHERE source=? AND key=?")
+                query = (
+                    "SELECT 1 FROM objects WHERE source=? AND key=? UNION ALL "
+                    "SELECT 1 FROM problems WHERE source=? AND key=?"
+                )
                 if self.db.execute(query, (name, key, name, key)).fetchone():
                     found.add(key)
             return found
@@ -255,12 +268,16 @@ class Ledger:
         ids = sorted(record_ids)
         keys: set[str] = set()
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            keys.update(k for (k,) in self.db.execute(
-                f"SELECT key FROM objects WHERE source=? AND record_id IN ({marks}) UNION "
-                f"SELECT key FROM problems WHERE source=? AND substr(key, 1, 36) IN ({marks})",
-                (name, *chunk, name, *chunk)))
+            keys.update(
+                k
+                for (k,) in self.db.execute(
+                    f"SELECT key FROM objects WHERE source=? AND record_id IN ({marks}) UNION "
+                    f"SELECT key FROM problems WHERE source=? AND substr(key, 1, 36) IN ({marks})",
+                    (name, *chunk, name, *chunk),
+                )
+            )
         return keys
 
     def _materialise(self, record_id: str) -> None:
@@ -281,20 +298,34 @@ class Ledger:
             "INSERT INTO records(id, hash, kind, title, created_at, json) VALUES (?, ?, ?, ?, ?, ?)",
             (record.id, record.hash, record.kind, record.title, record.created_at, row[0]),
         )
-        self.db.execute("INSERT INTO fts(rowid, title, trigger, body) VALUES (?, ?, ?, ?)",
-                        (cursor.lastrowid, record.title, record.trigger, record.body))
+        self.db.execute(
+            "INSERT INTO fts(rowid, title, trigger, body) VALUES (?, ?, ?, ?)",
+            (cursor.lastrowid, record.title, record.trigger, record.body),
+        )
         for n, a in enumerate(record.anchors):
             symbol = a.get("symbol")
             self.db.execute(
                 "INSERT INTO anchors VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.id, n, a.get("scope"), a.get("role", "subject"), a.get("path"), symbol,
-                 a.get("module"), (a.get("dep") or {}).get("package"), a.get("raw"),
-                 symbol.rsplit(".", 1)[-1] if symbol else None, a.get("body_hash"), a.get("shape_hash")),
+                (
+                    record.id,
+                    n,
+                    a.get("scope"),
+                    a.get("role", "subject"),
+                    a.get("path"),
+                    symbol,
+                    a.get("module"),
+                    (a.get("dep") or {}).get("package"),
+                    a.get("raw"),
+                    symbol.rsplit(".", 1)[-1] if symbol else None,
+                    a.get("body_hash"),
+                    a.get("shape_hash"),
+                ),
             )
         if record.kind == "relation":
             f = record.fields
-            self.db.execute("INSERT INTO relations VALUES (?, ?, ?, ?)",
-                            (record.id, f["relation"], f.get("source"), f["target"]))
+            self.db.execute(
+                "INSERT INTO relations VALUES (?, ?, ?, ?)", (record.id, f["relation"], f.get("source"), f["target"])
+            )
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -355,8 +386,7 @@ class Ledger:
         ref = ref.strip().lower()
         if len(ref) < 6 or not re.fullmatch(r"[0-9a-f-]+", ref):
             raise ComindError(f"record id {ref!r}: give a record id or at least 6 of its characters")
-        found = self._records("SELECT json FROM records WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
-                              (ref, ref + "g"))
+        found = self._records("SELECT json FROM records WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", (ref, ref + "g"))
         if not found and len(ref) < 36:
             pattern = "%" + ref.replace("%", "").replace("_", "")
             found = self._records("SELECT json FROM records WHERE id LIKE ? LIMIT 2", (pattern,))
@@ -382,32 +412,43 @@ class Ledger:
         if not words:
             raise ComindError("search: give at least one word")
         query = " ".join('"' + w.replace('"', "") + '"' for w in words)
-        sql = ("SELECT r.json FROM fts JOIN records r ON r.rowid = fts.rowid WHERE fts MATCH ? "
-               "ORDER BY bm25(fts, 10.0, 4.0, 1.0)")
+        sql = (
+            "SELECT r.json FROM fts JOIN records r ON r.rowid = fts.rowid WHERE fts MATCH ? "
+            "ORDER BY bm25(fts, 10.0, 4.0, 1.0)"
+        )
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self._records(sql, (query,))
 
     def by_path(self, path: str) -> list[Record]:
-        return self._records("SELECT DISTINCT r.json FROM anchors a JOIN records r ON r.id = a.record_id "
-                             "WHERE a.path = ?", (path,))
+        return self._records(
+            "SELECT DISTINCT r.json FROM anchors a JOIN records r ON r.id = a.record_id WHERE a.path = ?", (path,)
+        )
 
-    def anchored_near(self, paths: Iterable[str], names: Iterable[str] = (),
-                      hashes: Iterable[str] = ()) -> list[Record]:
+    def anchored_near(
+        self, paths: Iterable[str], names: Iterable[str] = (), hashes: Iterable[str] = ()
+    ) -> list[Record]:
         """Records with an anchor on one of the paths (or a folder holding them), a symbol of one of
         the names, or one of the body/shape hashes: the candidates re-anchoring then confirms."""
         paths, names, hashes = list(paths), list(names), [h for h in hashes if h]
         folders = {p[: i + 1] for p in paths for i, c in enumerate(p) if c == "/"}
         clauses, params = [], []
-        for column, values in (("path", paths + sorted(folders)), ("name", names),
-                               ("body_hash", hashes), ("shape_hash", hashes)):
+        for column, values in (
+            ("path", paths + sorted(folders)),
+            ("name", names),
+            ("body_hash", hashes),
+            ("shape_hash", hashes),
+        ):
             if values:
                 clauses.append(f"a.{column} IN ({','.join('?' * len(values))})")
                 params += values
         if not clauses:
             return []
-        return self._records("SELECT json FROM records WHERE id IN (SELECT DISTINCT a.record_id FROM anchors a "
-                             f"WHERE {' OR '.join(clauses)}) ORDER BY created_at, id", params)
+        return self._records(
+            "SELECT json FROM records WHERE id IN (SELECT DISTINCT a.record_id FROM anchors a "
+            f"WHERE {' OR '.join(clauses)}) ORDER BY created_at, id",
+            params,
+        )
 
     def enforced(self, commit: str) -> set[str]:
         """Constraint ids whose compiled check passed at `commit` in a `comind check` run (T4)."""
@@ -424,9 +465,12 @@ class Ledger:
         keys = list(keys)
         out: dict[str, str] = {}
         for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            out.update(self.db.execute(f"SELECT key, value FROM verdicts WHERE key IN ({','.join('?' * len(chunk))})",
-                                       chunk).fetchall())
+            chunk = keys[i : i + 500]
+            out.update(
+                self.db.execute(
+                    f"SELECT key, value FROM verdicts WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
+            )
         return out
 
     def store_verdicts(self, items: Mapping[str, str]) -> None:
@@ -443,11 +487,13 @@ class Ledger:
     def conflicts(self) -> list[tuple[str, list[str]]]:
         rows = self.db.execute(
             "SELECT record_id, group_concat(source || ':' || key, ' ') FROM objects GROUP BY record_id "
-            "HAVING count(DISTINCT hash) > 1 ORDER BY record_id")
+            "HAVING count(DISTINCT hash) > 1 ORDER BY record_id"
+        )
         return [(rid, keys.split(" ")) for rid, keys in rows]
 
-    def statuses(self, records: Iterable[Record], *, now: datetime | None = None, dormant_days: int = 60,
-                 **kwargs: Any) -> dict[str, Status]:
+    def statuses(
+        self, records: Iterable[Record], *, now: datetime | None = None, dormant_days: int = 60, **kwargs: Any
+    ) -> dict[str, Status]:
         return derive(self.with_context(records), now=now, dormant_days=dormant_days, **kwargs)
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:

@@ -37,9 +37,16 @@ def promisor_remote(repo: pygit2.Repository) -> str | None:
         except (KeyError, ValueError):
             name = None
         if name is None:  # remote.<name>.promisor = true: what `git clone --filter` sets now
-            name = next((entry.name[len("remote."):-len(".promisor")] for entry in config
-                         if entry.name.startswith("remote.") and entry.name.endswith(".promisor")
-                         and str(entry.value).lower() in ("true", "yes", "on", "1")), None)
+            name = next(
+                (
+                    entry.name[len("remote.") : -len(".promisor")]
+                    for entry in config
+                    if entry.name.startswith("remote.")
+                    and entry.name.endswith(".promisor")
+                    and str(entry.value).lower() in ("true", "yes", "on", "1")
+                ),
+                None,
+            )
         _remotes[path] = name
     return _remotes[path]
 
@@ -57,10 +64,27 @@ def fetch_missing(repo: pygit2.Repository, oids: Iterable[Any]) -> int:
         return 0
     try:
         done = subprocess.run(
-            ["git", "--git-dir", repo.path, "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote, "--no-tags",
-             "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin"],
-            input="\n".join(missing) + "\n", capture_output=True, text=True, timeout=FETCH_TIMEOUT,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"}, check=False)
+            [
+                "git",
+                "--git-dir",
+                repo.path,
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                remote,
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+            ],
+            input="\n".join(missing) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=FETCH_TIMEOUT,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            check=False,
+        )
         said = _reason(done.stderr) or f"git fetch exited {done.returncode}"
         ok = done.returncode == 0
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -98,9 +122,11 @@ def take_warning(repo: pygit2.Repository) -> str | None:
     failures = _failures.pop(repo.path, [])
     if not failures:
         return None
-    return ("partial clone: blobs of past changes could not be fetched from the promisor remote "
-            f"({'; '.join(failures[:2])}), so the dead ends of those changes are not matched; give the job "
-            "network access to it, or clone without --filter")
+    return (
+        "partial clone: blobs of past changes could not be fetched from the promisor remote "
+        f"({'; '.join(failures[:2])}), so the dead ends of those changes are not matched; give the job "
+        "network access to it, or clone without --filter"
+    )
 
 
 def _reason(stderr: str) -> str:
@@ -110,7 +136,7 @@ def _reason(stderr: str) -> str:
     for line in lines:
         for prefix in ("fatal: ", "error: "):
             if line.startswith(prefix):
-                return line[len(prefix):]
+                return line[len(prefix) :]
     return lines[0] if lines else ""
 
 

@@ -52,9 +52,16 @@ def open_ledger(ws: Workspace, *, sync: bool = True) -> Ledger:
     return ledger
 
 
-def statuses(ws: Workspace, ledger: Ledger, records: Iterable[Record], *, at: str | None = None,
-             now: datetime | None = None, code: bool = True,
-             near: Collection[str] | None = None) -> dict[str, Status]:
+def statuses(
+    ws: Workspace,
+    ledger: Ledger,
+    records: Iterable[Record],
+    *,
+    at: str | None = None,
+    now: datetime | None = None,
+    code: bool = True,
+    near: Collection[str] | None = None,
+) -> dict[str, Status]:
     """Derived status of the records, with what the code at `at` (default HEAD) says about them
     (about the records in ``near`` only, when given: see :func:`comind.codestatus.code_verdicts`)."""
     from comind.codestatus import code_verdicts
@@ -65,8 +72,9 @@ def statuses(ws: Workspace, ledger: Ledger, records: Iterable[Record], *, at: st
     enforced = ledger.enforced(at or ws.head() or "")  # constraints whose check last passed at this commit
     from comind.status import derive
 
-    return derive(context, now=now or current_time(), dormant_days=ws.config.dormant_days, code=verdicts,
-                  enforced=enforced)
+    return derive(
+        context, now=now or current_time(), dormant_days=ws.config.dormant_days, code=verdicts, enforced=enforced
+    )
 
 
 def select(
@@ -110,8 +118,9 @@ def select_all(
         context = ledger.with_context(())
         verdicts = code_verdicts(ws, ledger, ledger.code_candidates(wanted_kinds), None, context)
         enforced = ledger.enforced(ws.head() or "")
-        status_of = Deriver(context, now=current_time(), dormant_days=ws.config.dormant_days, code=verdicts,
-                            enforced=enforced)
+        status_of = Deriver(
+            context, now=current_time(), dormant_days=ws.config.dormant_days, code=verdicts, enforced=enforced
+        )
         for record in ledger.knowledge(wanted_kinds):
             status = status_of(record)
             if status.state in wanted_states:

@@ -90,8 +90,22 @@ KIND_FIELDS: dict[str, tuple[Field, ...]] = {
 }
 
 _TOP_LEVEL = {
-    "schema", "id", "hash", "kind", "title", "body", "trigger", "anchors", "evidence", "fields",
-    "provenance", "valid_from", "created_at", "trust", "attributes", "until",
+    "schema",
+    "id",
+    "hash",
+    "kind",
+    "title",
+    "body",
+    "trigger",
+    "anchors",
+    "evidence",
+    "fields",
+    "provenance",
+    "valid_from",
+    "created_at",
+    "trust",
+    "attributes",
+    "until",
 }
 
 
@@ -351,8 +365,10 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     if "until" in data and (not isinstance(data["until"], str) or not re.match(_DATE, data["until"])):
         add("until: must be a date YYYY-MM or YYYY-MM-DD")
     attributes = data.get("attributes", {})
-    if not isinstance(attributes, dict) or len(attributes) > 32 or not all(
-        isinstance(k, str) and isinstance(v, str) and len(v) <= 500 for k, v in attributes.items()
+    if (
+        not isinstance(attributes, dict)
+        or len(attributes) > 32
+        or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 500 for k, v in attributes.items())
     ):
         add("attributes: must map at most 32 names to short texts")
     problems += _scan_text(data)
@@ -439,9 +455,12 @@ def _validate_fields(fields: Any, spec: tuple[Field, ...]) -> list[str]:
                 problems.append(f"{where}: must be a mapping")
         elif field.shape == "alternatives":
             ok = isinstance(value, list) and all(
-                isinstance(a, dict) and set(a) <= {"option", "why_not"}
-                and isinstance(a.get("option"), str) and a["option"].strip()
-                and isinstance(a.get("why_not", ""), str) and len(a["option"]) <= 500
+                isinstance(a, dict)
+                and set(a) <= {"option", "why_not"}
+                and isinstance(a.get("option"), str)
+                and a["option"].strip()
+                and isinstance(a.get("why_not", ""), str)
+                and len(a["option"]) <= 500
                 and len(a.get("why_not", "")) <= 1000
                 for a in value
             )

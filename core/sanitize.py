@@ -16,24 +16,18 @@ from functools import cache
 _INVISIBLE = "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
 
 # Placeholders that look like assignments but hold no secret.
-_PLACEHOLDER = (
-    r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
-)
+_PLACEHOLDER = r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
 
 _SECRETS: tuple[tuple[str, str], ...] = (
     ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("an AWS secret access key",
-     r"(?i:aws_?secret_?(?:access_?)?key)\W{0,4}[=:]\s*['\"]?[A-Za-z0-9/+=]{40}\b"),
+    ("an AWS secret access key", r"(?i:aws_?secret_?(?:access_?)?key)\W{0,4}[=:]\s*['\"]?[A-Za-z0-9/+=]{40}\b"),
     ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("a GitLab token",
-     r"\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|agent|imt|ft|wt)-[A-Za-z0-9_\-]{20,}"),
+    ("a GitLab token", r"\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|agent|imt|ft|wt)-[A-Za-z0-9_\-]{20,}"),
     ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     ("a Slack webhook URL", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w+"),
     ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
 )
-_PASSWORD = (
-    r"(?i)\b(?:password|passwd|pwd|db_pass|secret_key|client_secret)\s*[:=]\s*(['\"]?)([^\s'\",;]{6,})\1"
-)
+_PASSWORD = r"(?i)\b(?:password|passwd|pwd|db_pass|secret_key|client_secret)\s*[:=]\s*(['\"]?)([^\s'\",;]{6,})\1"
 
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
 _INSTRUCTION = (

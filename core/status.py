@@ -27,8 +27,13 @@ class Status(NamedTuple):
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
-        return {"status": self.state, "status_reason": self.reason, "trust": self.trust,
-                "marks": list(self.marks), "notes": list(self.notes)}
+        return {
+            "status": self.state,
+            "status_reason": self.reason,
+            "trust": self.trust,
+            "marks": list(self.marks),
+            "notes": list(self.notes),
+        }
 
 
 class CodeVerdict(NamedTuple):
@@ -52,8 +57,11 @@ class RelationIndex:
         by_id = {r.id: r for r in records}
         relations = [r for r in by_id.values() if r.kind == "relation"]
         # Retracting a relation record undoes that relation.
-        void = {t for r in relations if r.fields["relation"] == "retracts"
-                and (t := r.fields["target"]) in by_id and by_id[t].kind == "relation"}
+        void = {
+            t
+            for r in relations
+            if r.fields["relation"] == "retracts" and (t := r.fields["target"]) in by_id and by_id[t].kind == "relation"
+        }
         index = cls(by_id)
         for relation in sorted(relations, key=lambda r: (r.created_at, r.id)):
             if relation.id not in void:
@@ -69,8 +77,7 @@ class RelationIndex:
 
     def superseded_by(self, record_id: str) -> list[str]:
         """Ids of the live records superseding this one (a retracted superseder does not count)."""
-        return [s for r in self.of(record_id, "supersedes") if (s := r.fields.get("source"))
-                and not self.retracted(s)]
+        return [s for r in self.of(record_id, "supersedes") if (s := r.fields.get("source")) and not self.retracted(s)]
 
     def confirmations(self, record_id: str) -> list[Record]:
         return self.of(record_id, "confirms")
@@ -106,8 +113,15 @@ class Deriver:
     (``Ledger.with_context`` gives them): a record's status depends on nothing else but the
     record itself, its code verdict and the clock."""
 
-    def __init__(self, context: Iterable[Record], *, now: datetime | None = None, dormant_days: int = 60,
-                 code: Mapping[str, CodeVerdict] | None = None, enforced: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        context: Iterable[Record],
+        *,
+        now: datetime | None = None,
+        dormant_days: int = 60,
+        code: Mapping[str, CodeVerdict] | None = None,
+        enforced: Iterable[str] = (),
+    ) -> None:
         self.now = now or datetime.now(UTC)
         self.index = RelationIndex.build(context)
         self.code = code or {}
@@ -117,8 +131,9 @@ class Deriver:
 
     def __call__(self, record: Record) -> Status:
         record_id = record.data["id"]
-        return _derive_one(record, self.index, self.now, self.cutoff, self.code.get(record_id),
-                           record_id in self.enforced)
+        return _derive_one(
+            record, self.index, self.now, self.cutoff, self.code.get(record_id), record_id in self.enforced
+        )
 
 
 def derive(
@@ -134,8 +149,9 @@ def derive(
     return {record.id: one(record) for record in one.index.records.values() if record.kind != "relation"}
 
 
-def _derive_one(record: Record, index: RelationIndex, now: datetime, cutoff: str,
-                verdict: CodeVerdict | None, enforced: bool) -> Status:
+def _derive_one(
+    record: Record, index: RelationIndex, now: datetime, cutoff: str, verdict: CodeVerdict | None, enforced: bool
+) -> Status:
     data = record.data  # read directly: this runs once per record shown, the properties copy
     record_id = str(data["id"])
     created_at = str(data["created_at"])
@@ -153,12 +169,19 @@ def _derive_one(record: Record, index: RelationIndex, now: datetime, cutoff: str
     notes = verdict.notes if verdict else ()
 
     if trust == 0:
-        return Status("quarantined", "trust T0: from an unverified source; confirm it to surface it", trust, marks,
-                      notes)
+        return Status(
+            "quarantined", "trust T0: from an unverified source; confirm it to surface it", trust, marks, notes
+        )
     if related and (retraction := index.retracted(record_id)):
         why = retraction.fields.get("reason")
-        return Status("retracted", f"retracted by {retraction.provenance.get('actor')} on "
-                      f"{retraction.created_at[:10]}" + (f": {why}" if why else ""), trust, marks, notes)
+        return Status(
+            "retracted",
+            f"retracted by {retraction.provenance.get('actor')} on "
+            f"{retraction.created_at[:10]}" + (f": {why}" if why else ""),
+            trust,
+            marks,
+            notes,
+        )
     if related and (superseders := index.superseded_by(record_id)):
         return Status("superseded", _supersession_reason(superseders[-1], index), trust, marks, notes)
     if verdict and verdict.state in ("orphaned", "stale", "unverifiable"):
@@ -168,8 +191,14 @@ def _derive_one(record: Record, index: RelationIndex, now: datetime, cutoff: str
     last_text = max([created_at] + [c.created_at for c in confirmations]) if confirmations else created_at
     if not enforced and last_text < cutoff:
         last = _parse_time(last_text)
-        return Status("dormant", f"not confirmed for {(now - last).days} days (since {last.date()}); "
-                      f"confirm it with: comind review confirm {short_id(record_id)}", trust, marks, notes)
+        return Status(
+            "dormant",
+            f"not confirmed for {(now - last).days} days (since {last.date()}); "
+            f"confirm it with: comind review confirm {short_id(record_id)}",
+            trust,
+            marks,
+            notes,
+        )
     if enforced:
         return Status("active", "enforced: its check passes on the current code", trust, marks, notes)
     if confirmations:

@@ -226,8 +226,10 @@ def _one_line(exc: BaseException) -> str:
         return f"{code.group(1)}: {said.group(1)}" if said else code.group(1)
     first = text.split("\n", 1)[0].strip()
     if "169.254.169.254" in first:  # no keys in the environment, so the instance metadata was asked
-        return "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for " \
-               "a server other than AWS)"
+        return (
+            "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for "
+            "a server other than AWS)"
+        )
     return first if len(first) <= 300 else first[:299] + "…"
 
 
@@ -267,7 +269,7 @@ def _local_root(url: str, base: Path | None) -> Path | None:
     scheme = url.split("://", 1)[0] if "://" in url else ""
     if scheme not in ("", "file"):
         return None
-    path = Path(url[len("file://"):] if scheme else url)
+    path = Path(url[len("file://") :] if scheme else url)
     return path if path.is_absolute() else (base or Path.cwd()) / path
 
 
@@ -370,7 +372,7 @@ class Store:
         done = self._map(lambda job: job(), jobs, writes=True)
         if self.journaled:
             self._journal([r.key for r in records], entry, body, placed=body is None or done[-1])
-        return sum(1 for d in done[:len(records)] if d)
+        return sum(1 for d in done[: len(records)] if d)
 
     def _check_not_erased(self, records: list[Record]) -> None:
         if self._erased is None:
@@ -444,8 +446,7 @@ class Store:
                 with_records.append(key.removeprefix(JOURNAL).removesuffix(RECORDS))
         return sorted(entries), sorted(with_records)
 
-    def journal_entries(self, after: str, listing: tuple[list[str], list[str]] | None = None
-                        ) -> tuple[str, list[str]]:
+    def journal_entries(self, after: str, listing: tuple[list[str], list[str]] | None = None) -> tuple[str, list[str]]:
         """(last entry read, the keys of every entry after `after`); `listing`: one of `listings`'s,
         made from `after` or before it (else the journal is listed here).
 
@@ -455,8 +456,9 @@ class Store:
         last, keys, self._inline = self._read_journal(after, listing)
         return last, keys
 
-    def listings(self, journal_after: str | None = None
-                 ) -> tuple[set[str], str | None, tuple[list[str], list[str]] | None]:
+    def listings(
+        self, journal_after: str | None = None
+    ) -> tuple[set[str], str | None, tuple[list[str], list[str]] | None]:
         """(erased ids, the newest snapshot's name, the journal listed after `journal_after` — None when
         that is None or the store keeps no journal). On an object store the three LISTs are sent at once:
         a sync with nothing new waits for one round trip, not three."""
@@ -466,8 +468,11 @@ class Store:
         found = self._map(lambda job: job(), jobs, few=True)
         return found[0], found[1], found[2] if len(found) > 2 else None
 
-    def _read_journal(self, after: str, listing: tuple[list[str], list[str]] | None = None,
-                      ) -> tuple[str, list[str], dict[str, bytes]]:
+    def _read_journal(
+        self,
+        after: str,
+        listing: tuple[list[str], list[str]] | None = None,
+    ) -> tuple[str, list[str], dict[str, bytes]]:
         """(last entry read, the keys of every entry after `after`, the records bytes they carried by key);
         `listing` is a `_list_journal` made from `after` or before it, else the journal is listed here."""
         entries, objects = listing or self._list_journal(after)
@@ -495,8 +500,9 @@ class Store:
                 inline.update(lines)
         return inline
 
-    def _read_entry(self, entry: str, with_records: bool, *,
-                    keys_only: bool = True) -> tuple[list[str], dict[str, bytes]]:
+    def _read_entry(
+        self, entry: str, with_records: bool, *, keys_only: bool = True
+    ) -> tuple[list[str], dict[str, bytes]]:
         """One journal entry's keys, and its records' bytes when its records object is there."""
         if with_records:
             try:
@@ -595,9 +601,12 @@ class Store:
                 if base and base.legacy:
                     legacy = self._legacy_lines(base.name)
                 elif base:
-                    segments = [Segment(n, k) for n, k in zip(base.segments,
-                                                              self._map(self.segment_keys, base.segments, few=True),
-                                                              strict=True)]
+                    segments = [
+                        Segment(n, k)
+                        for n, k in zip(
+                            base.segments, self._map(self.segment_keys, base.segments, few=True), strict=True
+                        )
+                    ]
             except BrokenSnapshot:
                 base, segments, listing = None, [], None
                 if assumed is not None:  # from the inbox: no segments known to be clean
@@ -640,32 +649,49 @@ class Store:
             if segment.keys:
                 kept.append(segment)
         raw: dict[str, bytes] = {}
-        new = [(k, raw.get(k) or r.to_json()) for k, r in self._read_records(missing, inline, raw).items()
-               if isinstance(r, Record) and r.id not in erased]
+        new = [
+            (k, raw.get(k) or r.to_json())
+            for k, r in self._read_records(missing, inline, raw).items()
+            if isinstance(r, Record) and r.id not in erased
+        ]
         if new:
             kept.append(write(sorted(new)))
         # Merge while the older neighbour is not more than twice as big: sizes at least double down the list.
         while len(kept) >= 2 and (len(kept[-2].keys) <= 2 * len(kept[-1].keys) or len(kept) > MAX_SEGMENTS):
             a, b = kept[-2], kept[-1]
-            pairs = [*zip(a.keys, lines.get(a.name) or self.segment_lines(a.name), strict=True),
-                     *zip(b.keys, lines.get(b.name) or self.segment_lines(b.name), strict=True)]
+            pairs = [
+                *zip(a.keys, lines.get(a.name) or self.segment_lines(a.name), strict=True),
+                *zip(b.keys, lines.get(b.name) or self.segment_lines(b.name), strict=True),
+            ]
             kept[-2:] = [write(pairs)]
         name = f"{_ulid()}" + (f"-j{journal}" if journal is not None else "") + ".json.gz"
         pruned = (base.journal if base and base.journal is not None else "") if journal is not None else None
-        manifest = {"format": 2, "journal": journal, "pruned": pruned,
-                    "segments": [{"name": s.name, "size": len(s.keys)} for s in kept],
-                    "erased": assumed if assumed is not None else _erased_digest(erased)}
+        manifest = {
+            "format": 2,
+            "journal": journal,
+            "pruned": pruned,
+            "segments": [{"name": s.name, "size": len(s.keys)} for s in kept],
+            "erased": assumed if assumed is not None else _erased_digest(erased),
+        }
         self._put(SNAPSHOTS + name, _gzip(json.dumps(manifest).encode()))
         now = self.erased_ids()
-        if (now != erased if assumed is None  # an erasure ran meanwhile and may not have seen what we wrote
-                else _erased_digest(now) != assumed or any(k[:36] in now for k, _ in new)):
+        if (
+            now != erased
+            if assumed is None  # an erasure ran meanwhile and may not have seen what we wrote
+            else _erased_digest(now) != assumed or any(k[:36] in now for k, _ in new)
+        ):
             self._delete(SNAPSHOTS + name)
             for segment_name in written:
                 self._delete_segment(segment_name)
             return False, None, now
         # segments written here and merged away at once: no snapshot ever names them
-        self._delete_many([f"{SEGMENTS}{s}{ext}" for s in sorted(set(written) - {s.name for s in kept})
-                           for ext in (".jsonl.gz", ".keys.gz")])
+        self._delete_many(
+            [
+                f"{SEGMENTS}{s}{ext}"
+                for s in sorted(set(written) - {s.name for s in kept})
+                for ext in (".jsonl.gz", ".keys.gz")
+            ]
+        )
         known = {name: Snapshot(name, journal, [s.name for s in kept], [len(s.keys) for s in kept])}
         if base and not base.legacy:
             known[base.name] = base
@@ -698,8 +724,14 @@ class Store:
         self._delete(f"{SEGMENTS}{name}.jsonl.gz")
         self._delete(f"{SEGMENTS}{name}.keys.gz")
 
-    def _collect(self, newest: str, *, strict: bool = False, listed: tuple[list[str], list[str]] | None = None,
-                 known: dict[str, Snapshot] | None = None) -> None:
+    def _collect(
+        self,
+        newest: str,
+        *,
+        strict: bool = False,
+        listed: tuple[list[str], list[str]] | None = None,
+        known: dict[str, Snapshot] | None = None,
+    ) -> None:
         """Delete snapshots past the newest few, first-layout snapshots, and segments no kept snapshot names.
 
         Normally a segment younger than the oldest kept snapshot is left alone (a racing compaction may be
@@ -736,7 +768,7 @@ class Store:
                 self._delete_many([SNAPSHOTS + old for old in doomed])
                 return
         manifests, legacy = self._snapshot_names()
-        keep = [n for n in manifests if n <= newest][-(1 if strict else KEEP_SNAPSHOTS):]
+        keep = [n for n in manifests if n <= newest][-(1 if strict else KEEP_SNAPSHOTS) :]
         for old in legacy:
             self._delete(SNAPSHOTS + old)  # every record in it is in the inbox, and in our segments
         for old in manifests:
@@ -901,8 +933,14 @@ class Store:
 
     def read_manifest(self, name: str) -> Snapshot:
         data = json.loads(_gunzip(self._get(SNAPSHOTS + name)))
-        return Snapshot(name, data["journal"], [s["name"] for s in data["segments"]],
-                        [int(s["size"]) for s in data["segments"]], data.get("pruned"), data.get("erased"))
+        return Snapshot(
+            name,
+            data["journal"],
+            [s["name"] for s in data["segments"]],
+            [int(s["size"]) for s in data["segments"]],
+            data.get("pruned"),
+            data.get("erased"),
+        )
 
     def segment_keys(self, name: str) -> list[str]:
         try:
@@ -977,12 +1015,14 @@ class Store:
             raw = self._get(f"{SEGMENTS}{name}.jsonl.gz")
         except FileNotFoundError:
             raise BrokenSnapshot(name) from None
-        return self._parse_lines(raw, f"{SEGMENTS}{name}.jsonl.gz", lambda n: keys[n - 1] if n <= len(keys) else "",
-                                 wanted)
+        return self._parse_lines(
+            raw, f"{SEGMENTS}{name}.jsonl.gz", lambda n: keys[n - 1] if n <= len(keys) else "", wanted
+        )
 
     @staticmethod
-    def _parse_lines(raw: bytes, where: str, key_of: Any,
-                     wanted: set[str] | None = None) -> tuple[dict[str, Record], list[Problem]]:
+    def _parse_lines(
+        raw: bytes, where: str, key_of: Any, wanted: set[str] | None = None
+    ) -> tuple[dict[str, Record], list[Problem]]:
         records: dict[str, Record] = {}
         problems: list[Problem] = []
         try:
@@ -1046,8 +1086,9 @@ class Store:
         inline, self._inline = self._inline, {}
         return self._read_records(keys, inline)
 
-    def _read_records(self, keys: list[str], inline: dict[str, bytes],
-                      lines: dict[str, bytes] | None = None) -> dict[str, Record | str | None]:
+    def _read_records(
+        self, keys: list[str], inline: dict[str, bytes], lines: dict[str, bytes] | None = None
+    ) -> dict[str, Record | str | None]:
         """Like read_many, taking the records whose bytes are in `inline` from there when they verify (one
         that does not is read from the inbox, which holds the record itself). Verified bytes on one line
         are also put in `lines`, if given: a segment can hold them as they are."""
@@ -1117,8 +1158,11 @@ class Store:
         problems = []
         if set(listed) != set(entry_keys):
             missing, extra = len(set(entry_keys) - set(listed)), len(set(listed) - set(entry_keys))
-            problems.append(Problem(key, f"lists other records than its journal entry ({missing} missing, "
-                                         f"{extra} not in the entry)"))
+            problems.append(
+                Problem(
+                    key, f"lists other records than its journal entry ({missing} missing, {extra} not in the entry)"
+                )
+            )
         for name, raw in lines.items():
             try:
                 load_record(raw, name)

@@ -84,8 +84,10 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     if scope == "symbol":
         found = snapshot.find(path, anchor["symbol"])
         if found is None:
-            raise AnchorError(f"no symbol {anchor['symbol']!r} in {path} at {at}"
-                              + _nearest(anchor["symbol"], snapshot.qualnames(path)))
+            raise AnchorError(
+                f"no symbol {anchor['symbol']!r} in {path} at {at}"
+                + _nearest(anchor["symbol"], snapshot.qualnames(path))
+            )
     elif "line" in anchor:
         if past := past_the_end(anchor, path, snapshot.blob_data(path)):
             raise AnchorError(f"{past} at {at}")
@@ -94,9 +96,13 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
         found = None
     if found is None:
         return Target(path, None, None, f"{path} at {at}")
-    return Target(path, found.qualname, (found.start_line, found.end_line),
-                  f"{path}::{found.qualname} ({found.kind}, lines {found.start_line}-{found.end_line} at {at})",
-                  (found.body_hash, found.shape_hash))
+    return Target(
+        path,
+        found.qualname,
+        (found.start_line, found.end_line),
+        f"{path}::{found.qualname} ({found.kind}, lines {found.start_line}-{found.end_line} at {at})",
+        (found.body_hash, found.shape_hash),
+    )
 
 
 def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, include_all: bool = False) -> Answer:
@@ -111,12 +117,14 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
 
     known = _known_then(moment)
     names = [target.symbol.rsplit(".", 1)[-1]] if target.symbol else []
-    candidates = [r for r in ledger.anchored_near([target.path] if target.path else [], names, target.hashes)
-                  if known(r)]
+    candidates = [
+        r for r in ledger.anchored_near([target.path] if target.path else [], names, target.hashes) if known(r)
+    ]
     if target.path is None:  # repo- or dependency-wide question: records anchored the same way
         wanted = format_anchor(parse_anchor(text)).split("@")[0]
-        candidates = [r for r in ledger.all() if known(r)
-                      and any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)]
+        candidates = [
+            r for r in ledger.all() if known(r) and any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)
+        ]
     direct = [r for r in candidates if target.path is None or _points_at(anchorer, r, snapshot, target)]
     hops = _one_hop(ws, ledger, anchorer, snapshot, target, known, {r.id for r in direct})
 
@@ -160,14 +168,24 @@ def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target
             continue
         if target.symbol is None or where_symbol is None:
             return True  # a file-level question, or a file-level record in the asked-about file
-        if where_symbol == target.symbol or where_symbol.startswith(target.symbol + ".") \
-                or target.symbol.startswith(where_symbol + "."):
+        if (
+            where_symbol == target.symbol
+            or where_symbol.startswith(target.symbol + ".")
+            or target.symbol.startswith(where_symbol + ".")
+        ):
             return True
     return False
 
 
-def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, target: Target,
-             known: Callable[[Record], bool], seen: set[str]) -> list[tuple[Record, str]]:
+def _one_hop(
+    ws: Workspace,
+    ledger: Ledger,
+    anchorer: Any,
+    snapshot: Snapshot,
+    target: Target,
+    known: Callable[[Record], bool],
+    seen: set[str],
+) -> list[tuple[Record, str]]:
     """Records anchored to modules the target imports or is imported by, and to what it calls."""
     if target.path is None or target.path.endswith("/"):
         return []
@@ -179,8 +197,11 @@ def _one_hop(ws: Workspace, ledger: Ledger, anchorer: Any, snapshot: Snapshot, t
         neighbours = _neighbours(snapshot, target)
         snapshot.index.memo_put("why-hop", {key: json.dumps(neighbours)})
     out: list[tuple[Record, str]] = []
-    near = [r for r in ledger.anchored_near(dict.fromkeys(p for p, _ in neighbours))  # one query for all
-            if known(r) and r.id not in seen and r.kind != "relation"]
+    near = [
+        r
+        for r in ledger.anchored_near(dict.fromkeys(p for p, _ in neighbours))  # one query for all
+        if known(r) and r.id not in seen and r.kind != "relation"
+    ]
     for path, how in neighbours:
         for record in near:
             if record.id not in seen and _anchored_at(record, path):
@@ -217,6 +238,4 @@ def _neighbours(snapshot: Snapshot, target: Target) -> list[tuple[str, str]]:
 
 def _anchored_at(record: Record, path: str) -> bool:
     """Whether an anchor of the record names ``path`` or a folder holding it (as anchored_near)."""
-    return any((p := a.get("path")) and (p == path or (p.endswith("/") and path.startswith(p)))
-               for a in record.anchors)
-
+    return any((p := a.get("path")) and (p == path or (p.endswith("/") and path.startswith(p))) for a in record.anchors)

@@ -31,7 +31,7 @@ def find_git(start: Path) -> tuple[Path, Path, Path]:
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
             if text.startswith("gitdir:"):
-                git_dir = (folder / text[len("gitdir:"):].strip()).resolve()
+                git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
                 common = git_dir / "commondir"
                 common_dir = (git_dir / common.read_text().strip()).resolve() if common.is_file() else git_dir
                 return folder, git_dir, common_dir
@@ -85,9 +85,11 @@ class Workspace:
     def __init__(self, start: Path | None = None, flags: Mapping[str, Any] | None = None) -> None:
         self.root, self.head_dir, self.git_dir = find_git((start or Path.cwd()).resolve())
         if _treeless(self.git_dir):  # a blobless clone is fine: comind fetches the blobs it reads (promisor)
-            raise ComindError("this is a treeless clone (--filter=tree:0): comind reads the trees of past commits, "
-                              "which it lacks; clone with --filter=blob:none (actions/checkout: filter: blob:none) "
-                              "or without a filter")
+            raise ComindError(
+                "this is a treeless clone (--filter=tree:0): comind reads the trees of past commits, "
+                "which it lacks; clone with --filter=blob:none (actions/checkout: filter: blob:none) "
+                "or without a filter"
+            )
         self.config = configuration.load(self.root, flags, memo=self.git_dir / "comind" / "config.json")
 
     @cached_property
@@ -130,17 +132,16 @@ class Workspace:
     def ledger(self) -> Ledger:
         from comind.ledger import Ledger
 
-        return Ledger(self.ledger_path, {"store": self.store, "harvest": self.harvest_store,
-                                         "branch": self.branch_store})
+        return Ledger(
+            self.ledger_path, {"store": self.store, "harvest": self.harvest_store, "branch": self.branch_store}
+        )
 
     def git(self, *args: str) -> str:
         """Run git in the work tree; ComindError with git's own message on failure."""
         import subprocess  # here: 8 ms to import, read-only commands never run git
 
         try:
-            out = subprocess.run(
-                ["git", *args], cwd=self.root, capture_output=True, text=True, check=True
-            )
+            out = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, check=True)
         except subprocess.CalledProcessError as exc:
             raise ComindError(f"git {' '.join(args)}: {exc.stderr.strip() or 'failed'}") from None
         return out.stdout

@@ -40,22 +40,88 @@ from comind.harvest.walker import RepoLike, open_repo
 from comind.promisor import fetch_for_diff
 
 MAX_BLOB = 1 << 20  # 1 MiB
-FORMAT = 2          # bump when normalisation or triviality rules change (2: template lines are trivial)
+FORMAT = 2  # bump when normalisation or triviality rules change (2: template lines are trivial)
 TEMPLATE_SIBLINGS = 2  # a created file's line that this many same-named files in sibling folders hold is scaffolding
 TEMPLATE_LOOKUPS = 40  # sibling folders looked into per level, at most (a folder of thousands stays cheap)
-TEMPLATE_SCAN = 2000   # entries of a folder read to find them, at most
-TEMPLATE_FILES = 200   # created or deleted files per change looked up, at most
-TEMPLATE_SHARE = 0.6   # a file is scaffolding when this share of its informative lines is in the template
+TEMPLATE_SCAN = 2000  # entries of a folder read to find them, at most
+TEMPLATE_FILES = 200  # created or deleted files per change looked up, at most
+TEMPLATE_SHARE = 0.6  # a file is scaffolding when this share of its informative lines is in the template
 
 _HASH_COMMENT = {
-    "py", "pyi", "pyx", "sh", "bash", "zsh", "fish", "rb", "pl", "pm", "r", "yaml", "yml", "toml",
-    "cfg", "ini", "conf", "mk", "cmake", "tf", "hcl", "nix", "ps1", "jl", "ex", "exs", "nim",
-    "dockerfile", "makefile", "gitignore", "dockerignore", "editorconfig", "properties",
+    "py",
+    "pyi",
+    "pyx",
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "rb",
+    "pl",
+    "pm",
+    "r",
+    "yaml",
+    "yml",
+    "toml",
+    "cfg",
+    "ini",
+    "conf",
+    "mk",
+    "cmake",
+    "tf",
+    "hcl",
+    "nix",
+    "ps1",
+    "jl",
+    "ex",
+    "exs",
+    "nim",
+    "dockerfile",
+    "makefile",
+    "gitignore",
+    "dockerignore",
+    "editorconfig",
+    "properties",
 }
 _SLASH_COMMENT = {
-    "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go", "rs", "java", "kt", "kts", "c", "h",
-    "cc", "cpp", "cxx", "hpp", "hh", "cs", "swift", "scala", "dart", "php", "zig", "proto", "sol",
-    "groovy", "gradle", "m", "mm", "vue", "svelte", "css", "scss", "less", "json5", "jsonc",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "ts",
+    "tsx",
+    "mts",
+    "cts",
+    "go",
+    "rs",
+    "java",
+    "kt",
+    "kts",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "cxx",
+    "hpp",
+    "hh",
+    "cs",
+    "swift",
+    "scala",
+    "dart",
+    "php",
+    "zig",
+    "proto",
+    "sol",
+    "groovy",
+    "gradle",
+    "m",
+    "mm",
+    "vue",
+    "svelte",
+    "css",
+    "scss",
+    "less",
+    "json5",
+    "jsonc",
 }
 _DASH_COMMENT = {"sql", "lua", "hs", "elm", "ada", "adb", "ads", "vhd", "vhdl"}
 
@@ -69,48 +135,63 @@ _IMPORT = re.compile(
 
 @dataclass(frozen=True)
 class Line:
-    lineno: int   # new-side line number for added lines, old-side for removed ones
-    text: str     # normalised
+    lineno: int  # new-side line number for added lines, old-side for removed ones
+    text: str  # normalised
     trivial: bool
 
 
 @dataclass(frozen=True)
 class FileChange:
-    path: str                # new path (old path for a deletion)
-    old_path: str | None     # set when renamed or copied
-    status: str              # git's status letter: A, D, M, R, C, T
+    path: str  # new path (old path for a deletion)
+    old_path: str | None  # set when renamed or copied
+    status: str  # git's status letter: A, D, M, R, C, T
     binary: bool = False
-    skipped: bool = False    # a blob over MAX_BLOB, or not in the clone: no lines read
+    skipped: bool = False  # a blob over MAX_BLOB, or not in the clone: no lines read
     added: tuple[Line, ...] = ()
     removed: tuple[Line, ...] = ()
 
 
 @dataclass(frozen=True)
 class Approach:
-    base: str | None         # the commit diffed against (None: the empty tree)
+    base: str | None  # the commit diffed against (None: the empty tree)
     head: str
     files: tuple[FileChange, ...]
-    skipped: int = 0         # files over MAX_BLOB or not in the clone
+    skipped: int = 0  # files over MAX_BLOB or not in the clone
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": FORMAT, "base": self.base, "head": self.head, "skipped": self.skipped,
-            "files": [{
-                "path": f.path, "old_path": f.old_path, "status": f.status, "binary": f.binary,
-                "skipped": f.skipped,
-                "added": [[ln.lineno, ln.text, ln.trivial] for ln in f.added],
-                "removed": [[ln.lineno, ln.text, ln.trivial] for ln in f.removed],
-            } for f in self.files],
+            "format": FORMAT,
+            "base": self.base,
+            "head": self.head,
+            "skipped": self.skipped,
+            "files": [
+                {
+                    "path": f.path,
+                    "old_path": f.old_path,
+                    "status": f.status,
+                    "binary": f.binary,
+                    "skipped": f.skipped,
+                    "added": [[ln.lineno, ln.text, ln.trivial] for ln in f.added],
+                    "removed": [[ln.lineno, ln.text, ln.trivial] for ln in f.removed],
+                }
+                for f in self.files
+            ],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Approach:
-        files = tuple(FileChange(
-            path=str(f["path"]), old_path=f.get("old_path"), status=str(f["status"]),
-            binary=bool(f.get("binary")), skipped=bool(f.get("skipped")),
-            added=tuple(Line(int(n), str(t), bool(tr)) for n, t, tr in f.get("added", ())),
-            removed=tuple(Line(int(n), str(t), bool(tr)) for n, t, tr in f.get("removed", ())),
-        ) for f in data.get("files", ()))
+        files = tuple(
+            FileChange(
+                path=str(f["path"]),
+                old_path=f.get("old_path"),
+                status=str(f["status"]),
+                binary=bool(f.get("binary")),
+                skipped=bool(f.get("skipped")),
+                added=tuple(Line(int(n), str(t), bool(tr)) for n, t, tr in f.get("added", ())),
+                removed=tuple(Line(int(n), str(t), bool(tr)) for n, t, tr in f.get("removed", ())),
+            )
+            for f in data.get("files", ())
+        )
         return cls(data.get("base"), str(data["head"]), files, int(data.get("skipped", 0)))
 
 
@@ -118,11 +199,30 @@ class Approach:
 # dependency move, matched by version) and changelogs (an entry repeats a title; the code it names is
 # matched where it lives). Their lines are not part of an approach. A changelog fragment is (a
 # changeset or a towncrier news file says what this change is, and a reland brings the same one back).
-LOCKFILES = frozenset({
-    "poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
-    "pnpm-lock.yaml", "bun.lock", "deno.lock", "Cargo.lock", "go.sum", "composer.lock", "Gemfile.lock", "mix.lock",
-    "flake.lock", "pubspec.lock", "Podfile.lock", "packages.lock.json", "gradle.lockfile",
-})
+LOCKFILES = frozenset(
+    {
+        "poetry.lock",
+        "uv.lock",
+        "pdm.lock",
+        "Pipfile.lock",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lock",
+        "deno.lock",
+        "Cargo.lock",
+        "go.sum",
+        "composer.lock",
+        "Gemfile.lock",
+        "mix.lock",
+        "flake.lock",
+        "pubspec.lock",
+        "Podfile.lock",
+        "packages.lock.json",
+        "gradle.lockfile",
+    }
+)
 _CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
 # The fragments a release assembles into the changelog (and deletes): towncrier's `news/1234.bugfix`
 # and the like here; changesets' `.changeset/` (with its pre-release state, pre.json) in `release_notes`
@@ -238,8 +338,9 @@ def file_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> list[st
     return [normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()]
 
 
-def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str,
-                   folders: dict[str, list[str]] | None = None) -> frozenset[str]:
+def template_lines(
+    repo: pygit2.Repository, tree: pygit2.Tree, path: str, folders: dict[str, list[str]] | None = None
+) -> frozenset[str]:
     """The normalised lines that at least `TEMPLATE_SIBLINGS` files at the same place in sibling folders
     of `tree` hold (`examples/*/.gitignore` for `examples/deno/.gitignore`): at the deepest folder level
     where that many such files exist; none when no level has them. `folders` caches, for one tree,
@@ -247,7 +348,7 @@ def template_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str,
     folders = {} if folders is None else folders
     parts = path.split("/")
     for k in range(len(parts) - 1, 0, -1):  # parts[k - 1] is the folder replaced by its siblings
-        where, rest = "/".join(parts[:k - 1]), "/".join(parts[k:])
+        where, rest = "/".join(parts[: k - 1]), "/".join(parts[k:])
         if where not in folders:
             folders[where] = _subfolders(tree, where)
         texts: list[set[str]] = []

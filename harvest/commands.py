@@ -42,8 +42,7 @@ MAX_COMMANDS = 20  # per comment: more lines are not read
 MAX_LINE = 4000  # characters
 
 # Flags every writing command takes, besides the kind flags: name -> repeatable.
-COMMON_FLAGS = {"on": True, "context": True, "because": False, "trigger": False, "until": False,
-                "evidence": True}
+COMMON_FLAGS = {"on": True, "context": True, "because": False, "trigger": False, "until": False, "evidence": True}
 
 USAGE = """\
 /comind remember KIND "TITLE" [--on ANCHOR] [--because TEXT] [kind flags]
@@ -119,8 +118,12 @@ def command_lines(body: str) -> list[str]:
         opened = _FENCE.match(raw)
         if fence is not None:
             # a fence closes with the same character, at least as long, and nothing after it
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not raw[opened.end():].strip():
+            if (
+                opened
+                and opened.group(1)[0] == fence[0]
+                and len(opened.group(1)) >= len(fence)
+                and not raw[opened.end() :].strip()
+            ):
                 fence = None
             continue
         if opened:
@@ -165,7 +168,7 @@ def parse_command(line: str) -> Command:
     if not _COMMAND.match(text):
         raise CommandError(f"a command starts with {PREFIX}")
     try:
-        words = shlex.split(text[len(PREFIX):])
+        words = shlex.split(text[len(PREFIX) :])
     except ValueError as exc:  # unbalanced quotes, a trailing backslash
         raise CommandError(f"cannot split the command into words ({exc}): check the quotes") from None
     if not words:
@@ -216,10 +219,11 @@ def _title_and_flags(words: list[str], usage: str) -> tuple[str, list[tuple[str,
         i += 1
     title = " ".join(" ".join(title_words).split())
     if not title:
-        raise CommandError("a title is required (quote it: \"Sessions live in Redis\")", usage)
+        raise CommandError('a title is required (quote it: "Sessions live in Redis")', usage)
     if len(title) > TITLE_MAX:
-        raise CommandError(f"the title is {len(title)} characters long, at most {TITLE_MAX}: "
-                           "put the rest in --because", usage)
+        raise CommandError(
+            f"the title is {len(title)} characters long, at most {TITLE_MAX}: put the rest in --because", usage
+        )
     flags: list[tuple[str, str]] = []
     while i < len(words):
         match = _FLAG.fullmatch(words[i])
@@ -259,14 +263,23 @@ def _with_flags(command: Command, flags: list[tuple[str, str]], kind: str | None
             raise CommandError(str(exc), usage) from None
     first = {name: v[0] for name, v in common.items()}
     return Command(
-        command.action, command.text, kind=command.kind, title=command.title, target=command.target,
-        on=tuple(common.get("on", ())), context=tuple(common.get("context", ())),
-        because=first.get("because", ""), trigger=first.get("trigger", ""), until=first.get("until", ""),
-        evidence=tuple(common.get("evidence", ())), values=tuple(sorted(kind_values.items())),
+        command.action,
+        command.text,
+        kind=command.kind,
+        title=command.title,
+        target=command.target,
+        on=tuple(common.get("on", ())),
+        context=tuple(common.get("context", ())),
+        because=first.get("because", ""),
+        trigger=first.get("trigger", ""),
+        until=first.get("until", ""),
+        evidence=tuple(common.get("evidence", ())),
+        values=tuple(sorted(kind_values.items())),
     )
 
 
 # --- the records a command makes ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Origin:
@@ -294,8 +307,12 @@ class Origin:
     def provenance(self) -> dict[str, Any]:
         from comind.actors import actor_id
 
-        return {"actor": actor_id(self.note.author, self.repo), "author_kind": "human", "source": "mr",
-                "repo": self.repo or None}
+        return {
+            "actor": actor_id(self.note.author, self.repo),
+            "author_kind": "human",
+            "source": "mr",
+            "repo": self.repo or None,
+        }
 
     def created_at(self) -> str:
         return timestamp(self.note.created_at)
@@ -355,10 +372,15 @@ def command_records(ws: Any, command: Command, origin: Origin, resolve: Resolve)
             raise CommandError(f"{target.id[-8:]} is a relation record: it cannot be superseded", usage)
         new = _knowledge(ws, command, origin, target.kind, target)
         relation = new_record(
-            "relation", title=f"{new.title} supersedes {target.title}"[:TITLE_MAX], anchors=[],
+            "relation",
+            title=f"{new.title} supersedes {target.title}"[:TITLE_MAX],
+            anchors=[],
             fields={"relation": "supersedes", "target": target.id, "source": new.id, "reason": command.because},
-            provenance=origin.provenance(), evidence=origin.evidence(), created_at=origin.created_at(),
-            record_id=harvested_id(origin.source_key + ":supersedes"), trust=3,
+            provenance=origin.provenance(),
+            evidence=origin.evidence(),
+            created_at=origin.created_at(),
+            record_id=harvested_id(origin.source_key + ":supersedes"),
+            trust=3,
         )
         return [new, relation]
     except CommandError:
@@ -371,13 +393,19 @@ def _relation(command: Command, origin: Origin, resolve: Resolve) -> Record:
     relation = RELATIONS[command.action]
     target = resolve(command.target)
     if target.kind == "relation" and relation != "retracts":
-        raise CommandError(f"{target.id[-8:]} is a relation record: only retract applies to it",
-                           _usage_of(command.action))
+        raise CommandError(
+            f"{target.id[-8:]} is a relation record: only retract applies to it", _usage_of(command.action)
+        )
     return new_record(
-        "relation", title=f"{relation} {target.title}"[:TITLE_MAX], anchors=[],
+        "relation",
+        title=f"{relation} {target.title}"[:TITLE_MAX],
+        anchors=[],
         fields={"relation": relation, "target": target.id, "reason": command.reason},
-        provenance=origin.provenance(), evidence=origin.evidence(), created_at=origin.created_at(),
-        record_id=harvested_id(origin.source_key), trust=3,
+        provenance=origin.provenance(),
+        evidence=origin.evidence(),
+        created_at=origin.created_at(),
+        record_id=harvested_id(origin.source_key),
+        trust=3,
     )
 
 
@@ -396,18 +424,40 @@ def _knowledge(ws: Any, command: Command, origin: Origin, kind: str, replaces: R
         elif replaces is not None:
             anchors = [a for a in replaces.anchors if a.get("role", "subject") == "subject"] or replaces.anchors
         else:
-            raise CommandError("say what the record is about with --on ANCHOR (or write the command as a "
-                               "comment on the line it is about)", usage)
+            raise CommandError(
+                "say what the record is about with --on ANCHOR (or write the command as a "
+                "comment on the line it is about)",
+                usage,
+            )
     anchors += [parse_anchor(a, "context") for a in command.context]
     evidence = origin.evidence() + [parse_evidence(ws, e) for e in command.evidence]
     return new_record(
-        kind, title=command.title, body=command.because, trigger=command.trigger, anchors=anchors,
-        evidence=evidence, fields=fields, provenance=origin.provenance(), created_at=origin.created_at(),
-        record_id=harvested_id(origin.source_key), trust=3, until=command.until or None,
+        kind,
+        title=command.title,
+        body=command.because,
+        trigger=command.trigger,
+        anchors=anchors,
+        evidence=evidence,
+        fields=fields,
+        provenance=origin.provenance(),
+        created_at=origin.created_at(),
+        record_id=harvested_id(origin.source_key),
+        trust=3,
+        until=command.until or None,
     )
 
 
 __all__ = [
-    "ACTIONS", "MAX_COMMANDS", "USAGE", "Command", "CommandError", "Origin", "Resolver", "command_lines",
-    "command_records", "parse_command", "parse_commands", "timestamp",
+    "ACTIONS",
+    "MAX_COMMANDS",
+    "USAGE",
+    "Command",
+    "CommandError",
+    "Origin",
+    "Resolver",
+    "command_lines",
+    "command_records",
+    "parse_command",
+    "parse_commands",
+    "timestamp",
 ]

@@ -73,8 +73,11 @@ class HarvestContext:
     def provenance(self, commit: CommitInfo, harvester: str) -> dict[str, Any]:
         return {
             "actor": actor_id(commit.author_email or commit.author_name, self.repo_name),
-            "author_kind": "harvested", "source": "git", "repo": self.repo_name,
-            "head_commit": commit.sha, "harvester": {"name": harvester, "version": HARVESTER_VERSION},
+            "author_kind": "harvested",
+            "source": "git",
+            "repo": self.repo_name,
+            "head_commit": commit.sha,
+            "harvester": {"name": harvester, "version": HARVESTER_VERSION},
         }
 
     # -- history lookups -----------------------------------------------------------------------
@@ -115,7 +118,7 @@ class HarvestContext:
             if (m := _PR_SUFFIX.search(commit.subject)) is not None:
                 prs[int(m.group(2))].append(commit.sha)
             elif commit.subject.startswith("Merge pull request #"):
-                number = commit.subject[len("Merge pull request #"):].split(" ", 1)[0]
+                number = commit.subject[len("Merge pull request #") :].split(" ", 1)[0]
                 if number.isdigit():
                     prs[int(number)].append(commit.sha)
             if "Reviewed-on:" in commit.body and (cl := _REVIEWED_ON.search(commit.body)):
@@ -138,7 +141,7 @@ class HarvestContext:
         from bisect import bisect_left
 
         out: list[str] = []
-        for key in self._keys[bisect_left(self._keys, prefix):]:
+        for key in self._keys[bisect_left(self._keys, prefix) :]:
             if not key.startswith(prefix):
                 break
             out.extend(self._subjects[key])
@@ -164,8 +167,17 @@ class HarvestContext:
         except (KeyError, ValueError, pygit2.GitError):
             return None
         subject, body = split_message(decode_message(c))
-        return CommitInfo(str(c.id), tuple(str(p) for p in c.parent_ids), subject, body, subject + "\n\n" + body,
-                          c.author.name, c.author.email, int(c.author.time), int(c.commit_time))
+        return CommitInfo(
+            str(c.id),
+            tuple(str(p) for p in c.parent_ids),
+            subject,
+            body,
+            subject + "\n\n" + body,
+            c.author.name,
+            c.author.email,
+            int(c.author.time),
+            int(c.commit_time),
+        )
 
     # -- what a commit changed -----------------------------------------------------------------
 
@@ -203,8 +215,10 @@ class HarvestContext:
             if language_for_path(path) and not f.binary and (data := _data(blob)) is not None:
                 definitions = parse_file(path, data).definitions
                 lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
-                symbols = sorted({d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
-                                 key=lambda d: d.start_line)
+                symbols = sorted(
+                    {d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
+                    key=lambda d: d.start_line,
+                )
             symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
             for d in symbols[:4]:
                 key = f"{path}::{d.qualname}"
@@ -226,8 +240,9 @@ class HarvestContext:
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
 
 
-def dependency_anchors(ctx: HarvestContext, change: Approach | None, before: str | None,
-                       after: str) -> list[dict[str, Any]]:
+def dependency_anchors(
+    ctx: HarvestContext, change: Approach | None, before: str | None, after: str
+) -> list[dict[str, Any]]:
     """`dep:` anchors for the direct dependencies a change moved, each with the exact version it
     moved to as its range: a later change moving there again re-proposes the approach. What a
     lockfile alone moves (transitive crates, `winapi-i686-pc-windows-gnu` 0.4.0, its only version)
@@ -246,8 +261,9 @@ def dependency_anchors(ctx: HarvestContext, change: Approach | None, before: str
     anchors = []
     for (ecosystem, name), (version, _path) in sorted(new.items()):
         if (ecosystem, name) in direct and old.get((ecosystem, name), (None,))[0] != version:
-            anchors.append(parse_anchor(f"dep:{ecosystem}/{name}@{EXACT_RANGE[ecosystem]}{version}")
-                           | {"commit": before})
+            anchors.append(
+                parse_anchor(f"dep:{ecosystem}/{name}@{EXACT_RANGE[ecosystem]}{version}") | {"commit": before}
+            )
     return anchors[:MAX_ANCHORS]
 
 
@@ -260,14 +276,29 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     files = []
     for f in change.files:
         kept = not bookkeeping(f.path)
-        added = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.added
-                 if kept and not ln.trivial and _shareable(ln.text)]
-        removed = [[ln.lineno, ln.text[:MAX_LINE_CHARS], False] for ln in f.removed
-                   if kept and not ln.trivial and _shareable(ln.text)]
-        added, removed = added[:budget], removed[:max(0, budget - len(added))]
+        added = [
+            [ln.lineno, ln.text[:MAX_LINE_CHARS], False]
+            for ln in f.added
+            if kept and not ln.trivial and _shareable(ln.text)
+        ]
+        removed = [
+            [ln.lineno, ln.text[:MAX_LINE_CHARS], False]
+            for ln in f.removed
+            if kept and not ln.trivial and _shareable(ln.text)
+        ]
+        added, removed = added[:budget], removed[: max(0, budget - len(added))]
         budget -= len(added) + len(removed)
-        files.append({"path": f.path, "old_path": f.old_path, "status": f.status, "binary": f.binary,
-                      "skipped": f.skipped, "added": added, "removed": removed})
+        files.append(
+            {
+                "path": f.path,
+                "old_path": f.old_path,
+                "status": f.status,
+                "binary": f.binary,
+                "skipped": f.skipped,
+                "added": added,
+                "removed": removed,
+            }
+        )
         if budget <= 0:
             break
     data = change.to_json()

@@ -51,12 +51,19 @@ def _fixes(commit: CommitInfo, value: str, n: int, ctx: HarvestContext) -> Itera
     change = ctx.approach(commit.sha)
     try:
         record = new_record(
-            "gotcha", record_id=harvested_id(f"git-fixes:{ctx.repo_name}:{commit.sha}:{n}"),
-            title=first_line(commit.subject), body=commit.body[:1500],
-            anchors=ctx.anchors(change, commit.sha if change else None, side="added"), evidence=evidence,
-            fields={"symptom": first_line(commit.subject, 1000),
-                    "cause": first_line(f"introduced by {match.group(1)[:12]} ({cause_subject})", 1000)},
-            provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit), valid_from=commit.sha,
+            "gotcha",
+            record_id=harvested_id(f"git-fixes:{ctx.repo_name}:{commit.sha}:{n}"),
+            title=first_line(commit.subject),
+            body=commit.body[:1500],
+            anchors=ctx.anchors(change, commit.sha if change else None, side="added"),
+            evidence=evidence,
+            fields={
+                "symptom": first_line(commit.subject, 1000),
+                "cause": first_line(f"introduced by {match.group(1)[:12]} ({cause_subject})", 1000),
+            },
+            provenance=ctx.provenance(commit, NAME),
+            created_at=commit_time(commit),
+            valid_from=commit.sha,
             trust=2 if fixed and ctx.on_default(commit.sha) else 1,
         )
     except ComindError as exc:
@@ -72,11 +79,19 @@ def _confirms(commit: CommitInfo, record_id: str, n: int, ctx: HarvestContext) -
         return
     try:
         record = new_record(
-            "relation", record_id=harvested_id(f"git-comind-record:{ctx.repo_name}:{commit.sha}:{n}"), title="",
-            anchors=[], evidence=[{"type": "commit", "ref": commit.sha}],
-            fields={"relation": "confirms", "target": record_id, "commit": commit.sha,
-                    "reason": first_line(f"{commit.subject} ({commit.sha[:10]})", 1000)},
-            provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit),
+            "relation",
+            record_id=harvested_id(f"git-comind-record:{ctx.repo_name}:{commit.sha}:{n}"),
+            title="",
+            anchors=[],
+            evidence=[{"type": "commit", "ref": commit.sha}],
+            fields={
+                "relation": "confirms",
+                "target": record_id,
+                "commit": commit.sha,
+                "reason": first_line(f"{commit.subject} ({commit.sha[:10]})", 1000),
+            },
+            provenance=ctx.provenance(commit, NAME),
+            created_at=commit_time(commit),
         )
     except ComindError as exc:
         ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")

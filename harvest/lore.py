@@ -27,8 +27,11 @@ def attributes_of(atom: LoreAtom) -> dict[str, str]:
     out: dict[str, str] = {}
     if atom.lore_id:
         out["lore_id"] = atom.lore_id
-    for name, value in (("confidence", atom.confidence), ("scope_risk", atom.scope_risk),
-                        ("reversibility", atom.reversibility)):
+    for name, value in (
+        ("confidence", atom.confidence),
+        ("scope_risk", atom.scope_risk),
+        ("reversibility", atom.reversibility),
+    ):
         if value is not None:
             out[name] = value.value or "unknown"
             if value.value != value.raw.strip().lower():
@@ -36,39 +39,87 @@ def attributes_of(atom: LoreAtom) -> dict[str, str]:
     return out
 
 
-def lore_records(atom: LoreAtom, key: str, *, chosen: str, cause: str, anchors: Sequence[Mapping[str, Any]],
-                 evidence: Sequence[Mapping[str, str]], provenance: Mapping[str, Any], created_at: str,
-                 trust: int, valid_from: str | None = None) -> Iterator[tuple[str, Record | ComindError]]:
+def lore_records(
+    atom: LoreAtom,
+    key: str,
+    *,
+    chosen: str,
+    cause: str,
+    anchors: Sequence[Mapping[str, Any]],
+    evidence: Sequence[Mapping[str, str]],
+    provenance: Mapping[str, Any],
+    created_at: str,
+    trust: int,
+    valid_from: str | None = None,
+) -> Iterator[tuple[str, Record | ComindError]]:
     """(kind, record or the error that kept it from being written) for each Lore value; ids `<key>:<n>`."""
     attributes = attributes_of(atom)
     if atom.confidence is not None and atom.confidence.value == "low":
         trust = min(trust, 1)
     tested = [{"type": "text", "ref": text[:1000], "role": "tested"} for text in atom.tested]
     common: dict[str, Any] = {
-        "anchors": list(anchors), "evidence": [*evidence, *tested][:100], "provenance": provenance,
-        "created_at": created_at, "trust": trust, "attributes": attributes, "valid_from": valid_from}
+        "anchors": list(anchors),
+        "evidence": [*evidence, *tested][:100],
+        "provenance": provenance,
+        "created_at": created_at,
+        "trust": trust,
+        "attributes": attributes,
+        "valid_from": valid_from,
+    }
     planned: list[tuple[str, dict[str, Any]]] = []
     for text in atom.constraints:
-        planned.append(("constraint", {"title": first_line(text), "body": text,
-                                       "fields": {"rule": text[:1000], "severity": "must"}}))
+        planned.append(
+            (
+                "constraint",
+                {"title": first_line(text), "body": text, "fields": {"rule": text[:1000], "severity": "must"}},
+            )
+        )
     options = [r for r in atom.rejected if r.option]
     if options:
-        planned.append(("decision", {
-            "title": first_line(chosen), "body": f"Chosen: {chosen}",
-            "fields": {"chosen": chosen[:1000] or "the change",
-                       "alternatives": [{"option": r.option[:500], "why_not": r.reason[:1000]} for r in options]}}))
+        planned.append(
+            (
+                "decision",
+                {
+                    "title": first_line(chosen),
+                    "body": f"Chosen: {chosen}",
+                    "fields": {
+                        "chosen": chosen[:1000] or "the change",
+                        "alternatives": [{"option": r.option[:500], "why_not": r.reason[:1000]} for r in options],
+                    },
+                },
+            )
+        )
         for r in options:
-            planned.append(("attempt", {
-                "title": first_line(f"Rejected: {r.option}"), "body": r.reason,
-                "trigger": first_line(f"considering {r.option}", 200),
-                "fields": {"approach": r.option[:1000], "outcome": "abandoned", "reason": r.reason[:1000] or None}}))
+            planned.append(
+                (
+                    "attempt",
+                    {
+                        "title": first_line(f"Rejected: {r.option}"),
+                        "body": r.reason,
+                        "trigger": first_line(f"considering {r.option}", 200),
+                        "fields": {
+                            "approach": r.option[:1000],
+                            "outcome": "abandoned",
+                            "reason": r.reason[:1000] or None,
+                        },
+                    },
+                )
+            )
     for directive in atom.directives:
         until = {"until": directive.until.isoformat()} if directive.until else {}
-        planned.append(("gotcha", {"title": first_line(directive.text), "body": directive.text,
-                                   "fields": {"symptom": directive.text[:1000], "cause": cause[:1000]}, **until}))
+        planned.append(
+            (
+                "gotcha",
+                {
+                    "title": first_line(directive.text),
+                    "body": directive.text,
+                    "fields": {"symptom": directive.text[:1000], "cause": cause[:1000]},
+                    **until,
+                },
+            )
+        )
     for text in atom.not_tested:
-        planned.append(("question", {"title": first_line(f"Not tested: {text}"),
-                                     "fields": {"question": text[:1000]}}))
+        planned.append(("question", {"title": first_line(f"Not tested: {text}"), "fields": {"question": text[:1000]}}))
     for n, (kind, parts) in enumerate(planned):
         try:
             yield kind, new_record(kind, record_id=harvested_id(f"{key}:{n}"), **common, **parts)
@@ -91,9 +142,17 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     trust = 2 if ctx.on_default(commit.sha) else 1
     written: list[str] = []
     for kind, result in lore_records(
-            atom, key, chosen=commit.subject, cause=f"{first_line(commit.subject)} ({commit.sha[:10]})",
-            anchors=anchors, evidence=evidence, provenance=ctx.provenance(commit, NAME),
-            created_at=commit_time(commit), trust=trust, valid_from=commit.sha):
+        atom,
+        key,
+        chosen=commit.subject,
+        cause=f"{first_line(commit.subject)} ({commit.sha[:10]})",
+        anchors=anchors,
+        evidence=evidence,
+        provenance=ctx.provenance(commit, NAME),
+        created_at=commit_time(commit),
+        trust=trust,
+        valid_from=commit.sha,
+    ):
         if isinstance(result, ComindError):
             ctx.skip("invalid-record", f"{commit.sha[:12]} {kind}: {result}")
             continue
@@ -119,11 +178,21 @@ def _relations(atom: LoreAtom, commit: CommitInfo, written: list[str], ctx: Harv
         for m, target in enumerate(targets):
             try:
                 yield new_record(
-                    "relation", record_id=harvested_id(f"lore:{ctx.repo_name}:{commit.sha}:rel:{n}:{m}"),
-                    title="", anchors=[], evidence=[{"type": "commit", "ref": commit.sha}],
-                    fields={"relation": relation, "target": target, "source": written[0],
-                            "reason": f"Lore {relation} {ref.raw[:200]}", "commit": commit.sha},
-                    provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit))
+                    "relation",
+                    record_id=harvested_id(f"lore:{ctx.repo_name}:{commit.sha}:rel:{n}:{m}"),
+                    title="",
+                    anchors=[],
+                    evidence=[{"type": "commit", "ref": commit.sha}],
+                    fields={
+                        "relation": relation,
+                        "target": target,
+                        "source": written[0],
+                        "reason": f"Lore {relation} {ref.raw[:200]}",
+                        "commit": commit.sha,
+                    },
+                    provenance=ctx.provenance(commit, NAME),
+                    created_at=commit_time(commit),
+                )
             except ComindError as exc:
                 ctx.skip("invalid-record", f"{commit.sha[:12]} relation: {exc}")
                 continue

@@ -41,8 +41,18 @@ if TYPE_CHECKING:
 
 # The twelve Lore v1.0 keys, in their canonical case.
 LORE_V1_KEYS: tuple[str, ...] = (
-    "Lore-id", "Constraint", "Rejected", "Confidence", "Scope-risk", "Reversibility",
-    "Directive", "Tested", "Not-tested", "Supersedes", "Depends-on", "Related",
+    "Lore-id",
+    "Constraint",
+    "Rejected",
+    "Confidence",
+    "Scope-risk",
+    "Reversibility",
+    "Directive",
+    "Tested",
+    "Not-tested",
+    "Supersedes",
+    "Depends-on",
+    "Related",
 )
 
 # Dialect keys (canonical case) -> the v1.0 concept they stand for. Keys without a v1.0
@@ -78,17 +88,32 @@ RECORD_ID_RE = re.compile(r"r-[a-z0-9]{6,}")
 # raw value are read as hyphens before matching.
 ENUM_ALIASES: dict[str, dict[str, str]] = {
     "Confidence": {
-        "low": "low", "medium": "medium", "high": "high",
-        "firm": "high", "tentative": "medium", "guess": "low",
+        "low": "low",
+        "medium": "medium",
+        "high": "high",
+        "firm": "high",
+        "tentative": "medium",
+        "guess": "low",
     },
     "Scope-risk": {
-        "narrow": "narrow", "moderate": "moderate", "wide": "wide", "broad": "wide",
-        "local": "narrow", "module": "moderate", "system": "wide",
+        "narrow": "narrow",
+        "moderate": "moderate",
+        "wide": "wide",
+        "broad": "wide",
+        "local": "narrow",
+        "module": "moderate",
+        "system": "wide",
     },
     "Reversibility": {
-        "clean": "clean", "migration-needed": "migration-needed", "irreversible": "irreversible",
-        "messy": "migration-needed", "moderate": "migration-needed", "difficult": "irreversible",
-        "easy": "clean", "costly": "migration-needed", "permanent": "irreversible",
+        "clean": "clean",
+        "migration-needed": "migration-needed",
+        "irreversible": "irreversible",
+        "messy": "migration-needed",
+        "moderate": "migration-needed",
+        "difficult": "irreversible",
+        "easy": "clean",
+        "costly": "migration-needed",
+        "permanent": "irreversible",
     },
 }
 # Longest alias first, so "migration-needed" is tried before a shorter alias could match.
@@ -115,15 +140,15 @@ class Rejection(NamedTuple):
 
 @dataclass(frozen=True)
 class Directive:
-    text: str             # the value without a parsed ``[until:DATE]`` label
-    until: date | None    # last day the directive holds (YYYY-MM means the month's last day)
-    label: str | None     # the raw ``[until:…]`` label when it is not a date (kept in ``text`` too)
+    text: str  # the value without a parsed ``[until:DATE]`` label
+    until: date | None  # last day the directive holds (YYYY-MM means the month's last day)
+    label: str | None  # the raw ``[until:…]`` label when it is not a date (kept in ``text`` too)
     raw: str
 
 
 @dataclass(frozen=True)
 class EnumValue:
-    value: str | None     # normalised value, None when unknown
+    value: str | None  # normalised value, None when unknown
     raw: str
 
 
@@ -131,8 +156,8 @@ class EnumValue:
 class Ref:
     """A ``Supersedes`` / ``Depends-on`` / ``Related`` / ``Follows`` reference."""
 
-    value: str            # one Lore-id or Record-Id, or the free text as written
-    lore_id: str | None   # set when ``value`` is a valid Lore-id or Record-Id
+    value: str  # one Lore-id or Record-Id, or the free text as written
+    lore_id: str | None  # set when ``value`` is a valid Lore-id or Record-Id
     raw: str
 
 
@@ -151,11 +176,11 @@ class LoreAtom:
     depends_on: tuple[Ref, ...] = ()
     related: tuple[Ref, ...] = ()
     evidence: tuple[str, ...] = ()
-    expires: str | None = None          # raw ``Expires:`` value
-    expires_on: date | None = None      # when it is a YYYY-MM-DD date
+    expires: str | None = None  # raw ``Expires:`` value
+    expires_on: date | None = None  # when it is a YYYY-MM-DD date
     provenance: str | None = None
-    version: str | None = None          # CommitLore-Version / Annals-Version
-    custom: tuple[Trailer, ...] = ()    # the other trailers of a message that has Lore
+    version: str | None = None  # CommitLore-Version / Annals-Version
+    custom: tuple[Trailer, ...] = ()  # the other trailers of a message that has Lore
     trailers: tuple[Trailer, ...] = ()  # every Lore trailer as parsed, in order
     problems: tuple[str, ...] = field(default=())  # e.g. "lore-id-invalid: xyz"
 
@@ -207,7 +232,7 @@ def parse_directive(raw: str) -> tuple[Directive, str | None]:
         until = date(year, month, int(day)) if day else _month_end(year, month)
     except ValueError:
         return Directive(raw.strip(), None, label, raw), f"directive-until-invalid: {label}"
-    return Directive(raw[m.end():].strip(), until, None, raw), None
+    return Directive(raw[m.end() :].strip(), until, None, raw), None
 
 
 def _refs(raw: str) -> list[Ref]:

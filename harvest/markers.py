@@ -73,8 +73,10 @@ _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 _BACK_OUT = r"back(?:ed|s|ing)?[ \t-]?out"
 # Gerrit's change numbers as Go writes them: "CL 40403", "go.dev/cl/731503"
 _CL = r"(?:cl[ \t]+|(?:https?://)?(?:go\.dev|golang\.org)/cl/)"
-_REF = (rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_CL}\d{{1,12}}\b"
-        rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)")
+_REF = (
+    rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_CL}\d{{1,12}}\b"
+    rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
+)
 _REF_SUBJECT = re.compile(
     rf"(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+(?:of[ \t]+)?"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
@@ -86,54 +88,79 @@ _INLINE_REF = re.compile(
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
-_ONE_REF = re.compile(rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})"
-                      rf"|{_CL}(\d+)", re.IGNORECASE)
-_FREE_FORM = re.compile(rf"(?:partial(?:ly)?[ \t]+)?(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b",
-                        re.IGNORECASE)
+_ONE_REF = re.compile(
+    rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})"
+    rf"|{_CL}(\d+)",
+    re.IGNORECASE,
+)
+_FREE_FORM = re.compile(
+    rf"(?:partial(?:ly)?[ \t]+)?(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b", re.IGNORECASE
+)
 _PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
 _PR_GROUP = re.compile(r"\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\)")
 _GERRIT_SUBMISSION = re.compile(r"revert[ \t]+submission[ \t]+(\S+)", re.IGNORECASE)
 
 # Conventional Commits types stripped by normalise_subject: a fixed list, so Gerrit-style
 # "pkg: …" prefixes of different packages do not collapse into one subject.
-CONVENTIONAL_TYPES = frozenset({
-    "feat", "feature", "fix", "bugfix", "hotfix", "chore", "docs", "doc", "style", "refactor", "perf",
-    "test", "tests", "build", "ci", "revert", "release", "deps", "types", "wip", "security",
-})
+CONVENTIONAL_TYPES = frozenset(
+    {
+        "feat",
+        "feature",
+        "fix",
+        "bugfix",
+        "hotfix",
+        "chore",
+        "docs",
+        "doc",
+        "style",
+        "refactor",
+        "perf",
+        "test",
+        "tests",
+        "build",
+        "ci",
+        "revert",
+        "release",
+        "deps",
+        "types",
+        "wip",
+        "security",
+    }
+)
 
 
 @dataclass(frozen=True)
 class RevertMarker:
-    kind: str                   # see the module docstring and KINDS
-    sha: str | None             # target commit (abbreviated or full, lower case)
-    pr: int | None              # target pull/merge request number
-    cl: int | None              # target Gerrit change number
+    kind: str  # see the module docstring and KINDS
+    sha: str | None  # target commit (abbreviated or full, lower case)
+    pr: int | None  # target pull/merge request number
+    cl: int | None  # target Gerrit change number
     quoted_subject: str | None  # the subject quoted by the marker (literal text inside the quotes)
-    is_reland: bool             # True when the commit re-applies the original (revert of a revert)
-    text: str                   # the line the marker was read from
+    is_reland: bool  # True when the commit re-applies the original (revert of a revert)
+    text: str  # the line the marker was read from
     needs_target: bool = False  # True: a revert only if the harvester resolves a target
-    source: str = "subject"     # "subject" or "body"
-    indented: bool = False      # body marker on an indented or list line (squash-body style)
+    source: str = "subject"  # "subject" or "body"
+    indented: bool = False  # body marker on an indented or list line (squash-body style)
     base_sha: str | None = None  # merge reverts: "reversing changes made to <sha>"
-    repo: str | None = None     # "owner/repo" of a GitHub ``Reverts owner/repo#N``
-    depth: int = 1              # revert nesting: Revert "Revert "x"" is 2, Reapply "x" is 2, Revert^3 is 3
-    truncated: bool = False     # the quoted subject was cut (ends with "…"): resolved by its prefix
+    repo: str | None = None  # "owner/repo" of a GitHub ``Reverts owner/repo#N``
+    depth: int = 1  # revert nesting: Revert "Revert "x"" is 2, Reapply "x" is 2, Revert^3 is 3
+    truncated: bool = False  # the quoted subject was cut (ends with "…"): resolved by its prefix
     described: str | None = None  # conventional / free-form: the reverted change as the subject describes it
-    scope: str | None = None    # the prefix before a quoted revert ("pkg/x: "), which the quote may leave out
+    scope: str | None = None  # the prefix before a quoted revert ("pkg/x: "), which the quote may leave out
 
 
 KINDS = (
-    "this-reverts-commit",      # body: This reverts commit <sha>[, reversing changes made to <sha>] / --reference form
-    "subject-revert-quoted",    # subject: Revert "<subject>"
-    "revert-of-revert",         # subject: Revert "Revert "…"", Reapply "…", Revert^N "…" (N >= 2)
-    "github-reverts-pr",        # body: Reverts owner/repo#N, Reverts #N
-    "gerrit-reverts-cl",        # body: This reverts CL N
+    "this-reverts-commit",  # body: This reverts commit <sha>[, reversing changes made to <sha>] / --reference form
+    "subject-revert-quoted",  # subject: Revert "<subject>"
+    "revert-of-revert",  # subject: Revert "Revert "…"", Reapply "…", Revert^N "…" (N >= 2)
+    "github-reverts-pr",  # body: Reverts owner/repo#N, Reverts #N
+    "gerrit-reverts-cl",  # body: This reverts CL N
     "gerrit-revert-submission",  # subject: Revert submission <id>
-    "subject-revert-ref",       # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>], revert CL N, Back out #N
-    "inline-revert-ref",        # subject: "fix: x, reverts #N", "(reverts #N)", "…, and revert <sha>"  (needs_target)
-    "conventional-revert",      # subject: revert(scope)!: <description>   (needs_target)
-    "free-form",                # subject starting with revert/reverting/reverted/re-revert  (needs_target)
-    "body-revert-quoted",       # body: [* ]Revert "<subject>", under a revert-like subject  (needs_target)
+    "subject-revert-ref",  # subject: Revert #N, Revert PR N, revert <sha>[ and <sha>], revert CL N, Back out #N
+    "inline-revert-ref",  # subject: "fix: x, reverts #N", "(reverts #N)", "…, and revert <sha>"  (needs_target)
+    "conventional-revert",  # subject: revert(scope)!: <description>   (needs_target)
+    "free-form",  # subject starting with revert/reverting/reverted/re-revert  (needs_target)
+    "body-revert-quoted",  # body: [* ]Revert "<subject>", under a revert-like subject  (needs_target)
 )
 
 
@@ -147,25 +174,25 @@ def _unquote(text: str) -> tuple[str | None, str]:
     end = text.rfind(close)
     cut = text.rfind("…")
     if cut > max(end, 0):  # cut by GitHub after the closing quote was lost: the quote ends at the "…"
-        return text[1:cut + 1], text[cut + 1:]
+        return text[1 : cut + 1], text[cut + 1 :]
     if end <= 0:
         return text[1:], ""  # unterminated (a truncated title): take the rest
-    return text[1:end], text[end + 1:]
+    return text[1:end], text[end + 1 :]
 
 
 def _wrapper(subject: str) -> tuple[int, str, str | None] | None:
     """One ``Revert "…"`` / ``Reapply "…"`` / ``Revert^N "…"`` wrapper: (depth, form, quoted)."""
     m = _REVERT_N.match(subject)
     if m:
-        quoted, _ = _unquote(subject[m.end():])
+        quoted, _ = _unquote(subject[m.end() :])
         return (max(int(m.group(1)), 1), "revert^n", quoted) if quoted is not None else None
     m = _REAPPLY_WORD.match(subject)
     if m:
-        quoted, _ = _unquote(subject[m.end():])
+        quoted, _ = _unquote(subject[m.end() :])
         return (2, "reapply", quoted) if quoted is not None else None
     m = _REVERT_WORD.match(subject)
     if m:
-        quoted, _ = _unquote(subject[m.end():])
+        quoted, _ = _unquote(subject[m.end() :])
         return (1, "revert", quoted) if quoted is not None else None
     return None
 
@@ -213,8 +240,24 @@ def _pr_in(text: str | None) -> int | None:
 
 _PR_TAIL = re.compile(r"(?:[ \t]*\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\))+[ \t]*$")
 _BARE_PR = re.compile(r"(?<![\w/])(?:(?P<word>[A-Za-z]+)[ \t]+)?#(?P<pr>\d{1,9})[ \t]*$")
-_ISSUE_WORDS = frozenset({"fix", "fixes", "fixed", "close", "closes", "closed", "resolve", "resolves", "resolved",
-                          "see", "ref", "refs", "issue", "for"})
+_ISSUE_WORDS = frozenset(
+    {
+        "fix",
+        "fixes",
+        "fixed",
+        "close",
+        "closes",
+        "closed",
+        "resolve",
+        "resolves",
+        "resolved",
+        "see",
+        "ref",
+        "refs",
+        "issue",
+        "for",
+    }
+)
 
 
 def _quoted_pr(quoted: str | None) -> int | None:
@@ -239,7 +282,7 @@ def _described(description: str) -> tuple[str, int | None]:
     first = _PR_SUFFIX.search(text)
     if first is None:
         return text, None
-    before = text[:first.start()].rstrip()
+    before = text[: first.start()].rstrip()
     pr = _pr_in(before)
     if pr is None and (m := _BARE_PR.search(before)) and (m.group("word") or "").lower() not in _ISSUE_WORDS:
         pr = int(m.group("pr"))
@@ -250,7 +293,7 @@ def is_cut(text: str | None) -> bool:
     """Does a (quoted) subject end where GitHub or a mail client cut it (``…``, ``...``)?"""
     if not text:
         return False
-    t = text.rstrip().rstrip("\"”").rstrip()
+    t = text.rstrip().rstrip('"”').rstrip()
     return t.endswith(("…", "..."))
 
 
@@ -264,7 +307,7 @@ def cut_prefix(text: str | None) -> str | None:
     if not is_cut(text):
         return None
     assert text is not None
-    t = text.rstrip().rstrip("\"”").rstrip()
+    t = text.rstrip().rstrip('"”').rstrip()
     t = t[:-1] if t.endswith("…") else t[:-3]
     t = _PARTIAL_TAIL.sub("", t[:SUBJECT_BUDGET])
     key = normalise_subject(t)
@@ -278,7 +321,7 @@ def full_subject(subject: str, body: str) -> tuple[str, str]:
     cut = subject.rfind("…")
     if cut < 0 or not body.startswith("…"):
         return subject, body
-    after = subject[cut + 1:]
+    after = subject[cut + 1 :]
     if after.strip() and not _PR_TAIL.fullmatch(after):
         return subject, body
     line, _, rest = body.partition("\n")
@@ -300,8 +343,9 @@ def revert_depth(subject: str) -> int:
 
 def _quoted_marker(depth: int, quoted: str | None, form: str, inner: str | None, text: str) -> RevertMarker:
     kind = "subject-revert-quoted" if depth == 1 and form == "revert" else "revert-of-revert"
-    return RevertMarker(kind, None, _quoted_pr(quoted), None, quoted, depth % 2 == 0, text, depth=depth,
-                        truncated=is_cut(inner))
+    return RevertMarker(
+        kind, None, _quoted_pr(quoted), None, quoted, depth % 2 == 0, text, depth=depth, truncated=is_cut(inner)
+    )
 
 
 def _subject_markers(subject: str) -> list[RevertMarker]:
@@ -320,7 +364,7 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
         return [_quoted_marker(depth, quoted, form, inner, text)]
 
     prefix = _CONVENTIONAL.match(s) or _PATH_PREFIX.match(s)
-    rest = s[prefix.end():] if prefix else s
+    rest = s[prefix.end() :] if prefix else s
     if prefix and prefix.re is _CONVENTIONAL and prefix.group("type").lower() == "revert":
         description = rest.strip()
         q, _ = _unquote(description)
@@ -332,38 +376,71 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
         sha = None
         if q is None and (h := re.match(rf"(?:commit[ \t]+)?({HEX})\b", description, re.IGNORECASE)):
             sha = h.group(1).lower()
-        return [RevertMarker("conventional-revert", sha, pr, None, q if q is not None else description,
-                             False, text, needs_target=True, truncated=is_cut(described), described=described)]
+        return [
+            RevertMarker(
+                "conventional-revert",
+                sha,
+                pr,
+                None,
+                q if q is not None else description,
+                False,
+                text,
+                needs_target=True,
+                truncated=is_cut(described),
+                described=described,
+            )
+        ]
     if prefix:
         # 'docs: revert "…" (#N)', 'go/packages: revert "x"' (x without the prefix), "fix: reverts #8278"
         depth, quoted, form, inner = _nesting(rest)
         if depth:
-            return [replace(_quoted_marker(depth, quoted, form, inner, text), scope=s[:prefix.end()])]
+            return [replace(_quoted_marker(depth, quoted, form, inner, text), scope=s[: prefix.end()])]
 
     m = _REF_SUBJECT.match(rest)
     if m and (refs := _refs(m.group("refs"))):
         return [RevertMarker("subject-revert-ref", sha, pr, cl, None, False, text) for sha, pr, cl in refs]
     if (f := _FREE_FORM.match(rest)) is not None:
-        described, pr = _described(rest[f.end():])
+        described, pr = _described(rest[f.end() :])
         if described.lower().startswith("back to ") or described.lower().startswith("to "):
             described = ""  # "revert to v1.2", "revert back to …": a state, not a change's subject
-        return [RevertMarker("free-form", None, pr, None, None, False, text, needs_target=True,
-                             truncated=is_cut(described), described=described or None)]
+        return [
+            RevertMarker(
+                "free-form",
+                None,
+                pr,
+                None,
+                None,
+                False,
+                text,
+                needs_target=True,
+                truncated=is_cut(described),
+                described=described or None,
+            )
+        ]
     if (m := _INLINE_REF.search(rest)) is not None:
-        return [RevertMarker("inline-revert-ref", sha, pr, cl, None, False, text, needs_target=True)
-                for sha, pr, cl in _refs(m.group("refs"))]
+        return [
+            RevertMarker("inline-revert-ref", sha, pr, cl, None, False, text, needs_target=True)
+            for sha, pr, cl in _refs(m.group("refs"))
+        ]
     return []
 
 
 def _refs(text: str) -> list[tuple[str | None, int | None, int | None]]:
     """(sha, PR number, CL number) of each reference in a list of them (`#12 and #13`, `8e6e47af,
     c121b98c`, `CL 40403`)."""
-    return [(r.group(3).lower(), None, None) if r.group(3) else (None, None, int(r.group(4))) if r.group(4)
-            else (None, int(r.group(1) or r.group(2)), None) for r in _ONE_REF.finditer(text)]
+    return [
+        (r.group(3).lower(), None, None)
+        if r.group(3)
+        else (None, None, int(r.group(4)))
+        if r.group(4)
+        else (None, int(r.group(1) or r.group(2)), None)
+        for r in _ONE_REF.finditer(text)
+    ]
 
 
-_BODY_REVERT = re.compile(r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?P<line>Revert[ \t]+[\"“][^\n]*)",
-                          re.IGNORECASE | re.MULTILINE)
+_BODY_REVERT = re.compile(
+    r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?P<line>Revert[ \t]+[\"“][^\n]*)", re.IGNORECASE | re.MULTILINE
+)
 
 
 def _body_markers(body: str) -> list[RevertMarker]:
@@ -382,18 +459,59 @@ def _body_markers(body: str) -> list[RevertMarker]:
             ref = _REFERENCE.match(rest)
             if ref:
                 quoted = ref.group(1)
-        line = body[m.start():end].strip()
-        out.append((m.start(), RevertMarker(
-            "this-reverts-commit", m.group("sha").lower(), None, None, quoted, False, line,
-            source="body", indented=bool(indent), base_sha=base)))
+        line = body[m.start() : end].strip()
+        out.append(
+            (
+                m.start(),
+                RevertMarker(
+                    "this-reverts-commit",
+                    m.group("sha").lower(),
+                    None,
+                    None,
+                    quoted,
+                    False,
+                    line,
+                    source="body",
+                    indented=bool(indent),
+                    base_sha=base,
+                ),
+            )
+        )
     for m in _GITHUB_REVERTS.finditer(body):
-        out.append((m.start(), RevertMarker(
-            "github-reverts-pr", None, int(m.group("pr")), None, None, False, m.group(0).strip(),
-            source="body", indented=bool(m.group("indent")), repo=m.group("repo"))))
+        out.append(
+            (
+                m.start(),
+                RevertMarker(
+                    "github-reverts-pr",
+                    None,
+                    int(m.group("pr")),
+                    None,
+                    None,
+                    False,
+                    m.group(0).strip(),
+                    source="body",
+                    indented=bool(m.group("indent")),
+                    repo=m.group("repo"),
+                ),
+            )
+        )
     for m in _GERRIT_CL.finditer(body):
-        out.append((m.start(), RevertMarker(
-            "gerrit-reverts-cl", None, None, int(m.group("cl")), None, False, m.group(0).strip(),
-            source="body", indented=bool(m.group("indent")))))
+        out.append(
+            (
+                m.start(),
+                RevertMarker(
+                    "gerrit-reverts-cl",
+                    None,
+                    None,
+                    int(m.group("cl")),
+                    None,
+                    False,
+                    m.group(0).strip(),
+                    source="body",
+                    indented=bool(m.group("indent")),
+                ),
+            )
+        )
     out.sort(key=lambda pair: pair[0])
     return [marker for _, marker in out]
 
@@ -406,9 +524,21 @@ def _body_quoted(body: str) -> list[RevertMarker]:
         depth, quoted, form, inner = _nesting(line)
         if depth != 1 or form != "revert" or not quoted:
             continue  # a reland listed in the body: the subject says what the commit is
-        out.append(RevertMarker("body-revert-quoted", None, _quoted_pr(quoted), None, quoted, False, line,
-                                needs_target=True, source="body", indented=bool(m.group("indent")),
-                                truncated=is_cut(inner)))
+        out.append(
+            RevertMarker(
+                "body-revert-quoted",
+                None,
+                _quoted_pr(quoted),
+                None,
+                quoted,
+                False,
+                line,
+                needs_target=True,
+                source="body",
+                indented=bool(m.group("indent")),
+                truncated=is_cut(inner),
+            )
+        )
     return out
 
 
@@ -427,7 +557,10 @@ def revert_markers(subject: str, body: str) -> list[RevertMarker]:
 
 
 _BOILERPLATE = (
-    _THIS_REVERTS, _GITHUB_REVERTS, _GERRIT_CL, _GERRIT_SUBMISSION_BODY,
+    _THIS_REVERTS,
+    _GITHUB_REVERTS,
+    _GERRIT_CL,
+    _GERRIT_SUBMISSION_BODY,
     re.compile(r"^\(cherry picked from commit [0-9a-f]+\)[^\n]*", re.MULTILINE),
 )
 _REASON_RE = re.compile(r"^Reason for revert:[ \t]*", re.IGNORECASE | re.MULTILINE)
@@ -454,7 +587,7 @@ def _revert_reason(subject: str, body: str) -> str:
     if m:
         reason = _paragraph_from(body, m.end())
         if not reason:  # "Reason for revert:" alone on its line: the next paragraph
-            after = body[m.end():].lstrip("\n")
+            after = body[m.end() :].lstrip("\n")
             reason = _paragraph_from(after, 0)
         if reason:
             return reason
@@ -462,7 +595,7 @@ def _revert_reason(subject: str, body: str) -> str:
     text = body
     desc = _ORIGINAL_DESC.search(text)
     if desc:
-        text = text[:desc.start()]
+        text = text[: desc.start()]
     trailers = parse_trailers(subject + "\n\n" + text)
     if trailers:
         lines = text.split("\n")
@@ -476,7 +609,8 @@ def _revert_reason(subject: str, body: str) -> str:
     reason = "\n\n".join(p for p in paragraphs if p)
     markers = _subject_markers(subject.split("\n", 1)[0])
     reference = bool(_THIS_REVERTS.search(body)) and any(
-        mk.kind == "this-reverts-commit" and mk.quoted_subject for mk in _body_markers(body))
+        mk.kind == "this-reverts-commit" and mk.quoted_subject for mk in _body_markers(body)
+    )
     if reference and not markers and subject.strip():
         reason = subject.strip() + ("\n\n" + reason if reason else "")
     return reason
@@ -494,11 +628,11 @@ def normalise_subject(subject: str) -> str:
     for _ in range(MAX_DEPTH):
         before = s
         while s.endswith(")") and _PR_GROUP.fullmatch(s, s.rfind("(")):
-            s = s[:s.rfind("(")].rstrip()
+            s = s[: s.rfind("(")].rstrip()
         if s[:7].lower().startswith(("revert", "reapply")) and (w := _wrapper(s)) is not None and w[2] is not None:
             s = w[2].strip()
         if ":" in s and (c := _CONVENTIONAL.match(s)) and c.group("type").lower() in CONVENTIONAL_TYPES:
-            s = s[c.end():].strip()
+            s = s[c.end() :].strip()
         if s.startswith(('"', "“")):
             q, rest = _unquote(s)
             if q is not None and not rest.strip():
@@ -526,13 +660,25 @@ def reland_key(subject: str) -> str:
 _RELAND_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
 _RELAND_WORD = re.compile(
     r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|(?:bring|add|put)[ \t]+back|readd|reenable"
-    r"|reintroduce|refix|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)", re.IGNORECASE)
+    r"|reintroduce|refix|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)",
+    re.IGNORECASE,
+)
 _AGAIN = re.compile(
     r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?\b(?:again|(?:take|try|attempt)[ \t]*#?(?:two|2|3|three)"
     r"|(?:second|2nd|third|3rd)[ \t]+(?:try|attempt))"
-    r"[)\]]?[ \t.!]*", re.IGNORECASE)
-_RELAND_FORMS = {"reapply": "reapply", "re-apply": "reapply", "redo": "redo", "restore": "restore",
-                 "readd": "add", "reenable": "enable", "reintroduce": "introduce", "refix": "fix"}
+    r"[)\]]?[ \t.!]*",
+    re.IGNORECASE,
+)
+_RELAND_FORMS = {
+    "reapply": "reapply",
+    "re-apply": "reapply",
+    "redo": "redo",
+    "restore": "restore",
+    "readd": "add",
+    "reenable": "enable",
+    "reintroduce": "introduce",
+    "refix": "fix",
+}
 
 
 def _all_quoted(text: str) -> bool:
@@ -572,8 +718,9 @@ def _references(pattern: re.Pattern[str], body: str) -> list[tuple[str | None, i
     out = []
     for m in pattern.finditer(body):
         pr, cl = m.group("pr") or m.group("pull"), m.group("golang") or m.group("cl") or m.group("review")
-        out.append((m.group("sha").lower() if m.group("sha") else None, int(pr) if pr else None,
-                    int(cl) if cl else None))
+        out.append(
+            (m.group("sha").lower() if m.group("sha") else None, int(pr) if pr else None, int(cl) if cl else None)
+        )
     return out
 
 
@@ -591,7 +738,9 @@ def revert_references(body: str) -> list[tuple[str | None, int | None, int | Non
 # What `reapply` names when it is not a quoted subject: a pull request, a commit, a Gerrit CL.
 _REAPPLIED_REF = re.compile(
     rf"(?:(?:[\w.-]+/[\w.-]+)?#\d{{1,9}}|(?:commit[ \t]+)?{HEX}|(?:https?://)?(?:go\.dev|golang\.org)/cl/\d{{1,12}}"
-    r"|CL[ \t]+\d{1,12})[ \t.]*", re.IGNORECASE)
+    r"|CL[ \t]+\d{1,12})[ \t.]*",
+    re.IGNORECASE,
+)
 
 
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
@@ -628,7 +777,7 @@ def reland_subject(subject: str) -> tuple[str, str, bool] | None:
         prefix = _RELAND_PREFIX.match(rest)
         if prefix is None:
             break
-        rest = rest[prefix.end():]
+        rest = rest[prefix.end() :]
     bare = _PR_TAIL.sub("", s) if s.endswith(")") else s
     if (m := _AGAIN.fullmatch(bare)) is not None and m.group("rest").strip():
         return "again", m.group("rest").strip(), False

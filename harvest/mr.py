@@ -149,8 +149,9 @@ def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: s
     return Approach(base, head, tuple(out), skipped)
 
 
-def fingerprint_of_files(files: list[ChangedFile], *, base: str | None, head: str,
-                         invert: bool = False) -> dict[str, Any]:
+def fingerprint_of_files(
+    files: list[ChangedFile], *, base: str | None, head: str, invert: bool = False
+) -> dict[str, Any]:
     """The approach fingerprint an attempt stores, in the same form as the git harvesters'."""
     from comind.harvest.context import fingerprint_json
 
@@ -217,11 +218,19 @@ def _lore_atom(text: str) -> Any:
 
 # --- the harvester ------------------------------------------------------------------------------
 
+
 class MergeRequestHarvester:
     """Harvests one forge project into ``ws.harvest_store`` (or ``ws.store`` with ``publish``)."""
 
-    def __init__(self, ws: Any, source: MergeRequestSource, *, project: str | None = None,
-                 publish: bool = False, ledger: Any = None) -> None:
+    def __init__(
+        self,
+        ws: Any,
+        source: MergeRequestSource,
+        *,
+        project: str | None = None,
+        publish: bool = False,
+        ledger: Any = None,
+    ) -> None:
         self.ws = ws
         self.source = source
         self.project = project or project_of(source, ws.repo_name)
@@ -324,8 +333,13 @@ class MergeRequestHarvester:
     def _provenance(self, login: str) -> dict[str, Any]:
         from comind.actors import actor_id
 
-        return {"actor": actor_id(login, self.ws.repo_name), "author_kind": "harvested", "source": "mr",
-                "repo": self.ws.repo_name, "harvester": dict(HARVESTER)}
+        return {
+            "actor": actor_id(login, self.ws.repo_name),
+            "author_kind": "harvested",
+            "source": "mr",
+            "repo": self.ws.repo_name,
+            "harvester": dict(HARVESTER),
+        }
 
     def _key(self, mr: MergeRequest, *parts: object) -> str:
         return ":".join(["mr", self.source.name, self.project, str(mr.number), *map(str, parts)])
@@ -359,8 +373,14 @@ class MergeRequestHarvester:
         self._write(self.derive(mr, result, notes), result)
         return result
 
-    def derive(self, mr: MergeRequest, result: HarvestResult | None = None,
-               notes: list[Note] | None = None, *, comments: bool = True) -> Iterator[Record]:
+    def derive(
+        self,
+        mr: MergeRequest,
+        result: HarvestResult | None = None,
+        notes: list[Note] | None = None,
+        *,
+        comments: bool = True,
+    ) -> Iterator[Record]:
         """The records of one merge request, in an order where a command sees the records
         earlier comments made (the caller writes each before asking for the next)."""
         skipped = result.skipped if result is not None else []
@@ -379,8 +399,15 @@ class MergeRequestHarvester:
             atom = _lore_atom(mr.description)
             if atom.has_lore:
                 yield from self._lore_records(
-                    atom, mr, self._key(mr, "description", "lore"), anchors=file_anchors, login=mr.author,
-                    evidence=[{"type": "mr", "ref": mr.web_url}], created_at=mr.updated_at, skipped=skipped)
+                    atom,
+                    mr,
+                    self._key(mr, "description", "lore"),
+                    anchors=file_anchors,
+                    login=mr.author,
+                    evidence=[{"type": "mr", "ref": mr.web_url}],
+                    created_at=mr.updated_at,
+                    skipped=skipped,
+                )
         me = self._bot_login()
         if notes is None:
             notes = self.source.notes(mr.number) if comments else []
@@ -395,9 +422,15 @@ class MergeRequestHarvester:
                     continue
                 anchors = self._thread_anchors(thread) or file_anchors
                 yield from self._lore_records(
-                    atom, mr, self._key(mr, note_key(note), "lore"), anchors=anchors, login=note.author,
+                    atom,
+                    mr,
+                    self._key(mr, note_key(note), "lore"),
+                    anchors=anchors,
+                    login=note.author,
                     evidence=[{"type": "url", "ref": note.url}, {"type": "mr", "ref": mr.web_url}],
-                    created_at=note.created_at, skipped=skipped)
+                    created_at=note.created_at,
+                    skipped=skipped,
+                )
         yield from self._command_records(mr, notes, skipped)
         if mr.merged:
             yield from self._revert(mr, changed, skipped)
@@ -437,16 +470,34 @@ class MergeRequestHarvester:
         except AnchorError:
             return []
 
-    def _lore_records(self, atom: Any, mr: MergeRequest, key: str, *, anchors: Any, login: str,
-                      evidence: list[dict[str, str]], created_at: datetime, skipped: list[str]) -> Iterator[Record]:
+    def _lore_records(
+        self,
+        atom: Any,
+        mr: MergeRequest,
+        key: str,
+        *,
+        anchors: Any,
+        login: str,
+        evidence: list[dict[str, str]],
+        created_at: datetime,
+        skipped: list[str],
+    ) -> Iterator[Record]:
         """Records from Lore keys, mapped exactly as the commit Lore harvester maps them
         (``comind.harvest.lore.lore_records``); ids ``<key>:<n>``. Trust T1: asserted in a comment."""
         from comind.harvest.lore import lore_records
 
         where = anchors() if callable(anchors) else anchors
         for kind, result in lore_records(
-                atom, key, chosen=mr.title or f"!{mr.number}", cause=f"{mr.title} (!{mr.number})", anchors=where,
-                evidence=evidence, provenance=self._provenance(login), created_at=timestamp(created_at), trust=1):
+            atom,
+            key,
+            chosen=mr.title or f"!{mr.number}",
+            cause=f"{mr.title} (!{mr.number})",
+            anchors=where,
+            evidence=evidence,
+            provenance=self._provenance(login),
+            created_at=timestamp(created_at),
+            trust=1,
+        ):
             if isinstance(result, ComindError):
                 skipped.append(f"{mr.web_url}: {kind} from Lore: {result}")
                 continue
@@ -465,8 +516,7 @@ class MergeRequestHarvester:
             for index, command in enumerate(parsed):
                 if isinstance(command, CommandError) or not command.writes:
                     continue
-                origin = Origin(self.source.name, self.project, mr.number, mr.web_url, note, index,
-                                self.ws.repo_name)
+                origin = Origin(self.source.name, self.project, mr.number, mr.web_url, note, index, self.ws.repo_name)
                 try:
                     records = command_records(self.ws, command, origin, self.resolver)
                 except CommandError as exc:
@@ -474,14 +524,31 @@ class MergeRequestHarvester:
                     continue
                 yield from records
 
-    def _attempt(self, mr: MergeRequest, key: str, *, title: str, approach: str, outcome: str,
-                 fingerprint: dict[str, Any], anchors: list[dict[str, Any]], evidence: list[dict[str, str]],
-                 reason: str) -> Record:
-        fields = {"approach": approach[:1000], "outcome": outcome, "fingerprint": fingerprint,
-                  "reason": reason or None}
-        return new_record("attempt", title=_title(title), anchors=anchors, evidence=evidence, fields=fields,
-                          provenance=self._provenance(mr.author), created_at=timestamp(mr.updated_at),
-                          record_id=harvested_id(key), valid_from=mr.merge_commit_sha or None)
+    def _attempt(
+        self,
+        mr: MergeRequest,
+        key: str,
+        *,
+        title: str,
+        approach: str,
+        outcome: str,
+        fingerprint: dict[str, Any],
+        anchors: list[dict[str, Any]],
+        evidence: list[dict[str, str]],
+        reason: str,
+    ) -> Record:
+        fields = {"approach": approach[:1000], "outcome": outcome, "fingerprint": fingerprint, "reason": reason or None}
+        return new_record(
+            "attempt",
+            title=_title(title),
+            anchors=anchors,
+            evidence=evidence,
+            fields=fields,
+            provenance=self._provenance(mr.author),
+            created_at=timestamp(mr.updated_at),
+            record_id=harvested_id(key),
+            valid_from=mr.merge_commit_sha or None,
+        )
 
     def _revert(self, mr: MergeRequest, changed: Any, skipped: list[str]) -> Iterator[Record]:
         is_revert, number, reverted_title = reverted_number(mr, self.project)
@@ -509,15 +576,22 @@ class MergeRequestHarvester:
             evidence.append({"type": "commit", "ref": mr.merge_commit_sha})
         try:
             yield self._attempt(
-                mr, self._key(mr, "revert"), title=f"Reverted: {what}", outcome="reverted",
+                mr,
+                self._key(mr, "revert"),
+                title=f"Reverted: {what}",
+                outcome="reverted",
                 approach=f"{what}{where}; changed {paths or 'no files'}",
                 # read backwards, the revert's diff has the reverted change's lines at the revert's base
                 fingerprint=fingerprint_of_files(
-                    files, base=reverted.base_sha if reverted else None,
+                    files,
+                    base=reverted.base_sha if reverted else None,
                     head=(reverted.merge_commit_sha or reverted.head_sha) if reverted else (mr.base_sha or mr.head_sha),
-                    invert=invert),
+                    invert=invert,
+                ),
                 anchors=self._file_anchors(files),
-                evidence=evidence, reason=_reason(mr.description))
+                evidence=evidence,
+                reason=_reason(mr.description),
+            )
         except ComindError as exc:
             skipped.append(f"{mr.web_url}: revert: {exc}")
 
@@ -525,22 +599,37 @@ class MergeRequestHarvester:
         paths = ", ".join(f.path for f in files[:10]) + (", …" if len(files) > 10 else "")
         try:
             yield self._attempt(
-                mr, self._key(mr, "dead-end"), title=f"Abandoned: {mr.title}", outcome="abandoned",
+                mr,
+                self._key(mr, "dead-end"),
+                title=f"Abandoned: {mr.title}",
+                outcome="abandoned",
                 approach=f"{mr.title} (!{mr.number}); changed {paths or 'no files'}",
                 fingerprint=fingerprint_of_files(files, base=mr.base_sha, head=mr.head_sha),
                 anchors=self._file_anchors(files),
-                evidence=[{"type": "mr", "ref": mr.web_url}], reason=_reason(mr.description))
+                evidence=[{"type": "mr", "ref": mr.web_url}],
+                reason=_reason(mr.description),
+            )
         except ComindError as exc:
             skipped.append(f"{mr.web_url}: dead end: {exc}")
 
 
-def harvest(ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False,
-            comments: bool = True) -> HarvestResult:
+def harvest(
+    ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False, comments: bool = True
+) -> HarvestResult:
     """Harvest every merge request updated since the last run (see the module docstring)."""
     return MergeRequestHarvester(ws, source, project=project, publish=publish).harvest(comments=comments)
 
 
 __all__ = [
-    "HARVESTER", "HarvestResult", "MergeRequestHarvester", "MergeRequestSource", "approach_of_files",
-    "fingerprint_of_files", "harvest", "patch_lines", "project_of", "reverted_number", "threads_of",
+    "HARVESTER",
+    "HarvestResult",
+    "MergeRequestHarvester",
+    "MergeRequestSource",
+    "approach_of_files",
+    "fingerprint_of_files",
+    "harvest",
+    "patch_lines",
+    "project_of",
+    "reverted_number",
+    "threads_of",
 ]

@@ -49,11 +49,15 @@ from comind.records import Record, harvested_id, new_record
 
 NAME = "reverts"
 _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
-_SLIP = re.compile(r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
-                   r"|unrelated)\b", re.IGNORECASE)
+_SLIP = re.compile(
+    r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
+    r"|unrelated)\b",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
-_PARTIAL = re.compile(r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]+(?:part|parts|some)[ \t]+of\b",
-                      re.IGNORECASE)
+_PARTIAL = re.compile(
+    r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]+(?:part|parts|some)[ \t]+of\b", re.IGNORECASE
+)
 
 
 # A revert's body saying the change landed by mistake: "This was accidentally merged", "Accidentally
@@ -64,7 +68,9 @@ _LANDED_BY_MISTAKE = re.compile(
     r"(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
     r"(?:merged|landed|pushed|committed)\b"
     r"|\b(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident|by[ \t]+mistake|mistakenly"
-    r"|unintentionally|inadvertently|in[ \t]+error)\b", re.IGNORECASE | re.MULTILINE)
+    r"|unintentionally|inadvertently|in[ \t]+error)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _a_slip(subject: str, body: str = "") -> bool:
@@ -146,8 +152,9 @@ def _family(m: RevertMarker) -> int:
     return 2
 
 
-def _resolve(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext,
-             quiet: bool = False) -> tuple[list[str], int, str] | None:
+def _resolve(
+    commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext, quiet: bool = False
+) -> tuple[list[str], int, str] | None:
     """(resolved targets, candidate count when ambiguous, reference text); None: not a revert.
 
     Markers are read by family (shas, then numbers, then subjects): the first family that resolves
@@ -241,8 +248,16 @@ def _before(ctx: HarvestContext, candidate: str, commit: str) -> bool:
 # -- attempts ----------------------------------------------------------------------------------
 
 
-def _attempts(commit: CommitInfo, subject: str, body: str, markers: list[RevertMarker], targets: list[str],
-              candidates: int, reference: str, ctx: HarvestContext) -> Iterator[Record]:
+def _attempts(
+    commit: CommitInfo,
+    subject: str,
+    body: str,
+    markers: list[RevertMarker],
+    targets: list[str],
+    candidates: int,
+    reference: str,
+    ctx: HarvestContext,
+) -> Iterator[Record]:
     reason = revert_reason(subject, body)
     if reason:
         from comind.sanitize import find_secret
@@ -251,8 +266,9 @@ def _attempts(commit: CommitInfo, subject: str, body: str, markers: list[RevertM
             ctx.count("reverts:reason-withheld", commit.sha[:12])
             reason = ""
     if not targets:
-        record = _attempt(commit, markers, None, candidates, reference, reason, attempt_id(ctx.repo_name, commit.sha),
-                          ctx)
+        record = _attempt(
+            commit, markers, None, candidates, reference, reason, attempt_id(ctx.repo_name, commit.sha), ctx
+        )
         if record is not None:
             named = _quoted(markers) or next((m.described for m in markers if m.described), None)
             if named and not candidates and not any(m.truncated for m in markers):
@@ -269,8 +285,7 @@ def _attempts(commit: CommitInfo, subject: str, body: str, markers: list[RevertM
             yield record
 
 
-def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: str,
-              target: CommitInfo | None) -> None:
+def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: str, target: CommitInfo | None) -> None:
     """Keep the reverted subject, for a reland that names it or repeats it. A subject that several
     commits before the revert carried (`Update dependencies`) is no reland's name: left out."""
     key = reland_key(subject)
@@ -293,8 +308,9 @@ def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: 
         entries.append(entry)
 
 
-def _reverted_change(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None,
-                     ctx: HarvestContext) -> tuple[Approach | None, str | None]:
+def _reverted_change(
+    commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, ctx: HarvestContext
+) -> tuple[Approach | None, str | None]:
     """(the change a revert undid, the commit its anchors are read at)."""
     mainline = next((m.base_sha for m in markers if m.base_sha), None)
     # a partial revert ("partial revert of go.dev/cl/731503: only internal/mcp/*") undid what its own diff
@@ -307,8 +323,16 @@ def _reverted_change(commit: CommitInfo, markers: list[RevertMarker], target: Co
     return _inverted(ctx.approach(commit.sha)), commit.sha
 
 
-def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo | None, candidates: int,
-             reference: str, reason: str, record_id: str, ctx: HarvestContext) -> Record | None:
+def _attempt(
+    commit: CommitInfo,
+    markers: list[RevertMarker],
+    target: CommitInfo | None,
+    candidates: int,
+    reference: str,
+    reason: str,
+    record_id: str,
+    ctx: HarvestContext,
+) -> Record | None:
     change, at = _reverted_change(commit, markers, target, ctx)
     if change is not None and is_release(change):
         ctx.skip("revert-of-a-release", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing was tried
@@ -340,12 +364,19 @@ def _attempt(commit: CommitInfo, markers: list[RevertMarker], target: CommitInfo
     }
     try:
         record = new_record(
-            "attempt", record_id=record_id, title=title,
-            body=_clip(reason, 2000), trigger=first_line(f"re-doing: {title}", 200),
+            "attempt",
+            record_id=record_id,
+            title=title,
+            body=_clip(reason, 2000),
+            trigger=first_line(f"re-doing: {title}", 200),
             anchors=ctx.anchors(change, at) + dependency_anchors(ctx, change, at, with_change),
-            evidence=evidence, fields=fields,
-            provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit), valid_from=commit.sha,
-            trust=2 if verified else 1, attributes=attributes,
+            evidence=evidence,
+            fields=fields,
+            provenance=ctx.provenance(commit, NAME),
+            created_at=commit_time(commit),
+            valid_from=commit.sha,
+            trust=2 if verified else 1,
+            attributes=attributes,
         )
     except ComindError as exc:  # e.g. a secret in the title: skipped and counted, never written
         ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
@@ -365,8 +396,9 @@ def _reland(commit: CommitInfo, markers: list[RevertMarker], ctx: HarvestContext
             found = [s for s in resolve_prefix(ctx.repo, m.sha) if s != commit.sha and _before(ctx, s, commit.sha)]
         elif m.cl is not None or m.pr is not None:
             numbered = ctx.by_cl(m.cl) if m.cl is not None else ctx.by_pr(m.pr or 0)
-            found = [s for s in numbered if s != commit.sha and _depth(ctx, s) == m.depth - 1
-                     and _before(ctx, s, commit.sha)]
+            found = [
+                s for s in numbered if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)
+            ]
             if not found and m.quoted_subject and not m.truncated:
                 found = _reverts_of(commit, m, ctx)
         elif m.quoted_subject and not m.truncated:
@@ -419,19 +451,24 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     if _a_slip(*full_subject(c.subject, c.body)):
         return False
     changes = [_reverted_change(c, markers, ctx.commit(t), ctx)[0] for t in targets] or [
-        _reverted_change(c, markers, None, ctx)[0]]
+        _reverted_change(c, markers, None, ctx)[0]
+    ]
     return not all(change is not None and is_release(change) for change in changes)
 
 
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:
     """The commits a reland's quoted subject names, one revert less deep than the reland."""
     assert m.quoted_subject is not None
-    return [s for s in _by_quoted(ctx, m, m.quoted_subject)
-            if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)]
+    return [
+        s
+        for s in _by_quoted(ctx, m, m.quoted_subject)
+        if s != commit.sha and _depth(ctx, s) == m.depth - 1 and _before(ctx, s, commit.sha)
+    ]
 
 
-def _named(ctx: HarvestContext, subject: str | None, cut: bool = False, shortened: bool = False,
-           said: bool = True) -> list[str]:
+def _named(
+    ctx: HarvestContext, subject: str | None, cut: bool = False, shortened: bool = False, said: bool = True
+) -> list[str]:
     """The live attempts whose reverted subject is `subject`; when it was cut (`…`) or shortened
     (`x again`, `x, take 2`), the one reverted subject it starts (none when several do). A subject
     repeated without a word of relanding (`said` False) retires only the uncommon ones."""
@@ -464,13 +501,18 @@ def _relanded_by_reference(commit: CommitInfo, subject: str, body: str, ctx: Har
         elif (original := ctx.commit(found)) is not None:
             retired += _named(ctx, full_subject(original.subject, original.body)[0])
     if not retired and (relands or reland_subject(subject) is not None):
-        retired = [a for found in _referenced(commit, revert_references(body), ctx) if _made_attempts(ctx, found)
-                   for a in _attempts_of(ctx, found)]
+        retired = [
+            a
+            for found in _referenced(commit, revert_references(body), ctx)
+            if _made_attempts(ctx, found)
+            for a in _attempts_of(ctx, found)
+        ]
     return retired
 
 
-def _referenced(commit: CommitInfo, references: list[tuple[str | None, int | None, int | None]],
-                ctx: HarvestContext) -> Iterator[str]:
+def _referenced(
+    commit: CommitInfo, references: list[tuple[str | None, int | None, int | None]], ctx: HarvestContext
+) -> Iterator[str]:
     """The one earlier commit each (sha, PR, CL) reference names; ambiguous ones are skipped."""
     for sha, pr, cl in references:
         found = resolve_prefix(ctx.repo, sha) if sha else ctx.by_cl(cl) if cl is not None else ctx.by_pr(pr or 0)
@@ -502,13 +544,19 @@ def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestCon
         suffix = "" if n == 0 else f":{target}"
         try:
             record = new_record(
-                "relation", record_id=harvested_id(f"git-reland:{ctx.repo_name}:{commit.sha}{suffix}"),
-                title=first_line(f"Relanded: {commit.subject}"), anchors=[],
+                "relation",
+                record_id=harvested_id(f"git-reland:{ctx.repo_name}:{commit.sha}{suffix}"),
+                title=first_line(f"Relanded: {commit.subject}"),
+                anchors=[],
                 evidence=[{"type": "commit", "ref": commit.sha, "role": "reland"}],
-                fields={"relation": "retracts", "target": target,
-                        "reason": first_line(f"relanded in {commit.sha[:10]}: {commit.subject}", 1000),
-                        "commit": commit.sha},
-                provenance=ctx.provenance(commit, NAME), created_at=commit_time(commit),
+                fields={
+                    "relation": "retracts",
+                    "target": target,
+                    "reason": first_line(f"relanded in {commit.sha[:10]}: {commit.subject}", 1000),
+                    "commit": commit.sha,
+                },
+                provenance=ctx.provenance(commit, NAME),
+                created_at=commit_time(commit),
             )
         except ComindError as exc:
             ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
@@ -521,8 +569,9 @@ def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestCon
 def _inverted(change: Approach | None) -> Approach | None:
     if change is None:
         return None
-    files = tuple(FileChange(f.path, f.old_path, f.status, f.binary, f.skipped, f.removed, f.added)
-                  for f in change.files)
+    files = tuple(
+        FileChange(f.path, f.old_path, f.status, f.binary, f.skipped, f.removed, f.added) for f in change.files
+    )
     return Approach(change.base, change.head, files, change.skipped)
 
 
@@ -533,4 +582,3 @@ def _quoted(markers: list[RevertMarker]) -> str | None:
 def _clip(text: str, limit: int) -> str:
     data = text.encode()
     return text if len(data) <= limit else data[: limit - 3].decode(errors="ignore") + "…"
-

@@ -45,19 +45,33 @@ class HarvestResult:
         self.up_to_date = False
 
     def summary(self) -> dict[str, Any]:
-        return {"commits": self.commits, "records": self.records, "written": self.written,
-                "counts": dict(sorted(self.counts.items())), "skipped": dict(sorted(self.skipped.items())),
-                "shallow": self.shallow, "up_to_date": self.up_to_date}
+        return {
+            "commits": self.commits,
+            "records": self.records,
+            "written": self.written,
+            "counts": dict(sorted(self.counts.items())),
+            "skipped": dict(sorted(self.skipped.items())),
+            "shallow": self.shallow,
+            "up_to_date": self.up_to_date,
+        }
 
     def line(self) -> str:
         """One summary line, for CI logs."""
-        kinds = Counter({k.split(":", 1)[1]: v for k, v in self.counts.items()
-                         if k.split(":", 1)[0] in ("reverts", "lore", "trailers") and ":" in k})
+        kinds = Counter(
+            {
+                k.split(":", 1)[1]: v
+                for k, v in self.counts.items()
+                if k.split(":", 1)[0] in ("reverts", "lore", "trailers") and ":" in k
+            }
+        )
         parts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
         skipped = sum(self.skipped.values())
         shallow = "; shallow clone: history beyond the boundary was not read" if self.shallow else ""
-        return (f"harvested {self.commits} commits: {parts}; {self.written} new records"
-                + (f"; {skipped} skipped" if skipped else "") + shallow)
+        return (
+            f"harvested {self.commits} commits: {parts}; {self.written} new records"
+            + (f"; {skipped} skipped" if skipped else "")
+            + shallow
+        )
 
 
 def _state_path(ws: Workspace) -> Any:
@@ -86,8 +100,15 @@ def _tips(ws: Workspace, head: str | None = None) -> dict[str, str]:
     return {name: sha for name, sha in tips.items() if sha}
 
 
-def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publish: bool = False,
-            progress: Progress | None = None, head: str | None = None) -> HarvestResult:
+def harvest(
+    ws: Workspace,
+    *,
+    since: str | None = None,
+    full: bool = False,
+    publish: bool = False,
+    progress: Progress | None = None,
+    head: str | None = None,
+) -> HarvestResult:
     """Harvest the git history new since the last run (or since `since`, or all of it with `full`).
 
     Two passes. The default branch's new commits go to the harvest cache (or the shared store with
@@ -122,8 +143,15 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
             raise ComindError(f"unknown revision '{since}'") from exc
     ctx = _context(ws, repo, state)
     ctx.search_history([base])
-    kept = _walk(repo, [base], hide + ([state["base"]] if state.get("base") else []), ctx, result, progress,
-                 on_default=default is not None)
+    kept = _walk(
+        repo,
+        [base],
+        hide + ([state["base"]] if state.get("base") else []),
+        ctx,
+        result,
+        progress,
+        on_default=default is not None,
+    )
     store = ws.store if publish else ws.harvest_store
     result.written = store.put_derived(kept, replace=not publish)
     if not state and not since and not publish:
@@ -132,8 +160,10 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
         made = {r.id for r in kept}
         ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made)
     # what the default branch leaves for the next run, before the branch's commits add to it
-    saved = {"lore_ids": {k: list(v) for k, v in ctx.lore_ids.items()},
-             "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()}}
+    saved = {
+        "lore_ids": {k: list(v) for k, v in ctx.lore_ids.items()},
+        "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()},
+    }
     branch = []
     if tips.get("HEAD") and tips["HEAD"] != base:
         ctx.search_history([tips["HEAD"], base])
@@ -145,8 +175,7 @@ def harvest(ws: Workspace, *, since: str | None = None, full: bool = False, publ
         progress(result.commits, result.commits)
     result.records = len(kept) + len(branch)
     result.counts, result.skipped, result.examples = ctx.counts, ctx.skipped, dict(ctx.examples)
-    _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips, "base": base,
-                     **saved})
+    _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips, "base": base, **saved})
     return result
 
 
@@ -189,8 +218,16 @@ def _prefetch_reverts(repo: Any, commits: list[CommitInfo]) -> int:
     return fetch_missing(repo, oids)
 
 
-def _walk(repo: Any, tips: list[str], hide: list[str], ctx: Any, result: HarvestResult,
-          progress: Progress | None, *, on_default: bool) -> list[Record]:
+def _walk(
+    repo: Any,
+    tips: list[str],
+    hide: list[str],
+    ctx: Any,
+    result: HarvestResult,
+    progress: Progress | None,
+    *,
+    on_default: bool,
+) -> list[Record]:
     """Give every commit reachable from `tips` and not from `hide`, oldest first, to every git source."""
     from comind.harvest import git_sources
     from comind.harvest.walker import walk

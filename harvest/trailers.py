@@ -71,35 +71,62 @@ GIT_GENERATED_PREFIXES = ("Signed-off-by: ", "(cherry picked from commit ")
 SCISSORS = "# ------------------------ >8 ------------------------"
 
 # Canonical case of common non-Lore keys; lookups are case-insensitive.
-KNOWN_KEYS: dict[str, str] = {k.lower(): k for k in (
-    "Signed-off-by", "Co-authored-by", "Co-developed-by", "Reviewed-by", "Acked-by", "Tested-by",
-    "Reported-by", "Suggested-by", "Helped-by", "Requested-by", "Assisted-by", "Generated-by",
-    "Cc", "Fixes", "Closes", "Resolves", "Refs", "Link", "See-also", "Bug", "Issue",
-    "Change-Id", "Reviewed-on", "BREAKING-CHANGE",
-)}
+KNOWN_KEYS: dict[str, str] = {
+    k.lower(): k
+    for k in (
+        "Signed-off-by",
+        "Co-authored-by",
+        "Co-developed-by",
+        "Reviewed-by",
+        "Acked-by",
+        "Tested-by",
+        "Reported-by",
+        "Suggested-by",
+        "Helped-by",
+        "Requested-by",
+        "Assisted-by",
+        "Generated-by",
+        "Cc",
+        "Fixes",
+        "Closes",
+        "Resolves",
+        "Refs",
+        "Link",
+        "See-also",
+        "Bug",
+        "Issue",
+        "Change-Id",
+        "Reviewed-on",
+        "BREAKING-CHANGE",
+    )
+}
 
 _SEP_RE = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
 _SIMPLE_LINE = re.compile(r"([A-Za-z0-9-]+)[ \t]*:(?!//)([^\n]*)")
 _SIMPLE_PARAGRAPH = re.compile(
-    r"[A-Za-z0-9-]+[ \t]*:(?!//)[^\n]*(?:\n(?:[A-Za-z0-9-]+[ \t]*:(?!//)[^\n]*|[ \t]+[^ \t\n][^\n]*))*")
+    r"[A-Za-z0-9-]+[ \t]*:(?!//)[^\n]*(?:\n(?:[A-Za-z0-9-]+[ \t]*:(?!//)[^\n]*|[ \t]+[^ \t\n][^\n]*))*"
+)
 _UNFOLD_RE = re.compile(r"\n[ \t\n\r]*")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _CHERRY_RE = re.compile(r"^\(cherry picked from commit ([0-9a-f]{7,64})\)", re.MULTILINE)
 # A cheap superset test for "some line after the first starts with a Lore key": a literal "\n" and
 # a first-letter class let the regex engine skip ahead; the recovery itself is exact.
 _LORE_HINT = re.compile(
-    r"\n[" + "".join(sorted({c for k in LORE_KEYS for c in (k[0], k[0].upper())})) + r"](?i:"
-    + "|".join(sorted({re.escape(k[1:]) for k in LORE_KEYS}, key=len, reverse=True)) + r")[ \t]*:"
+    r"\n["
+    + "".join(sorted({c for k in LORE_KEYS for c in (k[0], k[0].upper())}))
+    + r"](?i:"
+    + "|".join(sorted({re.escape(k[1:]) for k in LORE_KEYS}, key=len, reverse=True))
+    + r")[ \t]*:"
 )
 
 
 @dataclass(frozen=True)
 class Trailer:
-    key: str            # as written
+    key: str  # as written
     canonical_key: str  # canonical case for known keys (Lore vocabulary, common git keys), else as written
-    value: str          # unfolded and stripped; never contains a newline
-    raw: str            # the original line(s), exactly as they appear in the message
-    line: int           # 1-based line number of the key line in the message
+    value: str  # unfolded and stripped; never contains a newline
+    raw: str  # the original line(s), exactly as they appear in the message
+    line: int  # 1-based line number of the key line in the message
 
 
 _CANONICAL = {**KNOWN_KEYS, **LORE_KEYS}
@@ -136,8 +163,8 @@ def _split(message: str) -> tuple[list[str], bool]:
 @dataclass(frozen=True)
 class _Block:
     end_of_title: int  # index of the first blank line after the title (or trailer_end)
-    start: int         # first line of the trailer block (== end when there is none)
-    end: int           # line after the block
+    start: int  # first line of the trailer block (== end when there is none)
+    end: int  # line after the block
     seps: dict[int, int] = field(default_factory=dict)  # separator positions already found, by line
 
 
@@ -150,8 +177,7 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
     end = n
     if divider:  # find_patch_start: "---" followed by whitespace (a newline counts)
         for i, line in enumerate(lines):
-            if line.startswith("---") and ((len(line) > 3 and line[3] in GIT_SPACE) or
-                                           (len(line) == 3 and has_nl(i))):
+            if line.startswith("---") and ((len(line) > 3 and line[3] in GIT_SPACE) or (len(line) == 3 and has_nl(i))):
                 end = i
                 break
 
@@ -174,8 +200,11 @@ def _git_block(lines: list[str], ends_nl: bool, divider: bool) -> _Block:
             first = i + 1
             # git leaves in_conflicts set while boc is "unset": a "Conflicts:" first line
             # followed by no comment, blank or "Conflicts:" line up to here.
-            in_conflicts = lines[0] == "Conflicts:" and has_nl(0) and not any(
-                not x or x.startswith("#") or x == "Conflicts:" for x in lines[1:i])
+            in_conflicts = (
+                lines[0] == "Conflicts:"
+                and has_nl(0)
+                and not any(not x or x.startswith("#") or x == "Conflicts:" for x in lines[1:i])
+            )
             break
     for i in range(first, cutoff):
         line = lines[i]
@@ -240,9 +269,9 @@ def _make(parts: list[str], first_index: int, sep: int) -> Trailer:
     first = parts[0]
     key = first[:sep].strip(GIT_SPACE)
     if len(parts) == 1:
-        value = first[sep + 1:].strip(GIT_SPACE)
+        value = first[sep + 1 :].strip(GIT_SPACE)
     else:
-        value = "\n".join([first[sep + 1:], *parts[1:]]).strip(GIT_SPACE)
+        value = "\n".join([first[sep + 1 :], *parts[1:]]).strip(GIT_SPACE)
         value = _UNFOLD_RE.sub(" ", value).strip(GIT_SPACE)
     return Trailer(key, canonical_key(key), value, "\n".join(parts), first_index + 1)
 
@@ -275,7 +304,7 @@ def _simple_block(message: str) -> tuple[int, int, list[Trailer]] | None:
     cut = tail.rfind("\n\n")
     if cut < 0:
         return None
-    paragraph = tail[cut + 2:]
+    paragraph = tail[cut + 2 :]
     if not _SIMPLE_PARAGRAPH.fullmatch(paragraph):
         return None
     first = tail.count("\n", 0, cut + 2)
@@ -315,9 +344,18 @@ def _surely_no_block(message: str) -> bool:
     cut = tail.rfind("\n")
     if cut < 0:
         return True  # one line: the title, which never holds trailers
-    last = tail[cut + 1:]
-    return bool(last) and last[0] not in GIT_SPACE and last[0] != "#" and _find_separator(last) < 1 and (
-        "Signed-off-by: " not in message and "(cherry picked from commit " not in message and SCISSORS not in message)
+    last = tail[cut + 1 :]
+    return (
+        bool(last)
+        and last[0] not in GIT_SPACE
+        and last[0] != "#"
+        and _find_separator(last) < 1
+        and (
+            "Signed-off-by: " not in message
+            and "(cherry picked from commit " not in message
+            and SCISSORS not in message
+        )
+    )
 
 
 def cherry_picks(message: str) -> list[str]:
@@ -411,7 +449,7 @@ def _recover_paragraph(lines: list[str], start: int, end: int, prose: list[bool]
         while m < len(kinds) and kinds[m] in "CU":
             m += 1
         if kind == "K" or (kind == "T" and whole):
-            out.append(_make(lines[start + n:start + m], start + n, seps[n]))
+            out.append(_make(lines[start + n : start + m], start + n, seps[n]))
         n = m
     return out
 
@@ -424,8 +462,12 @@ def might_have_lore(message: str) -> bool:
 def parse_lore(message: str) -> list[Trailer]:
     """Git's trailers plus the Lore lines git's rules miss, in message order (see the module docstring)."""
     simple = _simple_block(message)
-    if simple is not None and not _LORE_HINT.search(message, 0, simple[1]) and "```" not in message and (
-            "~~~" not in message):
+    if (
+        simple is not None
+        and not _LORE_HINT.search(message, 0, simple[1])
+        and "```" not in message
+        and ("~~~" not in message)
+    ):
         return simple[2]  # no Lore line before git's own block: nothing to recover
     hints = _hint_lines(message)
     if not hints:

@@ -41,12 +41,12 @@ RepoLike = pygit2.Repository | str | os.PathLike[str]
 class CommitInfo:
     sha: str
     parents: tuple[str, ...]
-    subject: str         # first line of the message (what ``git revert`` quotes)
-    body: str            # the rest, leading blank lines removed
-    message: str         # the whole message, decoded
+    subject: str  # first line of the message (what ``git revert`` quotes)
+    body: str  # the rest, leading blank lines removed
+    message: str  # the whole message, decoded
     author_name: str
     author_email: str
-    author_time: int     # epoch seconds
+    author_time: int  # epoch seconds
     committer_time: int  # epoch seconds
 
     @property
@@ -93,8 +93,14 @@ def _resolve(repo: pygit2.Repository, rev: str) -> pygit2.Oid:
     return repo.revparse_single(rev).peel(pygit2.Commit).id
 
 
-def walk(repo_path: RepoLike, tips: Iterable[str], hide: Iterable[str] = (), first_parent: bool = False, *,
-         oldest_first: bool = False) -> Iterator[CommitInfo]:
+def walk(
+    repo_path: RepoLike,
+    tips: Iterable[str],
+    hide: Iterable[str] = (),
+    first_parent: bool = False,
+    *,
+    oldest_first: bool = False,
+) -> Iterator[CommitInfo]:
     """Commits reachable from ``tips`` and not from ``hide`` (``git log tips ^hide``).
 
     ``tips`` and ``hide`` take anything ``git rev-parse`` does (shas, branch names, tags). A
@@ -128,8 +134,17 @@ def walk(repo_path: RepoLike, tips: Iterable[str], hide: Iterable[str] = (), fir
         name, email = _identity(author)
         parents = _recorded_parents(c) if sha in boundary else tuple(str(p) for p in c.parent_ids)
         info = object.__new__(CommitInfo)  # CommitInfo(...) without the frozen __init__'s per-field cost
-        info.__dict__.update(sha=sha, parents=parents, subject=subject, body=body, message=message, author_name=name,
-                             author_email=email, author_time=int(author.time), committer_time=int(c.commit_time))
+        info.__dict__.update(
+            sha=sha,
+            parents=parents,
+            subject=subject,
+            body=body,
+            message=message,
+            author_name=name,
+            author_email=email,
+            author_time=int(author.time),
+            committer_time=int(c.commit_time),
+        )
         yield info
 
 
@@ -161,8 +176,9 @@ def resolve_prefix(repo: RepoLike, prefix: str) -> list[str]:
         obj = None  # ambiguous among all objects: list the candidates with git
     if obj is not None:
         return [str(obj.id)] if obj.type == pygit2.enums.ObjectType.COMMIT else []
-    done = subprocess.run(["git", "--git-dir", r.path, "rev-parse", f"--disambiguate={p}"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "--git-dir", r.path, "rev-parse", f"--disambiguate={p}"], capture_output=True, text=True
+    )
     out: list[str] = []
     for line in done.stdout.split():
         o = r.get(line)
@@ -199,8 +215,7 @@ def default_branch(repo_path: RepoLike, configured: str | None = None) -> str:
                 return target.removeprefix("refs/remotes/")
     except (KeyError, ValueError, pygit2.GitError):
         pass
-    for candidate in ("refs/heads/main", "refs/heads/master", "refs/remotes/origin/main",
-                      "refs/remotes/origin/master"):
+    for candidate in ("refs/heads/main", "refs/heads/master", "refs/remotes/origin/main", "refs/remotes/origin/master"):
         if repo.references.get(candidate) is not None:
             return candidate.removeprefix("refs/heads/").removeprefix("refs/remotes/")
     return "HEAD"

@@ -13,11 +13,16 @@ from pathlib import Path
 import pytest
 
 # Deterministic git: a fixed identity, no user or system configuration.
-os.environ.update({
-    "GIT_AUTHOR_NAME": "Ada Tester", "GIT_AUTHOR_EMAIL": "ada@example.com",
-    "GIT_COMMITTER_NAME": "Ada Tester", "GIT_COMMITTER_EMAIL": "ada@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-})
+os.environ.update(
+    {
+        "GIT_AUTHOR_NAME": "Ada Tester",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada Tester",
+        "GIT_COMMITTER_EMAIL": "ada@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+)
 for _var in ("COMIND_STORE", "COMIND_CACHE", "COMIND_NOW", "COMIND_AUTHOR_KIND", "COMIND_DEBUG"):
     os.environ.pop(_var, None)
 
@@ -32,7 +37,7 @@ SAMPLE = {
     "app/__init__.py": "",
     "app/auth.py": "class Session:\n    def __init__(self, user):\n        self.user = user\n",
     "app/perm.py": "class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n"
-                   "            return True\n        return perm in user.grants\n",
+    "            return True\n        return perm in user.grants\n",
     "app/db.py": "def raw_query(sql):\n    return sql\n",
     "app/handlers/__init__.py": "",
 }
@@ -92,10 +97,20 @@ def s3_url(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
     import boto3
 
     bucket = f"comind-{uuid.uuid4().hex[:12]}"
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": s3_endpoint, "AWS_ALLOW_HTTP": "true"}
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ALLOW_HTTP": "true",
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1", aws_access_key_id="testing",
-                 aws_secret_access_key="testing").create_bucket(Bucket=bucket)
+    boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket=bucket)
     return f"s3://{bucket}/ledger"

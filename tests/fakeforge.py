@@ -129,20 +129,37 @@ class FakeForge:
             self.now += timedelta(seconds=1)
             return self.now
 
-    def fail(self, path: str, status: int = 500, times: int = 1, *, method: str | None = None,
-             headers: dict[str, str] | None = None, body: Json = None,
-             query: dict[str, str] | None = None) -> None:
+    def fail(
+        self,
+        path: str,
+        status: int = 500,
+        times: int = 1,
+        *,
+        method: str | None = None,
+        headers: dict[str, str] | None = None,
+        body: Json = None,
+        query: dict[str, str] | None = None,
+    ) -> None:
         """The next ``times`` requests to ``path`` (exact path; ``query`` items must match too)
         answer ``status`` with ``headers`` and a JSON ``body``."""
         with self.lock:
-            self.faults.append(Fault(path, method, status, times, headers or {},
-                                     body if body is not None else {"message": f"fault {status}"},
-                                     query or {}))
+            self.faults.append(
+                Fault(
+                    path,
+                    method,
+                    status,
+                    times,
+                    headers or {},
+                    body if body is not None else {"message": f"fault {status}"},
+                    query or {},
+                )
+            )
 
     def count(self, path: str | None = None, method: str | None = None) -> int:
         with self.lock:
-            return sum(1 for r in self.requests
-                       if (path is None or r.path == path) and (method is None or r.method == method))
+            return sum(
+                1 for r in self.requests if (path is None or r.path == path) and (method is None or r.method == method)
+            )
 
     def calls(self, method: str | None = None) -> list[str]:
         """``METHOD /path`` of every request, in order."""
@@ -173,9 +190,17 @@ class FakeForge:
         path = urllib.parse.unquote(url.path) if "%2F" not in url.path else url.path
         with self.lock:
             self.requests.append(Recorded(request.command, path, query, body, headers))
-            fault = next((f for f in self.faults if f.remaining > 0 and f.path == path
-                          and f.method in (None, request.command)
-                          and all(query.get(k) == v for k, v in f.query.items())), None)
+            fault = next(
+                (
+                    f
+                    for f in self.faults
+                    if f.remaining > 0
+                    and f.path == path
+                    and f.method in (None, request.command)
+                    and all(query.get(k) == v for k, v in f.query.items())
+                ),
+                None,
+            )
             if fault is not None:
                 fault.remaining -= 1
         if fault is not None:
@@ -192,8 +217,7 @@ class FakeForge:
         request.end_headers()
         request.wfile.write(out)
 
-    def _dispatch(self, method: str, path: str, query: dict[str, str], body: Json,
-                  headers: dict[str, str]) -> Response:
+    def _dispatch(self, method: str, path: str, query: dict[str, str], body: Json, headers: dict[str, str]) -> Response:
         try:
             login = self.authenticate(headers)
             for route in self.routes:
@@ -225,12 +249,12 @@ def _link(base: str, path: str, query: dict[str, str], page: int) -> str:
 # GitHub
 # =================================================================================================
 
+
 def _gh_time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-_LEGACY = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read",
-           "none": "none"}
+_LEGACY = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read", "none": "none"}
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
@@ -300,10 +324,15 @@ class FakeGitHub(FakeForge):
         if login not in self.users:
             uid = self.next_id()
             self.users[login] = {
-                "login": login, "id": uid, "node_id": f"U_{uid}",
-                "avatar_url": f"{self.base}/avatars/u/{uid}", "gravatar_id": "",
-                "url": f"{self.base}/users/{login}", "html_url": f"{self.base}/{login}",
-                "type": type or ("Bot" if login.endswith("[bot]") else "User"), "site_admin": False,
+                "login": login,
+                "id": uid,
+                "node_id": f"U_{uid}",
+                "avatar_url": f"{self.base}/avatars/u/{uid}",
+                "gravatar_id": "",
+                "url": f"{self.base}/users/{login}",
+                "html_url": f"{self.base}/{login}",
+                "type": type or ("Bot" if login.endswith("[bot]") else "User"),
+                "site_admin": False,
             }
         return self.users[login]
 
@@ -311,32 +340,64 @@ class FakeGitHub(FakeForge):
         self.user(login)
         self.permissions[login] = role
 
-    def add_pull(self, number: int | None = None, *, title: str = "Change things", body: str = "",
-                 author: str = "alice", state: str = "open", merged: bool = False,
-                 labels: tuple[str, ...] = (), head_ref: str = "feature", base_ref: str = "main",
-                 head_sha: str = "a" * 40, base_sha: str = "b" * 40,
-                 updated_at: datetime | None = None) -> int:
+    def add_pull(
+        self,
+        number: int | None = None,
+        *,
+        title: str = "Change things",
+        body: str = "",
+        author: str = "alice",
+        state: str = "open",
+        merged: bool = False,
+        labels: tuple[str, ...] = (),
+        head_ref: str = "feature",
+        base_ref: str = "main",
+        head_sha: str = "a" * 40,
+        base_sha: str = "b" * 40,
+        updated_at: datetime | None = None,
+    ) -> int:
         with self.lock:
             number = number or max(self.pulls, default=0) + 1
             self.user(author)
             moment = updated_at or self.tick()
             self.pulls[number] = {
-                "number": number, "title": title, "body": body, "author": author, "state": state,
-                "merged": merged, "labels": labels, "head_ref": head_ref, "base_ref": base_ref,
-                "head_sha": head_sha, "base_sha": base_sha, "created_at": moment, "updated_at": moment,
+                "number": number,
+                "title": title,
+                "body": body,
+                "author": author,
+                "state": state,
+                "merged": merged,
+                "labels": labels,
+                "head_ref": head_ref,
+                "base_ref": base_ref,
+                "head_sha": head_sha,
+                "base_sha": base_sha,
+                "created_at": moment,
+                "updated_at": moment,
                 "merge_commit_sha": "c" * 40,
             }
             self.files.setdefault(number, [])
             return number
 
-    def add_file(self, number: int, filename: str, *, status: str = "modified", patch: str | None = None,
-                 previous_filename: str | None = None) -> None:
+    def add_file(
+        self,
+        number: int,
+        filename: str,
+        *,
+        status: str = "modified",
+        patch: str | None = None,
+        previous_filename: str | None = None,
+    ) -> None:
         adds = sum(1 for x in (patch or "").splitlines() if x.startswith("+"))
         dels = sum(1 for x in (patch or "").splitlines() if x.startswith("-"))
         quoted = urllib.parse.quote(filename)
         item: dict[str, Any] = {
-            "sha": hashlib.sha1(filename.encode()).hexdigest(), "filename": filename, "status": status,
-            "additions": adds, "deletions": dels, "changes": adds + dels,
+            "sha": hashlib.sha1(filename.encode()).hexdigest(),
+            "filename": filename,
+            "status": status,
+            "additions": adds,
+            "deletions": dels,
+            "changes": adds + dels,
             "blob_url": f"{self.base}/{self.full_name}/blob/{'a' * 40}/{quoted}",
             "raw_url": f"{self.base}/{self.full_name}/raw/{'a' * 40}/{quoted}",
             "contents_url": f"{self.base}/repos/{self.full_name}/contents/{quoted}?ref={'a' * 40}",
@@ -351,20 +412,41 @@ class FakeGitHub(FakeForge):
         with self.lock:
             self.user(user)
             cid, moment = self.next_id(), self.tick()
-            self.issue_comments[cid] = {"id": cid, "number": number, "user": user, "body": body,
-                                        "created_at": moment, "updated_at": moment, "edits": 0}
+            self.issue_comments[cid] = {
+                "id": cid,
+                "number": number,
+                "user": user,
+                "body": body,
+                "created_at": moment,
+                "updated_at": moment,
+                "edits": 0,
+            }
             return cid
 
     def add_review(self, number: int, user: str, body: str, state: str = "COMMENTED") -> int:
         with self.lock:
             self.user(user)
             rid = self.next_id()
-            self.reviews[rid] = {"id": rid, "number": number, "user": user, "body": body, "state": state,
-                                 "submitted_at": self.tick()}
+            self.reviews[rid] = {
+                "id": rid,
+                "number": number,
+                "user": user,
+                "body": body,
+                "state": state,
+                "submitted_at": self.tick(),
+            }
             return rid
 
-    def add_review_comment(self, number: int, user: str, body: str, path: str, line: int,
-                           in_reply_to: int | None = None, resolved: bool = False) -> int:
+    def add_review_comment(
+        self,
+        number: int,
+        user: str,
+        body: str,
+        path: str,
+        line: int,
+        in_reply_to: int | None = None,
+        resolved: bool = False,
+    ) -> int:
         with self.lock:
             self.user(user)
             cid, moment = self.next_id(), self.tick()
@@ -375,9 +457,17 @@ class FakeGitHub(FakeForge):
                 path, line = parent["path"], parent["line"]
             review = self.add_review(number, user, "")
             self.review_comments[cid] = {
-                "id": cid, "number": number, "user": user, "body": body, "path": path, "line": line,
-                "in_reply_to": root, "review": review, "commit_id": self.pulls[number]["head_sha"],
-                "created_at": moment, "updated_at": moment,
+                "id": cid,
+                "number": number,
+                "user": user,
+                "body": body,
+                "path": path,
+                "line": line,
+                "in_reply_to": root,
+                "review": review,
+                "commit_id": self.pulls[number]["head_sha"],
+                "created_at": moment,
+                "updated_at": moment,
             }
             if root is None:
                 self.threads[f"PRRT_kwDO{cid}"] = {"number": number, "root": cid, "resolved": resolved}
@@ -390,9 +480,13 @@ class FakeGitHub(FakeForge):
     # --- shapes ---------------------------------------------------------------------------------
 
     def default_headers(self) -> dict[str, str]:
-        return {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4999",
-                "X-RateLimit-Reset": "1714568400", "X-RateLimit-Resource": "core",
-                "X-GitHub-Media-Type": "github.v3; format=json"}
+        return {
+            "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Remaining": "4999",
+            "X-RateLimit-Reset": "1714568400",
+            "X-RateLimit-Resource": "core",
+            "X-GitHub-Media-Type": "github.v3; format=json",
+        }
 
     def not_found(self) -> Json:
         return {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
@@ -400,24 +494,42 @@ class FakeGitHub(FakeForge):
     def authenticate(self, headers: dict[str, str]) -> str | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() not in ("token", "bearer") or token not in self.tokens:
-            raise HTTPError(401, {"message": "Bad credentials",
-                                  "documentation_url": "https://docs.github.com/rest", "status": "401"})
+            raise HTTPError(
+                401,
+                {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest", "status": "401"},
+            )
         return self.tokens[token]
 
     def repo_json(self) -> Json:
         api = f"{self.base}/repos/{self.full_name}"
         return {
-            "id": 1296269, "node_id": "R_kgDOAT5", "name": self.name, "full_name": self.full_name,
-            "owner": self.user(self.owner), "private": False, "html_url": f"{self.base}/{self.full_name}",
-            "description": "", "fork": False, "url": api, "pulls_url": api + "/pulls{/number}",
-            "issues_url": api + "/issues{/number}", "default_branch": "main",
-            "created_at": "2020-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
-            "pushed_at": "2024-01-01T00:00:00Z", "visibility": "public",
+            "id": 1296269,
+            "node_id": "R_kgDOAT5",
+            "name": self.name,
+            "full_name": self.full_name,
+            "owner": self.user(self.owner),
+            "private": False,
+            "html_url": f"{self.base}/{self.full_name}",
+            "description": "",
+            "fork": False,
+            "url": api,
+            "pulls_url": api + "/pulls{/number}",
+            "issues_url": api + "/issues{/number}",
+            "default_branch": "main",
+            "created_at": "2020-01-01T00:00:00Z",
+            "updated_at": "2024-01-01T00:00:00Z",
+            "pushed_at": "2024-01-01T00:00:00Z",
+            "visibility": "public",
         }
 
     def _ref(self, ref: str, sha: str) -> Json:
-        return {"label": f"{self.owner}:{ref}", "ref": ref, "sha": sha, "user": self.user(self.owner),
-                "repo": self.repo_json()}
+        return {
+            "label": f"{self.owner}:{ref}",
+            "ref": ref,
+            "sha": sha,
+            "user": self.user(self.owner),
+            "repo": self.repo_json(),
+        }
 
     def pull_json(self, number: int, full: bool = True) -> Json:
         p = self.pulls[number]
@@ -426,56 +538,98 @@ class FakeGitHub(FakeForge):
         merged_at = _gh_time(p["updated_at"]) if p["merged"] else None
         closed_at = _gh_time(p["updated_at"]) if p["state"] == "closed" else None
         data = {
-            "url": f"{api}/pulls/{number}", "id": 1000000 + number, "node_id": f"PR_kwDO{number}",
-            "html_url": html, "diff_url": html + ".diff", "patch_url": html + ".patch",
-            "issue_url": f"{api}/issues/{number}", "commits_url": f"{api}/pulls/{number}/commits",
+            "url": f"{api}/pulls/{number}",
+            "id": 1000000 + number,
+            "node_id": f"PR_kwDO{number}",
+            "html_url": html,
+            "diff_url": html + ".diff",
+            "patch_url": html + ".patch",
+            "issue_url": f"{api}/issues/{number}",
+            "commits_url": f"{api}/pulls/{number}/commits",
             "review_comments_url": f"{api}/pulls/{number}/comments",
             "review_comment_url": f"{api}/pulls/comments{{/number}}",
             "comments_url": f"{api}/issues/{number}/comments",
             "statuses_url": f"{api}/statuses/{p['head_sha']}",
-            "number": number, "state": p["state"], "locked": False, "title": p["title"],
-            "user": self.user(p["author"]), "body": p["body"] or None,
-            "labels": [{"id": 208045946 + i, "node_id": f"LA_{i}", "url": f"{api}/labels/{name}",
-                        "name": name, "description": "", "color": "f29513", "default": False}
-                       for i, name in enumerate(p["labels"])],
-            "milestone": None, "active_lock_reason": None,
-            "created_at": _gh_time(p["created_at"]), "updated_at": _gh_time(p["updated_at"]),
-            "closed_at": closed_at, "merged_at": merged_at,
-            "merge_commit_sha": p["merge_commit_sha"], "assignee": None, "assignees": [],
-            "requested_reviewers": [], "requested_teams": [],
-            "head": self._ref(p["head_ref"], p["head_sha"]), "base": self._ref(p["base_ref"], p["base_sha"]),
-            "_links": {"self": {"href": f"{api}/pulls/{number}"}, "html": {"href": html},
-                       "issue": {"href": f"{api}/issues/{number}"},
-                       "comments": {"href": f"{api}/issues/{number}/comments"},
-                       "review_comments": {"href": f"{api}/pulls/{number}/comments"},
-                       "review_comment": {"href": f"{api}/pulls/comments{{/number}}"},
-                       "commits": {"href": f"{api}/pulls/{number}/commits"},
-                       "statuses": {"href": f"{api}/statuses/{p['head_sha']}"}},
-            "author_association": "CONTRIBUTOR", "auto_merge": None, "draft": False,
+            "number": number,
+            "state": p["state"],
+            "locked": False,
+            "title": p["title"],
+            "user": self.user(p["author"]),
+            "body": p["body"] or None,
+            "labels": [
+                {
+                    "id": 208045946 + i,
+                    "node_id": f"LA_{i}",
+                    "url": f"{api}/labels/{name}",
+                    "name": name,
+                    "description": "",
+                    "color": "f29513",
+                    "default": False,
+                }
+                for i, name in enumerate(p["labels"])
+            ],
+            "milestone": None,
+            "active_lock_reason": None,
+            "created_at": _gh_time(p["created_at"]),
+            "updated_at": _gh_time(p["updated_at"]),
+            "closed_at": closed_at,
+            "merged_at": merged_at,
+            "merge_commit_sha": p["merge_commit_sha"],
+            "assignee": None,
+            "assignees": [],
+            "requested_reviewers": [],
+            "requested_teams": [],
+            "head": self._ref(p["head_ref"], p["head_sha"]),
+            "base": self._ref(p["base_ref"], p["base_sha"]),
+            "_links": {
+                "self": {"href": f"{api}/pulls/{number}"},
+                "html": {"href": html},
+                "issue": {"href": f"{api}/issues/{number}"},
+                "comments": {"href": f"{api}/issues/{number}/comments"},
+                "review_comments": {"href": f"{api}/pulls/{number}/comments"},
+                "review_comment": {"href": f"{api}/pulls/comments{{/number}}"},
+                "commits": {"href": f"{api}/pulls/{number}/commits"},
+                "statuses": {"href": f"{api}/statuses/{p['head_sha']}"},
+            },
+            "author_association": "CONTRIBUTOR",
+            "auto_merge": None,
+            "draft": False,
         }
         if full:  # only "Get a pull request" carries these
-            data.update({
-                "merged": p["merged"], "mergeable": True, "rebaseable": True, "mergeable_state": "clean",
-                "merged_by": self.user(self.owner) if p["merged"] else None,
-                "comments": sum(1 for c in self.issue_comments.values() if c["number"] == number),
-                "review_comments": sum(1 for c in self.review_comments.values() if c["number"] == number),
-                "maintainer_can_modify": False, "commits": 1,
-                "additions": sum(f["additions"] for f in self.files[number]),
-                "deletions": sum(f["deletions"] for f in self.files[number]),
-                "changed_files": len(self.files[number]),
-            })
+            data.update(
+                {
+                    "merged": p["merged"],
+                    "mergeable": True,
+                    "rebaseable": True,
+                    "mergeable_state": "clean",
+                    "merged_by": self.user(self.owner) if p["merged"] else None,
+                    "comments": sum(1 for c in self.issue_comments.values() if c["number"] == number),
+                    "review_comments": sum(1 for c in self.review_comments.values() if c["number"] == number),
+                    "maintainer_can_modify": False,
+                    "commits": 1,
+                    "additions": sum(f["additions"] for f in self.files[number]),
+                    "deletions": sum(f["deletions"] for f in self.files[number]),
+                    "changed_files": len(self.files[number]),
+                }
+            )
         return data
 
     def issue_comment_json(self, cid: int) -> Json:
         c = self.issue_comments[cid]
         api = f"{self.base}/repos/{self.full_name}"
         return {
-            "id": cid, "node_id": f"IC_kwDO{cid}", "url": f"{api}/issues/comments/{cid}",
+            "id": cid,
+            "node_id": f"IC_kwDO{cid}",
+            "url": f"{api}/issues/comments/{cid}",
             "html_url": f"{self.base}/{self.full_name}/pull/{c['number']}#issuecomment-{cid}",
-            "body": c["body"], "user": self.user(c["user"]),
-            "created_at": _gh_time(c["created_at"]), "updated_at": _gh_time(c["updated_at"]),
-            "issue_url": f"{api}/issues/{c['number']}", "author_association": "MEMBER",
-            "performed_via_github_app": None, "reactions": self._reactions_summary("issue", cid),
+            "body": c["body"],
+            "user": self.user(c["user"]),
+            "created_at": _gh_time(c["created_at"]),
+            "updated_at": _gh_time(c["updated_at"]),
+            "issue_url": f"{api}/issues/{c['number']}",
+            "author_association": "MEMBER",
+            "performed_via_github_app": None,
+            "reactions": self._reactions_summary("issue", cid),
         }
 
     def review_json(self, rid: int) -> Json:
@@ -483,10 +637,16 @@ class FakeGitHub(FakeForge):
         api = f"{self.base}/repos/{self.full_name}"
         html = f"{self.base}/{self.full_name}/pull/{r['number']}#pullrequestreview-{rid}"
         return {
-            "id": rid, "node_id": f"PRR_kwDO{rid}", "user": self.user(r["user"]), "body": r["body"],
-            "state": r["state"], "html_url": html, "pull_request_url": f"{api}/pulls/{r['number']}",
+            "id": rid,
+            "node_id": f"PRR_kwDO{rid}",
+            "user": self.user(r["user"]),
+            "body": r["body"],
+            "state": r["state"],
+            "html_url": html,
+            "pull_request_url": f"{api}/pulls/{r['number']}",
             "_links": {"html": {"href": html}, "pull_request": {"href": f"{api}/pulls/{r['number']}"}},
-            "submitted_at": _gh_time(r["submitted_at"]), "commit_id": self.pulls[r["number"]]["head_sha"],
+            "submitted_at": _gh_time(r["submitted_at"]),
+            "commit_id": self.pulls[r["number"]]["head_sha"],
             "author_association": "MEMBER",
         }
 
@@ -495,17 +655,35 @@ class FakeGitHub(FakeForge):
         api = f"{self.base}/repos/{self.full_name}"
         html = f"{self.base}/{self.full_name}/pull/{c['number']}#discussion_r{cid}"
         data = {
-            "url": f"{api}/pulls/comments/{cid}", "pull_request_review_id": c["review"], "id": cid,
-            "node_id": f"PRRC_kwDO{cid}", "diff_hunk": "@@ -1,3 +1,4 @@", "path": c["path"],
-            "position": 1, "original_position": 1, "commit_id": c["commit_id"],
-            "original_commit_id": c["commit_id"], "user": self.user(c["user"]), "body": c["body"],
-            "created_at": _gh_time(c["created_at"]), "updated_at": _gh_time(c["updated_at"]),
-            "html_url": html, "pull_request_url": f"{api}/pulls/{c['number']}",
+            "url": f"{api}/pulls/comments/{cid}",
+            "pull_request_review_id": c["review"],
+            "id": cid,
+            "node_id": f"PRRC_kwDO{cid}",
+            "diff_hunk": "@@ -1,3 +1,4 @@",
+            "path": c["path"],
+            "position": 1,
+            "original_position": 1,
+            "commit_id": c["commit_id"],
+            "original_commit_id": c["commit_id"],
+            "user": self.user(c["user"]),
+            "body": c["body"],
+            "created_at": _gh_time(c["created_at"]),
+            "updated_at": _gh_time(c["updated_at"]),
+            "html_url": html,
+            "pull_request_url": f"{api}/pulls/{c['number']}",
             "author_association": "MEMBER",
-            "_links": {"self": {"href": f"{api}/pulls/comments/{cid}"}, "html": {"href": html},
-                       "pull_request": {"href": f"{api}/pulls/{c['number']}"}},
-            "start_line": None, "original_start_line": None, "start_side": None,
-            "line": c["line"], "original_line": c["line"], "side": "RIGHT", "subject_type": "line",
+            "_links": {
+                "self": {"href": f"{api}/pulls/comments/{cid}"},
+                "html": {"href": html},
+                "pull_request": {"href": f"{api}/pulls/{c['number']}"},
+            },
+            "start_line": None,
+            "original_start_line": None,
+            "start_side": None,
+            "line": c["line"],
+            "original_line": c["line"],
+            "side": "RIGHT",
+            "subject_type": "line",
             "reactions": self._reactions_summary("review", cid),
         }
         if c["in_reply_to"] is not None:
@@ -514,23 +692,32 @@ class FakeGitHub(FakeForge):
 
     def _reactions_summary(self, kind: str, cid: int) -> Json:
         mine = [r for r in self.reactions if r["kind"] == kind and r["subject"] == cid]
-        counts = {k: sum(1 for r in mine if r["content"] == k)
-                  for k in ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")}
-        return {"url": f"{self.base}/repos/{self.full_name}/issues/comments/{cid}/reactions",
-                "total_count": len(mine), **counts}
+        counts = {
+            k: sum(1 for r in mine if r["content"] == k)
+            for k in ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")
+        }
+        return {
+            "url": f"{self.base}/repos/{self.full_name}/issues/comments/{cid}/reactions",
+            "total_count": len(mine),
+            **counts,
+        }
 
     def _paginated(self, path: str, query: dict[str, str], items: list[Json]) -> Response:
         page, per_page = _page_numbers(query, 30)
         last = max(1, -(-len(items) // per_page))
         links = []
         if page < last:
-            links += [f'<{_link(self.base, path, query, page + 1)}>; rel="next"',
-                      f'<{_link(self.base, path, query, last)}>; rel="last"']
+            links += [
+                f'<{_link(self.base, path, query, page + 1)}>; rel="next"',
+                f'<{_link(self.base, path, query, last)}>; rel="last"',
+            ]
         if page > 1:
-            links += [f'<{_link(self.base, path, query, page - 1)}>; rel="prev"',
-                      f'<{_link(self.base, path, query, 1)}>; rel="first"']
+            links += [
+                f'<{_link(self.base, path, query, page - 1)}>; rel="prev"',
+                f'<{_link(self.base, path, query, 1)}>; rel="first"',
+            ]
         headers = {"Link": ", ".join(links)} if links else {}
-        return 200, items[(page - 1) * per_page: page * per_page], headers
+        return 200, items[(page - 1) * per_page : page * per_page], headers
 
     def _pull(self, number: str) -> dict[str, Any]:
         if int(number) not in self.pulls:
@@ -546,9 +733,14 @@ class FakeGitHub(FakeForge):
 
     def _get_user(self, *, query: Json, body: Json, login: str | None) -> Response:
         if login is None:
-            raise HTTPError(403, {"message": "Resource not accessible by integration",
-                                  "documentation_url": "https://docs.github.com/rest/users/users"
-                                                       "#get-the-authenticated-user", "status": "403"})
+            raise HTTPError(
+                403,
+                {
+                    "message": "Resource not accessible by integration",
+                    "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+                    "status": "403",
+                },
+            )
         return 200, {**self.user(login), "name": login.title(), "public_repos": 1}, {}
 
     def _get_repo(self, *, query: Json, body: Json, login: str | None) -> Response:
@@ -573,22 +765,30 @@ class FakeGitHub(FakeForge):
         files = self.files[int(number)][: self.FILES_CAP]
         return self._paginated(f"/repos/{self.full_name}/pulls/{number}/files", query, files)
 
-    def _list_issue_comments(self, number: str, *, query: dict[str, str], body: Json,
-                             login: str | None) -> Response:
+    def _list_issue_comments(self, number: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._pull(number)
         ids = sorted(c for c, v in self.issue_comments.items() if v["number"] == int(number))
-        return self._paginated(f"/repos/{self.full_name}/issues/{number}/comments", query,
-                               [self.issue_comment_json(c) for c in ids])
+        return self._paginated(
+            f"/repos/{self.full_name}/issues/{number}/comments", query, [self.issue_comment_json(c) for c in ids]
+        )
 
     def _create_issue_comment(self, number: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._pull(number)
         if not body.get("body"):
-            raise HTTPError(422, {"message": "Validation Failed", "status": "422",
-                                  "errors": [{"resource": "IssueComment", "code": "missing_field",
-                                              "field": "body"}]})
+            raise HTTPError(
+                422,
+                {
+                    "message": "Validation Failed",
+                    "status": "422",
+                    "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}],
+                },
+            )
         cid = self.add_issue_comment(int(number), self._actor(login), body["body"])
-        return 201, self.issue_comment_json(cid), {"Location": f"{self.base}/repos/{self.full_name}"
-                                                               f"/issues/comments/{cid}"}
+        return (
+            201,
+            self.issue_comment_json(cid),
+            {"Location": f"{self.base}/repos/{self.full_name}/issues/comments/{cid}"},
+        )
 
     def _edit_issue_comment(self, cid: str, *, query: Json, body: Json, login: str | None) -> Response:
         comment = self.issue_comments.get(int(cid))
@@ -608,48 +808,62 @@ class FakeGitHub(FakeForge):
     def _list_reviews(self, number: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._pull(number)
         ids = sorted(r for r, v in self.reviews.items() if v["number"] == int(number))
-        return self._paginated(f"/repos/{self.full_name}/pulls/{number}/reviews", query,
-                               [self.review_json(r) for r in ids])
+        return self._paginated(
+            f"/repos/{self.full_name}/pulls/{number}/reviews", query, [self.review_json(r) for r in ids]
+        )
 
-    def _list_review_comments(self, number: str, *, query: dict[str, str], body: Json,
-                              login: str | None) -> Response:
+    def _list_review_comments(self, number: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._pull(number)
         ids = sorted(c for c, v in self.review_comments.items() if v["number"] == int(number))
-        return self._paginated(f"/repos/{self.full_name}/pulls/{number}/comments", query,
-                               [self.review_comment_json(c) for c in ids])
+        return self._paginated(
+            f"/repos/{self.full_name}/pulls/{number}/comments", query, [self.review_comment_json(c) for c in ids]
+        )
 
     def _create_review_comment(self, number: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._pull(number)
         if body.get("in_reply_to"):
-            return self._reply_review_comment(number, str(body["in_reply_to"]), query=query, body=body,
-                                              login=login)
+            return self._reply_review_comment(number, str(body["in_reply_to"]), query=query, body=body, login=login)
         missing = [f for f in ("body", "commit_id", "path", "line") if f not in body]
         if missing:
-            raise HTTPError(422, {"message": "Validation Failed", "status": "422",
-                                  "errors": [{"resource": "PullRequestReviewComment", "code": "missing_field",
-                                              "field": f} for f in missing]})
+            raise HTTPError(
+                422,
+                {
+                    "message": "Validation Failed",
+                    "status": "422",
+                    "errors": [
+                        {"resource": "PullRequestReviewComment", "code": "missing_field", "field": f} for f in missing
+                    ],
+                },
+            )
         patch = next((f.get("patch") for f in self.files[int(number)] if f["filename"] == body["path"]), None)
         if body.get("side", "RIGHT") != "RIGHT" or int(body["line"]) not in right_side_lines(patch):
-            raise HTTPError(422, {
-                "message": "Validation Failed", "status": "422",
-                "documentation_url": "https://docs.github.com/rest/pulls/comments"
-                                     "#create-a-review-comment-for-a-pull-request",
-                "errors": [{"resource": "PullRequestReviewComment", "code": "custom",
+            raise HTTPError(
+                422,
+                {
+                    "message": "Validation Failed",
+                    "status": "422",
+                    "documentation_url": "https://docs.github.com/rest/pulls/comments"
+                    "#create-a-review-comment-for-a-pull-request",
+                    "errors": [
+                        {
+                            "resource": "PullRequestReviewComment",
+                            "code": "custom",
                             "field": "pull_request_review_thread.line",
-                            "message": "pull_request_review_thread.line must be part of the diff"}]})
-        cid = self.add_review_comment(int(number), self._actor(login), body["body"], body["path"],
-                                      int(body["line"]))
+                            "message": "pull_request_review_thread.line must be part of the diff",
+                        }
+                    ],
+                },
+            )
+        cid = self.add_review_comment(int(number), self._actor(login), body["body"], body["path"], int(body["line"]))
         self.review_comments[cid]["commit_id"] = body["commit_id"]
         return 201, self.review_comment_json(cid), {}
 
-    def _reply_review_comment(self, number: str, cid: str, *, query: Json, body: Json,
-                              login: str | None) -> Response:
+    def _reply_review_comment(self, number: str, cid: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._pull(number)
         parent = self.review_comments.get(int(cid))
         if parent is None or parent["number"] != int(number):
             raise HTTPError(404, self.not_found())
-        new = self.add_review_comment(int(number), self._actor(login), body["body"], "", 0,
-                                      in_reply_to=int(cid))
+        new = self.add_review_comment(int(number), self._actor(login), body["body"], "", 0, in_reply_to=int(cid))
         return 201, self.review_comment_json(new), {}
 
     def _permission(self, user: str, *, query: Json, body: Json, login: str | None) -> Response:
@@ -657,16 +871,32 @@ class FakeGitHub(FakeForge):
         if user not in self.users:
             raise HTTPError(404, self.not_found())
         role = self.permissions.get(user, "none")
-        flags = {"admin": role == "admin", "maintain": role in ("admin", "maintain"),
-                 "push": role in ("admin", "maintain", "write"),
-                 "triage": role in ("admin", "maintain", "write", "triage"), "pull": role != "none"}
-        return 200, {"permission": _LEGACY[role], "role_name": role,
-                     "user": {**self.user(user), "permissions": flags, "role_name": role}}, {}
+        flags = {
+            "admin": role == "admin",
+            "maintain": role in ("admin", "maintain"),
+            "push": role in ("admin", "maintain", "write"),
+            "triage": role in ("admin", "maintain", "write", "triage"),
+            "pull": role != "none",
+        }
+        return (
+            200,
+            {
+                "permission": _LEGACY[role],
+                "role_name": role,
+                "user": {**self.user(user), "permissions": flags, "role_name": role},
+            },
+            {},
+        )
 
     def _react(self, kind: str, cid: int, body: Json, login: str | None) -> Response:
         rid = self.next_id()
-        reaction = {"id": rid, "node_id": f"REA_{rid}", "user": self.user(self._actor(login)),
-                    "content": body["content"], "created_at": _gh_time(self.tick())}
+        reaction = {
+            "id": rid,
+            "node_id": f"REA_{rid}",
+            "user": self.user(self._actor(login)),
+            "content": body["content"],
+            "created_at": _gh_time(self.tick()),
+        }
         self.reactions.append({"kind": kind, "subject": cid, "content": body["content"]})
         return 201, reaction, {}
 
@@ -688,10 +918,21 @@ class FakeGitHub(FakeForge):
         if "resolveReviewThread" in text:
             tid = (variables.get("input") or {}).get("threadId")
             if tid not in self.threads:
-                return 200, {"data": {"resolveReviewThread": None}, "errors": [{
-                    "type": "NOT_FOUND", "path": ["resolveReviewThread"],
-                    "locations": [{"line": 1, "column": 58}],
-                    "message": f"Could not resolve to a node with the global id of '{tid}'"}]}, {}
+                return (
+                    200,
+                    {
+                        "data": {"resolveReviewThread": None},
+                        "errors": [
+                            {
+                                "type": "NOT_FOUND",
+                                "path": ["resolveReviewThread"],
+                                "locations": [{"line": 1, "column": 58}],
+                                "message": f"Could not resolve to a node with the global id of '{tid}'",
+                            }
+                        ],
+                    },
+                    {},
+                )
             self.threads[tid]["resolved"] = True
             return 200, {"data": {"resolveReviewThread": {"thread": {"id": tid, "isResolved": True}}}}, {}
         if "reviewThreads" in text:
@@ -700,66 +941,134 @@ class FakeGitHub(FakeForge):
 
     def _review_threads(self, text: str, variables: Json) -> Json:
         if (variables.get("owner"), variables.get("name")) != (self.owner, self.name):
-            return {"data": {"repository": None}, "errors": [{
-                "type": "NOT_FOUND", "path": ["repository"],
-                "message": "Could not resolve to a Repository with the name "
-                           f"'{variables.get('owner')}/{variables.get('name')}'."}]}
+            return {
+                "data": {"repository": None},
+                "errors": [
+                    {
+                        "type": "NOT_FOUND",
+                        "path": ["repository"],
+                        "message": "Could not resolve to a Repository with the name "
+                        f"'{variables.get('owner')}/{variables.get('name')}'.",
+                    }
+                ],
+            }
         number = int(variables.get("number", 0))
         if number not in self.pulls:
-            return {"data": {"repository": {"pullRequest": None}}, "errors": [{
-                "type": "NOT_FOUND", "path": ["repository", "pullRequest"],
-                "message": f"Could not resolve to a PullRequest with the number of {number}."}]}
+            return {
+                "data": {"repository": {"pullRequest": None}},
+                "errors": [
+                    {
+                        "type": "NOT_FOUND",
+                        "path": ["repository", "pullRequest"],
+                        "message": f"Could not resolve to a PullRequest with the number of {number}.",
+                    }
+                ],
+            }
         size = int(re.search(r"reviewThreads\(first:\s*(\d+)", text).group(1))  # type: ignore[union-attr]
         found = re.search(r"comments\(first:\s*(\d+)", text)
         per_thread = int(found.group(1)) if found else 100
-        tids = [t for t, v in sorted(self.threads.items(), key=lambda kv: kv[1]["root"])
-                if v["number"] == number]
+        tids = [t for t, v in sorted(self.threads.items(), key=lambda kv: kv[1]["root"]) if v["number"] == number]
         start = int(variables["after"]) if variables.get("after") else 0
-        page = tids[start: start + size]
+        page = tids[start : start + size]
         nodes = []
         for tid in page:
             thread = self.threads[tid]
             root = self.review_comments[thread["root"]]
-            members = sorted(c for c, v in self.review_comments.items()
-                             if c == thread["root"] or v["in_reply_to"] == thread["root"])
-            nodes.append({"id": tid, "isResolved": thread["resolved"], "isOutdated": False,
-                          "path": root["path"], "line": root["line"], "originalLine": root["line"],
-                          "comments": {"nodes": [{"databaseId": c} for c in members[:per_thread]]}})
+            members = sorted(
+                c for c, v in self.review_comments.items() if c == thread["root"] or v["in_reply_to"] == thread["root"]
+            )
+            nodes.append(
+                {
+                    "id": tid,
+                    "isResolved": thread["resolved"],
+                    "isOutdated": False,
+                    "path": root["path"],
+                    "line": root["line"],
+                    "originalLine": root["line"],
+                    "comments": {"nodes": [{"databaseId": c} for c in members[:per_thread]]},
+                }
+            )
         end = start + len(page)
-        return {"data": {"repository": {"pullRequest": {"reviewThreads": {
-            "nodes": nodes,
-            "pageInfo": {"hasNextPage": end < len(tids), "endCursor": str(end) if page else None,
-                         "hasPreviousPage": start > 0, "startCursor": str(start) if page else None}}}}}}
+        return {
+            "data": {
+                "repository": {
+                    "pullRequest": {
+                        "reviewThreads": {
+                            "nodes": nodes,
+                            "pageInfo": {
+                                "hasNextPage": end < len(tids),
+                                "endCursor": str(end) if page else None,
+                                "hasPreviousPage": start > 0,
+                                "startCursor": str(start) if page else None,
+                            },
+                        }
+                    }
+                }
+            }
+        }
 
     # --- webhook payloads -----------------------------------------------------------------------
 
     def github_pull_request_event(self, number: int, action: str = "opened") -> Json:
         p = self.pulls[number]
-        return {"action": action, "number": number, "pull_request": self.pull_json(number),
-                "repository": self.repo_json(), "sender": self.user(p["author"])}
+        return {
+            "action": action,
+            "number": number,
+            "pull_request": self.pull_json(number),
+            "repository": self.repo_json(),
+            "sender": self.user(p["author"]),
+        }
 
     def github_issue_comment_event(self, comment_id: int, action: str = "created") -> Json:
         comment = self.issue_comments[comment_id]
         pull = self.pull_json(comment["number"])
         issue = {
-            "url": pull["issue_url"], "repository_url": f"{self.base}/repos/{self.full_name}",
-            "comments_url": pull["comments_url"], "html_url": pull["html_url"], "id": pull["id"],
-            "node_id": f"I_kwDO{comment['number']}", "number": comment["number"], "title": pull["title"],
-            "user": pull["user"], "labels": pull["labels"], "state": pull["state"], "locked": False,
-            "assignee": None, "assignees": [], "milestone": None, "comments": pull["comments"],
-            "created_at": pull["created_at"], "updated_at": pull["updated_at"], "closed_at": pull["closed_at"],
-            "author_association": "CONTRIBUTOR", "body": pull["body"],
-            "pull_request": {"url": pull["url"], "html_url": pull["html_url"], "diff_url": pull["diff_url"],
-                             "patch_url": pull["patch_url"], "merged_at": pull["merged_at"]},
+            "url": pull["issue_url"],
+            "repository_url": f"{self.base}/repos/{self.full_name}",
+            "comments_url": pull["comments_url"],
+            "html_url": pull["html_url"],
+            "id": pull["id"],
+            "node_id": f"I_kwDO{comment['number']}",
+            "number": comment["number"],
+            "title": pull["title"],
+            "user": pull["user"],
+            "labels": pull["labels"],
+            "state": pull["state"],
+            "locked": False,
+            "assignee": None,
+            "assignees": [],
+            "milestone": None,
+            "comments": pull["comments"],
+            "created_at": pull["created_at"],
+            "updated_at": pull["updated_at"],
+            "closed_at": pull["closed_at"],
+            "author_association": "CONTRIBUTOR",
+            "body": pull["body"],
+            "pull_request": {
+                "url": pull["url"],
+                "html_url": pull["html_url"],
+                "diff_url": pull["diff_url"],
+                "patch_url": pull["patch_url"],
+                "merged_at": pull["merged_at"],
+            },
         }
-        return {"action": action, "issue": issue, "comment": self.issue_comment_json(comment_id),
-                "repository": self.repo_json(), "sender": self.user(comment["user"])}
+        return {
+            "action": action,
+            "issue": issue,
+            "comment": self.issue_comment_json(comment_id),
+            "repository": self.repo_json(),
+            "sender": self.user(comment["user"]),
+        }
 
     def github_review_comment_event(self, comment_id: int, action: str = "created") -> Json:
         comment = self.review_comments[comment_id]
-        return {"action": action, "comment": self.review_comment_json(comment_id),
-                "pull_request": self.pull_json(comment["number"], full=False),
-                "repository": self.repo_json(), "sender": self.user(comment["user"])}
+        return {
+            "action": action,
+            "comment": self.review_comment_json(comment_id),
+            "pull_request": self.pull_json(comment["number"], full=False),
+            "repository": self.repo_json(),
+            "sender": self.user(comment["user"]),
+        }
 
 
 def github_signature(secret: str, body: bytes) -> str:
@@ -770,6 +1079,7 @@ def github_signature(secret: str, body: bytes) -> str:
 # =================================================================================================
 # GitLab
 # =================================================================================================
+
 
 def _gl_time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
@@ -820,8 +1130,12 @@ class FakeGitLab(FakeForge):
         if username not in self.users:
             uid = self.next_id()
             self.users[username] = {
-                "id": uid, "username": username, "name": username.replace("_", " ").title(),
-                "state": "active", "locked": False, "avatar_url": f"{self.base}/uploads/user/avatar/{uid}.png",
+                "id": uid,
+                "username": username,
+                "name": username.replace("_", " ").title(),
+                "state": "active",
+                "locked": False,
+                "avatar_url": f"{self.base}/uploads/user/avatar/{uid}.png",
                 "web_url": f"{self.base}/{username}",
             }
         return self.users[username]
@@ -833,20 +1147,41 @@ class FakeGitLab(FakeForge):
     def set_access(self, username: str, level: int) -> None:
         self.members[self.user(username)["id"]] = level
 
-    def add_mr(self, iid: int | None = None, *, title: str = "Change things", description: str = "",
-               author: str = "alice", state: str = "opened", labels: tuple[str, ...] = (),
-               source_branch: str = "feature", target_branch: str = "main", head_sha: str = "a" * 40,
-               base_sha: str = "b" * 40, start_sha: str = "d" * 40, merge_commit_sha: str | None = None,
-               updated_at: datetime | None = None) -> int:
+    def add_mr(
+        self,
+        iid: int | None = None,
+        *,
+        title: str = "Change things",
+        description: str = "",
+        author: str = "alice",
+        state: str = "opened",
+        labels: tuple[str, ...] = (),
+        source_branch: str = "feature",
+        target_branch: str = "main",
+        head_sha: str = "a" * 40,
+        base_sha: str = "b" * 40,
+        start_sha: str = "d" * 40,
+        merge_commit_sha: str | None = None,
+        updated_at: datetime | None = None,
+    ) -> int:
         with self.lock:
             iid = iid or max(self.mrs, default=0) + 1
             self.user(author)
             moment = updated_at or self.tick()
-            self.mrs[iid] = {"iid": iid, "id": 5000 + iid, "title": title, "description": description,
-                             "author": author, "state": state, "labels": labels,
-                             "source_branch": source_branch, "target_branch": target_branch,
-                             "created_at": moment, "updated_at": moment,
-                             "merge_commit_sha": merge_commit_sha}
+            self.mrs[iid] = {
+                "iid": iid,
+                "id": 5000 + iid,
+                "title": title,
+                "description": description,
+                "author": author,
+                "state": state,
+                "labels": labels,
+                "source_branch": source_branch,
+                "target_branch": target_branch,
+                "created_at": moment,
+                "updated_at": moment,
+                "merge_commit_sha": merge_commit_sha,
+            }
             self.diffs.setdefault(iid, [])
             self.discussions.setdefault(iid, [])
             self.versions[iid] = []
@@ -856,32 +1191,83 @@ class FakeGitLab(FakeForge):
     def add_version(self, iid: int, head_sha: str, base_sha: str, start_sha: str) -> None:
         """A new diff version (a push); the newest is the MR's diff_refs."""
         vid = self.next_id()
-        self.versions[iid].insert(0, {
-            "id": vid, "head_commit_sha": head_sha, "base_commit_sha": base_sha,
-            "start_commit_sha": start_sha, "created_at": _gl_time(self.tick()),
-            "merge_request_id": self.mrs[iid]["id"], "state": "collected", "real_size": "1",
-            "patch_id_sha": hashlib.sha1(head_sha.encode()).hexdigest()})
+        self.versions[iid].insert(
+            0,
+            {
+                "id": vid,
+                "head_commit_sha": head_sha,
+                "base_commit_sha": base_sha,
+                "start_commit_sha": start_sha,
+                "created_at": _gl_time(self.tick()),
+                "merge_request_id": self.mrs[iid]["id"],
+                "state": "collected",
+                "real_size": "1",
+                "patch_id_sha": hashlib.sha1(head_sha.encode()).hexdigest(),
+            },
+        )
 
-    def add_diff(self, iid: int, new_path: str, diff: str = "", *, old_path: str | None = None,
-                 new_file: bool = False, deleted_file: bool = False) -> None:
+    def add_diff(
+        self,
+        iid: int,
+        new_path: str,
+        diff: str = "",
+        *,
+        old_path: str | None = None,
+        new_file: bool = False,
+        deleted_file: bool = False,
+    ) -> None:
         old = old_path or new_path
-        self.diffs[iid].append({
-            "old_path": old, "new_path": new_path, "a_mode": "0" if new_file else "100644",
-            "b_mode": "0" if deleted_file else "100644", "diff": diff, "collapsed": False,
-            "too_large": False, "new_file": new_file, "renamed_file": old != new_path,
-            "deleted_file": deleted_file, "generated_file": False})
+        self.diffs[iid].append(
+            {
+                "old_path": old,
+                "new_path": new_path,
+                "a_mode": "0" if new_file else "100644",
+                "b_mode": "0" if deleted_file else "100644",
+                "diff": diff,
+                "collapsed": False,
+                "too_large": False,
+                "new_file": new_file,
+                "renamed_file": old != new_path,
+                "deleted_file": deleted_file,
+                "generated_file": False,
+            }
+        )
 
-    def _note(self, iid: int, author: str, body: str, *, type: str | None, resolvable: bool,
-              position: Json = None, system: bool = False) -> dict[str, Any]:
+    def _note(
+        self,
+        iid: int,
+        author: str,
+        body: str,
+        *,
+        type: str | None,
+        resolvable: bool,
+        position: Json = None,
+        system: bool = False,
+    ) -> dict[str, Any]:
         nid, moment = self.next_id(), self.tick()
         return {
-            "id": nid, "type": type, "body": body, "attachment": None, "author": self.user(author),
-            "created_at": _gl_time(moment), "updated_at": _gl_time(moment), "system": system,
-            "noteable_id": self.mrs[iid]["id"], "noteable_type": "MergeRequest",
-            "project_id": self.project_id, "noteable_iid": iid, "resolvable": resolvable,
-            "resolved": False if resolvable else None, "resolved_by": None, "resolved_at": None,
-            "confidential": False, "internal": False, "imported": False, "imported_from": "none",
-            "commands_changes": {}, **({"position": position} if position else {}),
+            "id": nid,
+            "type": type,
+            "body": body,
+            "attachment": None,
+            "author": self.user(author),
+            "created_at": _gl_time(moment),
+            "updated_at": _gl_time(moment),
+            "system": system,
+            "noteable_id": self.mrs[iid]["id"],
+            "noteable_type": "MergeRequest",
+            "project_id": self.project_id,
+            "noteable_iid": iid,
+            "resolvable": resolvable,
+            "resolved": False if resolvable else None,
+            "resolved_by": None,
+            "resolved_at": None,
+            "confidential": False,
+            "internal": False,
+            "imported": False,
+            "imported_from": "none",
+            "commands_changes": {},
+            **({"position": position} if position else {}),
         }
 
     def add_note(self, iid: int, author: str, body: str, *, system: bool = False) -> int:
@@ -891,18 +1277,28 @@ class FakeGitLab(FakeForge):
             self._new_discussion(iid, note, individual=True)
             return int(note["id"])
 
-    def add_thread(self, iid: int, author: str, body: str, *, path: str | None = None,
-                   line: int | None = None) -> tuple[str, int]:
+    def add_thread(
+        self, iid: int, author: str, body: str, *, path: str | None = None, line: int | None = None
+    ) -> tuple[str, int]:
         """A resolvable discussion; inline (DiffNote) when ``path`` is given. Returns (discussion, note)."""
         with self.lock:
             position = None
             if path is not None:
                 v = self.versions[iid][0]
-                position = {"base_sha": v["base_commit_sha"], "start_sha": v["start_commit_sha"],
-                            "head_sha": v["head_commit_sha"], "old_path": path, "new_path": path,
-                            "position_type": "text", "old_line": None, "new_line": line, "line_range": None}
-            note = self._note(iid, author, body, type="DiffNote" if position else "DiscussionNote",
-                              resolvable=True, position=position)
+                position = {
+                    "base_sha": v["base_commit_sha"],
+                    "start_sha": v["start_commit_sha"],
+                    "head_sha": v["head_commit_sha"],
+                    "old_path": path,
+                    "new_path": path,
+                    "position_type": "text",
+                    "old_line": None,
+                    "new_line": line,
+                    "line_range": None,
+                }
+            note = self._note(
+                iid, author, body, type="DiffNote" if position else "DiscussionNote", resolvable=True, position=position
+            )
             discussion = self._new_discussion(iid, note, individual=False)
             return discussion["id"], int(note["id"])
 
@@ -910,8 +1306,14 @@ class FakeGitLab(FakeForge):
         with self.lock:
             discussion = self.discussion(iid, discussion_id)
             first = discussion["notes"][0]
-            note = self._note(iid, author, body, type=first["type"] or "DiscussionNote",
-                              resolvable=bool(first["resolvable"]), position=first.get("position"))
+            note = self._note(
+                iid,
+                author,
+                body,
+                type=first["type"] or "DiscussionNote",
+                resolvable=bool(first["resolvable"]),
+                position=first.get("position"),
+            )
             if discussion["individual_note"]:
                 discussion["individual_note"] = False
                 first["type"] = "DiscussionNote"
@@ -964,58 +1366,103 @@ class FakeGitLab(FakeForge):
         v = self.versions[iid][0]
         merged = m["state"] == "merged"
         data = {
-            "id": m["id"], "iid": iid, "project_id": self.project_id, "title": m["title"],
-            "description": m["description"], "state": m["state"],
-            "created_at": _gl_time(m["created_at"]), "updated_at": _gl_time(m["updated_at"]),
+            "id": m["id"],
+            "iid": iid,
+            "project_id": self.project_id,
+            "title": m["title"],
+            "description": m["description"],
+            "state": m["state"],
+            "created_at": _gl_time(m["created_at"]),
+            "updated_at": _gl_time(m["updated_at"]),
             "merged_by": self._user_basic(m["author"]) if merged else None,
             "merge_user": self._user_basic(m["author"]) if merged else None,
             "merged_at": _gl_time(m["updated_at"]) if merged else None,
-            "closed_by": None, "closed_at": _gl_time(m["updated_at"]) if m["state"] == "closed" else None,
-            "target_branch": m["target_branch"], "source_branch": m["source_branch"],
+            "closed_by": None,
+            "closed_at": _gl_time(m["updated_at"]) if m["state"] == "closed" else None,
+            "target_branch": m["target_branch"],
+            "source_branch": m["source_branch"],
             "user_notes_count": sum(1 for n in self.all_notes(iid) if not n["system"]),
-            "upvotes": 0, "downvotes": 0, "author": self._user_basic(m["author"]), "assignees": [],
-            "assignee": None, "reviewers": [], "source_project_id": self.project_id,
-            "target_project_id": self.project_id, "labels": list(m["labels"]), "draft": False,
-            "work_in_progress": False, "milestone": None, "merge_when_pipeline_succeeds": False,
-            "merge_status": "can_be_merged", "detailed_merge_status": "mergeable",
-            "sha": v["head_commit_sha"], "merge_commit_sha": m["merge_commit_sha"],
-            "squash_commit_sha": None, "discussion_locked": None, "should_remove_source_branch": None,
-            "force_remove_source_branch": False, "prepared_at": _gl_time(m["created_at"]),
-            "reference": f"!{iid}", "references": {"short": f"!{iid}", "relative": f"!{iid}",
-                                                   "full": f"{self.path}!{iid}"},
+            "upvotes": 0,
+            "downvotes": 0,
+            "author": self._user_basic(m["author"]),
+            "assignees": [],
+            "assignee": None,
+            "reviewers": [],
+            "source_project_id": self.project_id,
+            "target_project_id": self.project_id,
+            "labels": list(m["labels"]),
+            "draft": False,
+            "work_in_progress": False,
+            "milestone": None,
+            "merge_when_pipeline_succeeds": False,
+            "merge_status": "can_be_merged",
+            "detailed_merge_status": "mergeable",
+            "sha": v["head_commit_sha"],
+            "merge_commit_sha": m["merge_commit_sha"],
+            "squash_commit_sha": None,
+            "discussion_locked": None,
+            "should_remove_source_branch": None,
+            "force_remove_source_branch": False,
+            "prepared_at": _gl_time(m["created_at"]),
+            "reference": f"!{iid}",
+            "references": {"short": f"!{iid}", "relative": f"!{iid}", "full": f"{self.path}!{iid}"},
             "web_url": f"{self.web_url}/-/merge_requests/{iid}",
-            "time_stats": {"time_estimate": 0, "total_time_spent": 0, "human_time_estimate": None,
-                           "human_total_time_spent": None},
-            "squash": False, "squash_on_merge": False, "task_completion_status": {"count": 0,
-                                                                                  "completed_count": 0},
-            "has_conflicts": False, "blocking_discussions_resolved": True,
+            "time_stats": {
+                "time_estimate": 0,
+                "total_time_spent": 0,
+                "human_time_estimate": None,
+                "human_total_time_spent": None,
+            },
+            "squash": False,
+            "squash_on_merge": False,
+            "task_completion_status": {"count": 0, "completed_count": 0},
+            "has_conflicts": False,
+            "blocking_discussions_resolved": True,
         }
         if full:  # only "Get single MR" carries these
-            data.update({
-                "subscribed": False, "changes_count": str(len(self.diffs[iid])), "latest_build_started_at": None,
-                "latest_build_finished_at": None, "first_deployed_to_production_at": None,
-                "pipeline": None, "head_pipeline": None,
-                "diff_refs": {"base_sha": v["base_commit_sha"], "head_sha": v["head_commit_sha"],
-                              "start_sha": v["start_commit_sha"]},
-                "merge_error": None, "first_contribution": False, "user": {"can_merge": True},
-            })
+            data.update(
+                {
+                    "subscribed": False,
+                    "changes_count": str(len(self.diffs[iid])),
+                    "latest_build_started_at": None,
+                    "latest_build_finished_at": None,
+                    "first_deployed_to_production_at": None,
+                    "pipeline": None,
+                    "head_pipeline": None,
+                    "diff_refs": {
+                        "base_sha": v["base_commit_sha"],
+                        "head_sha": v["head_commit_sha"],
+                        "start_sha": v["start_commit_sha"],
+                    },
+                    "merge_error": None,
+                    "first_contribution": False,
+                    "user": {"can_merge": True},
+                }
+            )
         return data
 
     def _paginated(self, path: str, query: dict[str, str], items: list[Json]) -> Response:
         page, per_page = _page_numbers(query, 20)
         pages = max(1, -(-len(items) // per_page))
-        headers = {"X-Page": str(page), "X-Per-Page": str(per_page), "X-Total": str(len(items)),
-                   "X-Total-Pages": str(pages), "X-Next-Page": str(page + 1) if page < pages else "",
-                   "X-Prev-Page": str(page - 1) if page > 1 else ""}
+        headers = {
+            "X-Page": str(page),
+            "X-Per-Page": str(per_page),
+            "X-Total": str(len(items)),
+            "X-Total-Pages": str(pages),
+            "X-Next-Page": str(page + 1) if page < pages else "",
+            "X-Prev-Page": str(page - 1) if page > 1 else "",
+        }
         links = []
         if page < pages:
             links.append(f'<{_link(self.base, path, query, page + 1)}>; rel="next"')
         if page > 1:
             links.append(f'<{_link(self.base, path, query, page - 1)}>; rel="prev"')
-        links += [f'<{_link(self.base, path, query, 1)}>; rel="first"',
-                  f'<{_link(self.base, path, query, pages)}>; rel="last"']
+        links += [
+            f'<{_link(self.base, path, query, 1)}>; rel="first"',
+            f'<{_link(self.base, path, query, pages)}>; rel="last"',
+        ]
         headers["Link"] = ", ".join(links)
-        return 200, items[(page - 1) * per_page: page * per_page], headers
+        return 200, items[(page - 1) * per_page : page * per_page], headers
 
     # --- handlers -------------------------------------------------------------------------------
 
@@ -1030,16 +1477,34 @@ class FakeGitLab(FakeForge):
 
     def _get_project(self, pid: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._check_project(pid)
-        return 200, {"id": self.project_id, "path_with_namespace": self.path, "web_url": self.web_url,
-                     "name": self.path.rsplit("/", 1)[-1], "default_branch": "main"}, {}
+        return (
+            200,
+            {
+                "id": self.project_id,
+                "path_with_namespace": self.path,
+                "web_url": self.web_url,
+                "name": self.path.rsplit("/", 1)[-1],
+                "default_branch": "main",
+            },
+            {},
+        )
 
     def _member(self, pid: str, uid: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._check_project(pid)
         user = next((u for u in self.users.values() if u["id"] == int(uid)), None)
         if user is None or int(uid) not in self.members:
             raise HTTPError(404, {"message": "404 Not found"})
-        return 200, {**user, "access_level": self.members[int(uid)], "created_at": "2024-01-01T00:00:00.000Z",
-                     "expires_at": None, "membership_state": "active"}, {}
+        return (
+            200,
+            {
+                **user,
+                "access_level": self.members[int(uid)],
+                "created_at": "2024-01-01T00:00:00.000Z",
+                "expires_at": None,
+                "membership_state": "active",
+            },
+            {},
+        )
 
     def _list_mrs(self, pid: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._check_project(pid)
@@ -1051,8 +1516,9 @@ class FakeGitLab(FakeForge):
             iids = [i for i in iids if self.mrs[i]["updated_at"] >= after]
         key = "updated_at" if order == "updated_at" else "created_at"
         iids.sort(key=lambda i: (self.mrs[i][key], i), reverse=query.get("sort", "desc") == "desc")
-        return self._paginated(f"/api/v4/projects/{pid}/merge_requests", query,
-                               [self.mr_json(i, full=False) for i in iids])
+        return self._paginated(
+            f"/api/v4/projects/{pid}/merge_requests", query, [self.mr_json(i, full=False) for i in iids]
+        )
 
     def _get_mr(self, pid: str, iid: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._mr(pid, iid)
@@ -1060,26 +1526,26 @@ class FakeGitLab(FakeForge):
 
     def _list_diffs(self, pid: str, iid: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._mr(pid, iid)
-        return self._paginated(f"/api/v4/projects/{pid}/merge_requests/{iid}/diffs", query,
-                               self.diffs[int(iid)])
+        return self._paginated(f"/api/v4/projects/{pid}/merge_requests/{iid}/diffs", query, self.diffs[int(iid)])
 
-    def _list_versions(self, pid: str, iid: str, *, query: dict[str, str], body: Json,
-                       login: str | None) -> Response:
+    def _list_versions(self, pid: str, iid: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._mr(pid, iid)
-        return self._paginated(f"/api/v4/projects/{pid}/merge_requests/{iid}/versions", query,
-                               self.versions[int(iid)])
+        return self._paginated(f"/api/v4/projects/{pid}/merge_requests/{iid}/versions", query, self.versions[int(iid)])
 
     def _list_notes(self, pid: str, iid: str, *, query: dict[str, str], body: Json, login: str | None) -> Response:
         self._mr(pid, iid)
-        notes = sorted(self.all_notes(int(iid)), key=lambda n: (n["created_at"], n["id"]),
-                       reverse=query.get("sort", "desc") == "desc")
+        notes = sorted(
+            self.all_notes(int(iid)),
+            key=lambda n: (n["created_at"], n["id"]),
+            reverse=query.get("sort", "desc") == "desc",
+        )
         return self._paginated(f"/api/v4/projects/{pid}/merge_requests/{iid}/notes", query, notes)
 
     def _create_note(self, pid: str, iid: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._mr(pid, iid)
         assert login is not None
         if not body.get("body"):
-            raise HTTPError(400, {"message": "400 Bad request - Note {:note=>[\"can't be blank\"]}"})
+            raise HTTPError(400, {"message": '400 Bad request - Note {:note=>["can\'t be blank"]}'})
         nid = self.add_note(int(iid), login, body["body"])
         return 201, self._find_note(int(iid), nid), {}
 
@@ -1113,20 +1579,27 @@ class FakeGitLab(FakeForge):
         self._mr(pid, iid)
         self._find_note(int(iid), int(nid))
         assert login is not None
-        award = {"id": self.next_id(), "name": body["name"], "user": self._user_basic(login),
-                 "created_at": _gl_time(self.tick()), "updated_at": _gl_time(self.now),
-                 "awardable_id": int(nid), "awardable_type": "Note"}
+        award = {
+            "id": self.next_id(),
+            "name": body["name"],
+            "user": self._user_basic(login),
+            "created_at": _gl_time(self.tick()),
+            "updated_at": _gl_time(self.now),
+            "awardable_id": int(nid),
+            "awardable_type": "Note",
+        }
         self.awards.append(award)
         return 201, award, {}
 
-    def _list_discussions(self, pid: str, iid: str, *, query: dict[str, str], body: Json,
-                          login: str | None) -> Response:
+    def _list_discussions(
+        self, pid: str, iid: str, *, query: dict[str, str], body: Json, login: str | None
+    ) -> Response:
         self._mr(pid, iid)
-        return self._paginated(f"/api/v4/projects/{pid}/merge_requests/{iid}/discussions", query,
-                               self.discussions[int(iid)])
+        return self._paginated(
+            f"/api/v4/projects/{pid}/merge_requests/{iid}/discussions", query, self.discussions[int(iid)]
+        )
 
-    def _get_discussion(self, pid: str, iid: str, did: str, *, query: Json, body: Json,
-                        login: str | None) -> Response:
+    def _get_discussion(self, pid: str, iid: str, did: str, *, query: Json, body: Json, login: str | None) -> Response:
         self._mr(pid, iid)
         return 200, self.discussion(int(iid), did), {}
 
@@ -1138,17 +1611,25 @@ class FakeGitLab(FakeForge):
             note = self._note(int(iid), login, body["body"], type="DiscussionNote", resolvable=True)
             return 201, self._new_discussion(int(iid), note, individual=False), {}
         shas = (position.get("base_sha"), position.get("start_sha"), position.get("head_sha"))
-        known = {(v["base_commit_sha"], v["start_commit_sha"], v["head_commit_sha"])
-                 for v in self.versions[int(iid)]}
+        known = {(v["base_commit_sha"], v["start_commit_sha"], v["head_commit_sha"]) for v in self.versions[int(iid)]}
         diff = next((d for d in self.diffs[int(iid)] if d["new_path"] == position.get("new_path")), None)
         line = position.get("new_line")
         if shas not in known or diff is None or line is None or int(line) not in right_side_lines(diff["diff"]):
-            raise HTTPError(400, {"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", "
-                                             "\"must be a valid line code\"]}"})
-        position = {"base_sha": shas[0], "start_sha": shas[1], "head_sha": shas[2],
-                    "old_path": position.get("old_path") or position["new_path"],
-                    "new_path": position["new_path"], "position_type": "text",
-                    "old_line": None, "new_line": int(line), "line_range": None}
+            raise HTTPError(
+                400,
+                {"message": '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}'},
+            )
+        position = {
+            "base_sha": shas[0],
+            "start_sha": shas[1],
+            "head_sha": shas[2],
+            "old_path": position.get("old_path") or position["new_path"],
+            "new_path": position["new_path"],
+            "position_type": "text",
+            "old_line": None,
+            "new_line": int(line),
+            "line_range": None,
+        }
         note = self._note(int(iid), login, body["body"], type="DiffNote", resolvable=True, position=position)
         return 201, self._new_discussion(int(iid), note, individual=False), {}
 
@@ -1158,8 +1639,9 @@ class FakeGitLab(FakeForge):
         nid = self.add_reply(int(iid), did, login, body["body"])
         return 201, self._find_note(int(iid), nid), {}
 
-    def _resolve(self, pid: str, iid: str, did: str, *, query: dict[str, str], body: Json,
-                 login: str | None) -> Response:
+    def _resolve(
+        self, pid: str, iid: str, did: str, *, query: dict[str, str], body: Json, login: str | None
+    ) -> Response:
         self._mr(pid, iid)
         discussion = self.discussion(int(iid), did)
         resolved = body.get("resolved", query.get("resolved"))
@@ -1176,68 +1658,132 @@ class FakeGitLab(FakeForge):
     # --- webhook payloads -----------------------------------------------------------------------
 
     def _project_hook(self) -> Json:
-        return {"id": self.project_id, "name": self.path.rsplit("/", 1)[-1], "description": "",
-                "web_url": self.web_url, "avatar_url": None, "git_ssh_url": f"git@127.0.0.1:{self.path}.git",
-                "git_http_url": f"{self.web_url}.git", "namespace": self.path.split("/")[0],
-                "visibility_level": 20, "path_with_namespace": self.path, "default_branch": "main",
-                "homepage": self.web_url, "url": f"git@127.0.0.1:{self.path}.git",
-                "ssh_url": f"git@127.0.0.1:{self.path}.git", "http_url": f"{self.web_url}.git"}
+        return {
+            "id": self.project_id,
+            "name": self.path.rsplit("/", 1)[-1],
+            "description": "",
+            "web_url": self.web_url,
+            "avatar_url": None,
+            "git_ssh_url": f"git@127.0.0.1:{self.path}.git",
+            "git_http_url": f"{self.web_url}.git",
+            "namespace": self.path.split("/")[0],
+            "visibility_level": 20,
+            "path_with_namespace": self.path,
+            "default_branch": "main",
+            "homepage": self.web_url,
+            "url": f"git@127.0.0.1:{self.path}.git",
+            "ssh_url": f"git@127.0.0.1:{self.path}.git",
+            "http_url": f"{self.web_url}.git",
+        }
 
     def _hook_user(self, username: str) -> Json:
         u = self.user(username)
-        return {"id": u["id"], "name": u["name"], "username": username, "avatar_url": u["avatar_url"],
-                "email": "[REDACTED]"}
+        return {
+            "id": u["id"],
+            "name": u["name"],
+            "username": username,
+            "avatar_url": u["avatar_url"],
+            "email": "[REDACTED]",
+        }
 
     def _mr_attributes(self, iid: int) -> Json:
         m, data = self.mrs[iid], self.mr_json(iid)
         return {
-            "id": m["id"], "iid": iid, "target_branch": m["target_branch"], "source_branch": m["source_branch"],
-            "source_project_id": self.project_id, "target_project_id": self.project_id,
-            "author_id": self.user(m["author"])["id"], "assignee_ids": [], "reviewer_ids": [],
-            "title": m["title"], "created_at": data["created_at"].replace("T", " ").replace(".000Z", " UTC"),
+            "id": m["id"],
+            "iid": iid,
+            "target_branch": m["target_branch"],
+            "source_branch": m["source_branch"],
+            "source_project_id": self.project_id,
+            "target_project_id": self.project_id,
+            "author_id": self.user(m["author"])["id"],
+            "assignee_ids": [],
+            "reviewer_ids": [],
+            "title": m["title"],
+            "created_at": data["created_at"].replace("T", " ").replace(".000Z", " UTC"),
             "updated_at": data["updated_at"].replace("T", " ").replace(".000Z", " UTC"),
-            "state": m["state"], "merge_status": "can_be_merged", "detailed_merge_status": "mergeable",
-            "description": m["description"], "url": data["web_url"], "draft": False,
-            "work_in_progress": False, "merge_commit_sha": m["merge_commit_sha"],
-            "last_commit": {"id": data["sha"], "message": "change\n", "title": "change",
-                            "timestamp": "2024-05-01T12:00:00+00:00",
-                            "url": f"{self.web_url}/-/commit/{data['sha']}",
-                            "author": {"name": "Alice", "email": "alice@example.com"}},
+            "state": m["state"],
+            "merge_status": "can_be_merged",
+            "detailed_merge_status": "mergeable",
+            "description": m["description"],
+            "url": data["web_url"],
+            "draft": False,
+            "work_in_progress": False,
+            "merge_commit_sha": m["merge_commit_sha"],
+            "last_commit": {
+                "id": data["sha"],
+                "message": "change\n",
+                "title": "change",
+                "timestamp": "2024-05-01T12:00:00+00:00",
+                "url": f"{self.web_url}/-/commit/{data['sha']}",
+                "author": {"name": "Alice", "email": "alice@example.com"},
+            },
             "labels": [{"id": i, "title": name} for i, name in enumerate(m["labels"])],
-            "source": self._project_hook(), "target": self._project_hook(),
+            "source": self._project_hook(),
+            "target": self._project_hook(),
         }
 
     def gitlab_merge_request_hook(self, iid: int, action: str = "open") -> Json:
         m = self.mrs[iid]
         attributes = {**self._mr_attributes(iid), "action": action}
-        return {"object_kind": "merge_request", "event_type": "merge_request",
-                "user": self._hook_user(m["author"]), "project": self._project_hook(),
-                "object_attributes": attributes,
-                "labels": attributes["labels"], "changes": {},
-                "repository": {"name": self.path.rsplit("/", 1)[-1], "url": f"{self.web_url}.git",
-                               "description": "", "homepage": self.web_url}}
+        return {
+            "object_kind": "merge_request",
+            "event_type": "merge_request",
+            "user": self._hook_user(m["author"]),
+            "project": self._project_hook(),
+            "object_attributes": attributes,
+            "labels": attributes["labels"],
+            "changes": {},
+            "repository": {
+                "name": self.path.rsplit("/", 1)[-1],
+                "url": f"{self.web_url}.git",
+                "description": "",
+                "homepage": self.web_url,
+            },
+        }
 
     def gitlab_note_hook(self, iid: int, note_id: int) -> Json:
         note = self._find_note(iid, note_id)
         discussion = next(d for d in self.discussions[iid] if note in d["notes"])
         attributes = {
-            "id": note_id, "note": note["body"], "noteable_type": "MergeRequest",
-            "author_id": note["author"]["id"], "created_at": note["created_at"],
-            "updated_at": note["updated_at"], "project_id": self.project_id, "attachment": None,
-            "line_code": None, "commit_id": "", "noteable_id": self.mrs[iid]["id"], "system": note["system"],
-            "st_diff": None, "discussion_id": discussion["id"], "type": note["type"],
-            "position": note.get("position"), "original_position": note.get("position"),
-            "url": f"{self.web_url}/-/merge_requests/{iid}#note_{note_id}", "action": "create",
+            "id": note_id,
+            "note": note["body"],
+            "noteable_type": "MergeRequest",
+            "author_id": note["author"]["id"],
+            "created_at": note["created_at"],
+            "updated_at": note["updated_at"],
+            "project_id": self.project_id,
+            "attachment": None,
+            "line_code": None,
+            "commit_id": "",
+            "noteable_id": self.mrs[iid]["id"],
+            "system": note["system"],
+            "st_diff": None,
+            "discussion_id": discussion["id"],
+            "type": note["type"],
+            "position": note.get("position"),
+            "original_position": note.get("position"),
+            "url": f"{self.web_url}/-/merge_requests/{iid}#note_{note_id}",
+            "action": "create",
         }
-        return {"object_kind": "note", "event_type": "note", "user": self._hook_user(note["author"]["username"]),
-                "project_id": self.project_id, "project": self._project_hook(),
-                "object_attributes": attributes,
-                "repository": {"name": self.path.rsplit("/", 1)[-1], "url": f"{self.web_url}.git",
-                               "description": "", "homepage": self.web_url},
-                "merge_request": self._mr_attributes(iid)}
+        return {
+            "object_kind": "note",
+            "event_type": "note",
+            "user": self._hook_user(note["author"]["username"]),
+            "project_id": self.project_id,
+            "project": self._project_hook(),
+            "object_attributes": attributes,
+            "repository": {
+                "name": self.path.rsplit("/", 1)[-1],
+                "url": f"{self.web_url}.git",
+                "description": "",
+                "homepage": self.web_url,
+            },
+            "merge_request": self._mr_attributes(iid),
+        }
 
 
 # --- pytest fixture bodies: wrap with pytest.fixture in the test module --------------------------
+
 
 def fake_github() -> Iterator[FakeGitHub]:
     fake = FakeGitHub()
@@ -1258,4 +1804,3 @@ def fake_gitlab() -> Iterator[FakeGitLab]:
 
 
 __all__ = ["FakeGitHub", "FakeGitLab", "fake_github", "fake_gitlab", "github_signature", "right_side_lines"]
-

@@ -33,17 +33,26 @@ class GitRepo:
         name, email = _split_identity(author)
         when = date or f"@{EPOCH + 60 * self._tick} +0000"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update({
-            "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": when,
-            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": when,
-            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C",
-        })
+        env.update(
+            {
+                "GIT_AUTHOR_NAME": name,
+                "GIT_AUTHOR_EMAIL": email,
+                "GIT_AUTHOR_DATE": when,
+                "GIT_COMMITTER_NAME": name,
+                "GIT_COMMITTER_EMAIL": email,
+                "GIT_COMMITTER_DATE": when,
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": os.devnull,
+                "LC_ALL": "C",
+            }
+        )
         return env
 
     def git(self, *args: str, author: str = AUTHOR, date: str | None = None) -> str:
         """Run ``git ARGS`` in the work tree and return its stdout (raises on a non-zero exit)."""
-        done = subprocess.run(["git", *args], cwd=self.path, env=self._env(author, date),
-                              check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            ["git", *args], cwd=self.path, env=self._env(author, date), check=True, capture_output=True, text=True
+        )
         return done.stdout
 
     def write(self, path: str, text: str | bytes) -> Path:
@@ -72,8 +81,7 @@ class GitRepo:
         """Move the clock a minute on: the next git command writes at a time of its own."""
         self._tick += 1
 
-    def commit(self, message: str, *, author: str = AUTHOR, date: str | None = None,
-               all_files: bool = True) -> str:
+    def commit(self, message: str, *, author: str = AUTHOR, date: str | None = None, all_files: bool = True) -> str:
         """Stage everything (unless ``all_files=False``) and commit; return the new commit id."""
         self._tick += 1
         if all_files:
@@ -100,8 +108,9 @@ class GitRepo:
 def cargo_lock(**versions: str) -> str:
     """A Cargo.lock of registry crates at these versions."""
     registry = 'source = "registry+https://github.com/rust-lang/crates.io-index"\n'
-    return "version = 3\n" + "".join(f'\n[[package]]\nname = "{name}"\nversion = "{v}"\n{registry}'
-                                      for name, v in sorted(versions.items()))
+    return "version = 3\n" + "".join(
+        f'\n[[package]]\nname = "{name}"\nversion = "{v}"\n{registry}' for name, v in sorted(versions.items())
+    )
 
 
 def reverted_clap_bump(repo: GitRepo, **pulled: tuple[str, str]) -> str:
@@ -114,4 +123,3 @@ def reverted_clap_bump(repo: GitRepo, **pulled: tuple[str, str]) -> str:
     bump = repo.commit("Update Rust crate clap to v4.5.35")
     repo.git("revert", "--no-edit", bump)
     return bump
-

@@ -29,16 +29,23 @@ def lookup(key: str) -> Any:
 
 def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C",
-                "GIT_AUTHOR_NAME": "Ada Tester", "GIT_AUTHOR_EMAIL": "ada@example.com",
-                "GIT_COMMITTER_NAME": "Ada Tester", "GIT_COMMITTER_EMAIL": "ada@example.com"})
+    env.update(
+        {
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "LC_ALL": "C",
+            "GIT_AUTHOR_NAME": "Ada Tester",
+            "GIT_AUTHOR_EMAIL": "ada@example.com",
+            "GIT_COMMITTER_NAME": "Ada Tester",
+            "GIT_COMMITTER_EMAIL": "ada@example.com",
+        }
+    )
     env.update(extra or {})
     return env
 
 
 def run_git(cwd: Path, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, input=input, env=env or git_env(),
-                          check=True, capture_output=True)
+    done = subprocess.run(["git", *args], cwd=cwd, input=input, env=env or git_env(), check=True, capture_output=True)
     return done.stdout.decode("utf-8", "replace")
 
 
@@ -89,8 +96,15 @@ class HarvestRepo:
     def checkout(self, *args: str) -> None:
         self.git("checkout", "-q", *args)
 
-    def raw_commit(self, message: bytes, *, parents: tuple[str, ...] = (), headers: bytes = b"",
-                   tree: str | None = None, ref: str | None = "HEAD") -> str:
+    def raw_commit(
+        self,
+        message: bytes,
+        *,
+        parents: tuple[str, ...] = (),
+        headers: bytes = b"",
+        tree: str | None = None,
+        ref: str | None = "HEAD",
+    ) -> str:
         """Write a commit object byte for byte (git refuses NULs and bad encodings in ``commit``)."""
         self.tick += 1
         if tree is None:

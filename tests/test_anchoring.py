@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, cargo_lock, reverted_clap_bump
 
-PERM = '''\
+PERM = """\
 class Checker:
     def check(self, user, perm):
         if user.is_admin:
@@ -18,7 +18,7 @@ class Checker:
 
     def audit(self, user):
         log(user)
-'''
+"""
 
 
 @pytest.fixture
@@ -31,8 +31,20 @@ def gr(tmp_path: Path) -> GitRepo:
 
 
 def remember(cli, repo: GitRepo, anchor: str, *extra: str, title: str = "Grants are cached") -> str:  # type: ignore[no-untyped-def]
-    result = cli(repo.path, "remember", "gotcha", "--on", anchor, "--title", title, "--symptom", "stale",
-                 "--cause", "cache", *extra)
+    result = cli(
+        repo.path,
+        "remember",
+        "gotcha",
+        "--on",
+        anchor,
+        "--title",
+        title,
+        "--symptom",
+        "stale",
+        "--cause",
+        "cache",
+        *extra,
+    )
     assert result.code == 0, result.err
     return str(result.out.strip())
 
@@ -52,15 +64,18 @@ def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: i
     assert (line["scope"], line["symbol"], line["raw"]) == ("symbol", "Checker.audit", "app/perm.py:9")
 
 
-@pytest.mark.parametrize(("anchor", "message"), [
-    ("app/perm.py::Checker.chek", "no symbol 'Checker.chek' in app/perm.py (nearest: Checker.check"),
-    ("app/prem.py", "no file app/prem.py"),
-    ("app/prem.py::f", "(nearest: app/perm.py"),
-    ("module:app.nothing", "no module 'app.nothing'"),
-    ("app/perm.py:10", "anchor 'app/perm.py:10': app/perm.py has 9 lines at "),
-    ("app/perm.py:8-12", "app/perm.py has 9 lines"),
-    ("app/__init__.py:1", "app/__init__.py has 0 lines"),
-])
+@pytest.mark.parametrize(
+    ("anchor", "message"),
+    [
+        ("app/perm.py::Checker.chek", "no symbol 'Checker.chek' in app/perm.py (nearest: Checker.check"),
+        ("app/prem.py", "no file app/prem.py"),
+        ("app/prem.py::f", "(nearest: app/perm.py"),
+        ("module:app.nothing", "no module 'app.nothing'"),
+        ("app/perm.py:10", "anchor 'app/perm.py:10': app/perm.py has 9 lines at "),
+        ("app/perm.py:8-12", "app/perm.py has 9 lines"),
+        ("app/__init__.py:1", "app/__init__.py has 0 lines"),
+    ],
+)
 def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anchor: str, message: str) -> None:  # type: ignore[no-untyped-def]
     result = cli(gr.path, "remember", "gotcha", "--on", anchor, "--title", "t", "--symptom", "s", "--cause", "c")
     assert result.code == 2 and message in result.err
@@ -78,8 +93,12 @@ def test_file_renamed_with_edits_is_reanchored_and_active(cli, gr: GitRepo) -> N
 
 def test_function_renamed_in_place_is_found_by_shape(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.check")
-    gr.write("app/perm.py", PERM.replace("def check(self, user, perm)", "def allowed(self, who, perm)")
-             .replace("user.is_admin", "who.is_admin").replace("load_grants(user)", "load_grants(who)"))
+    gr.write(
+        "app/perm.py",
+        PERM.replace("def check(self, user, perm)", "def allowed(self, who, perm)")
+        .replace("user.is_admin", "who.is_admin")
+        .replace("load_grants(user)", "load_grants(who)"),
+    )
     gr.commit("rename check to allowed")
     s = status_of(cli, gr, rid)
     assert s["status"] == "active"
@@ -97,11 +116,15 @@ def test_moved_to_another_file(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
 
 def test_body_rewritten_is_stale_with_the_drift(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.check")
-    gr.write("app/perm.py", PERM.replace(
-        "        if user.is_admin:\n            return True\n        grants = load_grants(user)\n"
-        "        return perm in grants\n",
-        "        cache = redis.get(user.id)\n        if cache is None:\n            cache = compute(user)\n"
-        "            redis.set(user.id, cache, ttl=60)\n        return any(p.matches(perm) for p in cache)\n"))
+    gr.write(
+        "app/perm.py",
+        PERM.replace(
+            "        if user.is_admin:\n            return True\n        grants = load_grants(user)\n"
+            "        return perm in grants\n",
+            "        cache = redis.get(user.id)\n        if cache is None:\n            cache = compute(user)\n"
+            "            redis.set(user.id, cache, ttl=60)\n        return any(p.matches(perm) for p in cache)\n",
+        ),
+    )
     gr.commit("rewrite check")
     s = status_of(cli, gr, rid)
     assert s["status"] == "stale"
@@ -157,7 +180,7 @@ def test_ambiguous_candidates_are_not_guessed(cli, gr: GitRepo) -> None:  # type
     assert "app/a.py::A.audit" in s["status_reason"] and "app/b.py::B.audit" in s["status_reason"]
 
 
-GO = '''package store
+GO = """package store
 
 type Store struct{ items map[string]int }
 
@@ -168,9 +191,9 @@ func (s *Store) Get(key string) int {
 \t}
 \treturn v
 }
-'''
+"""
 
-TS = '''export class Cart {
+TS = """export class Cart {
   total(items: Item[]): number {
     let sum = 0;
     for (const item of items) {
@@ -179,23 +202,47 @@ TS = '''export class Cart {
     return sum;
   }
 }
-'''
+"""
 
 
-@pytest.mark.parametrize(("path", "source", "symbol", "renamed", "rewritten"), [
-    ("store/store.go", GO, "Store.Get",
-     GO.replace("func (s *Store) Get(key string)", "func (s *Store) Fetch(name string)").replace("[key]", "[name]"),
-     GO.replace("\tv, ok := s.items[key]\n\tif !ok {\n\t\treturn -1\n\t}\n\treturn v\n",
+@pytest.mark.parametrize(
+    ("path", "source", "symbol", "renamed", "rewritten"),
+    [
+        (
+            "store/store.go",
+            GO,
+            "Store.Get",
+            GO.replace("func (s *Store) Get(key string)", "func (s *Store) Fetch(name string)").replace(
+                "[key]", "[name]"
+            ),
+            GO.replace(
+                "\tv, ok := s.items[key]\n\tif !ok {\n\t\treturn -1\n\t}\n\treturn v\n",
                 "\tfor k, v := range s.items {\n\t\tif strings.EqualFold(k, key) {\n\t\t\treturn v * 2\n\t\t}"
-                "\n\t}\n\tpanic(\"missing\")\n")),
-    ("web/cart.ts", TS, "Cart.total",
-     TS.replace("total(items: Item[])", "sum(lines: Item[])").replace("of items", "of lines"),
-     TS.replace("    let sum = 0;\n    for (const item of items) {\n      sum += item.price * item.quantity;\n    }"
+                '\n\t}\n\tpanic("missing")\n',
+            ),
+        ),
+        (
+            "web/cart.ts",
+            TS,
+            "Cart.total",
+            TS.replace("total(items: Item[])", "sum(lines: Item[])").replace("of items", "of lines"),
+            TS.replace(
+                "    let sum = 0;\n    for (const item of items) {\n      sum += item.price * item.quantity;\n    }"
                 "\n    return sum;\n",
-                "    return items.reduce((acc, it) => acc + discount(it.price), 0) / rates.get(currency());\n")),
-])
-def test_go_and_typescript(cli, tmp_path: Path, path: str, source: str, symbol: str, renamed: str,  # type: ignore[no-untyped-def]
-                           rewritten: str) -> None:
+                "    return items.reduce((acc, it) => acc + discount(it.price), 0) / rates.get(currency());\n",
+            ),
+        ),
+    ],
+)
+def test_go_and_typescript(
+    cli,
+    tmp_path: Path,
+    path: str,
+    source: str,
+    symbol: str,
+    renamed: str,  # type: ignore[no-untyped-def]
+    rewritten: str,
+) -> None:
     repo = GitRepo(tmp_path)
     repo.write(path, source)
     repo.commit("add")
@@ -219,17 +266,43 @@ def test_lockfile_bump_out_of_range_meets_the_retry_condition(cli, tmp_path: Pat
     repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "1"\ndependencies = ["lance>=0.7"]\n')
     repo.write("uv.lock", 'version = 1\n\n[[package]]\nname = "lance"\nversion = "0.7.3"\n')
     head = repo.commit("lance")
-    attempt = cli(repo.path, "remember", "attempt", "--on", "dep:pypi/lance@<0.8", "--title", "Vector search on lance",
-                  "--approach", "lance dataset", "--outcome", "failed", "--evidence", head[:10],
-                  "--retry-when", "lance 0.8 fixes the deadlock").out.strip()
-    constraint = cli(repo.path, "remember", "constraint", "--on", "dep:pypi/lance@<0.8", "--title", "Pin lance",
-                     "--rule", "stay below 0.8", "--severity", "must").out.strip()
+    attempt = cli(
+        repo.path,
+        "remember",
+        "attempt",
+        "--on",
+        "dep:pypi/lance@<0.8",
+        "--title",
+        "Vector search on lance",
+        "--approach",
+        "lance dataset",
+        "--outcome",
+        "failed",
+        "--evidence",
+        head[:10],
+        "--retry-when",
+        "lance 0.8 fixes the deadlock",
+    ).out.strip()
+    constraint = cli(
+        repo.path,
+        "remember",
+        "constraint",
+        "--on",
+        "dep:pypi/lance@<0.8",
+        "--title",
+        "Pin lance",
+        "--rule",
+        "stay below 0.8",
+        "--severity",
+        "must",
+    ).out.strip()
     assert status_of(cli, repo, attempt)["notes"] == []
     repo.write("uv.lock", 'version = 1\n\n[[package]]\nname = "lance"\nversion = "0.9.1"\n')
     repo.commit("bump lance")
     a = status_of(cli, repo, attempt)
-    assert a["status"] == "active" and any("retry condition met: lance is now 0.9.1, outside <0.8" in n
-                                           for n in a["notes"])
+    assert a["status"] == "active" and any(
+        "retry condition met: lance is now 0.9.1, outside <0.8" in n for n in a["notes"]
+    )
     c = status_of(cli, repo, constraint)
     assert c["status"] == "stale" and "re-check: lance is now 0.9.1" in c["status_reason"]
 
@@ -249,11 +322,37 @@ def test_a_reverted_bump_meets_its_retry_condition_only_past_the_version_it_move
 
 def test_evidence_on_the_default_branch_promotes_to_t2(cli, gr: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("COMIND_AUTHOR_KIND", "agent")
-    rid = cli(gr.path, "remember", "attempt", "--on", "app/perm.py::Checker.check", "--title", "Cache grants",
-              "--approach", "lru_cache", "--outcome", "reverted", "--evidence", gr.head()).out.strip()
+    rid = cli(
+        gr.path,
+        "remember",
+        "attempt",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Cache grants",
+        "--approach",
+        "lru_cache",
+        "--outcome",
+        "reverted",
+        "--evidence",
+        gr.head(),
+    ).out.strip()
     assert status_of(cli, gr, rid)["trust"] == 2
-    text = cli(gr.path, "remember", "attempt", "--on", "app/perm.py", "--title", "No commit", "--approach", "x",
-               "--outcome", "failed", "--evidence", "it broke in staging").out.strip()
+    text = cli(
+        gr.path,
+        "remember",
+        "attempt",
+        "--on",
+        "app/perm.py",
+        "--title",
+        "No commit",
+        "--approach",
+        "x",
+        "--outcome",
+        "failed",
+        "--evidence",
+        "it broke in staging",
+    ).out.strip()
     assert status_of(cli, gr, text)["trust"] == 1
 
 
@@ -272,18 +371,36 @@ def test_shallow_clone_missing_the_anchor_commit_is_unverifiable(cli, gr: GitRep
 
 def test_why_direct_hop_order_and_at(cli, gr: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/db.py", "def raw_query(sql):\n    return sql\n")
-    gr.write("app/views.py", "from app import db\nfrom app.perm import Checker\n\n\ndef view(user):\n"
-             "    Checker().check(user, 'read')\n    return db.raw_query('select 1')\n")
+    gr.write(
+        "app/views.py",
+        "from app import db\nfrom app.perm import Checker\n\n\ndef view(user):\n"
+        "    Checker().check(user, 'read')\n    return db.raw_query('select 1')\n",
+    )
     first = gr.commit("views")
     monkeypatch.setenv("COMIND_NOW", "2024-01-01T00:30:00Z")  # after `first` (00:02), before later commits
     gotcha = remember(cli, gr, "app/views.py::view", title="View checks permissions first")
-    constraint = cli(gr.path, "remember", "constraint", "--on", "app/db.py::raw_query", "--title",
-                     "raw_query only in migrations", "--rule", "r", "--severity", "must").out.strip()
-    intent = cli(gr.path, "remember", "intent", "--on", "app/views.py", "--title", "Views are thin",
-                 "--need", "n").out.strip()
+    constraint = cli(
+        gr.path,
+        "remember",
+        "constraint",
+        "--on",
+        "app/db.py::raw_query",
+        "--title",
+        "raw_query only in migrations",
+        "--rule",
+        "r",
+        "--severity",
+        "must",
+    ).out.strip()
+    intent = cli(
+        gr.path, "remember", "intent", "--on", "app/views.py", "--title", "Views are thin", "--need", "n"
+    ).out.strip()
     rows = [json.loads(line) for line in cli(gr.path, "why", "app/views.py::view", "--json").out.splitlines()]
     assert [(r["id"], r["relevance"]) for r in rows] == [
-        (intent, "direct"), (gotcha, "direct"), (constraint, "one hop: app/views.py imports app.db")]
+        (intent, "direct"),
+        (gotcha, "direct"),
+        (constraint, "one hop: app/views.py imports app.db"),
+    ]
     assert all(r["status"] == "active" and r["status_reason"] for r in rows)
     line_rows = [json.loads(x)["id"] for x in cli(gr.path, "why", "app/views.py:6", "--json").out.splitlines()]
     assert gotcha in line_rows
@@ -296,8 +413,10 @@ def test_why_direct_hop_order_and_at(cli, gr: GitRepo, monkeypatch: pytest.Monke
     lines = cli(gr.path, "why", "app/views.py::view", "--json").out.splitlines()
     now = {json.loads(x)["id"]: json.loads(x) for x in lines}
     assert now[gotcha]["status"] == "stale"
-    then = {json.loads(x)["id"]: json.loads(x)
-            for x in cli(gr.path, "why", "app/views.py::view", "--at", known, "--json").out.splitlines()}
+    then = {
+        json.loads(x)["id"]: json.loads(x)
+        for x in cli(gr.path, "why", "app/views.py::view", "--at", known, "--json").out.splitlines()
+    }
     assert then[gotcha]["status"] == "active"
     assert cli(gr.path, "why", "app/views.py::view", "--at", first, "--json").out == ""  # nothing known yet
     assert "unknown revision 'nope'" in cli(gr.path, "why", "app/views.py", "--at", "nope").err
@@ -333,9 +452,11 @@ def test_a_record_is_orphaned_only_when_all_its_subjects_are_gone(cli, gr: GitRe
     dropped = gr.commit("drop the checker")
     s = status_of(cli, gr, rid)  # the file went: the reason names the landing that deleted it
     assert s["status"] == "orphaned"
-    assert s["status_reason"] == (f"app/perm.py::Checker.audit no longer exists (its file deleted in {dropped[:10]} "
-                                  f"'drop the checker'); app/perm.py::Checker.check no longer exists "
-                                  f"(its file deleted in {dropped[:10]} 'drop the checker')")
+    assert s["status_reason"] == (
+        f"app/perm.py::Checker.audit no longer exists (its file deleted in {dropped[:10]} "
+        f"'drop the checker'); app/perm.py::Checker.check no longer exists "
+        f"(its file deleted in {dropped[:10]} 'drop the checker')"
+    )
 
 
 def test_a_symbol_anchored_on_a_merged_branch_is_searched_from_its_merge(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
@@ -397,6 +518,7 @@ def test_index_command(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def
 
 # --- following a file through history (Anchorer.follow_path) and citing commits (evidence_verifier) ---
 
+
 def grown(text: str, step: int) -> str:
     """`text` and as much again of new code: each step keeps git's rename similarity above 50%."""
     helpers = len(text) // 60 + 1
@@ -431,8 +553,12 @@ def test_a_big_move_is_followed_by_content_then_by_name_or_folder_then_in_full(g
     from comind.anchoring import Anchorer
     from comind.codeindex import CodeIndex
 
-    files = {"app/perm.py": PERM, "app/mod.py": grown("X = 1\n", 0), "lib/mod.py": grown("Y = 2\n", 1),
-             "lib/same.py": grown("Z = 3\n", 2)}
+    files = {
+        "app/perm.py": PERM,
+        "app/mod.py": grown("X = 1\n", 0),
+        "lib/mod.py": grown("Y = 2\n", 1),
+        "lib/same.py": grown("Z = 3\n", 2),
+    }
     for path, text in files.items():
         gr.write(path, text)
     start = gr.commit("add the modules")
@@ -505,9 +631,14 @@ def test_cited_commits_count_when_the_default_branch_contains_them(gr: GitRepo) 
     from comind.records import new_record
 
     def citing(*shas: str):  # type: ignore[no-untyped-def]
-        return new_record("gotcha", title="t", anchors=[parse_anchor("a.txt")], fields={"symptom": "s", "cause": "c"},
-                          provenance={"actor": "p-1", "author_kind": "human", "source": "cli"},
-                          evidence=[{"type": "commit", "ref": sha, "role": "cited"} for sha in shas])
+        return new_record(
+            "gotcha",
+            title="t",
+            anchors=[parse_anchor("a.txt")],
+            fields={"symptom": "s", "cause": "c"},
+            provenance={"actor": "p-1", "author_kind": "human", "source": "cli"},
+            evidence=[{"type": "commit", "ref": sha, "role": "cited"} for sha in shas],
+        )
 
     first = gr.head()
     gr.write("a.txt", "1\n")

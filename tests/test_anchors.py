@@ -9,20 +9,27 @@ from hypothesis import strategies as st
 from comind.anchors import AnchorError, format_anchor, parse_anchor
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("app/perm.py::Checker.check", {"scope": "symbol", "path": "app/perm.py", "symbol": "Checker.check"}),
-    ("app/perm.py", {"scope": "file", "path": "app/perm.py"}),
-    ("app/perm.py:42", {"scope": "file", "path": "app/perm.py", "line": 42}),
-    ("app/perm.py:42-50", {"scope": "file", "path": "app/perm.py", "line": 42, "end_line": 50}),
-    ("src/handlers/", {"scope": "file", "path": "src/handlers/"}),
-    ("module:myapp.db", {"scope": "module", "module": "myapp.db"}),
-    ("dep:pypi/lance", {"scope": "dependency", "dep": {"ecosystem": "pypi", "package": "lance"}}),
-    ("dep:pypi/requests@>=2,<3", {"scope": "dependency",
-                                  "dep": {"ecosystem": "pypi", "package": "requests", "version_range": ">=2,<3"}}),
-    ("dep:npm/@types/node@^20", {"scope": "dependency",
-                                 "dep": {"ecosystem": "npm", "package": "@types/node", "version_range": "^20"}}),
-    ("repo:", {"scope": "repo"}),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("app/perm.py::Checker.check", {"scope": "symbol", "path": "app/perm.py", "symbol": "Checker.check"}),
+        ("app/perm.py", {"scope": "file", "path": "app/perm.py"}),
+        ("app/perm.py:42", {"scope": "file", "path": "app/perm.py", "line": 42}),
+        ("app/perm.py:42-50", {"scope": "file", "path": "app/perm.py", "line": 42, "end_line": 50}),
+        ("src/handlers/", {"scope": "file", "path": "src/handlers/"}),
+        ("module:myapp.db", {"scope": "module", "module": "myapp.db"}),
+        ("dep:pypi/lance", {"scope": "dependency", "dep": {"ecosystem": "pypi", "package": "lance"}}),
+        (
+            "dep:pypi/requests@>=2,<3",
+            {"scope": "dependency", "dep": {"ecosystem": "pypi", "package": "requests", "version_range": ">=2,<3"}},
+        ),
+        (
+            "dep:npm/@types/node@^20",
+            {"scope": "dependency", "dep": {"ecosystem": "npm", "package": "@types/node", "version_range": "^20"}},
+        ),
+        ("repo:", {"scope": "repo"}),
+    ],
+)
 def test_forms(raw: str, expected: dict[str, object]) -> None:
     anchor = parse_anchor(raw)
     assert {k: v for k, v in anchor.items() if k not in ("raw", "role")} == expected
@@ -30,9 +37,26 @@ def test_forms(raw: str, expected: dict[str, object]) -> None:
     assert format_anchor(anchor) == raw
 
 
-@pytest.mark.parametrize("raw", ["", "/etc/passwd", "../outside.py", "a/./b.py", "a//b.py", "x.py::",
-                                 "x.py::a b", "x.py:0", "x.py:9-3", "dep:maven/x", "dep:pypi/", "dep:pypi/x@",
-                                 "module:", "a\x00b", "x" * 1001])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "/etc/passwd",
+        "../outside.py",
+        "a/./b.py",
+        "a//b.py",
+        "x.py::",
+        "x.py::a b",
+        "x.py:0",
+        "x.py:9-3",
+        "dep:maven/x",
+        "dep:pypi/",
+        "dep:pypi/x@",
+        "module:",
+        "a\x00b",
+        "x" * 1001,
+    ],
+)
 def test_bad_anchors_are_refused(raw: str) -> None:
     with pytest.raises(AnchorError):
         parse_anchor(raw)

@@ -26,8 +26,13 @@ def repo(tmp_path: Path) -> HarvestRepo:
 
 
 def by_path(a: Approach) -> dict[str, tuple[list[tuple[int, str, bool]], list[tuple[int, str, bool]]]]:
-    return {f.path: ([(ln.lineno, ln.text, ln.trivial) for ln in f.added],
-                     [(ln.lineno, ln.text, ln.trivial) for ln in f.removed]) for f in a.files}
+    return {
+        f.path: (
+            [(ln.lineno, ln.text, ln.trivial) for ln in f.added],
+            [(ln.lineno, ln.text, ln.trivial) for ln in f.removed],
+        )
+        for f in a.files
+    }
 
 
 def test_added_and_removed_lines_with_numbers_and_triviality(repo: HarvestRepo) -> None:
@@ -36,8 +41,13 @@ def test_added_and_removed_lines_with_numbers_and_triviality(repo: HarvestRepo) 
     assert a.head == sha and a.base == repo.git("rev-parse", f"{sha}^").strip()
     added, removed = by_path(a)["app.py"]
     assert removed == [(1, "def lookup(key):", False), (2, "return load_from_disk(key)", False)]
-    assert added[:5] == [(1, "import functools", True), (2, "from typing import Any", True), (3, "", True),
-                         (4, "# cache the lookups", True), (5, "def lookup(key: str) -> Any:", False)]
+    assert added[:5] == [
+        (1, "import functools", True),
+        (2, "from typing import Any", True),
+        (3, "", True),
+        (4, "# cache the lookups", True),
+        (5, "def lookup(key: str) -> Any:", False),
+    ]
     assert (6, "value = STORE.get(key)", False) in added  # whitespace collapsed
     assert a.files[0].status == "M"
 
@@ -68,8 +78,9 @@ def test_binary_large_and_renamed_files(repo: HarvestRepo) -> None:
 def test_a_blob_the_clone_lacks_is_one_unread_file_not_an_unreadable_change(repo: HarvestRepo) -> None:
     """An incomplete mirror (or a partial clone whose remote is out of reach) lacks a blob: that file
     is skipped and the rest of the change is read (astro's merge of its Netlify adapter lacked a png)."""
-    sha = repo.commit("Add two modules\n", {"a.py": "def alpha(x):\n    return x + 1\n",
-                                             "b.py": "def beta(x):\n    return x + 2\n"})
+    sha = repo.commit(
+        "Add two modules\n", {"a.py": "def alpha(x):\n    return x + 1\n", "b.py": "def beta(x):\n    return x + 2\n"}
+    )
     blob = repo.git("rev-parse", f"{sha}:b.py").strip()
     (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     a = approach(repo.path, sha)
@@ -120,23 +131,35 @@ def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: Harves
     # copies them, and that copy proposes nothing
     ignore = "# build output\ndist/\n.astro/\nnode_modules/\n"
     package = '{\n  "type": "module",\n  "scripts": {\n    "dev": "astro dev",\n    "build": "astro build"\n  },\n'
-    repo.commit("Examples\n", {
-        "examples/blog/.gitignore": ignore + ".vercel/\n",
-        "examples/blog/package.json": package + '  "name": "@example/blog"\n}\n',
-        "examples/docs/.gitignore": ignore,
-        "examples/docs/package.json": package + '  "name": "@example/docs"\n}\n',
-        "examples/solo/only.txt": "a file no sibling has\n",
-        **{f"rules/{name}/rule.py": f"class Rule(Base):\n    code = '{code}'\n    def check(self, node):\n"
-           f"        return {name}(node)\n" for name, code in (("quotes", "Q001"), ("commas", "C001"))},
-    })
-    sha = repo.commit("Add the Deno example\n", {
-        "examples/deno/.gitignore": ignore + ".deno-cache/\n",
-        "examples/deno/package.json": package + '  "name": "@example/deno",\n  "deno": "deno run -A server.ts"\n}\n',
-        "examples/deno/server.ts": "serve(handler, { port: 8085 });\n",
-        "examples/solo/more.txt": "dist/\n",
-        "rules/gettext/rule.py": ("class Rule(Base):\n    code = 'INT001'\n    def check(self, node):\n"
-                                  "        if is_gettext_call(node):\n            return format_in_call(node)\n"),
-    })
+    repo.commit(
+        "Examples\n",
+        {
+            "examples/blog/.gitignore": ignore + ".vercel/\n",
+            "examples/blog/package.json": package + '  "name": "@example/blog"\n}\n',
+            "examples/docs/.gitignore": ignore,
+            "examples/docs/package.json": package + '  "name": "@example/docs"\n}\n',
+            "examples/solo/only.txt": "a file no sibling has\n",
+            **{
+                f"rules/{name}/rule.py": f"class Rule(Base):\n    code = '{code}'\n    def check(self, node):\n"
+                f"        return {name}(node)\n"
+                for name, code in (("quotes", "Q001"), ("commas", "C001"))
+            },
+        },
+    )
+    sha = repo.commit(
+        "Add the Deno example\n",
+        {
+            "examples/deno/.gitignore": ignore + ".deno-cache/\n",
+            "examples/deno/package.json": package
+            + '  "name": "@example/deno",\n  "deno": "deno run -A server.ts"\n}\n',
+            "examples/deno/server.ts": "serve(handler, { port: 8085 });\n",
+            "examples/solo/more.txt": "dist/\n",
+            "rules/gettext/rule.py": (
+                "class Rule(Base):\n    code = 'INT001'\n    def check(self, node):\n"
+                "        if is_gettext_call(node):\n            return format_in_call(node)\n"
+            ),
+        },
+    )
     files = by_path(approach(repo.path, sha))
     informative = {path: [t for _, t, trivial in added if not trivial] for path, (added, _) in files.items()}
     assert informative["examples/deno/.gitignore"] == [".deno-cache/"]

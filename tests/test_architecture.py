@@ -25,27 +25,39 @@ def test_import_linter_layers_contract() -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
-                           f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}))"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports; "
+            f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}))",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_core_imports_no_upper_layer(graph: grimp.ImportGraph) -> None:
     core = [m for m in graph.modules if _in(m, "comind") and not any(_in(m, layer) for layer in LAYERS)]
     assert "comind.records" in core and "comind.store" in core
-    offenders = [(m, imported) for m in core for imported in graph.find_modules_directly_imported_by(m)
-                 if any(_in(imported, layer) for layer in LAYERS)]
+    offenders = [
+        (m, imported)
+        for m in core
+        for imported in graph.find_modules_directly_imported_by(m)
+        if any(_in(imported, layer) for layer in LAYERS)
+    ]
     assert offenders == []
 
 
 def test_each_layer_imports_only_downwards(graph: grimp.ImportGraph) -> None:
     offenders = []
     for level, layer in enumerate(LAYERS):
-        higher = LAYERS[level + 1:]
+        higher = LAYERS[level + 1 :]
         for module in (m for m in graph.modules if _in(m, layer)):
-            offenders += [(module, i) for i in graph.find_modules_directly_imported_by(module)
-                          if any(_in(i, h) for h in higher)]
+            offenders += [
+                (module, i) for i in graph.find_modules_directly_imported_by(module) if any(_in(i, h) for h in higher)
+            ]
     assert offenders == []
 
 

@@ -42,6 +42,7 @@ def fake_gitlab() -> Any:
     for fake in fakeforge.fake_gitlab():
         yield _fast(fake)
 
+
 TOKEN = "ghp_" + "B0tT0ken" * 5
 GL_TOKEN = "glpat-" + "B0tT0ken" * 3
 BOT = "comind-bot"
@@ -91,9 +92,14 @@ def replies(gh: fakeforge.FakeGitHub, author: str = BOT) -> list[str]:
 
 # --- commands ------------------------------------------------------------------------------------
 
+
 def test_a_command_is_answered_once_across_runs(gh, forge, ws):
-    comment = gh.add_issue_comment(5, "alice", '/comind remember constraint "No raw SQL in handlers" '
-                                              "--rule 'use the query builder' --severity must --on app/db.py")
+    comment = gh.add_issue_comment(
+        5,
+        "alice",
+        '/comind remember constraint "No raw SQL in handlers" '
+        "--rule 'use the query builder' --severity must --on app/db.py",
+    )
     result = answer_commands(ws, forge, 5)
     assert (result.notes, result.commands, result.written) == (1, 1, 1)
     (answer,) = replies(gh)
@@ -134,9 +140,13 @@ def test_the_bot_ignores_its_own_comments(gh, forge, ws):
 
 
 def test_an_inline_command_is_answered_in_its_thread_and_anchored_to_the_line(gh, forge, ws):
-    root = gh.add_review_comment(5, "alice", '/comind remember gotcha "CACHE is per process" '
-                                            "--symptom 'stale reads' --cause 'one dict per worker'",
-                                 "app/session.py", 3)
+    root = gh.add_review_comment(
+        5,
+        "alice",
+        "/comind remember gotcha \"CACHE is per process\" --symptom 'stale reads' --cause 'one dict per worker'",
+        "app/session.py",
+        3,
+    )
     answer_commands(ws, forge, 5, publish=True)
     assert f"POST /repos/{gh.full_name}/pulls/5/comments/{root}/replies" in gh.calls()
     (rid,) = stored(ws.store)  # --publish: the shared store
@@ -148,12 +158,15 @@ def test_an_inline_command_is_answered_in_its_thread_and_anchored_to_the_line(gh
 
 
 def test_why_help_and_review_actions(gh, forge, ws):
-    first = gh.add_issue_comment(5, "alice", '/comind remember decision "Sessions in Redis" --chosen redis '
-                                             '--alternative "jwt | leaks roles" --on app/session.py')
+    first = gh.add_issue_comment(
+        5,
+        "alice",
+        '/comind remember decision "Sessions in Redis" --chosen redis '
+        '--alternative "jwt | leaks roles" --on app/session.py',
+    )
     answer_commands(ws, forge, 5)
     rid = harvested_id(f"mr:github:{gh.full_name}:5:issuecomment-{first}")
-    gh.add_issue_comment(5, "alice", f"/comind why app/session.py\n/comind confirm {rid[-8:]} re-read it\n"
-                                     "/comind help")
+    gh.add_issue_comment(5, "alice", f"/comind why app/session.py\n/comind confirm {rid[-8:]} re-read it\n/comind help")
     answer_commands(ws, make(gh), 5)
     answer = replies(gh)[-1]
     assert f"`{rid[-8:]}` decision" in answer and "Sessions in Redis" in answer
@@ -163,11 +176,21 @@ def test_why_help_and_review_actions(gh, forge, ws):
 
 # --- the report ----------------------------------------------------------------------------------
 
+
 def finding(fp: str, path: str | None, line: int | None, title: str, level: str = "error") -> Finding:
-    return Finding(type="dead_end", level=level, title=title, message=f"{title}: the cache was reverted in #3",
-                   fingerprint=fp, record_id=harvested_id(fp), path=path, line=line,
-                   evidence=({"type": "commit", "ref": "d" * 40, "note": "the revert"},),
-                   in_diff=line in (2, 3), commands=(f"comind show {fp}",))
+    return Finding(
+        type="dead_end",
+        level=level,
+        title=title,
+        message=f"{title}: the cache was reverted in #3",
+        fingerprint=fp,
+        record_id=harvested_id(fp),
+        path=path,
+        line=line,
+        evidence=({"type": "commit", "ref": "d" * 40, "note": "the revert"},),
+        in_diff=line in (2, 3),
+        commands=(f"comind show {fp}",),
+    )
 
 
 def report(*findings: Finding) -> Report:
@@ -200,10 +223,12 @@ def test_the_report_is_created_once_and_edited_on_a_rerun(gh, forge):
 
 
 def test_inline_comments_only_on_diff_lines_the_rest_in_the_summary(gh, forge):
-    findings = [finding("fp-ctx", "app/session.py", 1, "On a context line"),
-                finding("fp-far", "app/session.py", 40, "Far from the diff"),
-                finding("fp-other", "lib/other.py", 2, "In a file the change does not touch"),
-                finding("fp-repo", None, None, "About the whole repository")]
+    findings = [
+        finding("fp-ctx", "app/session.py", 1, "On a context line"),
+        finding("fp-far", "app/session.py", 40, "Far from the diff"),
+        finding("fp-other", "lib/other.py", 2, "In a file the change does not touch"),
+        finding("fp-repo", None, None, "About the whole repository"),
+    ]
     posted = post_report(forge, 5, report(*findings))
     assert (posted.inline, posted.folded) == (1, 3)
     assert [(c["path"], c["line"]) for c in gh.review_comments.values()] == [("app/session.py", 1)]
@@ -213,8 +238,14 @@ def test_inline_comments_only_on_diff_lines_the_rest_in_the_summary(gh, forge):
 
 
 def test_a_finding_that_disappears_gets_its_thread_resolved_and_a_clean_report_is_one_line(gh, forge):
-    post_report(forge, 5, report(finding("fp-cache", "app/session.py", 3, "Re adds the cache"),
-                                 finding("fp-import", "app/session.py", 2, "Imports redis")))
+    post_report(
+        forge,
+        5,
+        report(
+            finding("fp-cache", "app/session.py", 3, "Re adds the cache"),
+            finding("fp-import", "app/session.py", 2, "Imports redis"),
+        ),
+    )
     threads = {gh.review_comments[t["root"]]["body"].split(" -->")[0]: tid for tid, t in gh.threads.items()}
     posted = post_report(make(gh), 5, report(finding("fp-import", "app/session.py", 2, "Imports redis")))
     assert posted.resolved == 1 and posted.kept == 1 and posted.inline == 0
@@ -246,17 +277,22 @@ def test_the_summary_stays_under_the_forge_limit_with_a_pointer(gh, forge):
 
 
 def test_an_inline_comment_the_forge_refuses_stays_in_the_summary(gh, forge):
-    gh.fail(f"/repos/{gh.full_name}/pulls/5/comments", 422, method="POST",
-            body={"message": "Validation Failed", "errors": [{"message": "line must be part of the diff"}]})
+    gh.fail(
+        f"/repos/{gh.full_name}/pulls/5/comments",
+        422,
+        method="POST",
+        body={"message": "Validation Failed", "errors": [{"message": "line must be part of the diff"}]},
+    )
     posted = post_report(forge, 5, report(finding("fp-cache", "app/session.py", 3, "Re adds the cache")))
     assert (posted.inline, posted.folded) == (0, 1) and not gh.review_comments
     assert "Re adds the cache" in summaries(gh)[0]["body"]
 
 
 def test_reports_round_trip_through_json(tmp_path):
-    original = report(finding("fp-cache", "app/session.py", 3, "Re adds the cache"),
-                      Finding(type="violation", level="note", title="t", message="m", fingerprint="f2",
-                              rule="myorg/no-raw-sql"))
+    original = report(
+        finding("fp-cache", "app/session.py", 3, "Re adds the cache"),
+        Finding(type="violation", level="note", title="t", message="m", fingerprint="f2", rule="myorg/no-raw-sql"),
+    )
     path = tmp_path / "report.json"
     path.write_text(json.dumps(original.to_json()))
     assert load_report(path).to_json() == original.to_json()
@@ -267,16 +303,26 @@ def test_reports_round_trip_through_json(tmp_path):
 
 # --- comind bot run --------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def actions_env(gh, tmp_path, monkeypatch):
     """GitHub Actions' environment for a pull_request event on #5."""
     event = tmp_path / "event.json"
     event.write_text(json.dumps(gh.github_pull_request_event(5, "synchronize")))
     summary = tmp_path / "step-summary.md"
-    env = {"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": gh.full_name,
-           "GITHUB_API_URL": gh.base, "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
-           "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_SERVER_URL": gh.base, "GITHUB_RUN_ID": "77",
-           "COMIND_RETRY_BACKOFF": "0", "COMIND_FORGE_THROTTLE": "0"}
+    env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": gh.full_name,
+        "GITHUB_API_URL": gh.base,
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_SERVER_URL": gh.base,
+        "GITHUB_RUN_ID": "77",
+        "COMIND_RETRY_BACKOFF": "0",
+        "COMIND_FORGE_THROTTLE": "0",
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
@@ -285,14 +331,21 @@ def actions_env(gh, tmp_path, monkeypatch):
 @pytest.fixture
 def report_file(tmp_path):
     path = tmp_path / "report.json"
-    path.write_text(json.dumps(report(finding("fp-cache", "app/session.py", 3, "Re adds the cache"),
-                                      finding("fp-pool", "app/pool.py", 9, "Pool too small")).to_json()))
+    path.write_text(
+        json.dumps(
+            report(
+                finding("fp-cache", "app/session.py", 3, "Re adds the cache"),
+                finding("fp-pool", "app/pool.py", 9, "Pool too small"),
+            ).to_json()
+        )
+    )
     return path
 
 
 def test_bot_run_answers_commands_and_posts_the_report(gh, repo, cli, actions_env, report_file):
-    gh.add_issue_comment(5, "alice", '/comind remember intent "Sessions survive restarts" --need "revocation" '
-                                     "--on app/session.py")
+    gh.add_issue_comment(
+        5, "alice", '/comind remember intent "Sessions survive restarts" --need "revocation" --on app/session.py'
+    )
     result = cli(repo, "bot", "run", "--forge", "github", "--report", str(report_file))
     assert result.code == 0, result.err
     assert "answered 1 command(s)" in result.err and "report posted: 1 new inline" in result.err
@@ -371,6 +424,7 @@ def test_pagination_and_a_merge_request_with_3000_files(gh, forge, ws):
 
 # --- GitLab ---------------------------------------------------------------------------------------
 
+
 def test_gitlab_merge_request_pipeline(fake_gitlab, repo, cli, report_file, monkeypatch):
     gl = fake_gitlab
     gl.add_token(GL_TOKEN, BOT)
@@ -380,8 +434,14 @@ def test_gitlab_merge_request_pipeline(fake_gitlab, repo, cli, report_file, monk
     gl.add_diff(5, "app/session.py", PATCH)
     gl.add_note(5, "alice", '/comind remember question "Why a dict" --question why? --on app/session.py')
     gl.add_note(5, "rita", "/comind help")
-    env = {"GITLAB_CI": "true", "CI_API_V4_URL": f"{gl.base}/api/v4", "CI_PROJECT_ID": "42",
-           "CI_MERGE_REQUEST_IID": "5", "COMIND_GITLAB_TOKEN": GL_TOKEN, "COMIND_RETRY_BACKOFF": "0"}
+    env = {
+        "GITLAB_CI": "true",
+        "CI_API_V4_URL": f"{gl.base}/api/v4",
+        "CI_PROJECT_ID": "42",
+        "CI_MERGE_REQUEST_IID": "5",
+        "COMIND_GITLAB_TOKEN": GL_TOKEN,
+        "COMIND_RETRY_BACKOFF": "0",
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     for _ in range(2):
@@ -401,8 +461,9 @@ def test_gitlab_forge_answers_too(fake_gitlab, ws):
     gl.set_access("alice", 40)
     gl.add_mr(5)
     gl.add_diff(5, "app/session.py", PATCH)
-    did, nid = gl.add_thread(5, "alice", '/comind remember gotcha "g" --symptom s --cause c', path="app/session.py",
-                             line=3)
+    did, nid = gl.add_thread(
+        5, "alice", '/comind remember gotcha "g" --symptom s --cause c', path="app/session.py", line=3
+    )
     forge = GitLabForge(42, GL_TOKEN, url=gl.base, retry=RetryPolicy(backoff=0))
     assert answer_commands(ws, forge, 5).written == 1
     (answer,) = [n for n in gl.discussion(5, did)["notes"] if n["author"]["username"] == BOT]
@@ -412,6 +473,7 @@ def test_gitlab_forge_answers_too(fake_gitlab, ws):
 
 # --- comind bot serve ------------------------------------------------------------------------------
 
+
 def test_serve_refuses_to_start_without_a_secret(repo, cli, monkeypatch):
     monkeypatch.delenv("COMIND_WEBHOOK_SECRET", raising=False)
     result = cli(repo, "bot", "serve", "--port", "0")
@@ -419,23 +481,44 @@ def test_serve_refuses_to_start_without_a_secret(repo, cli, monkeypatch):
 
 
 def test_serve_rejects_forged_events_and_answers_signed_commands(gh, ws):
-    env = {"COMIND_WEBHOOK_SECRET": SECRET, "GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": gh.base,
-           "COMIND_RETRY_BACKOFF": "0", "COMIND_FORGE_THROTTLE": "0"}
+    env = {
+        "COMIND_WEBHOOK_SECRET": SECRET,
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_API_URL": gh.base,
+        "COMIND_RETRY_BACKOFF": "0",
+        "COMIND_FORGE_THROTTLE": "0",
+    }
     server = serve(ws, env, port=0)
-    comment = gh.add_issue_comment(5, "alice", '/comind remember question "Why Redis" --question why? '
-                                              "--on app/session.py")
+    comment = gh.add_issue_comment(
+        5, "alice", '/comind remember question "Why Redis" --question why? --on app/session.py'
+    )
     body = json.dumps(gh.github_issue_comment_event(comment)).encode()
     headers = {"X-GitHub-Event": "issue_comment", "Content-Type": "application/json"}
     with server:
-        forged = requests.post(server.url, data=body, timeout=30,
-                               headers={**headers, "X-Hub-Signature-256": fakeforge.github_signature("wrong", body)})
+        forged = requests.post(
+            server.url,
+            data=body,
+            timeout=30,
+            headers={**headers, "X-Hub-Signature-256": fakeforge.github_signature("wrong", body)},
+        )
         assert forged.status_code == 401
-        signed = requests.post(server.url, data=body, timeout=30,
-                               headers={**headers, "X-Hub-Signature-256": fakeforge.github_signature(SECRET, body)})
+        signed = requests.post(
+            server.url,
+            data=body,
+            timeout=30,
+            headers={**headers, "X-Hub-Signature-256": fakeforge.github_signature(SECRET, body)},
+        )
         assert signed.status_code == 202
         noise = json.dumps(gh.github_pull_request_event(5)).encode()
-        requests.post(server.url, data=noise, timeout=30, headers={
-            "X-GitHub-Event": "pull_request", "X-Hub-Signature-256": fakeforge.github_signature(SECRET, noise)})
+        requests.post(
+            server.url,
+            data=noise,
+            timeout=30,
+            headers={
+                "X-GitHub-Event": "pull_request",
+                "X-Hub-Signature-256": fakeforge.github_signature(SECRET, noise),
+            },
+        )
     # stopping drained the queue
     assert server.handled == 2 and server.failed == 0
     (answer,) = replies(gh)
@@ -474,10 +557,18 @@ def test_serve_answers_a_signed_gitlab_note_hook(fake_gitlab, ws):
     server = serve(ws, env, port=0)
     hook = gl.gitlab_note_hook(5, nid)
     with server:
-        assert requests.post(server.url, json=hook, timeout=30, headers={
-            "X-Gitlab-Event": "Note Hook", "X-Gitlab-Token": "wrong"}).status_code == 401
-        assert requests.post(server.url, json=hook, timeout=30, headers={
-            "X-Gitlab-Event": "Note Hook", "X-Gitlab-Token": SECRET}).status_code == 202
+        assert (
+            requests.post(
+                server.url, json=hook, timeout=30, headers={"X-Gitlab-Event": "Note Hook", "X-Gitlab-Token": "wrong"}
+            ).status_code
+            == 401
+        )
+        assert (
+            requests.post(
+                server.url, json=hook, timeout=30, headers={"X-Gitlab-Event": "Note Hook", "X-Gitlab-Token": SECRET}
+            ).status_code
+            == 202
+        )
     assert server.handled == 1 and server.failed == 0
     (answer,) = [n for n in gl.all_notes(5) if n["author"]["username"] == BOT]
     assert f"<!-- comind:answer note_{nid} -->" in answer["body"] and "/comind why ANCHOR" in answer["body"]
@@ -487,8 +578,14 @@ def test_a_forbidden_read_is_an_error_not_a_read_only_token(gh, ws, capsys):
     gh.add_token("ghs_app", None)  # an App installation token: GET /user answers 403
     gh.add_issue_comment(5, "alice", "/comind help")
     forge = GitHubForge(gh.full_name, "ghs_app", api_url=gh.base, throttle=False, retry=RetryPolicy(backoff=0))
-    result = run(ws, forge, 5, report=report(finding("fp-cache", "app/session.py", 3, "Re adds the cache")),
-                 harvest=False, env={})
+    result = run(
+        ws,
+        forge,
+        5,
+        report=report(finding("fp-cache", "app/session.py", 3, "Re adds the cache")),
+        harvest=False,
+        env={},
+    )
     assert not result.degraded and result.exit_code == 2
     assert all("COMIND_BOT_LOGIN" in error for error in result.errors) and len(result.errors) == 2
     assert "cannot write" not in capsys.readouterr().err

@@ -16,13 +16,17 @@ import yaml
 from gitrepo import GitRepo, cargo_lock, reverted_clap_bump
 
 ROOT = Path(__file__).resolve().parent.parent
-PERM = ("class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
-        "        grants = load_grants(user.id)\n        return perm in grants\n")
-CACHED = ("import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
-          "    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
-          "        cached = _cache.get(f'grants:{user.id}')\n        if cached is None:\n"
-          "            cached = load_grants(user.id)\n            _cache.set(f'grants:{user.id}', cached, ex=300)\n"
-          "        return perm in cached\n")
+PERM = (
+    "class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
+    "        grants = load_grants(user.id)\n        return perm in grants\n"
+)
+CACHED = (
+    "import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
+    "    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
+    "        cached = _cache.get(f'grants:{user.id}')\n        if cached is None:\n"
+    "            cached = load_grants(user.id)\n            _cache.set(f'grants:{user.id}', cached, ex=300)\n"
+    "        return perm in cached\n"
+)
 
 
 @pytest.fixture
@@ -35,8 +39,14 @@ def reverted(tmp_path: Path) -> GitRepo:
     repo.write("app/perm.py", CACHED)
     cached = repo.commit("Cache permission checks in Redis")
     repo.git("revert", "--no-edit", "HEAD")
-    repo.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
-             f"{cached}.\n\nStale grants after role change: nothing invalidated the cache.\n")
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
+        f"{cached}.\n\nStale grants after role change: nothing invalidated the cache.\n",
+    )
     return repo
 
 
@@ -92,8 +102,13 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
     tried = repo.commit("ci: test on Node.js 17")
     repo.git("revert", "--no-edit", "HEAD")
-    repo.git("commit", "--amend", "-q", "-m", f'Revert "ci: test on Node.js 17"\n\nThis reverts commit {tried}.\n\n'
-             "node-gyp fails to build on 17.\n")
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "ci: test on Node.js 17"\n\nThis reverts commit {tried}.\n\nnode-gyp fails to build on 17.\n',
+    )
     repo.branch("feature")
     repo.checkout("feature")
     repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
@@ -140,15 +155,20 @@ def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, revert
     assert code == 0 and [f["type"] for f in report["findings"]].count("reland") == 1
 
 
-def test_lore_on_the_touched_code_comes_back_as_context(cli, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lore_on_the_touched_code_comes_back_as_context(
+    cli,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("COMIND_NOW", "2024-01-02T00:00:00Z")  # a day after the commits: not dormant yet
     repo = GitRepo(tmp_path)
     repo.write("app/perm.py", PERM)
     repo.commit("initial")
     repo.write("app/perm.py", PERM.replace("load_grants(user.id)", "load_grants(user.id, fresh=True)"))
-    repo.commit("Always load grants fresh\n\nConstraint: grants are read fresh on every check\n"
-                "Rejected: memcached cache | stale grants after a role change\n")
+    repo.commit(
+        "Always load grants fresh\n\nConstraint: grants are read fresh on every check\n"
+        "Rejected: memcached cache | stale grants after a role change\n"
+    )
     repo.branch("feature")
     repo.checkout("feature")
     fresh = "load_grants(user.id, fresh=True)"
@@ -158,11 +178,13 @@ def test_lore_on_the_touched_code_comes_back_as_context(cli, tmp_path: Path,  # 
     notes = {f["title"]: f for f in report["findings"]}
     assert code == 0 and {f["level"] for f in report["findings"]} == {"note"}
     mention = notes["Mentions a rejected option: memcached cache"]
-    assert mention["message"].endswith("which the decision 'Always load grants fresh' rejected: stale grants after a "
-                                       "role change.")
+    assert mention["message"].endswith(
+        "which the decision 'Always load grants fresh' rejected: stale grants after a role change."
+    )
     constraint = notes["constraint: grants are read fresh on every check"]  # said once, not twice
-    assert constraint["message"].startswith("This change touches code that a constraint is about: grants are read "
-                                            "fresh on every check (")
+    assert constraint["message"].startswith(
+        "This change touches code that a constraint is about: grants are read fresh on every check ("
+    )
     attempt = notes["attempt: Rejected: memcached cache"]["message"]
     assert attempt.startswith("This change touches code that an attempt is about: Rejected: memcached cache (")
 
@@ -184,8 +206,12 @@ def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("bumped", "flagged"), [(1, False), (3, True)])
-def test_a_reverted_lockfile_refresh_is_matched_by_its_share_of_moves(cli, tmp_path: Path, bumped: int,  # type: ignore[no-untyped-def]
-                                                                       flagged: bool) -> None:
+def test_a_reverted_lockfile_refresh_is_matched_by_its_share_of_moves(
+    cli,
+    tmp_path: Path,
+    bumped: int,  # type: ignore[no-untyped-def]
+    flagged: bool,
+) -> None:
     # cargo's `Revert Cargo.lock`: a later update that lands one of its crates on the same version is chance
     old = {"atty": "0.2.2", "libc": "0.2.1", "log": "0.4.1", "memchr": "2.0.1"}
     new = {"atty": "0.2.3", "libc": "0.2.2", "log": "0.4.2", "memchr": "2.0.2"}
@@ -231,8 +257,21 @@ def test_reland_after_retract_is_a_note_free_pass(cli, reverted: GitRepo) -> Non
 def _constraint(cli, repo: GitRepo, anchor: str, spec: dict[str, Any], severity: str = "must") -> str:  # type: ignore[no-untyped-def]
     path = repo.path.parent / f"check-{len(spec)}-{abs(hash(json.dumps(spec, sort_keys=True)))}.yml"
     path.write_text(yaml.safe_dump(spec))
-    result = cli(repo.path, "remember", "constraint", "--on", anchor, "--title", f"rule on {anchor}",
-                 "--rule", "keep it", "--severity", severity, "--check", str(path))
+    result = cli(
+        repo.path,
+        "remember",
+        "constraint",
+        "--on",
+        anchor,
+        "--title",
+        f"rule on {anchor}",
+        "--rule",
+        "keep it",
+        "--severity",
+        severity,
+        "--check",
+        str(path),
+    )
     assert result.code == 0, result.err
     return str(result.out.strip())
 
@@ -253,16 +292,36 @@ def app(tmp_path: Path) -> GitRepo:
 
 
 CHECKS = {
-    "graph": ("app/db.py::raw_query", {"type": "graph", "from": ["app.handlers.*"], "forbid": ["app.db.raw_query"]},
-              "app/handlers/items.py", "from app.db import raw_query\n\n\ndef get():\n    return raw_query('y')\n"),
-    "ast-grep": ("app/", {"type": "ast-grep", "language": "python", "files": ["app/**/*.py"],
-                          "rule": {"pattern": "eval($X)"}, "message": "no eval"},
-                 "app/evil.py", "def run(code):\n    return eval(code)\n"),
-    "dependency": ("dep:pypi/requests", {"type": "dependency", "ecosystem": "pypi", "package": "requests",
-                                         "forbid": ">=3"},
-                   "uv.lock", 'version = 1\n\n[[package]]\nname = "requests"\nversion = "3.0.1"\n'),
-    "test": ("app/calc.py::total", {"type": "test", "test": "tests/test_calc.py::test_total"},
-             "tests/test_calc.py", "from app.calc import total\n\n\ndef test_sum():\n    assert total([1]) == 1\n"),
+    "graph": (
+        "app/db.py::raw_query",
+        {"type": "graph", "from": ["app.handlers.*"], "forbid": ["app.db.raw_query"]},
+        "app/handlers/items.py",
+        "from app.db import raw_query\n\n\ndef get():\n    return raw_query('y')\n",
+    ),
+    "ast-grep": (
+        "app/",
+        {
+            "type": "ast-grep",
+            "language": "python",
+            "files": ["app/**/*.py"],
+            "rule": {"pattern": "eval($X)"},
+            "message": "no eval",
+        },
+        "app/evil.py",
+        "def run(code):\n    return eval(code)\n",
+    ),
+    "dependency": (
+        "dep:pypi/requests",
+        {"type": "dependency", "ecosystem": "pypi", "package": "requests", "forbid": ">=3"},
+        "uv.lock",
+        'version = 1\n\n[[package]]\nname = "requests"\nversion = "3.0.1"\n',
+    ),
+    "test": (
+        "app/calc.py::total",
+        {"type": "test", "test": "tests/test_calc.py::test_total"},
+        "tests/test_calc.py",
+        "from app.calc import total\n\n\ndef test_sum():\n    assert total([1]) == 1\n",
+    ),
 }
 
 
@@ -293,15 +352,29 @@ def test_each_constraint_type_is_diff_aware(cli, app: GitRepo, kind: str) -> Non
 
 
 def test_passing_check_makes_the_constraint_enforced(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    _constraint(cli, app, "app/db.py::raw_query",
-                {"type": "graph", "from": ["app.calc"], "forbid": ["app.db.raw_query"]})
+    _constraint(
+        cli, app, "app/db.py::raw_query", {"type": "graph", "from": ["app.calc"], "forbid": ["app.db.raw_query"]}
+    )
     code, report, _ = check(cli, app, "--all")
     assert code == 0 and report["stats"]["constraints"]["passing"] == 1
 
 
 def test_semgrep_missing_is_a_warning_not_a_pass(cli, app: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    _constraint(cli, app, "app/", {"type": "semgrep", "rule": {
-        "id": "no-eval", "pattern": "eval(...)", "languages": ["python"], "message": "no eval", "severity": "ERROR"}})
+    _constraint(
+        cli,
+        app,
+        "app/",
+        {
+            "type": "semgrep",
+            "rule": {
+                "id": "no-eval",
+                "pattern": "eval(...)",
+                "languages": ["python"],
+                "message": "no eval",
+                "severity": "ERROR",
+            },
+        },
+    )
     monkeypatch.setenv("COMIND_SEMGREP", str(app.path / "no-such-semgrep"))
     code, report, _ = check(cli, app, "--all")
     assert code == 0 and any("not run" in w for w in report["warnings"]), report  # a warning, not a pass
@@ -312,23 +385,40 @@ def test_broken_check_is_exit_2_naming_the_record(cli, app: GitRepo) -> None:  #
     from comind.records import new_record
     from comind.store import Store
 
-    record = new_record("constraint", title="broken", anchors=[parse_anchor("app/db.py")],
-                        fields={"rule": "r", "severity": "must", "check": {"type": "graph", "from": 3}},
-                        provenance={"actor": "p-1", "author_kind": "human", "source": "cli"})
+    record = new_record(
+        "constraint",
+        title="broken",
+        anchors=[parse_anchor("app/db.py")],
+        fields={"rule": "r", "severity": "must", "check": {"type": "graph", "from": 3}},
+        provenance={"actor": "p-1", "author_kind": "human", "source": "cli"},
+    )
     Store(str(app.path / ".comind" / "ledger")).put(record)
     result = cli(app.path, "check", "--all")
     assert (result.code == 2 and record.id[-8:] in result.err) or record.id in result.err
 
 
 def test_stale_record_is_reported_with_commands(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    rid = cli(reverted.path, "remember", "gotcha", "--on", "app/perm.py::Checker.check", "--title",
-              "Admins bypass grants", "--symptom", "admins see everything",
-              "--cause", "is_admin short-circuit").out.strip()
+    rid = cli(
+        reverted.path,
+        "remember",
+        "gotcha",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Admins bypass grants",
+        "--symptom",
+        "admins see everything",
+        "--cause",
+        "is_admin short-circuit",
+    ).out.strip()
     reverted.commit("record")
     reverted.branch("feature")
     reverted.checkout("feature")
-    reverted.write("app/perm.py", "class Checker:\n    def check(self, user, perm):\n"
-                   "        return policy_engine.evaluate(user.roles, perm, context=request_context())\n")
+    reverted.write(
+        "app/perm.py",
+        "class Checker:\n    def check(self, user, perm):\n"
+        "        return policy_engine.evaluate(user.roles, perm, context=request_context())\n",
+    )
     reverted.commit("Delegate to the policy engine")
     code, report, _ = check(cli, reverted, "--base", "main")
     [stale] = [f for f in report["findings"] if f["type"] == "stale"]
@@ -346,9 +436,22 @@ def test_formats_and_outputs(cli, reverted: GitRepo, tmp_path: Path, monkeypatch
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    result = cli(reverted.path, "check", "--base", "main", "--format", "github", "--output",
-                 f"sarif={tmp_path / 'out.sarif'}", "--output", f"gitlab={tmp_path / 'gl.json'}",
-                 "--output", f"json={tmp_path / 'r.json'}", "--output", f"markdown={tmp_path / 'c.md'}")
+    result = cli(
+        reverted.path,
+        "check",
+        "--base",
+        "main",
+        "--format",
+        "github",
+        "--output",
+        f"sarif={tmp_path / 'out.sarif'}",
+        "--output",
+        f"gitlab={tmp_path / 'gl.json'}",
+        "--output",
+        f"json={tmp_path / 'r.json'}",
+        "--output",
+        f"markdown={tmp_path / 'c.md'}",
+    )
     assert result.code == 1
     assert result.out.startswith("::error file=app/perm.py,line=")
     assert "dead end re-proposed" in summary.read_text()
@@ -360,13 +463,16 @@ def test_formats_and_outputs(cli, reverted: GitRepo, tmp_path: Path, monkeypatch
     assert (tmp_path / "c.md").read_text().startswith("<!-- comind:report -->")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--base", "no-such-rev"], "unknown revision 'no-such-rev'"),
-    (["--head", "nope"], "unknown revision 'nope'"),
-    (["--format", "yaml"], "unknown format 'yaml'"),
-    (["--output", "sarif"], "expected FORMAT=FILE"),
-    (["--fail-level", "fatal"], "fail_level"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base", "no-such-rev"], "unknown revision 'no-such-rev'"),
+        (["--head", "nope"], "unknown revision 'nope'"),
+        (["--format", "yaml"], "unknown format 'yaml'"),
+        (["--output", "sarif"], "expected FORMAT=FILE"),
+        (["--fail-level", "fatal"], "fail_level"),
+    ],
+)
 def test_bad_input_is_exit_2(cli, reverted: GitRepo, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
     result = cli(reverted.path, "check", *args)
     assert result.code == 2 and message in result.err and result.err.count("\n") == 1
@@ -379,15 +485,19 @@ def test_shallow_clone_asks_for_full_history(cli, reverted: GitRepo, tmp_path: P
         reverted.write(f"f{n}.txt", str(n))
         reverted.commit(f"f{n}")
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{reverted.path}", str(clone)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{reverted.path}", str(clone)], check=True
+    )
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", "feature"], check=True)
     result = cli(clone, "check", "--base", "origin/main")
     assert result.code == 2 and "fetch-depth: 0" in result.err
 
 
-def test_shallow_clone_on_the_default_branch_warns_that_history_is_missing(cli, reverted: GitRepo,  # type: ignore[no-untyped-def]
-                                                                            tmp_path: Path) -> None:
+def test_shallow_clone_on_the_default_branch_warns_that_history_is_missing(
+    cli,
+    reverted: GitRepo,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     clone = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{reverted.path}", str(clone)], check=True)
     result = cli(clone, "check", "--format", "json")
@@ -430,11 +540,19 @@ def test_action_check_step_against_a_temporary_repository(reverted: GitRepo, tmp
     summary, output = tmp_path / "summary.md", tmp_path / "output"
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMIND_")} | {
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output), "GITHUB_ACTIONS": "true",
-        "GITHUB_REPOSITORY": "acme/app", "COMIND_BASE": "main", "COMIND_FAIL_LEVEL": "error",
-        "COMIND_STORE_INPUT": "", "COMIND_SARIF": "comind.sarif", "COMIND_REPORT": "comind-report.json"}
-    done = subprocess.run(["bash", "-e", "-c", _action_step("comind check")], cwd=reverted.path, env=env,
-                          capture_output=True, text=True)
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": "acme/app",
+        "COMIND_BASE": "main",
+        "COMIND_FAIL_LEVEL": "error",
+        "COMIND_STORE_INPUT": "",
+        "COMIND_SARIF": "comind.sarif",
+        "COMIND_REPORT": "comind-report.json",
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", _action_step("comind check")], cwd=reverted.path, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr  # findings fail a later step, after the bot and the upload
     assert "exit-code=1" in output.read_text()
     assert "::error file=app/perm.py" in done.stdout and "dead end re-proposed" in summary.read_text()
@@ -442,8 +560,9 @@ def test_action_check_step_against_a_temporary_repository(reverted: GitRepo, tmp
     assert (reverted.path / "comind.sarif").is_file()
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{reverted.path}", str(shallow)], check=True)
-    done = subprocess.run(["bash", "-e", "-c", _action_step("comind check")], cwd=shallow, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", "-e", "-c", _action_step("comind check")], cwd=shallow, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 2 and "fetch-depth: 0" in done.stdout
 
 
@@ -462,8 +581,15 @@ def test_reverted_dependency_bump_proposed_again(cli, tmp_path: Path) -> None:  
     repo.write("uv.lock", lock.format("0.8.0"))
     repo.commit("Bump lance to 0.8")
     repo.git("revert", "--no-edit", "HEAD")
-    repo.git("commit", "--amend", "-q", "-m", 'Revert "Bump lance to 0.8"\n\nThis reverts commit '
-             + repo.git("rev-parse", "HEAD~1").strip() + ".\n\nlance 0.8 deadlocks the writer.\n")
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        'Revert "Bump lance to 0.8"\n\nThis reverts commit '
+        + repo.git("rev-parse", "HEAD~1").strip()
+        + ".\n\nlance 0.8 deadlocks the writer.\n",
+    )
     repo.branch("feature")
     repo.checkout("feature")
     repo.write("uv.lock", lock.format("0.8.0"))
@@ -483,29 +609,63 @@ def test_reverted_dependency_bump_proposed_again(cli, tmp_path: Path) -> None:  
 def test_attempt_pattern_recognises_a_new_proposal(cli, app: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     pattern = tmp_path / "pattern.yml"
     pattern.write_text(yaml.safe_dump({"language": "python", "rule": {"pattern": "functools.lru_cache($$$)"}}))
-    result = cli(app.path, "remember", "attempt", "--on", "app/calc.py::total", "--title", "Memoise totals",
-                 "--approach", "lru_cache on total", "--outcome", "failed", "--evidence", app.head(),
-                 "--reason", "totals change under the cache", "--pattern", str(pattern))
+    result = cli(
+        app.path,
+        "remember",
+        "attempt",
+        "--on",
+        "app/calc.py::total",
+        "--title",
+        "Memoise totals",
+        "--approach",
+        "lru_cache on total",
+        "--outcome",
+        "failed",
+        "--evidence",
+        app.head(),
+        "--reason",
+        "totals change under the cache",
+        "--pattern",
+        str(pattern),
+    )
     assert result.code == 0, result.err
     app.commit("record")
     app.branch("feature")
     app.checkout("feature")
-    app.write("app/calc.py", "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef total(items):\n"
-              "    return sum(items)\n")
+    app.write(
+        "app/calc.py",
+        "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef total(items):\n    return sum(items)\n",
+    )
     app.commit("Speed up totals")
     code, report, _ = check(cli, app, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1 and "matches the pattern" in dead["message"] and dead["line"] == 4
     bad = tmp_path / "bad.yml"
     bad.write_text(yaml.safe_dump({"type": "graph", "from": ["a"], "forbid": ["b"]}))
-    wrong = cli(app.path, "remember", "attempt", "--on", "app/calc.py", "--title", "t", "--approach", "a",
-                "--outcome", "failed", "--evidence", app.head(), "--pattern", str(bad))
+    wrong = cli(
+        app.path,
+        "remember",
+        "attempt",
+        "--on",
+        "app/calc.py",
+        "--title",
+        "t",
+        "--approach",
+        "a",
+        "--outcome",
+        "failed",
+        "--evidence",
+        app.head(),
+        "--pattern",
+        str(bad),
+    )
     assert wrong.code == 2 and "ast-grep rule" in wrong.err
 
 
 def test_passing_check_shows_as_t4_afterwards(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    rid = _constraint(cli, app, "app/db.py::raw_query", {"type": "graph", "from": ["app.calc"],
-                                                          "forbid": ["app.db.raw_query"]})
+    rid = _constraint(
+        cli, app, "app/db.py::raw_query", {"type": "graph", "from": ["app.calc"], "forbid": ["app.db.raw_query"]}
+    )
     app.commit("record")
     before = json.loads(cli(app.path, "show", rid, "--json").out)
     assert before["trust"] == 3

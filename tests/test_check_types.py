@@ -37,23 +37,41 @@ TODAY = date(2026, 3, 1)
 PROVENANCE = {"actor": "ada", "author_kind": "human", "source": "cli"}
 
 
-def constraint(check: dict[str, Any], title: str = "Handlers never touch the database directly",
-               severity: str = "must") -> Record:
-    return new_record("constraint", title=title, anchors=[{"scope": "repo", "raw": "repo:", "role": "subject"}],
-                      fields={"rule": title, "severity": severity, "check": check}, provenance=PROVENANCE)
+def constraint(
+    check: dict[str, Any], title: str = "Handlers never touch the database directly", severity: str = "must"
+) -> Record:
+    return new_record(
+        "constraint",
+        title=title,
+        anchors=[{"scope": "repo", "raw": "repo:", "role": "subject"}],
+        fields={"rule": title, "severity": severity, "check": check},
+        provenance=PROVENANCE,
+    )
 
 
-def suppression(constraint_id: str, *, anchors: list[dict[str, Any]] | None = None, expires: str | None = None,
-                title: str = "Legacy importer may use raw queries") -> Record:
+def suppression(
+    constraint_id: str,
+    *,
+    anchors: list[dict[str, Any]] | None = None,
+    expires: str | None = None,
+    title: str = "Legacy importer may use raw queries",
+) -> Record:
     fields = {"constraint": constraint_id, "reason": "legacy code, rewrite planned", "owner": "team-data"}
     if expires:
         fields["expires"] = expires
     return new_record("suppression", title=title, anchors=anchors or [], fields=fields, provenance=PROVENANCE)
 
 
-def check_all(repo: GitRepo, specs: list[dict[str, Any]] | dict[str, Any], *, base: str | None, head: str = "HEAD",
-              suppressions: list[Record] | None = None, records: list[Record] | None = None,
-              **ctx_options: Any) -> Evaluation:
+def check_all(
+    repo: GitRepo,
+    specs: list[dict[str, Any]] | dict[str, Any],
+    *,
+    base: str | None,
+    head: str = "HEAD",
+    suppressions: list[Record] | None = None,
+    records: list[Record] | None = None,
+    **ctx_options: Any,
+) -> Evaluation:
     if isinstance(specs, dict):
         specs = [specs]
     recs = records or [constraint(s) for s in specs]
@@ -68,6 +86,7 @@ def texts(ev: Evaluation) -> list[str]:
 
 
 # --- globs ----------------------------------------------------------------------------------------
+
 
 def test_globs() -> None:
     assert path_matches("myapp/handlers/**", "myapp/handlers/a/b.py")
@@ -106,8 +125,11 @@ def app_repo(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[GitRe
 
 def test_graph_forbidden_import_on_branch_is_one_new_violation(tmp_path: Path) -> None:
     repo, base = app_repo(tmp_path)
-    repo.write("myapp/handlers/views.py", "from myapp.services import fetch\nfrom myapp.db import raw_query\n\n\n"
-                                          "def index():\n    return fetch() + raw_query('1')\n")
+    repo.write(
+        "myapp/handlers/views.py",
+        "from myapp.services import fetch\nfrom myapp.db import raw_query\n\n\n"
+        "def index():\n    return fetch() + raw_query('1')\n",
+    )
     repo.commit("use raw_query")
     ev = check_all(repo, NO_RAW, base=base)
     assert texts(ev) == ["imports myapp.db.raw_query"]
@@ -124,8 +146,10 @@ def test_graph_violation_already_on_base_is_not_new_but_listed_with_all(tmp_path
     files["myapp/handlers/views.py"] = "from myapp.db import raw_query\n\n\ndef index():\n    return raw_query('1')\n"
     repo, base = app_repo(tmp_path, files)
     # the same import moves down three lines, and something else changes
-    repo.write("myapp/handlers/views.py", "import os\n\n\nfrom myapp.db import raw_query\n\n\ndef index():\n"
-                                          "    return raw_query(os.sep)\n")
+    repo.write(
+        "myapp/handlers/views.py",
+        "import os\n\n\nfrom myapp.db import raw_query\n\n\ndef index():\n    return raw_query(os.sep)\n",
+    )
     repo.commit("move things around")
     ev = check_all(repo, NO_RAW, base=base)
     assert ev.violations == [] and ev.baseline == 1
@@ -151,8 +175,11 @@ def test_graph_indirect_paths(tmp_path: Path) -> None:
 
 def test_graph_calls_resolved_through_aliases(tmp_path: Path) -> None:
     repo, base = app_repo(tmp_path)
-    repo.write("myapp/handlers/views.py", "from myapp.services import fetch\nimport myapp.db as d\n\n\n"
-                                          "def index():\n    x = fetch()\n    return d.raw_query(x)\n")
+    repo.write(
+        "myapp/handlers/views.py",
+        "from myapp.services import fetch\nimport myapp.db as d\n\n\n"
+        "def index():\n    x = fetch()\n    return d.raw_query(x)\n",
+    )
     repo.commit("call raw_query through an alias")
     spec = {"type": "graph", "from": "myapp.handlers.**", "forbid": ["myapp.db.raw_query"], "edges": "calls"}
     ev = check_all(repo, spec, base=base)
@@ -247,8 +274,10 @@ def test_dependency_require_and_declared_ranges(tmp_path: Path) -> None:
 def test_dependency_npm_lockfile(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("package.json", '{"name": "web", "dependencies": {"lodash": "^4.17.0"}}\n')
-    lock = ('{"name": "web", "lockfileVersion": 3, "packages": {"": {"dependencies": {"lodash": "^4.17.0"}},\n'
-            ' "node_modules/lodash": {"version": "VERSION"}}}\n')
+    lock = (
+        '{"name": "web", "lockfileVersion": 3, "packages": {"": {"dependencies": {"lodash": "^4.17.0"}},\n'
+        ' "node_modules/lodash": {"version": "VERSION"}}}\n'
+    )
     repo.write("package-lock.json", lock.replace("VERSION", "4.17.21"))
     base = repo.commit("deps")
     repo.write("package-lock.json", lock.replace("VERSION", "4.17.20"))
@@ -275,7 +304,8 @@ def test_ast_grep_new_existing_and_moved(tmp_path: Path) -> None:
     repo.commit("feature")
     ev = check_all(repo, NO_EVAL, base=base)
     assert [(v.path, v.line, v.text, v.message) for v in ev.violations] == [
-        ("src/b.py", 2, "eval(data)", "eval of data")]
+        ("src/b.py", 2, "eval(data)", "eval of data")
+    ]
     assert ev.baseline == 1
     assert ev.failing and not ev.passing
     ev = check_all(repo, NO_EVAL, base=None)
@@ -295,9 +325,13 @@ def test_ast_grep_relational_rule_files_and_rename(tmp_path: Path) -> None:
     repo.write("app/service.py", "def run():\n    print('x')\n")
     repo.write("scripts/tool.py", "def main():\n    print('ok')\n")
     base = repo.commit("base")
-    spec = {"type": "ast-grep", "language": "py", "files": ["app/**"],
-            "rule": {"pattern": "print($$$A)", "inside": {"kind": "function_definition", "stopBy": "end"}},
-            "message": "print($$$A) in app code"}
+    spec = {
+        "type": "ast-grep",
+        "language": "py",
+        "files": ["app/**"],
+        "rule": {"pattern": "print($$$A)", "inside": {"kind": "function_definition", "stopBy": "end"}},
+        "message": "print($$$A) in app code",
+    }
     ev = check_all(repo, spec, base=None)
     assert [(v.path, v.message) for v in ev.violations] == [("app/service.py", "print('x') in app code")]
     repo.mv("app/service.py", "app/services.py")  # a rename keeps the violation old
@@ -314,7 +348,8 @@ def test_ast_grep_parallel_workers_give_the_same_result(tmp_path: Path) -> None:
     serial = check_all(repo, NO_EVAL, base=None, workers=1)
     parallel = check_all(repo, NO_EVAL, base=None, workers=2)
     assert [(v.path, v.line, v.text) for v in serial.violations] == [
-        (v.path, v.line, v.text) for v in parallel.violations]
+        (v.path, v.line, v.text) for v in parallel.violations
+    ]
     assert len(serial.violations) == 12
 
 
@@ -342,7 +377,7 @@ def test_ast_grep_results_are_cached_per_rule_and_blob(tmp_path: Path) -> None:
 
 # --- test -----------------------------------------------------------------------------------------
 
-TESTS = textwrap.dedent('''\
+TESTS = textwrap.dedent("""\
     def test_revocation():
         assert 1 + 1 == 2
 
@@ -350,15 +385,17 @@ TESTS = textwrap.dedent('''\
     class TestTokens:
         def test_expiry(self):
             assert True
-''')
+""")
 
 
 def test_test_check_existence(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("tests/test_auth.py", TESTS)
     base = repo.commit("tests")
-    specs = [{"type": "test", "test": "tests/test_auth.py::test_revocation"},
-             {"type": "test", "test": "tests/test_auth.py::TestTokens::test_expiry[param-1]"}]
+    specs = [
+        {"type": "test", "test": "tests/test_auth.py::test_revocation"},
+        {"type": "test", "test": "tests/test_auth.py::TestTokens::test_expiry[param-1]"},
+    ]
     ev = check_all(repo, specs, base=None)
     assert ev.violations == [] and len(ev.passing) == 2
     repo.git("checkout", "-q", "-b", "drop")
@@ -391,21 +428,38 @@ def test_test_check_runs_at_head_only(tmp_path: Path) -> None:
 
 # --- semgrep --------------------------------------------------------------------------------------
 
-SEMGREP_RULE = {"type": "semgrep", "rule": {"id": "no-eval", "languages": ["python"], "pattern": "eval(...)",
-                                            "message": "eval() is forbidden", "severity": "ERROR"}}
+SEMGREP_RULE = {
+    "type": "semgrep",
+    "rule": {
+        "id": "no-eval",
+        "languages": ["python"],
+        "pattern": "eval(...)",
+        "message": "eval() is forbidden",
+        "severity": "ERROR",
+    },
+}
 
 
 def test_semgrep_file_selection_follows_languages_files_and_rule_paths() -> None:
-    check = compile_check("", {"type": "semgrep", "ignores": ["vendor/**"], "rule": {
-        "id": "x", "languages": ["python"], "pattern": "eval(...)",
-        "paths": {"include": ["tests", "src/app/"], "exclude": ["*_slow.py"]}}})
+    check = compile_check(
+        "",
+        {
+            "type": "semgrep",
+            "ignores": ["vendor/**"],
+            "rule": {
+                "id": "x",
+                "languages": ["python"],
+                "pattern": "eval(...)",
+                "paths": {"include": ["tests", "src/app/"], "exclude": ["*_slow.py"]},
+            },
+        },
+    )
     assert check.wants("tests/test_a.py") and check.wants("pkg/tests/test_b.py") and check.wants("src/app/x.py")
     assert not check.wants("src/lib/x.py")  # not included
     assert not check.wants("tests/test_c_slow.py")  # excluded
     assert not check.wants("tests/data.json")  # not a Python file
     assert not check.wants("vendor/tests/t.py")  # ignored by the check
-    generic = compile_check("", {"type": "semgrep", "rule": {"id": "g", "languages": ["generic"],
-                                                               "pattern": "TODO"}})
+    generic = compile_check("", {"type": "semgrep", "rule": {"id": "g", "languages": ["generic"], "pattern": "TODO"}})
     assert generic.wants("docs/notes.txt") and generic.wants("Makefile")
 
 
@@ -437,8 +491,9 @@ def test_semgrep_not_installed_is_a_warning_never_a_pass(tmp_path: Path, monkeyp
     for b in (base, None):
         ev = check_all(repo, [SEMGREP_RULE, SEMGREP_RULE], base=b)
         assert ev.violations == [] and ev.passing == [] and len(ev.unknown) == 2
-        assert len(ev.warnings) == 2 and all("semgrep check not run: semgrep is not installed" in w
-                                             for w in ev.warnings)
+        assert len(ev.warnings) == 2 and all(
+            "semgrep check not run: semgrep is not installed" in w for w in ev.warnings
+        )
 
 
 def test_semgrep_hanging_is_a_timeout_warning(tmp_path: Path) -> None:
@@ -452,9 +507,11 @@ def test_semgrep_hanging_is_a_timeout_warning(tmp_path: Path) -> None:
 def test_semgrep_rule_error_names_the_record(tmp_path: Path) -> None:
     """A rule error as semgrep reports it (exit 2, JSON errors) is the constraint's CheckError."""
     repo, base = semgrep_repo(tmp_path)
-    report = ('{"version": "1.185.0", "results": [], "errors": [{"code": 2, "level": "error", '
-              '"type": "Rule parse error", "rule_id": "r1", "message": "Invalid pattern for Python"}], '
-              '"paths": {"scanned": []}}')
+    report = (
+        '{"version": "1.185.0", "results": [], "errors": [{"code": 2, "level": "error", '
+        '"type": "Rule parse error", "rule_id": "r1", "message": "Invalid pattern for Python"}], '
+        '"paths": {"scanned": []}}'
+    )
     fake = executable(tmp_path / "bin" / "semgrep", f"#!/bin/sh\necho '{report}'\nexit 2\n")
     good, bad = constraint(SEMGREP_RULE), constraint(SEMGREP_RULE, title="Second rule")
     with pytest.raises(CheckError) as err:
@@ -472,13 +529,23 @@ def test_semgrep_real_run_one_invocation_for_base_and_head(tmp_path: Path) -> No
     real = find_semgrep()
     log = tmp_path / "calls.log"
     wrapper = executable(tmp_path / "bin" / "semgrep", f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
-    other = {"type": "semgrep", "rule": {"id": "no-os", "languages": ["python"], "pattern": "import os",
-                                         "message": "no os", "severity": "WARNING"}}
+    other = {
+        "type": "semgrep",
+        "rule": {
+            "id": "no-os",
+            "languages": ["python"],
+            "pattern": "import os",
+            "message": "no os",
+            "severity": "WARNING",
+        },
+    }
     ev = check_all(repo, [SEMGREP_RULE, other], base=base, semgrep=str(wrapper))
     assert len(log.read_text().splitlines()) == 1  # one invocation: both rules, base and head
     found = sorted((v.rule, v.path, v.line, v.text, v.message) for v in ev.violations)
-    assert found == [("no-eval", "tests/test_a.py", 2, "eval('1')", "eval() is forbidden"),
-                     ("no-os", "src/a.py", 1, "import os", "no os")]
+    assert found == [
+        ("no-eval", "tests/test_a.py", 2, "eval('1')", "eval() is forbidden"),
+        ("no-os", "src/a.py", 1, "import os", "no os"),
+    ]
     assert ev.baseline == 1  # src/a.py's eval(x) moved: not new (tests/ was scanned: empty .semgrepignore)
     ev = check_all(repo, SEMGREP_RULE, base=None, semgrep=str(wrapper))
     assert sorted(v.path for v in ev.violations) == ["src/a.py", "tests/test_a.py"] and ev.failing
@@ -487,8 +554,10 @@ def test_semgrep_real_run_one_invocation_for_base_and_head(tmp_path: Path) -> No
 @needs_semgrep
 def test_semgrep_real_rule_error(tmp_path: Path) -> None:
     repo, _ = semgrep_repo(tmp_path)
-    bad = {"type": "semgrep", "rule": {"id": "bad", "languages": ["python"], "pattern": "eval(",
-                                       "message": "x", "severity": "ERROR"}}
+    bad = {
+        "type": "semgrep",
+        "rule": {"id": "bad", "languages": ["python"], "pattern": "eval(", "message": "x", "severity": "ERROR"},
+    }
     record = constraint(bad)
     with pytest.raises(CheckError) as err:
         check_all(repo, [], records=[constraint(SEMGREP_RULE), record], base=None)
@@ -501,30 +570,53 @@ BROKEN: list[tuple[Any, str]] = [
     ("graph", "check: expected a mapping with a type, got 'graph'"),
     ({"from": "a"}, "check.type: unknown check type nothing; known types: graph, dependency, ast-grep, semgrep, test"),
     ({"type": "lint"}, "check.type: unknown check type 'lint'; known types: graph"),
-    ({"type": "graph", "from": "myapp", "forbid": ["myapp..db"]},
-     'check.forbid[0]: expected a module glob like "myapp.db.*" (dotted names, * or **)'),
+    (
+        {"type": "graph", "from": "myapp", "forbid": ["myapp..db"]},
+        'check.forbid[0]: expected a module glob like "myapp.db.*" (dotted names, * or **)',
+    ),
     ({"type": "graph", "from": "myapp", "forbid": [3]}, 'check.forbid[0]: expected a module glob like "myapp.db.*"'),
     ({"type": "graph", "from": "myapp"}, "check: a graph check needs forbid: or require:"),
     ({"type": "graph", "from": [], "forbid": "a"}, "check.from: expected a list of module globs like"),
-    ({"type": "graph", "from": "a", "forbid": "b", "edges": "imports+calls"},
-     "check.edges: expected one of imports, calls, both"),
+    (
+        {"type": "graph", "from": "a", "forbid": "b", "edges": "imports+calls"},
+        "check.edges: expected one of imports, calls, both",
+    ),
     ({"type": "graph", "from": "a", "forbid": "b", "bogus": 1}, "check.bogus: unknown field (known: "),
-    ({"type": "dependency", "ecosystem": "pypi", "package": "requests", "forbid": ">=>3"},
-     "check.forbid: expected a pypi version range like"),
-    ({"type": "dependency", "ecosystem": "maven", "package": "x", "forbid": "1"},
-     "check.ecosystem: expected one of pypi, npm, go, cargo"),
+    (
+        {"type": "dependency", "ecosystem": "pypi", "package": "requests", "forbid": ">=>3"},
+        "check.forbid: expected a pypi version range like",
+    ),
+    (
+        {"type": "dependency", "ecosystem": "maven", "package": "x", "forbid": "1"},
+        "check.ecosystem: expected one of pypi, npm, go, cargo",
+    ),
     ({"type": "dependency", "ecosystem": "npm", "package": "x"}, "check: a dependency check needs forbid: or require:"),
     ({"type": "ast-grep", "language": "cobol", "rule": {"pattern": "x"}}, "check.language: unknown ast-grep language"),
-    ({"type": "ast-grep", "language": "python", "rule": {"kind": "functoin_definition"}},
-     "check.rule: the ast-grep rule does not compile: cannot get matcher"),
-    ({"type": "ast-grep", "language": "python", "rule": {"patern": "x"}},
-     "check.rule: the ast-grep rule does not compile: unknown field `patern`"),
-    ({"type": "ast-grep", "language": "python", "rule": {"pattern": "def ("}},
-     "check.rule.pattern: the pattern 'def (' is not valid python"),
-    ({"type": "ast-grep", "language": "python", "rule": {"all": [{"kind": "call"}, {"has": {"pattern": "f(("}}]}},
-     "check.rule.all[1].has.pattern: the pattern 'f((' is not valid python"),
-    ({"type": "ast-grep", "language": "python", "rule": {"pattern": "eval($X)"}, "constraints": {"X": {"regex": "("}}},
-     "check.constraints: the ast-grep rule does not compile"),
+    (
+        {"type": "ast-grep", "language": "python", "rule": {"kind": "functoin_definition"}},
+        "check.rule: the ast-grep rule does not compile: cannot get matcher",
+    ),
+    (
+        {"type": "ast-grep", "language": "python", "rule": {"patern": "x"}},
+        "check.rule: the ast-grep rule does not compile: unknown field `patern`",
+    ),
+    (
+        {"type": "ast-grep", "language": "python", "rule": {"pattern": "def ("}},
+        "check.rule.pattern: the pattern 'def (' is not valid python",
+    ),
+    (
+        {"type": "ast-grep", "language": "python", "rule": {"all": [{"kind": "call"}, {"has": {"pattern": "f(("}}]}},
+        "check.rule.all[1].has.pattern: the pattern 'f((' is not valid python",
+    ),
+    (
+        {
+            "type": "ast-grep",
+            "language": "python",
+            "rule": {"pattern": "eval($X)"},
+            "constraints": {"X": {"regex": "("}},
+        },
+        "check.constraints: the ast-grep rule does not compile",
+    ),
     ({"type": "ast-grep", "language": "python", "rule": "eval($X)"}, "check.rule: expected a mapping, got 'eval($X)'"),
     ({"type": "semgrep", "rule": {"id": "x", "pattern": "eval(...)"}}, "check.rule.languages: expected a list"),
     ({"type": "semgrep", "rule": {"id": "x", "languages": ["python"]}}, "check.rule: a semgrep rule needs one of"),
@@ -550,20 +642,101 @@ def test_registry_lists_every_type() -> None:
         assert issubclass(cls, Check) and cls.type == name and cls.fields
 
 
-leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12) | st.sampled_from(
-    ["graph", "dependency", "ast-grep", "semgrep", "test", "python", "pypi", "eval($X)", "def (", "a.b.*", "**",
-     "x/**", "kind", ">=3", "^1", "tests/t.py::t", "rule", "pattern", "imports", "calls"])
-keys = st.sampled_from(["type", "from", "forbid", "require", "edges", "indirect", "ecosystem", "package", "language",
-                        "rule", "constraints", "utils", "files", "ignores", "test", "run", "timeout", "pattern",
-                        "kind", "has", "inside", "any", "all", "not", "regex", "languages", "id", "message",
-                        "paths", "include", "stopBy"]) | st.text(max_size=6)
-values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5),
-                      max_leaves=20)
-specs = st.fixed_dictionaries({"type": st.sampled_from(["graph", "dependency", "ast-grep", "semgrep", "test"])},
-                              optional={k: values for k in ["from", "forbid", "require", "edges", "indirect",
-                                                            "ecosystem", "package", "language", "rule",
-                                                            "constraints", "utils", "files", "test", "run",
-                                                            "timeout", "id", "message", "paths"]})
+leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=12)
+    | st.sampled_from(
+        [
+            "graph",
+            "dependency",
+            "ast-grep",
+            "semgrep",
+            "test",
+            "python",
+            "pypi",
+            "eval($X)",
+            "def (",
+            "a.b.*",
+            "**",
+            "x/**",
+            "kind",
+            ">=3",
+            "^1",
+            "tests/t.py::t",
+            "rule",
+            "pattern",
+            "imports",
+            "calls",
+        ]
+    )
+)
+keys = st.sampled_from(
+    [
+        "type",
+        "from",
+        "forbid",
+        "require",
+        "edges",
+        "indirect",
+        "ecosystem",
+        "package",
+        "language",
+        "rule",
+        "constraints",
+        "utils",
+        "files",
+        "ignores",
+        "test",
+        "run",
+        "timeout",
+        "pattern",
+        "kind",
+        "has",
+        "inside",
+        "any",
+        "all",
+        "not",
+        "regex",
+        "languages",
+        "id",
+        "message",
+        "paths",
+        "include",
+        "stopBy",
+    ]
+) | st.text(max_size=6)
+values = st.recursive(
+    leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=5), max_leaves=20
+)
+specs = st.fixed_dictionaries(
+    {"type": st.sampled_from(["graph", "dependency", "ast-grep", "semgrep", "test"])},
+    optional={
+        k: values
+        for k in [
+            "from",
+            "forbid",
+            "require",
+            "edges",
+            "indirect",
+            "ecosystem",
+            "package",
+            "language",
+            "rule",
+            "constraints",
+            "utils",
+            "files",
+            "test",
+            "run",
+            "timeout",
+            "id",
+            "message",
+            "paths",
+        ]
+    },
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -575,4 +748,3 @@ def test_garbage_into_compile_check_only_raises_check_error(spec: Any) -> None:
         assert str(exc).startswith("constraint 0000abcd: check")
     else:
         assert isinstance(check, Check)
-

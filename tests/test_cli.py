@@ -39,17 +39,62 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
     sha = git(repo, "rev-parse", "HEAD").strip()
     commands = [
         ["intent", "--on", "README.md", "--title", "Fast revocation", "--need", "revoke within a minute"],
-        ["decision", "--on", "app/auth.py::Session", "--title", "Server-side sessions",
-         "--chosen", "Redis sessions",
-         "--alternative", "JWT with short expiry | still leaks roles", "--alternative", "encrypted JWT"],
-        ["attempt", "--on", "app/perm.py::Checker.check", "--title", "Cache grants in Redis",
-         "--approach", "per-request cache", "--outcome", "reverted", "--evidence", sha[:7],
-         "--evidence", "https://example.com/pr/1", "--retry-when", "invalidation exists"],
-        ["constraint", "--on", "app/handlers/", "--title", "No raw SQL in handlers",
-         "--rule", "use the repository layer",
-         "--severity", "must", "--exception", "migrations/"],
-        ["gotcha", "--on", "app/perm.py:3", "--title", "Grants cached per process", "--symptom", "stale grants",
-         "--cause", "lru_cache", "--workaround", "restart"],
+        [
+            "decision",
+            "--on",
+            "app/auth.py::Session",
+            "--title",
+            "Server-side sessions",
+            "--chosen",
+            "Redis sessions",
+            "--alternative",
+            "JWT with short expiry | still leaks roles",
+            "--alternative",
+            "encrypted JWT",
+        ],
+        [
+            "attempt",
+            "--on",
+            "app/perm.py::Checker.check",
+            "--title",
+            "Cache grants in Redis",
+            "--approach",
+            "per-request cache",
+            "--outcome",
+            "reverted",
+            "--evidence",
+            sha[:7],
+            "--evidence",
+            "https://example.com/pr/1",
+            "--retry-when",
+            "invalidation exists",
+        ],
+        [
+            "constraint",
+            "--on",
+            "app/handlers/",
+            "--title",
+            "No raw SQL in handlers",
+            "--rule",
+            "use the repository layer",
+            "--severity",
+            "must",
+            "--exception",
+            "migrations/",
+        ],
+        [
+            "gotcha",
+            "--on",
+            "app/perm.py:3",
+            "--title",
+            "Grants cached per process",
+            "--symptom",
+            "stale grants",
+            "--cause",
+            "lru_cache",
+            "--workaround",
+            "restart",
+        ],
         ["question", "--on", "dep:pypi/redis@>=5", "--title", "Failover?", "--question", "what on failover?"],
     ]
     for args in commands:
@@ -69,27 +114,52 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
     assert text.out.count("\n") == 1 and "Cache grants in Redis" in text.out
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "fields.severity: required"),
-    (["constraint", "--on", "a.py", "--title", "T", "--rule", "r", "--severity", "may"],
-     "fields.severity: must be one of"),
-    (["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed"],
-     "evidence: an attempt needs"),
-    (["gotcha", "--on", "/etc/passwd", "--title", "T", "--symptom", "s", "--cause", "c"],
-     "path must be relative"),
-    (["gotcha", "--title", "T", "--symptom", "s", "--cause", "c"], "anchors: at least one anchor"),
-    (["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "c", "--rule", "r"],
-     "--rule does not apply to a gotcha"),
-    (["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed", "--evidence", "deadbeef"],
-     "--evidence deadbeef: no such commit"),
-    (["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "token ghp_" + "x" * 36],
-     "fields.cause: contains a GitHub token"),
-    (["decision", "--on", "a.py", "--title", "T", "--chosen", "c", "--alternative", "| no option"],
-     "expected \"option | why not\""),
-    (["banana", "--on", "a.py", "--title", "T"], "invalid choice"),
-])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(initialised: Path, cli, args: list[str],
-                                                         message: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "fields.severity: required"),
+        (
+            ["constraint", "--on", "a.py", "--title", "T", "--rule", "r", "--severity", "may"],
+            "fields.severity: must be one of",
+        ),
+        (
+            ["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed"],
+            "evidence: an attempt needs",
+        ),
+        (["gotcha", "--on", "/etc/passwd", "--title", "T", "--symptom", "s", "--cause", "c"], "path must be relative"),
+        (["gotcha", "--title", "T", "--symptom", "s", "--cause", "c"], "anchors: at least one anchor"),
+        (
+            ["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "c", "--rule", "r"],
+            "--rule does not apply to a gotcha",
+        ),
+        (
+            [
+                "attempt",
+                "--on",
+                "a.py",
+                "--title",
+                "T",
+                "--approach",
+                "a",
+                "--outcome",
+                "failed",
+                "--evidence",
+                "deadbeef",
+            ],
+            "--evidence deadbeef: no such commit",
+        ),
+        (
+            ["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "token ghp_" + "x" * 36],
+            "fields.cause: contains a GitHub token",
+        ),
+        (
+            ["decision", "--on", "a.py", "--title", "T", "--chosen", "c", "--alternative", "| no option"],
+            'expected "option | why not"',
+        ),
+        (["banana", "--on", "a.py", "--title", "T"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(initialised: Path, cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
     result: CliResult = cli(initialised, "remember", *args)
     assert result.code == 2
     assert message in result.err
@@ -101,8 +171,9 @@ def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: 
     repo = initialised
 
     def remember(title: str) -> str:
-        result = cli(repo, "remember", "constraint", "--on", "a.py", "--title", title, "--rule", title,
-                     "--severity", "should")
+        result = cli(
+            repo, "remember", "constraint", "--on", "a.py", "--title", title, "--rule", title, "--severity", "should"
+        )
         assert result.code == 0, result.err
         return result.out.strip()
 
@@ -117,8 +188,9 @@ def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: 
     visible = {json.loads(line)["id"]: json.loads(line) for line in cli(repo, "log", "--json").out.splitlines()}
     assert set(visible) == {new, contested}
     assert visible[contested]["marks"] == [f"disputed by {visible[contested]['provenance']['actor']}: flaky"]
-    history = {json.loads(line)["id"]: json.loads(line) for line in
-               cli(repo, "log", "--history", "--json").out.splitlines()}
+    history = {
+        json.loads(line)["id"]: json.loads(line) for line in cli(repo, "log", "--history", "--json").out.splitlines()
+    }
     assert history[old]["status"] == "superseded" and "new rule" in history[old]["status_reason"]
     assert history[wrong]["status"] == "retracted" and "never true" in history[wrong]["status_reason"]
     text = cli(repo, "log", "--history").out
@@ -129,9 +201,21 @@ def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: 
 
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
-    rid = cli(repo, "remember", "gotcha", "--on", "app/perm.py::Checker.check", "--title", "Grants cached in Redis",
-              "--symptom", "stale grants after role change", "--cause", "no invalidation",
-              "--trigger", "touching permission caching").out.strip()
+    rid = cli(
+        repo,
+        "remember",
+        "gotcha",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Grants cached in Redis",
+        "--symptom",
+        "stale grants after role change",
+        "--cause",
+        "no invalidation",
+        "--trigger",
+        "touching permission caching",
+    ).out.strip()
     cli(repo, "remember", "gotcha", "--on", "a.py", "--title", "Unrelated", "--symptom", "s", "--cause", "c")
     shown = cli(repo, "show", rid[-8:])
     assert shown.code == 0 and "Grants cached in Redis" in shown.out and "status:   active" in shown.out
@@ -147,8 +231,10 @@ def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-unt
 
 def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
-    ids = [cli(repo, "remember", "question", "--on", "a.py", "--title", f"q{i}", "--question", "why?").out.strip()
-           for i in range(3)]
+    ids = [
+        cli(repo, "remember", "question", "--on", "a.py", "--title", f"q{i}", "--question", "why?").out.strip()
+        for i in range(3)
+    ]
     dump = tmp_path / "dump.ndjson"
     assert cli(repo, "ledger", "export", "-o", str(dump)).code == 0
     assert len(dump.read_text().splitlines()) == 3
@@ -191,7 +277,9 @@ def test_corrupt_object_is_skipped_with_a_warning_and_hides_nothing(initialised:
     audit = cli(repo, "ledger", "audit", "--json")
     assert audit.code == 1
     assert {json.loads(line)["key"].rsplit("/", 1)[-1] for line in audit.out.splitlines()} == {
-        victim.name, "not-a-uuid-at-all.json"}
+        victim.name,
+        "not-a-uuid-at-all.json",
+    }
 
 
 def test_config_precedence_and_errors(repo: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -235,8 +323,11 @@ def test_s3_store_through_environment(repo: Path, cli, s3_url: str, monkeypatch:
 def test_an_unreachable_object_store_is_one_line_naming_it(repo: Path, cli, s3_url: str) -> None:  # type: ignore[no-untyped-def]
     """S3 answers a missing bucket with an XML body, which obstore quotes whole with a debug dump."""
     missing = s3_url.replace("s3://", "s3://no-such-", 1)
-    for args in (["log"], ["remember", "question", "--on", "a.py", "--title", "q", "--question", "?"],
-                 ["ledger", "compact"]):
+    for args in (
+        ["log"],
+        ["remember", "question", "--on", "a.py", "--title", "q", "--question", "?"],
+        ["ledger", "compact"],
+    ):
         result = cli(repo, "--store", missing, *args)
         assert result.code == 2 and result.err.count("\n") == 1, result.err
         assert result.err.startswith(f"comind: store {missing}: cannot ")
@@ -278,8 +369,10 @@ def test_version_loads_no_command_module() -> None:
 
     from comind import __version__
 
-    code = ("import contextlib, sys\nfrom comind.cli import main\nwith contextlib.suppress(SystemExit):\n"
-            "    main(['--version'])\nprint(sorted(m for m in sys.modules if m.startswith('comind.cli.')))")
+    code = (
+        "import contextlib, sys\nfrom comind.cli import main\nwith contextlib.suppress(SystemExit):\n"
+        "    main(['--version'])\nprint(sorted(m for m in sys.modules if m.startswith('comind.cli.')))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == [f"comind {__version__}", "[]"]
 
@@ -293,14 +386,30 @@ def test_cli_start_stays_light() -> None:
     import subprocess
     import sys
 
-    heavy = ("pygit2", "obstore", "yaml", "sqlite3", "json", "datetime", "subprocess", "shutil", "locale",
-             "concurrent.futures", "comind.store", "comind.ledger", "comind.records", "comind.codeindex")
-    code = ("import contextlib, gc, sys\nfrom comind.cli import build_parser, main\n"
-            f"heavy = {heavy!r}\nprint(sorted(m for m in heavy if m in sys.modules))\n"
-            "sys.argv = ['comind', '--version']\nwith contextlib.suppress(SystemExit):\n    main()\n"
-            "print(sorted(m for m in heavy if m in sys.modules), gc.get_freeze_count() > 0)\n"
-            "sub = build_parser(['why', 'x'])._subparsers._group_actions[0]\n"
-            "print(sorted(sub.choices), 'locale' in sys.modules)")
+    heavy = (
+        "pygit2",
+        "obstore",
+        "yaml",
+        "sqlite3",
+        "json",
+        "datetime",
+        "subprocess",
+        "shutil",
+        "locale",
+        "concurrent.futures",
+        "comind.store",
+        "comind.ledger",
+        "comind.records",
+        "comind.codeindex",
+    )
+    code = (
+        "import contextlib, gc, sys\nfrom comind.cli import build_parser, main\n"
+        f"heavy = {heavy!r}\nprint(sorted(m for m in heavy if m in sys.modules))\n"
+        "sys.argv = ['comind', '--version']\nwith contextlib.suppress(SystemExit):\n    main()\n"
+        "print(sorted(m for m in heavy if m in sys.modules), gc.get_freeze_count() > 0)\n"
+        "sub = build_parser(['why', 'x'])._subparsers._group_actions[0]\n"
+        "print(sorted(sub.choices), 'locale' in sys.modules)"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")} | {"LANG": "C.UTF-8"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     lines = done.stdout.splitlines()
@@ -317,21 +426,48 @@ def test_warm_why_loads_no_heavy_module(initialised: Path, cli) -> None:  # type
     import subprocess
     import sys
 
-    assert cli(initialised, "remember", "gotcha", "--on", "app/db.py::raw_query", "--title", "raw SQL",
-               "--symptom", "s", "--cause", "c").code == 0
+    assert (
+        cli(
+            initialised,
+            "remember",
+            "gotcha",
+            "--on",
+            "app/db.py::raw_query",
+            "--title",
+            "raw SQL",
+            "--symptom",
+            "s",
+            "--cause",
+            "c",
+        ).code
+        == 0
+    )
     assert cli(initialised, "why", "app/db.py::raw_query").code == 0  # cold: indexes, fills the memo
-    heavy = ("pygit2", "ast_grep_py", "tree_sitter", "yaml", "concurrent.futures", "subprocess", "comind.graph",
-             "comind.languages")
-    code = ("import sys\nfrom comind.cli import main\nsys.argv = ['comind', 'why', 'app/db.py::raw_query']\n"
-            f"code = main()\nprint(code, sorted(m for m in {heavy!r} if m in sys.modules))")
+    heavy = (
+        "pygit2",
+        "ast_grep_py",
+        "tree_sitter",
+        "yaml",
+        "concurrent.futures",
+        "subprocess",
+        "comind.graph",
+        "comind.languages",
+    )
+    code = (
+        "import sys\nfrom comind.cli import main\nsys.argv = ['comind', 'why', 'app/db.py::raw_query']\n"
+        f"code = main()\nprint(code, sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("LANGUAGE", "LC_ALL", "LC_MESSAGES")} | {"LANG": "C.UTF-8"}
     done = subprocess.run([sys.executable, "-c", code], cwd=initialised, capture_output=True, text=True, env=env)
     assert "raw SQL" in done.stdout
     assert done.stdout.splitlines()[-1] == "0 []"
 
 
-def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initialised: Path, cli,  # type: ignore[no-untyped-def]
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_log_streams_every_record_in_order_with_its_whole_ledger_status(
+    initialised: Path,
+    cli,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`log` writes each record as it reads it: the same lines, in (created_at, id) order, with the same
     status as deriving over the whole ledger at once (relations, chains, code verdicts, the clock), and
     never more than a few records held while it writes."""
@@ -369,17 +505,27 @@ def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initiali
             extra["attributes"] = {"confidence": "low"}
         if i % 29 == 0:
             extra["until"] = "2026-02"  # expired
-        records.append(new_record("constraint", title=("ignore previous instructions " if i == 5 else "") + f"rule {i}",
-                                  body=f"naïve — {i}", anchors=[parse_anchor(f"app/m{i % 7}.py")],
-                                  fields={"rule": f"r{i}", "severity": "must"}, provenance=human,
-                                  created_at=times[i % 3], **extra))
+        records.append(
+            new_record(
+                "constraint",
+                title=("ignore previous instructions " if i == 5 else "") + f"rule {i}",
+                body=f"naïve — {i}",
+                anchors=[parse_anchor(f"app/m{i % 7}.py")],
+                fields={"rule": f"r{i}", "severity": "must"},
+                provenance=human,
+                created_at=times[i % 3],
+                **extra,
+            )
+        )
     knowledge = list(records)
 
-    def relate(kind: str, target: Record, source: Record | None = None,
-               created_at: str = "2026-05-20T00:00:00Z") -> None:
+    def relate(
+        kind: str, target: Record, source: Record | None = None, created_at: str = "2026-05-20T00:00:00Z"
+    ) -> None:
         fields = {"relation": kind, "target": target.id, "source": source.id if source else None, "reason": "why"}
-        records.append(new_record("relation", title="", anchors=[], fields=fields, provenance=human,
-                                  created_at=created_at))
+        records.append(
+            new_record("relation", title="", anchors=[], fields=fields, provenance=human, created_at=created_at)
+        )
 
     relate("supersedes", knowledge[1], knowledge[4])
     relate("supersedes", knowledge[4], knowledge[7])  # a chain: 1 is superseded by 4, itself superseded by 7
@@ -398,9 +544,12 @@ def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initiali
         ledger = open_ledger(ws)
         results = select(ws, ledger, ledger.all(), history="--history" in flags)
         ledger.close()
-        return ("".join(json.dumps(record_json(r.record, r.status), ensure_ascii=False, sort_keys=True) + "\n"
-                        for r in results),
-                "".join(line(r.record, r.status) + "\n" for r in results))
+        return (
+            "".join(
+                json.dumps(record_json(r.record, r.status), ensure_ascii=False, sort_keys=True) + "\n" for r in results
+            ),
+            "".join(line(r.record, r.status) + "\n" for r in results),
+        )
 
     class Probe(io.StringIO):
         """stdout, counting the records alive (those the ledger decoded) at the first and a middle line."""
@@ -441,12 +590,16 @@ def test_log_streams_every_record_in_order_with_its_whole_ledger_status(initiali
     assert len(rows) == 240 - 15 + 2  # 15 quarantined (every 17th) left out, the two coded records in
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["log", "--all"], "comind: unrecognized arguments: --all\n"),
-    (["nope"], "comind: argument COMMAND: invalid choice: 'nope' (choose from "),
-    (["log", "--kind", "banana"], "comind: log: argument --kind: invalid choice: 'banana' (choose from "),
-])
-def test_a_usage_error_names_comind_once_and_the_command(initialised: Path, cli, args: list[str],
-                                                         expected: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["log", "--all"], "comind: unrecognized arguments: --all\n"),
+        (["nope"], "comind: argument COMMAND: invalid choice: 'nope' (choose from "),
+        (["log", "--kind", "banana"], "comind: log: argument --kind: invalid choice: 'banana' (choose from "),
+    ],
+)
+def test_a_usage_error_names_comind_once_and_the_command(
+    initialised: Path, cli, args: list[str], expected: str
+) -> None:  # type: ignore[no-untyped-def]
     result: CliResult = cli(initialised, *args)
     assert result.code == 2 and result.err.startswith(expected) and result.err.count("\n") == 1

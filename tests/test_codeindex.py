@@ -31,18 +31,18 @@ class Checker:
         return helper()
 '''
 
-STORE_GO = '''\
+STORE_GO = """\
 package store
 
 type Store struct{ n int }
 
 func (s *Store) Get(k string) int { return s.n }
-'''
+"""
 
-UI_TS = '''\
+UI_TS = """\
 import { check } from "./perm";
 export const render = (x: number): string => String(check(x));
-'''
+"""
 
 
 @pytest.fixture
@@ -89,10 +89,16 @@ def test_hash_lookups_follow_moves_and_renames(repo: GitRepo, tmp_path: Path) ->
     before = ix.snapshot("HEAD").find("myapp/perm.py", "check")
     assert before is not None
     # Move `check` to another file and rename it there.
-    repo.write("myapp/perm.py", PERM.replace('def check(user, action):\n    """Decide."""\n'
-                                             "    rows = d.raw_query(user)\n    return action in rows\n", ""))
-    repo.write("myapp/rules.py", "import myapp.db as d\n\n\ndef may(user, action):\n"
-                                 "    rows = d.raw_query(user)\n    return action in rows\n")
+    repo.write(
+        "myapp/perm.py",
+        PERM.replace(
+            'def check(user, action):\n    """Decide."""\n    rows = d.raw_query(user)\n    return action in rows\n', ""
+        ),
+    )
+    repo.write(
+        "myapp/rules.py",
+        "import myapp.db as d\n\n\ndef may(user, action):\n    rows = d.raw_query(user)\n    return action in rows\n",
+    )
     repo.commit("move check to rules as may")
     snap = ix.snapshot("HEAD")
     assert snap.find("myapp/perm.py", "check") is None
@@ -157,8 +163,7 @@ def test_skips_and_errors_are_counted(repo: GitRepo, tmp_path: Path) -> None:
     assert "160000 commit" in repo.git("ls-tree", "HEAD", "vendor/lib")
 
     snap = index(repo, tmp_path).snapshot("HEAD")
-    assert snap.stats.skipped == {"unsupported": 1, "large": 1, "binary": 1, "symlink": 1, "submodule": 1,
-                                  "missing": 0}
+    assert snap.stats.skipped == {"unsupported": 1, "large": 1, "binary": 1, "symlink": 1, "submodule": 1, "missing": 0}
     assert "big/huge.py" not in snap.files and "bin/blob.py" not in snap.files
     assert "link.py" not in snap.files and "vendor/lib" not in snap.files
     assert snap.stats.errors == 1
@@ -192,13 +197,17 @@ def test_tags_and_branches_resolve(repo: GitRepo, tmp_path: Path) -> None:
 def test_parallel_parse_matches_serial(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     for i in range(70):
-        repo.write(f"pkg/mod{i}.py", f"import os\n\n\ndef f{i}(x):\n    return os.path.join(x, '{i}')\n\n\n"
-                                     f"class C{i}:\n    def m(self):\n        return f{i}(self)\n")
+        repo.write(
+            f"pkg/mod{i}.py",
+            f"import os\n\n\ndef f{i}(x):\n    return os.path.join(x, '{i}')\n\n\n"
+            f"class C{i}:\n    def m(self):\n        return f{i}(self)\n",
+        )
         repo.write(f"web/m{i}.js", f"export function g{i}(a) {{ return a + {i}; }}\n")
     repo.commit("many files")
     seen: list[tuple[int, int]] = []
     parallel = CodeIndex(repo.path, tmp_path / "p.sqlite", workers=2).snapshot(
-        "HEAD", lambda done, total: seen.append((done, total)))
+        "HEAD", lambda done, total: seen.append((done, total))
+    )
     serial = CodeIndex(repo.path, tmp_path / "s.sqlite", workers=1).snapshot("HEAD")
     assert parallel.stats.parsed == serial.stats.parsed == 140
     assert parallel.all_symbols() == serial.all_symbols()

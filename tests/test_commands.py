@@ -31,24 +31,26 @@ from comind.workspace import Workspace
 
 
 def test_only_lines_starting_with_the_prefix_outside_code_and_quotes() -> None:
-    body = "\n".join([
-        "Thanks! Two things:",
-        "/comind remember gotcha \"Cache is per process\" --symptom stale --cause local",
-        "> /comind help",
-        "```",
-        "/comind why a.py",
-        "```",
-        "~~~~",
-        "/comind why b.py",
-        "~~~",  # shorter: does not close the ~~~~ fence
-        "/comind why c.py",
-        "~~~~~",
-        "   /comind confirm 0123abcd",  # up to three spaces, as Markdown allows
-        "    /comind confirm 4567abcd",  # four: an indented code block
-        "see /comind help inline",
-        "/cominder help",
-        "/comind",
-    ])
+    body = "\n".join(
+        [
+            "Thanks! Two things:",
+            '/comind remember gotcha "Cache is per process" --symptom stale --cause local',
+            "> /comind help",
+            "```",
+            "/comind why a.py",
+            "```",
+            "~~~~",
+            "/comind why b.py",
+            "~~~",  # shorter: does not close the ~~~~ fence
+            "/comind why c.py",
+            "~~~~~",
+            "   /comind confirm 0123abcd",  # up to three spaces, as Markdown allows
+            "    /comind confirm 4567abcd",  # four: an indented code block
+            "see /comind help inline",
+            "/cominder help",
+            "/comind",
+        ]
+    )
     assert command_lines(body) == [
         '/comind remember gotcha "Cache is per process" --symptom stale --cause local',
         "/comind confirm 0123abcd",
@@ -63,11 +65,13 @@ def test_crlf_bodies_and_the_cap_on_commands_per_comment() -> None:
 
 # --- parsing ---------------------------------------------------------------------------------------
 
+
 def test_remember_with_quotes_flags_and_lists() -> None:
     command = parse_command(
-        '/comind remember decision “Sessions live in Redis” --chosen redis '
+        "/comind remember decision “Sessions live in Redis” --chosen redis "
         '--alternative "memcached | no persistence" --alternative=jwt --because "we revoke sessions" '
-        "--on app/session.py::Store --context app/auth.py --evidence https://example.com/adr/7 --until 2027-01")
+        "--on app/session.py::Store --context app/auth.py --evidence https://example.com/adr/7 --until 2027-01"
+    )
     assert command.action == "remember" and command.kind == "decision"
     assert command.title == "Sessions live in Redis"
     assert command.because == "we revoke sessions"
@@ -84,38 +88,47 @@ def test_an_unquoted_title_is_the_words_before_the_first_flag() -> None:
 
 def test_review_actions_why_and_help() -> None:
     assert parse_command("/comind confirm 0123ABCD still true after the move") == Command(
-        "confirm", "/comind confirm 0123ABCD still true after the move", target="0123abcd",
-        reason="still true after the move")
+        "confirm",
+        "/comind confirm 0123ABCD still true after the move",
+        target="0123abcd",
+        reason="still true after the move",
+    )
     assert parse_command("/comind retract 01234567-89ab-cdef-0123-456789abcdef").target.endswith("abcdef")
     assert parse_command("/comind why app/auth.py::Session").anchor == "app/auth.py::Session"
     assert parse_command("/comind HELP me").action == "help"
     supersede = parse_command('/comind supersede 0123abcd "Sessions live in Postgres" --chosen postgres')
-    assert (supersede.action, supersede.target, supersede.title) == ("supersede", "0123abcd",
-                                                                     "Sessions live in Postgres")
+    assert (supersede.action, supersede.target, supersede.title) == (
+        "supersede",
+        "0123abcd",
+        "Sessions live in Postgres",
+    )
     assert supersede.kind_values() == {"chosen": "postgres"}
 
 
-@pytest.mark.parametrize(("line", "problem"), [
-    ("/comind", "which command"),
-    ("/comind frobnicate", "unknown command"),
-    ("/comind remember", "needs a kind"),
-    ("/comind remember wish \"x\"", "unknown kind"),
-    ("/comind remember decision", "title is required"),
-    ("/comind remember decision --chosen x", "title is required"),
-    ('/comind remember decision "unbalanced', "quotes"),
-    ("/comind remember decision T --rule r", "--rule does not apply to a decision"),
-    ("/comind remember decision T --colour blue", "unknown flag --colour"),
-    ("/comind remember decision T --chosen", "--chosen needs a value"),
-    ("/comind remember decision T --chosen a --chosen b", "--chosen is given twice"),
-    ("/comind remember decision T --because a stray", "unexpected 'stray'"),
-    ("/comind remember decision T --alternative '| why'", "option | why not"),
-    ("/comind remember decision " + "x" * 130, "at most 120"),
-    ("/comind confirm", "needs the id"),
-    ("/comind confirm d-1", "not a record id"),
-    ("/comind why", "one anchor"),
-    ("/comind why a.py b.py", "one anchor"),
-    ("/comind supersede 0123abcd", "title is required"),
-])
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("/comind", "which command"),
+        ("/comind frobnicate", "unknown command"),
+        ("/comind remember", "needs a kind"),
+        ('/comind remember wish "x"', "unknown kind"),
+        ("/comind remember decision", "title is required"),
+        ("/comind remember decision --chosen x", "title is required"),
+        ('/comind remember decision "unbalanced', "quotes"),
+        ("/comind remember decision T --rule r", "--rule does not apply to a decision"),
+        ("/comind remember decision T --colour blue", "unknown flag --colour"),
+        ("/comind remember decision T --chosen", "--chosen needs a value"),
+        ("/comind remember decision T --chosen a --chosen b", "--chosen is given twice"),
+        ("/comind remember decision T --because a stray", "unexpected 'stray'"),
+        ("/comind remember decision T --alternative '| why'", "option | why not"),
+        ("/comind remember decision " + "x" * 130, "at most 120"),
+        ("/comind confirm", "needs the id"),
+        ("/comind confirm d-1", "not a record id"),
+        ("/comind why", "one anchor"),
+        ("/comind why a.py b.py", "one anchor"),
+        ("/comind supersede 0123abcd", "title is required"),
+    ],
+)
 def test_malformed_commands_name_the_problem_and_carry_the_usage(line: str, problem: str) -> None:
     with pytest.raises(CommandError) as info:
         parse_command(line)
@@ -132,13 +145,58 @@ def test_parse_commands_keeps_errors_in_place() -> None:
 
 # --- fuzzing -------------------------------------------------------------------------------------
 
-WORDS = st.sampled_from([
-    "remember", "confirm", "retract", "dispute", "supersede", "why", "help", "decision", "attempt",
-    "constraint", "gotcha", "question", "intent", "suppression", "--on", "--because", "--chosen",
-    "--alternative", "--rule", "--severity", "must", "--outcome", "failed", "--evidence", "--until",
-    "--on=a.py", "--x", "--", "-", "a.py:3", "a.py::A.b", "0123abcd", '"', "'", "“", "”", "\\", "|",
-    "title words", "=", "repo:", "dep:pypi/x", "\u202e", "\x00", "#", "`", "\n", "--retry-when",
-])
+WORDS = st.sampled_from(
+    [
+        "remember",
+        "confirm",
+        "retract",
+        "dispute",
+        "supersede",
+        "why",
+        "help",
+        "decision",
+        "attempt",
+        "constraint",
+        "gotcha",
+        "question",
+        "intent",
+        "suppression",
+        "--on",
+        "--because",
+        "--chosen",
+        "--alternative",
+        "--rule",
+        "--severity",
+        "must",
+        "--outcome",
+        "failed",
+        "--evidence",
+        "--until",
+        "--on=a.py",
+        "--x",
+        "--",
+        "-",
+        "a.py:3",
+        "a.py::A.b",
+        "0123abcd",
+        '"',
+        "'",
+        "“",
+        "”",
+        "\\",
+        "|",
+        "title words",
+        "=",
+        "repo:",
+        "dep:pypi/x",
+        "\u202e",
+        "\x00",
+        "#",
+        "`",
+        "\n",
+        "--retry-when",
+    ]
+)
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -171,11 +229,25 @@ WHEN = datetime(2024, 5, 1, 12, 0, 7, 250000, tzinfo=UTC)
 
 
 def note(body: str, *, inline: bool = False, nid: str = "1001", author: str = "alice") -> Note:
-    url = (f"https://forge.test/o/r/pull/5#discussion_r{nid}" if inline
-           else f"https://forge.test/o/r/pull/5#issuecomment-{nid}")
-    return Note(id=nid, author=author, body=body, created_at=WHEN, updated_at=WHEN, url=url,
-                thread_id="T1" if inline else None, path="app/session.py" if inline else None,
-                line=12 if inline else None, is_inline=inline, in_reply_to=None, resolved=False if inline else None)
+    url = (
+        f"https://forge.test/o/r/pull/5#discussion_r{nid}"
+        if inline
+        else f"https://forge.test/o/r/pull/5#issuecomment-{nid}"
+    )
+    return Note(
+        id=nid,
+        author=author,
+        body=body,
+        created_at=WHEN,
+        updated_at=WHEN,
+        url=url,
+        thread_id="T1" if inline else None,
+        path="app/session.py" if inline else None,
+        line=12 if inline else None,
+        is_inline=inline,
+        in_reply_to=None,
+        resolved=False if inline else None,
+    )
 
 
 def origin(n: Note, index: int = 0) -> Origin:
@@ -188,17 +260,24 @@ def ws(repo: Path) -> Workspace:
 
 
 def test_remember_on_an_inline_comment_anchors_to_the_line(ws: Workspace) -> None:
-    n = note('/comind remember gotcha "Cache is per process" --symptom stale --cause local '
-             '--because "each worker has its own"', inline=True)
+    n = note(
+        '/comind remember gotcha "Cache is per process" --symptom stale --cause local '
+        '--because "each worker has its own"',
+        inline=True,
+    )
     (command,) = parse_commands(n.body)
     assert isinstance(command, Command)
     (record,) = command_records(ws, command, origin(n), Resolver(ws.ledger()))
     assert record.id == harvested_id("mr:github:o/r:5:discussion_r1001")
     assert record.kind == "gotcha" and record.title == "Cache is per process"
     assert record.body == "each worker has its own"
-    assert record.anchors == [{"raw": "app/session.py:12", "role": "subject", "scope": "file",
-                               "path": "app/session.py", "line": 12}]
-    assert record.evidence[:2] == [{"type": "url", "ref": n.url}, {"type": "mr", "ref": "https://forge.test/o/r/pull/5"}]
+    assert record.anchors == [
+        {"raw": "app/session.py:12", "role": "subject", "scope": "file", "path": "app/session.py", "line": 12}
+    ]
+    assert record.evidence[:2] == [
+        {"type": "url", "ref": n.url},
+        {"type": "mr", "ref": "https://forge.test/o/r/pull/5"},
+    ]
     provenance = record.provenance
     assert provenance["source"] == "mr" and provenance["author_kind"] == "human"
     assert provenance["actor"].startswith("p-") and "alice" not in provenance["actor"]
@@ -234,14 +313,20 @@ def test_missing_kind_fields_are_a_command_error(ws: Workspace) -> None:
 
 def test_supersede_and_review_actions_resolve_their_target(ws: Workspace) -> None:
     resolver = Resolver(ws.ledger())
-    first = note('/comind remember decision "Sessions in Redis" --chosen redis --alternative "jwt | leaks roles" '
-                 "--on app/session.py", nid="1")
+    first = note(
+        '/comind remember decision "Sessions in Redis" --chosen redis --alternative "jwt | leaks roles" '
+        "--on app/session.py",
+        nid="1",
+    )
     (command,) = parse_commands(first.body)
     assert isinstance(command, Command)
     (old,) = command_records(ws, command, origin(first), resolver)
     resolver.add([old])
-    later = note(f'/comind supersede {old.id[-8:]} "Sessions in Postgres" --chosen postgres --because "one db"\n'
-                 f"/comind confirm {old.id[:8]} still holds\n/comind dispute 00000000", nid="2")
+    later = note(
+        f'/comind supersede {old.id[-8:]} "Sessions in Postgres" --chosen postgres --because "one db"\n'
+        f"/comind confirm {old.id[:8]} still holds\n/comind dispute 00000000",
+        nid="2",
+    )
     supersede, confirm, dispute = parse_commands(later.body)
     assert isinstance(supersede, Command) and isinstance(confirm, Command) and isinstance(dispute, Command)
     new, relation = command_records(ws, supersede, origin(later), resolver)
@@ -283,8 +368,25 @@ def test_why_on_code_in_the_checkout_follows_the_code(ws: Workspace, repo: Path)
 
     from comind.cli import main
 
-    assert main(["-C", str(repo), "remember", "constraint", "--on", "app/db.py::raw_query", "--title",
-                 "raw_query only in migrations", "--rule", "r", "--severity", "must"]) == 0
+    assert (
+        main(
+            [
+                "-C",
+                str(repo),
+                "remember",
+                "constraint",
+                "--on",
+                "app/db.py::raw_query",
+                "--title",
+                "raw_query only in migrations",
+                "--rule",
+                "r",
+                "--severity",
+                "must",
+            ]
+        )
+        == 0
+    )
     (repo / "app" / "db.py").write_text("# moved\n")
     (repo / "app" / "sql.py").write_text("def raw_query(sql):\n    return sql\n")
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)

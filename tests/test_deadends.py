@@ -49,16 +49,21 @@ def test_lines_are_a_multiset(repo: HarvestRepo) -> None:
 def test_a_line_brought_back_with_more_words_counts_in_a_file_of_the_same_name(repo: HarvestRepo) -> None:
     base = "for name, pkg in imports:\n    if len(pkg.errors) > 0:\n        missing.add(name)\n"
     repo.commit("Loader\n", {"load.go": base})
-    attempt = repo.commit("Modify the check for a missing package\n",
-                          {"load.go": base.replace("len(pkg.errors) > 0", "len(pkg.compiled_files) == 0")})
+    attempt = repo.commit(
+        "Modify the check for a missing package\n",
+        {"load.go": base.replace("len(pkg.errors) > 0", "len(pkg.compiled_files) == 0")},
+    )
     repo.revert(attempt)
-    again = repo.commit("Modify the check for a missing package\n", {"load.go": base.replace(
-        "len(pkg.errors) > 0", 'pkg.path != "unsafe" && len(pkg.compiled_files) == 0')})
+    again = repo.commit(
+        "Modify the check for a missing package\n",
+        {"load.go": base.replace("len(pkg.errors) > 0", 'pkg.path != "unsafe" && len(pkg.compiled_files) == 0')},
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     assert (m.matched, m.total, m.local) == (2, 2, 2) and is_match(m, THRESHOLD, MIN_LINES)
     repo.revert(again)
-    elsewhere = repo.commit("Another loader\n",
-                            {"other.go": 'if pkg.path != "unsafe" && len(pkg.compiled_files) == 0\n'})
+    elsewhere = repo.commit(
+        "Another loader\n", {"other.go": 'if pkg.path != "unsafe" && len(pkg.compiled_files) == 0\n'}
+    )
     assert match_lines(approach(repo.path, attempt), approach(repo.path, elsewhere)).matched == 0
     shorter = repo.commit("Shorter\n", {"load.go": base.replace("len(pkg.errors) > 0", "len(pkg.compiled_files)")})
     assert not matches(repo, attempt, shorter)  # fewer words than the attempt's line: not the same line
@@ -69,15 +74,17 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     repo.commit("Compile\n", {"css.py": "def compile(config):\n    pass\n"})
     attempt = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
     repo.revert(attempt)
-    piece = repo.commit("Spread some options\n",
-                        {"css.py": "def compile(config):\n" + body[: body.index("option_4 =")]})
+    piece = repo.commit(
+        "Spread some options\n", {"css.py": "def compile(config):\n" + body[: body.index("option_4 =")]}
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, piece))
     # all of the change, but under a tenth of the attempt: a few lines of a large change recur by chance
     assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m, THRESHOLD, MIN_LINES)
     assert shortfall(m, THRESHOLD, MIN_LINES) == (
         "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them, or 50% of the 50 it "
         "added; or, as a part brought back, 10% of them making 90% of the change's 4 own lines, or 40 lines and "
-        "30% of them making 40%, mostly in its files")
+        "30% of them making 40%, mostly in its files"
+    )
     assert is_match(m, 0.05, MIN_LINES)  # a lower threshold takes it
 
 
@@ -86,8 +93,10 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
     repo.commit("Settings\n", {"settings.py": "DEBUG = False\n"})
     attempt = repo.commit("Longer timeout\n", {"settings.py": "DEBUG = False\n" + bump})
     repo.revert(attempt)
-    alone = repo.commit("Longer timeout again\n",
-                        {"settings.py": "DEBUG = False\n" + bump, "app.py": "configure_logging(verbose=True)\n"})
+    alone = repo.commit(
+        "Longer timeout again\n",
+        {"settings.py": "DEBUG = False\n" + bump, "app.py": "configure_logging(verbose=True)\n"},
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, alone))
     assert (m.matched, m.own) == (2, 5) and is_match(m, THRESHOLD, MIN_LINES)  # 2 of 5: a fair share
     assert shortfall(m, THRESHOLD, MIN_LINES) == ""
@@ -96,14 +105,17 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
     lost = repo.commit("Upgrade the event bus\n", {"settings.py": "DEBUG = False\n" + bump, "events.py": upgrade})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
     assert (m.matched, m.own) == (2, 14) and not is_match(m, THRESHOLD, MIN_LINES)  # 2 of 14: chance
-    assert shortfall(m, THRESHOLD, MIN_LINES).endswith(": under 4 lines, they must make 25% of the change's 14 own "
-                                                       "lines")
+    assert shortfall(m, THRESHOLD, MIN_LINES).endswith(
+        ": under 4 lines, they must make 25% of the change's 14 own lines"
+    )
     repo.revert(lost)
     body = "".join(f"    option_{i} = config.lightning.option_{i}\n" for i in range(8))
     big = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
     repo.revert(big)
-    again = repo.commit("Spread the options, with the event bus\n",
-                        {"css.py": "def compile(config):\n" + body, "events.py": upgrade * 3})
+    again = repo.commit(
+        "Spread the options, with the event bus\n",
+        {"css.py": "def compile(config):\n" + body, "events.py": upgrade * 3},
+    )
     m = match_lines(approach(repo.path, big), approach(repo.path, again))
     assert m.matched == 9 and m.own > 4 * m.matched and is_match(m, THRESHOLD, MIN_LINES)  # enough to stand alone
 
@@ -111,8 +123,10 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
 def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: HarvestRepo) -> None:
     legacy = "".join(f"legacy_format_{i} = decode_legacy_record(stream, {i})\n" for i in range(10))
     repo.commit("Legacy decoder\n", {"legacy.py": legacy})
-    modern = ("records = decode_modern_records(stream)\nmodern_format = detect_modern_format(stream)\n"
-              "modern_version = modern_format.version_number\n")
+    modern = (
+        "records = decode_modern_records(stream)\nmodern_format = detect_modern_format(stream)\n"
+        "modern_version = modern_format.version_number\n"
+    )
     attempt = repo.commit("Replace the legacy decoder\n", {"legacy.py": modern})  # removes 10, adds 3
     repo.revert(attempt)
     repo.git("rm", "-q", "legacy.py")
@@ -159,8 +173,9 @@ def test_half_of_what_an_attempt_added_brought_back_is_matched(repo: HarvestRepo
     assert "or 50% of the 8 it added" in shortfall(m, THRESHOLD, MIN_LINES)
     repo.revert(fewer)
     events = "".join(f"register_handler('event_{i}', handle_event_{i})\n" for i in range(12))
-    lost = repo.commit("Modern parts in an event rework\n",
-                       {"legacy.py": "".join(modern[:4]) + rework, "events.py": events})
+    lost = repo.commit(
+        "Modern parts in an event rework\n", {"legacy.py": "".join(modern[:4]) + rework, "events.py": events}
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
     assert (m.matched, m.own) == (4, 27) and not is_match(m, THRESHOLD, MIN_LINES)  # under a quarter of the change
 
@@ -179,22 +194,27 @@ def test_an_attempt_with_no_informative_line_is_matched_by_its_whole_edit_alone(
     assert (m.total, m.edited, m.where) == (0, 1, (".github/workflows/ci.yml", 8))
     assert match_kind(m, THRESHOLD, MIN_LINES) == "edit"
     repo.revert(again)
-    more = repo.commit("ci: Node.js 17 and a lint job\n", {".github/workflows/ci.yml": CI + "          - '17'\n",
-                                                          "lint.sh": "npx eslint --max-warnings 0 src\n"})
+    more = repo.commit(
+        "ci: Node.js 17 and a lint job\n",
+        {".github/workflows/ci.yml": CI + "          - '17'\n", "lint.sh": "npx eslint --max-warnings 0 src\n"},
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, more))
     assert m.edited == 0 and not is_match(m, THRESHOLD, MIN_LINES)  # not alone
-    assert shortfall(m, THRESHOLD, MIN_LINES) == ("the attempt has no informative lines, and the change does not "
-                                                  "make its whole edit again, alone")
+    assert shortfall(m, THRESHOLD, MIN_LINES) == (
+        "the attempt has no informative lines, and the change does not make its whole edit again, alone"
+    )
     repo.revert(more)
     elsewhere = repo.commit("Node.js 17 in the docs matrix\n", {"docs/matrix.yml": "          - '17'\n"})
     assert not matches(repo, attempt, elsewhere)  # the same line in a file named otherwise
     repo.revert(elsewhere)
-    eighteen = repo.commit("ci: test on Node.js 17 and 18\n",
-                           {".github/workflows/ci.yml": CI + "          - '17'\n          - '18'\n"})
+    eighteen = repo.commit(
+        "ci: test on Node.js 17 and 18\n", {".github/workflows/ci.yml": CI + "          - '17'\n          - '18'\n"}
+    )
     assert not matches(repo, attempt, eighteen)  # another edit
     repo.revert(eighteen)
-    moved = repo.commit("ci: reorder\n", {".github/workflows/ci.yml": CI.replace("          - '14'\n", "")
-                                           + "          - '14'\n"})
+    moved = repo.commit(
+        "ci: reorder\n", {".github/workflows/ci.yml": CI.replace("          - '14'\n", "") + "          - '14'\n"}
+    )
     m = match_lines(approach(repo.path, moved), approach(repo.path, again))
     assert not any(ChangeLines(approach(repo.path, moved)).edit) and m.edited == 0  # a line moved is no edit
 
@@ -203,9 +223,11 @@ def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo)
     """deno's `Reland "refactor(core): cleanup feature flags…"` re-adds 232 of 470 lines: half of it
     reworked, and still the reverted change. Forty lines or more, three tenths of the attempt, four
     tenths of the change."""
+
     def flags(names: range) -> str:
         return "def setup(settings):\n" + "".join(
-            f"    features.register('flag_{i}', default=settings.flag_{i}_enabled)\n" for i in names)
+            f"    features.register('flag_{i}', default=settings.flag_{i}_enabled)\n" for i in names
+        )
 
     repo.commit("Feature flags\n", {"flags.py": flags(range(0))})  # (a file created again alone is "files")
     attempt = repo.commit("Clean up feature flags\n", {"flags.py": flags(range(100))})
@@ -219,9 +241,15 @@ def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo)
     m = match_lines(approach(repo.path, attempt), approach(repo.path, fewer))
     assert (m.matched, m.own) == (35, 85) and not is_match(m, THRESHOLD, MIN_LINES)  # under forty lines
     repo.revert(fewer)
-    larger = repo.commit("Feature flags in a settings rework\n", {
-        "flags.py": flags(range(45)) + rework,
-        "settings.py": "".join(f"SETTING_{i} = environment.get('SETTING_{i}', default_for({i}))\n" for i in range(80))})
+    larger = repo.commit(
+        "Feature flags in a settings rework\n",
+        {
+            "flags.py": flags(range(45)) + rework,
+            "settings.py": "".join(
+                f"SETTING_{i} = environment.get('SETTING_{i}', default_for({i}))\n" for i in range(80)
+            ),
+        },
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, larger))
     assert (m.matched, m.own) == (45, 175) and not is_match(m, THRESHOLD, MIN_LINES)  # a quarter of the change
     repo.revert(larger)
@@ -234,8 +262,9 @@ def test_a_match_mostly_elsewhere_in_a_large_change_is_incidental(repo: HarvestR
     """babel's parser changes re-add the AST positions of a reverted change's tests in their own
     `output.json` fixtures, among thousands of lines: found mostly in files named unlike the
     attempt's, and under a tenth of the change, they are incidental."""
-    positions = "".join(f'"start": {i}, "end": {i + 7}, "loc": {{"line": {i}, "column": {i % 9}}},\n'
-                        for i in range(20))
+    positions = "".join(
+        f'"start": {i}, "end": {i + 7}, "loc": {{"line": {i}, "column": {i % 9}}},\n' for i in range(20)
+    )
     attempt = repo.commit("Better async/await support\n", {"tests-harmony.js": positions})
     repo.revert(attempt)
     grammar = "".join(f"parse_rule_{i} = grammar.rule('rule_{i}', precedence={i})\n" for i in range(200))
@@ -244,8 +273,9 @@ def test_a_match_mostly_elsewhere_in_a_large_change_is_incidental(repo: HarvestR
     assert (m.matched, m.local, m.own) == (20, 0, 220) and not is_match(m, THRESHOLD, MIN_LINES)
     assert "20 of them in files named unlike its own" in shortfall(m, THRESHOLD, MIN_LINES)
     repo.revert(parser)
-    again = repo.commit("Async/await, again, with error recovery\n",
-                        {"tests-harmony.js": positions, "parser.py": grammar})
+    again = repo.commit(
+        "Async/await, again, with error recovery\n", {"tests-harmony.js": positions, "parser.py": grammar}
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     assert (m.matched, m.local) == (20, 20) and is_match(m, THRESHOLD, MIN_LINES)  # where it was: the attempt
     repo.revert(again)
@@ -256,20 +286,25 @@ def test_a_match_mostly_elsewhere_in_a_large_change_is_incidental(repo: HarvestR
 
 def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(repo: HarvestRepo) -> None:
     fix = "".join(f"    report_teardown_error(item_{i}, stage='teardown', maxfail=config.maxfail)\n" for i in range(21))
-    test = "".join(f"def test_teardown_case_{i}(pytester):\n    pytester.runpytest('--maxfail=1', 'case_{i}')\n"
-                   for i in range(20))
-    attempt = repo.commit("Fix teardown error reporting\n", {"runner.py": "def teardown(config):\n" + fix,
-                                                             "test_runner.py": test})  # 62 lines
+    test = "".join(
+        f"def test_teardown_case_{i}(pytester):\n    pytester.runpytest('--maxfail=1', 'case_{i}')\n" for i in range(20)
+    )
+    attempt = repo.commit(
+        "Fix teardown error reporting\n", {"runner.py": "def teardown(config):\n" + fix, "test_runner.py": test}
+    )  # 62 lines
     repo.revert(attempt)
-    back = repo.commit("Add back the teardown fix\n", {
-        "runner.py": "def teardown(config):\n" + fix + "    log_teardown_summary(config.reporter)\n"})
+    back = repo.commit(
+        "Add back the teardown fix\n",
+        {"runner.py": "def teardown(config):\n" + fix + "    log_teardown_summary(config.reporter)\n"},
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, back))
     # 22 of 62 lines (35%, under the threshold), but 22 of the change's 23: that part, brought back
     assert (m.matched, m.total, m.own) == (22, 62, 23) and is_match(m, THRESHOLD, MIN_LINES)
     repo.revert(back)
     other = "".join(f"register_plugin_hook('hook_{i}', plugin_{i}.handle)\n" for i in range(4))
-    more = repo.commit("Teardown fix with plugin hooks\n", {"runner.py": "def teardown(config):\n" + fix,
-                                                            "hooks.py": other})
+    more = repo.commit(
+        "Teardown fix with plugin hooks\n", {"runner.py": "def teardown(config):\n" + fix, "hooks.py": other}
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, more))
     assert (m.matched, m.own) == (22, 26) and not is_match(m, THRESHOLD, MIN_LINES)  # 85%: more than the piece
     repo.revert(more)
@@ -284,15 +319,23 @@ def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(rep
 
 
 def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:
-    attempt = repo.commit("Carve out the command into its own module\n", {
-        "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.2.0\n",
-        "cmd/cover/go.sum": "example.org/sys v0.2.0 h1:aaaa=\n",
-        "cmd/cover/doc.go": "// Package cover is deprecated.\npackage main\n"})
+    attempt = repo.commit(
+        "Carve out the command into its own module\n",
+        {
+            "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.2.0\n",
+            "cmd/cover/go.sum": "example.org/sys v0.2.0 h1:aaaa=\n",
+            "cmd/cover/doc.go": "// Package cover is deprecated.\npackage main\n",
+        },
+    )
     repo.revert(attempt)
-    again = repo.commit("Carve out the command into its own module\n", {
-        "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.4.0\n",
-        "cmd/cover/go.sum": "example.org/sys v0.4.0 h1:bbbb=\n",
-        "cmd/cover/doc.go": "// Package cover moved.\npackage main\n"})
+    again = repo.commit(
+        "Carve out the command into its own module\n",
+        {
+            "cmd/cover/go.mod": "module example.org/tools/cmd/cover\n\nrequire example.org/sys v0.4.0\n",
+            "cmd/cover/go.sum": "example.org/sys v0.4.0 h1:bbbb=\n",
+            "cmd/cover/doc.go": "// Package cover moved.\npackage main\n",
+        },
+    )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     # go.sum is a lockfile: not part of the approach
     assert m.recreated == ("cmd/cover/doc.go", "cmd/cover/go.mod") and is_match(m, THRESHOLD, MIN_LINES)
@@ -314,12 +357,22 @@ def test_lockfiles_and_changelogs_are_not_part_of_an_approach(repo: HarvestRepo)
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     assert (m.matched, m.total) == (0, 0) and not is_match(m, THRESHOLD, MIN_LINES)
     assert [bookkeeping(n) for n in ("yarn.lock", "go.sum", "HISTORY.rst", "NEWS", "history.py", "changelog.go")] == [
-        True, True, True, True, False, False]
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
     # changelog fragments say what a change is (a reland brings the same one back): not bookkeeping, but
     # release notes, which a release consumes; code in a folder of that name is code
     fragments = (".changeset/brave-dogs-run.md", "news/9876.bugfix", "changelog.d/1.feature.md", "news/models.py")
     assert [(bookkeeping(p), release_notes(p)) for p in fragments] == [
-        (False, True), (False, True), (False, True), (False, False)]
+        (False, True),
+        (False, True),
+        (False, True),
+        (False, False),
+    ]
 
 
 def test_moved_lines_are_not_reproposed(repo: HarvestRepo) -> None:

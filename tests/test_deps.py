@@ -16,7 +16,7 @@ from packaging.version import Version
 from comind.codeindex import CodeIndex
 from comind.deps import Dependency, dependencies, resolved_versions, scan, version_in_range
 
-PYPROJECT = '''\
+PYPROJECT = """\
 [project]
 name = "shop"
 version = "1.0"
@@ -32,9 +32,9 @@ s3 = ["boto3>=1.34"]
 [dependency-groups]
 test = ["pytest>=8", {include-group = "lint"}]
 lint = ["ruff"]
-'''
+"""
 
-UV_LOCK = '''\
+UV_LOCK = """\
 version = 1
 requires-python = ">=3.11"
 
@@ -57,9 +57,9 @@ source = { registry = "https://pypi.org/simple" }
 name = "urllib3"
 version = "2.2.3"
 source = { registry = "https://pypi.org/simple" }
-'''
+"""
 
-POETRY_PYPROJECT = '''\
+POETRY_PYPROJECT = """\
 [tool.poetry]
 name = "legacy"
 version = "0.1.0"
@@ -72,9 +72,9 @@ internal-lib = { path = "../lib" }
 
 [tool.poetry.group.dev.dependencies]
 black = "*"
-'''
+"""
 
-POETRY_LOCK = '''\
+POETRY_LOCK = """\
 [[package]]
 name = "django"
 version = "4.2.16"
@@ -93,9 +93,9 @@ name = "asgiref"
 version = "3.8.1"
 optional = false
 python-versions = ">=3.8"
-'''
+"""
 
-REQUIREMENTS = '''\
+REQUIREMENTS = """\
 # pinned by pip-compile
 -r requirements-base.txt
 --index-url https://pypi.example.com/simple
@@ -106,14 +106,17 @@ git+https://github.com/acme/thing.git#egg=thing
 pkg @ https://example.com/pkg-1.0.tar.gz
 -e ./local
 Jinja2  # templates
-'''
+"""
 
-PIPFILE_LOCK = {"_meta": {"hash": {"sha256": "x"}},
-                "default": {"attrs": {"version": "==23.2.0", "hashes": []}},
-                "develop": {"mypy": {"version": "==1.11.2"}}}
+PIPFILE_LOCK = {
+    "_meta": {"hash": {"sha256": "x"}},
+    "default": {"attrs": {"version": "==23.2.0", "hashes": []}},
+    "develop": {"mypy": {"version": "==1.11.2"}},
+}
 
 PACKAGE_JSON = {
-    "name": "web", "version": "1.0.0",
+    "name": "web",
+    "version": "1.0.0",
     "dependencies": {"react": "^18.2.0", "lodash": "~4.17.21", "local-lib": "file:../lib"},
     "devDependencies": {"vite": "^5.4.0", "@types/node": "^20.0.0"},
     "peerDependencies": {"react-dom": ">=18"},
@@ -121,7 +124,9 @@ PACKAGE_JSON = {
 }
 
 PACKAGE_LOCK = {
-    "name": "web", "lockfileVersion": 3, "requires": True,
+    "name": "web",
+    "lockfileVersion": 3,
+    "requires": True,
     "packages": {
         "": {"name": "web", "dependencies": {"react": "^18.2.0"}},
         "node_modules/react": {"version": "18.3.1"},
@@ -135,11 +140,12 @@ PACKAGE_LOCK = {
 }
 
 PACKAGE_LOCK_V1 = {
-    "name": "old", "lockfileVersion": 1,
+    "name": "old",
+    "lockfileVersion": 1,
     "dependencies": {"express": {"version": "4.17.1", "dependencies": {"debug": {"version": "2.6.9"}}}},
 }
 
-GO_MOD = '''\
+GO_MOD = """\
 module example.com/shop
 
 go 1.22
@@ -156,17 +162,17 @@ replace github.com/lib/pq => ../pq-fork
 exclude (
 \tgithub.com/bad/mod v1.0.0
 )
-'''
+"""
 
-CARGO_WORKSPACE = '''\
+CARGO_WORKSPACE = """\
 [workspace]
 members = ["crates/*"]
 
 [workspace.dependencies]
 serde = { version = "1.0", features = ["derive"] }
-'''
+"""
 
-CARGO_CRATE = '''\
+CARGO_CRATE = """\
 [package]
 name = "core"
 version = "0.1.0"
@@ -183,9 +189,9 @@ proptest = "1"
 
 [target.'cfg(unix)'.dependencies]
 libc = "0.2"
-'''
+"""
 
-CARGO_LOCK = '''\
+CARGO_LOCK = """\
 version = 3
 
 [[package]]
@@ -206,7 +212,7 @@ source = "registry+https://github.com/rust-lang/crates.io-index"
 name = "rand"
 version = "0.8.5"
 source = "registry+https://github.com/rust-lang/crates.io-index"
-'''
+"""
 
 
 @pytest.fixture
@@ -239,7 +245,8 @@ def deps_of(repo: GitRepo) -> dict[tuple[str, str, str], Dependency]:
 def test_pypi_manifests_and_locks(repo: GitRepo) -> None:
     deps = deps_of(repo)
     assert deps[("pypi", "requests", "pyproject.toml")] == Dependency(
-        "pypi", "requests", "<3,>=2.31", "2.32.3", "pyproject.toml")
+        "pypi", "requests", "<3,>=2.31", "2.32.3", "pyproject.toml"
+    )
     assert deps[("pypi", "pydantic", "pyproject.toml")].locked == "2.9.2"
     assert deps[("pypi", "typing-extensions", "pyproject.toml")].declared is None  # the marker is dropped
     assert deps[("pypi", "boto3", "pyproject.toml")].note == "optional:s3"
@@ -286,7 +293,9 @@ def test_npm(repo: GitRepo) -> None:
     all_deps = dependencies(pygit2.Repository(str(repo.path)).revparse_single("HEAD").peel(pygit2.Tree))
     # Locked but not declared: listed once per version, nested copies included.
     assert {(d.name, d.locked, d.note) for d in all_deps if d.path == "web/package-lock.json"} == {
-        ("esbuild", "0.23.1", "dev"), ("esbuild", "0.21.5", "dev")}
+        ("esbuild", "0.23.1", "dev"),
+        ("esbuild", "0.21.5", "dev"),
+    }
     assert not any(d.name == "loose" for d in all_deps)  # nothing under node_modules/ is a manifest
     assert deps[("npm", "debug", "old/package-lock.json")].locked == "2.6.9"  # lockfile v1, nested
 
@@ -294,7 +303,8 @@ def test_npm(repo: GitRepo) -> None:
 def test_go_mod(repo: GitRepo) -> None:
     deps = deps_of(repo)
     assert deps[("go", "github.com/lib/pq", "go.mod")] == Dependency(
-        "go", "github.com/lib/pq", "v1.10.9", "v1.10.9", "go.mod", "replaced by ../pq-fork")
+        "go", "github.com/lib/pq", "v1.10.9", "v1.10.9", "go.mod", "replaced by ../pq-fork"
+    )
     assert deps[("go", "golang.org/x/sync", "go.mod")].note is None
     assert deps[("go", "github.com/google/uuid", "go.mod")].note == "indirect"
     assert not any(name == "github.com/bad/mod" for (_, name, _) in deps)
@@ -314,16 +324,22 @@ def test_cargo(repo: GitRepo) -> None:
 
 
 def test_resolved_versions_are_locked_or_pinned() -> None:
-    deps = [Dependency("cargo", "clap", "4.5", None, "Cargo.toml"),
-            Dependency("cargo", "log", "=0.4.2", None, "Cargo.toml"),
-            Dependency("cargo", "serde", "1.0", "1.0.210", "Cargo.toml"),
-            Dependency("npm", "react", "18.2.0", None, "p.json"),
-            Dependency("npm", "vue", "^3", None, "p.json"), Dependency("go", "x/mod", "v0.3.1", "v0.3.1", "go.mod"),
-            Dependency("pypi", "lance", "==0.7.3", None, "requirements.txt")]
+    deps = [
+        Dependency("cargo", "clap", "4.5", None, "Cargo.toml"),
+        Dependency("cargo", "log", "=0.4.2", None, "Cargo.toml"),
+        Dependency("cargo", "serde", "1.0", "1.0.210", "Cargo.toml"),
+        Dependency("npm", "react", "18.2.0", None, "p.json"),
+        Dependency("npm", "vue", "^3", None, "p.json"),
+        Dependency("go", "x/mod", "v0.3.1", "v0.3.1", "go.mod"),
+        Dependency("pypi", "lance", "==0.7.3", None, "requirements.txt"),
+    ]
     assert resolved_versions(deps) == {
-        ("cargo", "log"): ("0.4.2", "Cargo.toml"), ("cargo", "serde"): ("1.0.210", "Cargo.toml"),
-        ("npm", "react"): ("18.2.0", "p.json"), ("go", "x/mod"): ("v0.3.1", "go.mod"),
-        ("pypi", "lance"): ("0.7.3", "requirements.txt")}
+        ("cargo", "log"): ("0.4.2", "Cargo.toml"),
+        ("cargo", "serde"): ("1.0.210", "Cargo.toml"),
+        ("npm", "react"): ("18.2.0", "p.json"),
+        ("go", "x/mod"): ("v0.3.1", "go.mod"),
+        ("pypi", "lance"): ("0.7.3", "requirements.txt"),
+    }
 
 
 def test_snapshot_and_revisions(repo: GitRepo, tmp_path: Path) -> None:
@@ -366,8 +382,15 @@ def test_malformed_manifests_are_problems_not_crashes(tmp_path: Path) -> None:
     r.commit("broken")
     result = scan(pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree))
     problems = "\n".join(result.problems)
-    for path in ("a/pyproject.toml", "b/package.json", "c/package.json", "d/requirements.txt",
-                 "e/Cargo.lock", "f/go.mod", "h/pyproject.toml"):
+    for path in (
+        "a/pyproject.toml",
+        "b/package.json",
+        "c/package.json",
+        "d/requirements.txt",
+        "e/Cargo.lock",
+        "f/go.mod",
+        "h/pyproject.toml",
+    ):
         assert path in problems, path
     names = {d.name for d in result.dependencies}
     assert {"good", "x", "bom"} <= names
@@ -376,40 +399,80 @@ def test_malformed_manifests_are_problems_not_crashes(tmp_path: Path) -> None:
 
 # --- version ranges ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("ecosystem", "version", "range_", "expected"), [
-    ("npm", "1.2.3", "^1.2.0", True), ("npm", "2.0.0", "^1.2.0", False),
-    ("npm", "0.2.5", "^0.2.3", True), ("npm", "0.3.0", "^0.2.3", False), ("npm", "0.0.4", "^0.0.3", False),
-    ("npm", "1.2.9", "~1.2.3", True), ("npm", "1.3.0", "~1.2.3", False),
-    ("npm", "1.5.0", "1.x", True), ("npm", "2.0.0", "1.x", False), ("npm", "3.0.0", "*", True),
-    ("npm", "3.0.0", "", True), ("npm", "1.5.0", "1.2.3 - 2.3.4", True), ("npm", "2.3.5", "1.2.3 - 2.3.4", False),
-    ("npm", "2.3.9", "1.2.3 - 2.3", True), ("npm", "2.4.0", "1.2.3 - 2.3", False),
-    ("npm", "1.0.0", "<1.0.0 || >=2.0.0", False), ("npm", "2.1.0", "<1.0.0 || >=2.0.0", True),
-    ("npm", "1.2.4-beta.1", "^1.2.3", False), ("npm", "1.2.3-beta.2", ">=1.2.3-beta.1", True),
-    ("npm", "1.2.4-beta.2", ">=1.2.3-beta.1", False), ("npm", "1.2.3", ">= 1.2.3 < 1.3", True),
-    ("npm", "1.3.0-rc.1", "<1.3", False), ("npm", "2.0.0", ">1.x", True), ("npm", "1.9.9", ">1.x", False),
-    ("npm", "1.2.3", "workspace:^1.0.0", True), ("npm", "1.2.3", "npm:other@^1.1", True),
-    ("npm", "v1.2.3", "=1.2.3", True),
-    ("cargo", "1.4.0", "1.2", True), ("cargo", "2.0.0", "1.2", False), ("cargo", "0.1.9", "0.1", True),
-    ("cargo", "0.2.0", "0.1", False), ("cargo", "1.2.5", "=1.2.5", True), ("cargo", "1.2.6", "=1.2.5", False),
-    ("cargo", "1.3.0", ">=1.2, <1.5", True), ("cargo", "1.5.0", ">=1.2, <1.5", False),
-    ("cargo", "1.2.7", "~1.2", True), ("cargo", "1.9.0", "1.*", True),
-    ("go", "v1.2.3", ">=v1.2.0,<v2", True), ("go", "v2.0.0", ">=v1.2.0,<v2", False),
-    ("go", "v1.2.3", "v1.2.3", True), ("go", "v1.2.4", "v1.2.3", False),
-    ("go", "v0.0.0-20210101000000-abcdef123456", "<v0.1.0", True),
-    ("pypi", "2.31.0", ">=2,<3", True), ("pypi", "3.0", ">=2,<3", False), ("pypi", "1.4.0", "~=1.2", True),
-    ("pypi", "2.0.0rc1", ">=1.0", True), ("pypi", "1.2.1", "==1.2.*", True),
-    ("pypi", "1.2.5", "^1.2", True), ("pypi", "2.0", "^1.2", False), ("pypi", "1.2.9", "~1.2.3", True),
-    ("pypi", "1.3.0", "~1.2.3", False), ("pypi", "1.2.3", "1.2.3", True), ("pypi", "1.5", "*", True),
-    ("pypi", "1.5", "<1.0 || >=1.4", True),
-])
+
+@pytest.mark.parametrize(
+    ("ecosystem", "version", "range_", "expected"),
+    [
+        ("npm", "1.2.3", "^1.2.0", True),
+        ("npm", "2.0.0", "^1.2.0", False),
+        ("npm", "0.2.5", "^0.2.3", True),
+        ("npm", "0.3.0", "^0.2.3", False),
+        ("npm", "0.0.4", "^0.0.3", False),
+        ("npm", "1.2.9", "~1.2.3", True),
+        ("npm", "1.3.0", "~1.2.3", False),
+        ("npm", "1.5.0", "1.x", True),
+        ("npm", "2.0.0", "1.x", False),
+        ("npm", "3.0.0", "*", True),
+        ("npm", "3.0.0", "", True),
+        ("npm", "1.5.0", "1.2.3 - 2.3.4", True),
+        ("npm", "2.3.5", "1.2.3 - 2.3.4", False),
+        ("npm", "2.3.9", "1.2.3 - 2.3", True),
+        ("npm", "2.4.0", "1.2.3 - 2.3", False),
+        ("npm", "1.0.0", "<1.0.0 || >=2.0.0", False),
+        ("npm", "2.1.0", "<1.0.0 || >=2.0.0", True),
+        ("npm", "1.2.4-beta.1", "^1.2.3", False),
+        ("npm", "1.2.3-beta.2", ">=1.2.3-beta.1", True),
+        ("npm", "1.2.4-beta.2", ">=1.2.3-beta.1", False),
+        ("npm", "1.2.3", ">= 1.2.3 < 1.3", True),
+        ("npm", "1.3.0-rc.1", "<1.3", False),
+        ("npm", "2.0.0", ">1.x", True),
+        ("npm", "1.9.9", ">1.x", False),
+        ("npm", "1.2.3", "workspace:^1.0.0", True),
+        ("npm", "1.2.3", "npm:other@^1.1", True),
+        ("npm", "v1.2.3", "=1.2.3", True),
+        ("cargo", "1.4.0", "1.2", True),
+        ("cargo", "2.0.0", "1.2", False),
+        ("cargo", "0.1.9", "0.1", True),
+        ("cargo", "0.2.0", "0.1", False),
+        ("cargo", "1.2.5", "=1.2.5", True),
+        ("cargo", "1.2.6", "=1.2.5", False),
+        ("cargo", "1.3.0", ">=1.2, <1.5", True),
+        ("cargo", "1.5.0", ">=1.2, <1.5", False),
+        ("cargo", "1.2.7", "~1.2", True),
+        ("cargo", "1.9.0", "1.*", True),
+        ("go", "v1.2.3", ">=v1.2.0,<v2", True),
+        ("go", "v2.0.0", ">=v1.2.0,<v2", False),
+        ("go", "v1.2.3", "v1.2.3", True),
+        ("go", "v1.2.4", "v1.2.3", False),
+        ("go", "v0.0.0-20210101000000-abcdef123456", "<v0.1.0", True),
+        ("pypi", "2.31.0", ">=2,<3", True),
+        ("pypi", "3.0", ">=2,<3", False),
+        ("pypi", "1.4.0", "~=1.2", True),
+        ("pypi", "2.0.0rc1", ">=1.0", True),
+        ("pypi", "1.2.1", "==1.2.*", True),
+        ("pypi", "1.2.5", "^1.2", True),
+        ("pypi", "2.0", "^1.2", False),
+        ("pypi", "1.2.9", "~1.2.3", True),
+        ("pypi", "1.3.0", "~1.2.3", False),
+        ("pypi", "1.2.3", "1.2.3", True),
+        ("pypi", "1.5", "*", True),
+        ("pypi", "1.5", "<1.0 || >=1.4", True),
+    ],
+)
 def test_version_in_range(ecosystem: str, version: str, range_: str, expected: bool) -> None:
     assert version_in_range(ecosystem, version, range_) is expected
 
 
-@pytest.mark.parametrize(("ecosystem", "version", "range_"), [
-    ("npm", "not-a-version", "^1"), ("npm", "1.0.0", "^banana"), ("pypi", "1.0", ">=>1"),
-    ("pypi", "nope", ">=1"), ("maven", "1.0", "1.0"),
-])
+@pytest.mark.parametrize(
+    ("ecosystem", "version", "range_"),
+    [
+        ("npm", "not-a-version", "^1"),
+        ("npm", "1.0.0", "^banana"),
+        ("pypi", "1.0", ">=>1"),
+        ("pypi", "nope", ">=1"),
+        ("maven", "1.0", "1.0"),
+    ],
+)
 def test_bad_versions_and_ranges_raise_value_error(ecosystem: str, version: str, range_: str) -> None:
     with pytest.raises(ValueError):
         version_in_range(ecosystem, version, range_)
@@ -424,8 +487,9 @@ def fmt(v: tuple[int, int, int], pre: tuple[str, ...] = ()) -> str:
 
 
 @given(v=versions, pre=prereleases, base=versions, eco=st.sampled_from(["npm", "cargo"]))
-def test_caret_is_the_documented_range(v: tuple[int, int, int], pre: tuple[str, ...],
-                                       base: tuple[int, int, int], eco: str) -> None:
+def test_caret_is_the_documented_range(
+    v: tuple[int, int, int], pre: tuple[str, ...], base: tuple[int, int, int], eco: str
+) -> None:
     x, y, z = base
     version, b = fmt(v, pre), fmt(base)
     if x > 0:
@@ -437,14 +501,16 @@ def test_caret_is_the_documented_range(v: tuple[int, int, int], pre: tuple[str, 
     explicit = f">={b} <{upper}" if eco == "npm" else f">={b}, <{upper}"
     assert version_in_range(eco, version, f"^{b}") == version_in_range(eco, version, explicit)
     assert version_in_range(eco, version, f"~{b}") == version_in_range(
-        eco, version, f">={b} <{x}.{y + 1}.0" if eco == "npm" else f">={b}, <{x}.{y + 1}.0")
+        eco, version, f">={b} <{x}.{y + 1}.0" if eco == "npm" else f">={b}, <{x}.{y + 1}.0"
+    )
     if eco == "cargo":
         assert version_in_range("cargo", version, b) == version_in_range("cargo", version, f"^{b}")
 
 
 @given(v=versions, lo=versions, hi=versions)
-def test_comparators_agree_with_pep440_order_on_releases(v: tuple[int, int, int], lo: tuple[int, int, int],
-                                                         hi: tuple[int, int, int]) -> None:
+def test_comparators_agree_with_pep440_order_on_releases(
+    v: tuple[int, int, int], lo: tuple[int, int, int], hi: tuple[int, int, int]
+) -> None:
     pv, plo, phi = Version(fmt(v)), Version(fmt(lo)), Version(fmt(hi))
     for eco in ("npm", "cargo"):
         assert version_in_range(eco, fmt(v), f">={fmt(lo)}") == (pv >= plo)
@@ -486,12 +552,15 @@ dependencies = [
 """
 
 
-@pytest.mark.parametrize("lock", [
-    CARGO_LOCK,
-    CARGO_LOCK.replace("\n", "\r\n"),                                   # written on Windows
-    CARGO_LOCK.replace('name = "serde"', 'name = "se\\u0072de"'),      # an escape: tomllib reads it
-    CARGO_LOCK.replace("[[package]]\nname = \"tokio\"", "[[package]]\nname = \"tokio\"\nfeatures = { x = 1 }"),
-])
+@pytest.mark.parametrize(
+    "lock",
+    [
+        CARGO_LOCK,
+        CARGO_LOCK.replace("\n", "\r\n"),  # written on Windows
+        CARGO_LOCK.replace('name = "serde"', 'name = "se\\u0072de"'),  # an escape: tomllib reads it
+        CARGO_LOCK.replace('[[package]]\nname = "tokio"', '[[package]]\nname = "tokio"\nfeatures = { x = 1 }'),
+    ],
+)
 def test_a_cargo_lock_reads_as_toml_reads_it(lock: str) -> None:
     from comind.deps import _cargo_lock, _toml_packages
 

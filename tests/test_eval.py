@@ -16,8 +16,10 @@ from comind.checks.replay import reland_of
 
 def feature(name: str) -> str:
     """A module of informative lines, distinct per feature name."""
-    return "".join(f"def {name}_step_{i}(session, payload):\n    return session.post('/{name}/{i}', json=payload)\n"
-                   for i in range(4))
+    return "".join(
+        f"def {name}_step_{i}(session, payload):\n    return session.post('/{name}/{i}', json=payload)\n"
+        for i in range(4)
+    )
 
 
 STREAM = 6  # ordinary commits between the steps
@@ -33,8 +35,13 @@ def revert(repo: GitRepo, sha: str) -> str:
     subject = repo.git("log", "-1", "--format=%s", sha).strip()
     repo.tick()  # a landing of its own (a commit and its revert written in one second are one run)
     repo.git("revert", "--no-edit", sha)
-    repo.git("commit", "--amend", "-q", "-m", f'Revert "{subject}"\n\nThis reverts commit {sha}.\n\n'
-             "It broke the nightly build.\n")
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "{subject}"\n\nThis reverts commit {sha}.\n\nIt broke the nightly build.\n',
+    )
     return repo.head()
 
 
@@ -83,8 +90,16 @@ def replay(cli, path: Path, *args: str) -> dict[str, Any]:  # type: ignore[no-un
 def test_every_reland_form_is_flagged_and_nothing_else(cli, history: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
     repo: GitRepo = history["repo"]
     data = replay(cli, repo.path)
-    for key in ("commits_scanned", "relands", "relands_flagged", "recall", "false_flags", "false_flags_per_1000",
-                "flags", "missed"):
+    for key in (
+        "commits_scanned",
+        "relands",
+        "relands_flagged",
+        "recall",
+        "false_flags",
+        "false_flags_per_1000",
+        "flags",
+        "missed",
+    ):
         assert key in data
     assert data["relands"] == 4
     assert data["relands_by_form"] == {"reapply": 1, "reland": 1, "revert-of-revert": 1, "same-subject": 1}
@@ -180,26 +195,29 @@ def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> No
     assert data["dead_end_threshold"] == 0.5 and [f["commit"] for f in data["flags"]] == [half]
 
 
-@pytest.mark.parametrize(("subject", "form", "relanded"), [
-    ('Reapply "Add alpha client"', "reapply", "add alpha client"),
-    ('Revert "Revert "Add alpha client""', "revert-of-revert", "add alpha client"),
-    ('Revert^2 "Add alpha client"', "revert-of-revert", "add alpha client"),
-    ('Reland "fix(core): Add alpha client (#12)" (#15)', "reland", "add alpha client"),
-    ("Reland: Add alpha client (#15)", "reland", "add alpha client"),
-    ("Re-land Add alpha client", "reland", "add alpha client"),
-    ("fix(ext/http): reland add alpha client (#15)", "reland", "add alpha client"),
-    ('reland: "Add alpha client"', "reland", "add alpha client"),
-    ('Redo "Add alpha client"', "redo", "add alpha client"),
-    ('fix: restore, "fix: add alpha client (fix: #3) (#12)" (#13)', "restore", "add alpha client"),
-    ('Revert "Revert add alpha client"', "revert-of-revert", "revert add alpha client"),
-    ("Auto merge of #5874 - japaric:revert-revert-gh5606, r=alexcrichton", "revert-of-revert", ""),
-    ("Merge pull request #12 from o/revert-11-revert-9-alpha", "revert-of-revert", ""),
-    ("Merge pull request #12 from o/revert-11-alpha", None, None),
-    ('Revert "Reapply "Add alpha client""', None, None),
-    ('Revert "Add alpha client"', None, None),
-    ("Relax the alpha timeout", None, None),
-    ("Add alpha client", None, None),
-])
+@pytest.mark.parametrize(
+    ("subject", "form", "relanded"),
+    [
+        ('Reapply "Add alpha client"', "reapply", "add alpha client"),
+        ('Revert "Revert "Add alpha client""', "revert-of-revert", "add alpha client"),
+        ('Revert^2 "Add alpha client"', "revert-of-revert", "add alpha client"),
+        ('Reland "fix(core): Add alpha client (#12)" (#15)', "reland", "add alpha client"),
+        ("Reland: Add alpha client (#15)", "reland", "add alpha client"),
+        ("Re-land Add alpha client", "reland", "add alpha client"),
+        ("fix(ext/http): reland add alpha client (#15)", "reland", "add alpha client"),
+        ('reland: "Add alpha client"', "reland", "add alpha client"),
+        ('Redo "Add alpha client"', "redo", "add alpha client"),
+        ('fix: restore, "fix: add alpha client (fix: #3) (#12)" (#13)', "restore", "add alpha client"),
+        ('Revert "Revert add alpha client"', "revert-of-revert", "revert add alpha client"),
+        ("Auto merge of #5874 - japaric:revert-revert-gh5606, r=alexcrichton", "revert-of-revert", ""),
+        ("Merge pull request #12 from o/revert-11-revert-9-alpha", "revert-of-revert", ""),
+        ("Merge pull request #12 from o/revert-11-alpha", None, None),
+        ('Revert "Reapply "Add alpha client""', None, None),
+        ('Revert "Add alpha client"', None, None),
+        ("Relax the alpha timeout", None, None),
+        ("Add alpha client", None, None),
+    ],
+)
 def test_reland_subjects(subject: str, form: str | None, relanded: str | None) -> None:
     found = reland_of(subject)
     assert (found.form if found else None, found.relanded if found else None) == (form, relanded)
@@ -213,14 +231,17 @@ def test_redo_and_restore_count_only_when_they_name_a_reverted_subject() -> None
     assert restore is not None and (restore.form, restore.named) == ("restore", False)
 
 
-@pytest.mark.parametrize(("subject", "form", "relanded"), [
-    ("chore(ws): readd Add alpha client (#18903)", "re-add", "add add alpha client"),
-    ("re-fix permissions for dial and listen (#2400)", "re-verb", "fix permissions for dial and listen"),
-    ("chore: re-enable alpha client", "re-enable", "enable alpha client"),
-    ("chore(node): bring back changes to the alpha client (#19509)", "bring-back", "changes to the alpha client"),
-    ("Add alpha client again", "again", "add alpha client"),
-    ("refactor: Add alpha, take 2 (#2533)", "again", "add alpha"),
-])
+@pytest.mark.parametrize(
+    ("subject", "form", "relanded"),
+    [
+        ("chore(ws): readd Add alpha client (#18903)", "re-add", "add add alpha client"),
+        ("re-fix permissions for dial and listen (#2400)", "re-verb", "fix permissions for dial and listen"),
+        ("chore: re-enable alpha client", "re-enable", "enable alpha client"),
+        ("chore(node): bring back changes to the alpha client (#19509)", "bring-back", "changes to the alpha client"),
+        ("Add alpha client again", "again", "add alpha client"),
+        ("refactor: Add alpha, take 2 (#2533)", "again", "add alpha"),
+    ],
+)
 def test_words_that_reland_only_what_they_name(subject: str, form: str, relanded: str) -> None:
     found = reland_of(subject)
     assert found is not None and (found.form, found.relanded, found.named) == (form, relanded, False)
@@ -264,7 +285,7 @@ def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Pa
     repo.commit("initial")
     repo.write("app/alpha.py", feature("alpha"))
     alpha = repo.commit("Add alpha client")
-    alpha_revert = revert(repo, alpha)                                # this-reverts-commit + subject-revert-quoted
+    alpha_revert = revert(repo, alpha)  # this-reverts-commit + subject-revert-quoted
     repo.write("app/beta.py", feature("beta"))
     repo.commit("Add beta client (#12)")
     repo.write("app/beta.py", "")
@@ -272,27 +293,37 @@ def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Pa
     repo.write("app/gamma.py", feature("gamma"))
     repo.commit("fix: gamma retries")
     repo.write("app/gamma.py", "")
-    repo.commit("revert: fix: gamma retries")                         # conventional-revert
+    repo.commit("revert: fix: gamma retries")  # conventional-revert
     repo.write("app/alpha.py", feature("alpha"))
     repo.commit(f'Reapply "Add alpha client"\n\nThis reverts commit {alpha_revert}.\n')
     repo.write("app/delta.py", "y = 2\n")
-    unresolved = repo.commit('Revert "Something that never landed here"\n\n'
-                             "This reverts commit 0123456789abcdef0123456789abcdef01234567.\n")
+    unresolved = repo.commit(
+        'Revert "Something that never landed here"\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.\n'
+    )
     repo.write("app/session.py", "z = 3\n")
-    repo.commit("Keep sessions server-side\n\nLore-id: a1b2c3d4\nConstraint: sessions must be revocable\n"
-                "Rejected: JWT with short expiry | still leaks roles\n")
+    repo.commit(
+        "Keep sessions server-side\n\nLore-id: a1b2c3d4\nConstraint: sessions must be revocable\n"
+        "Rejected: JWT with short expiry | still leaks roles\n"
+    )
     repo.write("app/notes.py", "w = 4\n")
     repo.write("app/co.py", "v = 5\n")
     co = repo.commit("Pair on the parser\n\nCo-authored-by: Ada Lovelace <ada@corp.example>\n\nMore.\n")
-    prose = repo.commit("Explain the cache\n\nNote: the cache was wrong here and it took a long\n"
-                        "time to find because the logs were silent and nobody\nlooked at them for a week or so.\n"
-                        "More prose follows here to make it a paragraph.\n")
+    prose = repo.commit(
+        "Explain the cache\n\nNote: the cache was wrong here and it took a long\n"
+        "time to find because the logs were silent and nobody\nlooked at them for a week or so.\n"
+        "More prose follows here to make it a paragraph.\n"
+    )
     result = cli(repo.path, "eval", "harvest", "--json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     markers = data["markers"]
-    for kind in ("this-reverts-commit", "subject-revert-quoted", "github-reverts-pr", "conventional-revert",
-                 "revert-of-revert"):
+    for kind in (
+        "this-reverts-commit",
+        "subject-revert-quoted",
+        "github-reverts-pr",
+        "conventional-revert",
+        "revert-of-revert",
+    ):
         assert markers[kind]["count"] >= 1, kind
         assert markers[kind]["examples"][0].split(" ", 1)[1], kind  # sha and the marker's line
     assert markers["github-reverts-pr"]["examples"][0].endswith("Reverts acme/app#12")
@@ -306,7 +337,8 @@ def test_harvest_coverage_counts_markers_lore_misses_and_prose(cli, tmp_path: Pa
     assert note["examples"] == [f"{prose[:12]} Note: the cache was wrong here and it took a long"]
     assert "Constraint" not in data["trailer_like_not_taken"]  # taken by the Lore parser
     assert data["trailer_like_not_taken"]["Co-authored-by"]["examples"] == [
-        f"{co[:12]} Co-authored-by: Ada Lovelace <email>"]  # a report may end up in a CI log
+        f"{co[:12]} Co-authored-by: Ada Lovelace <email>"
+    ]  # a report may end up in a CI log
     assert data["records"]["attempt"] >= 4
     text = cli(repo.path, "eval", "harvest")
     assert text.code == 0 and "trailer-like lines not taken:" in text.out and "Note: 1" in text.out
@@ -371,8 +403,10 @@ def test_squash_merge_bullets_carry_the_subjects_of_what_was_squashed(cli, tmp_p
     repo.write("app/alpha.py", feature("alpha"))
     squash = repo.commit("Validate arguments config (#12)\n\n* add configs to validate_arguments\n\n* reformat code\n")
     repo.write("app/beta.py", feature("beta"))
-    cycle = repo.commit('Make the timeout work (#13)\n\n* Skip flaky tests\n\n* Revert "Skip flaky tests"\n\n'
-                        '* Revert "Revert "Skip flaky tests""\n')  # the whole cycle inside one squashed change
+    cycle = repo.commit(
+        'Make the timeout work (#13)\n\n* Skip flaky tests\n\n* Revert "Skip flaky tests"\n\n'
+        '* Revert "Revert "Skip flaky tests""\n'
+    )  # the whole cycle inside one squashed change
     data = replay(cli, repo.path)
     assert [r["commit"] for r in data["relands_skipped"]] == [cycle]
     assert data["relands"] == 1 and data["false_flags"] == 0
@@ -434,8 +468,13 @@ def test_relands_said_only_in_the_body_are_positives(cli, tmp_path: Path) -> Non
     assert data["relands_flagged"] == 2 and data["false_flags"] == 0
     assert [f["commit"] for f in data["flags"]] == [again, by_reference]
     # the subject-only reading counts them as ordinary commits, flagged: false flags
-    assert data["by_subject"] == {"relands": 0, "relands_flagged": 0, "recall": None, "false_flags": 2,
-                                  "false_flags_per_1000": round(2000 / (data["ordinary_commits"] + 2), 3)}
+    assert data["by_subject"] == {
+        "relands": 0,
+        "relands_flagged": 0,
+        "recall": None,
+        "false_flags": 2,
+        "false_flags_per_1000": round(2000 / (data["ordinary_commits"] + 2), 3),
+    }
     text = cli(repo.path, "eval", "replay").out
     assert "by subject alone (relands said in the body only count as ordinary): 0 relands, recall -, 2 false" in text
 
@@ -495,7 +534,9 @@ def test_near_misses_list_every_pair_sharing_lines_flagged_or_not(cli, tmp_path:
     data = replay(cli, repo.path, "--near-misses", str(out))
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["commit"], r["kind"], r["matched"], r["total"]) for r in rows] == [
-        (near, None, 3, 8), (flagged, "lines", 5, 8)]  # 5: the three it had are no longer re-added
+        (near, None, 3, 8),
+        (flagged, "lines", 5, 8),
+    ]  # 5: the three it had are no longer re-added
     assert [f["commit"] for f in data["flags"]] == [flagged]
     bad = cli(repo.path, "eval", "replay", "--near-misses", str(tmp_path / "no" / "such" / "near.jsonl"))
     assert bad.code == 2 and "cannot write" in bad.err and len(bad.err.strip().splitlines()) == 1

@@ -48,8 +48,9 @@ def test_suppression_by_short_id_symbol_and_directory(tmp_path: Path) -> None:
     repo.write("myapp/tools.py", "def ok(x):\n    return eval(x)\n\n\ndef bad(x):\n    return eval(x)\n")
     head = repo.commit("evals")
     record = constraint(spec)
-    by_symbol = suppression("no-eval", anchors=[{"scope": "symbol", "path": "myapp/tools.py", "symbol": "ok",
-                                                 "role": "subject"}])
+    by_symbol = suppression(
+        "no-eval", anchors=[{"scope": "symbol", "path": "myapp/tools.py", "symbol": "ok", "role": "subject"}]
+    )
     ev = check_all(repo, [], records=[record], base=base, head=head, suppressions=[by_symbol])
     assert [(v.path, v.line) for v in ev.violations] == [("myapp/tools.py", 6)]
     assert [s.violation.line for s in ev.suppressed] == [2]
@@ -63,7 +64,8 @@ def test_expired_suppression_is_a_finding_and_silences_nothing(tmp_path: Path) -
     ev = check_all(repo, [], records=[record], base=base, suppressions=[old])
     assert len(ev.violations) == 2 and ev.suppressed == []
     assert [(f.type, f.level, f.rule, f.record_id) for f in ev.findings] == [
-        ("suppression", "warning", "comind/suppression-expired", old.id)]
+        ("suppression", "warning", "comind/suppression-expired", old.id)
+    ]
     assert "expired on 2026-02-28" in ev.findings[0].message and "team-data" in ev.findings[0].message
     ev = check_all(repo, [], records=[record], base=base, suppressions=[month])
     assert ev.violations == [] and len(ev.suppressed) == 2 and ev.findings == []
@@ -124,7 +126,9 @@ def test_a_change_that_only_adds_files(tmp_path: Path) -> None:
     repo.commit("add files")
     ev = check_all(repo, [NO_RAW, NO_EVAL], base=base)
     assert sorted((v.path, v.text) for v in ev.violations) == [
-        ("myapp/handlers/admin.py", "imports myapp.db.raw_query"), ("myapp/tools.py", "eval(x)")]
+        ("myapp/handlers/admin.py", "imports myapp.db.raw_query"),
+        ("myapp/tools.py", "eval(x)"),
+    ]
 
 
 def test_renamed_file_keeps_its_violations_old(tmp_path: Path) -> None:
@@ -142,8 +146,11 @@ def test_renamed_file_keeps_its_violations_old(tmp_path: Path) -> None:
 
 def test_several_types_in_one_evaluation(tmp_path: Path) -> None:
     repo, base = raw_repo(tmp_path)
-    records = [constraint(NO_RAW), constraint(NO_EVAL, severity="should"),
-               constraint({"type": "test", "test": "tests/test_x.py::test_x"})]
+    records = [
+        constraint(NO_RAW),
+        constraint(NO_EVAL, severity="should"),
+        constraint({"type": "test", "test": "tests/test_x.py::test_x"}),
+    ]
     ev = check_all(repo, [], records=records, base=base)
     # the test was missing at the base already: not new, but the check fails at head
     assert [v.record_id for v in ev.violations] == [records[0].id] * 2
@@ -177,8 +184,10 @@ def test_load_check_file(tmp_path: Path) -> None:
     path = tmp_path / "check.yml"
     path.write_text("type: graph\nfrom: myapp/handlers/**\nforbid: [myapp.db.raw_query]\n")
     assert load_check_file(path) == {"type": "graph", "from": "myapp/handlers/**", "forbid": ["myapp.db.raw_query"]}
-    path.write_text("rules:\n  - id: no-eval\n    languages: [python]\n    pattern: eval(...)\n"
-                    "    message: no eval\n    severity: ERROR\n")
+    path.write_text(
+        "rules:\n  - id: no-eval\n    languages: [python]\n    pattern: eval(...)\n"
+        "    message: no eval\n    severity: ERROR\n"
+    )
     spec = load_check_file(path)
     assert spec["type"] == "semgrep" and spec["rule"]["id"] == "no-eval"
     compile_check("", spec)

@@ -41,6 +41,7 @@ def forge(gh: fakeforge.FakeGitHub) -> GitHubForge:
 
 # --- summary upsert ---------------------------------------------------------------------------------
 
+
 def test_summary_is_created_once_edited_on_change_and_left_alone_when_unchanged(gh, forge):
     first = forge.upsert_summary(1, MARKER, f"{MARKER}\nno findings")
     assert gh.count(f"/repos/{gh.full_name}/issues/1/comments", "POST") == 1
@@ -81,8 +82,12 @@ def test_summary_without_marker_gets_one_and_long_bodies_are_cut(gh, forge):
 
 def test_actions_token_cannot_read_user_and_falls_back_to_the_actions_login(gh):
     gh.add_token("ghs_installation", None)
-    env = {"GITHUB_TOKEN": "ghs_installation", "GITHUB_REPOSITORY": gh.full_name,
-           "GITHUB_API_URL": gh.base, "GITHUB_ACTIONS": "true"}
+    env = {
+        "GITHUB_TOKEN": "ghs_installation",
+        "GITHUB_REPOSITORY": gh.full_name,
+        "GITHUB_API_URL": gh.base,
+        "GITHUB_ACTIONS": "true",
+    }
     forge = GitHubForge.from_env(env, retry=RetryPolicy(backoff=0), throttle=False)
     assert forge.bot_login() == "github-actions[bot]"
     first = forge.upsert_summary(1, MARKER, "v1")
@@ -101,6 +106,7 @@ def test_unknown_bot_login_is_a_clear_error_not_a_duplicate(gh):
 
 
 # --- inline comments, threads, replies ------------------------------------------------------------------
+
 
 def test_inline_comment_on_a_diff_line(gh, forge):
     note = forge.post_inline(1, "app.py", 2, "fingerprint:abc", "a" * 40)
@@ -124,8 +130,7 @@ def test_notes_gather_comments_reviews_and_inline_threads(gh, forge):
     root = gh.add_review_comment(1, "bob", "why sys?", "app.py", 2)
     reply = gh.add_review_comment(1, "alice", "argv", "", 0, in_reply_to=root)
     notes = forge.notes(1)
-    assert [n.body for n in notes] == ["/comind remember decision use sys", "Looks fine overall",
-                                       "why sys?", "argv"]
+    assert [n.body for n in notes] == ["/comind remember decision use sys", "Looks fine overall", "why sys?", "argv"]
     by_id = {n.id: n for n in notes if n.is_inline}
     assert notes[0].id == str(general) and not notes[0].is_inline and notes[0].thread_id is None
     assert notes[1].url.endswith("#pullrequestreview-" + notes[1].id)
@@ -187,8 +192,11 @@ def test_reactions(gh, forge):
 
 # --- permissions --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("role", "writes"), [
-    ("admin", True), ("maintain", True), ("write", True), ("triage", False), ("read", False), ("none", False)])
+
+@pytest.mark.parametrize(
+    ("role", "writes"),
+    [("admin", True), ("maintain", True), ("write", True), ("triage", False), ("read", False), ("none", False)],
+)
 def test_permission(gh, forge, role, writes):
     gh.set_permission("carol", role)
     assert forge.permission("carol") == role
@@ -201,6 +209,7 @@ def test_unknown_user_has_no_permission(gh, forge):
 
 
 # --- merge requests and files ---------------------------------------------------------------------------
+
 
 def test_merge_request_fields(gh, forge):
     gh.add_pull(2, state="closed", merged=True, author="bob", body="desc")
@@ -267,6 +276,7 @@ def test_three_thousand_files(gh, forge, caplog):
 
 # --- failures -------------------------------------------------------------------------------------------
 
+
 def test_a_500_is_retried_a_bounded_number_of_times_then_named(gh, forge):
     path = f"/repos/{gh.full_name}/pulls/1"
     gh.fail(path, 500, times=10)
@@ -309,8 +319,13 @@ def test_429_with_retry_after_zero_is_retried(gh, forge):
 
 def test_403_rate_limit_is_retried_but_a_plain_403_is_not(gh, forge):
     path = f"/repos/{gh.full_name}/pulls/1"
-    gh.fail(path, 403, times=1, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "0"},
-            body={"message": "API rate limit exceeded for installation ID 1."})
+    gh.fail(
+        path,
+        403,
+        times=1,
+        headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "0"},
+        body={"message": "API rate limit exceeded for installation ID 1."},
+    )
     assert forge.merge_request(1).number == 1
     gh.fail(path, 403, times=1, body={"message": "Resource not accessible by integration"})
     with pytest.raises(ForgeError, match="Resource not accessible"):
@@ -365,13 +380,20 @@ def test_tokens_never_appear_in_errors_or_reprs(gh):
 
 
 def test_connection_refused_is_a_forge_error(gh):
-    forge = GitHubForge(gh.full_name, TOKEN, api_url="http://127.0.0.1:9", throttle=False,
-                        retry=RetryPolicy(attempts=2, backoff=0), timeout=2)
+    forge = GitHubForge(
+        gh.full_name,
+        TOKEN,
+        api_url="http://127.0.0.1:9",
+        throttle=False,
+        retry=RetryPolicy(attempts=2, backoff=0),
+        timeout=2,
+    )
     with pytest.raises(ForgeError, match="no response"):
         forge.merge_request(1)
 
 
 # --- construction ---------------------------------------------------------------------------------------
+
 
 def test_from_env_requires_a_token_and_a_repository():
     with pytest.raises(ForgeError, match="GITHUB_TOKEN"):
@@ -386,8 +408,12 @@ def test_registry(gh):
     assert set(FORGES) == {"github", "gitlab"}
     forge = get_forge("github", repository=gh.full_name, token=TOKEN, api_url=gh.base, throttle=False)
     assert forge.merge_request(1).number == 1
-    env = {"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": gh.full_name,
-           "GITHUB_API_URL": gh.base}
+    env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": gh.full_name,
+        "GITHUB_API_URL": gh.base,
+    }
     assert forge_from_env(env).name == "github"
     with pytest.raises(ForgeError, match="unknown forge"):
         get_forge("gitea")

@@ -44,6 +44,7 @@ def bodies(gl: fakeforge.FakeGitLab, iid: int = 1) -> list[str]:
 
 # --- summary upsert ---------------------------------------------------------------------------------
 
+
 def test_summary_is_created_once_edited_on_change_and_left_alone_when_unchanged(gl, forge):
     first = forge.upsert_summary(1, MARKER, f"{MARKER}\nno findings")
     assert gl.count(f"{MR}/notes", "POST") == 1
@@ -73,6 +74,7 @@ def test_duplicated_summaries_are_healed_and_deleted(gl, forge):
 
 
 # --- inline comments, threads, replies ------------------------------------------------------------------
+
 
 def test_inline_comment_on_a_diff_line(gl, forge):
     note = forge.post_inline(1, "app.py", 2, "fingerprint:abc", "a" * 40)
@@ -122,8 +124,7 @@ def test_threads_and_resolution(gl, forge):
     did, _ = gl.add_thread(1, "bob", "why sys?", path="app.py", line=2)
     gl.add_reply(1, did, "alice", "argv")
     (thread,) = forge.threads(1)
-    assert (thread.id, thread.resolved, thread.path, thread.line, len(thread.notes)) == (
-        did, False, "app.py", 2, 2)
+    assert (thread.id, thread.resolved, thread.path, thread.line, len(thread.notes)) == (did, False, "app.py", 2, 2)
     forge.resolve_thread(1, did)
     assert all(n["resolved"] for n in gl.discussion(1, did)["notes"])
     assert gl.requests[-1].method == "PUT" and gl.requests[-1].body == {"resolved": True}
@@ -159,9 +160,19 @@ def test_reactions_are_award_emoji(gl, forge):
 
 # --- permissions --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("level", "permission", "writes"), [
-    (50, "admin", True), (40, "maintain", True), (30, "write", True), (20, "triage", False),
-    (15, "read", False), (10, "read", False), (5, "none", False)])
+
+@pytest.mark.parametrize(
+    ("level", "permission", "writes"),
+    [
+        (50, "admin", True),
+        (40, "maintain", True),
+        (30, "write", True),
+        (20, "triage", False),
+        (15, "read", False),
+        (10, "read", False),
+        (5, "none", False),
+    ],
+)
 def test_permission_by_access_level(gl, forge, level, permission, writes):
     gl.set_access("carol", level)
     assert forge.permission("carol") == permission
@@ -177,6 +188,7 @@ def test_non_members_and_unknown_users_have_no_permission(gl, forge):
 
 # --- merge requests and files ---------------------------------------------------------------------------
 
+
 def test_merge_request_fields(gl, forge):
     gl.add_mr(2, state="merged", author="bob", description="desc", merge_commit_sha="c" * 40)
     gl.add_mr(3, state="closed")
@@ -187,7 +199,11 @@ def test_merge_request_fields(gl, forge):
     assert (mr.source_branch, mr.target_branch, mr.author) == ("feature", "main", "alice")
     assert mr.web_url == f"{gl.web_url}/-/merge_requests/1"
     assert (merged.state, merged.merged, merged.merge_commit_sha, merged.description) == (
-        "merged", True, "c" * 40, "desc")
+        "merged",
+        True,
+        "c" * 40,
+        "desc",
+    )
     assert forge.merge_request(3).state == "closed" and forge.merge_request(4).state == "open"
 
 
@@ -202,7 +218,10 @@ def test_merge_requests_updated_after_and_pagination(gl, forge):
     assert gl.count("/api/v4/projects/42/merge_requests") == 2
     sent = gl.requests[0].query
     assert (sent["updated_after"], sent["order_by"], sent["sort"]) == (
-        cutoff.strftime("%Y-%m-%dT%H:%M:%SZ"), "updated_at", "desc")
+        cutoff.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "updated_at",
+        "desc",
+    )
     merged = list(forge.merge_requests(state="merged"))
     assert len(merged) == 125 and all(mr.merged for mr in merged)
     assert gl.requests[-1].query["state"] == "merged"
@@ -233,6 +252,7 @@ def test_notes_and_files_paginate(gl, forge):
 
 
 # --- failures -------------------------------------------------------------------------------------------
+
 
 def test_a_500_is_retried_a_bounded_number_of_times_then_named(gl, forge):
     gl.fail(MR, 500, times=10)
@@ -280,11 +300,16 @@ def test_tokens_never_appear_in_errors_or_reprs(gl):
 
 # --- construction ---------------------------------------------------------------------------------------
 
+
 def test_from_env_explains_that_the_job_token_cannot_post(gl):
     with pytest.raises(ForgeError, match=r"CI_JOB_TOKEN.*cannot post"):
         GitLabForge.from_env({"CI_JOB_TOKEN": "x", "CI_PROJECT_ID": "42"})
-    env = {"GITLAB_CI": "true", "COMIND_GITLAB_TOKEN": TOKEN, "CI_PROJECT_ID": "42",
-           "CI_API_V4_URL": f"{gl.base}/api/v4"}
+    env = {
+        "GITLAB_CI": "true",
+        "COMIND_GITLAB_TOKEN": TOKEN,
+        "CI_PROJECT_ID": "42",
+        "CI_API_V4_URL": f"{gl.base}/api/v4",
+    }
     forge = forge_from_env(env)
     assert forge.name == "gitlab" and forge.bot_login() == BOT
     assert forge.merge_request(1).title == "Add sys"

@@ -40,21 +40,33 @@ ROOT = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 REPORT_SCHEMA = json.loads((ROOT / "checks" / "formats" / "report.schema.json").read_text(encoding="utf-8"))
 SARIF_VALIDATOR = jsonschema.validators.validator_for(SARIF_SCHEMA)(
-    SARIF_SCHEMA, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    SARIF_SCHEMA, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
+)
 REPORT_VALIDATOR = jsonschema.Draft202012Validator(
-    REPORT_SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    REPORT_SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+)
 
 BASE = "b" * 40
 HEAD = "c" * 40
 PLAIN = FormatContext()
-LINKED = FormatContext(server_url="https://github.com", repository="acme/shop", head_sha=HEAD,
-                       summary_link="https://github.com/acme/shop/actions/runs/7")
+LINKED = FormatContext(
+    server_url="https://github.com",
+    repository="acme/shop",
+    head_sha=HEAD,
+    summary_link="https://github.com/acme/shop/actions/runs/7",
+)
 
 
 def finding(n: int = 0, **kw: Any) -> Finding:
     values: dict[str, Any] = {
-        "type": "dead_end", "level": "warning", "title": f"Finding {n}", "message": f"Explanation {n}.",
-        "fingerprint": f"fp-{n:05d}", "record_id": f"rec-{n}", "path": f"src/mod{n}.py", "line": n + 1,
+        "type": "dead_end",
+        "level": "warning",
+        "title": f"Finding {n}",
+        "message": f"Explanation {n}.",
+        "fingerprint": f"fp-{n:05d}",
+        "record_id": f"rec-{n}",
+        "path": f"src/mod{n}.py",
+        "line": n + 1,
     }
     values.update(kw)
     return Finding(**values)
@@ -63,35 +75,98 @@ def finding(n: int = 0, **kw: Any) -> Finding:
 def full_report() -> Report:
     """Every type and level, every awkward character, evidence of every kind."""
     findings = [
-        finding(1, type="dead_end", level="error", in_diff=True, end_line=9,
-                title="Retry with <b>exponential</b> backoff @alice",
-                message="Reverted in 1a2b3c4 because:\n  it doubled the load, 100% of the time: really, truly"
-                        "\r\nsee #12",
-                evidence=({"type": "commit", "ref": "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d", "note": "the revert",
-                           "path": "src/mod1.py", "line": 3},
-                          {"type": "url", "ref": "https://github.com/acme/shop/pull/12", "note": "the thread"}),
-                commands=("comind confirm rec-1", "comind retract rec-1 --reason '…'")),
-        finding(2, type="violation", level="error", rule="no-raw-sql",
-                title="No raw SQL in handlers, ever: use the repository", path="app/handlers/a b.py",
-                message="handlers/** must not import db.raw_query\nfound: `from db import raw_query`"),
-        finding(3, type="violation", level="warning", rule="no-raw-sql", title="No raw SQL in handlers",
-                path="app/handlers/c.py"),
-        finding(4, type="stale", level="warning", title="Cache TTL is 5 minutes — Größe ✓ 日本語",
-                message="The body of cache.ttl drifted 42%.", path="src/cache.py", line=10),
-        finding(5, type="orphaned", level="warning", title="PermissionChecker.check must stay pure",
-                message="PermissionChecker.check is gone.", path="src/perm.py", line=None),
-        finding(6, type="retry", level="note", title="Retry lance when >= 0.20", path=None, line=None,
-                message="dep:pypi/lance is now 0.21.0", evidence=({"type": "dependency", "ref": "lance"},)),
-        finding(7, type="suppression", level="error", title="Suppression expired on 2024-01-01",
-                message="owner: @bob\nreason: legacy", path=None, line=None),
-        finding(8, type="context", level="note",
-                title="<!-- comind:report --> [click](https://evil.example) <script>alert(1)</script>",
-                message="# Heading\n/close\n- list\n1. item\n=====\n<details>@carol</details>",
-                path="docs/READ,ME:1.md", line=2),
+        finding(
+            1,
+            type="dead_end",
+            level="error",
+            in_diff=True,
+            end_line=9,
+            title="Retry with <b>exponential</b> backoff @alice",
+            message="Reverted in 1a2b3c4 because:\n  it doubled the load, 100% of the time: really, truly\r\nsee #12",
+            evidence=(
+                {
+                    "type": "commit",
+                    "ref": "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d",
+                    "note": "the revert",
+                    "path": "src/mod1.py",
+                    "line": 3,
+                },
+                {"type": "url", "ref": "https://github.com/acme/shop/pull/12", "note": "the thread"},
+            ),
+            commands=("comind confirm rec-1", "comind retract rec-1 --reason '…'"),
+        ),
+        finding(
+            2,
+            type="violation",
+            level="error",
+            rule="no-raw-sql",
+            title="No raw SQL in handlers, ever: use the repository",
+            path="app/handlers/a b.py",
+            message="handlers/** must not import db.raw_query\nfound: `from db import raw_query`",
+        ),
+        finding(
+            3,
+            type="violation",
+            level="warning",
+            rule="no-raw-sql",
+            title="No raw SQL in handlers",
+            path="app/handlers/c.py",
+        ),
+        finding(
+            4,
+            type="stale",
+            level="warning",
+            title="Cache TTL is 5 minutes — Größe ✓ 日本語",
+            message="The body of cache.ttl drifted 42%.",
+            path="src/cache.py",
+            line=10,
+        ),
+        finding(
+            5,
+            type="orphaned",
+            level="warning",
+            title="PermissionChecker.check must stay pure",
+            message="PermissionChecker.check is gone.",
+            path="src/perm.py",
+            line=None,
+        ),
+        finding(
+            6,
+            type="retry",
+            level="note",
+            title="Retry lance when >= 0.20",
+            path=None,
+            line=None,
+            message="dep:pypi/lance is now 0.21.0",
+            evidence=({"type": "dependency", "ref": "lance"},),
+        ),
+        finding(
+            7,
+            type="suppression",
+            level="error",
+            title="Suppression expired on 2024-01-01",
+            message="owner: @bob\nreason: legacy",
+            path=None,
+            line=None,
+        ),
+        finding(
+            8,
+            type="context",
+            level="note",
+            title="<!-- comind:report --> [click](https://evil.example) <script>alert(1)</script>",
+            message="# Heading\n/close\n- list\n1. item\n=====\n<details>@carol</details>",
+            path="docs/READ,ME:1.md",
+            line=2,
+        ),
     ]
-    return Report(base=BASE, head=HEAD, findings=findings, repo="acme/shop",
-                  warnings=["semgrep not installed: 2 checks not run", "shallow clone: history cut at 50 commits"],
-                  stats={"files_changed": 3})
+    return Report(
+        base=BASE,
+        head=HEAD,
+        findings=findings,
+        repo="acme/shop",
+        warnings=["semgrep not installed: 2 checks not run", "shallow clone: history cut at 50 commits"],
+        stats={"files_changed": 3},
+    )
 
 
 def clean_report() -> Report:
@@ -129,8 +204,15 @@ def test_output_is_deterministic(name: str) -> None:
 
 def test_text_groups_by_type_in_report_order() -> None:
     out = text.render(full_report(), PLAIN)
-    headings = ["Dead ends re-proposed (1)", "Constraint violations (2)", "Stale records (1)",
-                "Orphaned records (1)", "Retry conditions met (1)", "Suppressions (1)", "Context (1)"]
+    headings = [
+        "Dead ends re-proposed (1)",
+        "Constraint violations (2)",
+        "Stale records (1)",
+        "Orphaned records (1)",
+        "Retry conditions met (1)",
+        "Suppressions (1)",
+        "Context (1)",
+    ]
     positions = [out.index(h) for h in headings]
     assert positions == sorted(positions)
     # each finding sits under its own heading
@@ -170,8 +252,13 @@ def test_text_colour_only_when_asked() -> None:
 
 
 def test_text_never_passes_control_characters_to_the_terminal() -> None:
-    report = Report(base=None, head=HEAD, findings=[
-        finding(1, title="evil \x1b]0;pwned\x07 title", message="line\x1b[2J one\rover", commands=("rm\x1b[1m",))])
+    report = Report(
+        base=None,
+        head=HEAD,
+        findings=[
+            finding(1, title="evil \x1b]0;pwned\x07 title", message="line\x1b[2J one\rover", commands=("rm\x1b[1m",))
+        ],
+    )
     out = text.render(report, PLAIN)
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out
     assert "evil \\x1b]0;pwned\\x07 title" in out
@@ -180,8 +267,9 @@ def test_text_never_passes_control_characters_to_the_terminal() -> None:
 # --- json ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("report", [full_report(), clean_report(), Report(base=None, head=HEAD)],
-                         ids=["full", "clean", "all"])
+@pytest.mark.parametrize(
+    "report", [full_report(), clean_report(), Report(base=None, head=HEAD)], ids=["full", "clean", "all"]
+)
 def test_json_is_report_to_json_and_matches_its_schema(report: Report) -> None:
     out = json_format.render(report, PLAIN)
     data = json.loads(out)
@@ -210,8 +298,9 @@ def test_json_schema_rejects_what_the_model_never_writes() -> None:
 # --- sarif -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("context", [PLAIN, LINKED, FormatContext(repo_root=Path("/work/repo"))],
-                         ids=["plain", "linked", "root"])
+@pytest.mark.parametrize(
+    "context", [PLAIN, LINKED, FormatContext(repo_root=Path("/work/repo"))], ids=["plain", "linked", "root"]
+)
 @pytest.mark.parametrize("report", [full_report(), clean_report()], ids=["full", "clean"])
 def test_sarif_is_valid_2_1_0(report: Report, context: FormatContext) -> None:
     SARIF_VALIDATOR.validate(json.loads(sarif.render(report, context)))
@@ -227,10 +316,17 @@ def test_sarif_tool_rules_and_results() -> None:
     rules = driver["rules"]
     ids = [r["id"] for r in rules]
     assert ids[: len(TYPES)] == [RULE_IDS[t] for t in TYPES]  # built-ins first, always
-    assert ids[len(TYPES):] == ["no-raw-sql"] and len(set(ids)) == len(ids)
+    assert ids[len(TYPES) :] == ["no-raw-sql"] and len(set(ids)) == len(ids)
     for rule in rules:
-        assert {"id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration",
-                "properties"} <= set(rule)
+        assert {
+            "id",
+            "name",
+            "shortDescription",
+            "fullDescription",
+            "help",
+            "defaultConfiguration",
+            "properties",
+        } <= set(rule)
         assert rule["help"]["text"] and rule["help"]["markdown"]
         assert rule["properties"]["precision"] in {"very-high", "high", "medium", "low"}
         assert "comind" in rule["properties"]["tags"]
@@ -247,8 +343,10 @@ def test_sarif_tool_rules_and_results() -> None:
     assert first["partialFingerprints"] == {"comind/v1": "fp-00001"}
     assert first["message"]["text"].startswith("Retry with <b>exponential</b> backoff @alice\n\nReverted in")
     loc = first["locations"][0]["physicalLocation"]
-    assert loc == {"artifactLocation": {"uri": "src/mod1.py", "uriBaseId": "%SRCROOT%"},
-                   "region": {"startLine": 2, "endLine": 9}}
+    assert loc == {
+        "artifactLocation": {"uri": "src/mod1.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 2, "endLine": 9},
+    }
     assert first["relatedLocations"][0]["physicalLocation"]["region"] == {"startLine": 3, "endLine": 3}
     assert first["properties"]["evidence"][1]["ref"] == "https://github.com/acme/shop/pull/12"
     assert first["properties"]["commands"][0] == "comind confirm rec-1"
@@ -317,22 +415,31 @@ def test_github_escaping_matches_the_actions_toolkit() -> None:
     assert github.escape_data("100% done\r\nnext: a, b") == "100%25 done%0D%0Anext: a, b"
     assert github.escape_property("100% done\r\nnext: a, b") == "100%25 done%0D%0Anext%3A a%2C b"
     assert github.escape_data("%0A") == "%250A"  # `%` first, so escapes are never double-read
-    assert github.command("error", {"file": "a,b:c.py", "line": 3, "endLine": None, "title": ""}, "x\ny") == \
-        "::error file=a%2Cb%3Ac.py,line=3::x%0Ay"
+    assert (
+        github.command("error", {"file": "a,b:c.py", "line": 3, "endLine": None, "title": ""}, "x\ny")
+        == "::error file=a%2Cb%3Ac.py,line=3::x%0Ay"
+    )
     assert github.command("notice", {}, "plain") == "::notice::plain"
 
 
 def test_github_annotations_carry_place_title_and_escaped_message() -> None:
     lines = github.render(full_report(), LINKED).splitlines()
-    assert lines[:2] == ["::warning title=comind::semgrep not installed: 2 checks not run",
-                         "::warning title=comind::shallow clone: history cut at 50 commits"]
+    assert lines[:2] == [
+        "::warning title=comind::semgrep not installed: 2 checks not run",
+        "::warning title=comind::shallow clone: history cut at 50 commits",
+    ]
     parsed = [parse_command(line) for line in lines]
     cmd, props, message = parsed[2]
     assert cmd == "error"
-    assert props == {"file": "src/mod1.py", "line": "2", "endLine": "9",
-                     "title": "comind/dead-end: Retry with <b>exponential</b> backoff @alice"}
-    assert message.startswith("Reverted in 1a2b3c4 because:\n  it doubled the load, 100% of the time: really, "
-                              "truly\r\n")
+    assert props == {
+        "file": "src/mod1.py",
+        "line": "2",
+        "endLine": "9",
+        "title": "comind/dead-end: Retry with <b>exponential</b> backoff @alice",
+    }
+    assert message.startswith(
+        "Reverted in 1a2b3c4 because:\n  it doubled the load, 100% of the time: really, truly\r\n"
+    )
     assert "evidence: commit 1a2b3c4d5e6f: the revert (src/mod1.py:3)" in message
     assert "run: comind confirm rec-1 | comind retract rec-1 --reason '…'" in message
     by_file = {p.get("file"): (c, p) for c, p, _ in parsed}
@@ -341,8 +448,10 @@ def test_github_annotations_carry_place_title_and_escaped_message() -> None:
     assert "file=docs/READ%2CME%3A1.md,line=2," in github.render(full_report(), LINKED)
     assert all(line.startswith("::") for line in lines)
     pathless = [p for c, p, _ in parsed if "file" not in p and p["title"] != "comind"]
-    assert {p["title"] for p in pathless} == {"comind/retry-condition-met: Retry lance when >= 0.20",
-                                             "comind/suppression: Suppression expired on 2024-01-01"}
+    assert {p["title"] for p in pathless} == {
+        "comind/retry-condition-met: Retry lance when >= 0.20",
+        "comind/suppression: Suppression expired on 2024-01-01",
+    }
 
 
 def test_github_caps_put_in_diff_findings_first_and_aggregate_the_rest() -> None:
@@ -394,7 +503,8 @@ def test_github_summary_is_appended_to_the_step_summary(tmp_path: Path) -> None:
     github.write_summary(clean_report(), context)
     second = summary_file.read_text(encoding="utf-8")
     assert second.startswith(first) and second.endswith(
-        "comind: nothing re-proposed, no constraint broken, no record made stale\n")
+        "comind: nothing re-proposed, no constraint broken, no record made stale\n"
+    )
 
 
 def test_github_summary_is_skipped_without_a_summary_file(tmp_path: Path) -> None:
@@ -405,8 +515,7 @@ def test_github_summary_is_skipped_without_a_summary_file(tmp_path: Path) -> Non
 def test_github_summary_stays_under_one_mebibyte(tmp_path: Path) -> None:
     summary_file = tmp_path / "step_summary.md"
     summary_file.write_text("x" * 900_000, encoding="utf-8")
-    report = Report(base=BASE, head=HEAD,
-                    findings=[finding(i, message="long explanation " * 100) for i in range(500)])
+    report = Report(base=BASE, head=HEAD, findings=[finding(i, message="long explanation " * 100) for i in range(500)])
     github.write_summary(report, replace(LINKED, job_summary=summary_file))
     size = summary_file.stat().st_size
     assert 900_000 < size < github.SUMMARY_LIMIT
@@ -436,8 +545,10 @@ def test_gitlab_code_quality_fields_and_severities() -> None:
     assert by_record["fp-00001"]["check_name"] == "comind/dead-end"
     assert by_record["fp-00007"]["location"] == {"path": ".comind.yml", "lines": {"begin": 1}}
     assert by_record["fp-00005"]["location"] == {"path": "src/perm.py", "lines": {"begin": 1}}
-    assert by_record["fp-00004"]["description"] == \
-        "Cache TTL is 5 minutes — Größe ✓ 日本語: The body of cache.ttl drifted 42%."
+    assert (
+        by_record["fp-00004"]["description"]
+        == "Cache TTL is 5 minutes — Größe ✓ 日本語: The body of cache.ttl drifted 42%."
+    )
 
 
 def test_gitlab_fingerprints_are_unique_per_report() -> None:
@@ -454,14 +565,17 @@ def test_gitlab_fingerprints_are_unique_per_report() -> None:
 
 def test_markdown_all_clear_is_one_line_after_the_marker() -> None:
     assert markdown.render(clean_report(), LINKED) == (
-        "<!-- comind:report -->\n\ncomind: nothing re-proposed, no constraint broken, no record made stale\n")
+        "<!-- comind:report -->\n\ncomind: nothing re-proposed, no constraint broken, no record made stale\n"
+    )
 
 
 def test_markdown_headline_sections_and_links() -> None:
     body = markdown.render(full_report(), LINKED)
-    assert body.startswith("<!-- comind:report -->\n\n### comind: 1 dead end re-proposed, 2 constraints broken, "
-                           "1 record now stale, 1 record orphaned, 1 retry condition met, 1 suppression to review, "
-                           "1 related record\n")
+    assert body.startswith(
+        "<!-- comind:report -->\n\n### comind: 1 dead end re-proposed, 2 constraints broken, "
+        "1 record now stale, 1 record orphaned, 1 retry condition met, 1 suppression to review, "
+        "1 related record\n"
+    )
     for heading in ("#### Dead ends re-proposed (1)", "#### Constraint violations (2)", "#### Context (1)"):
         assert f"\n{heading}\n" in body
     assert "[`src/mod1.py:2-9`](https://github.com/acme/shop/blob/" + HEAD + "/src/mod1.py#L2-L9)" in body
@@ -488,9 +602,15 @@ def test_markdown_record_text_cannot_inject_html_markdown_or_mentions() -> None:
 
 
 def test_markdown_stays_under_the_byte_limit_and_points_to_the_summary() -> None:
-    findings = [finding(i, title=f"Größe {i} ✓ " + "日本語" * 20, message="explanation ✓ " * 40,
-                        evidence=tuple({"type": "commit", "ref": f"{i:040x}", "note": "why"} for _ in range(3)))
-                for i in range(300)]
+    findings = [
+        finding(
+            i,
+            title=f"Größe {i} ✓ " + "日本語" * 20,
+            message="explanation ✓ " * 40,
+            evidence=tuple({"type": "commit", "ref": f"{i:040x}", "note": "why"} for _ in range(3)),
+        )
+        for i in range(300)
+    ]
     report = Report(base=BASE, head=HEAD, findings=findings)
     limit = 20_000
     body = markdown.render(report, replace(LINKED, max_comment_bytes=limit))
@@ -500,14 +620,19 @@ def test_markdown_stays_under_the_byte_limit_and_points_to_the_summary() -> None
     assert 0 < shown < 300
     assert body.rstrip().endswith(
         f"**… {300 - shown} more findings not shown here** (size limit): the full report is in the "
-        "[job summary](https://github.com/acme/shop/actions/runs/7).")
+        "[job summary](https://github.com/acme/shop/actions/runs/7)."
+    )
     assert body.count("<details>") == body.count("</details>") == shown  # whole findings only
     assert "### comind: 300 dead ends re-proposed" in body  # the headline counts every finding
 
 
 def test_markdown_default_limit_holds_for_a_huge_report() -> None:
-    findings = [finding(i, message="x" * 5000, evidence=tuple({"type": "url", "ref": "https://e.x/" + "y" * 300}
-                                                              for _ in range(50))) for i in range(200)]
+    findings = [
+        finding(
+            i, message="x" * 5000, evidence=tuple({"type": "url", "ref": "https://e.x/" + "y" * 300} for _ in range(50))
+        )
+        for i in range(200)
+    ]
     body = markdown.render(Report(base=BASE, head=HEAD, findings=findings), PLAIN)
     assert len(body.encode("utf-8")) <= PLAIN.max_comment_bytes
     assert body.rstrip().endswith("the full report is in the job summary.")
@@ -549,15 +674,28 @@ def test_render_all_checks_every_name_before_writing(tmp_path: Path) -> None:
 
 
 def test_context_from_github_and_gitlab_environments(tmp_path: Path) -> None:
-    gh = FormatContext.from_env({"GITHUB_ACTIONS": "true", "GITHUB_SERVER_URL": "https://github.com",
-                                 "GITHUB_REPOSITORY": "acme/shop", "GITHUB_SHA": HEAD, "GITHUB_RUN_ID": "7",
-                                 "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")})
+    gh = FormatContext.from_env(
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_REPOSITORY": "acme/shop",
+            "GITHUB_SHA": HEAD,
+            "GITHUB_RUN_ID": "7",
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md"),
+        }
+    )
     assert gh.job_summary == tmp_path / "s.md"
     assert gh.summary_link == "https://github.com/acme/shop/actions/runs/7"
     assert gh.file_url("a b.py", 3, 5) == f"https://github.com/acme/shop/blob/{HEAD}/a%20b.py#L3-L5"
-    gl = FormatContext.from_env({"GITLAB_CI": "true", "CI_SERVER_URL": "https://gitlab.example",
-                                 "CI_PROJECT_PATH": "grp/shop", "CI_COMMIT_SHA": HEAD,
-                                 "CI_JOB_URL": "https://gitlab.example/grp/shop/-/jobs/9"})
+    gl = FormatContext.from_env(
+        {
+            "GITLAB_CI": "true",
+            "CI_SERVER_URL": "https://gitlab.example",
+            "CI_PROJECT_PATH": "grp/shop",
+            "CI_COMMIT_SHA": HEAD,
+            "CI_JOB_URL": "https://gitlab.example/grp/shop/-/jobs/9",
+        }
+    )
     assert gl.forge == "gitlab" and gl.job_summary is None
     assert gl.file_url("a.py", 3, 5) == f"https://gitlab.example/grp/shop/-/blob/{HEAD}/a.py#L3-5"
     assert gl.commit_url("abcdef1") == "https://gitlab.example/grp/shop/-/commit/abcdef1"
@@ -568,27 +706,61 @@ def test_context_from_github_and_gitlab_environments(tmp_path: Path) -> None:
 # --- properties ------------------------------------------------------------------------------
 
 any_text = st.text(st.characters(codec="utf-8"), max_size=80)
-awkward = st.one_of(any_text, st.sampled_from(["%0A", "::error::x", "\r\n::warning::y", "a,b:c", "<!-- x -->",
-                                               "@everyone", "`", "\u2028", "\x00", "]]>", "&amp;"]))
+awkward = st.one_of(
+    any_text,
+    st.sampled_from(
+        [
+            "%0A",
+            "::error::x",
+            "\r\n::warning::y",
+            "a,b:c",
+            "<!-- x -->",
+            "@everyone",
+            "`",
+            "\u2028",
+            "\x00",
+            "]]>",
+            "&amp;",
+        ]
+    ),
+)
 
 
 @st.composite
 def findings_strategy(draw: st.DrawFn) -> Finding:
     title = draw(awkward)
     return Finding(
-        type=draw(st.sampled_from(TYPES)), level=draw(st.sampled_from(LEVELS)), title=title,
-        message=draw(st.lists(awkward, max_size=4).map("\n".join)), fingerprint=draw(awkward) or "fp",
-        record_id=draw(st.none() | awkward), rule=draw(st.sampled_from(["", "custom/rule", "x y"])),
-        path=draw(st.none() | awkward.filter(bool)), line=draw(st.none() | st.integers(1, 10**6)),
-        end_line=draw(st.none() | st.integers(1, 10**6)), in_diff=draw(st.booleans()),
-        evidence=tuple(draw(st.lists(st.fixed_dictionaries(
-            {"type": st.sampled_from(["commit", "url", "thread"]), "ref": awkward},
-            optional={"note": awkward, "path": awkward.filter(bool), "line": st.integers(1, 10**6)}), max_size=3))),
-        commands=tuple(draw(st.lists(awkward, max_size=2))))
+        type=draw(st.sampled_from(TYPES)),
+        level=draw(st.sampled_from(LEVELS)),
+        title=title,
+        message=draw(st.lists(awkward, max_size=4).map("\n".join)),
+        fingerprint=draw(awkward) or "fp",
+        record_id=draw(st.none() | awkward),
+        rule=draw(st.sampled_from(["", "custom/rule", "x y"])),
+        path=draw(st.none() | awkward.filter(bool)),
+        line=draw(st.none() | st.integers(1, 10**6)),
+        end_line=draw(st.none() | st.integers(1, 10**6)),
+        in_diff=draw(st.booleans()),
+        evidence=tuple(
+            draw(
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"type": st.sampled_from(["commit", "url", "thread"]), "ref": awkward},
+                        optional={"note": awkward, "path": awkward.filter(bool), "line": st.integers(1, 10**6)},
+                    ),
+                    max_size=3,
+                )
+            )
+        ),
+        commands=tuple(draw(st.lists(awkward, max_size=2))),
+    )
 
 
-reports = st.builds(lambda fs, ws: Report(base=BASE, head=HEAD, findings=fs, warnings=ws),
-                    st.lists(findings_strategy(), max_size=6), st.lists(awkward, max_size=2))
+reports = st.builds(
+    lambda fs, ws: Report(base=BASE, head=HEAD, findings=fs, warnings=ws),
+    st.lists(findings_strategy(), max_size=6),
+    st.lists(awkward, max_size=2),
+)
 PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -28,7 +28,9 @@ def test_python_modules_edges_and_calls(tmp_path: Path) -> None:
     repo.write("src/myapp/__init__.py", "")
     repo.write("src/myapp/db.py", "def raw_query(sql):\n    return sql\n\n\ndef safe():\n    return raw_query('1')\n")
     repo.write("src/myapp/handlers/__init__.py", "from . import views\n")
-    repo.write("src/myapp/handlers/views.py", textwrap.dedent('''\
+    repo.write(
+        "src/myapp/handlers/views.py",
+        textwrap.dedent("""\
         import os
         import myapp.db as d
         from myapp.db import raw_query as rq
@@ -56,7 +58,8 @@ def test_python_modules_edges_and_calls(tmp_path: Path) -> None:
                 def inner():
                     return 2
                 return inner()
-    '''))
+    """),
+    )
     repo.write("scripts/run.py", "from myapp.handlers import views\nviews.index(None)\n")
     repo.commit("app")
     g = graph_of(repo, tmp_path)
@@ -77,14 +80,19 @@ def test_python_modules_edges_and_calls(tmp_path: Path) -> None:
 
     calls = {(c.caller, c.callee, c.resolved) for c in g.calls_from("myapp.handlers.views")}
     index = "myapp.handlers.views.index"
-    assert {(index, "myapp.db.raw_query", True), (index, "os.path.join", True),
-            (index, "myapp.handlers.views.helper", True), (index, "myapp.db.safe", True)} <= calls
+    assert {
+        (index, "myapp.db.raw_query", True),
+        (index, "os.path.join", True),
+        (index, "myapp.handlers.views.helper", True),
+        (index, "myapp.db.safe", True),
+    } <= calls
     assert sum(1 for c in calls if c[1] == "myapp.db.raw_query") == 1  # three spellings, one callee
     assert ("myapp.handlers.views.View.get", "myapp.handlers.views.View.render", True) in calls
     assert ("myapp.handlers.views.View.render", "myapp.handlers.views.View.render.inner", True) in calls
     assert CallEdge("run", "myapp.handlers.views.index", "scripts/run.py", 2, True) in g.call_edges()
     assert ("myapp.db.safe", "myapp.db.raw_query", True) in {
-        (c.caller, c.callee, c.resolved) for c in g.calls_from("myapp.db")}
+        (c.caller, c.callee, c.resolved) for c in g.calls_from("myapp.db")
+    }
 
 
 def test_javascript_and_typescript_resolution(tmp_path: Path) -> None:
@@ -92,7 +100,9 @@ def test_javascript_and_typescript_resolution(tmp_path: Path) -> None:
     repo.write("src/db/index.ts", "export function rawQuery(sql: string) { return sql; }\n")
     repo.write("src/util.js", "export default function fmt(x) { return String(x); }\n")
     repo.write("src/esm.ts", "export const twice = (n: number) => n * 2;\n")
-    repo.write("src/api/handler.ts", textwrap.dedent('''\
+    repo.write(
+        "src/api/handler.ts",
+        textwrap.dedent("""\
         import { rawQuery as rq } from "../db";
         import fmt from "../util.js";
         import * as esm from "../esm.js";
@@ -104,24 +114,28 @@ def test_javascript_and_typescript_resolution(tmp_path: Path) -> None:
           path.join("a");
           return fmt(express());
         }
-    '''))
+    """),
+    )
     repo.write("src/api/view.tsx", 'import { handle } from "./handler";\nexport const V = () => handle("x");\n')
     repo.commit("js")
     g = graph_of(repo, tmp_path)
     assert g.module_of("src/db/index.ts") == "src/db/index"
     assert g.edges() == {
-        ("src/api/handler", "src/db/index"), ("src/api/handler", "src/util"),
-        ("src/api/handler", "src/esm"), ("src/api/view", "src/api/handler"),
+        ("src/api/handler", "src/db/index"),
+        ("src/api/handler", "src/util"),
+        ("src/api/handler", "src/esm"),
+        ("src/api/view", "src/api/handler"),
     }
     assert {"express", "node:path"} <= g.imports_of("src/api/handler")
     calls = {(c.caller, c.callee) for c in g.calls_from("src/api/handler.handle")}
     assert calls == {
-        ("src/api/handler.handle", "src/db/index.rawQuery"), ("src/api/handler.handle", "src/esm.twice"),
-        ("src/api/handler.handle", "node:path.join"), ("src/api/handler.handle", "src/util.default"),
+        ("src/api/handler.handle", "src/db/index.rawQuery"),
+        ("src/api/handler.handle", "src/esm.twice"),
+        ("src/api/handler.handle", "node:path.join"),
+        ("src/api/handler.handle", "src/util.default"),
         ("src/api/handler.handle", "express.default"),
     }
-    assert ("src/api/view.V", "src/api/handler.handle") in {
-        (c.caller, c.callee) for c in g.call_edges()}
+    assert ("src/api/view.V", "src/api/handler.handle") in {(c.caller, c.callee) for c in g.call_edges()}
     assert g.path("src/api/view", "src/db/index") == ["src/api/view", "src/api/handler", "src/db/index"]
 
 
@@ -129,7 +143,9 @@ def test_go_packages_from_go_mod(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("go.mod", "module example.com/shop\n\ngo 1.22\n\nrequire github.com/lib/pq v1.10.9\n")
     repo.write("internal/db/db.go", "package db\n\nfunc Open() int { return 1 }\n")
-    repo.write("cmd/server/main.go", textwrap.dedent('''\
+    repo.write(
+        "cmd/server/main.go",
+        textwrap.dedent("""\
         package main
 
         import (
@@ -148,29 +164,42 @@ def test_go_packages_from_go_mod(tmp_path: Path) -> None:
         }
 
         func start() {}
-    '''))
+    """),
+    )
     repo.commit("go")
     g = graph_of(repo, tmp_path)
     assert g.module_of("cmd/server/main.go") == "example.com/shop/cmd/server"
     assert g.edges() == {("example.com/shop/cmd/server", "example.com/shop/internal/db")}
     assert g.imports_of("example.com/shop/cmd/server") == {
-        "fmt", "example.com/shop/internal/db", "github.com/lib/pq/v2", "gopkg.in/yaml.v3",
-        "github.com/mattn/go-sqlite3"}
+        "fmt",
+        "example.com/shop/internal/db",
+        "github.com/lib/pq/v2",
+        "gopkg.in/yaml.v3",
+        "github.com/mattn/go-sqlite3",
+    }
     calls = {c.callee for c in g.calls_from("example.com/shop/cmd/server.main")}
-    assert calls == {"fmt.Println", "example.com/shop/internal/db.Open", "github.com/lib/pq/v2.Connect",
-                     "gopkg.in/yaml.v3.Marshal", "github.com/mattn/go-sqlite3.Version",
-                     "example.com/shop/cmd/server.start"}
+    assert calls == {
+        "fmt.Println",
+        "example.com/shop/internal/db.Open",
+        "github.com/lib/pq/v2.Connect",
+        "gopkg.in/yaml.v3.Marshal",
+        "github.com/mattn/go-sqlite3.Version",
+        "example.com/shop/cmd/server.start",
+    }
 
 
 def test_java_and_rust_modules(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/main/java/com/acme/db/Db.java", "package com.acme.db;\npublic class Db { }\n")
-    repo.write("src/main/java/com/acme/web/Api.java", textwrap.dedent('''\
+    repo.write(
+        "src/main/java/com/acme/web/Api.java",
+        textwrap.dedent("""\
         package com.acme.web;
         import com.acme.db.Db;
         import java.util.List;
         class Api { void go() { Db.query(); } }
-    '''))
+    """),
+    )
     repo.write("src/lib.rs", "use std::io;\nfn main() { io::stdout(); }\n")
     repo.commit("jvm")
     g = graph_of(repo, tmp_path)
@@ -178,11 +207,13 @@ def test_java_and_rust_modules(tmp_path: Path) -> None:
     assert g.edges() == {("com.acme.web.Api", "com.acme.db.Db")}
     assert "java.util.List" in g.imports_of("com.acme.web.Api")
     assert ("com.acme.web.Api.Api.go", "com.acme.db.Db.query") in {
-        (c.caller, c.callee) for c in g.call_edges() if c.resolved}
+        (c.caller, c.callee) for c in g.call_edges() if c.resolved
+    }
     assert g.imports_of("src/lib") == {"std::io"}
 
 
 # --- differential test against grimp -----------------------------------------------------------
+
 
 @st.composite
 def package_specs(draw: st.DrawFn) -> dict[str, str]:
@@ -280,8 +311,11 @@ def test_python_import_edges_match_grimp(spec: dict[str, str], src_layout: bool)
         _write_package(repo, root, name, spec)
         repo.write("tools/other.py", f"import {name}\n")  # outside the package: not compared
         repo.commit("package")
-        ours = {(a, b) for a, b in ImportGraph(CodeIndex(repo.path, Path(tmp) / "ix.sqlite").snapshot("HEAD"))
-                .edges() if a == name or a.startswith(name + ".")}
+        ours = {
+            (a, b)
+            for a, b in ImportGraph(CodeIndex(repo.path, Path(tmp) / "ix.sqlite").snapshot("HEAD")).edges()
+            if a == name or a.startswith(name + ".")
+        }
         theirs = _grimp_edges(repo.path / root if root else repo.path, name)
         assert ours == theirs
 
@@ -293,10 +327,10 @@ def test_grimp_differential_on_a_hand_written_package(tmp_path: Path) -> None:
     files = {
         "__init__.py": "from . import x\nfrom .a import thing\n",
         "x.py": "import NAME.a.b.c as cc\nfrom NAME.a import b\nfrom NAME.missing import zz\n"
-                "import NAME.nomod2\nfrom NAME import *\ndef f():\n    import NAME.a\n",
+        "import NAME.nomod2\nfrom NAME import *\ndef f():\n    import NAME.a\n",
         "a/__init__.py": "from . import thing2\nfrom .. import x\nfrom ..x import y\nthing = 1\n",
         "a/b/__init__.py": "from ... import x\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                           "    from NAME.a.b import c\n",
+        "    from NAME.a.b import c\n",
         "a/b/c.py": "from . import *\n",
     }
     for rel, text in files.items():

@@ -10,11 +10,15 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
-PERM = "class Checker:\n    def check(self, user, perm):\n        grants = load_grants(user.id)\n" \
-       "        return perm in grants\n"
-CACHED = "import redis\n\n_cache = redis.Redis()\n\n\nclass Checker:\n    def check(self, user, perm):\n" \
-         "        grants = _cache.get(f'grants:{user.id}') or load_grants(user.id)\n" \
-         "        _cache.set(f'grants:{user.id}', grants, ex=300)\n        return perm in grants\n"
+PERM = (
+    "class Checker:\n    def check(self, user, perm):\n        grants = load_grants(user.id)\n"
+    "        return perm in grants\n"
+)
+CACHED = (
+    "import redis\n\n_cache = redis.Redis()\n\n\nclass Checker:\n    def check(self, user, perm):\n"
+    "        grants = _cache.get(f'grants:{user.id}') or load_grants(user.id)\n"
+    "        _cache.set(f'grants:{user.id}', grants, ex=300)\n        return perm in grants\n"
+)
 
 
 @pytest.fixture
@@ -56,8 +60,14 @@ def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # t
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis")
     gr.git("revert", "--no-edit", "HEAD")
-    gr.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
-           f"{reverted}.\n\nStale grants after a role change: nothing invalidated the cache.\n")
+    gr.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
+        f"{reverted}.\n\nStale grants after a role change: nothing invalidated the cache.\n",
+    )
     revert = gr.head()
     summary = harvest(cli, gr)
     assert summary["counts"]["reverts:attempt"] == 1 and summary["written"] == 1
@@ -79,8 +89,13 @@ def test_reference_form_and_subject_only_revert(cli, gr: GitRepo) -> None:  # ty
     gr.write("app/a.py", "def fast_path(x):\n    return precomputed_table[x] * scale_factor\n")
     first = gr.commit("Add a fast path")
     gr.git("revert", "--no-edit", "--reference", "HEAD")
-    gr.git("commit", "--amend", "-q", "-m", f"Fast path breaks negative scales\n\nThis reverts commit {first[:9]} "
-           "(Add a fast path, 2024-01-01).\n")
+    gr.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f"Fast path breaks negative scales\n\nThis reverts commit {first[:9]} (Add a fast path, 2024-01-01).\n",
+    )
     gr.write("app/b.py", "def slow_path(y):\n    return compute_everything_again(y) + offset_value\n")
     gr.commit("Add a slow path")
     gr.write("app/b.py", "")
@@ -105,34 +120,51 @@ def test_github_pr_conventional_and_gerrit_forms(cli, gr: GitRepo) -> None:  # t
     gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
     gr.commit("Warm caches on boot\n\nReviewed-on: https://review.example.com/c/app/+/4242\nChange-Id: I" + "a" * 40)
     gr.write("app/z.py", "")
-    gr.commit("Revert \"Warm caches on boot\"\n\nThis reverts CL 4242.\n\nReason for revert: boot time "
-              "doubled on large tenants.\n\nChange-Id: I" + "b" * 40)
+    gr.commit(
+        'Revert "Warm caches on boot"\n\nThis reverts CL 4242.\n\nReason for revert: boot time '
+        "doubled on large tenants.\n\nChange-Id: I" + "b" * 40
+    )
     summary = harvest(cli, gr)
     attempts = {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
     assert set(attempts) == {"Retry uploads forever (#12)", "fix: parse dates leniently (#20)", "Warm caches on boot"}
     assert attempts["Warm caches on boot"]["fields"]["reason"] == "boot time doubled on large tenants."
     assert {"type": "mr", "ref": "acme/app#12", "role": "reverted pr"} in attempts["Retry uploads forever (#12)"][
-        "evidence"]
+        "evidence"
+    ]
     assert summary["counts"]["reverts:attempt"] == 3
 
 
 def test_go_style_reverts_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # Go's own forms: the quote leaves the package prefix out, and "This CL reverts commit <short sha>".
-    tried_and_reverted(gr, "pkg/a.go", "func overlayFiles() []string {\n\treturn invalidOnes()\n}\n",
-                       "go/packages: handle invalid files in overlays",
-                       lambda sha: 'go/packages: revert "handle invalid files in overlays"\n\nBreaks loads.')
-    tried_and_reverted(gr, "pkg/b.go", "func removeBuildLines() {\n\tfixAll(plusBuild)\n}\n",
-                       "go/analysis/passes/buildtag: suggest fix to remove +build lines",
-                       lambda sha: f"buildtag: drop the fixer\n\nThis CL reverts commit {sha[:7]}, CL 694415.")
+    tried_and_reverted(
+        gr,
+        "pkg/a.go",
+        "func overlayFiles() []string {\n\treturn invalidOnes()\n}\n",
+        "go/packages: handle invalid files in overlays",
+        lambda sha: 'go/packages: revert "handle invalid files in overlays"\n\nBreaks loads.',
+    )
+    tried_and_reverted(
+        gr,
+        "pkg/b.go",
+        "func removeBuildLines() {\n\tfixAll(plusBuild)\n}\n",
+        "go/analysis/passes/buildtag: suggest fix to remove +build lines",
+        lambda sha: f"buildtag: drop the fixer\n\nThis CL reverts commit {sha[:7]}, CL 694415.",
+    )
     gerrit = "\n\nReviewed-on: https://go-review.googlesource.com/c/tools/+/731503\n"
-    tried_and_reverted(gr, "pkg/c.go", "func deleteSDK() {\n\tremoveAll(internalMCP)\n}\n",
-                       "internal/mcp: delete internal mcp sdk" + gerrit,
-                       lambda sha: "internal/mcp: partial revert of go.dev/cl/731503")
+    tried_and_reverted(
+        gr,
+        "pkg/c.go",
+        "func deleteSDK() {\n\tremoveAll(internalMCP)\n}\n",
+        "internal/mcp: delete internal mcp sdk" + gerrit,
+        lambda sha: "internal/mcp: partial revert of go.dev/cl/731503",
+    )
     harvest(cli, gr)
     attempts = {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
-    assert set(attempts) == {"go/packages: handle invalid files in overlays",
-                             "go/analysis/passes/buildtag: suggest fix to remove +build lines",
-                             "internal/mcp: delete internal mcp sdk"}
+    assert set(attempts) == {
+        "go/packages: handle invalid files in overlays",
+        "go/analysis/passes/buildtag: suggest fix to remove +build lines",
+        "internal/mcp: delete internal mcp sdk",
+    }
     gr.write("pkg/c.go", "func deleteSDK() {\n\tremoveAll(internalMCP)\n}\n")
     gr.commit("internal/mcp: delete internal mcp sdk\n\nReapply go.dev/cl/731503")
     harvest(cli, gr)
@@ -146,16 +178,32 @@ def test_a_fresh_harvest_drops_git_records_it_does_not_make_again(cli, gr: GitRe
     from comind.records import new_record
     from comind.store import Store
 
-    tried_and_reverted(gr, "app/a.py", CACHED, "Cache permission checks in Redis",
-                       lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.')
+    tried_and_reverted(
+        gr,
+        "app/a.py",
+        CACHED,
+        "Cache permission checks in Redis",
+        lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.',
+    )
     harvest(cli, gr)
     cache = Store(str(gr.path / ".git" / "comind" / "harvest"))
 
     def left(source: str, title: str) -> None:
         anchor = {"raw": "app/a.py", "scope": "file", "path": "app/a.py"}
-        cache.put(new_record("question", title=title, anchors=[anchor], fields={"question": "why?"},
-                             provenance={"actor": "p-1", "author_kind": "harvested", "source": source,
-                                         "harvester": {"name": "old", "version": "1"}}))
+        cache.put(
+            new_record(
+                "question",
+                title=title,
+                anchors=[anchor],
+                fields={"question": "why?"},
+                provenance={
+                    "actor": "p-1",
+                    "author_kind": "harvested",
+                    "source": source,
+                    "harvester": {"name": "old", "version": "1"},
+                },
+            )
+        )
 
     left("git", "Left by a reland on another branch")
     left("mr", "Asked in a merge request")
@@ -167,8 +215,13 @@ def test_a_fresh_harvest_drops_git_records_it_does_not_make_again(cli, gr: GitRe
 
 
 def test_an_erased_record_is_not_harvested_again(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    tried_and_reverted(gr, "app/a.py", CACHED, "Cache permission checks in Redis",
-                       lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.')
+    tried_and_reverted(
+        gr,
+        "app/a.py",
+        CACHED,
+        "Cache permission checks in Redis",
+        lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.',
+    )
     harvest(cli, gr)
     attempt = only(records(cli, gr), "attempt")
     assert cli(gr.path, "ledger", "erase", attempt["id"]).code == 0
@@ -178,8 +231,13 @@ def test_an_erased_record_is_not_harvested_again(cli, gr: GitRepo) -> None:  # t
 
 def test_a_rewritten_default_branch_is_harvested_afresh(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     start = gr.head()
-    tried_and_reverted(gr, "app/a.py", CACHED, "Cache permission checks in Redis",
-                       lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.')
+    tried_and_reverted(
+        gr,
+        "app/a.py",
+        CACHED,
+        "Cache permission checks in Redis",
+        lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.',
+    )
     harvest(cli, gr)
     assert only(records(cli, gr), "attempt")["title"] == "Cache permission checks in Redis"
     gr.git("reset", "-q", "--hard", start)  # main force-pushed without the two commits
@@ -234,20 +292,31 @@ def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> No
     assert [f["path"] for f in attempt["fields"]["fingerprint"]["files"]] == ["internal/mcp/sdk.go"]
 
 
-@pytest.mark.parametrize("released", [
-    {"packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.9"\n}\n',
-     "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.9"\n  }\n}\n',
-     "packages/astro/CHANGELOG.md": "## 0.18.9\n\n- Fixes head injection\n", ".changeset/brave-dogs.md": ""},
-    {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
-    {"examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
-     ".changeset/pre.json": '{\n  "mode": "exit"\n}\n'},
-])
+@pytest.mark.parametrize(
+    "released",
+    [
+        {
+            "packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.9"\n}\n',
+            "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.9"\n  }\n}\n',
+            "packages/astro/CHANGELOG.md": "## 0.18.9\n\n- Fixes head injection\n",
+            ".changeset/brave-dogs.md": "",
+        },
+        {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
+        {
+            "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
+            ".changeset/pre.json": '{\n  "mode": "exit"\n}\n',
+        },
+    ],
+)
 def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     # changesets' `Version Packages` and pip's `Bump for release`, rolled back: nothing was tried
-    before = {"packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.8"\n}\n',
-              "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.8"\n  }\n}\n',
-              ".changeset/brave-dogs.md": "---\n'astro': patch\n---\n\nFixes head injection\n",
-              "src/pip/__init__.py": '__version__ = "21.0.dev0"\n', "news/9876.bugfix.rst": "Fix the cache key.\n"}
+    before = {
+        "packages/astro/package.json": '{\n  "name": "astro",\n  "version": "0.18.8"\n}\n',
+        "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "^0.18.8"\n  }\n}\n',
+        ".changeset/brave-dogs.md": "---\n'astro': patch\n---\n\nFixes head injection\n",
+        "src/pip/__init__.py": '__version__ = "21.0.dev0"\n',
+        "news/9876.bugfix.rst": "Fix the cache key.\n",
+    }
     for path in released:
         if path in before:
             gr.write(path, before[path])
@@ -314,7 +383,8 @@ def test_a_revert_of_a_revert_said_in_the_body_only_is_a_reland(cli, gr: GitRepo
     summary = harvest(cli, gr)
     assert summary["counts"] == {"marker:this-reverts-commit": 1, "reverts:attempt": 1}
     assert {r["title"] for r in records(cli, gr) if r["kind"] == "attempt" and r["status"] != "retracted"} == {
-        "Use the permission cache"}
+        "Use the permission cache"
+    }
 
 
 def test_a_revert_of_a_revert_said_in_words_is_a_reland(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
@@ -337,8 +407,13 @@ def test_a_revert_of_a_revert_said_in_words_is_a_reland(cli, gr: GitRepo) -> Non
 def test_a_body_naming_what_it_relands_retires_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # deno's "Reland of #33118" (the original) and golang's "This relands 0fdde844a" (here: the revert)
     timers = "def timers_from_node():\n    return install_node_timers(globals())\n"
-    tried_and_reverted(gr, "app/a.py", timers, "feat: use Node.js timers by default (#33118)",
-                       lambda sha: f"Revert #33118\n\nThis reverts {sha}.")
+    tried_and_reverted(
+        gr,
+        "app/a.py",
+        timers,
+        "feat: use Node.js timers by default (#33118)",
+        lambda sha: f"Revert #33118\n\nThis reverts {sha}.",
+    )
     gr.write("app/a.py", timers)
     gr.commit("feat: Node.js timers and no global proxy (#33249)\n\nReland of #33118, with the proxy removed.")
     gr.write("app/b.py", "def rename_application():\n    return Command.from_application(app)\n")
@@ -363,14 +438,17 @@ def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     branch_revert = gr.commit('Revert "Try an idea"')
     gr.checkout("main")
     gr.git("merge", "-q", "--squash", "pr")
-    gr.commit(f"Feature work (#30)\n\n* Try an idea\n\n* Revert \"Try an idea\"\n\n  This reverts commit "
-              f"{branch_revert}.\n")
+    gr.commit(
+        f'Feature work (#30)\n\n* Try an idea\n\n* Revert "Try an idea"\n\n  This reverts commit {branch_revert}.\n'
+    )
     gr.git("branch", "-D", "pr")
     # GitHub's own squash body does not indent a squashed commit's body (httpx's "Change extensions type")
     gr.write("app/types.py", "ResponseExtensions = Mapping[str, Any]\nRequestExtensions = Mapping[str, Any]\n")
     internal = "1813c6aff178cce3b63d7458ec9a8337542de9dd"  # a commit of the PR branch, not on main
-    gr.commit("Change extensions type (#2803)\n\n* Change extensions type\n\n* install httpcore from the git\n\n"
-              f"* Revert \"install httpcore from the git\"\n\nThis reverts commit {internal}.\n\n* bump httpcore\n")
+    gr.commit(
+        "Change extensions type (#2803)\n\n* Change extensions type\n\n* install httpcore from the git\n\n"
+        f'* Revert "install httpcore from the git"\n\nThis reverts commit {internal}.\n\n* bump httpcore\n'
+    )
     summary = harvest(cli, gr)
     assert [r for r in records(cli, gr) if r["kind"] == "attempt"] == []
     assert summary["skipped"].get("revert-like-without-target", 0) >= 2
@@ -379,8 +457,10 @@ def test_traps_are_not_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
 def test_reverting_a_squash_that_quotes_its_branch_revert_is_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # The squash's quoted `This reverts commit` made no attempt, so reverting the squash is no reland.
     gr.write("app/feature.py", "def feature_flag_parser(text):\n    return parse_flags(text, strict=True)\n")
-    gr.commit("Add the flag parser (#5)\n\n* Add the flag parser\n\n* Revert \"debug print\"\n\n"
-              "This reverts commit 1813c6aff178cce3b63d7458ec9a8337542de9dd.\n")
+    gr.commit(
+        'Add the flag parser (#5)\n\n* Add the flag parser\n\n* Revert "debug print"\n\n'
+        "This reverts commit 1813c6aff178cce3b63d7458ec9a8337542de9dd.\n"
+    )
     gr.git("revert", "--no-edit", "HEAD")
     harvest(cli, gr)
     rows = records(cli, gr)
@@ -391,7 +471,7 @@ def test_reverting_a_squash_that_quotes_its_branch_revert_is_an_attempt(cli, gr:
 def test_a_body_reverting_a_commit_this_history_lacks_is_no_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # cargo's "test: migrate testsuite message_format to snapbox" / "This reverts commit 2fbba53…" (a
     # commit of its branch): the subject says nothing of reverting, the body names a commit not here
-    gr.write("tests/fmt.rs", "fn message_format_snapbox() {\n    assert_e2e().eq(stdout, str![[\"ok\"]]);\n}\n")
+    gr.write("tests/fmt.rs", 'fn message_format_snapbox() {\n    assert_e2e().eq(stdout, str![["ok"]]);\n}\n')
     gr.commit("test: migrate message_format to snapbox\n\nThis reverts commit 2fbba5300c94237960540e176cdc9b0c829d.")
     summary = harvest(cli, gr)
     assert [r for r in records(cli, gr) if r["kind"] == "attempt"] == []
@@ -482,9 +562,11 @@ def test_a_revert_reason_keeps_no_co_author_or_address(cli, gr: GitRepo) -> None
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis (#7)")
     gr.write("app/perm.py", PERM)
-    gr.commit(f'Revert "Cache permission checks in Redis (#7)" (#9)\n\nThis reverts commit {reverted}.\n\n'
-              "* Stale grants after a role change\n\nCo-authored-by: Ada Lovelace <ada@corp.example>\n\n"
-              "* Ask ops@corp.example before caching grants again\n\nCo-authored-by: Bob <bob@corp.example>\n")
+    gr.commit(
+        f'Revert "Cache permission checks in Redis (#7)" (#9)\n\nThis reverts commit {reverted}.\n\n'
+        "* Stale grants after a role change\n\nCo-authored-by: Ada Lovelace <ada@corp.example>\n\n"
+        "* Ask ops@corp.example before caching grants again\n\nCo-authored-by: Bob <bob@corp.example>\n"
+    )
     harvest(cli, gr)
     attempt = only(records(cli, gr), "attempt")
     assert "Stale grants after a role change" in attempt["fields"]["reason"]
@@ -500,7 +582,7 @@ def test_unresolved_and_ambiguous_targets_are_kept_at_t1(cli, gr: GitRepo) -> No
     gr.write("app/q.py", "def one():\n    return compute_the_first_answer() + 1\n")
     gr.commit('Revert "Tweak"')
     gr.write("app/r.py", "X = 1\n")
-    gr.commit("Revert \"Gone\"\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.")
+    gr.commit('Revert "Gone"\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.')
     summary = harvest(cli, gr)
     attempts = {r["attributes"].get("unresolved", "")[:30]: r for r in records(cli, gr) if r["kind"] == "attempt"}
     assert len(attempts) == 2 and all(a["trust"] == 1 for a in attempts.values())
@@ -540,7 +622,8 @@ def test_lore_spec_example(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped
     decision = only(rows, "decision")
     assert decision["fields"]["alternatives"] == [
         {"option": "Extend token TTL to 24h", "why_not": "security policy violation"},
-        {"option": "Background refresh on timer", "why_not": "race condition with concurrent requests"}]
+        {"option": "Background refresh on timer", "why_not": "race condition with concurrent requests"},
+    ]
     gotcha = only(rows, "gotcha")
     assert gotcha["until"] == "2025-06" or gotcha["until"].startswith("2025-06")
     assert gotcha["status"] == "dormant" and "expired" in gotcha["status_reason"]
@@ -551,8 +634,10 @@ def test_lore_spec_example(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped
     assert summary["counts"]["lore-key:Constraint"] == 2
     # Supersedes by Lore-id: the older atom's records become superseded
     gr.write("app/auth.py", "def refresh(token):\n    return call_auth_service_v2(token)\n")
-    gr.commit("Use the v2 refresh endpoint\n\nLore-id: b1b2b3b4\nConstraint: v2 endpoint only\n"
-              "Supersedes: a7f3b2c1\nConfidence: low\n")
+    gr.commit(
+        "Use the v2 refresh endpoint\n\nLore-id: b1b2b3b4\nConstraint: v2 endpoint only\n"
+        "Supersedes: a7f3b2c1\nConfidence: low\n"
+    )
     harvest(cli, gr)
     after = {r["title"]: r for r in records(cli, gr)}
     assert after["Must not add latency to non-expired-token paths"]["status"] == "superseded"
@@ -561,8 +646,10 @@ def test_lore_spec_example(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped
 
 def test_messy_lore_shapes(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/m.py", "def m():\n    return 1\n")
-    gr.commit("Switch the queue\n\nWe move to the new queue.\n\nConstraint: never drop messages\n"
-              "Rejected: in-memory queue | loses data on restart\n\nCo-authored-by: Bot <bot@example.com>\n")
+    gr.commit(
+        "Switch the queue\n\nWe move to the new queue.\n\nConstraint: never drop messages\n"
+        "Rejected: in-memory queue | loses data on restart\n\nCo-authored-by: Bot <bot@example.com>\n"
+    )
     gr.write("app/m.py", "def m():\n    return 2\n")
     gr.commit("Prose only\n\nWe tested: nothing in particular, and the constraint: none, really.\n")
     harvest(cli, gr)
@@ -574,10 +661,22 @@ def test_fixes_and_comind_record_trailers(cli, gr: GitRepo) -> None:  # type: ig
     gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
     broken = gr.commit("Use uid for grants")
     gr.write("app/perm.py", PERM)
-    gr.commit(f"Use id for grants again\n\nuid is not unique across tenants.\n\n"
-              f'Fixes: {broken[:12]} ("Use uid for grants")')
-    rid = cli(gr.path, "remember", "constraint", "--on", "app/perm.py::Checker.check", "--title", "Grants by id",
-              "--rule", "look grants up by id", "--severity", "must").out.strip()
+    gr.commit(
+        f'Use id for grants again\n\nuid is not unique across tenants.\n\nFixes: {broken[:12]} ("Use uid for grants")'
+    )
+    rid = cli(
+        gr.path,
+        "remember",
+        "constraint",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Grants by id",
+        "--rule",
+        "look grants up by id",
+        "--severity",
+        "must",
+    ).out.strip()
     gr.write("app/perm.py", PERM + "\n")
     gr.commit(f"Touch perm\n\nComind-Record: {rid}\n")
     harvest(cli, gr)
@@ -679,7 +778,9 @@ def test_a_large_lockfile_does_not_crowd_the_code_out_of_the_fingerprint(cli, gr
     files = {f["path"]: f for f in fingerprint["files"]}
     assert files["examples/deno/pnpm-lock.yaml"]["added"] == []
     assert [t for _, t, _ in files["examples/deno/server.ts"]["added"]] == [
-        "serve(handler, { port: 8085 });", "console.log('listening on 8085');"]
+        "serve(handler, { port: 8085 });",
+        "console.log('listening on 8085');",
+    ]
 
 
 def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
@@ -689,21 +790,29 @@ def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> 
     gr.commit("core: introduce read_return (#11)")
     gr.write("app/a.py", "")
     gr.write("app/b.py", "")
-    gr.commit('Revert various PRs related to "http" (#12)\n\n* Revert "feat(http): stream compression (#10)"\n'
-              '* Revert "core: introduce read_return (#11)"\n')
+    gr.commit(
+        'Revert various PRs related to "http" (#12)\n\n* Revert "feat(http): stream compression (#10)"\n'
+        '* Revert "core: introduce read_return (#11)"\n'
+    )
     gr.write("app/c.py", "def worker_poll(worker):\n    return worker.poll_event_loop(wait=True)\n")
     c = gr.commit("refactor: Worker is not a Future (#13)")
     gr.write("app/d.py", "def runtime_poll(runtime):\n    return runtime.run_event_loop(wait=False)\n")
     d = gr.commit("refactor: JsRuntime is not a Future (#14)")
     gr.write("app/c.py", "")
     gr.write("app/d.py", "")
-    gr.commit(f"Fix idling by reverting #13 and #14 (#15)\n\n* Revert \"refactor: Worker is not a Future (#13)\"\n\n"
-              f"This reverts commit {c}.\n\n* Revert \"refactor: JsRuntime is not a Future (#14)\"\n\n"
-              f"This reverts commit {d}.\n")
+    gr.commit(
+        f'Fix idling by reverting #13 and #14 (#15)\n\n* Revert "refactor: Worker is not a Future (#13)"\n\n'
+        f'This reverts commit {c}.\n\n* Revert "refactor: JsRuntime is not a Future (#14)"\n\n'
+        f"This reverts commit {d}.\n"
+    )
     summary = harvest(cli, gr)
     attempts = _attempts(cli, gr)
-    assert set(attempts) == {"feat(http): stream compression (#10)", "core: introduce read_return (#11)",
-                             "refactor: Worker is not a Future (#13)", "refactor: JsRuntime is not a Future (#14)"}
+    assert set(attempts) == {
+        "feat(http): stream compression (#10)",
+        "core: introduce read_return (#11)",
+        "refactor: Worker is not a Future (#13)",
+        "refactor: JsRuntime is not a Future (#14)",
+    }
     assert all(a["trust"] == 2 and a["attributes"].get("reverted") for a in attempts.values())
     assert len({a["id"] for a in attempts.values()}) == 4 and summary["counts"]["reverts:attempt"] == 4
 
@@ -713,22 +822,36 @@ def test_cut_titles_urls_backticks_and_bare_pr_numbers_resolve(cli, gr: GitRepo)
         return lambda _: message
 
     ping = tried_and_reverted(
-        gr, "app/ws.py", "def send_ping_frames(server):\n    server.schedule_ping(interval_seconds=30)\n",
+        gr,
+        "app/ws.py",
+        "def send_ping_frames(server):\n    server.schedule_ping(interval_seconds=30)\n",
         "fix(runtime): send ws ping frames from inspector server (#26352)",
-        reverted_as('Revert "fix(runtime): send ws ping frames from inspector server (#263… (#26513)'))
+        reverted_as('Revert "fix(runtime): send ws ping frames from inspector server (#263… (#26513)'),
+    )
     warn = tried_and_reverted(
-        gr, "app/run.py", "def warn_allow_run(flags):\n    log_warning_once('allow-run without a list')\n",
+        gr,
+        "app/run.py",
+        "def warn_allow_run(flags):\n    log_warning_once('allow-run without a list')\n",
         "feat: warn when using `--allow-run` with no allow list (#25215)",
-        reverted_as('Revert "feat: warn when using --allow-run with no allow list" (#26021)'))
+        reverted_as('Revert "feat: warn when using --allow-run with no allow list" (#26021)'),
+    )
     info = tried_and_reverted(
-        gr, "app/info.py", "def info_never_type_checks(module):\n    return module_graph_without_checks(module)\n",
+        gr,
+        "app/info.py",
+        "def info_never_type_checks(module):\n    return module_graph_without_checks(module)\n",
         "fix(deno info): Never type check (#6978)",
-        reverted_as('fix(cli): revert "never type check deno info #6978" (#7199)'))
+        reverted_as('fix(cli): revert "never type check deno info #6978" (#7199)'),
+    )
     ops = tried_and_reverted(
-        gr, "app/ops.py", "def deferred_op(state):\n    return state.spawn_lazy_async_operation()\n",
+        gr,
+        "app/ops.py",
+        "def deferred_op(state):\n    return state.spawn_lazy_async_operation()\n",
         "refactor: rewrite deferred ops (#20303)",
-        lambda sha: ('Revert "refactor: rewrite deferred ops (#20303) (#20370)\n\nThis reverts commit\n'
-                     f"https://github.com/acme/app/commit/{sha}.\n"))
+        lambda sha: (
+            'Revert "refactor: rewrite deferred ops (#20303) (#20370)\n\nThis reverts commit\n'
+            f"https://github.com/acme/app/commit/{sha}.\n"
+        ),
+    )
     harvest(cli, gr)
     reverted = {a["attributes"].get("reverted") for a in _attempts(cli, gr).values()}
     assert reverted == {ping, warn, info, ops}
@@ -760,8 +883,10 @@ def test_reland_naming_the_revert_it_undoes_retires_a_free_form_revert(cli, gr: 
     harvest(cli, gr)
     assert only(records(cli, gr), "attempt")["status"] != "retracted"
     gr.write("app/realms.py", "def create_realm(runtime):\n    return runtime.new_context(shadow=True)\n")
-    gr.commit("feat(core): Reland support for async ops in realms (#17204)\n\n"
-              "This PR is a reland of #14734 after it was reverted in #16366, except that the\nindex is passed.")
+    gr.commit(
+        "feat(core): Reland support for async ops in realms (#17204)\n\n"
+        "This PR is a reland of #14734 after it was reverted in #16366, except that the\nindex is passed."
+    )
     summary = harvest(cli, gr)
     assert summary["counts"]["relands:reland-reference"] == 1
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
@@ -777,15 +902,19 @@ def test_a_restore_naming_the_revert_in_words_retires_it(cli, gr: GitRepo) -> No
     harvest(cli, gr)
     assert only(records(cli, gr), "attempt")["status"] != "retracted"
     gr.write("ext/hooks.js", "export function registerHooks(hooks) {\n  return chain.push(hooks.resolve);\n}\n")
-    gr.commit("feat(ext/node): restore module.registerHooks (#34081)\n\nRelands `module.registerHooks()` support "
-              "after the full\n`module.register()` revert in #34077.")
+    gr.commit(
+        "feat(ext/node): restore module.registerHooks (#34081)\n\nRelands `module.registerHooks()` support "
+        "after the full\n`module.register()` revert in #34077."
+    )
     harvest(cli, gr)
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
 
 
 def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    rust = ("struct Guard {\n    port: u16,\n}\n\nimpl Drop for Guard {\n    fn drop(&mut self) {\n"
-            "        release_port(self.port);\n    }\n}\n")
+    rust = (
+        "struct Guard {\n    port: u16,\n}\n\nimpl Drop for Guard {\n    fn drop(&mut self) {\n"
+        "        release_port(self.port);\n    }\n}\n"
+    )
     gr.write("src/guard.rs", rust)
     gr.commit("Add the port guard")
     limited = rust.replace("impl Drop for Guard {\n", "impl Drop for Guard {\n    const LIMIT: u16 = 9;\n")
@@ -804,8 +933,9 @@ def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRe
 
 def test_old_gerrit_review_urls_resolve_cl_reverts(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("cmd/stringer.go", "func load() {\n\tuseSourceImporterWhenAvailable(config)\n}\n")
-    original = gr.commit("cmd/stringer: use source importer when available\n\n"
-                         "Reviewed-on: https://go-review.googlesource.com/40403\n")
+    original = gr.commit(
+        "cmd/stringer: use source importer when available\n\nReviewed-on: https://go-review.googlesource.com/40403\n"
+    )
     gr.write("cmd/stringer.go", "func load() {\n}\n")
     gr.commit("cmd/stringer: revert CL 40403\n\nThis reverts CL 40403.\n\nIt caused other problems.\n")
     harvest(cli, gr)
@@ -813,12 +943,15 @@ def test_old_gerrit_review_urls_resolve_cl_reverts(cli, gr: GitRepo) -> None:  #
     assert attempt["attributes"]["reverted"] == original
 
 
-@pytest.mark.parametrize("reland_subject", [
-    "Reland \"Cache permission checks in Redis\" (#30)",
-    "fix(perm): re-land cache permission checks in Redis",
-    "Cache permission checks in Redis, take 2",
-    "Cache permission checks in Redis (#31)",  # the same subject again
-])
+@pytest.mark.parametrize(
+    "reland_subject",
+    [
+        'Reland "Cache permission checks in Redis" (#30)',
+        "fix(perm): re-land cache permission checks in Redis",
+        "Cache permission checks in Redis, take 2",
+        "Cache permission checks in Redis (#31)",  # the same subject again
+    ],
+)
 def test_relands_in_words_or_by_subject_retire_the_attempt(cli, gr: GitRepo, reland_subject: str) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis (#20)")
@@ -859,19 +992,25 @@ def test_a_cut_reland_subject_names_one_reverted_subject(cli, gr: GitRepo) -> No
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
 
 
-@pytest.mark.parametrize(("subject", "attempts"), [
-    ("Reverted accidental change", 0),                    # pip
-    ("fix: revert accidentally added `handler` on `Checker` (#24438)", 0),  # deno
-    ("Revert unrelated change", 0),
-    ('Revert "Fix unrelated test failures"', 1),        # the quoted subject's words are not the revert's
-    ("Revert the permission cache", 1),
-    ('Revert "Fix unrelated test failures" (#26308)\n\nReverts astral-sh/ruff#26290. This was accidentally merged.', 0),
-    ('Revert "Fix unrelated test failures"\n\nLanded by accident, sorry.', 0),  # mypy
-    ('Revert "Fix unrelated test failures"\n\nIt was merged too early: it breaks the nightly build.', 1),
-    ('Revert "Fix unrelated test failures"\n\nThe tests accidentally pass on CI; the build breaks.', 1),
-    ('Revert "Fix unrelated test failures"\n\noops, accidentally committed to main', 0),  # svelte kit
-    ('Revert "Fix unrelated test failures"\n\nIt deleted the accidentally committed fixture we need.', 1),
-])
+@pytest.mark.parametrize(
+    ("subject", "attempts"),
+    [
+        ("Reverted accidental change", 0),  # pip
+        ("fix: revert accidentally added `handler` on `Checker` (#24438)", 0),  # deno
+        ("Revert unrelated change", 0),
+        ('Revert "Fix unrelated test failures"', 1),  # the quoted subject's words are not the revert's
+        ("Revert the permission cache", 1),
+        (
+            'Revert "Fix unrelated test failures" (#26308)\n\nReverts astral-sh/ruff#26290. This was accidentally merged.',
+            0,
+        ),
+        ('Revert "Fix unrelated test failures"\n\nLanded by accident, sorry.', 0),  # mypy
+        ('Revert "Fix unrelated test failures"\n\nIt was merged too early: it breaks the nightly build.', 1),
+        ('Revert "Fix unrelated test failures"\n\nThe tests accidentally pass on CI; the build breaks.', 1),
+        ('Revert "Fix unrelated test failures"\n\noops, accidentally committed to main', 0),  # svelte kit
+        ('Revert "Fix unrelated test failures"\n\nIt deleted the accidentally committed fixture we need.', 1),
+    ],
+)
 def test_a_revert_of_a_slip_makes_no_attempt(cli, gr: GitRepo, subject: str, attempts: int) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Fix unrelated test failures")

@@ -68,9 +68,13 @@ class PermissionChecker(Base):
 def test_python_definitions_spans_and_kinds() -> None:
     defs = parse("app/perm.py", PYTHON)
     assert {q: d.kind for q, d in defs.items()} == {
-        "check": "function", "check.allowed": "function", "PermissionChecker": "class",
-        "PermissionChecker.name": "method", "PermissionChecker.Meta": "class",
-        "PermissionChecker.Meta.inner": "method", "PermissionChecker.check": "method",
+        "check": "function",
+        "check.allowed": "function",
+        "PermissionChecker": "class",
+        "PermissionChecker.name": "method",
+        "PermissionChecker.Meta": "class",
+        "PermissionChecker.Meta.inner": "method",
+        "PermissionChecker.check": "method",
     }
     # Decorators are part of the span; lines are 1-based and inclusive.
     assert (defs["check"].start_line, defs["check"].end_line) == (6, 11)
@@ -89,7 +93,7 @@ def test_python_imports_and_calls() -> None:
 
 
 def test_python_import_forms() -> None:
-    src = textwrap.dedent('''\
+    src = textwrap.dedent("""\
         import os.path as osp, sys
         from __future__ import annotations
         from .. import sibling
@@ -97,20 +101,22 @@ def test_python_import_forms() -> None:
         from pkg import *
         def f():
             import json
-    ''')
+    """)
     fs = parse_file("m.py", src.encode())
     assert fs.imports == (
-        Import("os.path", (), "osp", 1, 0), Import("sys", (), None, 1, 0),
+        Import("os.path", (), "osp", 1, 0),
+        Import("sys", (), None, 1, 0),
         Import("__future__", ("annotations",), None, 2, 0),
         Import("", ("sibling",), None, 3, 2),
-        Import("a.b", ("c",), "d", 4, 2), Import("a.b", ("e",), None, 4, 2),
+        Import("a.b", ("c",), "d", 4, 2),
+        Import("a.b", ("e",), None, 4, 2),
         Import("pkg", ("*",), None, 5, 0),
         Import("json", (), None, 7, 0),
     )
 
 
 def test_javascript_definitions() -> None:
-    src = '''\
+    src = """\
         const path = require("path");
         import { readFile as rf } from "./fs.js";
         export function load(name) { return rf(path.join(name)); }
@@ -125,11 +131,18 @@ def test_javascript_definitions() -> None:
         }
         const api = { ping() { return "pong"; }, pong: () => "ping" };
         setTimeout(() => load("x"), 10);
-    '''
+    """
     assert kinds("src/store.js", src) == {
-        "load": "function", "save": "function", "plain": "function", "legacy": "function",
-        "Store": "class", "Store.add": "method", "Store.size": "method", "Store.create": "method",
-        "ping": "function", "pong": "function",
+        "load": "function",
+        "save": "function",
+        "plain": "function",
+        "legacy": "function",
+        "Store": "class",
+        "Store.add": "method",
+        "Store.size": "method",
+        "Store.create": "method",
+        "ping": "function",
+        "pong": "function",
     }
     fs = parse_file("src/store.js", textwrap.dedent(src).encode())
     assert Import("path", (), "path", 1, 0) in fs.imports
@@ -140,7 +153,7 @@ def test_javascript_definitions() -> None:
 
 
 def test_typescript_interfaces_types_overloads() -> None:
-    src = '''\
+    src = """\
         import type { Row } from "../db";
         export interface Repo<T> { get(id: string): Promise<T>; readonly name: string }
         export type Id = string | number;
@@ -153,12 +166,19 @@ def test_typescript_interfaces_types_overloads() -> None:
         export function parse(x: number): number;
         export function parse(x: any): number { return Number(x); }
         namespace Util { export const twice = (n: number): number => n * 2; }
-    '''
+    """
     defs = parse("src/repo.ts", src)
     assert {q: d.kind for q, d in defs.items()} == {
-        "Repo": "interface", "Repo.get": "method", "Id": "type", "Mode": "enum",
-        "BaseRepo": "class", "BaseRepo.get": "method", "BaseRepo.log": "method",
-        "parse#1": "function", "parse#2": "function", "parse": "function",
+        "Repo": "interface",
+        "Repo.get": "method",
+        "Id": "type",
+        "Mode": "enum",
+        "BaseRepo": "class",
+        "BaseRepo.get": "method",
+        "BaseRepo.log": "method",
+        "parse#1": "function",
+        "parse#2": "function",
+        "parse": "function",
         "Util.twice": "function",
     }
     # The implementation, last in the file, keeps the plain name.
@@ -166,7 +186,7 @@ def test_typescript_interfaces_types_overloads() -> None:
 
 
 def test_tsx_components() -> None:
-    src = '''\
+    src = """\
         import React, { useState } from "react";
         export function Counter({ start }: { start: number }): JSX.Element {
           const [n, setN] = useState(start);
@@ -174,17 +194,16 @@ def test_tsx_components() -> None:
           return <button onClick={inc}>{n}</button>;
         }
         export const Label: React.FC<{ text: string }> = ({ text }) => <span>{text}</span>;
-    '''
+    """
     assert language_for_path("ui/Counter.tsx") is LANGUAGES["tsx"]
-    assert kinds("ui/Counter.tsx", src) == {"Counter": "function", "Counter.inc": "function",
-                                            "Label": "function"}
+    assert kinds("ui/Counter.tsx", src) == {"Counter": "function", "Counter.inc": "function", "Label": "function"}
     fs = parse_file("ui/Counter.tsx", textwrap.dedent(src).encode())
     assert Import("react", ("default",), "React", 1, 0) in fs.imports
     assert Call("Counter", "useState", 3) in fs.calls
 
 
 def test_go_methods_with_pointer_receivers() -> None:
-    src = '''\
+    src = """\
         package store
 
         import (
@@ -207,11 +226,16 @@ def test_go_methods_with_pointer_receivers() -> None:
         }
 
         func (p Pair[K, V]) Key() K { return p.k }
-    '''
+    """
     defs = parse("store/store.go", src)
     assert {q: d.kind for q, d in defs.items()} == {
-        "Store": "struct", "Getter": "interface", "Getter.Get": "method", "Pair": "struct",
-        "New": "function", "Store.Get": "method", "Pair.Key": "method",
+        "Store": "struct",
+        "Getter": "interface",
+        "Getter.Get": "method",
+        "Pair": "struct",
+        "New": "function",
+        "Store.Get": "method",
+        "Pair.Key": "method",
     }
     assert (defs["Store.Get"].start_line, defs["Store.Get"].end_line) == (18, 20)
     fs = parse_file("store/store.go", textwrap.dedent(src).encode())
@@ -221,7 +245,7 @@ def test_go_methods_with_pointer_receivers() -> None:
 
 
 def test_rust_impl_trait_for_type() -> None:
-    src = '''\
+    src = """\
         use std::collections::{HashMap, hash_map::Entry};
         use crate::db::{self, Pool as P};
 
@@ -244,11 +268,18 @@ def test_rust_impl_trait_for_type() -> None:
             #[test]
             fn works() { assert!(true); }
         }
-    '''
+    """
     assert kinds("src/cache.rs", src) == {
-        "Cache": "struct", "Store": "trait", "Store.get": "method", "Store.name": "method",
-        "impl Cache": "impl", "Cache.new": "method", "impl Store for Cache": "impl",
-        "Cache.get": "method", "Mode": "enum", "tests.works": "function",
+        "Cache": "struct",
+        "Store": "trait",
+        "Store.get": "method",
+        "Store.name": "method",
+        "impl Cache": "impl",
+        "Cache.new": "method",
+        "impl Store for Cache": "impl",
+        "Cache.get": "method",
+        "Mode": "enum",
+        "tests.works": "function",
     }
     fs = parse_file("src/cache.rs", textwrap.dedent(src).encode())
     assert Import("std::collections", ("HashMap",), None, 1, 0) in fs.imports
@@ -260,7 +291,7 @@ def test_rust_impl_trait_for_type() -> None:
 
 
 def test_java_nested_classes_and_overloads() -> None:
-    src = '''\
+    src = """\
         package com.acme.auth;
 
         import java.util.List;
@@ -277,25 +308,42 @@ def test_java_nested_classes_and_overloads() -> None:
             }
             enum Level { LOW, HIGH }
         }
-    '''
+    """
     assert kinds("src/main/java/com/acme/auth/Checker.java", src) == {
-        "Checker": "class", "Checker.Checker": "method", "Checker.check#1": "method",
-        "Checker.check": "method", "Checker.Rules": "class", "Checker.Rules.Rule": "interface",
-        "Checker.Rules.Rule.test": "method", "Checker.Rules.all": "method", "Checker.Level": "enum",
+        "Checker": "class",
+        "Checker.Checker": "method",
+        "Checker.check#1": "method",
+        "Checker.check": "method",
+        "Checker.Rules": "class",
+        "Checker.Rules.Rule": "interface",
+        "Checker.Rules.Rule.test": "method",
+        "Checker.Rules.all": "method",
+        "Checker.Level": "enum",
     }
     fs = parse_file("Checker.java", textwrap.dedent(src).encode())
-    assert fs.imports == (Import("java.util", ("List",), None, 3, 0),
-                          Import("java.util.Objects", ("requireNonNull",), None, 4, 0))
+    assert fs.imports == (
+        Import("java.util", ("List",), None, 3, 0),
+        Import("java.util.Objects", ("requireNonNull",), None, 4, 0),
+    )
     assert Call("Checker.check#1", "db.query", 9) in fs.calls
     assert Call("Checker.check", "check", 10) in fs.calls
 
 
 def test_language_registry() -> None:
     assert set(LANGUAGES) == {"python", "javascript", "typescript", "tsx", "go", "rust", "java"}
-    for path, name in [("a.py", "python"), ("a.pyi", "python"), ("a.mjs", "javascript"),
-                       ("a.cjs", "javascript"), ("a.jsx", "javascript"), ("a.mts", "typescript"),
-                       ("a.cts", "typescript"), ("A.TS", "typescript"), ("a.go", "go"),
-                       ("a.rs", "rust"), ("A.java", "java")]:
+    for path, name in [
+        ("a.py", "python"),
+        ("a.pyi", "python"),
+        ("a.mjs", "javascript"),
+        ("a.cjs", "javascript"),
+        ("a.jsx", "javascript"),
+        ("a.mts", "typescript"),
+        ("a.cts", "typescript"),
+        ("A.TS", "typescript"),
+        ("a.go", "go"),
+        ("a.rs", "rust"),
+        ("A.java", "java"),
+    ]:
         lang = language_for_path(path)
         assert lang is not None and lang.name == name, path
     assert language_for_path("README.md") is None
@@ -304,14 +352,14 @@ def test_language_registry() -> None:
 
 # --- fingerprints ----------------------------------------------------------------------------
 
-BASE = '''\
+BASE = """\
 def total(items, tax):
     # sum it up
     result = 0
     for item in items:
         result += item.price * (1 + tax)
     return result
-'''
+"""
 
 
 def one(source: str, path: str = "m.py") -> Definition:
@@ -331,7 +379,8 @@ def test_rename_keeps_shape_not_body() -> None:
 def test_comments_and_whitespace_keep_body_hash() -> None:
     a = one(BASE)
     edited = BASE.replace("# sum it up", "# add everything, tax included").replace(
-        "result += item.price * (1 + tax)", "result  +=  item.price*(1+tax)   # per item")
+        "result += item.price * (1 + tax)", "result  +=  item.price*(1+tax)   # per item"
+    )
     b = one(edited)
     assert (b.body_hash, b.shape_hash, b.sig_hash) == (a.body_hash, a.shape_hash, a.sig_hash)
     # A docstring is documentation too.
@@ -359,19 +408,39 @@ def test_moving_a_function_keeps_all_hashes() -> None:
     assert moved.start_line == 4
 
 
-@pytest.mark.parametrize(("path", "src", "renamed"), [
-    ("a.go", "package a\nfunc Sum(xs []int) int {\n\tt := 0 // total\n\tfor _, x := range xs { t += x }\n"
-             "\treturn t\n}\n", ("t", "acc")),
-    ("a.rs", "fn sum(xs: &[i32]) -> i32 {\n    let mut t = 0; // total\n    for x in xs { t += x; }\n"
-             "    t\n}\n", ("t", "acc")),
-    ("a.ts", "function sum(xs: number[]): number {\n  let t = 0; /* total */\n  for (const x of xs) t += x;\n"
-             "  return t;\n}\n", ("t", "acc")),
-    ("A.java", "class A {\n  int sum(int[] xs) {\n    int t = 0; // total\n    for (int x : xs) t += x;\n"
-               "    return t;\n  }\n}\n", ("t", "acc")),
-], ids=["go", "rust", "typescript", "java"])
+@pytest.mark.parametrize(
+    ("path", "src", "renamed"),
+    [
+        (
+            "a.go",
+            "package a\nfunc Sum(xs []int) int {\n\tt := 0 // total\n\tfor _, x := range xs { t += x }\n"
+            "\treturn t\n}\n",
+            ("t", "acc"),
+        ),
+        (
+            "a.rs",
+            "fn sum(xs: &[i32]) -> i32 {\n    let mut t = 0; // total\n    for x in xs { t += x; }\n    t\n}\n",
+            ("t", "acc"),
+        ),
+        (
+            "a.ts",
+            "function sum(xs: number[]): number {\n  let t = 0; /* total */\n  for (const x of xs) t += x;\n"
+            "  return t;\n}\n",
+            ("t", "acc"),
+        ),
+        (
+            "A.java",
+            "class A {\n  int sum(int[] xs) {\n    int t = 0; // total\n    for (int x : xs) t += x;\n"
+            "    return t;\n  }\n}\n",
+            ("t", "acc"),
+        ),
+    ],
+    ids=["go", "rust", "typescript", "java"],
+)
 def test_fingerprints_in_other_languages(path: str, src: str, renamed: tuple[str, str]) -> None:
     def fn(text: str) -> Definition:
         return next(d for d in parse_file(path, text.encode()).definitions if d.name == "sum" or d.name == "Sum")
+
     a = fn(src)
     b = fn(re.sub(rf"\b{renamed[0]}\b", renamed[1], src))
     assert b.shape_hash == a.shape_hash and b.body_hash != a.body_hash
@@ -403,6 +472,7 @@ def test_token_similarity_on_long_bodies() -> None:
 
 
 # --- bad input ---------------------------------------------------------------------------------
+
 
 def test_syntax_errors_keep_what_was_recovered() -> None:
     src = b"def good():\n    return 1\n\ndef bad(:\n    pass\n\nclass Fine:\n    x = 1\n"
@@ -439,8 +509,14 @@ def test_every_node_kind_and_field_named_exists_in_its_grammar() -> None:
     # new grammar version must fail here.
     for lang in LANGUAGES.values():
         grammar = lang.load_grammar()
-        for kind in (*lang.definition_kinds, *lang.comment_kinds, *lang.atomic_kinds, *lang.text_kinds,
-                     *lang.call_kinds, *lang.import_kinds):
+        for kind in (
+            *lang.definition_kinds,
+            *lang.comment_kinds,
+            *lang.atomic_kinds,
+            *lang.text_kinds,
+            *lang.call_kinds,
+            *lang.import_kinds,
+        ):
             assert grammar.id_for_node_kind(kind, True), (lang.name, kind)
         fields = {f for spec in lang.definition_kinds.values() for f in (*spec.sig, spec.body) if f}
         found = {f for f in fields if grammar.field_id_for_name(f) is not None}
@@ -456,8 +532,10 @@ def test_the_ast_grep_name_is_a_language_of_ast_grep() -> None:
 
 def test_importing_the_languages_loads_no_parser() -> None:
     # Reading cached symbols (a warm `comind why`) needs the data types, not a parser.
-    code = ("import sys, comind.languages; "
-            "assert not [m for m in sys.modules if m.startswith(('ast_grep_py', 'tree_sitter'))]")
+    code = (
+        "import sys, comind.languages; "
+        "assert not [m for m in sys.modules if m.startswith(('ast_grep_py', 'tree_sitter'))]"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -482,7 +560,9 @@ def test_shared_walk_handles_every_language() -> None:
 # definitions), JSX text, docstrings, doc comments, namespaces, overloads, MISSING tokens and ERROR
 # nodes inside and outside definitions.
 GOLDEN_SOURCES = {
-    "python": ("m.py", '''\
+    "python": (
+        "m.py",
+        '''\
 """Module doc."""
 import os, sys as system
 from .. import up
@@ -507,8 +587,11 @@ async def go(a, /, b, *, c):
     await thing.run(a)
     def broken(:
         pass
-'''),
-    "javascript": ("a.jsx", '''\
+''',
+    ),
+    "javascript": (
+        "a.jsx",
+        """\
 import def, { a as b, c } from "mod";
 export * from "star";
 const x = require("req");
@@ -518,8 +601,11 @@ exports.e = function named() { return <div className="x">  hi {y()}  there </div
 class A extends B { static s = () => 1; #priv() { super.q(); } get v() { return 1 } }
 function* gen() { yield tag`t${z()}`; }
 function miss( { return 1
-'''),
-    "typescript": ("a.ts", '''\
+""",
+    ),
+    "typescript": (
+        "a.ts",
+        """\
 import type { T } from "./t";
 import x = require("y");
 namespace NS { export function inner<T>(a: T): T { return id(a); } }
@@ -534,12 +620,18 @@ function over(a: string): void;
 function over(a: number): void;
 function over(a: any) { return `${a}`; }
 const z = cond ? a : b;
-'''),
-    "tsx": ("c.tsx", '''\
+""",
+    ),
+    "tsx": (
+        "c.tsx",
+        """\
 export const Comp = ({ a }: { a: number }) => <span>{a} text {fmt(a)}</span>;
 function Other() { return <></>; }
-'''),
-    "go": ("s.go", '''\
+""",
+    ),
+    "go": (
+        "s.go",
+        """\
 package s
 
 import (
@@ -554,8 +646,11 @@ type A = int
 func (s *S[T]) Get(k string) (int, error) { fmt.Println("{}", k); return 0, nil }
 func F() { defer g()(); x := func() int { return h() }; _ = x; `raw {}`
 func Broken( {
-'''),
-    "rust": ("l.rs", '''\
+""",
+    ),
+    "rust": (
+        "l.rs",
+        """\
 //! crate doc
 use std::{io::{self, Read}, fmt::*};
 use a::b as c;
@@ -568,8 +663,11 @@ mod inner { fn f() { let x = ; } pub(crate) trait T { fn sig(&self); } }
 enum E { A(i32), B { x: u8 } }
 type Alias<'a> = &'a str;
 fn broken( { }
-'''),
-    "java": ("J.java", '''\
+""",
+    ),
+    "java": (
+        "J.java",
+        '''\
 package p;
 import java.util.*;
 import static java.lang.Math.max;
@@ -584,7 +682,8 @@ public class J<T> extends B implements I {
      text block {}
      """; obj.call(s; }
 }
-'''),
+''',
+    ),
 }
 
 # sha256 of everything the index says about each source (definitions with their hashes, imports,
@@ -614,8 +713,13 @@ def test_output_is_unchanged(name: str) -> None:
 def test_calls_in_strings_know_their_caller() -> None:
     path, src = GOLDEN_SOURCES["python"]
     calls = {(c.caller, c.callee) for c in parse_file(path, src.encode()).calls}
-    assert {("", "os.getcwd"), ("", "helper"), ("K.m#1", "self.n"), ("K.m#1", "width"),
-            ("K.m.inner", "outer.call")} <= calls
+    assert {
+        ("", "os.getcwd"),
+        ("", "helper"),
+        ("K.m#1", "self.n"),
+        ("K.m#1", "width"),
+        ("K.m.inner", "outer.call"),
+    } <= calls
     # Braces in a Rust or Go string are formatting, not code.
     for name in ("rust", "go"):
         path, src = GOLDEN_SOURCES[name]
@@ -624,10 +728,63 @@ def test_calls_in_strings_know_their_caller() -> None:
 
 # Pieces of code in every registered language, cut and spliced at random: the walk must read any
 # input (unbalanced brackets, stray quotes, invalid UTF-8, NUL-free binary noise) without raising.
-_PIECES = ["def ", "class ", "function ", "fn ", "func ", "impl ", "interface ", "struct ", "enum ", "type ",
-           "async ", "export ", "import ", "from ", "return ", "=> ", "f(", "g.h(", "x", "y1", "_z", "(", ")",
-           "{", "}", "[", "]", "<", ">", ":", ";", ",", ".", "=", "+", "'", '"', "`", "${", "f'{", "#", "//",
-           "/*", "*/", '"""', "\\", "@dec\n", "\n", "\n    ", "\t", " ", "é", "漢", "\U0001f600", "\r\n"]
+_PIECES = [
+    "def ",
+    "class ",
+    "function ",
+    "fn ",
+    "func ",
+    "impl ",
+    "interface ",
+    "struct ",
+    "enum ",
+    "type ",
+    "async ",
+    "export ",
+    "import ",
+    "from ",
+    "return ",
+    "=> ",
+    "f(",
+    "g.h(",
+    "x",
+    "y1",
+    "_z",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "<",
+    ">",
+    ":",
+    ";",
+    ",",
+    ".",
+    "=",
+    "+",
+    "'",
+    '"',
+    "`",
+    "${",
+    "f'{",
+    "#",
+    "//",
+    "/*",
+    "*/",
+    '"""',
+    "\\",
+    "@dec\n",
+    "\n",
+    "\n    ",
+    "\t",
+    " ",
+    "é",
+    "漢",
+    "\U0001f600",
+    "\r\n",
+]
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=60), st.binary(max_size=8), st.sampled_from(sorted(LANGUAGES)))

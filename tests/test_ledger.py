@@ -19,8 +19,15 @@ WORDS = ["redis", "cache", "permission", "session", "token", "retry", "timeout",
 
 
 def knowledge(title: str, body: str = "", created_at: str | None = None):  # type: ignore[no-untyped-def]
-    return new_record("gotcha", title=title, body=body, anchors=[parse_anchor("app/x.py::f")],
-                      fields={"symptom": "s", "cause": "c"}, provenance=PROV, created_at=created_at)
+    return new_record(
+        "gotcha",
+        title=title,
+        body=body,
+        anchors=[parse_anchor("app/x.py::f")],
+        fields={"symptom": "s", "cause": "c"},
+        provenance=PROV,
+        created_at=created_at,
+    )
 
 
 def relation(kind: str, target: str, source: str | None = None):  # type: ignore[no-untyped-def]
@@ -44,8 +51,13 @@ def test_sync_reads_only_new_keys(tmp_path: Path) -> None:
 
 def test_search_ranks_title_first_and_handles_fts_syntax(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "s"))
-    store.put_many([knowledge("Redis cache for permissions"), knowledge("Session handling", body="mentions redis"),
-                    knowledge("Unrelated")])
+    store.put_many(
+        [
+            knowledge("Redis cache for permissions"),
+            knowledge("Session handling", body="mentions redis"),
+            knowledge("Unrelated"),
+        ]
+    )
     ledger = Ledger(tmp_path / "v.sqlite", {"store": store})
     ledger.sync()
     assert [r.title for r in ledger.search("redis")] == ["Redis cache for permissions", "Session handling"]
@@ -121,14 +133,16 @@ ops = st.lists(
         st.tuples(st.just("compact"), st.sampled_from(["store", "harvest"])),
         st.tuples(st.just("sync")),
     ),
-    min_size=1, max_size=25,
+    min_size=1,
+    max_size=25,
 )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops)
-def test_incremental_view_equals_full_rebuild(tmp_path_factory: pytest.TempPathFactory,
-                                              operations: list[tuple[object, ...]]) -> None:
+def test_incremental_view_equals_full_rebuild(
+    tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[object, ...]]
+) -> None:
     from comind.status import derive
 
     base = tmp_path_factory.mktemp("prop")
@@ -176,9 +190,11 @@ def test_a_cache_of_an_older_shape_is_rebuilt_not_an_error(tmp_path: Path) -> No
     store = Store(str(tmp_path / "s"))
     store.put_many([knowledge(f"gotcha {i}") for i in range(3)])
     old = sqlite3.connect(tmp_path / "view.sqlite")  # what an earlier comind left: no segment column
-    old.executescript("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('version', '2');"
-                      "CREATE TABLE snapshot_keys(source TEXT, key TEXT, PRIMARY KEY(source, key));"
-                      "CREATE VIRTUAL TABLE fts USING fts5(title, body);")
+    old.executescript(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('version', '2');"
+        "CREATE TABLE snapshot_keys(source TEXT, key TEXT, PRIMARY KEY(source, key));"
+        "CREATE VIRTUAL TABLE fts USING fts5(title, body);"
+    )
     old.close()
     ledger = Ledger(tmp_path / "view.sqlite", {"store": store})
     assert ledger.sync().added == 3 and ledger.count() == 3

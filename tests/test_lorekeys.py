@@ -39,8 +39,10 @@ Reversibility: clean
 Tested: Single expired token refresh (unit)
 Not-tested: Auth service cold-start > 500ms behavior
 Related: 9c8b7a6e
-""".format(directive="Directive: [until:auth-v3] Error handling is intentionally broad (all 4xx) -- do not narrow"
-                     " without verifying upstream behavior")
+""".format(
+    directive="Directive: [until:auth-v3] Error handling is intentionally broad (all 4xx) -- do not narrow"
+    " without verifying upstream behavior"
+)
 
 
 def test_spec_full_example_from_a_real_commit(tmp_path: Path) -> None:
@@ -50,11 +52,14 @@ def test_spec_full_example_from_a_real_commit(tmp_path: Path) -> None:
     assert commit.sha == sha
     atom = lore_atom(commit.message)
     assert atom.has_lore and atom.lore_id == "a7f3b2c1" and atom.lore_id_valid
-    assert atom.constraints == ("Auth service does not support token introspection",
-                                "Must not add latency to non-expired-token paths")
+    assert atom.constraints == (
+        "Auth service does not support token introspection",
+        "Must not add latency to non-expired-token paths",
+    )
     assert [(r.option, r.reason) for r in atom.rejected] == [
         ("Extend token TTL to 24h", "security policy violation"),
-        ("Background refresh on timer", "race condition with concurrent requests")]
+        ("Background refresh on timer", "race condition with concurrent requests"),
+    ]
     assert atom.confidence is not None and atom.confidence.value == "high"
     assert atom.scope_risk is not None and atom.scope_risk.value == "narrow"
     assert atom.reversibility is not None and atom.reversibility.value == "clean"
@@ -68,11 +73,13 @@ def test_spec_full_example_from_a_real_commit(tmp_path: Path) -> None:
 
 
 def test_oh_my_codex_dialect_without_lore_id_after_co_author_paragraph() -> None:
-    msg = ("Keep retries bounded so the queue drains\n\nConstraint: upstream rate limit is 10/s\n"
-           "Rejected: unbounded retries| floods the queue\nConfidence: medium\nScope-risk: broad\n"
-           "Reversibility: messy\nDirective: Error handling is intentionally broad (all 4xx)\n"
-           "  -- do not narrow without verifying upstream behavior\nRelated: src/queue.py, issue 12\n\n"
-           "Co-authored-by: Agent <agent@example.com>\n")
+    msg = (
+        "Keep retries bounded so the queue drains\n\nConstraint: upstream rate limit is 10/s\n"
+        "Rejected: unbounded retries| floods the queue\nConfidence: medium\nScope-risk: broad\n"
+        "Reversibility: messy\nDirective: Error handling is intentionally broad (all 4xx)\n"
+        "  -- do not narrow without verifying upstream behavior\nRelated: src/queue.py, issue 12\n\n"
+        "Co-authored-by: Agent <agent@example.com>\n"
+    )
     atom = lore_atom(msg)
     assert atom.has_lore and atom.lore_id is None and not atom.lore_id_valid
     assert atom.rejected[0].option == "unbounded retries" and atom.rejected[0].reason == "floods the queue"
@@ -84,11 +91,13 @@ def test_oh_my_codex_dialect_without_lore_id_after_co_author_paragraph() -> None
 
 
 def test_commitlore_dialect() -> None:
-    msg = ("Pin the resolver\n\nLimit: registry mirrors lag by a day\nRuled-out: vendoring|too heavy | really\n"
-           "Warn: [until:2026-02] keep the pin\nBlast: module\nUndo: costly\nCertainty: tentative\n"
-           "Verified: CI matrix\nUnverified: Windows\nRecord-Id: r-abc123\nFollows: r-zzz999\n"
-           "Supersedes: r-old001\nExpires: 2026-12-31\nEvidence: docs/adr.md#pin\nProvenance: authored\n"
-           "X-Team: core\n")
+    msg = (
+        "Pin the resolver\n\nLimit: registry mirrors lag by a day\nRuled-out: vendoring|too heavy | really\n"
+        "Warn: [until:2026-02] keep the pin\nBlast: module\nUndo: costly\nCertainty: tentative\n"
+        "Verified: CI matrix\nUnverified: Windows\nRecord-Id: r-abc123\nFollows: r-zzz999\n"
+        "Supersedes: r-old001\nExpires: 2026-12-31\nEvidence: docs/adr.md#pin\nProvenance: authored\n"
+        "X-Team: core\n"
+    )
     atom = lore_atom(msg)
     assert atom.constraints == ("registry mirrors lag by a day",)
     assert atom.rejected[0][:2] == ("vendoring", "too heavy | really")  # split on the FIRST |
@@ -106,15 +115,22 @@ def test_commitlore_dialect() -> None:
 
 
 def test_invalid_values_are_kept_raw_and_flagged() -> None:
-    msg = ("S\n\nLore-id: XYZ\nLore-id: a7f3b2c1\nConfidence: sure\nRejected: no pipe here\n"
-           "Directive: [until:2026-13-45] bad date\n")
+    msg = (
+        "S\n\nLore-id: XYZ\nLore-id: a7f3b2c1\nConfidence: sure\nRejected: no pipe here\n"
+        "Directive: [until:2026-13-45] bad date\n"
+    )
     atom = lore_atom(msg)
     assert atom.lore_id == "XYZ" and not atom.lore_id_valid
     assert atom.confidence is not None and (atom.confidence.value, atom.confidence.raw) == (None, "sure")
     assert atom.rejected[0] == ("no pipe here", "", "no pipe here")
     assert atom.directives[0].until is None
     assert {p.split(":")[0] for p in atom.problems} == {
-        "lore-id-invalid", "lore-id-repeated", "enum-invalid", "rejected-without-reason", "directive-until-invalid"}
+        "lore-id-invalid",
+        "lore-id-repeated",
+        "enum-invalid",
+        "rejected-without-reason",
+        "directive-until-invalid",
+    }
 
 
 def test_last_valid_enum_wins() -> None:
@@ -122,13 +138,23 @@ def test_last_valid_enum_wins() -> None:
     assert atom.confidence is not None and (atom.confidence.value, atom.confidence.raw) == ("high", "High (ran CI)")
 
 
-@pytest.mark.parametrize(("concept", "raw", "value"), [
-    ("Scope-risk", "broad", "wide"), ("Scope-risk", "System", "wide"), ("Scope-risk", "local", "narrow"),
-    ("Reversibility", "migration needed", "migration-needed"), ("Reversibility", "difficult", "irreversible"),
-    ("Reversibility", "moderate", "migration-needed"), ("Reversibility", "permanent", "irreversible"),
-    ("Reversibility", "easy", "clean"), ("Confidence", "guess", "low"), ("Confidence", "firm", "high"),
-    ("Confidence", "highest", None), ("Confidence", "", None),
-])
+@pytest.mark.parametrize(
+    ("concept", "raw", "value"),
+    [
+        ("Scope-risk", "broad", "wide"),
+        ("Scope-risk", "System", "wide"),
+        ("Scope-risk", "local", "narrow"),
+        ("Reversibility", "migration needed", "migration-needed"),
+        ("Reversibility", "difficult", "irreversible"),
+        ("Reversibility", "moderate", "migration-needed"),
+        ("Reversibility", "permanent", "irreversible"),
+        ("Reversibility", "easy", "clean"),
+        ("Confidence", "guess", "low"),
+        ("Confidence", "firm", "high"),
+        ("Confidence", "highest", None),
+        ("Confidence", "", None),
+    ],
+)
 def test_enum_aliases(concept: str, raw: str, value: str | None) -> None:
     assert normalise_enum(concept, raw) == value
 
@@ -157,9 +183,16 @@ def test_no_lore() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300), st.lists(st.sampled_from(
-    ["Lore-id: ", "Confidence: ", "Rejected: ", "Directive: [until:", "Related: ", "Expires: ", "Scope-risk: "]),
-    max_size=6), st.text(max_size=20))
+@given(
+    st.text(max_size=300),
+    st.lists(
+        st.sampled_from(
+            ["Lore-id: ", "Confidence: ", "Rejected: ", "Directive: [until:", "Related: ", "Expires: ", "Scope-risk: "]
+        ),
+        max_size=6,
+    ),
+    st.text(max_size=20),
+)
 def test_fuzz_never_raises(prefix: str, keys: list[str], value: str) -> None:
     message = "Subject\n\n" + prefix + "\n\n" + "\n".join(k + value.replace("\n", " ") for k in keys)
     atom = lore_atom(message)

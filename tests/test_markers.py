@@ -47,10 +47,18 @@ def test_git_revert(repo: HarvestRepo) -> None:
     revert = repo.revert(original)
     subject_marker, body_marker = markers_of(message_of(repo, revert))
     assert (subject_marker.kind, subject_marker.quoted_subject, subject_marker.pr, subject_marker.is_reland) == (
-        "subject-revert-quoted", "Cache results in memory (#12)", 12, False)
+        "subject-revert-quoted",
+        "Cache results in memory (#12)",
+        12,
+        False,
+    )
     assert not subject_marker.needs_target
     assert (body_marker.kind, body_marker.sha, body_marker.source, body_marker.indented) == (
-        "this-reverts-commit", original, "body", False)
+        "this-reverts-commit",
+        original,
+        "body",
+        False,
+    )
     assert revert_reason(*split_message(message_of(repo, revert))) == ""
 
 
@@ -98,47 +106,74 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
     assert reason == subject
 
 
-@pytest.mark.parametrize(("message", "expected"), [
-    ('Reapply "Use a pool"\n\nThis reverts commit ' + "a" * 40 + ".\n",
-     [("revert-of-revert", None, None, True), ("this-reverts-commit", "a" * 40, None, False)]),
-    ('Revert^2 "net: fix leak"\n\nThis reverts commit abcdef1234567.\n\nReason for revert: relanding with fix\n',
-     [("revert-of-revert", None, None, True), ("this-reverts-commit", "abcdef1234567", None, False)]),
-    ('Revert "Add caching"\n\nReverts octo/app#123\n',
-     [("subject-revert-quoted", None, None, False), ("github-reverts-pr", None, 123, False)]),
-    ("Revert caching (#5)\n\nReverts #42\n",
-     [("free-form", None, None, False), ("github-reverts-pr", None, 42, False)]),
-    ("revert: use chokidar v3 (#18659)\n", [("conventional-revert", None, None, False)]),
-    ("revert(server)!: fix(logger): truncate log (#16581) (#17729)\n", [("conventional-revert", None, 16581, False)]),
-    ('docs: revert "docs: remove scrimba link" (#21604)\n', [("subject-revert-quoted", None, None, False)]),
-    ("fix: reverts #8278\n", [("subject-revert-ref", None, 8278, False)]),
-    ("Revert #12 and #13\n", [("subject-revert-ref", None, 12, False), ("subject-revert-ref", None, 13, False)]),
-    ("Revert PR 1440\n", [("subject-revert-ref", None, 1440, False)]),
-    ("revert 8e6e47af and c121b98c\n", [("subject-revert-ref", "8e6e47af", None, False),
-                                        ("subject-revert-ref", "c121b98c", None, False)]),
-    ("Partially revert ab84f9be5740d4649d734e73b84f17f85e52ffc9\n",
-     [("subject-revert-ref", "ab84f9be5740d4649d734e73b84f17f85e52ffc9", None, False)]),
-    ("Revert fmt\n", [("free-form", None, None, False)]),
-    ("Back out #850 (#1079)\n", [("subject-revert-ref", None, 850, False)]),
-    ("Backed out changeset 0b5d1d9c4b4f (bug 1234) for causing bustage\n",
-     [("subject-revert-ref", "0b5d1d9c4b4f", None, False)]),
-    ("Backout 8e6e47af\n", [("subject-revert-ref", "8e6e47af", None, False)]),
-    ("Backed out the redis cache (#12)\n", [("free-form", None, None, False)]),
-    ("Add a backout plan\n", []),
-    ("Checkout the docs\n", []),
-    ("Reverting redirect examples\n", [("free-form", None, None, False)]),
-    ("net: fix leak\n\nThis reverts CL 12345.\n", [("gerrit-reverts-cl", None, None, False)]),
-    ('go/packages: revert "handle invalid files in overlays"\n', [("subject-revert-quoted", None, None, False)]),
-    ("buildtag: drop the fixer\n\nThis CL reverts commit 517957c, CL 694415, because it reports non-problems.\n",
-     [("this-reverts-commit", "517957c", None, False)]),
-    ("Revert submission 1234-topic\n\nReverted changes: /q/submissionid:1234-topic\n",
-     [("gerrit-revert-submission", None, None, False)]),
-    ("Revertible tokens are now supported\n", []),
-    ("Fix a doc oversight, and revert 5876a8fd.\n", [("inline-revert-ref", "5876a8fd", None, False)]),
-    ("fix(css): resolve relative paths in sass, revert #20300 (#20349)\n", [("inline-revert-ref", None, 20300, False)]),
-    ("fix!: avoid rewriting this (reverts #5312) (#14098)\n", [("inline-revert-ref", None, 5312, False)]),
-    ("feat: legacy options to revert to v2 strategies (#8623)\n", []),
-    ("Add feature\n\n> This reverts commit abcdef1234567.\n", []),
-])
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            'Reapply "Use a pool"\n\nThis reverts commit ' + "a" * 40 + ".\n",
+            [("revert-of-revert", None, None, True), ("this-reverts-commit", "a" * 40, None, False)],
+        ),
+        (
+            'Revert^2 "net: fix leak"\n\nThis reverts commit abcdef1234567.\n\nReason for revert: relanding with fix\n',
+            [("revert-of-revert", None, None, True), ("this-reverts-commit", "abcdef1234567", None, False)],
+        ),
+        (
+            'Revert "Add caching"\n\nReverts octo/app#123\n',
+            [("subject-revert-quoted", None, None, False), ("github-reverts-pr", None, 123, False)],
+        ),
+        (
+            "Revert caching (#5)\n\nReverts #42\n",
+            [("free-form", None, None, False), ("github-reverts-pr", None, 42, False)],
+        ),
+        ("revert: use chokidar v3 (#18659)\n", [("conventional-revert", None, None, False)]),
+        (
+            "revert(server)!: fix(logger): truncate log (#16581) (#17729)\n",
+            [("conventional-revert", None, 16581, False)],
+        ),
+        ('docs: revert "docs: remove scrimba link" (#21604)\n', [("subject-revert-quoted", None, None, False)]),
+        ("fix: reverts #8278\n", [("subject-revert-ref", None, 8278, False)]),
+        ("Revert #12 and #13\n", [("subject-revert-ref", None, 12, False), ("subject-revert-ref", None, 13, False)]),
+        ("Revert PR 1440\n", [("subject-revert-ref", None, 1440, False)]),
+        (
+            "revert 8e6e47af and c121b98c\n",
+            [("subject-revert-ref", "8e6e47af", None, False), ("subject-revert-ref", "c121b98c", None, False)],
+        ),
+        (
+            "Partially revert ab84f9be5740d4649d734e73b84f17f85e52ffc9\n",
+            [("subject-revert-ref", "ab84f9be5740d4649d734e73b84f17f85e52ffc9", None, False)],
+        ),
+        ("Revert fmt\n", [("free-form", None, None, False)]),
+        ("Back out #850 (#1079)\n", [("subject-revert-ref", None, 850, False)]),
+        (
+            "Backed out changeset 0b5d1d9c4b4f (bug 1234) for causing bustage\n",
+            [("subject-revert-ref", "0b5d1d9c4b4f", None, False)],
+        ),
+        ("Backout 8e6e47af\n", [("subject-revert-ref", "8e6e47af", None, False)]),
+        ("Backed out the redis cache (#12)\n", [("free-form", None, None, False)]),
+        ("Add a backout plan\n", []),
+        ("Checkout the docs\n", []),
+        ("Reverting redirect examples\n", [("free-form", None, None, False)]),
+        ("net: fix leak\n\nThis reverts CL 12345.\n", [("gerrit-reverts-cl", None, None, False)]),
+        ('go/packages: revert "handle invalid files in overlays"\n', [("subject-revert-quoted", None, None, False)]),
+        (
+            "buildtag: drop the fixer\n\nThis CL reverts commit 517957c, CL 694415, because it reports non-problems.\n",
+            [("this-reverts-commit", "517957c", None, False)],
+        ),
+        (
+            "Revert submission 1234-topic\n\nReverted changes: /q/submissionid:1234-topic\n",
+            [("gerrit-revert-submission", None, None, False)],
+        ),
+        ("Revertible tokens are now supported\n", []),
+        ("Fix a doc oversight, and revert 5876a8fd.\n", [("inline-revert-ref", "5876a8fd", None, False)]),
+        (
+            "fix(css): resolve relative paths in sass, revert #20300 (#20349)\n",
+            [("inline-revert-ref", None, 20300, False)],
+        ),
+        ("fix!: avoid rewriting this (reverts #5312) (#14098)\n", [("inline-revert-ref", None, 5312, False)]),
+        ("feat: legacy options to revert to v2 strategies (#8623)\n", []),
+        ("Add feature\n\n> This reverts commit abcdef1234567.\n", []),
+    ],
+)
 def test_forms(message: str, expected: list[tuple[str, str | None, int | None, bool]]) -> None:
     got = [(m.kind, m.sha, m.pr, m.is_reland) for m in markers_of(message)]
     assert got == expected
@@ -158,42 +193,50 @@ def test_a_prefixed_quoted_revert_keeps_its_prefix_apart() -> None:
     assert m.scope is None
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ("Reland of #33158, with the flaky test fixed.", [(None, 33158, None)]),
-    ("This relands 0fdde844a.\n\nIt was reverted for a test failure.", [("0fdde844a", None, None)]),
-    ("Reapply go.dev/cl/731503", [(None, None, 731503)]),
-    ("This CL reapplies CL 12345 and https://github.com/o/r/pull/9", [(None, None, 12345)]),
-    ("  - Re-applies https://github.com/o/r/pull/9", [(None, 9, None)]),
-    ("Brings back commit 1a2e7741c334.", [("1a2e7741c334", None, None)]),
-    ("This PR resets the revert made by #16610, bringing back #16383\nwhich fixes --watch.", [(None, 16383, None)]),
-    ("Re-attempt at #21284. I was more thorough this time.", [(None, 21284, None)]),
-    ("(Second attempt at CL 509560, rolled back in a5e8bb0, because", [(None, None, 509560)]),
-    ("(Second attempt at https://go-review.googlesource.com/c/tools/+/411910,", [(None, None, 411910)]),
-    ("This is reapplying CL121995 after rolling back the change", [(None, None, 121995)]),
-    ("This is another take at #7810 which was reverted because it caused", [(None, 7810, None)]),
-    ("(Reopening #2408 after the revert #2414. This fixes parts of #2090)", [(None, 2408, None)]),
-    ("Another try at https://github.com/o/r/issues/25464", []),
-    ("A second attempt at fixing msys terminal width, see #12.", []),
-    ("Relands `module.registerHooks()`", []),
-    ("Bring back the old flag; see #12.", []),
-    ("We reland it later; see #12.", []),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("Reland of #33158, with the flaky test fixed.", [(None, 33158, None)]),
+        ("This relands 0fdde844a.\n\nIt was reverted for a test failure.", [("0fdde844a", None, None)]),
+        ("Reapply go.dev/cl/731503", [(None, None, 731503)]),
+        ("This CL reapplies CL 12345 and https://github.com/o/r/pull/9", [(None, None, 12345)]),
+        ("  - Re-applies https://github.com/o/r/pull/9", [(None, 9, None)]),
+        ("Brings back commit 1a2e7741c334.", [("1a2e7741c334", None, None)]),
+        ("This PR resets the revert made by #16610, bringing back #16383\nwhich fixes --watch.", [(None, 16383, None)]),
+        ("Re-attempt at #21284. I was more thorough this time.", [(None, 21284, None)]),
+        ("(Second attempt at CL 509560, rolled back in a5e8bb0, because", [(None, None, 509560)]),
+        ("(Second attempt at https://go-review.googlesource.com/c/tools/+/411910,", [(None, None, 411910)]),
+        ("This is reapplying CL121995 after rolling back the change", [(None, None, 121995)]),
+        ("This is another take at #7810 which was reverted because it caused", [(None, 7810, None)]),
+        ("(Reopening #2408 after the revert #2414. This fixes parts of #2090)", [(None, 2408, None)]),
+        ("Another try at https://github.com/o/r/issues/25464", []),
+        ("A second attempt at fixing msys terminal width, see #12.", []),
+        ("Relands `module.registerHooks()`", []),
+        ("Bring back the old flag; see #12.", []),
+        ("We reland it later; see #12.", []),
+    ],
+)
 def test_reland_references(body: str, expected: list[tuple[str | None, int | None, int | None]]) -> None:
     assert reland_references(body) == expected
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ("This PR is a reland of #14734 after it was reverted in #16366, except", [(None, 16366, None)]),
-    ("It was reverted by 1a2e774f because of a leak.", [("1a2e774f", None, None)]),
-    ("which was reverted with go.dev/cl/509560.", [(None, None, 509560)]),
-    ("reverted in https://github.com/o/r/pull/77 and", [(None, 77, None)]),
-    ("The test was reverted in the end.", []),
-    ("un-reverted by #5", []),
-    ("Relands `module.registerHooks()` support after the full `module.register()` revert in #34077.",
-     [(None, 34077, None)]),  # the noun: the revert that #34077 made
-    ("Revert #12 and #13 first.", []),  # what to revert, not where it was reverted
-    ("Revert of #12", []),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("This PR is a reland of #14734 after it was reverted in #16366, except", [(None, 16366, None)]),
+        ("It was reverted by 1a2e774f because of a leak.", [("1a2e774f", None, None)]),
+        ("which was reverted with go.dev/cl/509560.", [(None, None, 509560)]),
+        ("reverted in https://github.com/o/r/pull/77 and", [(None, 77, None)]),
+        ("The test was reverted in the end.", []),
+        ("un-reverted by #5", []),
+        (
+            "Relands `module.registerHooks()` support after the full `module.register()` revert in #34077.",
+            [(None, 34077, None)],
+        ),  # the noun: the revert that #34077 made
+        ("Revert #12 and #13 first.", []),  # what to revert, not where it was reverted
+        ("Revert of #12", []),
+    ],
+)
 def test_revert_references(body: str, expected: list[tuple[str | None, int | None, int | None]]) -> None:
     assert revert_references(body) == expected
 
@@ -208,9 +251,11 @@ def test_conventional_and_free_form_need_a_target() -> None:
 
 
 def test_gerrit_cl_and_reason() -> None:
-    message = ("Revert \"net: fix leak\"\n\nThis reverts CL 12345.\n\nReason for revert: breaks the\n"
-               "arm64 builders.\n\nOriginal change's description:\n> net: fix leak\n>\n> Change-Id: I1\n\n"
-               "Change-Id: I2\n")
+    message = (
+        'Revert "net: fix leak"\n\nThis reverts CL 12345.\n\nReason for revert: breaks the\n'
+        "arm64 builders.\n\nOriginal change's description:\n> net: fix leak\n>\n> Change-Id: I1\n\n"
+        "Change-Id: I2\n"
+    )
     subject, body = split_message(message)
     cl = next(m for m in revert_markers(subject, body) if m.kind == "gerrit-reverts-cl")
     assert cl.cl == 12345
@@ -218,14 +263,16 @@ def test_gerrit_cl_and_reason() -> None:
 
 
 def test_reason_is_the_body_without_boilerplate() -> None:
-    message = ('Revert "Add caching"\n\nThis reverts commit ' + "b" * 40 + ".\n\nThe cache served stale\n"
-               "sessions after logout.\n\n> quoted review\n\n(cherry picked from commit " + "c" * 40 + ")\n"
-               "Signed-off-by: A <a@b>\n")
+    message = (
+        'Revert "Add caching"\n\nThis reverts commit ' + "b" * 40 + ".\n\nThe cache served stale\n"
+        "sessions after logout.\n\n> quoted review\n\n(cherry picked from commit " + "c" * 40 + ")\n"
+        "Signed-off-by: A <a@b>\n"
+    )
     assert revert_reason(*split_message(message)) == "The cache served stale sessions after logout."
 
 
 def test_squash_body_markers_are_indented() -> None:
-    message = ("Add feature (#9)\n\n* wip\n\n* Revert \"wip\"\n\n  This reverts commit abcdef1234567.\n")
+    message = 'Add feature (#9)\n\n* wip\n\n* Revert "wip"\n\n  This reverts commit abcdef1234567.\n'
     (m,) = markers_of(message)
     assert m.kind == "this-reverts-commit" and m.indented
 
@@ -245,15 +292,18 @@ def test_nested_quotes_and_unterminated() -> None:
     assert m.kind == "subject-revert-quoted" and m.quoted_subject == "a very long subject that was cut"
 
 
-@pytest.mark.parametrize(("subject", "normalised"), [
-    ('Revert "fix(css): spread options (#14024)"', "spread options"),
-    ("revert: fix(logger): truncate log (#16581) (#17729)", "truncate log"),
-    ('Reapply "Revert "Use a pool""', "use a pool"),
-    ("Revert^2 \"feat!: Use  a\tpool.\"", "use a pool"),
-    ("Fix send-tweet CI job (pydantic/pydantic-core#12)", "fix send-tweet ci job"),
-    ("net: fix leak", "net: fix leak"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("subject", "normalised"),
+    [
+        ('Revert "fix(css): spread options (#14024)"', "spread options"),
+        ("revert: fix(logger): truncate log (#16581) (#17729)", "truncate log"),
+        ('Reapply "Revert "Use a pool""', "use a pool"),
+        ('Revert^2 "feat!: Use  a\tpool."', "use a pool"),
+        ("Fix send-tweet CI job (pydantic/pydantic-core#12)", "fix send-tweet ci job"),
+        ("net: fix leak", "net: fix leak"),
+        ("", ""),
+    ],
+)
 def test_normalise_subject(subject: str, normalised: str) -> None:
     assert normalise_subject(subject) == normalised
 
@@ -266,7 +316,8 @@ def test_trailing_pr() -> None:
 
 def test_original_and_conventional_revert_normalise_alike() -> None:
     assert normalise_subject("fix: upgrade esbuild to 0.20.x (#16000)") == normalise_subject(
-        'revert: "fix: upgrade esbuild to 0.20.x" (#16072)')
+        'revert: "fix: upgrade esbuild to 0.20.x" (#16072)'
+    )
 
 
 @settings(max_examples=400, deadline=None)
@@ -274,28 +325,39 @@ def test_original_and_conventional_revert_normalise_alike() -> None:
 def test_fuzz_never_raises(subject: str, body: str) -> None:
     for m in revert_markers(subject, body):
         assert m.kind in {
-            "this-reverts-commit", "subject-revert-quoted", "revert-of-revert", "github-reverts-pr",
-            "gerrit-reverts-cl", "gerrit-revert-submission", "subject-revert-ref", "conventional-revert", "free-form",
-            "body-revert-quoted"}
+            "this-reverts-commit",
+            "subject-revert-quoted",
+            "revert-of-revert",
+            "github-reverts-pr",
+            "gerrit-reverts-cl",
+            "gerrit-revert-submission",
+            "subject-revert-ref",
+            "conventional-revert",
+            "free-form",
+            "body-revert-quoted",
+        }
     revert_reason(subject, body)
     normalise_subject(subject)
     for sha, pr, cl in reland_references(body) + revert_references(body):
         assert sum(x is not None for x in (sha, pr, cl)) == 1
 
 
-@pytest.mark.parametrize("payload", [
-    "Revert \"" * 200_000,
-    " " * 1_000_000,
-    "(" * 1_000_000,
-    "This reverts commit " + "a" * 1_000_000,
-    "revert #1, " * 100_000,
-    "\x00" * 1_000_000,
-    "Reverts " + " " * 1_000_000 + "#1",
-    ("(#1) " * 200_000),
-    "a/" * 500_000 + ': revert "x"',
-    "Reland of " * 100_000,
-    "reverted in " * 100_000,
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        'Revert "' * 200_000,
+        " " * 1_000_000,
+        "(" * 1_000_000,
+        "This reverts commit " + "a" * 1_000_000,
+        "revert #1, " * 100_000,
+        "\x00" * 1_000_000,
+        "Reverts " + " " * 1_000_000 + "#1",
+        ("(#1) " * 200_000),
+        "a/" * 500_000 + ': revert "x"',
+        "Reland of " * 100_000,
+        "reverted in " * 100_000,
+    ],
+)
 def test_pathological_megabyte_inputs_complete(payload: str) -> None:
     revert_markers(payload, payload)
     reland_references(payload)
@@ -316,7 +378,9 @@ def test_a_title_github_cut_is_made_whole_from_the_body() -> None:
     (quoted, sha) = revert_markers(whole, rest)
     assert quoted.pr == 26215 and not quoted.truncated and sha.sha.startswith("06778e4e")
     assert full_subject("Plain … subject", "…not a continuation? no: the subject ends otherwise") == (
-        "Plain … subject", "…not a continuation? no: the subject ends otherwise")
+        "Plain … subject",
+        "…not a continuation? no: the subject ends otherwise",
+    )
 
 
 def test_a_cut_quoted_subject_is_resolved_by_its_prefix() -> None:
@@ -330,12 +394,18 @@ def test_a_cut_quoted_subject_is_resolved_by_its_prefix() -> None:
 
 
 def test_body_revert_lines_count_under_a_revert_subject_only() -> None:
-    body = ('* Revert "feat(ext/http): stream auto resp body compression (#14325)"\n'
-            '* Revert "core: introduce `resource.read_return` (#14331)"\n')
-    kinds = [(m.kind, m.pr, m.indented) for m in markers_of('Revert various PRs related to "ext/http" (#14339)\n\n'
-                                                             + body)]
-    assert kinds == [("free-form", None, False), ("body-revert-quoted", 14325, True),
-                     ("body-revert-quoted", 14331, True)]
+    body = (
+        '* Revert "feat(ext/http): stream auto resp body compression (#14325)"\n'
+        '* Revert "core: introduce `resource.read_return` (#14331)"\n'
+    )
+    kinds = [
+        (m.kind, m.pr, m.indented) for m in markers_of('Revert various PRs related to "ext/http" (#14339)\n\n' + body)
+    ]
+    assert kinds == [
+        ("free-form", None, False),
+        ("body-revert-quoted", 14325, True),
+        ("body-revert-quoted", 14331, True),
+    ]
     assert markers_of("feat: a squashed PR (#9)\n\n" + body) == []
 
 
@@ -358,54 +428,85 @@ def test_pr_numbers_and_descriptions_of_loose_reverts() -> None:
 
 def test_this_reverts_commit_as_a_url_on_the_next_line() -> None:
     sha = "83426be6eead06c680ae527468aeaf8723543ff2"
-    (_, m) = markers_of(f'Revert "refactor: x (#20303) (#20370)\n\nThis reverts commit\n'
-                        f"https://github.com/denoland/deno/commit/{sha}.\n")
+    (_, m) = markers_of(
+        f'Revert "refactor: x (#20303) (#20370)\n\nThis reverts commit\n'
+        f"https://github.com/denoland/deno/commit/{sha}.\n"
+    )
     assert m.kind == "this-reverts-commit" and m.sha == sha
 
 
 def test_backticks_do_not_change_a_subject() -> None:
-    assert normalise_subject("perf(http): optimize `ReadableStream`s backed by a resource (#14284)") == \
-        normalise_subject("perf(http): optimize ReadableStreams backed by a resource") == \
-        "optimize readablestreams backed by a resource"
+    assert (
+        normalise_subject("perf(http): optimize `ReadableStream`s backed by a resource (#14284)")
+        == normalise_subject("perf(http): optimize ReadableStreams backed by a resource")
+        == "optimize readablestreams backed by a resource"
+    )
 
 
 def test_revert_depth() -> None:
-    assert [revert_depth(s) for s in ("Add x", 'Revert "Add x"', 'Reapply "Add x"', 'Revert "Reapply "Add x""',
-                                      "revert: add x (#3)", "Revert^3 \"x\"")] == [0, 1, 2, 3, 1, 3]
+    assert [
+        revert_depth(s)
+        for s in (
+            "Add x",
+            'Revert "Add x"',
+            'Reapply "Add x"',
+            'Revert "Reapply "Add x""',
+            "revert: add x (#3)",
+            'Revert^3 "x"',
+        )
+    ] == [0, 1, 2, 3, 1, 3]
 
 
-@pytest.mark.parametrize(("subject", "expected"), [
-    ("Reland: Add gamma client (#41)", ("reland", "add gamma client", True)),
-    ("fix(ext/http): reland add alpha client (#15)", ("reland", "add alpha client", True)),
-    ('Redo "Add alpha client"', ("redo", "add alpha client", True)),
-    ("Redo directive parsing", ("redo", "directive parsing", False)),
-    # `reapply` names a change when it quotes a subject or names a pull request, commit or CL;
-    # otherwise it may just mean doing something again (svelte's "fix: reapply context after …").
-    ("chore: reapply #5930 (#8423)", ("reapply", "#5930", True)),
-    ("Reapply 1a2b3c4d5e", ("reapply", "1a2b3c4d5e", True)),
-    ("reapply go.dev/cl/731503", ("reapply", "go.dev/cl/731503", True)),
-    ("fix: reapply context after transforming error during SSR (#18099)",
-     ("reapply", "context after transforming error during ssr", False)),
-    ("re-fix permissions for dial and listen (#2400)", ("re-verb", "fix permissions for dial and listen", False)),
-    ("chore(ws): readd autobahn fuzzingclient (#18903)", ("re-add", "add autobahn fuzzingclient", False)),
-    ('fix(test): re-enable "compile_windows_ext" test (#10131)',
-     ("re-enable", 'enable "compile_windows_ext" test', False)),
-    ("chore(node): bring back changes to ClientRequest.onSocket (#19509)",
-     ("bring-back", "changes to clientrequest.onsocket", False)),
-    ('Add back "Fix teardown error reporting when `--maxfail=1` (#11721)" (#12279)',
-     ("add-back", "fix teardown error reporting when --maxfail=1", True)),
-    ("Add back button to the settings page", ("add-back", "button to the settings page", False)),
-    ("refactor dispatch take 2 (#2533)", ("again", "refactor dispatch", False)),
-    ("[mypyc] Add LoadLiteral and use tables to store literals, try 2 (#10147)",
-     ("again", "[mypyc] add loadliteral and use tables to store literals", False)),
-    ("share HTTP server between threads (attempt 2) (#6652)", ("again", "share http server between threads", False)),
-    ("Fix retry 2", None),
-    ("imports: create named imports for name/path mismatches (again)",
-     ("again", "imports: create named imports for name/path mismatches", False)),
-    ("Re-revert the cache", None),
-    ("Readme update", None),
-    ("Add alpha client", None),
-])
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("Reland: Add gamma client (#41)", ("reland", "add gamma client", True)),
+        ("fix(ext/http): reland add alpha client (#15)", ("reland", "add alpha client", True)),
+        ('Redo "Add alpha client"', ("redo", "add alpha client", True)),
+        ("Redo directive parsing", ("redo", "directive parsing", False)),
+        # `reapply` names a change when it quotes a subject or names a pull request, commit or CL;
+        # otherwise it may just mean doing something again (svelte's "fix: reapply context after …").
+        ("chore: reapply #5930 (#8423)", ("reapply", "#5930", True)),
+        ("Reapply 1a2b3c4d5e", ("reapply", "1a2b3c4d5e", True)),
+        ("reapply go.dev/cl/731503", ("reapply", "go.dev/cl/731503", True)),
+        (
+            "fix: reapply context after transforming error during SSR (#18099)",
+            ("reapply", "context after transforming error during ssr", False),
+        ),
+        ("re-fix permissions for dial and listen (#2400)", ("re-verb", "fix permissions for dial and listen", False)),
+        ("chore(ws): readd autobahn fuzzingclient (#18903)", ("re-add", "add autobahn fuzzingclient", False)),
+        (
+            'fix(test): re-enable "compile_windows_ext" test (#10131)',
+            ("re-enable", 'enable "compile_windows_ext" test', False),
+        ),
+        (
+            "chore(node): bring back changes to ClientRequest.onSocket (#19509)",
+            ("bring-back", "changes to clientrequest.onsocket", False),
+        ),
+        (
+            'Add back "Fix teardown error reporting when `--maxfail=1` (#11721)" (#12279)',
+            ("add-back", "fix teardown error reporting when --maxfail=1", True),
+        ),
+        ("Add back button to the settings page", ("add-back", "button to the settings page", False)),
+        ("refactor dispatch take 2 (#2533)", ("again", "refactor dispatch", False)),
+        (
+            "[mypyc] Add LoadLiteral and use tables to store literals, try 2 (#10147)",
+            ("again", "[mypyc] add loadliteral and use tables to store literals", False),
+        ),
+        (
+            "share HTTP server between threads (attempt 2) (#6652)",
+            ("again", "share http server between threads", False),
+        ),
+        ("Fix retry 2", None),
+        (
+            "imports: create named imports for name/path mismatches (again)",
+            ("again", "imports: create named imports for name/path mismatches", False),
+        ),
+        ("Re-revert the cache", None),
+        ("Readme update", None),
+        ("Add alpha client", None),
+    ],
+)
 def test_reland_subjects(subject: str, expected: tuple[str, str, bool] | None) -> None:
     found = reland_subject(subject)
     assert (None if found is None else (found[0], reland_key(found[1]), found[2])) == expected

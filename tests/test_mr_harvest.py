@@ -49,6 +49,7 @@ def fake_gitlab() -> Any:
     for fake in fakeforge.fake_gitlab():
         yield _fast(fake)
 
+
 TOKEN = "ghp_" + "H4rvest" * 5
 BOT = "comind-bot"
 PATCH = "@@ -1,3 +1,5 @@\n import os\n+import redis\n+CACHE = {}\n \n def main():\n-    pass\n+    return CACHE"
@@ -98,6 +99,7 @@ def by_kind(found: dict[str, Record]) -> dict[str, list[Record]]:
 
 # --- Lore in resolved threads ----------------------------------------------------------------------
 
+
 def test_lore_keys_in_a_resolved_thread_become_records(gh, ws):
     root = gh.add_review_comment(5, "bob", "Why not JWT?", "app/session.py", 3, resolved=True)
     reply = gh.add_review_comment(5, "alice", LORE, "", 0, in_reply_to=root)
@@ -116,8 +118,9 @@ def test_lore_keys_in_a_resolved_thread_become_records(gh, ws):
     assert constraint.id == harvested_id(f"mr:github:{gh.full_name}:5:discussion_r{reply}:lore:0")
     (decision,) = kinds["decision"]
     assert decision.fields["chosen"] == "Sessions in Redis"
-    assert decision.fields["alternatives"] == [{"option": "JWT with short expiry",
-                                                "why_not": "still leaks roles to the client"}]
+    assert decision.fields["alternatives"] == [
+        {"option": "JWT with short expiry", "why_not": "still leaks roles to the client"}
+    ]
     (attempt,) = kinds["attempt"]
     assert attempt.fields["outcome"] == "abandoned" and attempt.fields["approach"] == "JWT with short expiry"
     (gotcha,) = kinds["gotcha"]
@@ -151,8 +154,13 @@ def test_a_reharvest_writes_nothing_new_and_the_watermark_advances(gh, ws):
 
 
 def test_the_description_lore_is_harvested_with_file_anchors(gh, ws):
-    gh.add_pull(7, title="Drop the local cache", body="Constraint: one cache, in Redis\nNot-tested: cold start",
-                state="closed", merged=True)
+    gh.add_pull(
+        7,
+        title="Drop the local cache",
+        body="Constraint: one cache, in Redis\nNot-tested: cold start",
+        state="closed",
+        merged=True,
+    )
     gh.add_file(7, "app/cache.py", patch="@@ -1 +1 @@\n-CACHE = {}\n+CACHE = redis")
     gh.add_file(7, "app/other.py", patch="@@ -1 +1 @@\n-a = 1\n+a = 2")
     harvest(ws, make(gh))
@@ -166,10 +174,15 @@ def test_the_description_lore_is_harvested_with_file_anchors(gh, ws):
 
 # --- commands -----------------------------------------------------------------------------------------
 
+
 def test_commands_are_rederived_on_a_fresh_runner_and_readers_are_not(gh, ws):
     gh.set_permission("rita", "read")
-    gh.add_issue_comment(5, "alice", '/comind remember decision "Sessions in Redis" --chosen redis '
-                                     '--alternative "jwt | leaks roles" --on app/session.py')
+    gh.add_issue_comment(
+        5,
+        "alice",
+        '/comind remember decision "Sessions in Redis" --chosen redis '
+        '--alternative "jwt | leaks roles" --on app/session.py',
+    )
     gh.add_issue_comment(5, "rita", '/comind remember question "Q" --question q --on app/session.py')
     answer_commands(ws, make(gh), 5)
     answered = records(ws)
@@ -188,11 +201,17 @@ def test_commands_are_rederived_on_a_fresh_runner_and_readers_are_not(gh, ws):
 
 # --- reverts and dead ends ---------------------------------------------------------------------------
 
+
 def test_a_merged_revert_pr_becomes_a_reverted_attempt(gh, ws):
     gh.add_pull(3, title="Cache sessions in process", state="closed", merged=True)
     gh.add_file(3, "app/session.py", patch=PATCH)
-    gh.add_pull(4, title='Revert "Cache sessions in process"', state="closed", merged=True,
-                body=f"Reverts {gh.full_name}#3\n\nIt leaked memory under load.")
+    gh.add_pull(
+        4,
+        title='Revert "Cache sessions in process"',
+        state="closed",
+        merged=True,
+        body=f"Reverts {gh.full_name}#3\n\nIt leaked memory under load.",
+    )
     gh.add_file(4, "app/session.py", patch="@@ -1,5 +1,3 @@\n import os\n-import redis\n-CACHE = {}\n")
     harvest(ws, make(gh))
     attempts = [r for r in records(ws).values() if r.kind == "attempt"]
@@ -202,11 +221,22 @@ def test_a_merged_revert_pr_becomes_a_reverted_attempt(gh, ws):
     assert attempt.fields["outcome"] == "reverted" and attempt.fields["reason"] == "It leaked memory under load."
     fingerprint = attempt.fields["fingerprint"]
     assert (fingerprint["base"], fingerprint["head"]) == ("b" * 40, "c" * 40)  # the reverted change, as merged
-    assert fingerprint["files"] == [{
-        "path": "app/session.py", "old_path": None, "status": "M", "binary": False, "skipped": False,
-        "added": [[3, "CACHE = {}", False], [6, "return CACHE", False]], "removed": [[4, "pass", False]]}]
-    assert [e["ref"] for e in attempt.evidence] == [f"{gh.base}/{gh.full_name}/pull/4",
-                                                    f"{gh.base}/{gh.full_name}/pull/3", "c" * 40]
+    assert fingerprint["files"] == [
+        {
+            "path": "app/session.py",
+            "old_path": None,
+            "status": "M",
+            "binary": False,
+            "skipped": False,
+            "added": [[3, "CACHE = {}", False], [6, "return CACHE", False]],
+            "removed": [[4, "pass", False]],
+        }
+    ]
+    assert [e["ref"] for e in attempt.evidence] == [
+        f"{gh.base}/{gh.full_name}/pull/4",
+        f"{gh.base}/{gh.full_name}/pull/3",
+        "c" * 40,
+    ]
     assert [a["path"] for a in attempt.anchors] == ["app/session.py"]
     assert harvest(ws, make(gh)).written == 0
 
@@ -224,8 +254,13 @@ def test_a_revert_known_only_by_its_title_reads_its_own_diff_backwards(gh, ws):
 
 
 def test_a_closed_dead_end_mr_becomes_an_abandoned_attempt(gh, ws):
-    gh.add_pull(9, title="Shard sessions by user", state="closed", labels=("Dead-End",),
-                body="Too much coordination for too little gain.")
+    gh.add_pull(
+        9,
+        title="Shard sessions by user",
+        state="closed",
+        labels=("Dead-End",),
+        body="Too much coordination for too little gain.",
+    )
     gh.add_file(9, "app/shard.py", status="added", patch="@@ -0,0 +1,2 @@\n+def shard(user):\n+    return hash(user)")
     gh.add_pull(10, title="Closed, no label", state="closed")
     gh.add_pull(11, title="Open with the label", labels=("dead-end",))
@@ -262,8 +297,13 @@ def test_a_dead_end_with_3000_files_stays_bounded(gh, ws):
 def test_pagination_over_merge_requests(gh, ws):
     start = gh.now
     for n in range(20, 150):
-        gh.add_pull(n, title=f"Change {n}", updated_at=start + timedelta(minutes=n), state="closed",
-                    labels=("dead-end",) if n % 50 == 0 else ())
+        gh.add_pull(
+            n,
+            title=f"Change {n}",
+            updated_at=start + timedelta(minutes=n),
+            state="closed",
+            labels=("dead-end",) if n % 50 == 0 else (),
+        )
     result = harvest(ws, make(gh))
     assert result.merge_requests == 131
     assert gh.count(f"/repos/{gh.full_name}/pulls") == 2
@@ -278,13 +318,19 @@ def test_a_500_while_harvesting_is_retried(gh, ws):
 
 # --- GitLab -------------------------------------------------------------------------------------------
 
+
 def test_gitlab_threads_reverts_and_the_updated_after_watermark(fake_gitlab, ws):
     gl = fake_gitlab
     gl.add_token("glpat-harvest", BOT)
     gl.add_mr(3, title="Cache sessions in process", state="merged")
     gl.add_diff(3, "app/session.py", PATCH)
-    gl.add_mr(4, title='Revert "Cache sessions in process"', state="merged",
-              description="This reverts merge request !3\n\nLeaked memory.", merge_commit_sha="e" * 40)
+    gl.add_mr(
+        4,
+        title='Revert "Cache sessions in process"',
+        state="merged",
+        description="This reverts merge request !3\n\nLeaked memory.",
+        merge_commit_sha="e" * 40,
+    )
     did, nid = gl.add_thread(3, "alice", "Constraint: no process-local caches", path="app/session.py", line=3)
     for note in gl.discussion(3, did)["notes"]:
         note["resolved"] = True
@@ -305,13 +351,18 @@ def test_gitlab_threads_reverts_and_the_updated_after_watermark(fake_gitlab, ws)
 
 # --- pieces -------------------------------------------------------------------------------------------
 
+
 def test_forge_patches_become_approaches_like_git_diffs() -> None:
     from comind.harvest.approach import Approach
 
     patch = "--- a/a.py\n+++ b/a.py\n@@ -3,4 +3,5 @@\n-   x  =  1\n+x = 2\n+}\n+import os\n ctx\n+x = 2\n\\ No newline"
     added, removed = patch_lines(patch, "a.py")
     assert [(ln.lineno, ln.text, ln.trivial) for ln in added] == [
-        (3, "x = 2", False), (4, "}", True), (5, "import os", True), (7, "x = 2", False)]
+        (3, "x = 2", False),
+        (4, "}", True),
+        (5, "import os", True),
+        (7, "x = 2", False),
+    ]
     assert [(ln.lineno, ln.text) for ln in removed] == [(3, "x = 1")]
     files = [ChangedFile("a.py", "a.py", "modified", patch, 4, 1), ChangedFile("b.png", "b.png", "added", None, 0, 0)]
     change = approach_of_files(files, base="b" * 40, head="a" * 40)
@@ -321,25 +372,44 @@ def test_forge_patches_become_approaches_like_git_diffs() -> None:
     stored = fingerprint_of_files(files, base="b" * 40, head="a" * 40)
     again = Approach.from_json(stored)  # what the dead-end check reads back
     assert [(ln.lineno, ln.text) for ln in again.files[0].added] == [
-        (ln.lineno, ln.text) for ln in change.files[0].added if not ln.trivial]
+        (ln.lineno, ln.text) for ln in change.files[0].added if not ln.trivial
+    ]
     assert [ln.text for ln in again.files[0].added] == ["x = 2", "x = 2"]  # trivial lines are not stored
 
 
-@pytest.mark.parametrize(("title", "description", "expected"), [
-    ('Revert "Add cache"', "Reverts octo/widgets#12", (True, 12, "Add cache")),
-    ("Undo", "Reverts #12\n\nwhy", (True, 12, None)),
-    ("Undo", "Reverts other/repo#12", (True, None, None)),
-    ("Undo", "This reverts merge request !7", (True, 7, None)),
-    ('Revert "Add cache"', "", (True, None, "Add cache")),
-    ("Add cache", "It reverts nothing", (False, None, None)),
-])
+@pytest.mark.parametrize(
+    ("title", "description", "expected"),
+    [
+        ('Revert "Add cache"', "Reverts octo/widgets#12", (True, 12, "Add cache")),
+        ("Undo", "Reverts #12\n\nwhy", (True, 12, None)),
+        ("Undo", "Reverts other/repo#12", (True, None, None)),
+        ("Undo", "This reverts merge request !7", (True, 7, None)),
+        ('Revert "Add cache"', "", (True, None, "Add cache")),
+        ("Add cache", "It reverts nothing", (False, None, None)),
+    ],
+)
 def test_revert_detection(title, description, expected) -> None:
     from datetime import UTC, datetime
 
     from comind.mergerequests import MergeRequest
 
-    mr = MergeRequest(1, title, description, "merged", True, (), "a", "f", "main", None, "a" * 40, None, None,
-                      "https://x/1", datetime(2024, 1, 1, tzinfo=UTC))
+    mr = MergeRequest(
+        1,
+        title,
+        description,
+        "merged",
+        True,
+        (),
+        "a",
+        "f",
+        "main",
+        None,
+        "a" * 40,
+        None,
+        None,
+        "https://x/1",
+        datetime(2024, 1, 1, tzinfo=UTC),
+    )
     assert reverted_number(mr, "octo/widgets") == expected
 
 

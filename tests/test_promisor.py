@@ -11,11 +11,13 @@ import pytest
 from gitrepo import GitRepo
 
 PERM = "class Checker:\n    def check(self, user, perm):\n        return perm in load_grants(user)\n"
-CACHED = ("import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
-          "    def check(self, user, perm):\n        key = f'perm:{user.id}:{perm}'\n"
-          "        hit = _cache.get(key)\n        if hit is not None:\n            return hit == b'1'\n"
-          "        allowed = perm in load_grants(user)\n        _cache.set(key, b'1' if allowed else b'0', ex=300)\n"
-          "        return allowed\n")
+CACHED = (
+    "import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
+    "    def check(self, user, perm):\n        key = f'perm:{user.id}:{perm}'\n"
+    "        hit = _cache.get(key)\n        if hit is not None:\n            return hit == b'1'\n"
+    "        allowed = perm in load_grants(user)\n        _cache.set(key, b'1' if allowed else b'0', ex=300)\n"
+    "        return allowed\n"
+)
 
 
 @pytest.fixture
@@ -30,14 +32,21 @@ def blobless(tmp_path: Path) -> tuple[GitRepo, Path]:
     origin.write("app/perm.py", CACHED)
     cached = origin.commit("Cache permission checks in Redis")
     origin.git("revert", "--no-edit", "HEAD")
-    origin.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
-               f"{cached}.\n\nStale grants after role change.\n")
+    origin.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
+        f"{cached}.\n\nStale grants after role change.\n",
+    )
     origin.write("app/perm.py", PERM + "\n\ndef deny(user):\n    return not user.active\n")
     origin.commit("Deny inactive users")  # the file as the revert left it is not checked out either
     origin.git("config", "uploadpack.allowFilter", "true")
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)], check=True
+    )
     for key, value in (("user.name", "Bea"), ("user.email", "bea@example.com")):
         subprocess.run(["git", "-C", str(clone), "config", key, value], check=True)
     return origin, clone
@@ -73,10 +82,14 @@ def test_a_promisor_out_of_reach_is_a_warning_naming_what_is_missed(cli, blobles
     report = json.loads(result.out)
     [warning] = report["warnings"]
     assert result.code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert warning.startswith("partial clone: blobs of past changes could not be fetched from the promisor remote "
-                              f"('{origin.path}' does not appear to be a git repository), ")
-    assert warning.endswith("so the dead ends of those changes are not matched; give the job network access to it, "
-                            "or clone without --filter")
+    assert warning.startswith(
+        "partial clone: blobs of past changes could not be fetched from the promisor remote "
+        f"('{origin.path}' does not appear to be a git repository), "
+    )
+    assert warning.endswith(
+        "so the dead ends of those changes are not matched; give the job network access to it, "
+        "or clone without --filter"
+    )
     # the attempt is still made, from what the clone has: its title, its reason, the file it touched
     [row] = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
     assert row["kind"] == "attempt" and row["title"] == "Cache permission checks in Redis"
@@ -89,14 +102,16 @@ def test_the_harvest_fetches_every_revert_s_blobs_in_one_request(cli, tmp_path: 
     origin.write("app/__init__.py", "")
     origin.commit("initial")
     for name in ("alpha", "beta", "gamma"):
-        origin.write(f"app/{name}.py", "".join(f"def {name}_{i}(x):\n    return x * {i} + len('{name}')\n"
-                                               for i in range(6)))
+        origin.write(
+            f"app/{name}.py", "".join(f"def {name}_{i}(x):\n    return x * {i} + len('{name}')\n" for i in range(6))
+        )
         origin.commit(f"Add the {name} helpers")
         origin.git("revert", "--no-edit", "HEAD")
     origin.git("config", "uploadpack.allowFilter", "true")
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)], check=True
+    )
     packs = sorted((clone / ".git" / "objects" / "pack").glob("*.pack"))
     result = cli(clone, "harvest")
     assert result.code == 0, result.err
@@ -110,8 +125,9 @@ def test_a_treeless_clone_is_refused_with_what_to_clone_instead(cli, blobless, t
     """`--filter=tree:0` lacks past commits' trees: every diff and anchor would need a fetch each."""
     origin, _ = blobless
     treeless = tmp_path / "treeless"
-    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=tree:0", f"file://{origin.path}", str(treeless)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", "--filter=tree:0", f"file://{origin.path}", str(treeless)], check=True
+    )
     for args in (["check"], ["log"], ["harvest"]):
         result = cli(treeless, *args)
         assert result.code == 2 and result.err.count("\n") == 1
@@ -128,8 +144,19 @@ def test_statuses_fetch_the_anchored_bodies_in_one_request(cli, tmp_path: Path) 
         origin.write(f"app/{name}.py", f"def {name}(user):\n    return load_{name}(user.id, strict=True)\n")
     origin.commit("initial")
     for name in ("perm", "views"):
-        result = cli(origin.path, "remember", "gotcha", "--on", f"app/{name}.py::{name}", "--title", f"{name} is slow",
-                     "--symptom", "slow", "--cause", "no cache")
+        result = cli(
+            origin.path,
+            "remember",
+            "gotcha",
+            "--on",
+            f"app/{name}.py::{name}",
+            "--title",
+            f"{name} is slow",
+            "--symptom",
+            "slow",
+            "--cause",
+            "no cache",
+        )
         assert result.code == 0, result.err
     origin.git("add", ".comind")
     origin.commit("remember")
@@ -138,8 +165,9 @@ def test_statuses_fetch_the_anchored_bodies_in_one_request(cli, tmp_path: Path) 
     origin.commit("relax")
     origin.git("config", "uploadpack.allowFilter", "true")
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)], check=True
+    )
     packs = len(list((clone / ".git" / "objects" / "pack").glob("*.pack")))
     rows = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
     assert len(rows) == 2 and all(row["status"] == "active" for row in rows)

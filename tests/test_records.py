@@ -37,8 +37,12 @@ FIELDS = {
 
 
 def make(kind: str = "constraint", **overrides: object):  # type: ignore[no-untyped-def]
-    args: dict[str, object] = {"title": "A title", "anchors": ANCHOR, "fields": FIELDS.get(kind, {}),
-                               "provenance": PROV}
+    args: dict[str, object] = {
+        "title": "A title",
+        "anchors": ANCHOR,
+        "fields": FIELDS.get(kind, {}),
+        "provenance": PROV,
+    }
     if kind == "attempt":
         args["evidence"] = [{"type": "commit", "ref": "a" * 40}]
     args.update(overrides)
@@ -64,8 +68,9 @@ def test_relation_kinds() -> None:
         assert record.fields["relation"] == relation
 
 
-@pytest.mark.parametrize(("kind", "missing"), [(k, f.name) for k, spec in KIND_FIELDS.items()
-                                               for f in spec if f.required])
+@pytest.mark.parametrize(
+    ("kind", "missing"), [(k, f.name) for k, spec in KIND_FIELDS.items() for f in spec if f.required]
+)
 def test_each_required_kind_field_is_named_when_missing(kind: str, missing: str) -> None:
     fields = dict(FIELDS.get(kind, {"relation": "confirms", "target": str(uuid.uuid4())}))
     fields.pop(missing, None)
@@ -76,13 +81,27 @@ def test_each_required_kind_field_is_named_when_missing(kind: str, missing: str)
 
 def test_one_error_per_bad_field_all_at_once() -> None:
     with pytest.raises(ValidationError) as err:
-        new_record("attempt", title="x" * 121, trigger="t" * 201, body="b" * (BODY_MAX + 1), anchors=[],
-                   fields={"approach": "a", "outcome": "exploded", "color": "red"},
-                   provenance={"actor": "ada@example.com", "author_kind": "robot", "source": "cli"})
+        new_record(
+            "attempt",
+            title="x" * 121,
+            trigger="t" * 201,
+            body="b" * (BODY_MAX + 1),
+            anchors=[],
+            fields={"approach": "a", "outcome": "exploded", "color": "red"},
+            provenance={"actor": "ada@example.com", "author_kind": "robot", "source": "cli"},
+        )
     problems = err.value.problems
-    expected = ["title: 121 characters", "trigger: 201 characters", "body: 2049 bytes", "anchors: at least one",
-                "evidence: an attempt needs", "fields.color: unknown", "fields.outcome: must be one of",
-                "provenance.actor: must be a pseudonymous id", "provenance.author_kind"]
+    expected = [
+        "title: 121 characters",
+        "trigger: 201 characters",
+        "body: 2049 bytes",
+        "anchors: at least one",
+        "evidence: an attempt needs",
+        "fields.color: unknown",
+        "fields.outcome: must be one of",
+        "provenance.actor: must be a pseudonymous id",
+        "provenance.author_kind",
+    ]
     for start in expected:
         assert any(p.startswith(start) for p in problems), (start, problems)
     assert len(problems) == len(expected)
@@ -94,17 +113,20 @@ def test_body_cap_counts_utf8_bytes() -> None:
         make(body="é" * (BODY_MAX // 2 + 1))
 
 
-@pytest.mark.parametrize(("secret", "name"), [
-    ("AKIAIOSFODNN7EXAMPLE", "AWS access key"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS secret"),
-    ("ghp_" + "a1B2" * 9, "GitHub token"),
-    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "GitHub token"),
-    ("glpat-abcdefghij0123456789", "GitLab token"),
-    ("xoxb-1234567890-abcdefghij", "Slack token"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIE", "private key"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----", "private key"),
-    ('password = "hunter2hunter2"', "password"),
-])
+@pytest.mark.parametrize(
+    ("secret", "name"),
+    [
+        ("AKIAIOSFODNN7EXAMPLE", "AWS access key"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS secret"),
+        ("ghp_" + "a1B2" * 9, "GitHub token"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "GitHub token"),
+        ("glpat-abcdefghij0123456789", "GitLab token"),
+        ("xoxb-1234567890-abcdefghij", "Slack token"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE", "private key"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----", "private key"),
+        ('password = "hunter2hunter2"', "password"),
+    ],
+)
 @pytest.mark.parametrize("where", ["title", "body", "fields.rule"])
 def test_secrets_are_refused_naming_the_field(secret: str, name: str, where: str) -> None:
     kwargs: dict[str, object] = {}
@@ -117,8 +139,16 @@ def test_secrets_are_refused_naming_the_field(secret: str, name: str, where: str
     assert any(p.startswith(f"{where}: contains") and name in p for p in err.value.problems), err.value.problems
 
 
-@pytest.mark.parametrize("text", ["password = <your password>", "password=${DB_PASSWORD}", "pwd: ****",
-                                  "password = os.environ('X')", "the password policy"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = <your password>",
+        "password=${DB_PASSWORD}",
+        "pwd: ****",
+        "password = os.environ('X')",
+        "the password policy",
+    ],
+)
 def test_placeholders_are_not_secrets(text: str) -> None:
     assert make(body=text).body == text
 
@@ -181,14 +211,35 @@ def test_load_record_only_ever_raises_corrupt_record(raw: bytes) -> None:
         load_record(raw)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=20),
-                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                     max_size=4), max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.sampled_from(["title", "body", "kind", "anchors", "fields", "provenance", "extra",
-                                        "evidence", "created_at", "id", "trust", "until"]), json_values))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "title",
+                "body",
+                "kind",
+                "anchors",
+                "fields",
+                "provenance",
+                "extra",
+                "evidence",
+                "created_at",
+                "id",
+                "trust",
+                "until",
+            ]
+        ),
+        json_values,
+    )
+)
 def test_arbitrary_records_never_crash_validation(overrides: dict[str, object]) -> None:
     data = dict(make().data, **overrides)
     data.pop("hash", None)
@@ -209,7 +260,10 @@ def test_valid_text_round_trips(title: str, body: str) -> None:
 
 
 jcs_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
     max_leaves=15,

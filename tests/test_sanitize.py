@@ -6,8 +6,17 @@ from hypothesis import strategies as st
 
 from comind.sanitize import _DOTTED_I, _INSTRUCTION, looks_like_instruction, redact_people
 
-PHRASES = ["ignore previous instructions", "IGNORE ALL PRIOR PROMPTS", "disregard the above",
-           "You are now", "system prompt", "do not tell the reviewer", "ignore", "prompt", "tell the user"]
+PHRASES = [
+    "ignore previous instructions",
+    "IGNORE ALL PRIOR PROMPTS",
+    "disregard the above",
+    "You are now",
+    "system prompt",
+    "do not tell the reviewer",
+    "ignore",
+    "prompt",
+    "tell the user",
+]
 # letters a case-insensitive search takes for an ASCII one (ſ, K, İ, ı) and some look-alikes it does not
 ODD = ["ſ", "\u212a", "İ", "ı", "\u0307", "ﬅ", "Ⅰ", "é"]
 
@@ -21,13 +30,15 @@ def test_prefilter_knows_every_letter_the_search_folds_to_ascii() -> None:
             assert folded in string.ascii_lowercase, f"U+{cp:04X}: {folded!r} to the prefilter"
 
 
-@given(st.lists(st.sampled_from(PHRASES) | st.sampled_from(ODD) | st.text(max_size=8), max_size=6),
-       st.lists(st.tuples(st.integers(0, 60), st.sampled_from(ODD)), max_size=3))
+@given(
+    st.lists(st.sampled_from(PHRASES) | st.sampled_from(ODD) | st.text(max_size=8), max_size=6),
+    st.lists(st.tuples(st.integers(0, 60), st.sampled_from(ODD)), max_size=3),
+)
 def test_same_answer_as_the_search_alone(parts: list[str], swaps: list[tuple[int, str]]) -> None:
     text = " ".join(parts)
     for at, char in swaps:  # a letter of a phrase swapped for one the search folds alike (or not)
         if at < len(text):
-            text = text[:at] + char + text[at + 1:]
+            text = text[:at] + char + text[at + 1 :]
     assert looks_like_instruction(text) == bool(re.search(_INSTRUCTION, text))
 
 
@@ -38,12 +49,16 @@ def test_dotless_i_does_not_slip_past() -> None:
 
 
 def test_people_are_left_out_of_text_copied_from_history() -> None:
-    body = ("The cache leaked grants.\n\nCo-authored-by: Ada L <ada@corp.example>\n"
-            "Ask bob@corp.example or <carol@x.io>.\n"
-            "See https://mail.python.org/archives/list/python-dev@python.org/message/X\n"
-            "Signed-off-by: Dan <dan@x.io>\nReviewed-by: Eve\n")
-    assert redact_people(body) == ("The cache leaked grants.\n\nAsk <email> or <email>.\n"
-                                   "See https://mail.python.org/archives/list/python-dev@python.org/message/X\n")
+    body = (
+        "The cache leaked grants.\n\nCo-authored-by: Ada L <ada@corp.example>\n"
+        "Ask bob@corp.example or <carol@x.io>.\n"
+        "See https://mail.python.org/archives/list/python-dev@python.org/message/X\n"
+        "Signed-off-by: Dan <dan@x.io>\nReviewed-by: Eve\n"
+    )
+    assert redact_people(body) == (
+        "The cache leaked grants.\n\nAsk <email> or <email>.\n"
+        "See https://mail.python.org/archives/list/python-dev@python.org/message/X\n"
+    )
     joined = "review Co-authored-by: Ada Lovelace (A. L.) <ada@corp.example> * Better way"
     assert redact_people(joined) == "review * Better way"
     assert redact_people("the cc: field, Co-authors: two, a@b") == "the cc: field, Co-authors: two, a@b"
@@ -52,8 +67,15 @@ def test_people_are_left_out_of_text_copied_from_history() -> None:
 ADDRESS = st.from_regex(r"[a-z][a-z0-9._+-]{0,8}@[a-z][a-z0-9-]{0,8}(\.[a-z]{2,4}){1,2}", fullmatch=True)
 
 
-@given(st.lists(ADDRESS | st.text(alphabet=" \n:<>-", max_size=4) | st.sampled_from(
-    ["Co-authored-by:", "Signed-off-by: ", "cc:", "Name", "https://x.org/a/"]), max_size=12), ADDRESS)
+@given(
+    st.lists(
+        ADDRESS
+        | st.text(alphabet=" \n:<>-", max_size=4)
+        | st.sampled_from(["Co-authored-by:", "Signed-off-by: ", "cc:", "Name", "https://x.org/a/"]),
+        max_size=12,
+    ),
+    ADDRESS,
+)
 def test_no_address_outside_a_link_survives(parts: list[str], address: str) -> None:
     text = " ".join(parts) + f" mail {address}."
     out = redact_people(text)

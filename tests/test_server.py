@@ -51,11 +51,15 @@ def gl():
     return fake
 
 
-def post_github(server: Server, event: str, payload: Any, secret: str | None = SECRET,
-                signature: str | None = None) -> requests.Response:
+def post_github(
+    server: Server, event: str, payload: Any, secret: str | None = SECRET, signature: str | None = None
+) -> requests.Response:
     body = json.dumps(payload).encode()
-    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
-               "Content-Type": "application/json"}
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+        "Content-Type": "application/json",
+    }
     if signature is not None:
         headers["X-Hub-Signature-256"] = signature
     elif secret is not None:
@@ -83,8 +87,9 @@ def test_signed_github_events_are_handled_in_order(server, recorder, gh):
     assert server.handled == 2
 
 
-@pytest.mark.parametrize("signature", [
-    None, "", "sha1=0123", "sha256=" + "0" * 64, fakeforge.github_signature("wrong secret", b"{}")])
+@pytest.mark.parametrize(
+    "signature", [None, "", "sha1=0123", "sha256=" + "0" * 64, fakeforge.github_signature("wrong secret", b"{}")]
+)
 def test_forged_or_missing_github_signature_is_401_and_not_handled(server, recorder, gh, signature):
     payload = gh.github_pull_request_event(5)
     if signature is None:
@@ -109,7 +114,7 @@ def test_review_comment_event(server, recorder, gh):
     payload = gh.github_review_comment_event(cid)
     assert post_github(server, "pull_request_review_comment", payload).status_code == 202
     server.stop()
-    (_, event, got), = recorder.events
+    ((_, event, got),) = recorder.events
     assert event == "pull_request_review_comment" and got["comment"]["path"] == "app.py"
     assert got["pull_request"]["number"] == 5
 

@@ -14,12 +14,25 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def rec(title: str, created_at: str = "2026-05-20T00:00:00Z", prov: dict[str, str] = HUMAN, **kw: object):  # type: ignore[no-untyped-def]
-    return new_record("constraint", title=title, anchors=[parse_anchor("a.py")], provenance=prov,
-                      fields={"rule": title, "severity": "must"}, created_at=created_at, **kw)  # type: ignore[arg-type]
+    return new_record(
+        "constraint",
+        title=title,
+        anchors=[parse_anchor("a.py")],
+        provenance=prov,
+        fields={"rule": title, "severity": "must"},
+        created_at=created_at,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
-def rel(kind: str, target: str, source: str | None = None, prov: dict[str, str] = HUMAN,
-        created_at: str = "2026-05-25T00:00:00Z", reason: str = ""):  # type: ignore[no-untyped-def]
+def rel(
+    kind: str,
+    target: str,
+    source: str | None = None,
+    prov: dict[str, str] = HUMAN,
+    created_at: str = "2026-05-25T00:00:00Z",
+    reason: str = "",
+):  # type: ignore[no-untyped-def]
     fields = {"relation": kind, "target": target, "source": source, "reason": reason}
     return new_record("relation", title="", anchors=[], fields=fields, provenance=prov, created_at=created_at)
 

@@ -19,8 +19,13 @@ PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
 
 def record(title: str = "Handlers never call raw_query"):  # type: ignore[no-untyped-def]
-    return new_record("constraint", title=title, anchors=[parse_anchor("app/db.py::raw_query")],
-                      fields={"rule": "no raw SQL in handlers", "severity": "must"}, provenance=PROV)
+    return new_record(
+        "constraint",
+        title=title,
+        anchors=[parse_anchor("app/db.py::raw_query")],
+        fields={"rule": "no raw SQL in handlers", "severity": "must"},
+        provenance=PROV,
+    )
 
 
 @pytest.fixture(params=["local", "s3", "memory"])
@@ -120,12 +125,15 @@ for _ in range(5):
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
-def test_eight_processes_writing_at_once_lose_nothing(where: str, tmp_path: Path,
-                                                      request: pytest.FixtureRequest) -> None:
+def test_eight_processes_writing_at_once_lose_nothing(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     url = str(tmp_path / "ledger") if where == "local" else request.getfixturevalue("s3_url")
     env = dict(os.environ)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, url, str(n), "many" if n % 2 else "one"], env=env)
-               for n in range(8)]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, url, str(n), "many" if n % 2 else "one"], env=env)
+        for n in range(8)
+    ]
     compactor = subprocess.Popen([sys.executable, "-c", COMPACTOR, url], env=env)
     assert [w.wait(timeout=300) for w in writers] == [0] * 8
     assert compactor.wait(timeout=300) == 0

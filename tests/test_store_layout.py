@@ -20,8 +20,13 @@ PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
 
 def gotcha(title: str):  # type: ignore[no-untyped-def]
-    return new_record("gotcha", title=title, anchors=[parse_anchor("app/x.py::f")],
-                      fields={"symptom": "s", "cause": "c"}, provenance=PROV)
+    return new_record(
+        "gotcha",
+        title=title,
+        anchors=[parse_anchor("app/x.py::f")],
+        fields={"symptom": "s", "cause": "c"},
+        provenance=PROV,
+    )
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -273,16 +278,23 @@ def test_a_records_object_that_does_not_verify_is_read_from_the_inbox(object_sto
     assert reader.gets["inbox"] == 0  # the snapshot has them now
 
 
-def test_a_big_write_is_journaled_in_entries_of_bounded_records(object_store: Store,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_big_write_is_journaled_in_entries_of_bounded_records(
+    object_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     object_store.put(gotcha("base"))
     object_store.compact()
     size = len(gotcha("big 0").to_json())
     monkeypatch.setattr(store_module, "INLINE_MAX", 2 * size + 10)
     big = [gotcha(f"big {i}") for i in range(5)]
     assert object_store.put_many(big) == 5
-    huge = new_record("gotcha", title="huge", body="x" * (3 * size), anchors=[parse_anchor("app/x.py::f")],
-                      fields={"symptom": "s", "cause": "c"}, provenance=PROV)
+    huge = new_record(
+        "gotcha",
+        title="huge",
+        body="x" * (3 * size),
+        anchors=[parse_anchor("app/x.py::f")],
+        fields={"symptom": "s", "cause": "c"},
+        provenance=PROV,
+    )
     object_store.put(huge)  # one record past the limit: its entry lists its key only
     objects = {k: raw for k, raw in raw_objects(object_store, JOURNAL).items() if k.endswith(RECORDS)}
     assert sorted(raw.count(b"\n") + 1 for raw in objects.values()) == [1, 1, 2, 2]  # base's, then 2+2+1
@@ -323,8 +335,14 @@ def test_replaced_versions_do_not_come_back_from_the_journal(object_store: Store
     object_store.put(gotcha("base"))
     object_store.compact()
     v1 = gotcha("version one")
-    v2 = new_record("gotcha", title="version two", anchors=[parse_anchor("app/x.py::f")],
-                    fields={"symptom": "s", "cause": "c"}, provenance=PROV, record_id=v1.id)
+    v2 = new_record(
+        "gotcha",
+        title="version two",
+        anchors=[parse_anchor("app/x.py::f")],
+        fields={"symptom": "s", "cause": "c"},
+        provenance=PROV,
+        record_id=v1.id,
+    )
     object_store.put_derived([v1], replace=True)
     object_store.put_derived([v2], replace=True)
     name = Store(object_store.url).compact()
@@ -337,8 +355,9 @@ def test_compaction_prunes_journal_records_behind_the_previous_snapshot(object_s
         object_store.put_many([gotcha(f"round {round_} {i}") for i in range(3)])
         object_store.put(gotcha(f"round {round_} single"))
         positions.append(snapshot_journal(object_store.compact() or ""))
-        left = sorted(k.removeprefix(JOURNAL).removesuffix(RECORDS)
-                      for k in object_store._list(JOURNAL) if k.endswith(RECORDS))
+        left = sorted(
+            k.removeprefix(JOURNAL).removesuffix(RECORDS) for k in object_store._list(JOURNAL) if k.endswith(RECORDS)
+        )
         previous = positions[-2] if round_ else ""
         assert all(entry > (previous or "") for entry in left)  # up to the previous snapshot: pruned
         assert len(left) == 2  # this round's two writes
@@ -440,8 +459,10 @@ def test_an_audit_reads_the_journal_records_objects_too(object_store: Store) -> 
     lines = [line for line in body.split(b"\n") if line and not line.startswith(dropped.key.encode())]
     obs.put(object_store._store, key, gzip.compress(b"\n".join(lines).replace(b'"title":"changed"', b'"title":"evil"')))
     problems = {p.reason.split(":")[0] for p in Store(object_store.url).verify()}
-    assert problems == {"lists other records than its journal entry (1 missing, 0 not in the entry)",
-                        f"its copy of {changed.key}"}
+    assert problems == {
+        "lists other records than its journal entry (1 missing, 0 not in the entry)",
+        f"its copy of {changed.key}",
+    }
     obs.put(object_store._store, key, b"not gzip")
     [problem] = Store(object_store.url).verify()
     assert problem.key == key and problem.reason.startswith("not a records object")

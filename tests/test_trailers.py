@@ -24,12 +24,14 @@ def lore(message: str) -> list[tuple[str, str]]:
 
 def git_parse(message: str, *, divider: bool = False) -> list[tuple[str, str]]:
     args = ["git", "interpret-trailers", "--parse"] + ([] if divider else ["--no-divider"])
-    out = subprocess.run(args, input=message.encode(), capture_output=True, env=git_env(), check=True,
-                         timeout=20).stdout.decode()
+    out = subprocess.run(
+        args, input=message.encode(), capture_output=True, env=git_env(), check=True, timeout=20
+    ).stdout.decode()
     return [(k, v) for k, _, v in (line.partition(": ") for line in out.split("\n")[:-1])]
 
 
 # --- git mode: the behaviour the reference observed with git 2.39.5 -------------------------------
+
 
 def test_prose_with_lore_lines_in_last_paragraph_is_no_block() -> None:
     assert kv("Subject\n\nSome prose here.\nConstraint: a\nTested: b\n") == []
@@ -47,7 +49,10 @@ def test_title_is_never_trailers() -> None:
 
 def test_separator_spacing_and_empty_values() -> None:
     assert kv("S\n\nConstraint : spaced\nConstraint:no-space\nEmpty:\n") == [
-        ("Constraint", "spaced"), ("Constraint", "no-space"), ("Empty", "")]
+        ("Constraint", "spaced"),
+        ("Constraint", "no-space"),
+        ("Empty", ""),
+    ]
 
 
 def test_bad_keys_poison_the_block() -> None:
@@ -104,6 +109,7 @@ def test_old_conflicts_block_and_scissors_are_set_aside() -> None:
 
 # --- git mode against real git ---------------------------------------------------------------------
 
+
 def test_real_commits_match_git_log_trailers(tmp_path: Path) -> None:
     repo = HarvestRepo(tmp_path / "r")
     messages = [
@@ -127,11 +133,42 @@ def test_real_commits_match_git_log_trailers(tmp_path: Path) -> None:
 
 
 FRAGMENTS = [
-    "", " ", "\t", "Key: v", "key:v", "Key :v", "Key\t: v w ", "Signed-off-by: A <a@b>",
-    "(cherry picked from commit abcdef1)", "  cont line", "\tcont2", "prose line here", "# comment",
-    "---", "--- x", "---x", "Conflicts:", "\tpath/a", SCISSORS, "Key_x: v", "Not tested: x", "a b: c",
-    "-: x", "K:", "Key: v\r", "\r", "ü: x", "Constraint: a", "Tested: b", "Co-authored-by: X <x@y>",
-    "Empty:", ": x", " Key: v", "Key: a: b", "x", "Key: trailing   ",
+    "",
+    " ",
+    "\t",
+    "Key: v",
+    "key:v",
+    "Key :v",
+    "Key\t: v w ",
+    "Signed-off-by: A <a@b>",
+    "(cherry picked from commit abcdef1)",
+    "  cont line",
+    "\tcont2",
+    "prose line here",
+    "# comment",
+    "---",
+    "--- x",
+    "---x",
+    "Conflicts:",
+    "\tpath/a",
+    SCISSORS,
+    "Key_x: v",
+    "Not tested: x",
+    "a b: c",
+    "-: x",
+    "K:",
+    "Key: v\r",
+    "\r",
+    "ü: x",
+    "Constraint: a",
+    "Tested: b",
+    "Co-authored-by: X <x@y>",
+    "Empty:",
+    ": x",
+    " Key: v",
+    "Key: a: b",
+    "x",
+    "Key: trailing   ",
 ]
 _URLISH = re.compile(r"^[A-Za-z0-9-]+[ \t]*://", re.MULTILINE)
 
@@ -157,7 +194,7 @@ def test_differential_against_git_with_divider(message: str) -> None:
     if _URLISH.search(message):
         return
     divider = re.search(r"^---(?:[ \t\r]|$)", message, re.MULTILINE)
-    if divider and SCISSORS in message[divider.start():]:
+    if divider and SCISSORS in message[divider.start() :]:
         return  # git 2.39 loops forever on a scissors line after a divider (cutoff past the end)
     assert kv(message, divider=True) == git_parse(message, divider=True)
 
@@ -165,8 +202,24 @@ def test_differential_against_git_with_divider(message: str) -> None:
 continued = st.builds(
     lambda head, lines: head + "\n".join(lines),
     st.sampled_from(["Subject\n\n", "Subject\n\nBody.\n\n", "S\n\n\n", "\n\n"]),
-    st.lists(st.sampled_from(["Key: v", "Tested:  a b ", "Co-authored-by: X <x@y>", "  cont", "\tmore",
-                              "Url://x", "x: http://y", "K:", "prose", "   "]), min_size=1, max_size=8),
+    st.lists(
+        st.sampled_from(
+            [
+                "Key: v",
+                "Tested:  a b ",
+                "Co-authored-by: X <x@y>",
+                "  cont",
+                "\tmore",
+                "Url://x",
+                "x: http://y",
+                "K:",
+                "prose",
+                "   ",
+            ]
+        ),
+        min_size=1,
+        max_size=8,
+    ),
 )
 
 
@@ -180,7 +233,7 @@ def test_fast_path_agrees_with_the_general_rules(message: str) -> None:
     simple = _simple_block(message)
     if simple is not None:
         assert (simple[0], simple[2]) == (block.start, _parse_block(lines, block))
-        assert message[simple[1]:].startswith(lines[block.start])
+        assert message[simple[1] :].startswith(lines[block.start])
 
 
 @settings(max_examples=300, deadline=None)
@@ -203,12 +256,19 @@ def test_nul_bytes_and_huge_messages() -> None:
 
 # --- Lore-aware mode --------------------------------------------------------------------------------
 
+
 def test_blank_line_before_co_authored_by() -> None:
-    msg = ("Fix session drops\n\nBody.\n\nConstraint: no latency\nRejected: longer TTL | policy\n"
-           "Confidence: high\n\nCo-authored-by: Bot <bot@example.com>\n")
+    msg = (
+        "Fix session drops\n\nBody.\n\nConstraint: no latency\nRejected: longer TTL | policy\n"
+        "Confidence: high\n\nCo-authored-by: Bot <bot@example.com>\n"
+    )
     assert kv(msg) == [("Co-authored-by", "Bot <bot@example.com>")]
-    assert lore(msg) == [("Constraint", "no latency"), ("Rejected", "longer TTL | policy"),
-                         ("Confidence", "high"), ("Co-authored-by", "Bot <bot@example.com>")]
+    assert lore(msg) == [
+        ("Constraint", "no latency"),
+        ("Rejected", "longer TTL | policy"),
+        ("Confidence", "high"),
+        ("Co-authored-by", "Bot <bot@example.com>"),
+    ]
 
 
 def test_one_trailer_per_paragraph() -> None:
@@ -217,14 +277,19 @@ def test_one_trailer_per_paragraph() -> None:
 
 
 def test_unindented_continuation() -> None:
-    msg = ("Subject\n\nDirective: Error handling is intentionally broad (all 4xx)\n"
-           "-- do not narrow without verifying upstream behavior\nTested: unit\n"
-           "\nSigned-off-by: A <a@b>\n")
+    msg = (
+        "Subject\n\nDirective: Error handling is intentionally broad (all 4xx)\n"
+        "-- do not narrow without verifying upstream behavior\nTested: unit\n"
+        "\nSigned-off-by: A <a@b>\n"
+    )
     ts = parse_lore(msg)
     assert [(t.key, t.value) for t in ts][:2] == [
-        ("Directive", "Error handling is intentionally broad (all 4xx) -- do not narrow without verifying upstream"
-                      " behavior"),
-        ("Tested", "unit")]
+        (
+            "Directive",
+            "Error handling is intentionally broad (all 4xx) -- do not narrow without verifying upstream behavior",
+        ),
+        ("Tested", "unit"),
+    ]
     assert ts[0].raw.endswith("-- do not narrow without verifying upstream behavior")
 
 
@@ -241,10 +306,12 @@ def test_lore_lines_mixed_with_a_little_prose() -> None:
 
 
 def test_prose_paragraph_with_one_key_like_line_is_not_lore() -> None:
-    msg = ("Subject\n\nWe rewrote the cache because the old one leaked under load and the\n"
-           "team agreed that a rewrite was cheaper than patching it again; the\n"
-           "numbers are in the issue and the benchmark job was green before merging.\n"
-           "Tested: manually\nand on staging for a week.\n\nSigned-off-by: A <a@b>\n")
+    msg = (
+        "Subject\n\nWe rewrote the cache because the old one leaked under load and the\n"
+        "team agreed that a rewrite was cheaper than patching it again; the\n"
+        "numbers are in the issue and the benchmark job was green before merging.\n"
+        "Tested: manually\nand on staging for a week.\n\nSigned-off-by: A <a@b>\n"
+    )
     assert lore(msg) == [("Signed-off-by", "A <a@b>")]
 
 
@@ -261,8 +328,10 @@ def test_non_lore_keys_in_mixed_paragraphs_are_not_returned() -> None:
 
 
 def test_fenced_and_quoted_lines_never_count() -> None:
-    msg = ("Subject\n\n```\nConstraint: in a fence\nTested: too\n```\n\n> Constraint: quoted\n> Tested: q\n\n"
-           "~~~\nRejected: x | y\n")
+    msg = (
+        "Subject\n\n```\nConstraint: in a fence\nTested: too\n```\n\n> Constraint: quoted\n> Tested: q\n\n"
+        "~~~\nRejected: x | y\n"
+    )
     assert lore(msg) == []
 
 
@@ -276,9 +345,12 @@ def test_title_never_counts_in_lore_mode() -> None:
     assert lore("Constraint: subject line\nTested: also title\n") == []
 
 
-@pytest.mark.parametrize("message", [
-    "Subject\n\nLore-id: a7f3b2c1\nConstraint: a\nConfidence: high\n",
-    "Subject\n\nBody paragraph.\n\nConstraint: a\nSigned-off-by: A <a@b>\n",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Subject\n\nLore-id: a7f3b2c1\nConstraint: a\nConfidence: high\n",
+        "Subject\n\nBody paragraph.\n\nConstraint: a\nSigned-off-by: A <a@b>\n",
+    ],
+)
 def test_lore_mode_is_git_mode_when_git_finds_everything(message: str) -> None:
     assert parse_lore(message) == parse_trailers(message)

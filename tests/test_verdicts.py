@@ -30,8 +30,10 @@ def flagged_history(tmp_path: Path) -> tuple[GitRepo, str, str]:
 def test_verdicts_clear_only_the_flags_they_name_with_a_reason(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo, alpha, beta = flagged_history(tmp_path)
     audit = tmp_path / "audit.yml"
-    audit.write_text(f"{alpha[:10]}:\n  verdict: re-proposal\n  why: the same client, under a new title\n"
-                     f"{'0' * 12}:\n  verdict: false\n  why: a commit that is no longer flagged\n")
+    audit.write_text(
+        f"{alpha[:10]}:\n  verdict: re-proposal\n  why: the same client, under a new title\n"
+        f"{'0' * 12}:\n  verdict: false\n  why: a commit that is no longer flagged\n"
+    )
     data = replay(cli, repo.path, "--audit", str(audit))
     assert (data["relands"], data["false_flags"]) == (0, 2)  # the subject-based figures stay as they are
     a = data["audit"]
@@ -45,8 +47,10 @@ def test_verdicts_clear_only_the_flags_they_name_with_a_reason(cli, tmp_path: Pa
     audit.write_text(f"{beta}:\n  verdict: false\n  why: judged noise\n")
     text = cli(repo.path, "eval", "replay", "--audit", str(audit))
     assert text.code == 0, text.err
-    assert "of 2 flags on ordinary commits, 0 bring a reverted change back, 1 judged false, 1 not judged: " \
-           "2 false flags" in text.out
+    assert (
+        "of 2 flags on ordinary commits, 0 bring a reverted change back, 1 judged false, 1 not judged: "
+        "2 false flags" in text.out
+    )
     assert "audited: false: judged noise" in text.out
 
 
@@ -61,25 +65,30 @@ def test_a_bad_audit_file_fails_at_once_with_one_line(cli, tmp_path: Path) -> No
     assert result.code == 2 and "cannot read the audit file" in result.err and len(result.err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("- abcdef1\n", "must map commit ids to verdicts"),
-    ("HEAD~1:\n  verdict: false\n  why: x\n", "is not a commit id"),
-    ("abc12:\n  verdict: false\n  why: x\n", "is not a commit id"),
-    ("abcdef12: false\n", "give exactly `verdict` and `why`"),
-    ("abcdef12:\n  verdict: false\n", "give exactly `verdict` and `why`"),
-    ("abcdef12:\n  verdict: false\n  why: ' '\n", "`why` must say why"),
-    ("abcdef12:\n  verdict: false\n  why: x\nabcdef1234:\n  verdict: re-proposal\n  why: y\n", "given twice"),
-    ("abcdef12: [\n", "not valid YAML"),
-    ("abcdef12:\n  verdict: false\n  why: the reverted #11306 again\n", "line 3: `why` would end at ' #'"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("- abcdef1\n", "must map commit ids to verdicts"),
+        ("HEAD~1:\n  verdict: false\n  why: x\n", "is not a commit id"),
+        ("abc12:\n  verdict: false\n  why: x\n", "is not a commit id"),
+        ("abcdef12: false\n", "give exactly `verdict` and `why`"),
+        ("abcdef12:\n  verdict: false\n", "give exactly `verdict` and `why`"),
+        ("abcdef12:\n  verdict: false\n  why: ' '\n", "`why` must say why"),
+        ("abcdef12:\n  verdict: false\n  why: x\nabcdef1234:\n  verdict: re-proposal\n  why: y\n", "given twice"),
+        ("abcdef12: [\n", "not valid YAML"),
+        ("abcdef12:\n  verdict: false\n  why: the reverted #11306 again\n", "line 3: `why` would end at ' #'"),
+    ],
+)
 def test_audit_file_errors_name_the_problem(text: str, problem: str) -> None:
     with pytest.raises(ComindError, match=problem):
         parse(text)
 
 
 def test_a_quoted_why_keeps_its_hash() -> None:
-    assert parse('abcdef12:\n  verdict: false\n  why: "the reverted #11306 again"\n')["abcdef12"].why == \
-        "the reverted #11306 again"
+    assert (
+        parse('abcdef12:\n  verdict: false\n  why: "the reverted #11306 again"\n')["abcdef12"].why
+        == "the reverted #11306 again"
+    )
     assert parse("abcdef12:\n  verdict: false\n  why: tests#1 pass\n")["abcdef12"].why == "tests#1 pass"  # no comment
 
 
@@ -102,7 +111,7 @@ def test_any_text_is_verdicts_or_one_clear_error(text: str) -> None:
 def test_the_audited_report_is_json_that_round_trips(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo, alpha, _ = flagged_history(tmp_path)
     audit = tmp_path / "audit.yml"
-    audit.write_text(f"{alpha}:\n  verdict: false\n  why: \"quoted: with a colon\"\n")
+    audit.write_text(f'{alpha}:\n  verdict: false\n  why: "quoted: with a colon"\n')
     data = replay(cli, repo.path, "--audit", str(audit))
     assert json.loads(json.dumps(data))["audit"]["judged_false"] == 1
 

@@ -106,8 +106,9 @@ def test_octopus_merge_and_several_tips(tmp_path: Path) -> None:
 def test_odd_messages_never_crash(tmp_path: Path) -> None:
     r = HarvestRepo(tmp_path / "r")
     root = r.commit("root\n", {"a": "a\n"})
-    latin = r.raw_commit("caf\xe9 subject\n\nbody \xe9\n".encode("latin-1"), parents=(root,),
-                         headers=b"encoding ISO-8859-1\n")
+    latin = r.raw_commit(
+        "caf\xe9 subject\n\nbody \xe9\n".encode("latin-1"), parents=(root,), headers=b"encoding ISO-8859-1\n"
+    )
     bad = r.raw_commit(b"bad \xff\xfe bytes\n\nbefore nul\x00after nul\n", parents=(latin,))
     bogus = r.raw_commit(b"unknown encoding\n", parents=(bad,), headers=b"encoding x-no-such-codec\n")
     huge = r.raw_commit(b"huge\n\n" + b"Constraint: x\n" * 80_000, parents=(bogus,))
@@ -196,7 +197,8 @@ def test_subject_index(tmp_path: Path) -> None:
     assert index.lookup('revert: "fix: upgrade esbuild" (#120)') == [a]
     assert sorted(index.lookup('Revert "Sync upstream"')) == sorted([b, c])  # ambiguous: both
     assert SubjectIndex.from_json(json.loads(json.dumps(index.to_json()))).lookup("sync upstream") == index.lookup(
-        "Sync upstream")
+        "Sync upstream"
+    )
 
 
 def test_walk_of_nothing_and_missing_tips(history: HarvestRepo) -> None:

@@ -25,12 +25,19 @@ from comind.checks.findings import Report
 from . import github, gitlab, json_format, markdown, sarif, text
 from ._base import REPO_LEVEL_PATH, Format, FormatContext, atomic_write, plural
 
-__all__ = ["DEFAULT_FORMAT", "FORMATS", "REPO_LEVEL_PATH", "Format", "FormatContext", "atomic_write", "plural",
-           "render", "render_all"]
+__all__ = [
+    "DEFAULT_FORMAT",
+    "FORMATS",
+    "REPO_LEVEL_PATH",
+    "Format",
+    "FormatContext",
+    "atomic_write",
+    "plural",
+    "render",
+    "render_all",
+]
 
-FORMATS: dict[str, Format] = {
-    module.NAME: module for module in (text, json_format, sarif, github, gitlab, markdown)
-}
+FORMATS: dict[str, Format] = {module.NAME: module for module in (text, json_format, sarif, github, gitlab, markdown)}
 DEFAULT_FORMAT = text.NAME
 
 

@@ -75,8 +75,14 @@ class FormatContext:
     forge: str = "github"  # "github" | "gitlab": the layout of file and commit URLs
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, colour: bool = False,
-                 repo_root: Path | None = None, head_sha: str | None = None) -> FormatContext:
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        colour: bool = False,
+        repo_root: Path | None = None,
+        head_sha: str | None = None,
+    ) -> FormatContext:
         """The context a CI job provides (GitHub Actions or GitLab CI), or a bare one elsewhere."""
         env = os.environ if environ is None else environ
         if env.get("GITHUB_ACTIONS") == "true" or env.get("GITHUB_REPOSITORY"):
@@ -85,14 +91,26 @@ class FormatContext:
             run_id = env.get("GITHUB_RUN_ID")
             link = f"{server}/{repository}/actions/runs/{run_id}" if repository and run_id else None
             summary = env.get("GITHUB_STEP_SUMMARY")
-            return cls(colour=colour, repo_root=repo_root, server_url=server, repository=repository,
-                       head_sha=head_sha or env.get("GITHUB_SHA") or None,
-                       job_summary=Path(summary) if summary else None, summary_link=link, forge="github")
+            return cls(
+                colour=colour,
+                repo_root=repo_root,
+                server_url=server,
+                repository=repository,
+                head_sha=head_sha or env.get("GITHUB_SHA") or None,
+                job_summary=Path(summary) if summary else None,
+                summary_link=link,
+                forge="github",
+            )
         if env.get("GITLAB_CI") == "true" or env.get("CI_PROJECT_PATH"):
-            return cls(colour=colour, repo_root=repo_root, server_url=env.get("CI_SERVER_URL") or None,
-                       repository=env.get("CI_PROJECT_PATH") or None,
-                       head_sha=head_sha or env.get("CI_COMMIT_SHA") or None,
-                       summary_link=env.get("CI_JOB_URL") or None, forge="gitlab")
+            return cls(
+                colour=colour,
+                repo_root=repo_root,
+                server_url=env.get("CI_SERVER_URL") or None,
+                repository=env.get("CI_PROJECT_PATH") or None,
+                head_sha=head_sha or env.get("CI_COMMIT_SHA") or None,
+                summary_link=env.get("CI_JOB_URL") or None,
+                forge="gitlab",
+            )
         return cls(colour=colour, repo_root=repo_root, head_sha=head_sha)
 
     def _base(self) -> str | None:

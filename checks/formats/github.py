@@ -52,8 +52,9 @@ def escape_property(value: str) -> str:
 
 def command(name: str, properties: dict[str, str | int | None], message: str) -> str:
     """One workflow command line, as the toolkit's ``issueCommand`` writes it."""
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items()
-                     if value is not None and value != "")
+    props = ",".join(
+        f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None and value != ""
+    )
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
@@ -119,14 +120,23 @@ def _overflow(dropped: list[Finding], more_warnings: int, context: FormatContext
     if more_warnings:
         what.append(plural(more_warnings, "more run warning"))
     where = f"the job summary: {context.summary_link}" if context.summary_link else "the job summary"
-    return (f"{' and '.join(what)} not annotated: GitHub shows at most {PER_LEVEL_CAP} annotations of each "
-            f"level per step. Every finding is listed in {where}")
+    return (
+        f"{' and '.join(what)} not annotated: GitHub shows at most {PER_LEVEL_CAP} annotations of each "
+        f"level per step. Every finding is listed in {where}"
+    )
 
 
 def summary(report: Report, context: FormatContext, limit: int) -> str:
     """The job-summary Markdown (no comment marker, a count table) within ``limit`` bytes."""
-    return markdown.body(report, context, limit=limit, marker=False, title_level=2, table=True,
-                         pointer_to="json or SARIF output of this run")
+    return markdown.body(
+        report,
+        context,
+        limit=limit,
+        marker=False,
+        title_level=2,
+        table=True,
+        pointer_to="json or SARIF output of this run",
+    )
 
 
 def write_summary(report: Report, context: FormatContext) -> None:

@@ -58,14 +58,18 @@ def issues(report: Report) -> list[dict[str, Any]]:
                 n += 1
             fingerprint = f"{f.fingerprint}-{n}"
         used.add(fingerprint)
-        out.append({
-            "description": description(f),
-            "check_name": f.rule_id,
-            "fingerprint": fingerprint,
-            "severity": severity(f),
-            "location": {"path": f.path or REPO_LEVEL_PATH,
-                         "lines": {"begin": f.line if f.line and f.line > 0 else 1}},
-        })
+        out.append(
+            {
+                "description": description(f),
+                "check_name": f.rule_id,
+                "fingerprint": fingerprint,
+                "severity": severity(f),
+                "location": {
+                    "path": f.path or REPO_LEVEL_PATH,
+                    "lines": {"begin": f.line if f.line and f.line > 0 else 1},
+                },
+            }
+        )
     return out
 
 

@@ -100,8 +100,9 @@ def _evidence(item: Mapping[str, Any], context: FormatContext) -> str:
     parts = [kind]
     if ref:
         if item.get("type") == "commit" or re.fullmatch(r"[0-9a-fA-F]{12,64}", ref):
-            parts.append(_link(code(ref[:12] if re.fullmatch(r"[0-9a-fA-F]{12,64}", ref) else ref),
-                               context.commit_url(ref)))
+            parts.append(
+                _link(code(ref[:12] if re.fullmatch(r"[0-9a-fA-F]{12,64}", ref) else ref), context.commit_url(ref))
+            )
         elif re.match(r"https?://\S+$", ref):
             parts.append(_link(code(ref), ref))
         else:
@@ -163,8 +164,17 @@ def _pointer(omitted: int, where: str, link: str | None) -> str:
     return f"**… {omitted} more {noun} not shown here** (size limit): the full report is in the {target}."
 
 
-def body(report: Report, context: FormatContext, *, limit: int, marker: bool = True, title_level: int = 3,
-         table: bool = False, pointer_to: str = "job summary", pointer_link: str | None = None) -> str:
+def body(
+    report: Report,
+    context: FormatContext,
+    *,
+    limit: int,
+    marker: bool = True,
+    title_level: int = 3,
+    table: bool = False,
+    pointer_to: str = "job summary",
+    pointer_link: str | None = None,
+) -> str:
     """The Markdown report within ``limit`` UTF-8 bytes (see the module docstring)."""
     if limit < MIN_BYTES:
         raise ValueError(f"a Markdown report needs at least {MIN_BYTES} bytes, not {limit}")
@@ -196,8 +206,9 @@ def body(report: Report, context: FormatContext, *, limit: int, marker: bool = T
     fixed = sep.join(top + ([warnings] if warnings else []))
     reserve = _size(sep + _pointer(len(findings), pointer_to, pointer_link)) + _size(sep) + 8
     room = limit - _size(fixed) - reserve
-    headings = {kind: f"{'#' * (title_level + 1)} {HEADINGS.get(kind, kind)} ({len(fs)})"
-                for kind, fs in grouped(findings)}
+    headings = {
+        kind: f"{'#' * (title_level + 1)} {HEADINGS.get(kind, kind)} ({len(fs)})" for kind, fs in grouped(findings)
+    }
     chosen: set[int] = set()
     started: set[str] = set()
     blocks: dict[int, str] = {}
@@ -230,8 +241,7 @@ def body(report: Report, context: FormatContext, *, limit: int, marker: bool = T
 
 
 def _table(findings: list[Finding]) -> str:
-    rows = ["| | " + " | ".join(f"{lv}s" for lv in reversed(LEVELS)) + " |",
-            "|---|" + "---:|" * len(LEVELS)]
+    rows = ["| | " + " | ".join(f"{lv}s" for lv in reversed(LEVELS)) + " |", "|---|" + "---:|" * len(LEVELS)]
     for kind, fs in grouped(findings):
         counts = [sum(1 for f in fs if f.level == lv) for lv in reversed(LEVELS)]
         rows.append(f"| {HEADINGS.get(kind, kind)} | " + " | ".join(str(n) for n in counts) + " |")

@@ -44,61 +44,77 @@ MAX_LOCATIONS = 1_000
 # precision (how often a result of this rule is right) and tags.
 _BUILTIN: dict[str, dict[str, Any]] = {
     "dead_end": {
-        "name": "DeadEndReproposed", "level": "warning", "precision": "medium",
+        "name": "DeadEndReproposed",
+        "level": "warning",
+        "precision": "medium",
         "short": "The change re-proposes an approach that was tried and reverted.",
         "full": "The change re-adds enough of what a reverted change added (the same lines, symbols or "
-                "dependency changes) that it looks like the same attempt again. The finding quotes the "
-                "attempt record, the revert and its reason.",
+        "dependency changes) that it looks like the same attempt again. The finding quotes the "
+        "attempt record, the revert and its reason.",
         "help": "Read the attempt record and the revert it cites. If the reason no longer holds, say so: "
-                "retract or supersede the attempt record, or record why this time is different; "
-                "otherwise take another approach.",
+        "retract or supersede the attempt record, or record why this time is different; "
+        "otherwise take another approach.",
     },
     "violation": {
-        "name": "ConstraintViolation", "level": "error", "precision": "very-high",
+        "name": "ConstraintViolation",
+        "level": "error",
+        "precision": "very-high",
         "short": "The change breaks a constraint's compiled check.",
         "full": "A constraint record carries a compiled check (import graph, dependency range, ast-grep or "
-                "semgrep rule, or a named test) and the change introduces a violation of it.",
+        "semgrep rule, or a named test) and the change introduces a violation of it.",
         "help": "Change the code so the check passes, or, if the constraint no longer applies, retract or "
-                "supersede the constraint record; a justified exception is a suppression record with a "
-                "reason, an owner and an expiry.",
+        "supersede the constraint record; a justified exception is a suppression record with a "
+        "reason, an owner and an expiry.",
     },
     "stale": {
-        "name": "StaleRecord", "level": "warning", "precision": "high",
+        "name": "StaleRecord",
+        "level": "warning",
+        "precision": "high",
         "short": "The change makes a record stale.",
         "full": "The code a record is anchored to changed (its body drifted past the threshold, or an "
-                "evidence, context or dependency anchor changed), so the record may no longer be true.",
+        "evidence, context or dependency anchor changed), so the record may no longer be true.",
         "help": "Check that the record still holds and confirm it, or update, supersede or retract it.",
     },
     "orphaned": {
-        "name": "OrphanedRecord", "level": "warning", "precision": "high",
+        "name": "OrphanedRecord",
+        "level": "warning",
+        "precision": "high",
         "short": "The change removes the symbol a record is about.",
         "full": "The subject symbol of a record is gone and could not be followed through a rename or move.",
         "help": "Re-anchor the record to where the code went, or retract it if it no longer applies.",
     },
     "retry": {
-        "name": "RetryConditionMet", "level": "note", "precision": "high",
+        "name": "RetryConditionMet",
+        "level": "note",
+        "precision": "high",
         "short": "A failed attempt's retry condition is now met.",
         "full": "An attempt record said when to try again (for example a dependency version range) and "
-                "that condition now holds.",
+        "that condition now holds.",
         "help": "The approach the attempt describes may work now; read the record before trying it again.",
     },
     "reland": {
-        "name": "DeadEndRelanded", "level": "note", "precision": "very-high",
+        "name": "DeadEndRelanded",
+        "level": "note",
+        "precision": "very-high",
         "short": "The change relands a reverted change, and says so.",
         "full": "A commit of the change re-applies a change that was reverted (a revert of the revert, or "
-                "a reland naming it), which retires the attempt record. The finding quotes why it was "
-                "reverted.",
+        "a reland naming it), which retires the attempt record. The finding quotes why it was "
+        "reverted.",
         "help": "Check that the change fixes what the revert's reason names before it lands again.",
     },
     "suppression": {
-        "name": "SuppressionToReview", "level": "warning", "precision": "very-high",
+        "name": "SuppressionToReview",
+        "level": "warning",
+        "precision": "very-high",
         "short": "A suppression is expired, unused or incomplete.",
         "full": "Suppressions are records with a rule, a reason, an owner and an expiry; this one has "
-                "expired, no longer matches any violation, or lacks a required field.",
+        "expired, no longer matches any violation, or lacks a required field.",
         "help": "Renew the suppression with a new expiry and reason, or remove it.",
     },
     "context": {
-        "name": "RelatedRecord", "level": "note", "precision": "medium",
+        "name": "RelatedRecord",
+        "level": "note",
+        "precision": "medium",
         "short": "A record relevant to the changed code.",
         "full": "A decision, gotcha or other record is anchored to code this change touches.",
         "help": "Read the record: it explains a decision or a pitfall around this code.",
@@ -181,9 +197,13 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
         path, line = item.get("path"), item.get("line")
         if not path or not isinstance(path, str):
             continue
-        related.append({"id": len(related) + 1,
-                        "physicalLocation": _physical(path, line if isinstance(line, int) else None, None),
-                        "message": {"text": evidence_line(item)}})
+        related.append(
+            {
+                "id": len(related) + 1,
+                "physicalLocation": _physical(path, line if isinstance(line, int) else None, None),
+                "message": {"text": evidence_line(item)},
+            }
+        )
     if related:
         result["relatedLocations"] = related
     properties: dict[str, Any] = {"type": f.type, "inDiff": f.in_diff}
@@ -204,17 +224,25 @@ def document(report: Report, context: FormatContext) -> dict[str, Any]:
     kept = findings[:MAX_RESULTS]
     notifications = [{"level": "warning", "message": {"text": w}} for w in report.warnings]
     if len(findings) > len(kept):
-        notifications.append({"level": "warning", "message": {
-            "text": f"{len(findings) - len(kept)} more findings not included: SARIF consumers accept at most "
-                    f"{MAX_RESULTS} results per run; see the json output for all of them."}})
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {
+                    "text": f"{len(findings) - len(kept)} more findings not included: SARIF consumers accept at most "
+                    f"{MAX_RESULTS} results per run; see the json output for all of them."
+                },
+            }
+        )
     run: dict[str, Any] = {
-        "tool": {"driver": {
-            "name": "comind",
-            "version": comind.__version__,
-            "semanticVersion": comind.__version__,
-            "informationUri": INFORMATION_URI,
-            "rules": rules,
-        }},
+        "tool": {
+            "driver": {
+                "name": "comind",
+                "version": comind.__version__,
+                "semanticVersion": comind.__version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }
+        },
         "automationDetails": {"id": f"comind/check/{report.head}"},
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "results": [_result(f, index[f.rule_id]) for f in kept],

@@ -22,9 +22,18 @@ from comind.errors import ComindError
 
 # command -> the module that registers it (register(subparsers, common)), in `--help` order.
 COMMANDS = {
-    "init": "init", "remember": "remember", "review": "review", "harvest": "harvest",
-    "check": "check", "log": "read", "show": "read", "search": "read", "why": "code", "status": "code",
-    "index": "code", "eval": "eval",
+    "init": "init",
+    "remember": "remember",
+    "review": "review",
+    "harvest": "harvest",
+    "check": "check",
+    "log": "read",
+    "show": "read",
+    "search": "read",
+    "why": "code",
+    "status": "code",
+    "index": "code",
+    "eval": "eval",
     "ledger": "ledger",
     "bot": "bot",
 }
@@ -62,8 +71,12 @@ def _gettext(message: str) -> str:
     and the default locale folder does not exist, no file can be found and gettext returns the
     message itself; otherwise gettext is asked.
     """
-    if (getattr(gettext, "_current_domain", None) == "messages" and not getattr(gettext, "_localedirs", True)
-            and _plain_languages() and _no_locale_folder(getattr(gettext, "_default_localedir", ""))):
+    if (
+        getattr(gettext, "_current_domain", None) == "messages"
+        and not getattr(gettext, "_localedirs", True)
+        and _plain_languages()
+        and _no_locale_folder(getattr(gettext, "_default_localedir", ""))
+    ):
         return message
     return gettext.gettext(message)
 
@@ -89,10 +102,16 @@ def global_options() -> argparse.ArgumentParser:
     parent = ArgumentParser(add_help=False)
     group = parent.add_argument_group("settings (flag > environment > .comind.yml > default)")
     for setting in SETTINGS:
-        group.add_argument(setting.flag, dest=f"setting_{setting.key}", metavar=setting.key.upper(),
-                           default=argparse.SUPPRESS, help=f"{setting.help} [{setting.env}]")
-    parent.add_argument("-C", dest="directory", metavar="PATH", default=argparse.SUPPRESS,
-                        help="run as if started in PATH")
+        group.add_argument(
+            setting.flag,
+            dest=f"setting_{setting.key}",
+            metavar=setting.key.upper(),
+            default=argparse.SUPPRESS,
+            help=f"{setting.help} [{setting.env}]",
+        )
+    parent.add_argument(
+        "-C", dest="directory", metavar="PATH", default=argparse.SUPPRESS, help="run as if started in PATH"
+    )
     return parent
 
 
@@ -100,7 +119,8 @@ def build_parser(argv: Sequence[str] = ()) -> ArgumentParser:
     """The parser; only the invoked command's module is loaded, so a command starts fast."""
     common = global_options()
     parser = ArgumentParser(
-        prog="comind", parents=[common],
+        prog="comind",
+        parents=[common],
         description="Git-native memory for teams and their coding agents.",
     )
     parser.add_argument("--version", action="version", version=f"comind {__version__}")
@@ -204,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so in one line, show the traceback only when asked
         if os.environ.get("COMIND_DEBUG"):
             raise
-        print(f"comind: internal error: {type(exc).__name__}: {exc} (set COMIND_DEBUG=1 for the traceback)",
-              file=sys.stderr)
+        print(
+            f"comind: internal error: {type(exc).__name__}: {exc} (set COMIND_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return 2

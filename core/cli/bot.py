@@ -9,28 +9,45 @@ from typing import Any
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("bot", parents=[common], help="the merge-request bot: /comind commands and the report",
-                       description="Answer /comind commands on a merge request, harvest it, and post the "
-                                   "comind check report as one summary comment plus inline comments.")
+    p = sub.add_parser(
+        "bot",
+        parents=[common],
+        help="the merge-request bot: /comind commands and the report",
+        description="Answer /comind commands on a merge request, harvest it, and post the "
+        "comind check report as one summary comment plus inline comments.",
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
     r = actions.add_parser(
-        "run", parents=[common], help="in CI: answer commands, harvest, check and post the report",
+        "run",
+        parents=[common],
+        help="in CI: answer commands, harvest, check and post the report",
         description="Run inside GitHub Actions (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_EVENT_NAME, "
-                    "GITHUB_EVENT_PATH, GITHUB_API_URL) or a GitLab merge-request pipeline (CI_API_V4_URL, "
-                    "CI_PROJECT_ID, CI_MERGE_REQUEST_IID, and COMIND_GITLAB_TOKEN: an access token with the "
-                    "api scope). On comment events only the commands are answered.")
+        "GITHUB_EVENT_PATH, GITHUB_API_URL) or a GitLab merge-request pipeline (CI_API_V4_URL, "
+        "CI_PROJECT_ID, CI_MERGE_REQUEST_IID, and COMIND_GITLAB_TOKEN: an access token with the "
+        "api scope). On comment events only the commands are answered.",
+    )
     r.add_argument("--forge", choices=("github", "gitlab"), help="default: from the CI environment")
-    r.add_argument("--report", type=Path, metavar="FILE",
-                   help="post this report (written by comind check --format json) instead of running the check")
+    r.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="post this report (written by comind check --format json) instead of running the check",
+    )
     r.add_argument("--number", type=int, metavar="N", help="the merge request (default: from the CI environment)")
-    r.add_argument("--publish", action="store_true",
-                   help="write records from commands and threads to the shared store, not the local harvest cache")
+    r.add_argument(
+        "--publish",
+        action="store_true",
+        help="write records from commands and threads to the shared store, not the local harvest cache",
+    )
     r.set_defaults(handler=run_bot)
     s = actions.add_parser(
-        "serve", parents=[common], help="a webhook server that answers /comind commands as they are written",
+        "serve",
+        parents=[common],
+        help="a webhook server that answers /comind commands as they are written",
         description="Receive GitHub or GitLab webhooks (signed with COMIND_WEBHOOK_SECRET) and answer the "
-                    "/comind commands of the merge request a comment was written on. The forge token comes "
-                    "from COMIND_GITHUB_TOKEN/GITHUB_TOKEN or COMIND_GITLAB_TOKEN.")
+        "/comind commands of the merge request a comment was written on. The forge token comes "
+        "from COMIND_GITHUB_TOKEN/GITHUB_TOKEN or COMIND_GITLAB_TOKEN.",
+    )
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
     s.add_argument("--publish", action="store_true", help="write records to the shared store")
@@ -42,8 +59,7 @@ def run_bot(args: argparse.Namespace) -> int:
     from comind.cli import workspace
 
     ws = workspace(args)
-    return run_from_env(ws, args.forge, os.environ, report_file=args.report, publish=args.publish,
-                        number=args.number)
+    return run_from_env(ws, args.forge, os.environ, report_file=args.report, publish=args.publish, number=args.number)
 
 
 def run_serve(args: argparse.Namespace) -> int:

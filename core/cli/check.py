@@ -13,17 +13,20 @@ from comind.errors import ComindError
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "check", parents=[common], help="report what a change re-proposes, breaks or makes stale",
+        "check",
+        parents=[common],
+        help="report what a change re-proposes, breaks or makes stale",
         description="Harvest what is new, index base and head, evaluate constraints (only violations the change "
-                    "introduces), match the change against dead ends and report stale records. Without --base: "
-                    "the merge base with the default branch, or every finding at head when HEAD is that branch.",
+        "introduces), match the change against dead ends and report stale records. Without --base: "
+        "the merge base with the default branch, or every finding at head when HEAD is that branch.",
     )
     p.add_argument("--base", metavar="REV", help="the baseline revision (a merge request's target)")
     p.add_argument("--head", metavar="REV", default="HEAD", help="the revision checked (default HEAD)")
     p.add_argument("--all", action="store_true", dest="check_all", help="report every violation at head")
     p.add_argument("--format", default=None, help="text (default), json, sarif, github, gitlab or markdown")
-    p.add_argument("--output", action="append", default=[], metavar="FORMAT=FILE",
-                   help="also write FORMAT to FILE (repeatable)")
+    p.add_argument(
+        "--output", action="append", default=[], metavar="FORMAT=FILE", help="also write FORMAT to FILE (repeatable)"
+    )
     p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
     p.set_defaults(handler=run)
 
@@ -59,17 +62,20 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()
-    report = run_check(ws, base=args.base, head=args.head, check_all=args.check_all, harvest=not args.no_harvest,
-                       progress=progress)
+    report = run_check(
+        ws, base=args.base, head=args.head, check_all=args.check_all, harvest=not args.no_harvest, progress=progress
+    )
     if progress:
         sys.stderr.write("\r\033[K")
     harvested = report.stats.get("harvest") or {}
     if harvested.get("commits"):
         relations = report.stats.get("relations", 0)  # (new records count them too)
-        print(f"comind: harvested {plural(harvested['commits'], 'new commit')}: "
-              f"{plural(harvested['written'], 'new record')}; {plural(report.stats.get('records', 0), 'record')} "
-              "in the ledger" + (f" and {plural(relations, 'relation')} between them" if relations else ""),
-              file=sys.stderr)
+        print(
+            f"comind: harvested {plural(harvested['commits'], 'new commit')}: "
+            f"{plural(harvested['written'], 'new record')}; {plural(report.stats.get('records', 0), 'record')} "
+            "in the ledger" + (f" and {plural(relations, 'relation')} between them" if relations else ""),
+            file=sys.stderr,
+        )
     context = FormatContext.from_env(colour=use_colour(), repo_root=ws.root, head_sha=report.head)
     printed = render_all(report, outputs, context)
     for text in printed.values():

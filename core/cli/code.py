@@ -9,9 +9,13 @@ from typing import Any
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    why = sub.add_parser("why", parents=[common], help="the records behind a symbol, file or line",
-                         description="Records anchored to ANCHOR (path::Qual.name, path, path:line, module:x, "
-                                     "dep:eco/pkg), then those one import or call away, labelled.")
+    why = sub.add_parser(
+        "why",
+        parents=[common],
+        help="the records behind a symbol, file or line",
+        description="Records anchored to ANCHOR (path::Qual.name, path, path:line, module:x, "
+        "dep:eco/pkg), then those one import or call away, labelled.",
+    )
     why.add_argument("anchor")
     why.add_argument("--at", metavar="REV", help="answer as of a revision: records known then, code then")
     why.add_argument("--all", action="store_true", help="include superseded, retracted and dormant records, labelled")
@@ -52,8 +56,10 @@ def run_index(args: argparse.Namespace) -> int:
     snapshot = ws.index.snapshot(args.rev, progress=progress_printer("indexing"))
     s = snapshot.stats
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(s.skipped.items()) if n) or "none"
-    print(f"indexed {snapshot.commit[:10]}: {len(snapshot.files)} files ({s.parsed} parsed, {s.cached} from cache), "
-          f"skipped {skipped}, {s.errors} with parse errors, {time.perf_counter() - start:.2f} s")
+    print(
+        f"indexed {snapshot.commit[:10]}: {len(snapshot.files)} files ({s.parsed} parsed, {s.cached} from cache), "
+        f"skipped {skipped}, {s.errors} with parse errors, {time.perf_counter() - start:.2f} s"
+    )
     return 0
 
 
@@ -95,8 +101,7 @@ def run_why(args: argparse.Namespace) -> int:
     ledger = open_ledger(ws)
     answer = explain(ws, ledger, args.anchor, at=args.at, include_all=args.all)
     if args.json:
-        print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance}
-                         for item in answer.items)
+        print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance} for item in answer.items)
         return 0
     colour = use_colour()
     print(answer.heading)
@@ -112,12 +117,13 @@ def run_why(args: argparse.Namespace) -> int:
         s = item.status
         label = paint(f"{s.state:<12}", s.state, colour)
         hop = f"  ({item.relevance})" if item.relevance != "direct" else ""
-        print(f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
-              f"{item.record.title}{hop}")
+        print(
+            f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
+            f"{item.record.title}{hop}"
+        )
         print(f"             {brief(s.reason)}")
         for note in s.notes:
             print(f"             note: {note}")
         for mark in s.marks:
             print(f"             mark: {mark}")
     return 0
-

@@ -13,28 +13,49 @@ from comind.config import SETTINGS
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("eval", parents=[common], help="replay the dead-end matcher over a history; harvest coverage",
-                       description="Evaluate comind on any git repository (a bare one too) without writing into it.")
+    p = sub.add_parser(
+        "eval",
+        parents=[common],
+        help="replay the dead-end matcher over a history; harvest coverage",
+        description="Evaluate comind on any git repository (a bare one too) without writing into it.",
+    )
     actions = p.add_subparsers(dest="eval_command", metavar="WHAT", required=True)
     replay = actions.add_parser(
-        "replay", parents=[common], help="relands flagged (recall) and false flags per 1,000 commits",
+        "replay",
+        parents=[common],
+        help="relands flagged (recall) and false flags per 1,000 commits",
         description="Harvest the default branch's history in memory, walk its landings oldest first and match "
-                    "each one's change against the attempts harvested before it, as comind check would. Relands "
-                    "(recognised by their subjects) are the positives; every flag is listed with its evidence.")
+        "each one's change against the attempts harvested before it, as comind check would. Relands "
+        "(recognised by their subjects) are the positives; every flag is listed with its evidence.",
+    )
     replay.add_argument("--since", metavar="REV", help="scan only the landings after REV (attempts from all history)")
-    replay.add_argument("--audit", metavar="FILE", type=Path,
-                        help="a person's verdicts on flags (YAML: commit -> verdict re-proposal|false, why); "
-                             "adds the audited false-flag rate, the subject-based one unchanged")
-    replay.add_argument("--near-misses", metavar="FILE", type=Path,
-                        help="also write, one JSON object per line, every (commit, attempt) pair sharing 3 lines "
-                             "or more, flagged or not, with the figures the matcher judged: to try a rule on")
+    replay.add_argument(
+        "--audit",
+        metavar="FILE",
+        type=Path,
+        help="a person's verdicts on flags (YAML: commit -> verdict re-proposal|false, why); "
+        "adds the audited false-flag rate, the subject-based one unchanged",
+    )
+    replay.add_argument(
+        "--near-misses",
+        metavar="FILE",
+        type=Path,
+        help="also write, one JSON object per line, every (commit, attempt) pair sharing 3 lines "
+        "or more, flagged or not, with the figures the matcher judged: to try a rule on",
+    )
     harvest = actions.add_parser(
-        "harvest", parents=[common], help="what the harvesters read: markers, Lore keys, misses, skips",
+        "harvest",
+        parents=[common],
+        help="what the harvesters read: markers, Lore keys, misses, skips",
         description="Counts by revert marker and Lore key, unresolved and ambiguous references, trailer-looking "
-                    "lines the parser did not take, skips by reason; each with up to 5 examples.")
+        "lines the parser did not take, skips by reason; each with up to 5 examples.",
+    )
     for p_ in (replay, harvest):
-        p_.add_argument("--repo", metavar="PATH", help="the repository to evaluate: a work tree or a bare git "
-                                                       "directory (default: the current one)")
+        p_.add_argument(
+            "--repo",
+            metavar="PATH",
+            help="the repository to evaluate: a work tree or a bare git directory (default: the current one)",
+        )
         p_.add_argument("--json", action="store_true", help="print the result as JSON")
     replay.set_defaults(handler=run_replay)
     harvest.set_defaults(handler=run_harvest)
@@ -82,24 +103,32 @@ def run_replay(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     recall = "n/a" if data["recall"] is None else f"{data['recall']:.2f}"
-    print(f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits_walked']} commits, "
-          f"{data['commits_scanned']} landings scanned ({data['merges_scanned']} merges), "
-          f"{data['attempts_with_lines']} attempts with lines "
-          f"(threshold {data['dead_end_threshold']}, min lines {data['dead_end_min_lines']})")
+    print(
+        f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits_walked']} commits, "
+        f"{data['commits_scanned']} landings scanned ({data['merges_scanned']} merges), "
+        f"{data['attempts_with_lines']} attempts with lines "
+        f"(threshold {data['dead_end_threshold']}, min lines {data['dead_end_min_lines']})"
+    )
     print(f"relands: {data['relands']} found, {data['relands_flagged']} flagged, recall {recall}")
-    print(f"ordinary commits: {data['ordinary_commits']}, false flags: {data['false_flags']} "
-          f"({data['false_flags_per_1000']:.2f} per 1,000)")
+    print(
+        f"ordinary commits: {data['ordinary_commits']}, false flags: {data['false_flags']} "
+        f"({data['false_flags_per_1000']:.2f} per 1,000)"
+    )
     subject = data["by_subject"]
     if subject["relands"] != data["relands"]:
         sub_recall = "-" if subject["recall"] is None else f"{subject['recall']:.2f}"
-        print(f"  by subject alone (relands said in the body only count as ordinary): {subject['relands']} relands, "
-              f"recall {sub_recall}, {subject['false_flags']} false flags "
-              f"({subject['false_flags_per_1000']:.2f} per 1,000)")
+        print(
+            f"  by subject alone (relands said in the body only count as ordinary): {subject['relands']} relands, "
+            f"recall {sub_recall}, {subject['false_flags']} false flags "
+            f"({subject['false_flags_per_1000']:.2f} per 1,000)"
+        )
     if "audit" in data:
         a = data["audit"]
-        print(f"audited ({a['file']}): of {a['flags']} flags on ordinary commits, {a['re_proposals']} bring a "
-              f"reverted change back, {a['judged_false']} judged false, {a['unaudited']} not judged: "
-              f"{a['false_flags']} false flags ({a['false_flags_per_1000']:.2f} per 1,000)")
+        print(
+            f"audited ({a['file']}): of {a['flags']} flags on ordinary commits, {a['re_proposals']} bring a "
+            f"reverted change back, {a['judged_false']} judged false, {a['unaudited']} not judged: "
+            f"{a['false_flags']} false flags ({a['false_flags_per_1000']:.2f} per 1,000)"
+        )
         for what in ("stale", "ambiguous"):
             if a[what]:
                 print(f"  {what} verdicts: {', '.join(a[what])}")
@@ -108,18 +137,29 @@ def run_replay(args: argparse.Namespace) -> int:
         if items:
             print(f"\n{title}:")
         for item in items:
-            print(f"  {item['commit'][:12]} [{item['kind']}{'/' + item['form'] if 'form' in item else ''}] "
-                  f"{item['subject'][:100]}")
+            print(
+                f"  {item['commit'][:12]} [{item['kind']}{'/' + item['form'] if 'form' in item else ''}] "
+                f"{item['subject'][:100]}"
+            )
             if item.get("landed_with"):
-                print(f"      landed with {len(item['landed_with'])} earlier commit(s) of one run, "
-                      f"from {item['landed_with'][0][:12]}")
+                print(
+                    f"      landed with {len(item['landed_with'])} earlier commit(s) of one run, "
+                    f"from {item['landed_with'][0][:12]}"
+                )
             for m in item.get("matches", []):
                 other = " (not the attempt it relands)" if item["kind"] == "reland" and not m["expected"] else ""
-                how = (f"creates again {', '.join(m['recreated'])}, the files" if m["how"] == "files"
-                       else f"moves {m['moved']}, the dependency move" if m["how"] == "dependency"
-                       else f"re-adds {m['matched']}/{m['total']} lines")
-                what = (f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}" if m.get("reverted")
-                        else f"the change {m['revert'][:12]} {m['title'][:80]!r} reverted")  # the revert named none
+                how = (
+                    f"creates again {', '.join(m['recreated'])}, the files"
+                    if m["how"] == "files"
+                    else f"moves {m['moved']}, the dependency move"
+                    if m["how"] == "dependency"
+                    else f"re-adds {m['matched']}/{m['total']} lines"
+                )
+                what = (
+                    f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}"
+                    if m.get("reverted")
+                    else f"the change {m['revert'][:12]} {m['title'][:80]!r} reverted"
+                )  # the revert named none
                 print(f"      {how} of {what}{other}")
             if item.get("note"):
                 print(f"      {item['note']}")
@@ -147,12 +187,19 @@ def run_harvest(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    print(f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits']} commits; records: "
-          + (", ".join(f"{n} {k}" for k, n in data["records"].items()) or "none"))
-    sections = [("revert markers", data["markers"]), ("Lore keys", data["lore_keys"]),
-                ("other counts", data["counts"]), ("unresolved", data["unresolved"]),
-                ("ambiguous", {"reverts": data["ambiguous"]} if data["ambiguous"]["count"] else {}),
-                ("trailer-like lines not taken", data["trailer_like_not_taken"]), ("skipped", data["skipped"])]
+    print(
+        f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits']} commits; records: "
+        + (", ".join(f"{n} {k}" for k, n in data["records"].items()) or "none")
+    )
+    sections = [
+        ("revert markers", data["markers"]),
+        ("Lore keys", data["lore_keys"]),
+        ("other counts", data["counts"]),
+        ("unresolved", data["unresolved"]),
+        ("ambiguous", {"reverts": data["ambiguous"]} if data["ambiguous"]["count"] else {}),
+        ("trailer-like lines not taken", data["trailer_like_not_taken"]),
+        ("skipped", data["skipped"]),
+    ]
     for title, section in sections:
         if not section:
             continue

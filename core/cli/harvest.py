@@ -10,15 +10,22 @@ from typing import Any
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("harvest", parents=[common], help="harvest reverts, Lore and other trailers from git history",
-                       description="Read the history new since the last harvest (HEAD and the default branch) and "
-                                   "write the records it proves into the harvest cache (.git/comind/harvest), or "
-                                   "into the shared store with --publish.")
+    p = sub.add_parser(
+        "harvest",
+        parents=[common],
+        help="harvest reverts, Lore and other trailers from git history",
+        description="Read the history new since the last harvest (HEAD and the default branch) and "
+        "write the records it proves into the harvest cache (.git/comind/harvest), or "
+        "into the shared store with --publish.",
+    )
     p.add_argument("--since", metavar="REV", help="read only commits after REV")
     p.add_argument("--full", action="store_true", help="read the whole history again")
-    p.add_argument("--publish", action="store_true",
-                   help="write into the shared store instead of the local cache (the whole default branch's "
-                        "history, however much a local harvest already read)")
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="write into the shared store instead of the local cache (the whole default branch's "
+        "history, however much a local harvest already read)",
+    )
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(handler=run)
 

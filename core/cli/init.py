@@ -7,8 +7,12 @@ from typing import Any
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("init", parents=[common], help="write .comind.yml and create the store",
-                       description="Write a commented .comind.yml in the repository root and create the store.")
+    p = sub.add_parser(
+        "init",
+        parents=[common],
+        help="write .comind.yml and create the store",
+        description="Write a commented .comind.yml in the repository root and create the store.",
+    )
     p.add_argument("--force", action="store_true", help="overwrite an existing .comind.yml")
     p.set_defaults(handler=run)
 

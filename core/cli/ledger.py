@@ -14,8 +14,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
     a = actions.add_parser("compact", parents=[common], help="write a snapshot of every record (one GET for readers)")
     a.set_defaults(handler=run_compact)
-    a = actions.add_parser("audit", parents=[common],
-                           help="list corrupt objects, conflicting versions and dangling relations (exit 1 if any)")
+    a = actions.add_parser(
+        "audit",
+        parents=[common],
+        help="list corrupt objects, conflicting versions and dangling relations (exit 1 if any)",
+    )
     a.add_argument("--json", action="store_true")
     a.set_defaults(handler=run_audit)
     a = actions.add_parser("erase", parents=[common], help="delete records for good, leaving id-only tombstones")
@@ -52,8 +55,14 @@ def run_audit(args: argparse.Namespace) -> int:
         for problem in store.verify():
             findings.append({"type": "corrupt", "source": source, "key": problem.key, "reason": problem.reason})
     for record_id, keys in ledger.conflicts():
-        findings.append({"type": "conflict", "record_id": record_id, "keys": keys,
-                         "reason": "one id with different contents; the earliest version is shown"})
+        findings.append(
+            {
+                "type": "conflict",
+                "record_id": record_id,
+                "keys": keys,
+                "reason": "one id with different contents; the earliest version is shown",
+            }
+        )
     known = {r.id for r in ledger.all()}
     for relation in ledger.relations():
         for end in ("target", "source"):
@@ -132,6 +141,8 @@ def run_import(args: argparse.Namespace) -> int:
     kept = [r for r in records if r.id not in erased]
     written = ws.store.put_many(kept)
     skipped = len(records) - len(kept)
-    print(f"imported {written} new record(s), {len(kept) - written} already present"
-          + (f", {skipped} erased and skipped" if skipped else ""))
+    print(
+        f"imported {written} new record(s), {len(kept) - written} already present"
+        + (f", {skipped} erased and skipped" if skipped else "")
+    )
     return 0

@@ -17,8 +17,15 @@ def use_colour(stream: TextIO | None = None) -> bool:
     return (stream or sys.stdout).isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
-_COLOURS = {"active": "32", "stale": "33", "orphaned": "31", "dormant": "2", "superseded": "2",
-            "retracted": "2", "quarantined": "35"}
+_COLOURS = {
+    "active": "32",
+    "stale": "33",
+    "orphaned": "31",
+    "dormant": "2",
+    "superseded": "2",
+    "retracted": "2",
+    "quarantined": "35",
+}
 
 
 def paint(text: str, state: str, colour: bool) -> str:
@@ -30,8 +37,14 @@ def record_json(record: Record, status: Status | None) -> dict[str, Any]:
     if status is None:
         return dict(record.data)
     # One dict built in one go: this runs for every line `log --json` prints.
-    data = {**record.data, "status": status.state, "status_reason": status.reason, "trust": status.trust,
-            "marks": list(status.marks), "notes": list(status.notes)}
+    data = {
+        **record.data,
+        "status": status.state,
+        "status_reason": status.reason,
+        "trust": status.trust,
+        "marks": list(status.marks),
+        "notes": list(status.notes),
+    }
     if "trust" in record.data:
         data["asserted_trust"] = record.data["trust"]
     return data

@@ -11,8 +11,12 @@ from comind.status import STATES
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    log = sub.add_parser("log", parents=[common], help="list records with their derived status",
-                         description="List records, oldest first, with their derived status and its reason.")
+    log = sub.add_parser(
+        "log",
+        parents=[common],
+        help="list records with their derived status",
+        description="List records, oldest first, with their derived status and its reason.",
+    )
     log.add_argument("--kind", action="append", choices=KNOWLEDGE_KINDS, default=[], help="only this kind (repeatable)")
     log.add_argument("--status", action="append", choices=STATES, default=[], help="only this status (repeatable)")
     log.add_argument("--history", action="store_true", help="include superseded and retracted records, labelled")

@@ -16,35 +16,58 @@ __all__ = ["KIND_FLAGS", "kind_fields", "parse_evidence", "provenance", "registe
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "remember", parents=[common], help="record an intent, decision, attempt, constraint, gotcha or question",
+        "remember",
+        parents=[common],
+        help="record an intent, decision, attempt, constraint, gotcha or question",
         description="Write a record. Anchors: PATH::Qual.name, PATH, PATH:LINE, module:dotted.name, "
-                    "dep:ECOSYSTEM/PACKAGE[@RANGE], repo:.",
+        "dep:ECOSYSTEM/PACKAGE[@RANGE], repo:.",
     )
-    p.add_argument("kind", choices=[k for k in KNOWLEDGE_KINDS], metavar="KIND",
-                   help=f"one of {', '.join(KNOWLEDGE_KINDS)}")
+    p.add_argument(
+        "kind", choices=[k for k in KNOWLEDGE_KINDS], metavar="KIND", help=f"one of {', '.join(KNOWLEDGE_KINDS)}"
+    )
     p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="what the record is about (repeatable)")
-    p.add_argument("--context", action="append", default=[], metavar="ANCHOR",
-                   help="code the record depends on; a change there makes it stale (repeatable)")
+    p.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="ANCHOR",
+        help="code the record depends on; a change there makes it stale (repeatable)",
+    )
     p.add_argument("--title", required=True)
     p.add_argument("--body", default="", help="markdown, at most 2 KB")
     p.add_argument("--trigger", default="", help='when it is relevant ("relevant when …")')
-    p.add_argument("--evidence", action="append", default=[], metavar="E",
-                   help="a commit, URL, record id, test:PATH::NAME, a file, or text (repeatable)")
+    p.add_argument(
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="E",
+        help="a commit, URL, record id, test:PATH::NAME, a file, or text (repeatable)",
+    )
     p.add_argument("--until", help="the record goes dormant after this date (YYYY-MM or YYYY-MM-DD)")
-    p.add_argument("--author-kind", choices=("human", "agent"),
-                   default=os.environ.get("COMIND_AUTHOR_KIND", "human"),
-                   help="agents should pass agent (or set COMIND_AUTHOR_KIND=agent): their records start at T1")
+    p.add_argument(
+        "--author-kind",
+        choices=("human", "agent"),
+        default=os.environ.get("COMIND_AUTHOR_KIND", "human"),
+        help="agents should pass agent (or set COMIND_AUTHOR_KIND=agent): their records start at T1",
+    )
     p.add_argument("--json", action="store_true", help="print the record instead of its id")
-    p.add_argument("--check", metavar="FILE.yml",
-                   help="constraint: a compiled check (graph, dependency, ast-grep, semgrep or test), validated first")
-    p.add_argument("--pattern", metavar="FILE.yml",
-                   help="attempt: an ast-grep rule recognising the approach when it is proposed again")
+    p.add_argument(
+        "--check",
+        metavar="FILE.yml",
+        help="constraint: a compiled check (graph, dependency, ast-grep, semgrep or test), validated first",
+    )
+    p.add_argument(
+        "--pattern",
+        metavar="FILE.yml",
+        help="attempt: an ast-grep rule recognising the approach when it is proposed again",
+    )
     kind_group = p.add_argument_group("kind fields")
     for flag in KIND_FLAGS:
         name = "--" + flag.replace("_", "-")
         if flag in LIST_FLAGS:
-            kind_group.add_argument(name, action="append", default=[],
-                                    help='"option | why not"' if flag == "alternative" else None)
+            kind_group.add_argument(
+                name, action="append", default=[], help='"option | why not"' if flag == "alternative" else None
+            )
         else:
             kind_group.add_argument(name)
     p.set_defaults(handler=run)

@@ -9,18 +9,25 @@ from comind.errors import ComindError
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("review", parents=[common], help="confirm, retract, dispute or supersede a record",
-                       description="Write a relation record about another record.")
+    p = sub.add_parser(
+        "review",
+        parents=[common],
+        help="confirm, retract, dispute or supersede a record",
+        description="Write a relation record about another record.",
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
-    for name, help_text in (("confirm", "the record still holds (resets its staleness baseline)"),
-                            ("retract", "the record was wrong"),
-                            ("dispute", "the record is contested (kept, marked)")):
+    for name, help_text in (
+        ("confirm", "the record still holds (resets its staleness baseline)"),
+        ("retract", "the record was wrong"),
+        ("dispute", "the record is contested (kept, marked)"),
+    ):
         a = actions.add_parser(name, parents=[common], help=help_text)
         a.add_argument("id", help="record id or unique prefix")
         a.add_argument("--reason", default="", help="why")
         a.add_argument("--json", action="store_true", help="print the relation record")
-        a.set_defaults(handler=run, relation={"confirm": "confirms", "retract": "retracts",
-                                              "dispute": "disputes"}[name])
+        a.set_defaults(
+            handler=run, relation={"confirm": "confirms", "retract": "retracts", "dispute": "disputes"}[name]
+        )
     s = actions.add_parser("supersede", parents=[common], help="a newer record replaces this one")
     s.add_argument("id", help="the record being replaced")
     s.add_argument("--by", required=True, metavar="NEW_ID", help="the record replacing it")

@@ -14,8 +14,20 @@ from . import go, java, javascript, python, rust, typescript
 from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language
 
 __all__ = [
-    "KINDS", "LANGUAGES", "Call", "DefSpec", "Definition", "FileSymbols", "Import", "Language",
-    "LanguageModule", "all_body_tokens", "body_tokens", "is_binary", "language_for_path", "parse_file",
+    "KINDS",
+    "LANGUAGES",
+    "Call",
+    "DefSpec",
+    "Definition",
+    "FileSymbols",
+    "Import",
+    "Language",
+    "LanguageModule",
+    "all_body_tokens",
+    "body_tokens",
+    "is_binary",
+    "language_for_path",
+    "parse_file",
     "token_similarity",
 ]
 
@@ -23,8 +35,15 @@ LanguageModule = Language
 
 LANGUAGES: dict[str, Language] = {
     lang.name: lang
-    for lang in (python.LANGUAGE, javascript.LANGUAGE, typescript.TYPESCRIPT, typescript.TSX_LANGUAGE,
-                 go.LANGUAGE, rust.LANGUAGE, java.LANGUAGE)
+    for lang in (
+        python.LANGUAGE,
+        javascript.LANGUAGE,
+        typescript.TYPESCRIPT,
+        typescript.TSX_LANGUAGE,
+        go.LANGUAGE,
+        rust.LANGUAGE,
+        java.LANGUAGE,
+    )
 }
 _BY_EXTENSION = {ext: lang for lang in LANGUAGES.values() for ext in lang.extensions}
 
@@ -38,8 +57,7 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data
 
 
-def _analyse(lang: Language, data: bytes, keep_tokens: bool
-             ) -> tuple[FileSymbols, dict[str, list[str]]]:
+def _analyse(lang: Language, data: bytes, keep_tokens: bool) -> tuple[FileSymbols, dict[str, list[str]]]:
     if is_binary(data):
         return FileSymbols(lang.name, error="binary file (NUL bytes)"), {}
     try:  # tree-sitter reads UTF-8: invalid bytes become replacement characters first

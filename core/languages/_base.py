@@ -272,8 +272,7 @@ class Language:
             parser = self._parsers[self.name] = Parser(self.load_grammar())
         return parser.parse(source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source)
 
-    def analyse(self, source: str | bytes, *, keep_tokens: bool = False
-                ) -> tuple[FileSymbols, dict[str, list[str]]]:
+    def analyse(self, source: str | bytes, *, keep_tokens: bool = False) -> tuple[FileSymbols, dict[str, list[str]]]:
         """Walk the tree once: definitions with fingerprints, imports, calls, syntax errors.
 
         ``source`` is the file's text: str, or UTF-8 bytes.
@@ -332,7 +331,7 @@ class Language:
             elif flags & _COMMENT:  # (its children are never looked at)
                 pass
             elif flags & _ATOMIC or not node.child_count:  # one token (a string); free text; an ERROR leaf
-                tok = src[node.start_byte:node.end_byte]
+                tok = src[node.start_byte : node.end_byte]
                 if frames:
                     if flags & _TEXT:
                         tok = " ".join(text(node).split()).encode("utf-8", "surrogatepass")
@@ -402,23 +401,32 @@ class Language:
             sig = [r.name.encode("utf-8", "surrogatepass")]
             marks = r.sig_marks
             for i in range(0, len(marks) - 1, 2):
-                sig.extend(toks[marks[i]:marks[i + 1]])
+                sig.extend(toks[marks[i] : marks[i + 1]])
             shape = _rename(body_toks, ident[s:e])
             q = final[r.index]
-            defs.append(Definition(q, r.name, r.kind, r.start_line, r.end_line,
-                                   digest(sig), digest(body_toks), digest(shape)))
+            defs.append(
+                Definition(q, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
+            )
             if keep_tokens:
                 tokens[q] = [t.decode("utf-8", "surrogatepass") for t in body_toks]
-        calls = tuple(Call(final[c.index] if c is not None else "", callee, line)
-                      for c, callee, line in sorted(raw_calls, key=lambda c: c[2]))
+        calls = tuple(
+            Call(final[c.index] if c is not None else "", callee, line)
+            for c, callee, line in sorted(raw_calls, key=lambda c: c[2])
+        )
         error = None
         if errors:
             where = ", ".join(str(n) for n in sorted(set(errors))[:5])
             error = f"syntax error: {len(errors)} ERROR or MISSING node(s), at line(s) {where}"
         return FileSymbols(self.name, tuple(defs), tuple(imports), calls, error), tokens
 
-    def _note(self, node: Node, flags: int, caller: _Open | None,
-              calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
+    def _note(
+        self,
+        node: Node,
+        flags: int,
+        caller: _Open | None,
+        calls: list[tuple[_Open | None, str, int]],
+        imports: list[Import],
+    ) -> None:
         """Record a node that is a call or an import (not its children)."""
         if flags & _CALL and (callee := self.callee(node)):
             calls.append((caller, callee, node.start_point[0] + 1))
@@ -427,8 +435,9 @@ class Language:
         if flags & _IMPORT:
             imports.extend(self.imports(node))
 
-    def _calls_in_string(self, node: Node, caller: _Open | None,
-                         calls: list[tuple[_Open | None, str, int]], imports: list[Import]) -> None:
+    def _calls_in_string(
+        self, node: Node, caller: _Open | None, calls: list[tuple[_Open | None, str, int]], imports: list[Import]
+    ) -> None:
         """Calls inside the substitutions of a string, which is one token to the walk: every
         call below ``node``, nested ones too, in document order."""
         flags_of = self._kind_flags()
@@ -450,10 +459,16 @@ class Language:
 
     def _classify(self, kind: str) -> int:
         flags = 0
-        for bit, present in ((_COMMENT, kind in self.comment_kinds), (_ATOMIC, kind in self.atomic_kinds),
-                             (_TEXT, kind in self.text_kinds), (_IDENT, kind.endswith("identifier")),
-                             (_ERROR, kind == "ERROR"), (_CALL, kind in self.call_kinds),
-                             (_IMPORT, kind in self.import_kinds), (_DEF, kind in self.definition_kinds)):
+        for bit, present in (
+            (_COMMENT, kind in self.comment_kinds),
+            (_ATOMIC, kind in self.atomic_kinds),
+            (_TEXT, kind in self.text_kinds),
+            (_IDENT, kind.endswith("identifier")),
+            (_ERROR, kind == "ERROR"),
+            (_CALL, kind in self.call_kinds),
+            (_IMPORT, kind in self.import_kinds),
+            (_DEF, kind in self.definition_kinds),
+        ):
             if present:
                 flags |= bit
         return flags
@@ -471,8 +486,16 @@ class Language:
         if not spec.kind:  # a namespace: prefixes qualnames, defines nothing
             return _Open("", name, qualname, qualname, start, end, -1, roles=self._roles(spec))
         kind = self.kind_of(node, spec, parent.kind if parent is not None else None)
-        rec = _Open(kind, name, qualname, self.frame_of(node, qualname, prefix), start, end, len(opened),
-                    roles=self._roles(spec))
+        rec = _Open(
+            kind,
+            name,
+            qualname,
+            self.frame_of(node, qualname, prefix),
+            start,
+            end,
+            len(opened),
+            roles=self._roles(spec),
+        )
         opened.append(rec)
         return rec
 

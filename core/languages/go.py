@@ -52,8 +52,7 @@ class Go(Language):
         path, name = node.child_by_field_name("path"), node.child_by_field_name("name")
         if path is None:
             return []
-        return [Import(unquote(text(path)), (), text(name) if name is not None else None,
-                       node.start_point[0] + 1)]
+        return [Import(unquote(text(path)), (), text(name) if name is not None else None, node.start_point[0] + 1)]
 
 
 LANGUAGE = Go()

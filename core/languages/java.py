@@ -46,8 +46,7 @@ class Java(Language):
 
     def imports(self, node: Node) -> list[Import]:
         line = node.start_point[0] + 1
-        path = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
-                    None)
+        path = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
         if path is None:
             return []
         written = "".join(text(path).split())

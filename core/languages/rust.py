@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 FUNCTION = DefSpec("function")
+
+
 class Rust(Language):
     name = "rust"
     grammar = ("tree_sitter_rust", "language")
