@@ -9,10 +9,10 @@ import pytest
 from gitrepo import GitRepo
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_eval import feature, replay, revert, started
+from replay_repo import feature, replay, revert, started
 
-from comind.checks.verdicts import parse
 from comind.errors import ComindError
+from comind.eval.verdicts import parse
 
 
 def flagged_history(tmp_path: Path) -> tuple[GitRepo, str, str]:
@@ -117,9 +117,9 @@ def test_the_audited_report_is_json_that_round_trips(cli, tmp_path: Path) -> Non
 
 
 def test_the_audits_kept_with_the_benchmarks_are_valid() -> None:
-    from comind.checks.verdicts import load
+    from comind.eval.verdicts import load
 
-    files = sorted((Path(__file__).resolve().parent.parent / "benchmarks" / "replay-audit").glob("*.yml"))
+    files = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "replay-audit").glob("*.yml"))
     assert files
     for path in files:
         judged = load(path)

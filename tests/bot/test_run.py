@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import fakeforge
 import pytest
 import requests
+from fakes import forge as fakeforge
 
 from comind.bot.commands import READER_REPLY
 from comind.bot.forge import RetryPolicy

@@ -1,5 +1,5 @@
 """Prove it on real history: replay the dead-end matcher over a repository's past, and measure
-what the harvesters read (`comind eval replay`, `comind eval harvest`).
+(`comind eval replay`; `eval.coverage` measures what the harvesters read).
 
 **Replay.** The history of the default branch is harvested once, in memory, by the registered git
 sources (nothing is written to any store, cache or state file; a bare repository works). It is
@@ -36,11 +36,6 @@ so a change is matched only against attempts it shares a line with; and the full
 (`approach`, with rename detection) is computed only for landings whose raw patch (one libgit2
 call, no rename detection: a superset of the lines) holds such a line, or touches a manifest and adds
 a version an attempt moved a dependency to.
-
-**Harvest coverage.** Counts by revert marker and Lore key, unresolved and ambiguous references,
-skips by reason (all from `HarvestContext`), plus the lines after the subject that look like
-trailers (``^[A-Za-z][A-Za-z0-9-]*:\\s``) but that the Lore-aware parser did not take, by key;
-each with up to five examples (commit and line) to audit.
 """
 
 from __future__ import annotations
@@ -78,7 +73,6 @@ from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.walker import CommitInfo, open_repo, walk
 from comind.records import Record
-from comind.sanitize import redact_emails  # examples are printed: a report may end up in a CI log
 from comind.workspace import Workspace, find_git
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
@@ -1066,95 +1060,3 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
         landing.note = "it re-adds none of the attempt's informative lines"
     else:
         landing.note = shortfall(match_lines(best.lines_of, change), threshold, min_lines)
-
-
-# -- harvest coverage --------------------------------------------------------------------------
-
-_TRAILER_LIKE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s", re.MULTILINE)
-
-
-def _examples(found: Mapping[str, list[str]], counts: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    return {
-        k: {"count": n, "examples": [redact_emails(e) for e in found.get(k, ())][:EXAMPLES]}
-        for k, n in sorted(counts.items())
-    }
-
-
-def harvest_coverage(
-    ws: Workspace, *, progress: Progress | None = None, history: History | None = None
-) -> dict[str, Any]:
-    """What the harvesters read on this repository, with examples to audit (see the module docstring)."""
-    from comind.harvest.lorekeys import lore_atom
-    from comind.harvest.trailers import canonical_key, might_have_lore, parse_lore
-
-    history = history or harvest_history(ws, progress=progress)
-    ctx = history.ctx
-    by_short = {c.sha[:12]: c for c in history.commits}
-
-    def example(key: str, kind: str | None = None) -> list[str]:
-        out = []
-        seen: Counter[str] = Counter()  # a commit counted n times shows its n markers of the kind
-        for ex in ctx.examples.get(key, [])[:EXAMPLES]:
-            sha = ex.split(" ", 1)[0]
-            commit = by_short.get(sha)
-            if " " not in ex and commit is not None:
-                found = [m for m in revert_markers(commit.subject, commit.body) if m.kind == kind]
-                marker = found[seen[sha]] if seen[sha] < len(found) else None
-                seen[sha] += 1
-                ex = f"{sha} {(marker.text if marker else commit.subject)[:100]}"
-            out.append(redact_emails(ex))
-        return out
-
-    markers = {
-        k.split(":", 1)[1]: {"count": n, "examples": example(k, k.split(":", 1)[1])}
-        for k, n in sorted(ctx.counts.items())
-        if k.startswith("marker:")
-    }
-    records = Counter(r.kind for _, r in history.records)
-    lore_examples: dict[str, list[str]] = defaultdict(list)
-    not_taken: Counter[str] = Counter()
-    not_taken_examples: dict[str, list[str]] = defaultdict(list)
-    for commit in history.commits:
-        body_at = commit.message.find("\n")
-        if body_at < 0 or not _TRAILER_LIKE.search(commit.message, body_at + 1):
-            continue
-        lines = commit.message.split("\n")
-        taken: set[int] = set()
-        for t in parse_lore(commit.message):
-            taken.update(range(t.line - 1, t.line + t.raw.count("\n")))
-        atom = lore_atom(commit.message) if might_have_lore(commit.message) else None
-        if atom is not None and atom.has_lore:
-            for t in atom.trailers:
-                if len(lore_examples[t.canonical_key]) < EXAMPLES:
-                    lore_examples[t.canonical_key].append(f"{commit.sha[:12]} {t.raw.split(chr(10))[0][:100]}")
-        for n, line in enumerate(lines[1:], start=1):
-            if n in taken or (m := _TRAILER_LIKE.match(line)) is None:
-                continue
-            key = canonical_key(m.group(1))
-            not_taken[key] += 1
-            if len(not_taken_examples[key]) < EXAMPLES:
-                not_taken_examples[key].append(f"{commit.sha[:12]} {line.strip()[:100]}")
-    lore_counts = {k.split(":", 1)[1]: n for k, n in ctx.counts.items() if k.startswith("lore-key:")}
-    other = {k: n for k, n in ctx.counts.items() if not k.startswith(("marker:", "lore-key:"))}
-    problems = ("reverts:unresolved", "reverts:ambiguous", "reverts:reland-unresolved", "trailers:fixes-unresolved")
-    return {
-        "repo": ws.repo_name,
-        "path": str(ws.root),
-        "tip": history.tip,
-        "commits": len(history.commits),
-        "landings": len(history.chain),
-        "records": dict(sorted(records.items())),
-        "attempts_with_lines": sum(1 for a in history.attempts if a.lines),
-        "markers": markers,
-        "lore_keys": _examples(lore_examples, lore_counts),
-        "counts": {k: {"count": n, "examples": example(k)} for k, n in sorted(other.items()) if k not in problems},
-        "unresolved": {
-            k: {"count": ctx.counts[k], "examples": example(k)}
-            for k in problems
-            if ctx.counts.get(k) and k != "reverts:ambiguous"
-        },
-        "ambiguous": {"count": ctx.counts.get("reverts:ambiguous", 0), "examples": example("reverts:ambiguous")},
-        "trailer_like_not_taken": _examples(not_taken_examples, dict(not_taken.most_common())),
-        "skipped": {k: {"count": n, "examples": example(f"skipped:{k}")} for k, n in sorted(ctx.skipped.items())},
-        "seconds": round(history.seconds, 2),
-    }

@@ -62,7 +62,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> Any:
-    from comind.checks.replay import EvalWorkspace
+    from comind.eval.replay import EvalWorkspace
 
     flags = {s.key: getattr(args, f"setting_{s.key}", None) for s in SETTINGS}
     path = Path(args.repo or getattr(args, "directory", None) or Path.cwd())
@@ -84,8 +84,8 @@ def _progress() -> Any:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from comind.checks import verdicts
-    from comind.checks.replay import replay
+    from comind.eval import verdicts
+    from comind.eval.replay import replay
 
     judged = verdicts.load(args.audit) if args.audit else None  # a bad file fails before the long walk
     if args.near_misses and not args.near_misses.resolve().parent.is_dir():
@@ -180,7 +180,7 @@ def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def run_harvest(args: argparse.Namespace) -> int:
-    from comind.checks.replay import harvest_coverage
+    from comind.eval.coverage import harvest_coverage
 
     ws = _workspace(args)
     data = harvest_coverage(ws, progress=_progress())

@@ -1001,7 +1001,8 @@ def test_a_cut_reland_subject_names_one_reverted_subject(cli, gr: GitRepo) -> No
         ('Revert "Fix unrelated test failures"', 1),  # the quoted subject's words are not the revert's
         ("Revert the permission cache", 1),
         (
-            'Revert "Fix unrelated test failures" (#26308)\n\nReverts astral-sh/ruff#26290. This was accidentally merged.',
+            'Revert "Fix unrelated test failures" (#26308)\n\n'
+            "Reverts astral-sh/ruff#26290. This was accidentally merged.",
             0,
         ),
         ('Revert "Fix unrelated test failures"\n\nLanded by accident, sorry.', 0),  # mypy

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from check_repo import APP, NO_EVAL, NO_RAW, app_repo, check_all, constraint, suppression, texts
 from gitrepo import GitRepo
-from test_check_types import APP, NO_EVAL, NO_RAW, app_repo, check_all, constraint, suppression, texts
 
 from comind.checks.base import CheckError, compile_check, compile_checks, load_check_file
 from comind.checks.evaluate import violation_finding

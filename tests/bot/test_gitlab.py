@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import fakeforge
 import pytest
+from fakes import forge as fakeforge
 
 from comind.bot import forge_from_env
 from comind.bot.forge import ForgeError, RetryPolicy

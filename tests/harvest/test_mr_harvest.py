@@ -8,8 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import fakeforge
 import pytest
+from fakes import forge as fakeforge
 
 from comind.bot.forge import RetryPolicy
 from comind.bot.github import GitHubForge

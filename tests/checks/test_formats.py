@@ -36,7 +36,7 @@ from comind.checks.formats import (
     text,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 REPORT_SCHEMA = json.loads((ROOT / "checks" / "formats" / "report.schema.json").read_text(encoding="utf-8"))
 SARIF_VALIDATOR = jsonschema.validators.validator_for(SARIF_SCHEMA)(

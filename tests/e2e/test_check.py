@@ -15,7 +15,7 @@ import pytest
 import yaml
 from gitrepo import GitRepo, cargo_lock, reverted_clap_bump
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PERM = (
     "class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
     "        grants = load_grants(user.id)\n        return perm in grants\n"

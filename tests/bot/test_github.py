@@ -6,8 +6,8 @@ import json
 import logging
 from datetime import timedelta
 
-import fakeforge
 import pytest
+from fakes import forge as fakeforge
 
 from comind.bot import FORGES, forge_from_env, get_forge, merge_request_number_from_env
 from comind.bot.forge import ForgeError, RetryPolicy

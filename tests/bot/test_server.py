@@ -6,9 +6,9 @@ import json
 import threading
 from typing import Any
 
-import fakeforge
 import pytest
 import requests
+from fakes import forge as fakeforge
 
 from comind.bot.server import Server, make_server, merge_request_number
 from comind.errors import ComindError
