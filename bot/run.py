@@ -416,7 +416,8 @@ def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int
             "bot serve: set COMIND_WEBHOOK_SECRET to the secret of the GitHub or GitLab "
             "webhook; refusing to accept unsigned events"
         )
-    return make_server(webhook_handler(ws, env, publish=publish), secret, host, port)
+    handler = webhook_handler(ws, env, publish=publish)
+    return make_server(handler, secret, queue_dir=ws.cache_dir / "webhooks", host=host, port=port)
 
 
 __all__ = [

@@ -1,52 +1,89 @@
-"""``comind bot serve``: a webhook receiver for GitHub and GitLab.
+"""``comind bot serve``: a webhook receiver for GitHub and GitLab, fit to face the internet behind a
+proxy. uvicorn (h11) serves a small ASGI app; one worker thread hands events to the handler.
 
-Requests are checked before anything else happens: GitHub's ``X-Hub-Signature-256`` (HMAC-SHA256
-of the raw body with the shared secret) or GitLab's ``X-Gitlab-Token`` (the secret itself), both
-compared in constant time. Unsigned or forged requests get 401 and are not parsed. Bodies over
-``max_body`` (25 MB, GitHub's own cap) get 413. Valid events go on a bounded queue (full: 503, so
-the sender can redeliver later) and one worker thread hands them to the handler in arrival order,
-logging and surviving handler exceptions. ``GET /healthz`` answers 200.
+A request is checked before its body is read wherever the headers decide (no event header, no or
+a malformed signature, a wrong GitLab token, no Content-Length or one over ``max_body``: 25 MB,
+GitHub's and GitLab's cap). The body is then streamed to a file in the inbox while its signature
+is computed, so an unauthenticated body never sits in memory; a forged one is deleted. A verified
+event is fsynced into the inbox (see ``comind.bot.inbox``) and only then answered 202; a delivery
+already received is answered 200 and not handled again. The worker handles the inbox in arrival
+order, resumes it after a restart and survives handler exceptions. ``GET /healthz`` answers 200.
 
-The forge is told by its event header: ``X-GitHub-Event`` (``pull_request``, ``issue_comment``,
-``pull_request_review_comment``, …) or ``X-Gitlab-Event`` (``Merge Request Hook``, ``Note Hook``,
-…); the handler receives ``(forge, event, payload)`` with forge ``"github"`` or ``"gitlab"``.
+Bounds: ``max_connections`` open connections (beyond: 503), ``max_streams`` bodies received at
+once (the rest wait), headers and then the body each within ``read_timeout`` seconds (else 408),
+one request per connection, ``queue_size`` events waiting (beyond: 503 with Retry-After).
+
+The forge is told by its event header: ``X-GitHub-Event`` (``pull_request``, ``issue_comment``, …)
+or ``X-Gitlab-Event`` (``Merge Request Hook``, ``Note Hook``, …); the handler receives ``(forge,
+event, payload)`` with forge ``"github"`` or ``"gitlab"``. The delivery id is ``X-GitHub-Delivery``,
+or GitLab's ``Idempotency-Key``, ``webhook-id`` or ``X-Gitlab-Event-UUID``, whichever comes first
+(all stay the same when the forge redelivers); without one, the body's hash.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import asyncio
 import json
 import logging
 import queue
+import re
 import signal
+import socket
 import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from comind.bot import signatures
+from comind.bot.inbox import Inbox, InboxFull, Spool
 from comind.errors import ComindError
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[str, str, dict[str, Any]], None]
-Event = tuple[str, str, dict[str, Any]]
+Message = dict[str, Any]  # an ASGI message or scope: the boundary with uvicorn
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Answer = tuple[int, str, dict[str, str]]
 
-MAX_BODY = 25 * 1024 * 1024
+MAX_BODY = 25 * 1024 * 1024  # GitHub: "Payloads are capped at 25 MB"; GitLab's limit is the same
+READ_TIMEOUT = 20.0  # GitHub gives up on a delivery after 10 s, GitLab.com after 10 s
+MAX_CONNECTIONS = 1000
+MAX_STREAMS = 32
+QUEUE_SIZE = 10_000
+PRUNE_EVERY = 3600.0
+
+_EVENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,99}")
+_DELIVERY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
+_TIMEOUT_RESPONSE = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 26\r\nconnection: close\r\n\r\nrequest headers too slow.\n"
+)
 
 
 class Server:
-    """A webhook server; ``start()``/``stop()`` for embedding, ``serve_forever()`` for the CLI."""
+    """A webhook server; ``start()``/``stop()`` for embedding, ``serve_forever()`` for the CLI.
+
+    The port is bound here, so a port in use is a ComindError before anything starts."""
 
     def __init__(
         self,
         handler: Handler,
         secret: str,
+        *,
+        queue_dir: Path,
         host: str = "127.0.0.1",
         port: int = 0,
-        queue_size: int = 100,
+        queue_size: int = QUEUE_SIZE,
         max_body: int = MAX_BODY,
+        read_timeout: float = READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
+        max_streams: int = MAX_STREAMS,
     ) -> None:
         if not secret:
             raise ComindError(
@@ -54,50 +91,77 @@ class Server:
                 "GitHub or GitLab webhook); refusing to accept unsigned events"
             )
         self.handler = handler
-        self.secret = secret.encode()
+        self.secret = secret
         self.max_body = max_body
-        self.queue: queue.Queue[Event | None] = queue.Queue(maxsize=queue_size)
+        self.read_timeout = read_timeout
         self.handled = 0
         self.failed = 0
-        self._http = _HTTPServer((host, port), _RequestHandler)
-        self._http.app = self
+        self._sock = _listen(host, port)
+        try:
+            self.inbox = Inbox(queue_dir, queue_size)
+        except BaseException:
+            self._sock.close()
+            raise
+        self._jobs: queue.Queue[str | None] = queue.Queue()
+        self._streams = max_streams
+        config = uvicorn.Config(
+            _App(self),
+            http=_timed_protocol(read_timeout),
+            loop="asyncio",
+            lifespan="off",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            limit_concurrency=max_connections,
+            timeout_graceful_shutdown=int(read_timeout) + 1,
+        )
+        self._uvicorn = uvicorn.Server(config)
+        self._http = threading.Thread(
+            target=self._uvicorn.run, kwargs={"sockets": [self._sock]}, name="comind-bot-http", daemon=True
+        )
         self._worker = threading.Thread(target=self._work, name="comind-bot-worker", daemon=True)
-        self._loop = threading.Thread(target=self._http.serve_forever, args=(0.1,), name="comind-bot-http", daemon=True)
         self._stopped = threading.Event()
 
     @property
     def host(self) -> str:
-        return str(self._http.server_address[0])
+        return str(self._sock.getsockname()[0])
 
     @property
     def port(self) -> int:
-        return int(self._http.server_address[1])
+        return int(self._sock.getsockname()[1])
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     def __repr__(self) -> str:  # never the secret
-        return f"Server({self.url!r}, queued={self.queue.qsize()})"
+        return f"Server({self.url!r}, queued={len(self.inbox)})"
 
     def start(self) -> Server:
+        for key in self.inbox.pending():  # a restart resumes where the last run stopped
+            self._jobs.put(key)
         self._worker.start()
-        self._loop.start()
-        log.info("comind bot listening on %s", self.url)
+        self._http.start()
+        log.info("bot serve: listening on %s", self.url)
         return self
 
     def stop(self, timeout: float | None = 30.0) -> None:
-        """Stop accepting, let the worker finish what is queued, and close the socket."""
+        """Stop accepting, let the worker finish what is queued (what it cannot finish within
+        ``timeout`` waits in the inbox for the next start), and close the socket."""
         if self._stopped.is_set():
             return
         self._stopped.set()
-        if self._loop.is_alive():
-            self._http.shutdown()
-            self._loop.join()
-        self._http.server_close()
+        if self._http.is_alive():
+            self._uvicorn.should_exit = True
+            self._http.join()
+        self._sock.close()
         if self._worker.is_alive():
-            self.queue.put(None)  # after everything already queued
+            self._jobs.put(None)  # after everything already queued
             self._worker.join(timeout)
+        if not self._worker.is_alive():
+            self.inbox.close()
 
     def serve_forever(self) -> None:
         """Serve until Ctrl-C or SIGTERM, then stop gracefully."""
@@ -113,7 +177,7 @@ class Server:
             while not self._stopped.wait(1.0):
                 pass
         except KeyboardInterrupt:
-            log.info("comind bot stopping")
+            log.info("bot serve: stopping")
         finally:
             self.stop()
             if previous is not None:
@@ -125,34 +189,53 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def queued(self, key: str) -> None:
+        self._jobs.put(key)
+
     def _work(self) -> None:
         while True:
-            item = self.queue.get()
             try:
-                if item is None:
-                    return
-                forge, event, payload = item
-                try:
-                    self.handler(forge, event, payload)
-                    self.handled += 1
-                except Exception:
-                    self.failed += 1
-                    log.exception("comind bot: handling %s %s failed", forge, event)
-            finally:
-                self.queue.task_done()
+                key = self._jobs.get(timeout=PRUNE_EVERY)
+            except queue.Empty:
+                self.inbox.prune()
+                continue
+            if key is None:
+                return
+            self._handle(key)
 
-    def verify(self, forge: str, headers: Any, body: bytes | None) -> bool:
-        """GitHub: the HMAC of ``body`` (None: only whether a signature is present at all)."""
-        if forge == "gitlab":
-            token = str(headers.get("X-Gitlab-Token") or "").encode()
-            return hmac.compare_digest(token, self.secret)
-        signature = str(headers.get("X-Hub-Signature-256") or "")
-        if not signature.startswith("sha256="):
-            return False
-        if body is None:
-            return True
-        expected = "sha256=" + hmac.new(self.secret, body, hashlib.sha256).hexdigest()
-        return hmac.compare_digest(signature.encode(), expected.encode())
+    def _handle(self, key: str) -> None:
+        try:
+            event = self.inbox.load(key)
+        except (OSError, ValueError, KeyError) as exc:
+            self.failed += 1
+            log.error("bot serve: queued event %s is unreadable (%s); kept in %s", key, exc, self.inbox.failed)
+            self.inbox.finish(key, failed=True)
+            return
+        if event is None:
+            return
+        try:
+            self.handler(event.forge, event.event, json.loads(event.body))
+        except Exception:
+            self.failed += 1
+            log.exception("bot serve: handling %s %s %s failed", event.forge, event.event, event.delivery)
+            self.inbox.finish(key, failed=True)
+            return
+        self.handled += 1
+        self.inbox.finish(key)
+        log.info("bot serve: handled %s %s %s", event.forge, event.event, event.delivery)
+
+
+def make_server(
+    handler: Handler,
+    secret: str,
+    *,
+    queue_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **limits: Any,
+) -> Server:
+    """A webhook server bound to ``host:port`` (port 0: any free port), not yet started."""
+    return Server(handler, secret, queue_dir=queue_dir, host=host, port=port, **limits)
 
 
 def merge_request_number(forge: str, payload: dict[str, Any]) -> int | None:
@@ -171,93 +254,183 @@ def merge_request_number(forge: str, payload: dict[str, Any]) -> int | None:
     return None
 
 
-def make_server(
-    handler: Handler,
-    secret: str,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    queue_size: int = 100,
-    max_body: int = MAX_BODY,
-) -> Server:
-    """A webhook server bound to ``host:port`` (port 0: any free port), not yet started."""
-    return Server(handler, secret, host, port, queue_size, max_body)
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket, or a one-line error (a port in use, an unknown host)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ComindError(f"bot serve: cannot listen on {host}:{port}: {_reason(exc)}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait out TIME_WAIT
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ComindError(f"bot serve: cannot listen on {host}:{port}: {_reason(exc)}") from exc
+    sock.setblocking(False)
+    return sock
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    # server_close() joins in-flight request threads, so none can queue after the stop sentinel
-    daemon_threads = False
-    block_on_close = True
-    app: Server
+def _reason(exc: OSError) -> str:
+    return str(exc.strerror or exc).lower()
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-    timeout = 30  # a client that stalls mid-request cannot hold a thread forever
-    server_version = "comind-bot"
-    sys_version = ""
+def _timed_protocol(timeout: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose request headers are not in within
+    ``timeout`` seconds (uvicorn times out idle keep-alive connections only)."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
+    class TimedProtocol(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._headers_due = self.loop.call_later(timeout, self._headers_overdue)
 
-    def _reply(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
+        def _headers_overdue(self) -> None:
+            if self.cycle is None and not self.transport.is_closing():
+                self.transport.write(_TIMEOUT_RESPONSE)
+                self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._headers_due.cancel()
+            super().connection_lost(exc)
+
+    return TimedProtocol
+
+
+class _App:
+    """The ASGI app: one request, one answer, never an exception out to uvicorn."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._streams: asyncio.Semaphore | None = None
+        self._parsing: asyncio.Semaphore | None = None
+
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        try:
+            status, text, headers = await self._answer(scope, receive)
+        except _ClientGone:
+            return
+        except Exception:  # a bug, not the client: say so, keep serving
+            log.exception("bot serve: request failed")
+            status, text, headers = 500, "internal error", {}
         body = (text + "\n").encode()
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-        self.close_connection = True
+        fields = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+        fields += [(name.encode(), value.encode()) for name, value in headers.items()]
+        fields.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": status, "headers": fields})
+        await send({"type": "http.response.body", "body": body})
 
-    def do_GET(self) -> None:
-        if self.path.split("?", 1)[0] == "/healthz":
-            self._reply(200, "ok")
-        else:
-            self._reply(404, "not found")
+    async def _answer(self, scope: Message, receive: Receive) -> Answer:
+        method, path = scope["method"], scope["path"]
+        if method not in ("POST", "GET", "HEAD"):
+            return 405, "method not allowed", {"Allow": "GET, HEAD, POST"}
+        if method != "POST":
+            return (200, "ok", {}) if path == "/healthz" else (404, "not found", {})
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:  # the first of repeated fields counts
+            headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+        client = str((scope.get("client") or ("?",))[0])
+        try:
+            forge, event, delivery = _identify(headers)
+        except _Refused as refused:
+            return refused.status, str(refused), {}
+        app = self.server
+        check = signatures.start(forge, app.secret, headers, time.time())
+        if isinstance(check, str):
+            log.warning("bot serve: refused %s %s from %s: %s", forge, event, client, check)
+            return 401, "bad signature", {}
+        length = headers.get("content-length", "")
+        if not length.isdigit():
+            return 411, "Content-Length required", {}
+        if int(length) > app.max_body:
+            return 413, f"body over {app.max_body} bytes", {}
+        if headers.get("content-type", "").split(";")[0].strip().lower() == "application/x-www-form-urlencoded":
+            return 415, "set the webhook's content type to application/json", {}
+        if app.inbox.full():
+            log.warning("bot serve: queue full, refused %s %s %s", forge, event, delivery)
+            return 503, "busy, retry later", {"Retry-After": "60"}
+        spool = app.inbox.spool(forge, event, delivery)
+        try:
+            try:
+                async with asyncio.timeout(app.read_timeout):
+                    async with self._semaphores()[0]:
+                        await _receive(receive, spool, check)
+            except TimeoutError:
+                log.warning("bot serve: %s %s from %s: body not received in time", forge, event, client)
+                return 408, "request body too slow", {}
+            if not check.valid():
+                log.warning("bot serve: refused %s %s from %s: bad signature", forge, event, client)
+                return 401, "bad signature", {}
+            async with self._semaphores()[1]:  # a 25 MB body parses into far more: one or two at once
+                problem = await asyncio.to_thread(_not_an_object, spool)
+            if problem:
+                return 400, problem, {}
+            try:
+                key = await asyncio.to_thread(app.inbox.commit, spool)
+            except InboxFull:
+                return 503, "busy, retry later", {"Retry-After": "60"}
+        finally:
+            spool.discard()
+        if key is None:
+            log.info("bot serve: %s %s %s received before, not queued again", forge, event, delivery)
+            return 200, "duplicate delivery: received before", {}
+        app.queued(key)
+        log.info("bot serve: queued %s %s %s", forge, event, delivery)
+        return 202, "queued", {}
 
-    def do_POST(self) -> None:
-        app = self.server.app
-        if self.headers.get("X-GitHub-Event"):
-            forge, event = "github", str(self.headers["X-GitHub-Event"])
-            delivery = self.headers.get("X-GitHub-Delivery", "")
-        elif self.headers.get("X-Gitlab-Event"):
-            forge, event = "gitlab", str(self.headers["X-Gitlab-Event"])
-            delivery = self.headers.get("X-Gitlab-Event-UUID", "")
-        else:
-            self._reply(401, "not a signed GitHub or GitLab webhook")
+    def _semaphores(self) -> tuple[asyncio.Semaphore, asyncio.Semaphore]:
+        if self._streams is None or self._parsing is None:  # made in the server's own event loop
+            self._streams, self._parsing = asyncio.Semaphore(self.server._streams), asyncio.Semaphore(2)
+        return self._streams, self._parsing
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+
+
+class _ClientGone(Exception):
+    """The client hung up mid-request: nobody to answer."""
+
+
+async def _receive(receive: Receive, spool: Spool, check: signatures.Check) -> None:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _ClientGone
+        chunk = message.get("body", b"")
+        check.update(chunk)
+        spool.write(chunk)
+        if not message.get("more_body", False):
             return
-        if not app.verify(forge, self.headers, None):  # GitLab fully, GitHub: signature present
-            log.warning("comind bot: rejected unsigned or forged %s %s from %s", forge, event, self.client_address[0])
-            self._reply(401, "bad signature")
-            return
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            self._reply(411, "Content-Length required")
-            return
-        if length > app.max_body or length < 0:
-            self._reply(413, f"body over {app.max_body} bytes")
-            return
-        body = self.rfile.read(length)
-        if forge == "github" and not app.verify(forge, self.headers, body):
-            log.warning("comind bot: rejected forged github %s from %s", event, self.client_address[0])
-            self._reply(401, "bad signature")
-            return
-        try:
-            payload = json.loads(body)
-        except ValueError:
-            self._reply(400, "body is not JSON")
-            return
-        if not isinstance(payload, dict):
-            self._reply(400, "body is not a JSON object")
-            return
-        try:
-            app.queue.put_nowait((forge, event, payload))
-        except queue.Full:
-            log.warning("comind bot: queue full, refused %s %s %s", forge, event, delivery)
-            self._reply(503, "busy, retry later", {"Retry-After": "60"})
-            return
-        log.info("comind bot: queued %s %s %s", forge, event, delivery)
-        self._reply(202, "queued")
+
+
+def _identify(headers: dict[str, str]) -> tuple[str, str, str]:
+    """(forge, event, delivery id) of a webhook request; _Refused if it is none."""
+    if headers.get("x-github-event"):
+        forge, event = "github", headers["x-github-event"]
+        delivery = headers.get("x-github-delivery", "")
+    elif headers.get("x-gitlab-event"):
+        forge, event = "gitlab", headers["x-gitlab-event"]
+        names = ("idempotency-key", "webhook-id", "x-gitlab-event-uuid")
+        delivery = next((headers[name] for name in names if headers.get(name)), "")
+    else:
+        raise _Refused(401, "not a signed GitHub or GitLab webhook")
+    if not _EVENT.fullmatch(event):
+        raise _Refused(400, "malformed event header")
+    if delivery and not _DELIVERY.fullmatch(delivery):
+        raise _Refused(400, "malformed delivery id")
+    return forge, event, delivery
+
+
+def _not_an_object(spool: Spool) -> str | None:
+    try:
+        payload = json.loads(spool.body())
+    except (ValueError, RecursionError):
+        return "body is not JSON"
+    return None if isinstance(payload, dict) else "body is not a JSON object"
