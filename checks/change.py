@@ -79,8 +79,8 @@ def compute_change(index: CodeIndex, base: str, head: str) -> Change:
     """The diff base..head (base is already the merge base), with renames and line numbers.
 
     What it touched is kept in the index cache, so the constraint checks' context
-    (:meth:`comind.checks.base.CheckContext.set_change`) reads it instead of diffing again."""
-    from comind.checks.base import change_of, remember_change
+    (:meth:`comind.checks.context.CheckContext.set_change`) reads it instead of diffing again."""
+    from comind.checks.context import change_of, remember_change
 
     change = Change(base, head, approach_of_range(index.repo, base, head))
     if change.approach.base == base:  # base..head had a merge base: the diff the checks would make

@@ -17,7 +17,7 @@ from collections import Counter
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from comind.checks.findings import Finding, Report
+from comind.checks.findings import Finding, Report, fingerprint
 from comind.harvest.approach import Approach, FileChange, Line, bookkeeping
 from comind.records import Record, short_id
 
@@ -543,7 +543,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                 level="note" if retry else "error",
                 title=f"{'Retry of' if retry else 'Re-proposes'} a dead end: {record.title}",
                 message=message,
-                fingerprint=_fingerprint("dead_end", record.id),
+                fingerprint=fingerprint("dead_end", record.id),
                 record_id=record.id,
                 path=path,
                 line=line,
@@ -594,7 +594,7 @@ def _report_reland(run: CheckRun, record: Record, relation: Record, change: Chan
             level="note",
             title=f"Relands a dead end: {record.title}",
             message=message,
-            fingerprint=_fingerprint("reland", record.id),
+            fingerprint=fingerprint("reland", record.id),
             record_id=record.id,
             path=path,
             line=line,
@@ -610,7 +610,9 @@ def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str 
     with_pattern = [r for r in attempts if isinstance(r.fields.get("pattern"), dict)]
     if not with_pattern or run.change is None:
         return {}
-    from comind.checks.base import CheckContext, CheckError, compile_check
+    from comind.checks.context import CheckContext
+    from comind.checks.interface import CheckError
+    from comind.checks.types import compile_check
 
     ctx = CheckContext(run.ws.index, work_tree=run.ws.root)
     ctx.set_change(run.base, run.head)  # file-local: only the files the change touched
@@ -627,12 +629,6 @@ def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str 
             if run.in_diff(v.path, v.line):
                 hits.setdefault(checks[check], (v.path, v.line))
     return hits
-
-
-def _fingerprint(*parts: str) -> str:
-    from comind.checks.run import fingerprint
-
-    return fingerprint(*parts)
 
 
 def _dep_name(dep: dict[str, Any]) -> str:
@@ -772,7 +768,7 @@ def _rejected_alternatives(run: CheckRun, report: Report) -> None:
                         title=f"Mentions a rejected option: {alt['option']}",
                         message=f"This change's commit messages mention {alt['option']!r}, which the decision "
                         f"{record.title!r} rejected{why}.",
-                        fingerprint=_fingerprint("rejected", record.id, alt["option"]),
+                        fingerprint=fingerprint("rejected", record.id, alt["option"]),
                         record_id=record.id,
                         evidence=tuple(record.evidence),
                         commands=(f"comind show {short_id(record.id)}",),

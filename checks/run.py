@@ -13,11 +13,9 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from blake3 import blake3
-
 from comind import promisor
 from comind.checks.change import Change, compute_change
-from comind.checks.findings import Finding, Report
+from comind.checks.findings import Finding, Report, fingerprint
 from comind.errors import ComindError
 from comind.records import Record, short_id
 from comind.status import Status
@@ -29,10 +27,6 @@ if TYPE_CHECKING:
 
 CONTEXT_LIMIT = 5  # context notes per report: precision over recall
 Progress = Callable[[str], None]
-
-
-def fingerprint(*parts: str) -> str:
-    return str(blake3("\x1f".join(parts).encode()).hexdigest(length=16))
 
 
 class CheckRun:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from comind.checks.base import CheckContext, compile_checks
+from comind.checks.context import CheckContext
 from comind.checks.evaluate import evaluate
 from comind.checks.findings import Finding, Report
+from comind.checks.types import compile_checks
 from comind.records import short_id
 
 if TYPE_CHECKING:

@@ -68,12 +68,13 @@ from comind.checks.deadends import (
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
+from comind.git import find_git, open_repo
 from comind.harvest.approach import Approach, approach, file_lines
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
-from comind.harvest.walker import CommitInfo, open_repo, walk
+from comind.harvest.walker import CommitInfo, walk
 from comind.records import Record
-from comind.workspace import Workspace, find_git
+from comind.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5

@@ -18,9 +18,10 @@ import pygit2
 
 from comind.actors import actor_id
 from comind.anchors import AnchorError, parse_anchor
+from comind.git import is_dir
+from comind.harvest import HARVESTER_VERSION
 from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import full_subject, normalise_subject
-from comind.harvest.run import HARVESTER_VERSION
 from comind.harvest.walker import CommitInfo, walk
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class HarvestContext:
             blob = _blob(tree, path)
             if blob is None:
                 folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
-                if folder and folder not in seen and _is_dir(tree, folder.rstrip("/")):
+                if folder and folder not in seen and is_dir(tree, folder.rstrip("/")):
                     seen.add(folder)
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
@@ -330,13 +331,6 @@ def _data(blob: pygit2.Blob) -> bytes | None:
         return bytes(blob.data) if blob.size <= MAX_BLOB else None
     except KeyError:  # (pygit2's NotFoundError)
         return None
-
-
-def _is_dir(tree: pygit2.Tree, path: str) -> bool:
-    try:
-        return isinstance(tree[path], pygit2.Tree)
-    except KeyError:
-        return False
 
 
 def first_line(text: str, limit: int = 120) -> str:

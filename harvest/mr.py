@@ -211,7 +211,7 @@ def _title(text: str) -> str:
 def _lore_atom(text: str) -> Any:
     """The Lore content of a comment or description (a synthetic subject line goes first: a
     commit message's first paragraph never holds trailers)."""
-    from comind.harvest.lorekeys import lore_atom
+    from comind.harvest.trailers import lore_atom
 
     return lore_atom("comment\n\n" + text)
 

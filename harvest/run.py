@@ -17,17 +17,13 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from comind.errors import ComindError
+from comind.harvest import HARVESTER_VERSION
 
 if TYPE_CHECKING:
     from comind.harvest.walker import CommitInfo
     from comind.records import Record
     from comind.workspace import Workspace
 
-# Bump when what is harvested changes: the next harvest re-reads all. 2: "add back" relands; 3: back-outs,
-# "…, reverts #N", merges of a branch's revert, people left out of revert reasons; 4: Go's prefixed
-# 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
-# revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch.
-HARVESTER_VERSION = "13"
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 3  # 2: reverted subjects are kept, for the relands that name or repeat them; 3: two passes
 Progress = Callable[[int, int], None]
@@ -127,7 +123,7 @@ def harvest(
         return result
     import pygit2
 
-    from comind.harvest.walker import open_repo
+    from comind.git import open_repo
 
     repo = open_repo(ws.root)
     result.shallow = bool(repo.is_shallow)
