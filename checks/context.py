@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from comind.codeindex import Snapshot
+from comind.deps import dependencies
 from comind.git import changed_paths, regular_files
+from comind.graph import build_graph
+from comind.languages import FileSymbols
 
 if TYPE_CHECKING:
     from comind.codeindex import CodeIndex, Snapshot
@@ -115,7 +119,6 @@ class CheckContext:
         return snap
 
     def graph(self, revision: str) -> ImportGraph:
-        from comind.graph import build_graph
 
         commit = self.commit(revision)
         graph = self._graphs.get(commit)
@@ -126,7 +129,6 @@ class CheckContext:
     def partial_graph(self, revision: str, paths: frozenset[str]) -> ImportGraph:
         """The import and call edges of ``paths`` only, with every module named as in the full
         graph (names come from the file list; no other file's symbols are loaded)."""
-        from comind.graph import build_graph
 
         commit = self.commit(revision)
         if commit in self._graphs:
@@ -138,7 +140,6 @@ class CheckContext:
         return graph
 
     def dependencies(self, revision: str) -> list[Dependency]:
-        from comind.deps import dependencies
 
         commit = self.commit(revision)
         deps = self._deps.get(commit)
@@ -174,8 +175,6 @@ class CheckContext:
 
 def _partial_snapshot(snapshot: Snapshot, paths: frozenset[str]) -> Snapshot:
     """A snapshot whose files outside ``paths`` have no symbols (their names and languages stay)."""
-    from comind.codeindex import Snapshot
-    from comind.languages import FileSymbols
 
     class Partial(Snapshot):
         def symbols(self, path: str) -> FileSymbols | None:
