@@ -5,6 +5,9 @@ derived, never written: a symbol is followed through file renames (git rename de
 another file (same body hash, else same shape hash) and through a rename in place (same file,
 same shape hash). Several equal candidates are never guessed between. The verdict of a record is
 what its anchors say about the code now: orphaned, stale or fine, always with a reason.
+
+A warm `why` re-anchors from cached verdicts: the parsers, graph and dependency readers are
+imported inside the functions that need them (tests/e2e/test_cli.py guards the warm path).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Incremental: the tips harvested last time (HEAD and the default branch) are kept
 `.git/comind/harvest-state.json`; the next walk of the default branch hides its old tip, so only new
 commits are read. The commits only HEAD's branch has are read again each time HEAD moves, into a
 cache of their own that they replace (see `harvest`). When nothing moved, the state file answers
-before pygit2 is even imported:
-that is why this module imports the harvest's own modules inside the functions that use them. `--full` re-reads everything (still writing nothing new: harvested
+before pygit2 is even imported (which is why this module imports the harvest's own modules inside
+the functions that use them). `--full` re-reads everything (still writing nothing new: harvested
 ids and contents are a function of the history).
 """
 
