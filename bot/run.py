@@ -19,6 +19,11 @@ one line naming the request and the run goes on with the next step; the exit cod
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+
 import logging
 import os
 import sys
@@ -30,7 +35,7 @@ from typing import Any
 from comind.bot import FORGES, merge_request_number_from_env
 from comind.bot.commands import (
     READER_REPLY,
-    Answer,
+    CommandAnswer,
     CommandError,
     Origin,
     Resolver,
@@ -100,7 +105,7 @@ class Answered:
 
 
 def answer_commands(
-    ws: Any,
+    ws: Workspace,
     forge: Forge,
     number: int,
     *,
@@ -109,7 +114,7 @@ def answer_commands(
     notes: list[Note] | None = None,
     project: str | None = None,
 ) -> Answered:
-    """Answer every comment on merge request ``number`` whose commands were not answered yet."""
+    """CommandAnswer every comment on merge request ``number`` whose commands were not answered yet."""
 
     mr = mr or forge.merge_request(number)
     notes = forge.notes(number) if notes is None else notes
@@ -119,7 +124,7 @@ def answer_commands(
     store = ws.store if publish else ws.harvest_store
     result = Answered()
     writers: dict[str, bool] = {}
-    ledger: Any = None
+    ledger: Ledger | None = None
     resolver: Resolver | None = None
     for note in notes:
         if note.author == me or note_key(note) in done:
@@ -137,7 +142,7 @@ def answer_commands(
             ledger = open_ledger(ws)
             resolver = Resolver(ledger)
         assert resolver is not None
-        answers: list[Answer] = []
+        answers: list[CommandAnswer] = []
         for index, command in enumerate(parsed):
             if isinstance(command, CommandError):
                 answers.append(error_answer(command))
@@ -176,7 +181,7 @@ def run_check(ws: Workspace, mr: MergeRequest) -> Report | None:
     return check_change(ws, base=mr.base_sha, head=mr.head_sha)
 
 
-def fallback(report: Report | None, context: Any, forge_name: str) -> None:
+def fallback(report: Report | None, context: FormatContext, forge_name: str) -> None:
     """Where the report goes when the bot cannot comment: annotations and the job summary."""
     if report is None:
         return
@@ -190,7 +195,7 @@ def fallback(report: Report | None, context: Any, forge_name: str) -> None:
 
 
 def run(
-    ws: Any,
+    ws: Workspace,
     forge: Forge,
     number: int,
     *,
@@ -269,7 +274,9 @@ def run(
     return result
 
 
-def _post(forge: Forge, number: int, report: Report, context: Any, mr: MergeRequest, notes: list[Note] | None) -> Any:
+def _post(
+    forge: Forge, number: int, report: Report, context: FormatContext, mr: MergeRequest, notes: list[Note] | None
+) -> Any:
 
     try:
         return post_report(forge, number, report, context=context, mr=mr, notes=notes)
@@ -317,7 +324,7 @@ def make_forge(name: str, env: Mapping[str, str]) -> Forge:
 
 
 def run_from_env(
-    ws: Any,
+    ws: Workspace,
     forge_name: str | None,
     env: Mapping[str, str],
     *,
@@ -379,7 +386,7 @@ def command_body(forge_name: str, event: str, payload: Mapping[str, Any]) -> str
 
 
 def webhook_handler(
-    ws: Any, env: Mapping[str, str], *, publish: bool = False
+    ws: Workspace, env: Mapping[str, str], *, publish: bool = False
 ) -> Callable[[str, str, dict[str, Any]], None]:
     """The server's handler: a comment with a ``/comind`` line gets the commands of its merge
     request answered, by the same code as ``comind bot run``."""
@@ -399,7 +406,9 @@ def webhook_handler(
     return handle
 
 
-def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080, publish: bool = False) -> Any:
+def serve(
+    ws: Workspace, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080, publish: bool = False
+) -> Any:
     """The webhook server (not started), refusing to exist without COMIND_WEBHOOK_SECRET."""
 
     secret = env.get("COMIND_WEBHOOK_SECRET", "")

@@ -35,7 +35,7 @@ class Item(NamedTuple):
     relevance: str  # "direct" or "one hop: <how>"
 
 
-class Answer(NamedTuple):
+class WhyAnswer(NamedTuple):
     heading: str
     items: list[Item]
 
@@ -108,7 +108,7 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     )
 
 
-def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, include_all: bool = False) -> Answer:
+def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, include_all: bool = False) -> WhyAnswer:
     from comind.anchoring import Anchorer
     from comind.query import statuses
 
@@ -140,7 +140,7 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]
     order = {k: n for n, k in enumerate(KIND_ORDER)}
     items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
-    return Answer(target.description, items)
+    return WhyAnswer(target.description, items)
 
 
 def _known_then(moment: datetime | None) -> Callable[[Record], bool]:

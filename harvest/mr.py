@@ -30,6 +30,12 @@ a run that went through every merge request it listed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.workspace import Workspace
+
 import json
 import os
 import re
@@ -46,7 +52,7 @@ from comind.harvest.commands import CommandError, Origin, Resolver, command_reco
 from comind.harvest.context import fingerprint_json
 from comind.harvest.lore import lore_records
 from comind.harvest.trailers import lore_atom
-from comind.mergerequests import ChangedFile, MergeRequest, Note, Thread, note_key
+from comind.mergerequests import MergeRequest, MergeRequestFile, Note, Thread, note_key
 from comind.records import TITLE_MAX, Record, harvested_id, new_record
 from comind.sanitize import redact_people
 from comind.store import StoreError
@@ -68,7 +74,7 @@ class MergeRequestSource(Protocol):
 
     def merge_requests(self, updated_after: datetime | None = None, state: str = "all") -> Iterator[MergeRequest]: ...
 
-    def changed_files(self, number: int) -> Iterator[ChangedFile]: ...
+    def changed_files(self, number: int) -> Iterator[MergeRequestFile]: ...
 
     def notes(self, number: int) -> list[Note]: ...
 
@@ -87,7 +93,7 @@ def project_of(source: object, default: str = "") -> str:
 
 
 @dataclass
-class HarvestResult:
+class ThreadHarvestResult:
     merge_requests: int = 0
     derived: int = 0  # records derived (new or not)
     written: int = 0  # records written now
@@ -129,7 +135,7 @@ def patch_lines(patch: str, path: str) -> tuple[list[Any], list[Any]]:
     return added, removed
 
 
-def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: str, invert: bool = False) -> Any:
+def approach_of_files(files: Iterable[MergeRequestFile], *, base: str | None, head: str, invert: bool = False) -> Any:
     """A merge request's change as a ``comind.harvest.approach.Approach``, from the forge's patches
     (the change need not be in the local clone: a dead end was never merged). ``invert`` reads a
     diff backwards: a revert's diff is the reverted change turned around. At most
@@ -156,7 +162,7 @@ def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: s
 
 
 def fingerprint_of_files(
-    files: list[ChangedFile], *, base: str | None, head: str, invert: bool = False
+    files: list[MergeRequestFile], *, base: str | None, head: str, invert: bool = False
 ) -> dict[str, Any]:
     """The approach fingerprint an attempt stores, in the same form as the git harvesters'."""
 
@@ -227,12 +233,12 @@ class MergeRequestHarvester:
 
     def __init__(
         self,
-        ws: Any,
+        ws: Workspace,
         source: MergeRequestSource,
         *,
         project: str | None = None,
         publish: bool = False,
-        ledger: Any = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.ws = ws
         self.source = source
@@ -315,7 +321,7 @@ class MergeRequestHarvester:
             self._known = known
         return self._known
 
-    def _write(self, records: Iterable[Record], result: HarvestResult) -> None:
+    def _write(self, records: Iterable[Record], result: ThreadHarvestResult) -> None:
 
         for record in records:
             result.derived += 1
@@ -347,14 +353,14 @@ class MergeRequestHarvester:
 
     # -- running -------------------------------------------------------------------------------
 
-    def harvest(self, *, comments: bool = True) -> HarvestResult:
+    def harvest(self, *, comments: bool = True) -> ThreadHarvestResult:
         """Every merge request updated since the watermark; then the watermark moves on.
 
         ``comments=False`` is the cheap sweep the bot runs on every pull request: descriptions,
         merged reverts and dead ends, from the listing alone (plus the files of those few), with
         no request per merge request for its comments; it keeps a watermark of its own.
         """
-        result = HarvestResult()
+        result = ThreadHarvestResult()
         newest = after = self.watermark(comments)
         for mr in self.source.merge_requests(updated_after=after):
             result.merge_requests += 1
@@ -365,19 +371,19 @@ class MergeRequestHarvester:
         result.watermark = newest
         return result
 
-    def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> HarvestResult:
+    def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> ThreadHarvestResult:
         """One merge request (the bot's run on it, which passes the comments it already read);
         the watermark is left alone."""
         if isinstance(mr, int):
             mr = self.source.merge_request(mr)
-        result = HarvestResult(merge_requests=1)
+        result = ThreadHarvestResult(merge_requests=1)
         self._write(self.derive(mr, result, notes), result)
         return result
 
     def derive(
         self,
         mr: MergeRequest,
-        result: HarvestResult | None = None,
+        result: ThreadHarvestResult | None = None,
         notes: list[Note] | None = None,
         *,
         comments: bool = True,
@@ -385,9 +391,9 @@ class MergeRequestHarvester:
         """The records of one merge request, in an order where a command sees the records
         earlier comments made (the caller writes each before asking for the next)."""
         skipped = result.skipped if result is not None else []
-        files: list[ChangedFile] | None = None
+        files: list[MergeRequestFile] | None = None
 
-        def changed() -> list[ChangedFile]:
+        def changed() -> list[MergeRequestFile]:
             nonlocal files
             if files is None:
                 files = list(self.source.changed_files(mr.number))
@@ -445,7 +451,7 @@ class MergeRequestHarvester:
         return bool(wanted) and any(label.strip().lower() == wanted for label in mr.labels)
 
     @staticmethod
-    def _file_anchors(files: list[ChangedFile]) -> list[dict[str, Any]]:
+    def _file_anchors(files: list[MergeRequestFile]) -> list[dict[str, Any]]:
 
         anchors: list[dict[str, Any]] = []
         for changed in files:
@@ -553,7 +559,7 @@ class MergeRequestHarvester:
         if not is_revert:
             return
         reverted: MergeRequest | None = None
-        files: list[ChangedFile] = []
+        files: list[MergeRequestFile] = []
         if number is not None and number != mr.number:
             try:
                 reverted = self.source.merge_request(number)
@@ -593,7 +599,7 @@ class MergeRequestHarvester:
         except ComindError as exc:
             skipped.append(f"{mr.web_url}: revert: {exc}")
 
-    def _dead_end(self, mr: MergeRequest, files: list[ChangedFile], skipped: list[str]) -> Iterator[Record]:
+    def _dead_end(self, mr: MergeRequest, files: list[MergeRequestFile], skipped: list[str]) -> Iterator[Record]:
         paths = ", ".join(f.path for f in files[:10]) + (", …" if len(files) > 10 else "")
         try:
             yield self._attempt(
@@ -612,17 +618,22 @@ class MergeRequestHarvester:
 
 
 def harvest(
-    ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False, comments: bool = True
-) -> HarvestResult:
+    ws: Workspace,
+    source: MergeRequestSource,
+    *,
+    project: str | None = None,
+    publish: bool = False,
+    comments: bool = True,
+) -> ThreadHarvestResult:
     """Harvest every merge request updated since the last run (see the module docstring)."""
     return MergeRequestHarvester(ws, source, project=project, publish=publish).harvest(comments=comments)
 
 
 __all__ = [
     "HARVESTER",
-    "HarvestResult",
     "MergeRequestHarvester",
     "MergeRequestSource",
+    "ThreadHarvestResult",
     "approach_of_files",
     "fingerprint_of_files",
     "harvest",

@@ -21,6 +21,9 @@ from comind.errors import ComindError
 from comind.harvest import HARVESTER_VERSION
 
 if TYPE_CHECKING:
+    import pygit2
+
+    from comind.harvest.context import HarvestContext
     from comind.harvest.walker import CommitInfo
     from comind.records import Record
     from comind.workspace import Workspace
@@ -176,7 +179,7 @@ def harvest(
     return result
 
 
-def _extends(repo: Any, tip: str, old: str) -> bool:
+def _extends(repo: pygit2.Repository, tip: str, old: str) -> bool:
     """Is `old` the tip itself or one of its ancestors?"""
     import pygit2
 
@@ -186,7 +189,7 @@ def _extends(repo: Any, tip: str, old: str) -> bool:
         return False
 
 
-def _context(ws: Workspace, repo: Any, state: dict[str, Any]) -> Any:
+def _context(ws: Workspace, repo: pygit2.Repository, state: dict[str, Any]) -> HarvestContext:
     from comind.harvest.context import HarvestContext
 
     ctx = HarvestContext(ws, repo, ws.default_tip())
@@ -195,7 +198,7 @@ def _context(ws: Workspace, repo: Any, state: dict[str, Any]) -> Any:
     return ctx
 
 
-def _prefetch_reverts(repo: Any, commits: list[CommitInfo]) -> int:
+def _prefetch_reverts(repo: pygit2.Repository, commits: list[CommitInfo]) -> int:
     """In a partial clone, fetch the blobs of every revert's change in one request: the attempts
     are read from them (a revert's change holds the blobs of the change it reverts), and one fetch
     per attempt would cost a round trip each."""
@@ -216,7 +219,7 @@ def _prefetch_reverts(repo: Any, commits: list[CommitInfo]) -> int:
 
 
 def _walk(
-    repo: Any,
+    repo: pygit2.Repository,
     tips: list[str],
     hide: list[str],
     ctx: Any,

@@ -7,6 +7,11 @@ line in :data:`CHECK_TYPES`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.records import Record
+
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -88,7 +93,7 @@ def load_check_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def check_of(record: Any) -> Check | None:
+def check_of(record: Record) -> Check | None:
     """The compiled check of a constraint record (None when it has none)."""
     fields = record.fields
     if "check" not in fields:
@@ -96,7 +101,7 @@ def check_of(record: Any) -> Check | None:
     return compile_check(record.id, fields["check"])
 
 
-def compile_checks(records: Iterable[Any]) -> list[tuple[Any, Check]]:
+def compile_checks(records: Iterable[Record]) -> list[tuple[Record, Check]]:
     """(record, check) for every constraint record carrying a check; CheckError on a broken one."""
     out: list[tuple[Any, Check]] = []
     for record in records:
