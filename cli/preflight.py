@@ -1,0 +1,60 @@
+"""comind preflight: what a change re-proposes, breaks or touches, before it is committed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+FORMATS = ("text", "json", "agent")
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "preflight",
+        parents=[common],
+        help="before the commit: dead ends, constraints and records on what a change touches",
+        description="Check a change before it is committed: --diff RANGE (A..B, A...B, or A: the working tree "
+        "against A; none: the working tree, untracked files included, against HEAD) or --staged (the index). "
+        "Exit codes as comind check.",
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--diff", nargs="?", const="", metavar="RANGE", help="a range, or the working tree")
+    what.add_argument("--staged", action="store_true", help="the staged change")
+    p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or agent")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from comind.agents.preflight import SECTIONS, preflight_change, resolve
+    from comind.agents.render import render
+    from comind.cli import workspace
+    from comind.query import open_ledger
+
+    ws = workspace(args)
+    base, head = resolve(ws, args.diff or None, staged=args.staged)
+    result = preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
+    for warning in result.warnings:
+        print(f"comind: warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
+    elif args.format == "agent":
+        block = render([i.entry for i in result.items], attributes={"on": "preflight"})
+        if block.text:
+            print(block.text)
+    else:
+        if not result.items:
+            print("comind preflight: nothing re-proposed, no constraint broken, no record on what it touches")
+        last = None
+        for item in result.items:
+            if item.section != last:
+                print(f"{SECTIONS[item.section]}:")
+                last = item.section
+            e = item.entry
+            print(f"  {item.level:<7} {e.kind:<10} T{e.trust} {e.state:<10} {e.id[-8:]}  {e.title}")
+            if item.message:
+                print(f"          {item.message[:300]}")
+            if e.verify:
+                print(f"          {e.verify}")
+    return result.exit_code(ws.config.fail_level)
