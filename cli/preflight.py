@@ -22,6 +22,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--diff", nargs="?", const="", metavar="RANGE", help="a range, or the working tree")
     what.add_argument("--staged", action="store_true", help="the staged change")
+    what.add_argument("--plan", metavar="FILE", help="a plan in words (a file, or - for stdin): records ranked for it")
+    p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="--plan: code the plan is about")
+    p.add_argument("--limit", type=int, default=10, help="--plan: at most this many records (default 10)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or agent")
     p.set_defaults(handler=run)
 
@@ -33,8 +36,11 @@ def run(args: argparse.Namespace) -> int:
     from comind.query import open_ledger
 
     ws = workspace(args)
-    base, head = resolve(ws, args.diff or None, staged=args.staged)
-    result = preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
+    if args.plan is not None:
+        result = _plan(ws, args)
+    else:
+        base, head = resolve(ws, args.diff or None, staged=args.staged)
+        result = preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
     for warning in result.warnings:
         print(f"comind: warning: {warning}", file=sys.stderr)
     if args.format == "json":
@@ -49,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         last = None
         for item in result.items:
             if item.section != last:
-                print(f"{SECTIONS[item.section]}:")
+                print(f"{SECTIONS.get(item.section, 'ranked for the plan')}:")
                 last = item.section
             e = item.entry
             print(f"  {item.level:<7} {e.kind:<10} T{e.trust} {e.state:<10} {e.id[-8:]}  {e.title}")
@@ -58,3 +64,30 @@ def run(args: argparse.Namespace) -> int:
             if e.verify:
                 print(f"          {e.verify}")
     return result.exit_code(ws.config.fail_level)
+
+
+def _plan(ws: Any, args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    from comind.agents.entries import entry_of, person_confirmed
+    from comind.agents.preflight import Item, Preflight
+    from comind.agents.ranking import plan_words, rank
+    from comind.anchors import parse_anchor
+    from comind.errors import ComindError
+    from comind.query import current_time, open_ledger, statuses
+
+    try:
+        text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ComindError(f"--plan {args.plan}: cannot read it ({exc})") from None
+    on = [parse_anchor(a) for a in args.on]
+    ledger = open_ledger(ws)
+    records = [r for r in ledger.all() if r.kind != "relation"]
+    derived = statuses(ws, ledger, records)
+    ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, args.limit)
+    confirmed = person_confirmed(ledger.relations())
+    result = Preflight("plan", None, ws.head())
+    for r in ranked:
+        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=f"score {r.score}: {r.why}")
+        result.items.append(Item("plan", "note", entry, entry.why))
+    return result

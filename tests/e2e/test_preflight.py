@@ -70,3 +70,16 @@ def test_bad_range_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignor
     repo = _reverted(tmp_path)
     result = cli(repo.path, "preflight", "--diff", "nosuch..HEAD")
     assert result.code == 2 and "comind:" in result.err
+
+
+def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis to speed up Checker.check\n")
+    first = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app/perm.py", "--format", "json")
+    again = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app/perm.py", "--format", "json")
+    assert first.code == 0 and first.out == again.out  # deterministic
+    items = json.loads(first.out)["items"]
+    assert items and items[0]["kind"] == "attempt" and "Redis" in items[0]["title"]
+    assert cli(repo.path, "preflight", "--plan", str(tmp_path / "missing.md")).code == 2
