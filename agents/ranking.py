@@ -21,7 +21,48 @@ WEIGHTS = {"relevance": 0.45, "proximity": 0.25, "kind": 0.10, "trust": 0.10, "f
 KIND = {"attempt": 1.0, "constraint": 0.9, "gotcha": 0.8, "decision": 0.7, "intent": 0.4, "question": 0.3}
 FRESH = {"active": 1.0, "stale": 0.6, "unverifiable": 0.5, "dormant": 0.4, "orphaned": 0.2}
 STOP = frozenset(
-    ["the", "and", "for", "with", "that", "this", "from", "into", "when", "then", "than", "have", "has", "not", "are", "was", "were", "will", "would", "should", "could", "can", "its", "our", "use", "add", "make", "new", "fix", "via", "per", "all", "any", "but", "also", "only", "just", "more", "some", "each"]
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "when",
+        "then",
+        "than",
+        "have",
+        "has",
+        "not",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "can",
+        "its",
+        "our",
+        "use",
+        "add",
+        "make",
+        "new",
+        "fix",
+        "via",
+        "per",
+        "all",
+        "any",
+        "but",
+        "also",
+        "only",
+        "just",
+        "more",
+        "some",
+        "each",
+    ]
 )
 
 

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"          {item.message[:300]}")
             if e.verify:
                 print(f"          {e.verify}")
-    return result.exit_code(ws.config.fail_level)
+    return int(result.exit_code(ws.config.fail_level))
 
 
 def _plan(ws: Any, args: argparse.Namespace) -> Any:
