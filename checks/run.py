@@ -46,8 +46,12 @@ class CheckRun:
         change: Change | None,
         head_snapshot: Snapshot,
         base_snapshot: Snapshot | None,
+        *,
+        record_enforced: bool = True,
     ) -> None:
         self.ws = ws
+        # a preflight's head is no commit of the history: its passing checks make nothing T4
+        self.record_enforced = record_enforced
         self.ledger = ledger
         self.base = base
         self.head = head

@@ -62,7 +62,8 @@ def report_violations(run: CheckRun, report: Report) -> None:
     report.findings.extend(outcome.findings)
     report.warnings.extend(outcome.warnings)
     run.enforced.update(outcome.passing)
-    run.ledger.set_enforced(run.head, run.enforced)
+    if run.record_enforced:
+        run.ledger.set_enforced(run.head, run.enforced)
     report.stats["constraints"] = {
         "checked": len(checks),
         "passing": len(outcome.passing),
