@@ -28,6 +28,7 @@ from comind.store.layout import (
     SEGMENTS,
     SNAPSHOTS,
     BrokenSnapshot,
+    CorruptObject,
     Snapshot,
     StoreError,
     _erased_digest,
@@ -237,7 +238,7 @@ class Compaction(Reading):
             if name not in known:
                 try:
                     known[name] = self.read_manifest(name)
-                except FileNotFoundError:
+                except (FileNotFoundError, CorruptObject):  # an unreadable one names no segment we can keep
                     return None
             return known[name]
 

@@ -194,7 +194,12 @@ class Listing(Objects):
                 pass
         if not keys_only:
             return [], {}
-        return [k for k in self._get(journal_key(entry)).decode().split("\n") if k], {}
+        raw = self._get(journal_key(entry))
+        try:
+            return [k for k in raw.decode().split("\n") if k], {}
+        except UnicodeDecodeError:  # its records are still in the inbox, which a full sync lists
+            self.skipped[journal_key(entry)] = "not a journal entry (not UTF-8)"
+            return [], {}
 
     def _purge_records(self, doomed: Any) -> None:
         """Delete every journal records object holding a key `doomed(key)` is true of, and every one

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import _thread
+import re
 import time
+import zlib
 from typing import NamedTuple
 
 from comind.errors import ComindError
@@ -46,6 +48,25 @@ class Snapshot(NamedTuple):
 
 class BrokenSnapshot(Exception):
     """A snapshot names a segment that is gone (a racing compaction or erasure deleted it)."""
+
+
+class CorruptObject(BrokenSnapshot):
+    """A manifest, segment or journal object that cannot be parsed or has the wrong shape: skipped,
+    named to the reader, and read around (the inbox holds every record)."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+# What a parse of stored bytes can raise: gzip, JSON, UTF-8, shape (a missing key, a wrong type), depth.
+PARSE_ERRORS = (OSError, EOFError, zlib.error, ValueError, TypeError, KeyError, AttributeError, RecursionError)
+_SEGMENT_NAME = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def is_segment_name(value: object) -> bool:
+    return isinstance(value, str) and _SEGMENT_NAME.fullmatch(value) is not None
 
 
 _ulid_lock = _thread.allocate_lock()

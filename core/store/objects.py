@@ -94,6 +94,7 @@ class Objects:
         self._inline: dict[str, bytes] = {}  # records bytes the last journal_entries carried, for read_many
         self.gets: Counter[str] = Counter()  # objects read, by area ("inbox", "journal", "segments", …)
         self.requests: Counter[str] = Counter()  # requests made, by verb and area: "LIST journal", "PUT inbox", …
+        self.skipped: dict[str, str] = {}  # objects other than records that readers read around: key -> why
         self._gets_lock = _thread.allocate_lock()  # threading's Lock, without importing threading (~1 ms)
 
     @cached_property

@@ -14,13 +14,17 @@ from comind.records import CorruptRecord, Record, load_record
 from comind.store.journal import Listing
 from comind.store.layout import (
     INBOX,
+    JOURNAL,
+    PARSE_ERRORS,
     SEGMENTS,
     SNAPSHOTS,
     BrokenSnapshot,
+    CorruptObject,
     CorruptObjectWarning,
     Snapshot,
     _gunzip,
     _parse_records,
+    is_segment_name,
     journal_key,
     records_key,
 )
@@ -52,45 +56,66 @@ class Reading(Listing):
         return self._snapshot_listed()[0]
 
     def _snapshot_listed(self) -> tuple[Snapshot | None, list[str], list[str]]:
-        """(the newest snapshot, and the listing it was found in: snapshots, first-layout snapshots)."""
+        """(the newest readable snapshot, and the listing it was found in: snapshots, first-layout snapshots).
+
+        A manifest that does not parse is skipped (and kept in `skipped`): the next older one is used."""
         manifests: list[str] = []
         legacy: list[str] = []
         for _ in range(3):
             manifests, legacy = self._snapshot_names()
-            names = manifests or legacy
-            if not names:
-                return None, manifests, legacy
-            if names[-1].endswith(".jsonl.gz"):
-                return Snapshot(names[-1], None, [], []), manifests, legacy
             try:
-                return self.read_manifest(names[-1]), manifests, legacy
+                for name in reversed(manifests):
+                    try:
+                        return self.read_manifest(name), manifests, legacy
+                    except CorruptObject as exc:
+                        self.skipped[exc.key] = exc.reason
             except FileNotFoundError:
                 continue  # deleted by a racing compaction: list again
+            if legacy:
+                return Snapshot(legacy[-1], None, [], []), manifests, legacy
+            return None, manifests, legacy
         return None, manifests, legacy
 
     def read_manifest(self, name: str) -> Snapshot:
-        data = json.loads(_gunzip(self._get(SNAPSHOTS + name)))
-        return Snapshot(
-            name,
-            data["journal"],
-            [s["name"] for s in data["segments"]],
-            [int(s["size"]) for s in data["segments"]],
-            data.get("pruned"),
-            data.get("erased"),
-        )
+        """A snapshot's manifest; FileNotFoundError when it is gone, CorruptObject when it is not one."""
+        key = SNAPSHOTS + name
+        raw = self._get(key)
+        try:
+            data = json.loads(_gunzip(raw))
+            segments = data["segments"]
+            snapshot = Snapshot(
+                name,
+                data["journal"],
+                [s["name"] for s in segments],
+                [int(s["size"]) for s in segments],
+                data.get("pruned"),
+                data.get("erased"),
+            )
+        except PARSE_ERRORS as exc:
+            raise CorruptObject(key, f"not a snapshot manifest ({type(exc).__name__}: {str(exc)[:100]})") from None
+        texts = (snapshot.journal, snapshot.pruned, snapshot.erased)
+        if not all(t is None or isinstance(t, str) for t in texts) or not all(map(is_segment_name, snapshot.segments)):
+            raise CorruptObject(key, "not a snapshot manifest (a field of the wrong type)")
+        return snapshot
 
     def segment_keys(self, name: str) -> list[str]:
+        key = f"{SEGMENTS}{name}.keys.gz"
         try:
-            raw = _gunzip(self._get(f"{SEGMENTS}{name}.keys.gz"))
+            raw = _gunzip(self._get(key))
+            return raw.decode().split("\n") if raw else []
         except FileNotFoundError:
             raise BrokenSnapshot(name) from None
-        return raw.decode().split("\n") if raw else []
+        except PARSE_ERRORS as exc:
+            raise CorruptObject(key, f"not a segment's keys ({type(exc).__name__})") from None
 
     def segment_lines(self, name: str) -> list[bytes]:
+        key = f"{SEGMENTS}{name}.jsonl.gz"
         try:
-            raw = _gunzip(self._get(f"{SEGMENTS}{name}.jsonl.gz"))
+            raw = _gunzip(self._get(key))
         except FileNotFoundError:
             raise BrokenSnapshot(name) from None
+        except PARSE_ERRORS as exc:
+            raise CorruptObject(key, f"not a segment ({type(exc).__name__})") from None
         return raw.split(b"\n") if raw else []
 
     def get_raw(self, key: str) -> bytes:
@@ -102,6 +127,8 @@ class Reading(Listing):
             raw = self.get_raw(key)
         except FileNotFoundError:
             raise CorruptRecord("vanished while reading (erased?)") from None
+        except OSError as exc:  # a directory, or unreadable: not a record
+            raise CorruptRecord(f"unreadable ({exc.strerror or exc})") from None
         return load_record(raw, key)
 
     def _legacy_lines(self, name: str) -> dict[str, bytes]:
@@ -112,13 +139,13 @@ class Reading(Listing):
             raw = _gunzip(self._get(SNAPSHOTS + name))
         except FileNotFoundError:
             raise BrokenSnapshot(name) from None
-        except (OSError, EOFError):
+        except PARSE_ERRORS:
             return lines
         for line in raw.split(b"\n"):
             try:
                 data = json.loads(line)
                 lines[f"{data['id']}-{data['hash']}.json"] = line
-            except (ValueError, TypeError, KeyError):
+            except PARSE_ERRORS:
                 continue
         return lines
 
@@ -161,7 +188,7 @@ class Reading(Listing):
         problems: list[Problem] = []
         try:
             lines = _gunzip(raw).split(b"\n")
-        except (OSError, EOFError) as exc:
+        except PARSE_ERRORS as exc:
             return {}, [Problem(where, f"unreadable snapshot ({exc})")]
         for n, line in enumerate(lines, 1):
             if not line.strip() or (wanted is not None and key_of(n) not in wanted):
@@ -178,12 +205,18 @@ class Reading(Listing):
         """Every live record: the newest snapshot plus what it lacks (the journal after it, or the inbox),
         minus tombstones."""
         contents = Contents(erased=self.erased_ids())
+        use_snapshot = True
         for attempt in range(3):
             try:
-                self._read_into(contents, use_snapshot=attempt < 2)
+                self._read_into(contents, use_snapshot=use_snapshot and attempt < 2)
                 break
+            except CorruptObject as exc:  # part of the snapshot is unreadable: read the inbox
+                self.skipped[exc.key] = exc.reason
+                use_snapshot = False
+                contents.problems.clear()
             except BrokenSnapshot:  # a racing compaction deleted part of it: list again, then read the inbox
                 contents.problems.clear()
+        contents.problems += [Problem(key, reason) for key, reason in sorted(self.skipped.items())]
         if warn:
             for problem in contents.problems:
                 warnings.warn(f"skipped {problem.key}: {problem.reason}", CorruptObjectWarning, stacklevel=2)
@@ -249,17 +282,32 @@ class Reading(Listing):
         A normal read trusts a snapshot over the inbox copies it covers; an audit does not.
         """
         problems: list[Problem] = []
-        for name in self._snapshot_names()[1]:
+        manifests, legacy = self._snapshot_names()
+        for name in legacy:
             with contextlib.suppress(BrokenSnapshot):
                 problems += self.read_snapshot(name)[1]
+        for name in manifests:
+            try:
+                self.read_manifest(name)
+            except FileNotFoundError:
+                continue
+            except CorruptObject as exc:
+                problems.append(Problem(exc.key, exc.reason))
         for key in self._list(SEGMENTS):
-            if key.endswith(".jsonl.gz"):
-                with contextlib.suppress(BrokenSnapshot):
-                    problems += self.read_segment(key.removeprefix(SEGMENTS).split(".", 1)[0])[1]
+            try:
+                if key.endswith(".keys.gz"):
+                    self.segment_keys(key.removeprefix(SEGMENTS).split(".", 1)[0])
+                elif key.endswith(".jsonl.gz"):
+                    problems += self._parse_lines(self._get(key), key, lambda n: "")[1]
+            except CorruptObject as exc:
+                problems.append(Problem(exc.key, exc.reason))
+            except (BrokenSnapshot, FileNotFoundError):
+                continue
         keys = self.inbox_keys()
         for key, result in zip(keys, self._map(self._try_read, keys), strict=True):
             if isinstance(result, str):
                 problems.append(Problem(INBOX + key, result))
+        problems += [Problem(k, r) for k, r in sorted(self.skipped.items()) if k.startswith(JOURNAL)]
         if self.journaled:
             entries, objects = self._list_journal()
             known = set(entries)
