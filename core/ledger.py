@@ -24,7 +24,7 @@ from typing import Any
 from comind.errors import ComindError
 from comind.records import Record
 from comind.status import Status, derive
-from comind.store import BrokenSnapshot, CorruptObjectWarning, Store, snapshot_journal
+from comind.store import BrokenSnapshot, CorruptObject, CorruptObjectWarning, Store, snapshot_journal
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
@@ -156,12 +156,23 @@ class Ledger:
         return self.sync(warn=False, full=True)
 
     def _sync_source(self, name: str, store: Store, report: SyncReport, *, full: bool = False) -> None:
+        use_snapshot = True
         for attempt in range(3):
             try:
-                self._sync_once(name, store, report, use_snapshot=attempt < 2, full=full)
-                return
+                self._sync_once(name, store, report, use_snapshot=use_snapshot and attempt < 2, full=full)
+                break
+            except CorruptObject as exc:  # an unreadable manifest or segment: read the inbox, and say so
+                store.skipped[exc.key] = exc.reason
+                use_snapshot = False
             except BrokenSnapshot:  # a racing compaction deleted part of it: list again, then read the inbox
                 continue
+        with self.db:  # objects other than records that this sync read around, named until they are fixed
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM problems WHERE source=? AND key LIKE '\\_ledger/%' ESCAPE '\\'", (name,))
+            self.db.executemany(
+                "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
+                ((name, key, reason) for key, reason in sorted(store.skipped.items())),
+            )
 
     def _sync_once(self, name: str, store: Store, report: SyncReport, *, use_snapshot: bool, full: bool) -> None:
         """One source. On an object store whose snapshot has a journal position, only the journal entries

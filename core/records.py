@@ -7,10 +7,11 @@ the RFC 8785 canonical JSON of the record without ``hash``. Records are validate
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
@@ -31,13 +32,14 @@ TITLE_MAX = 120  # characters
 TRIGGER_MAX = 200  # characters
 BODY_MAX = 2048  # UTF-8 bytes
 RECORD_MAX = 512 * 1024  # canonical bytes: bounds an attempt's approach fingerprint
+DEPTH_MAX = 32  # levels of nesting: validation and readers recurse, and records are shallow
 
 # Harvested ids are UUIDv5 in this namespace (uuid5 of this URL), so a source key always yields the same id.
 NAMESPACE_URL = "https://comind.dev/ns/records"
 
 _UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 _HEX = r"^[0-9a-f]{7,64}$"
-_DATE = r"^\d{4}-\d{2}(?:-\d{2})?$"
+_DATE = r"^(\d{4})-(\d{2})(?:-(\d{2}))?$"
 _TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$"
 _INVISIBLE = "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
 
@@ -253,6 +255,25 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _too_deep(value: Any, limit: int = DEPTH_MAX) -> bool:
+    """Nested deeper than `limit` (checked without recursion, before anything recursive reads it)."""
+    level = [value]
+    for _ in range(limit + 1):
+        level = (
+            [
+                v
+                for item in level
+                for v in (item.values() if isinstance(item, dict) else item)
+                if isinstance(v, dict | list | tuple)
+            ]
+            if level
+            else []
+        )
+        if not level:
+            return False
+    return True
+
+
 def new_record(
     kind: str,
     *,
@@ -292,6 +313,8 @@ def new_record(
         data["attributes"] = dict(attributes)
     if until:
         data["until"] = until
+    if _too_deep(data):
+        raise ValidationError([f"record: nested deeper than {DEPTH_MAX} levels"])
     data = _clean(data)
     problems = validate(data, check_hash=False)
     if problems:
@@ -310,8 +333,12 @@ def load_record(raw: bytes, key: str | None = None) -> Record:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise CorruptRecord(f"not JSON ({exc})") from None
+    except RecursionError:
+        raise CorruptRecord(f"nested deeper than {DEPTH_MAX} levels") from None
     if not isinstance(data, dict):
         raise CorruptRecord("not a JSON object")
+    if _too_deep(data):
+        raise CorruptRecord(f"nested deeper than {DEPTH_MAX} levels")
     if data.get("schema") != SCHEMA:
         raise CorruptRecord(f"unknown schema {data.get('schema')!r}")
     problems = validate(data, check_hash=True)
@@ -355,14 +382,14 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     if isinstance(kind, str) and kind in KIND_FIELDS:
         problems += _validate_fields(data.get("fields"), KIND_FIELDS[kind])
     problems += _validate_provenance(data.get("provenance"))
-    if not isinstance(data.get("created_at"), str) or not re.match(_TIME, data["created_at"]):
+    if not isinstance(data.get("created_at"), str) or not _is_time(data["created_at"]):
         add("created_at: must be an RFC 3339 UTC time like 2026-01-31T12:00:00Z")
     if "valid_from" in data and (not isinstance(data["valid_from"], str) or not re.match(_HEX, data["valid_from"])):
         add("valid_from: must be a commit id")
     if "trust" in data and data["trust"] not in (0, 1, 2, 3):
         add("trust: must be 0, 1, 2 or 3 (4 is only ever derived)")
-    if "until" in data and (not isinstance(data["until"], str) or not re.match(_DATE, data["until"])):
-        add("until: must be a date YYYY-MM or YYYY-MM-DD")
+    if "until" in data and (not isinstance(data["until"], str) or _date_or_none(data["until"]) is None):
+        add(f"until: {str(data['until'])[:40]!r} is not a date YYYY-MM or YYYY-MM-DD (year 1 to 9999)")
     attributes = data.get("attributes", {})
     if (
         not isinstance(attributes, dict)
@@ -386,6 +413,73 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     return problems
 
 
+def until_date(text: str) -> date:
+    """The last day `until` holds: YYYY-MM-DD, or the last day of YYYY-MM; ValueError when it is no real date."""
+    m = re.match(_DATE, text)
+    if not m:
+        raise ValueError(f"not a date: {text!r}")
+    year, month = int(m[1]), int(m[2])
+    if not 1 <= month <= 12:
+        raise ValueError(f"month out of range: {text!r}")
+    return date(year, month, int(m[3]) if m[3] else calendar.monthrange(year, month)[1])
+
+
+def _date_or_none(text: str) -> date | None:
+    try:
+        return until_date(text)
+    except ValueError:  # also year 0: date() refuses it
+        return None
+
+
+def _is_time(text: str) -> bool:
+    """An RFC 3339 UTC time that is a real moment (readers parse it to compare ages)."""
+    if not re.match(_TIME, text):
+        return False
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+# Anchor keys readers take as they are: text, positive ints (lines), and the dependency's texts.
+_ANCHOR_TEXT = ("raw", "path", "symbol", "module", "commit", "blob", "kind", "sig_hash", "body_hash", "shape_hash")
+_ANCHOR_LINE = ("line", "end_line")
+_LINE_MAX = 10**9
+
+
+def _is_line(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _LINE_MAX
+
+
+def _anchor_shape(anchor: dict[str, Any], where: str) -> list[str]:
+    problems = [
+        f"{where}.{k}: must be text of at most 1000 characters"
+        for k in _ANCHOR_TEXT
+        if k in anchor and not (isinstance(anchor[k], str) and len(anchor[k]) <= 1000)
+    ]
+    problems += [f"{where}.{k}: must be a line number" for k in _ANCHOR_LINE if k in anchor and not _is_line(anchor[k])]
+    if "span" in anchor and not (
+        isinstance(anchor["span"], list) and len(anchor["span"]) == 2 and all(map(_is_line, anchor["span"]))
+    ):
+        problems.append(f"{where}.span: must be two line numbers")
+    scope = anchor.get("scope")
+    if scope == "symbol" and not isinstance(anchor.get("symbol"), str):
+        problems.append(f"{where}.symbol: required for a symbol anchor")
+    if scope == "module" and not isinstance(anchor.get("module"), str):
+        problems.append(f"{where}.module: required for a module anchor")
+    if scope == "dependency" or "dep" in anchor:
+        dep = anchor.get("dep")
+        if not (
+            isinstance(dep, dict)
+            and isinstance(dep.get("ecosystem"), str)
+            and isinstance(dep.get("package"), str)
+            and all(isinstance(v, str) and len(v) <= 1000 for v in dep.values())
+        ):
+            problems.append(f"{where}.dep: must name an ecosystem and a package")
+    return problems
+
+
 def _validate_anchors(anchors: Any, kind: Any) -> list[str]:
     if not isinstance(anchors, list):
         return ["anchors: must be a list"]
@@ -404,6 +498,7 @@ def _validate_anchors(anchors: Any, kind: Any) -> list[str]:
             problems.append(f"anchors[{i}].role: must be one of {', '.join(ROLES)}")
         if anchor.get("scope") in ("symbol", "file") and not isinstance(anchor.get("path"), str):
             problems.append(f"anchors[{i}].path: required for a {anchor.get('scope')} anchor")
+        problems += _anchor_shape(anchor, f"anchors[{i}]")
     return problems
 
 

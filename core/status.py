@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
-from comind.records import Record, short_id
+from comind.records import Record, short_id, until_date
 from comind.sanitize import looks_like_instruction
 
 STATES = ("quarantined", "retracted", "superseded", "orphaned", "stale", "unverifiable", "dormant", "active")
@@ -98,11 +98,7 @@ def _parse_time(text: str) -> datetime:
 
 
 def _until_date(text: str) -> date:
-    parts = [int(p) for p in text.split("-")]
-    if len(parts) == 2:  # YYYY-MM means until the end of that month
-        year, month = parts
-        return date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
-    return date(parts[0], parts[1], parts[2])
+    return until_date(text)  # YYYY-MM means until the end of that month
 
 
 class Deriver:

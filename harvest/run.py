@@ -152,6 +152,9 @@ def harvest(
         progress,
         on_default=default is not None,
     )
+    # the shared store's tombstones, not the cache's: a fresh clone or an emptied cache has none of its own
+    erased = ws.store.erased_ids()
+    kept = [r for r in kept if r.id not in erased]
     store = ws.store if publish else ws.harvest_store
     result.written = store.put_derived(kept, replace=not publish)
     if not state and not since and not publish:
@@ -168,6 +171,7 @@ def harvest(
     if tips.get("HEAD") and tips["HEAD"] != base:
         ctx.search_history([tips["HEAD"], base])
         branch = _walk(repo, [tips["HEAD"]], [base, *hide], ctx, result, progress, on_default=False)
+    branch = [r for r in branch if r.id not in erased]
     result.written += ws.branch_store.put_derived(branch, replace=True)
     made = {r.id for r in branch}
     ws.branch_store.drop_derived(lambda r: r.id in made)

@@ -276,3 +276,40 @@ def test_fast_canonical_json_equals_rfc8785(value: dict[str, object]) -> None:
     import rfc8785
 
     assert canonical(value) == rfc8785.dumps(value)
+
+
+def test_fuzzed_records_that_validate_never_break_a_reader() -> None:
+    """Whatever passes validation, status derivation and the record's accessors can read (issue 24)."""
+    from datetime import UTC, datetime
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from comind.records import CorruptRecord, canonical, content_hash, load_record, new_record
+    from comind.status import derive
+
+    base = new_record(
+        "gotcha",
+        title="t",
+        anchors=[{"raw": "a.py", "scope": "file", "path": "a.py", "role": "subject"}],
+        fields={"symptom": "s", "cause": "c"},
+        provenance={"actor": "p-1", "author_kind": "human", "source": "cli"},
+    ).data
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2**60), 2**60), st.text(max_size=12))
+    value = st.recursive(leaf, lambda v: st.lists(v, max_size=3) | st.dictionaries(st.text(max_size=6), v, max_size=3))
+    dates = st.from_regex(r"\A\d{4}-\d{2}(-\d{2})?\Z") | st.text(max_size=12)
+    keys = st.sampled_from(["until", "created_at", "trust", "anchors", "fields", "title", "attributes", "valid_from"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(keys, value | dates, max_size=3))
+    def check(changes: dict[str, object]) -> None:
+        data = {k: v for k, v in base.items() if k != "hash"} | changes
+        try:
+            data["hash"] = content_hash(data)
+            record = load_record(canonical(data))
+        except (CorruptRecord, ValueError, TypeError):
+            return  # refused at the boundary: the reader never sees it
+        derive([record], now=datetime(2026, 1, 1, tzinfo=UTC))
+        assert record.anchors is not None and record.created_at and record.key
+
+    check()

@@ -229,6 +229,36 @@ def test_an_erased_record_is_not_harvested_again(cli, gr: GitRepo) -> None:  # t
     assert records(cli, gr) == []
 
 
+def test_an_erased_record_stays_erased_in_an_empty_cache_and_a_fresh_clone(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """The tombstone in the shared store is what every harvest consults: not the harvest cache's."""
+    import shutil
+    import subprocess
+    from types import SimpleNamespace
+
+    remote = "https://forge.example/team/app.git"  # both copies name the same repository
+    gr.git("remote", "add", "origin", remote)
+    tried_and_reverted(
+        gr,
+        "app/a.py",
+        CACHED,
+        "Cache permission checks in Redis",
+        lambda sha: f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {sha}.',
+    )
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert cli(gr.path, "ledger", "erase", attempt["id"]).code == 0
+    assert (gr.path / ".comind" / "ledger" / "_ledger" / "erased" / attempt["id"]).exists()
+    gr.commit("ledger: erase a record")  # the tombstone travels with the repository
+    shutil.rmtree(gr.path / ".git" / "comind")
+    harvest(cli, gr)  # a first harvest into an empty cache
+    assert records(cli, gr) == []
+    clone = SimpleNamespace(path=gr.path.parent / "clone")
+    subprocess.run(["git", "clone", "-q", str(gr.path), str(clone.path)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(clone.path), "remote", "set-url", "origin", remote], check=True)
+    harvest(cli, clone)  # a fresh clone
+    assert records(cli, clone) == []
+
+
 def test_a_rewritten_default_branch_is_harvested_afresh(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     start = gr.head()
     tried_and_reverted(

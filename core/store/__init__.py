@@ -1,0 +1,163 @@
+"""The record store (DESIGN §4): the user's own object store, through obstore.
+
+    _ledger/inbox/<uuid>-<blake3>.json          one object per record, written once (create-only put)
+    _ledger/journal/<seq>-<nonce>.keys          object stores only: which inbox keys each write added
+    _ledger/journal/<seq>-<nonce>.records.gz    the same write's records, so compaction need not GET each one
+    _ledger/segments/<ulid>.jsonl.gz + .keys.gz compaction output: immutable runs of records, and their keys
+    _ledger/snapshots/<ulid>-j<entry>.json.gz   a snapshot: which segments hold every record up to journal <entry>
+    _ledger/snapshots/<ulid>.jsonl.gz           a snapshot of the first layout (one file); read, no longer written
+    _ledger/erased/<id>                         tombstones: an erased record never comes back
+
+Writers never lock: keys are unique per content and puts are create-only, so the inbox is a
+grow-only set and many writers at once lose nothing.
+
+The parts: layout (object keys), objects (the requests), journal (listing and the journal), reading,
+compaction and erasure; the Store here writes records and is all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+
+from comind.records import Record
+from comind.store.compaction import Segment
+from comind.store.erasure import Erasure
+from comind.store.layout import (
+    ERASED,
+    INBOX,
+    JOURNAL,
+    KEEP_SNAPSHOTS,
+    RECORDS,
+    SEGMENTS,
+    SNAPSHOTS,
+    BrokenSnapshot,
+    CorruptObject,
+    CorruptObjectWarning,
+    Snapshot,
+    StoreError,
+    _gzip,
+    _next_entry,
+    _ulid,
+    snapshot_journal,
+)
+from comind.store.objects import _MEMORY, open_object_store
+from comind.store.reading import Contents, Problem
+
+INLINE_MAX = 4 << 20  # a write whose records are bigger than this (bytes) journals their keys only
+
+__all__ = [
+    "ERASED",
+    "INBOX",
+    "INLINE_MAX",
+    "JOURNAL",
+    "KEEP_SNAPSHOTS",
+    "RECORDS",
+    "SEGMENTS",
+    "SNAPSHOTS",
+    "_MEMORY",
+    "BrokenSnapshot",
+    "Contents",
+    "CorruptObject",
+    "CorruptObjectWarning",
+    "Problem",
+    "Segment",
+    "Snapshot",
+    "Store",
+    "StoreError",
+    "_ulid",
+    "open_object_store",
+    "snapshot_journal",
+]
+
+
+class Store(Erasure):
+    """One record store. All reads and writes of records go through here."""
+
+    def put(self, record: Record) -> bool:
+        """Write a record once. Returns False when this exact record is already stored."""
+        self._check_not_erased([record])
+        return self._write([record]) == 1
+
+    def put_many(self, records: Iterable[Record]) -> int:
+        """Write many records concurrently, then journal them (one entry per INLINE_MAX bytes of records);
+        returns how many were new."""
+        items = list(records)
+        if not items:
+            return 0
+        self._check_not_erased(items)
+        lines = [r.to_json() for r in items]
+        if not self.journaled:
+            return self._write(items, lines)
+        written, start, size = 0, 0, 0
+        for end, line in enumerate(lines):
+            if size + len(line) > INLINE_MAX and end > start:
+                written += self._write(items[start:end], lines[start:end])
+                start, size = end, 0
+            size += len(line)
+        return written + self._write(items[start:], lines[start:])
+
+    def _write(self, records: list[Record], lines: list[bytes] | None = None) -> int:
+        """Put the records (create-only, concurrently), then journal every one of them, also those that
+        existed (their writer may have died before journaling them); returns how many were new.
+
+        On an object store the entry's records object is put along with the records, before the entry.
+        """
+        lines = lines or [r.to_json() for r in records]
+        jobs = [partial(self._put_object, r.key, line) for r, line in zip(records, lines, strict=True)]
+        entry, body = "", None
+        if self.journaled:
+            entry = _next_entry(self._tail if self._tail is not None else self.journal_tail())
+            if sum(map(len, lines)) <= INLINE_MAX:
+                body = _gzip(b"\n".join(r.key.encode() + b" " + line for r, line in zip(records, lines, strict=True)))
+                jobs.append(partial(self._put_records, entry, body))
+        done = self._map(lambda job: job(), jobs, writes=True)
+        if self.journaled:
+            self._journal([r.key for r in records], entry, body, placed=body is None or done[-1])
+        return sum(1 for d in done[: len(records)] if d)
+
+    def _put_object(self, key: str, data: bytes) -> bool:
+        from obstore.exceptions import AlreadyExistsError
+
+        try:
+            self._put(INBOX + key, data)
+        except AlreadyExistsError:
+            return False  # same key = same id and same content hash: nothing to do
+        except OSError as exc:
+            raise StoreError(f"store {self.url}: cannot write {key}: {exc}") from None
+        return True
+
+    def put_derived(self, records: Iterable[Record], *, replace: bool) -> int:
+        """Write harvested records; returns how many were new.
+
+        With `replace` (the harvest cache, which is derived and re-derivable) other versions of the
+        same ids are deleted after the new one is written, so a newer harvester's output replaces
+        the old. Without it (a shared store) versions are never deleted: a changed payload stays a
+        conflict that `comind ledger audit` shows. A record someone erased is derived again by every
+        full harvest: it is left out, not an error.
+        """
+        if self._erased is None:
+            self._erased = self.erased_ids()
+        records = [r for r in records if r.id not in self._erased]
+        existing: dict[str, list[str]] = {}
+        if replace:
+            for key in self.inbox_keys():
+                existing.setdefault(key[:36], []).append(key)
+        written = self.put_many(records)
+        if replace:
+            self._drop_inbox({key for record in records for key in existing.get(record.id, ()) if key != record.key})
+        return written
+
+    def drop_derived(self, keep: Callable[[Record], bool]) -> int:
+        """Delete from a derived cache (the harvest caches: re-derivable, never shared) the records
+        of its inbox that `keep` refuses; returns how many went. Compacted records are left alone."""
+        inbox = set(self.inbox_keys())
+        doomed = {key for key, record in self.read(warn=False).records.items() if key in inbox and not keep(record)}
+        self._drop_inbox(doomed)
+        return len(doomed)
+
+    def _drop_inbox(self, keys: set[str]) -> None:
+        for key in sorted(keys):
+            self._delete(INBOX + key)
+        if keys and self.journaled:  # or a compaction would take them from the journal
+            self._purge_records(keys.__contains__)
