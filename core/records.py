@@ -242,11 +242,11 @@ class Record:
 
 
 def _clean(value: Any) -> Any:
-    """Strip invisible controls from every string, recursively."""
+    """Strip invisible controls and redact secrets in every string, recursively."""
     if isinstance(value, str):
-        from comind.sanitize import strip_invisible
+        from comind.sanitize import clean_text
 
-        return strip_invisible(value)
+        return clean_text(value)
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
     if isinstance(value, dict):

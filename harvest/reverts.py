@@ -259,12 +259,6 @@ def _attempts(
     ctx: HarvestContext,
 ) -> Iterator[Record]:
     reason = revert_reason(subject, body)
-    if reason:
-        from comind.sanitize import find_secret
-
-        if find_secret(reason):  # records refuse secrets: the attempt is kept, without the why
-            ctx.count("reverts:reason-withheld", commit.sha[:12])
-            reason = ""
     if not targets:
         record = _attempt(
             commit, markers, None, candidates, reference, reason, attempt_id(ctx.repo_name, commit.sha), ctx
