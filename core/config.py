@@ -6,8 +6,11 @@ its type, its default and a line of help. `comind init` writes the file from the
 
 from __future__ import annotations
 
+import math
 import os
+import stat
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -46,6 +49,40 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _store(value: Any) -> str:
+    text = _text(value).strip()
+    if not text:
+        raise ValueError("must name a path inside the repository or an object store URL, not nothing")
+    return text
+
+
+# Schemes a store URL in `.comind.yml` may name: object stores. A local path there must stay
+# inside the repository; a file:// URL or a path elsewhere only from the environment or a flag,
+# which the person running comind chose (the file comes with the repository, and with a change).
+REMOTE_SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "azure", "adl", "memory")
+
+
+def check_store_location(store: str, root: Path) -> None:
+    """ConfigError unless a store setting read from `.comind.yml` stays inside the repository."""
+    scheme = store.split("://", 1)[0].lower() if "://" in store else ""
+    if scheme in REMOTE_SCHEMES:
+        return
+    if scheme:
+        raise ConfigError(
+            f"{CONFIG_FILE}: store: {scheme}:// is not a store a repository may choose; use a path inside"
+            f" the repository or s3://, gs://, az:// (or set COMIND_STORE or --store) (got {store!r})"
+        )
+    base = root.resolve()
+    target = (base / store).resolve()
+    if target != base and base not in target.parents:
+        raise ConfigError(
+            f"{CONFIG_FILE}: store: {store!r} is outside the repository; use a path inside it, an object"
+            " store URL, or set COMIND_STORE or --store for a path elsewhere"
+        )
+    if target == base:
+        raise ConfigError(f"{CONFIG_FILE}: store: {store!r} is the repository root; name a folder inside it")
+
+
 def _choice(*choices: str) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if value not in choices:
@@ -73,7 +110,7 @@ class Setting(NamedTuple):
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "store",
-        _text,
+        _store,
         ".comind/ledger",
         "where records live: a path inside the repository (committed and reviewed like code)"
         " or an object store URL: s3://bucket/prefix, gs://bucket/prefix, az://container/prefix",
@@ -158,35 +195,130 @@ def read_file(path: Path, memo: Path | None = None) -> dict[str, Any]:
     changes, so its parse is kept beside its exact text and reused while the text is the same.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path.name}: cannot read ({exc})") from None
+    except ConfigError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
     data = _remembered(memo, text)
     if data is None:
-        data = _parse_yaml(path.name, text)
+        try:
+            data = parse_yaml(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{path.name}: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path.name}: must be a mapping of settings, not {type(data).__name__}")
+        _check_keys(path.name, data)  # before anything else (the memo's JSON) touches the data
         _remember(memo, text, data)
-    for key in data:
-        if key not in BY_KEY:
-            known = ", ".join(BY_KEY)
-            raise ConfigError(f"{path.name}: unknown key {key!r} (known keys: {known})")
+    else:
+        _check_keys(path.name, data)
     return data
 
 
-def _parse_yaml(name: str, text: str) -> dict[str, Any]:
+def _check_keys(name: str, data: Mapping[Any, Any]) -> None:
+    for key in data:
+        if key not in BY_KEY:
+            known = ", ".join(BY_KEY)
+            raise ConfigError(f"{name}: unknown key {key!r} (known keys: {known})")
+
+
+# Bounds on what a configuration or rule file may hold: it comes with the repository (a merge
+# request can change it), so it must not be able to exhaust the machine that reads it.
+MAX_FILE_BYTES = 64 * 1024
+MAX_DEPTH = 32
+MAX_NODES = 10_000
+MAX_NUMBER_CHARS = 32
+
+
+def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """A regular file's UTF-8 text, at most `max_bytes`; ConfigError otherwise (FileNotFoundError
+    passes through). Opened without blocking, so a FIFO or a device is refused, not waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ConfigError(f"cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError("not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            raw = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise ConfigError(f"cannot read ({exc.strerror or exc})") from None
+    if len(raw) > max_bytes:
+        raise ConfigError(f"larger than {max_bytes} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text") from None
+
+
+def parse_yaml(text: str) -> Any:
+    """YAML as data, bounded: no aliases (a billion-laughs file expands from a few hundred bytes),
+    at most MAX_DEPTH levels and MAX_NODES nodes, finite numbers of at most MAX_NUMBER_CHARS
+    characters. ConfigError with one line saying what is wrong."""
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        return yaml.load(text, Loader=_bounded_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{name}: not valid YAML ({first})") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{name}: must be a mapping of settings, not {type(data).__name__}")
-    return dict(data)
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"not valid YAML{at}: {problem}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # a timestamp like 2024-02-30
+        raise ConfigError(f"not valid YAML: {exc}") from None
+
+
+@cache
+def _bounded_loader() -> type:
+    import yaml
+    from yaml.events import AliasEvent
+
+    class Bounded(yaml.SafeLoader):
+        depth = 0
+        nodes = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", event.start_mark)  # type: ignore[arg-type]
+            self.nodes += 1
+            if self.nodes > MAX_NODES:
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_NODES} values", event.start_mark)
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            return super().construct_yaml_int(_short_number(node))
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            value = super().construct_yaml_float(_short_number(node))
+            if not math.isfinite(value):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{node.value!r} is not a finite number", node.start_mark
+                )
+            return value
+
+    def _short_number(node: Any) -> Any:
+        if len(node.value) > MAX_NUMBER_CHARS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number of {len(node.value)} characters, at most {MAX_NUMBER_CHARS}", node.start_mark
+            )
+        return node
+
+    Bounded.add_constructor("tag:yaml.org,2002:int", Bounded.construct_yaml_int)
+    Bounded.add_constructor("tag:yaml.org,2002:float", Bounded.construct_yaml_float)
+    return Bounded
 
 
 def _remembered(memo: Path | None, text: str) -> dict[str, Any] | None:
@@ -236,6 +368,8 @@ def load(
         elif file_values.get(setting.key) is not None:
             values[setting.key] = _parse(setting, file_values[setting.key], CONFIG_FILE)
             sources[setting.key] = "file"
+            if setting.key == "store":
+                check_store_location(values["store"], root)
         else:
             values[setting.key], sources[setting.key] = setting.default, "default"
     return Config(values, sources)

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import find_secret, strip_invisible
+from comind.sanitize import clean_text, find_secret
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -245,9 +245,9 @@ class Record:
 
 
 def _clean(value: Any) -> Any:
-    """Strip invisible controls from every string, recursively."""
+    """Strip invisible controls and redact secrets in every string, recursively."""
     if isinstance(value, str):
-        return strip_invisible(value)
+        return clean_text(value)
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
     if isinstance(value, dict):

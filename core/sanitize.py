@@ -1,4 +1,4 @@
-"""Cleaning of text that people and agents will read: invisible controls out, secrets refused.
+"""Cleaning of text that people and agents will read: invisible controls out, secrets redacted.
 
 Records end up in review comments and in agents' context windows, so the text must not smuggle
 invisible instructions (Unicode tag characters, bidi overrides) and must never carry credentials.
@@ -18,16 +18,48 @@ _INVISIBLE = "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c
 # Placeholders that look like assignments but hold no secret.
 _PLACEHOLDER = r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
 
+# Each secret kind is named by the gitleaks rule id (config/gitleaks.toml) that covers it, so a
+# marker ``[redacted:<id>]`` says what was there. Order matters: the first match wins.
 _SECRETS: tuple[tuple[str, str], ...] = (
-    ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("an AWS secret access key", r"(?i:aws_?secret_?(?:access_?)?key)\W{0,4}[=:]\s*['\"]?[A-Za-z0-9/+=]{40}\b"),
-    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("a GitLab token", r"\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|agent|imt|ft|wt)-[A-Za-z0-9_\-]{20,}"),
-    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("a Slack webhook URL", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w+"),
-    ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    (
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END [A-Z0-9 ]*-----)?",
+    ),
+    ("aws-access-token", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("github-pat", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+    ("gitlab-pat", r"\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|ffct|agent|imt|ft|wt)-[A-Za-z0-9_\-]{20,}"),
+    ("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("slack-webhook-url", r"(?i:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}"),
+    ("stripe-access-token", r"\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b"),
+    ("gcp-api-key", r"\bAIza[\w-]{35}(?![\w-])"),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ("aws-secret-key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+    ("high-entropy-string", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{41,}={0,2}(?![A-Za-z0-9/+=])"),
 )
-_PASSWORD = r"(?i)\b(?:password|passwd|pwd|db_pass|secret_key|client_secret)\s*[:=]\s*(['\"]?)([^\s'\",;]{6,})\1"
+_URL_PASSWORD = r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,100}:)([^\s@/]{1,200})(@)"
+_PASSWORD = (
+    r"(?i)\b(?:password|passwd|pwd|db_pass|secret_key|client_secret|api_key|token)\s*[:=]\s*(['\"]?)([^\s'\",;]{6,})\1"
+)
+# Unprefixed keys are told from identifiers and hex ids by their mix and their entropy (bits/char).
+_ENTROPY_MIN = 4.2
+
+
+def _entropy(text: str) -> float:
+    import math
+    from collections import Counter
+
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in Counter(text).values())
+
+
+def _random_looking(token: str) -> bool:
+    body = token.rstrip("=")
+    return (
+        any(c.isupper() for c in body)
+        and any(c.islower() for c in body)
+        and any(c.isdigit() for c in body)
+        and _entropy(body) >= _ENTROPY_MIN
+    )
+
 
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
 _INSTRUCTION = (
@@ -60,27 +92,75 @@ def redact_emails(text: str) -> str:
     return _EMAIL.sub("<email>", text) if "@" in text else text
 
 
+# Terminal escapes (CSI, OSC 8 links and window titles ended by BEL or ST, other ESC pairs), then
+# any C0 control but tab and newline, DEL and C1: a commit message must not drive a reader's terminal.
+_ESCAPES = (
+    r"\x1b\[[0-?]*[ -/]*[@-~]|[\x1b\x9d][\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]"
+)
+_CONTROLS = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+# Characters that render as nothing inside a word (zero-width, soft hyphen, word joiner, BOM):
+# removed before anything is scanned, so a token split by one is still found.
+_ZERO_WIDTH = "[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]"
+
+
 def strip_invisible(text: str) -> str:
-    """Remove Unicode tag characters and bidi controls."""
-    return re.sub(_INVISIBLE, "", text)
+    """Remove Unicode tag characters, bidi controls, zero-width characters, terminal escapes and
+    C0/C1 controls (tab and newline stay)."""
+    if text.isascii() and text.isprintable():
+        return text
+    text = re.sub(_ESCAPES, "", text)
+    return re.sub(f"{_INVISIBLE}|{_CONTROLS}|{_ZERO_WIDTH}", "", text)
+
+
+def clean_text(text: str) -> str:
+    """Text fit to store and show: invisible characters out, then every secret redacted."""
+    return redact_secrets(strip_invisible(text))
 
 
 @cache
-def _secret_scanner() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """One alternation of every token pattern (one pass per text), the password and placeholder."""
+def _secret_scanner() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """One alternation of every token pattern (one pass per text), the URL and assignment
+    passwords and the placeholder."""
     any_secret = re.compile("|".join(f"(?P<s{i}>{p})" for i, (_, p) in enumerate(_SECRETS)))
-    return any_secret, re.compile(_PASSWORD), re.compile(_PLACEHOLDER)
+    return any_secret, re.compile(_URL_PASSWORD), re.compile(_PASSWORD), re.compile(_PLACEHOLDER)
+
+
+def _marker(kind: str) -> str:
+    return f"[redacted:{kind}]"
+
+
+def redact_secrets(text: str) -> str:
+    """The text with each secret replaced by ``[redacted:<kind>]``; the rest is kept."""
+    any_secret, url_password, password, placeholder = _secret_scanner()
+
+    def token(match: re.Match[str]) -> str:
+        kind = _SECRETS[int(str(match.lastgroup)[1:])][0]
+        if kind in ("aws-secret-key", "high-entropy-string") and not _random_looking(match.group()):
+            return match.group()
+        return _marker(kind)
+
+    text = any_secret.sub(token, text)
+    text = url_password.sub(
+        lambda m: m.group() if placeholder.match(m.group(2)) else m.group(1) + _marker("url-password") + m.group(3),
+        text,
+    )
+
+    def assignment(match: re.Match[str]) -> str:
+        value = match.group(2)
+        if placeholder.match(value) or value.startswith("[redacted:"):
+            return match.group()
+        return match.group().replace(value, _marker("password"), 1)
+
+    return password.sub(assignment, text)
 
 
 def find_secret(text: str) -> str | None:
     """Name the kind of secret the text carries, or None."""
-    any_secret, password, placeholder = _secret_scanner()
-    if match := any_secret.search(text):
-        return _SECRETS[int(str(match.lastgroup)[1:])][0]
-    for found in password.finditer(text):
-        if not placeholder.match(found.group(2)):
-            return "a password assignment"
-    return None
+    redacted = redact_secrets(text)
+    if redacted == text:
+        return None
+    found = re.search(r"\[redacted:([a-z0-9-]+)\]", redacted)
+    return found.group(1) if found else "a secret"
 
 
 @cache

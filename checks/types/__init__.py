@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from comind import config as configuration
 from comind.checks.interface import Check, CheckError, describe
 from comind.checks.types import astgrep, dependency, graph, semgrep, testref
 
@@ -56,24 +57,13 @@ def load_check_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     (``language`` and ``rule``) and a semgrep config with exactly one rule (``rules: [...]``) are
     recognised. Raises CheckError naming the file.
     """
-    import yaml
-
     name = os.fspath(path)
-    try:
-        raw = Path(name).read_bytes()
-    except OSError as exc:
+    try:  # bounded like .comind.yml: a regular file, no aliases, bounded depth and numbers
+        data = configuration.parse_yaml(configuration.read_text(Path(name)))
+    except FileNotFoundError as exc:
         raise CheckError(f"cannot read the file ({exc.strerror or exc})", "check", source=name) from None
-    if len(raw) > 64 * 1024:
-        raise CheckError(f"{len(raw)} bytes, at most 65536", "check", source=name)
-    try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CheckError("not UTF-8 text", "check", source=name) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise CheckError(f"not valid YAML{at}: {problem}", "check", source=name) from None
+    except configuration.ConfigError as exc:
+        raise CheckError(str(exc), "check", source=name) from None
     try:
         if not isinstance(data, dict):
             raise CheckError(f"expected a mapping with a type, got {describe(data)}", "check")
