@@ -52,6 +52,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
             raise ValueError(f"must be one of {', '.join(choices)}")
         return str(value)
 
+    parse.choices = choices  # type: ignore[attr-defined]  # shown in --help and the JSON Schema
     return parse
 
 
@@ -68,6 +69,10 @@ class Setting(NamedTuple):
     @property
     def flag(self) -> str:
         return "--" + self.key.replace("_", "-")
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        return getattr(self.parse, "choices", None)
 
 
 SETTINGS: tuple[Setting, ...] = (
