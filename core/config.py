@@ -263,3 +263,26 @@ def template(store: str | None = None) -> str:
             lines.append(f"# {setting.key}:{default}")
         lines.append("")
     return "\n".join(lines)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of `.comind.yml`, made from SETTINGS (schemas/comind.schema.json is its copy)."""
+    fragments: dict[Any, dict[str, Any]] = {
+        _positive_int: {"type": "integer", "minimum": 1},
+        _fraction: {"type": "number", "minimum": 0, "maximum": 1},
+        _text: {"type": "string", "minLength": 1},
+    }
+    properties: dict[str, Any] = {}
+    for setting in SETTINGS:
+        fragment = {"enum": list(setting.choices)} if setting.choices else dict(fragments[setting.parse])
+        fragment["description"] = f"{setting.help} (environment {setting.env}, flag {setting.flag})"
+        if setting.default is not None:
+            fragment["default"] = setting.default
+        properties[setting.key] = fragment
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "comind configuration (.comind.yml)",
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "properties": properties,
+    }
