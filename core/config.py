@@ -274,7 +274,9 @@ def json_schema() -> dict[str, Any]:
     }
     properties: dict[str, Any] = {}
     for setting in SETTINGS:
-        fragment = {"enum": list(setting.choices)} if setting.choices else dict(fragments[setting.parse])
+        fragment: dict[str, Any] = (
+            {"enum": list(setting.choices)} if setting.choices else dict(fragments[setting.parse])
+        )
         fragment["description"] = f"{setting.help} (environment {setting.env}, flag {setting.flag})"
         if setting.default is not None:
             fragment["default"] = setting.default
