@@ -37,12 +37,28 @@ COMMANDS = {
     "eval": "eval",
     "ledger": "ledger",
     "bot": "bot",
+    "completion": "completion",
 }
+
+# Set from -q/-v and --color by main(), read through quiet(), verbosity() and colour().
+_UI: dict[str, Any] = {"verbosity": 0, "color": "auto"}
+COLOR_CHOICES = ("auto", "always", "never")
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 class ArgumentParser(argparse.ArgumentParser):
+    def format_help(self) -> str:
+        # the epilog (examples) is printed as written; a command's help names the global options once
+        epilog, self.epilog = self.epilog, None
+        try:
+            text = super().format_help()
+        finally:
+            self.epilog = epilog
+        if self.prog != "comind":
+            text += "\n" + GLOBAL_NOTE + "\n"
+        return text + ("\n" + epilog.strip("\n") + "\n" if epilog else "")
+
     def error(self, message: str) -> Any:  # one line and exit 2, like every other user error
         command = self.prog.removeprefix("comind").strip()  # "comind: " is said once, by the handler
         raise ComindError(f"{command}: {message}" if command else message)
@@ -98,31 +114,121 @@ def _no_locale_folder(folder: str) -> bool:
 argparse._ = _gettext  # type: ignore[attr-defined]
 
 
-def global_options() -> argparse.ArgumentParser:
-    """Options every command accepts: the settings of .comind.yml, and -C."""
+GLOBAL_NOTE = (
+    "global options: -C PATH, -q, -v, --color WHEN and the settings (--store, --fail-level, …)\n"
+    "are accepted here too; `comind --help` lists them."
+)
+
+
+def global_options(shown: bool = False) -> argparse.ArgumentParser:
+    """Options every command accepts: -C, -q/-v, --color and the settings of .comind.yml.
+
+    Listed once, in `comind --help` (shown=True); each command accepts them without listing them.
+    """
     parent = ArgumentParser(add_help=False)
-    group = parent.add_argument_group("settings (flag > environment > .comind.yml > default)")
+
+    def described(text: str) -> str:
+        return text if shown else argparse.SUPPRESS
+
+    general = parent.add_argument_group("global options") if shown else parent
+    general.add_argument(
+        "-C",
+        dest="directory",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help=described("run as if started in PATH, e.g. -C ../shop"),
+    )
+    general.add_argument(
+        "-q",
+        "--quiet",
+        dest="quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=described("print results and errors only: no progress, notes or confirmations"),
+    )
+    general.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbose",
+        action="count",
+        default=argparse.SUPPRESS,
+        help=described("say more: -v what the bot and the forge do, -vv debugging detail"),
+    )
+    general.add_argument(
+        "--color",
+        dest="color",
+        choices=COLOR_CHOICES,
+        default=argparse.SUPPRESS,
+        help=described(
+            "colour the output: auto (a terminal, unless NO_COLOR is set or FORCE_COLOR forces it), "
+            "always or never (default auto)"
+        ),
+    )
+    group = parent.add_argument_group("settings (flag > environment > .comind.yml > default)") if shown else parent
     for setting in SETTINGS:
+        choices = setting.choices
         group.add_argument(
             setting.flag,
             dest=f"setting_{setting.key}",
-            metavar=setting.key.upper(),
+            metavar="{" + ",".join(choices) + "}" if choices else setting.key.upper(),
+            choices=choices,
             default=argparse.SUPPRESS,
-            help=f"{setting.help} [{setting.env}]",
+            help=described(f"{setting.help} [{setting.env}]"),
         )
-    parent.add_argument(
-        "-C", dest="directory", metavar="PATH", default=argparse.SUPPRESS, help="run as if started in PATH"
-    )
     return parent
 
 
-def build_parser(argv: Sequence[str] = ()) -> ArgumentParser:
-    """The parser; only the invoked command's module is loaded, so a command starts fast."""
-    common = global_options()
+def quiet() -> bool:
+    """-q: print results and errors only."""
+    return bool(_UI["verbosity"] < 0)
+
+
+def verbosity() -> int:
+    """-1 for -q, 0 by default, 1 for -v, 2 for -vv."""
+    return int(_UI["verbosity"])
+
+
+def colour(stream: Any = None) -> bool:
+    """Whether to colour `stream` (standard output by default): --color, then NO_COLOR and
+    FORCE_COLOR (no-color.org, force-color.org: set and not empty), then whether it is a terminal."""
+    if _UI["color"] != "auto":
+        return bool(_UI["color"] == "always")
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def note(message: str) -> None:
+    """A line for the person at the terminal (a confirmation, a hint): standard error, not with -q."""
+    if not quiet():
+        print(message, file=sys.stderr)
+
+
+def _configure(args: argparse.Namespace) -> None:
+    verbose = int(getattr(args, "verbose", 0) or 0)
+    _UI["verbosity"] = -1 if getattr(args, "quiet", False) else verbose
+    _UI["color"] = getattr(args, "color", "auto")
+    if verbose:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO, format="comind: %(message)s")
+
+
+def build_parser(argv: Sequence[str] = (), show_globals: bool = False) -> ArgumentParser:
+    """The parser; only the invoked command's module is loaded, so a command starts fast.
+
+    show_globals lists the global options in every command's help too (for completion scripts).
+    """
+    common = global_options(shown=show_globals)
     parser = ArgumentParser(
         prog="comind",
-        parents=[common],
+        parents=[global_options(shown=True)],
         description="Git-native memory for teams and their coding agents.",
+        epilog=EXAMPLES,
     )
     parser.add_argument("--version", action="version", version=f"comind {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
@@ -137,6 +243,14 @@ def build_parser(argv: Sequence[str] = ()) -> ArgumentParser:
     for name in modules:
         importlib.import_module(f"comind.cli.{name}").register(commands, common)
     return parser
+
+
+EXAMPLES = """examples:
+  comind init --ci github          set up a repository: .comind.yml, the store, a workflow
+  comind check                     check this branch against its merge base
+  comind why src/cart.py::Cart     the records behind a symbol
+  comind completion bash > ~/.local/share/bash-completion/completions/comind
+"""
 
 
 class _Only:
@@ -160,7 +274,7 @@ class _Unused:
 
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command word in argv (skipping global options and their values), if any."""
-    with_value = {s.flag for s in SETTINGS} | {"-C"}
+    with_value = {s.flag for s in SETTINGS} | {"-C", "--color"}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -204,12 +318,14 @@ def _program_gc() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
+    _UI.update(verbosity=0, color="auto")
     if argv is None:  # the program itself, not a caller in Python (tests, scripts)
         _program_gc()
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser(argv)
         args = parser.parse_args(argv)
+        _configure(args)
         if not getattr(args, "handler", None):
             parser.print_help()
             return 2

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from comind.cli import quiet
 from comind.errors import ComindError
 
 
@@ -20,12 +21,30 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "introduces), match the change against dead ends and report stale records. Without --base: "
         "the merge base with the default branch, or every finding at head when HEAD is that branch.",
     )
-    p.add_argument("--base", metavar="REV", help="the baseline revision (a merge request's target)")
-    p.add_argument("--head", metavar="REV", default="HEAD", help="the revision checked (default HEAD)")
-    p.add_argument("--all", action="store_true", dest="check_all", help="report every violation at head")
-    p.add_argument("--format", default=None, help="text (default), json, sarif, github, gitlab or markdown")
     p.add_argument(
-        "--output", action="append", default=[], metavar="FORMAT=FILE", help="also write FORMAT to FILE (repeatable)"
+        "--base", metavar="REV", help="the baseline revision (a merge request's target), e.g. --base origin/main"
+    )
+    p.add_argument(
+        "--head", metavar="REV", default="HEAD", help="the revision checked (default HEAD), e.g. --head HEAD~1"
+    )
+    p.add_argument(
+        "--staged",
+        action="store_true",
+        help="check what is staged (git add) against HEAD, as a pre-commit hook does; implies --no-harvest",
+    )
+    p.add_argument("--all", action="store_true", dest="check_all", help="report every violation at head")
+    p.add_argument(
+        "--format",
+        default=None,
+        metavar="FORMAT",
+        help="text (default), json, sarif, github, gitlab or markdown, e.g. --format markdown",
+    )
+    p.add_argument(
+        "--output",
+        action="append",
+        default=[],
+        metavar="FORMAT=FILE",
+        help="also write FORMAT to FILE, in an existing folder (repeatable), e.g. --output sarif=comind.sarif",
     )
     p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
     p.set_defaults(handler=run)
@@ -39,6 +58,8 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path | None]:
         name, sep, path = spec.partition("=")
         if not sep or not path:
             raise ComindError(f"--output {spec!r}: expected FORMAT=FILE, e.g. sarif=comind.sarif")
+        if not Path(path).parent.is_dir():  # a typo in a path is an error, not a new folder
+            raise ComindError(f"--output {spec}: the folder {Path(path).parent} does not exist")
         outputs[name] = Path(path)
     outputs[args.format or "text"] = None
     for name in outputs:
@@ -47,8 +68,22 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path | None]:
     return outputs
 
 
+def _staged(root: Path) -> str:
+    """A commit of the index on top of HEAD, written to the object database only (no ref moves)."""
+    import subprocess
+
+    def git(*argv: str) -> str:
+        done = subprocess.run(["git", *argv], cwd=root, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise ComindError(f"--staged: git {argv[0]}: {(done.stderr.strip().splitlines() or ['failed'])[0]}")
+        return done.stdout.strip()
+
+    tree = git("write-tree")
+    return git("commit-tree", tree, "-p", "HEAD", "-m", "comind: the staged change")
+
+
 def _progress() -> Any:
-    if not sys.stderr.isatty() or os.environ.get("CI"):
+    if not sys.stderr.isatty() or os.environ.get("CI") or quiet():
         return None
     return lambda message: sys.stderr.write(f"\r\033[Kcomind: {message}…") and sys.stderr.flush()
 
@@ -62,13 +97,14 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()
-    report = run_check(
-        ws, base=args.base, head=args.head, check_all=args.check_all, harvest=not args.no_harvest, progress=progress
-    )
+    base, head, harvest = args.base, args.head, not args.no_harvest
+    if args.staged:
+        base, head, harvest = base or "HEAD", _staged(ws.root), False
+    report = run_check(ws, base=base, head=head, check_all=args.check_all, harvest=harvest, progress=progress)
     if progress:
         sys.stderr.write("\r\033[K")
     harvested = report.stats.get("harvest") or {}
-    if harvested.get("commits"):
+    if harvested.get("commits") and not quiet():
         relations = report.stats.get("relations", 0)  # (new records count them too)
         print(
             f"comind: harvested {plural(harvested['commits'], 'new commit')}: "

@@ -23,11 +23,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     why.set_defaults(handler=run_why)
 
     status = sub.add_parser("status", parents=[common], help="counts by status, and every stale or orphaned record")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="counts and records as JSON, one object per line")
     status.set_defaults(handler=run_status)
 
     index = sub.add_parser("index", parents=[common], help="build the code index cache of a revision")
-    index.add_argument("--rev", default="HEAD")
+    index.add_argument("--rev", default="HEAD", help="the revision to index (default HEAD), e.g. --rev origin/main")
     index.set_defaults(handler=run_index)
 
 

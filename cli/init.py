@@ -1,25 +1,97 @@
-"""comind init: write a commented .comind.yml and create the store."""
+"""comind init: write a commented .comind.yml, create the store, and (--ci) the CI set-up."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+from comind import project
+
+GITHUB_WORKFLOW = ".github/workflows/comind.yml"
+GITLAB_CI = ".gitlab-ci.yml"
+# editors that read this line (the YAML language server) validate the file and complete its keys
+SCHEMA_LINE = f"# yaml-language-server: $schema={project.raw_url('schemas/comind.schema.json')}\n"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "init",
         parents=[common],
-        help="write .comind.yml and create the store",
-        description="Write a commented .comind.yml in the repository root and create the store.",
+        help="write .comind.yml and create the store (and, with --ci, the CI set-up)",
+        description="Write a commented .comind.yml in the repository root and create the store. "
+        "With --ci, also write the GitHub workflow or the GitLab include that runs comind on merge requests.",
+        epilog="examples:\n  comind init\n  comind init --ci github\n  comind init --ci gitlab --store s3://bucket/comind",
     )
-    p.add_argument("--force", action="store_true", help="overwrite an existing .comind.yml")
+    p.add_argument("--force", action="store_true", help="overwrite an existing .comind.yml (and CI file)")
+    p.add_argument(
+        "--ci",
+        choices=("github", "gitlab"),
+        help=f"also write {GITHUB_WORKFLOW} (github) or {GITLAB_CI} including the template (gitlab), e.g. --ci github",
+    )
     p.set_defaults(handler=run)
+
+
+def github_workflow(release: str = project.RELEASE) -> str:
+    """The workflow: every pull request, its comments and pushes to the default branch, with the
+    least permissions the action needs (it reads the code, comments, and uploads no SARIF)."""
+    major = release.split(".")[0]
+    docs = project.docs_url("github.md")
+    return f"""# comind: checks each pull request against the team's recorded knowledge ({docs})
+name: comind
+on:
+  pull_request:
+  pull_request_review_comment:
+    types: [created]
+  issue_comment:
+    types: [created]
+  push:
+    branches: [main, master]
+permissions:
+  contents: read        # the code and its history
+  pull-requests: write  # the report comment and answers to /comind commands
+jobs:
+  comind:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0   # comind reads the history: reverts, trailers, the merge base
+      - uses: {project.action_ref(major)}
+"""
+
+
+def gitlab_include(release: str = project.RELEASE) -> str:
+    return f"""# comind on merge requests ({project.docs_url("gitlab.md")}); the bot needs the CI/CD
+# variable COMIND_GITLAB_TOKEN (a project access token with the api scope)
+include:
+  - remote: {project.raw_url("templates/gitlab-ci.yml", release)}
+variables:
+  COMIND_VERSION: "{release}"
+"""
+
+
+def _write_ci(root: Path, kind: str, force: bool) -> tuple[str, bool]:
+    """Write the CI file; (its path, whether it was written). An existing file is kept, not merged."""
+    name, text = (GITHUB_WORKFLOW, github_workflow()) if kind == "github" else (GITLAB_CI, gitlab_include())
+    path = root / name
+    if path.exists() and not force:
+        if kind == "gitlab":
+            print(f"kept the existing {name}: add these lines to it\n" + text)
+        else:
+            print(f"kept the existing {name} (--force rewrites it)")
+        return name, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    print(f"wrote {name}")
+    return name, True
 
 
 def run(args: argparse.Namespace) -> int:
     from comind import config
-    from comind.cli import workspace
+    from comind.cli import note, workspace
 
     ws = workspace(args)
     path = ws.root / config.CONFIG_FILE
@@ -27,15 +99,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept the existing {path.name} (--force rewrites it)")
     else:
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(config.template(getattr(args, "setting_store", None)), encoding="utf-8")
+        tmp.write_text(SCHEMA_LINE + config.template(getattr(args, "setting_store", None)), encoding="utf-8")
         tmp.replace(path)
         print(f"wrote {path.name}")
         ws = workspace(args)  # re-read: the new file is now the configuration
     ws.store.inbox_keys()  # creates a local store's folder; checks a remote one is reachable
+    commit = [config.CONFIG_FILE]
     if ws.store.local_root is not None:
         ignore = ws.store.local_root / ".gitignore"
         if not ignore.exists():  # the inbox is reviewed and committed; snapshots are for object stores
             ignore.write_text("_ledger/snapshots/\n", encoding="utf-8")
+        if ws.store.local_root.is_relative_to(ws.root):  # a store in the repository is committed with it
+            commit.append(ws.store.local_root.relative_to(ws.root).parts[0] + "/")
     print(f"store: {ws.config.store}")
-    print('next: comind remember constraint --on PATH --title "…" --rule "…" --severity must')
+    if args.ci:
+        commit.append(_write_ci(ws.root, args.ci, args.force)[0])
+    note(f"commit: git add {' '.join(commit)} && git commit -m 'Set up comind'")
+    note('next: comind remember constraint --on PATH --title "…" --rule "…" --severity must')
     return 0

@@ -19,14 +19,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="list corrupt objects, conflicting versions and dangling relations (exit 1 if any)",
     )
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="one JSON object per problem")
     a.set_defaults(handler=run_audit)
     a = actions.add_parser("erase", parents=[common], help="delete records for good, leaving id-only tombstones")
     a.add_argument("ids", nargs="+", metavar="ID")
     a.set_defaults(handler=run_erase)
     a = actions.add_parser("export", parents=[common], help="every record as NDJSON")
     a.add_argument("--output", "-o", metavar="FILE", help="write here instead of standard output")
-    a.add_argument("--source", choices=("all", "store", "harvest"), default="all")
+    a.add_argument("--source", choices=("all", "store", "harvest"), default="all", help="which records (default all)")
     a.set_defaults(handler=run_export)
     a = actions.add_parser("import", parents=[common], help="write records from NDJSON into the store")
     a.add_argument("file", metavar="FILE", help="an NDJSON file, or - for standard input")

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
 from comind.anchors import format_anchor
+from comind.cli import colour, note
 from comind.records import Record, short_id
 from comind.status import TRUST_NAMES, Status
 
 
 def use_colour(stream: TextIO | None = None) -> bool:
-    return (stream or sys.stdout).isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    """--color, NO_COLOR, FORCE_COLOR, then whether `stream` is a terminal (comind.cli.colour)."""
+    return colour(stream)
 
 
 _COLOURS = {
@@ -50,12 +51,27 @@ def record_json(record: Record, status: Status | None) -> dict[str, Any]:
     return data
 
 
-def print_written(record: Record, as_json: bool) -> None:
-    """What a command that wrote a record prints: its id, or the record itself."""
+def print_written(record: Record, as_json: bool, confirmation: str = "") -> None:
+    """What a command that wrote a record prints: its id (or the record itself) on standard output,
+    for scripts, and a sentence saying what was written on standard error, for people (not with -q)."""
     if as_json:
         print_json_lines([record.data])
     else:
         print(record.id)
+    if confirmation:
+        note(confirmation)
+
+
+def stored_where(ws: Any) -> str:
+    """Where a written record went, and what to do next so that others see it."""
+    root = ws.store.local_root
+    if root is None:
+        return f"in {ws.config.store}"
+    try:
+        shown = root.relative_to(ws.root).as_posix()
+    except ValueError:
+        return f"in {root}"
+    return f"in {shown}/: commit it (git add {shown.split('/')[0]}) so that others and CI see it"
 
 
 # json.dumps(item, ensure_ascii=False, sort_keys=True), built once (dumps builds one per call) and

@@ -25,12 +25,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
     show = sub.add_parser("show", parents=[common], help="one record in full")
     show.add_argument("id", help="record id or unique prefix")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print the record and its status as JSON")
     show.set_defaults(handler=run_show)
 
     search = sub.add_parser("search", parents=[common], help="full-text search over title, trigger and body")
     search.add_argument("text", nargs="+")
-    search.add_argument("--kind", action="append", choices=KNOWLEDGE_KINDS, default=[])
+    search.add_argument(
+        "--kind", action="append", choices=KNOWLEDGE_KINDS, default=[], help="only this kind (repeatable)"
+    )
     search.add_argument("--history", action="store_true", help="include superseded and retracted records, labelled")
     search.add_argument("--limit", type=int, default=20, help="at most this many results (default 20)")
     search.add_argument("--json", action="store_true", help="one JSON object per line")

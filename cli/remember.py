@@ -30,25 +30,33 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "kind", choices=[k for k in KNOWLEDGE_KINDS], metavar="KIND", help=f"one of {', '.join(KNOWLEDGE_KINDS)}"
     )
-    p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="what the record is about (repeatable)")
+    p.add_argument(
+        "--on",
+        action="append",
+        default=[],
+        metavar="ANCHOR",
+        help="what the record is about (repeatable), e.g. --on app/cart.py::Cart.total",
+    )
     p.add_argument(
         "--context",
         action="append",
         default=[],
         metavar="ANCHOR",
-        help="code the record depends on; a change there makes it stale (repeatable)",
+        help="code the record depends on; a change there makes it stale (repeatable), e.g. --context app/db.py",
     )
-    p.add_argument("--title", required=True)
-    p.add_argument("--body", default="", help="markdown, at most 2 KB")
-    p.add_argument("--trigger", default="", help='when it is relevant ("relevant when …")')
+    p.add_argument("--title", required=True, help='one line naming it, e.g. --title "No raw SQL in handlers"')
+    p.add_argument("--body", default="", help='markdown, at most 2 KB, e.g. --body "See the incident of 3 May."')
+    p.add_argument("--trigger", default="", help='when it is relevant, e.g. --trigger "adding a cache"')
     p.add_argument(
         "--evidence",
         action="append",
         default=[],
         metavar="E",
-        help="a commit, URL, record id, test:PATH::NAME, a file, or text (repeatable)",
+        help="a commit, URL, record id, test:PATH::NAME, a file, or text (repeatable), e.g. --evidence 1a2b3c4",
     )
-    p.add_argument("--until", help="the record goes dormant after this date (YYYY-MM or YYYY-MM-DD)")
+    p.add_argument(
+        "--until", metavar="DATE", help="the record goes dormant after this date (YYYY-MM or YYYY-MM-DD), e.g. 2027-06"
+    )
     p.add_argument(
         "--author-kind",
         choices=("human", "agent"),
@@ -59,23 +67,47 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--check",
         metavar="FILE.yml",
-        help="constraint: a compiled check (graph, dependency, ast-grep, semgrep or test), validated first",
+        help="constraint: a compiled check (graph, dependency, ast-grep, semgrep or test), validated first, "
+        "e.g. --check checks/no-raw-sql.yml",
     )
     p.add_argument(
         "--pattern",
         metavar="FILE.yml",
-        help="attempt: an ast-grep rule recognising the approach when it is proposed again",
+        help="attempt: an ast-grep rule recognising the approach when it is proposed again, "
+        "e.g. --pattern checks/redis-grants.yml",
     )
-    kind_group = p.add_argument_group("kind fields")
-    for flag in KIND_FLAGS:
+    kind_group = p.add_argument_group("kind fields (each applies to the kinds it names)")
+    for flag, (_, kinds) in KIND_FLAGS.items():
         name = "--" + flag.replace("_", "-")
+        text = f"{'/'.join(kinds)}: {KIND_HELP.get(flag, flag.replace('_', ' '))}"
         if flag in LIST_FLAGS:
-            kind_group.add_argument(
-                name, action="append", default=[], help='"option | why not"' if flag == "alternative" else None
-            )
+            kind_group.add_argument(name, action="append", default=[], metavar="TEXT", help=text + " (repeatable)")
         else:
-            kind_group.add_argument(name)
+            kind_group.add_argument(name, metavar="TEXT", help=text)
     p.set_defaults(handler=run)
+
+
+# One line of help and an example for each kind field (KIND_FLAGS says which kinds take it).
+KIND_HELP = {
+    "need": 'what is needed and for whom, e.g. --need "revoke a session within a minute"',
+    "chosen": 'the option taken, e.g. --chosen "server-side sessions in Redis"',
+    "alternative": 'an option not taken, "option | why not", e.g. --alternative "JWT | cannot be revoked"',
+    "approach": 'what was tried, e.g. --approach "cache grants in Redis"',
+    "outcome": 'how it ended, e.g. --outcome "stale grants after a role change"',
+    "retry_when": 'when trying it again makes sense, e.g. --retry-when "grants carry a version"',
+    "conditions": 'what held when it was tried, e.g. --conditions "Redis 6, one region"',
+    "rule": 'the rule, stated so that a change can be judged by it, e.g. --rule "handlers use the ORM"',
+    "severity": "must or should, e.g. --severity must (a broken must is an error, a should a warning)",
+    "exception": 'where the rule does not hold, e.g. --exception "migrations/"',
+    "symptom": 'what one sees, e.g. --symptom "tests hang on macOS"',
+    "cause": 'why it happens, e.g. --cause "fork() after threads started"',
+    "workaround": 'what to do about it, e.g. --workaround "set the spawn start method"',
+    "question": 'the open question, e.g. --question "who owns the billing schema?"',
+    "constraint": "the constraint it suppresses (its record id), e.g. --constraint 5e0c4f1a",
+    "reason": 'why (an attempt: why it failed; a suppression: why it is fine here), e.g. --reason "flaky"',
+    "owner": "who answers for the suppression, e.g. --owner @payments",
+    "expires": "the suppression ends on this date (YYYY-MM-DD), e.g. --expires 2027-01-31",
+}
 
 
 def provenance(ws: Workspace, args: argparse.Namespace) -> dict[str, Any]:
@@ -122,8 +154,8 @@ def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from comind.anchors import parse_anchor
     from comind.cli import workspace
-    from comind.cli.output import print_written
-    from comind.records import new_record
+    from comind.cli.output import print_written, stored_where
+    from comind.records import new_record, short_id
 
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
@@ -144,5 +176,7 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     ws.store.put(record)
-    print_written(record, args.json)
+    print_written(
+        record, args.json, f"remembered {args.kind} {short_id(record.id)} “{record.title}” {stored_where(ws)}"
+    )
     return 0

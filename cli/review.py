@@ -22,26 +22,26 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         ("dispute", "the record is contested (kept, marked)"),
     ):
         a = actions.add_parser(name, parents=[common], help=help_text)
-        a.add_argument("id", help="record id or unique prefix")
-        a.add_argument("--reason", default="", help="why")
-        a.add_argument("--json", action="store_true", help="print the relation record")
+        a.add_argument("id", help="record id or unique prefix, e.g. 5e0c4f1a")
+        a.add_argument("--reason", default="", help='why, e.g. --reason "checked against the new schema"')
+        a.add_argument("--json", action="store_true", help="print the relation record instead of its id")
         a.set_defaults(
             handler=run, relation={"confirm": "confirms", "retract": "retracts", "dispute": "disputes"}[name]
         )
     s = actions.add_parser("supersede", parents=[common], help="a newer record replaces this one")
-    s.add_argument("id", help="the record being replaced")
-    s.add_argument("--by", required=True, metavar="NEW_ID", help="the record replacing it")
-    s.add_argument("--reason", default="")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("id", help="the record being replaced, e.g. 5e0c4f1a")
+    s.add_argument("--by", required=True, metavar="NEW_ID", help="the record replacing it, e.g. --by 7d21b9e0")
+    s.add_argument("--reason", default="", help='why, e.g. --reason "the API moved to v2"')
+    s.add_argument("--json", action="store_true", help="print the relation record instead of its id")
     s.set_defaults(handler=run, relation="supersedes")
 
 
 def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.cli.output import print_written
+    from comind.cli.output import print_written, stored_where
     from comind.cli.remember import provenance
     from comind.query import open_ledger
-    from comind.records import new_record
+    from comind.records import new_record, short_id
 
     ws = workspace(args)
     ledger = open_ledger(ws)
@@ -60,5 +60,9 @@ def run(args: argparse.Namespace) -> int:
         raise ComindError(f"{target.id[:8]} is a relation record: only retract applies to it")
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=provenance(ws, args))
     ws.store.put(record)
-    print_written(record, args.json)
+    done = {"confirms": "confirmed", "retracts": "retracted", "disputes": "disputed", "supersedes": "superseded"}
+    what = f"{done[args.relation]} {short_id(target.id)} “{target.title}”"
+    if args.relation == "supersedes":
+        what += f" by {short_id(fields['source'])}"
+    print_written(record, args.json, f"{what} (relation {short_id(record.id)}) {stored_where(ws)}")
     return 0

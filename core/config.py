@@ -89,6 +89,7 @@ def _choice(*choices: str) -> Callable[[Any], str]:
             raise ValueError(f"must be one of {', '.join(choices)}")
         return str(value)
 
+    parse.choices = choices  # type: ignore[attr-defined]  # shown in --help and the JSON Schema
     return parse
 
 
@@ -105,6 +106,10 @@ class Setting(NamedTuple):
     @property
     def flag(self) -> str:
         return "--" + self.key.replace("_", "-")
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        return getattr(self.parse, "choices", None)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -392,3 +397,28 @@ def template(store: str | None = None) -> str:
             lines.append(f"# {setting.key}:{default}")
         lines.append("")
     return "\n".join(lines)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of `.comind.yml`, made from SETTINGS (schemas/comind.schema.json is its copy)."""
+    fragments: dict[Any, dict[str, Any]] = {
+        _positive_int: {"type": "integer", "minimum": 1},
+        _fraction: {"type": "number", "minimum": 0, "maximum": 1},
+        _text: {"type": "string", "minLength": 1},
+    }
+    properties: dict[str, Any] = {}
+    for setting in SETTINGS:
+        fragment: dict[str, Any] = (
+            {"enum": list(setting.choices)} if setting.choices else dict(fragments[setting.parse])
+        )
+        fragment["description"] = f"{setting.help} (environment {setting.env}, flag {setting.flag})"
+        if setting.default is not None:
+            fragment["default"] = setting.default
+        properties[setting.key] = fragment
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "comind configuration (.comind.yml)",
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "properties": properties,
+    }

@@ -73,6 +73,7 @@ class FormatContext:
     max_comment_bytes: int = 65_000
     summary_link: str | None = None
     forge: str = "github"  # "github" | "gitlab": the layout of file and commit URLs
+    sarif_category: str = "comind/check"  # code scanning's category (COMIND_SARIF_CATEGORY; the action's input)
 
     @classmethod
     def from_env(
@@ -85,6 +86,7 @@ class FormatContext:
     ) -> FormatContext:
         """The context a CI job provides (GitHub Actions or GitLab CI), or a bare one elsewhere."""
         env = os.environ if environ is None else environ
+        category = env.get("COMIND_SARIF_CATEGORY", "").strip().strip("/") or "comind/check"
         if env.get("GITHUB_ACTIONS") == "true" or env.get("GITHUB_REPOSITORY"):
             server = env.get("GITHUB_SERVER_URL") or "https://github.com"
             repository = env.get("GITHUB_REPOSITORY") or None
@@ -100,6 +102,7 @@ class FormatContext:
                 job_summary=Path(summary) if summary else None,
                 summary_link=link,
                 forge="github",
+                sarif_category=category,
             )
         if env.get("GITLAB_CI") == "true" or env.get("CI_PROJECT_PATH"):
             return cls(
@@ -110,8 +113,9 @@ class FormatContext:
                 head_sha=head_sha or env.get("CI_COMMIT_SHA") or None,
                 summary_link=env.get("CI_JOB_URL") or None,
                 forge="gitlab",
+                sarif_category=category,
             )
-        return cls(colour=colour, repo_root=repo_root, head_sha=head_sha)
+        return cls(colour=colour, repo_root=repo_root, head_sha=head_sha, sarif_category=category)
 
     def _base(self) -> str | None:
         if not (self.server_url and self.repository):

@@ -17,7 +17,9 @@ Decisions:
   unused suppression is a finding of its own (rule ``comind/suppression``).
 - Limits: at most 25,000 results per run (the rest are counted in a tool notification) and 1,000
   locations per result (locations plus related locations).
-- ``automationDetails.id`` is ``comind/check/<head>``: code scanning's category is ``comind/check``.
+- ``automationDetails.id`` is ``<category>/<head>``: code scanning's category is ``comind/check`` unless
+  COMIND_SARIF_CATEGORY (the action's ``category`` input) names another; upload-sarif ignores its own
+  ``category`` input when the file has an id, so the action passes its input here.
 """
 
 from __future__ import annotations
@@ -28,14 +30,36 @@ from typing import Any
 
 import comind
 from comind.checks.findings import RULE_IDS, TYPES, Finding, Report
+from comind.project import docs_url
 
 from ._base import REPO_LEVEL_PATH, FormatContext, evidence_line, uri_path
+
+
+def semantic_version(version: str) -> str:
+    """A PEP 440 version as SemVer 2.0, which SARIF's semanticVersion is: 0.1.dev3+g1a2b -> 0.1.0-dev3+g1a2b."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return "0.0.0+" + re.sub(r"[^0-9A-Za-z.-]", "-", version)
+    core = ".".join(str(n) for n in (*parsed.release, 0, 0)[:3])
+    pre = ".".join(
+        p
+        for p in (
+            f"{parsed.pre[0]}{parsed.pre[1]}" if parsed.pre else "",
+            f"post{parsed.post}" if parsed.post is not None else "",
+            f"dev{parsed.dev}" if parsed.dev is not None else "",
+        )
+        if p
+    )
+    return core + (f"-{pre}" if pre else "") + (f"+{parsed.local}" if parsed.local else "")
+
 
 NAME = "sarif"
 DESCRIPTION = "SARIF 2.1.0 for code scanning"
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/comind/"
 FINGERPRINT_KEY = "comind/v1"
 MAX_RESULTS = 25_000
 MAX_LOCATIONS = 1_000
@@ -238,12 +262,12 @@ def document(report: Report, context: FormatContext) -> dict[str, Any]:
             "driver": {
                 "name": "comind",
                 "version": comind.__version__,
-                "semanticVersion": comind.__version__,
-                "informationUri": INFORMATION_URI,
+                "semanticVersion": semantic_version(comind.__version__),
+                "informationUri": docs_url("checks.md"),
                 "rules": rules,
             }
         },
-        "automationDetails": {"id": f"comind/check/{report.head}"},
+        "automationDetails": {"id": f"{context.sarif_category}/{report.head}"},
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "results": [_result(f, index[f.rule_id]) for f in kept],
         "columnKind": "unicodeCodePoints",

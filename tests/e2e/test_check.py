@@ -470,7 +470,7 @@ def test_formats_and_outputs(cli, reverted: GitRepo, tmp_path: Path, monkeypatch
         (["--head", "nope"], "unknown revision 'nope'"),
         (["--format", "yaml"], "unknown format 'yaml'"),
         (["--output", "sarif"], "expected FORMAT=FILE"),
-        (["--fail-level", "fatal"], "fail_level"),
+        (["--fail-level", "fatal"], "--fail-level"),
     ],
 )
 def test_bad_input_is_exit_2(cli, reverted: GitRepo, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]

@@ -149,10 +149,6 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
             "--evidence deadbeef: no such commit",
         ),
         (
-            ["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "token ghp_" + "x" * 36],
-            "fields.cause: contains a GitHub token",
-        ),
-        (
             ["decision", "--on", "a.py", "--title", "T", "--chosen", "c", "--alternative", "| no option"],
             'expected "option | why not"',
         ),
