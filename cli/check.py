@@ -28,6 +28,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--output", action="append", default=[], metavar="FORMAT=FILE", help="also write FORMAT to FILE (repeatable)"
     )
     p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
+    p.add_argument("--list-rules", action="store_true", help="print the rulebook (ids, options, defaults) and exit")
     p.set_defaults(handler=run)
 
 
@@ -59,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import use_colour
 
+    if args.list_rules:
+        from comind.rulebook import listing
+
+        sys.stdout.write(listing())
+        return 0
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()

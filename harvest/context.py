@@ -22,6 +22,7 @@ from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import full_subject, normalise_subject
 from comind.harvest.run import HARVESTER_VERSION
 from comind.harvest.walker import CommitInfo, walk
+from comind.rulebook import rules_of
 
 if TYPE_CHECKING:
     from comind.workspace import Workspace
@@ -183,7 +184,7 @@ class HarvestContext:
 
     def approach(self, sha: str, parent: str | None = None) -> Approach | None:
         try:
-            return approach(self.repo, sha, parent)
+            return approach(self.repo, sha, parent, rules_of(self.ws.config))
         except (KeyError, ValueError, pygit2.GitError):
             return None
 
