@@ -8,11 +8,19 @@ is how later runs — on fresh CI runners, with no local state — know it was a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.store import Store
+    from comind.workspace import Workspace
+
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from comind.anchors import AnchorError, format_anchor, parse_anchor
 from comind.errors import ComindError
 from comind.harvest.commands import (
     ACTIONS,
@@ -28,7 +36,9 @@ from comind.harvest.commands import (
     parse_commands,
 )
 from comind.mergerequests import Note, note_key
+from comind.query import select
 from comind.records import Record, short_id
+from comind.why import explain
 
 ANSWER_MARKER = "<!-- comind:answer {key} -->"
 _ANSWERED = re.compile(r"<!-- comind:answer ([A-Za-z0-9_-]{1,100}) -->")
@@ -60,22 +70,19 @@ def plain(text: str) -> str:
 
 
 @dataclass
-class Answer:
+class CommandAnswer:
     text: str
     ok: bool
     records: list[Record] = field(default_factory=list)
     written: int = 0
 
 
-def why_answer(ws: Any, ledger: Any, anchor_text: str) -> str:
+def why_answer(ws: Workspace, ledger: Ledger, anchor_text: str) -> str:
     """The answer to ``/comind why ANCHOR``: the records about that code, with their status.
 
     The one place the bot asks "why"; a richer ``why`` (re-anchoring, one hop away) can replace
     the body of this function without touching the callers.
     """
-    from comind.anchors import AnchorError, format_anchor, parse_anchor
-    from comind.query import select
-    from comind.why import explain
 
     anchor = parse_anchor(anchor_text)
     path = anchor.get("path")
@@ -124,29 +131,31 @@ def _describe(command: Command, records: list[Record], new: list[bool]) -> str:
     return f"{verb} `{short_id(first.fields['target'])}`{already}"
 
 
-def execute(ws: Any, ledger: Any, command: Command, origin: Origin, resolver: Resolver, store: Any) -> Answer:
+def execute(
+    ws: Workspace, ledger: Ledger, command: Command, origin: Origin, resolver: Resolver, store: Store
+) -> CommandAnswer:
     """Carry out one command written by someone with write access: records into ``store``."""
     if command.action == "help":
-        return Answer(usage_block(), True)
+        return CommandAnswer(usage_block(), True)
     try:
         if command.action == "why":
-            return Answer(why_answer(ws, ledger, command.anchor), True)
+            return CommandAnswer(why_answer(ws, ledger, command.anchor), True)
         records = command_records(ws, command, origin, resolver)
         new = [bool(store.put(record)) for record in records]
     except CommandError as exc:
         return error_answer(exc)
     except ComindError as exc:  # the store refused (an erased id), an anchor did not parse
-        return Answer(f"⚠️ {plain(str(exc))}", False)
+        return CommandAnswer(f"⚠️ {plain(str(exc))}", False)
     resolver.add(records)
-    return Answer(_describe(command, records, new), True, records, sum(new))
+    return CommandAnswer(_describe(command, records, new), True, records, sum(new))
 
 
-def error_answer(error: CommandError) -> Answer:
+def error_answer(error: CommandError) -> CommandAnswer:
     """The answer to a line that did not parse: the problem and the usage; nothing is written."""
-    return Answer(f"⚠️ {plain(error.problem)}\n\n{usage_block(error.usage)}", False)
+    return CommandAnswer(f"⚠️ {plain(error.problem)}\n\n{usage_block(error.usage)}", False)
 
 
-def answer_text(answers: list[Answer]) -> str:
+def answer_text(answers: list[CommandAnswer]) -> str:
     if len(answers) == 1:
         return answers[0].text
     return "\n\n".join(
@@ -161,8 +170,8 @@ __all__ = [
     "MAX_COMMANDS",
     "READER_REPLY",
     "USAGE",
-    "Answer",
     "Command",
+    "CommandAnswer",
     "CommandError",
     "Origin",
     "Resolver",

@@ -27,9 +27,9 @@ from comind.errors import ComindError
 
 # The data shapes live in the core, so the harvester can read them without importing the bot.
 from comind.mergerequests import (
-    ChangedFile,
     FileStatus,
     MergeRequest,
+    MergeRequestFile,
     Note,
     State,
     Thread,
@@ -85,7 +85,7 @@ class Forge(Protocol):
         """
         ...
 
-    def changed_files(self, number: int) -> Iterator[ChangedFile]:
+    def changed_files(self, number: int) -> Iterator[MergeRequestFile]:
         """The files of the merge request, page by page (GitHub lists at most 3,000)."""
         ...
 
@@ -261,12 +261,12 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
 
 __all__ = [
     "WRITE_PERMISSIONS",
-    "ChangedFile",
     "Failure",
     "FileStatus",
     "Forge",
     "ForgeError",
     "MergeRequest",
+    "MergeRequestFile",
     "Note",
     "Permission",
     "RetryPolicy",

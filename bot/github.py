@@ -28,11 +28,11 @@ from typing import Any, cast
 
 from comind.bot.forge import (
     WRITE_PERMISSIONS,
-    ChangedFile,
     Failure,
     FileStatus,
     ForgeError,
     MergeRequest,
+    MergeRequestFile,
     Note,
     Permission,
     RetryPolicy,
@@ -200,13 +200,13 @@ class GitHubForge:
             if state in ("all", mr.state):
                 yield mr
 
-    def changed_files(self, number: int) -> Iterator[ChangedFile]:
+    def changed_files(self, number: int) -> Iterator[MergeRequestFile]:
         count = 0
         for data in self._paginate(f"{self._repo_path}/pulls/{number}/files"):
             count += 1
             status = _STATUS.get(str(data.get("status")), "modified")
             path = str(data["filename"])
-            yield ChangedFile(
+            yield MergeRequestFile(
                 path=path,
                 old_path=str(data.get("previous_filename") or path),
                 status=status,

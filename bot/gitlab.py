@@ -22,11 +22,11 @@ from typing import Any
 
 from comind.bot.forge import (
     WRITE_PERMISSIONS,
-    ChangedFile,
     Failure,
     FileStatus,
     ForgeError,
     MergeRequest,
+    MergeRequestFile,
     Note,
     Permission,
     RetryPolicy,
@@ -184,7 +184,7 @@ class GitLabForge:
         for data in self._paginate(f"{self._project_path}/merge_requests", query):
             yield _merge_request(data)
 
-    def changed_files(self, number: int) -> Iterator[ChangedFile]:
+    def changed_files(self, number: int) -> Iterator[MergeRequestFile]:
         for data in self._paginate(f"{self._mr_path(number)}/diffs"):
             status: FileStatus = (
                 "added"
@@ -199,7 +199,7 @@ class GitLabForge:
             if data.get("too_large") or data.get("collapsed"):
                 patch = None
             adds, dels = count_changes(patch)
-            yield ChangedFile(
+            yield MergeRequestFile(
                 path=str(data["new_path"]),
                 old_path=str(data["old_path"]),
                 status=status,

@@ -4,7 +4,7 @@
   login (``Forge.upsert_summary``) and edited in place on every run. It carries the whole
   report (so nothing is ever dropped); a clean report turns an existing summary into one
   all-clear line, and posts nothing when there was no summary yet.
-* Inline comments only on lines of the diff (``ChangedFile.diff_lines``), each with a hidden
+* Inline comments only on lines of the diff (``MergeRequestFile.diff_lines``), each with a hidden
   ``<!-- comind:finding <fingerprint> -->``: a finding already commented (in an unresolved
   thread) is not commented again, and the thread of a finding that disappeared is resolved.
   Findings off the diff, past ``max_inline``, or refused by the forge stay in the summary only.
@@ -23,9 +23,9 @@ from typing import Any
 
 from comind.bot.forge import Forge, ForgeError
 from comind.checks.findings import LEVELS, RULE_IDS, TYPES, Finding, Report
-from comind.checks.formats import FormatContext
+from comind.checks.formats import FormatContext, markdown
 from comind.errors import ComindError
-from comind.mergerequests import ChangedFile, MergeRequest, Note
+from comind.mergerequests import MergeRequest, MergeRequestFile, Note
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,6 @@ def summary_body(report: Report, context: FormatContext, limit: int, *, inline: 
 
     The one place the summary is worded: ``comind.checks.formats.markdown`` renders the report.
     """
-    from comind.checks.formats import markdown
 
     note = ""
     if inline:
@@ -72,14 +71,13 @@ def summary_body(report: Report, context: FormatContext, limit: int, *, inline: 
 def inline_body(finding: Finding, context: FormatContext, limit: int) -> str:
     """An inline comment: the fingerprint marker, then the finding's title, message, evidence and
     the commands to run about it."""
-    from comind.checks.formats import markdown
 
     marker = FINDING_MARKER.format(fingerprint=finding.fingerprint)
     text = f"{marker}\n{markdown.finding_block(finding, context)}\n"
     return text if len(text) <= limit else text[: limit - 2] + "…\n"
 
 
-def _targets(report: Report, files: dict[str, ChangedFile]) -> dict[str, Finding]:
+def _targets(report: Report, files: dict[str, MergeRequestFile]) -> dict[str, Finding]:
     """fingerprint -> finding, for findings on a line an inline comment may target."""
     lines = {path: changed.diff_lines() for path, changed in files.items()}
     out: dict[str, Finding] = {}

@@ -19,6 +19,11 @@ one line naming the request and the run goes on with the next step; the exit cod
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+
 import logging
 import os
 import sys
@@ -27,24 +32,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from comind.bot import FORGES, merge_request_number_from_env
 from comind.bot.commands import (
     READER_REPLY,
-    Answer,
+    CommandAnswer,
     CommandError,
     Origin,
     Resolver,
     answer_marker,
     answer_text,
     answered_keys,
+    command_lines,
     error_answer,
     execute,
     parse_commands,
 )
 from comind.bot.forge import Forge, ForgeError, RetryPolicy
+from comind.bot.report import load_report, post_report
+from comind.bot.server import make_server, merge_request_number
 from comind.checks.findings import Report
+from comind.checks.formats import FormatContext, github, text
+from comind.checks.run import run_check as check_change
 from comind.errors import ComindError
 from comind.harvest.mr import MergeRequestHarvester, project_of
 from comind.mergerequests import MergeRequest, Note, note_key
+from comind.query import open_ledger
+from comind.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +105,7 @@ class Answered:
 
 
 def answer_commands(
-    ws: Any,
+    ws: Workspace,
     forge: Forge,
     number: int,
     *,
@@ -101,8 +114,7 @@ def answer_commands(
     notes: list[Note] | None = None,
     project: str | None = None,
 ) -> Answered:
-    """Answer every comment on merge request ``number`` whose commands were not answered yet."""
-    from comind.query import open_ledger
+    """CommandAnswer every comment on merge request ``number`` whose commands were not answered yet."""
 
     mr = mr or forge.merge_request(number)
     notes = forge.notes(number) if notes is None else notes
@@ -112,7 +124,7 @@ def answer_commands(
     store = ws.store if publish else ws.harvest_store
     result = Answered()
     writers: dict[str, bool] = {}
-    ledger: Any = None
+    ledger: Ledger | None = None
     resolver: Resolver | None = None
     for note in notes:
         if note.author == me or note_key(note) in done:
@@ -130,7 +142,7 @@ def answer_commands(
             ledger = open_ledger(ws)
             resolver = Resolver(ledger)
         assert resolver is not None
-        answers: list[Answer] = []
+        answers: list[CommandAnswer] = []
         for index, command in enumerate(parsed):
             if isinstance(command, CommandError):
                 answers.append(error_answer(command))
@@ -164,22 +176,15 @@ class RunResult:
         return 2 if self.errors else 0
 
 
-def run_check(ws: Any, mr: MergeRequest) -> Report | None:
-    """``comind check`` on the merge request, when the check engine is installed."""
-    try:
-        from comind.checks.run import run_check as check  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        say("comind check is not available in this version: pass --report FILE to post a report")
-        return None
-    report: Report = check(ws, base=mr.base_sha, head=mr.head_sha)
-    return report
+def run_check(ws: Workspace, mr: MergeRequest) -> Report | None:
+    """``comind check`` on the merge request."""
+    return check_change(ws, base=mr.base_sha, head=mr.head_sha)
 
 
-def fallback(report: Report | None, context: Any, forge_name: str) -> None:
+def fallback(report: Report | None, context: FormatContext, forge_name: str) -> None:
     """Where the report goes when the bot cannot comment: annotations and the job summary."""
     if report is None:
         return
-    from comind.checks.formats import github, text
 
     if forge_name == "github":
         sys.stdout.write(github.render(report, context))
@@ -190,7 +195,7 @@ def fallback(report: Report | None, context: Any, forge_name: str) -> None:
 
 
 def run(
-    ws: Any,
+    ws: Workspace,
     forge: Forge,
     number: int,
     *,
@@ -201,7 +206,6 @@ def run(
     env: Mapping[str, str] | None = None,
 ) -> RunResult:
     """The bot's steps on one merge request (see the module docstring)."""
-    from comind.checks.formats import FormatContext
 
     env = os.environ if env is None else env
     result = RunResult()
@@ -270,8 +274,9 @@ def run(
     return result
 
 
-def _post(forge: Forge, number: int, report: Report, context: Any, mr: MergeRequest, notes: list[Note] | None) -> Any:
-    from comind.bot.report import post_report
+def _post(
+    forge: Forge, number: int, report: Report, context: FormatContext, mr: MergeRequest, notes: list[Note] | None
+) -> Any:
 
     try:
         return post_report(forge, number, report, context=context, mr=mr, notes=notes)
@@ -311,7 +316,6 @@ def forge_config(name: str, env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def make_forge(name: str, env: Mapping[str, str]) -> Forge:
-    from comind.bot import FORGES
 
     if name not in FORGES:
         raise ComindError(f"unknown forge {name!r}; known: {', '.join(sorted(FORGES))}")
@@ -320,7 +324,7 @@ def make_forge(name: str, env: Mapping[str, str]) -> Forge:
 
 
 def run_from_env(
-    ws: Any,
+    ws: Workspace,
     forge_name: str | None,
     env: Mapping[str, str],
     *,
@@ -329,8 +333,6 @@ def run_from_env(
     number: int | None = None,
 ) -> int:
     """``comind bot run``: the CI job's merge request, from GitHub Actions' or GitLab CI's environment."""
-    from comind.bot import merge_request_number_from_env
-    from comind.bot.report import load_report
 
     name = forge_name_from_env(env, forge_name)
     report = load_report(report_file) if report_file is not None else None
@@ -384,12 +386,10 @@ def command_body(forge_name: str, event: str, payload: Mapping[str, Any]) -> str
 
 
 def webhook_handler(
-    ws: Any, env: Mapping[str, str], *, publish: bool = False
+    ws: Workspace, env: Mapping[str, str], *, publish: bool = False
 ) -> Callable[[str, str, dict[str, Any]], None]:
     """The server's handler: a comment with a ``/comind`` line gets the commands of its merge
     request answered, by the same code as ``comind bot run``."""
-    from comind.bot.commands import command_lines
-    from comind.bot.server import merge_request_number
 
     def handle(forge_name: str, event: str, payload: dict[str, Any]) -> None:
         body = command_body(forge_name, event, payload)
@@ -406,9 +406,10 @@ def webhook_handler(
     return handle
 
 
-def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080, publish: bool = False) -> Any:
+def serve(
+    ws: Workspace, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080, publish: bool = False
+) -> Any:
     """The webhook server (not started), refusing to exist without COMIND_WEBHOOK_SECRET."""
-    from comind.bot.server import make_server
 
     secret = env.get("COMIND_WEBHOOK_SECRET", "")
     if not secret:

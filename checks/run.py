@@ -13,12 +13,15 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from blake3 import blake3
-
 from comind import promisor
 from comind.checks.change import Change, compute_change
-from comind.checks.findings import Finding, Report
+from comind.checks.deadends import report_dead_ends
+from comind.checks.findings import Finding, Report, fingerprint
+from comind.checks.violations import report_violations
 from comind.errors import ComindError
+from comind.harvest.run import harvest
+from comind.harvest.walker import walk
+from comind.query import open_ledger, statuses
 from comind.records import Record, short_id
 from comind.status import Status
 
@@ -29,10 +32,6 @@ if TYPE_CHECKING:
 
 CONTEXT_LIMIT = 5  # context notes per report: precision over recall
 Progress = Callable[[str], None]
-
-
-def fingerprint(*parts: str) -> str:
-    return str(blake3("\x1f".join(parts).encode()).hexdigest(length=16))
 
 
 class CheckRun:
@@ -47,8 +46,12 @@ class CheckRun:
         change: Change | None,
         head_snapshot: Snapshot,
         base_snapshot: Snapshot | None,
+        *,
+        record_enforced: bool = True,
     ) -> None:
         self.ws = ws
+        # a preflight's head is no commit of the history: its passing checks make nothing T4
+        self.record_enforced = record_enforced
         self.ledger = ledger
         self.base = base
         self.head = head
@@ -66,7 +69,6 @@ class CheckRun:
         their dependency anchors decide, which is all the dead-end and constraint producers read
         (retracted, superseded, quarantined; retry conditions): following an old anchor through
         years of renames costs seconds and the change cannot have moved it."""
-        from comind.query import statuses
 
         todo = [r for r in records if r.id not in self._statuses]
         if todo:
@@ -87,7 +89,6 @@ class CheckRun:
         """The commits of the change: reachable from head, not from its base."""
         if self.change is None:
             return frozenset()
-        from comind.harvest.walker import walk
 
         return frozenset(c.sha for c in walk(self.ws.index.repo, [self.change.head], [self.change.base]))
 
@@ -150,7 +151,6 @@ def run_check(
     if harvest:
         say("harvesting history")
         stats["harvest"] = harvest_new(ws, head_id)
-    from comind.query import open_ledger
 
     ledger = open_ledger(ws)
     say("indexing head")
@@ -190,7 +190,6 @@ def run_check(
 def harvest_new(ws: Workspace, head: str | None = None) -> dict[str, Any]:
     """Harvest what is new in git (the harvesters are incremental), with `head`'s branch as HEAD's;
     the counts go into the stats."""
-    from comind.harvest.run import harvest
 
     return harvest(ws, head=head).summary()
 
@@ -306,14 +305,12 @@ def _location(record: Record) -> tuple[str | None, int | None]:
 
 def constraint_violations(run: CheckRun, report: Report) -> None:
     """Compiled constraint checks (see checks/evaluate.py)."""
-    from comind.checks.violations import report_violations
 
     report_violations(run, report)
 
 
 def dead_ends(run: CheckRun, report: Report) -> None:
     """The change against every attempt's approach fingerprint (see checks/deadends.py)."""
-    from comind.checks.deadends import report_dead_ends
 
     report_dead_ends(run, report)
 

@@ -27,6 +27,7 @@ COMMANDS = {
     "review": "review",
     "harvest": "harvest",
     "check": "check",
+    "preflight": "preflight",
     "log": "read",
     "show": "read",
     "search": "read",

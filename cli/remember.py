@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.workspace import Workspace
+
 import argparse
 import os
 from typing import Any
@@ -73,7 +78,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run)
 
 
-def provenance(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
+def provenance(ws: Workspace, args: argparse.Namespace) -> dict[str, Any]:
     from comind.actors import actor_id
 
     return {
@@ -86,7 +91,7 @@ def provenance(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def resolve_all(ws: Any, anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def resolve_all(ws: Workspace, anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Anchors resolved at HEAD (commit and fingerprints); as written in a repository without commits."""
     if not anchors or ws.head() is None:
         return anchors
@@ -104,7 +109,7 @@ def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
             continue
         if args.kind != kind:
             raise ComindError(f"--{flag} applies to a {kind}, not to a {args.kind}")
-        from comind.checks.base import compile_check, load_check_file
+        from comind.checks.types import compile_check, load_check_file
 
         spec = load_check_file(path)
         if flag == "pattern" and spec.get("type", "ast-grep") != "ast-grep":

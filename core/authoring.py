@@ -6,6 +6,11 @@ the same flags with the same meaning and the same error messages.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.workspace import Workspace
+
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -71,7 +76,7 @@ def alternative(text: str) -> dict[str, str]:
     return {"option": option.strip(), "why_not": why_not.strip()}
 
 
-def parse_evidence(ws: Any, text: str) -> dict[str, str]:
+def parse_evidence(ws: Workspace, text: str) -> dict[str, str]:
     """Classify one --evidence value; commits must exist, records must be known."""
     value = text.strip()
     if not value:

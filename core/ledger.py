@@ -420,6 +420,19 @@ class Ledger:
             sql += f" LIMIT {int(limit)}"
         return self._records(sql, (query,))
 
+    def relevance(self, words: Iterable[str], limit: int = 500) -> dict[str, float]:
+        """Record id -> FTS5 BM25 relevance (higher is better) of the records holding any of the
+        words (title weighs most, as in `search`): the full-text part of a ranking."""
+        query = " OR ".join('"' + w.replace('"', "") + '"' for w in dict.fromkeys(words) if w)
+        if not query:
+            return {}
+        rows = self.db.execute(
+            "SELECT r.id, bm25(fts, 10.0, 4.0, 1.0) AS score FROM fts JOIN records r ON r.rowid = fts.rowid "
+            f"WHERE fts MATCH ? ORDER BY score LIMIT {int(limit)}",
+            (query,),
+        )
+        return {str(record_id): -float(score) for record_id, score in rows}
+
     def by_path(self, path: str) -> list[Record]:
         return self._records(
             "SELECT DISTINCT r.json FROM anchors a JOIN records r ON r.id = a.record_id WHERE a.path = ?", (path,)

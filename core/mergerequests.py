@@ -39,7 +39,7 @@ class MergeRequest:
 
 
 @dataclass(frozen=True)
-class ChangedFile:
+class MergeRequestFile:
     path: str
     old_path: str
     status: FileStatus
@@ -120,4 +120,4 @@ def note_key(note: Note) -> str:
     return fragment if re.fullmatch(r"[A-Za-z0-9_-]{1,100}", fragment) else note.id
 
 
-__all__ = ["ChangedFile", "FileStatus", "MergeRequest", "Note", "State", "Thread", "new_side_lines", "note_key"]
+__all__ = ["FileStatus", "MergeRequest", "MergeRequestFile", "Note", "State", "Thread", "new_side_lines", "note_key"]

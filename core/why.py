@@ -4,6 +4,9 @@ Candidates come from the ledger's anchor table (same path, same symbol name, sam
 hash), and re-anchoring confirms which of them point at the code now, so a record made before a
 rename or a move is still found. Results are ordered intent, decisions, attempts, constraints,
 gotchas, questions; each carries its status, trust and reason.
+
+A warm read must not import pygit2 or the code index: modules on that path are imported
+inside the functions that need them.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class Item(NamedTuple):
     relevance: str  # "direct" or "one hop: <how>"
 
 
-class Answer(NamedTuple):
+class WhyAnswer(NamedTuple):
     heading: str
     items: list[Item]
 
@@ -105,7 +108,7 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     )
 
 
-def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, include_all: bool = False) -> Answer:
+def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, include_all: bool = False) -> WhyAnswer:
     from comind.anchoring import Anchorer
     from comind.query import statuses
 
@@ -137,7 +140,7 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]
     order = {k: n for n, k in enumerate(KIND_ORDER)}
     items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
-    return Answer(target.description, items)
+    return WhyAnswer(target.description, items)
 
 
 def _known_then(moment: datetime | None) -> Callable[[Record], bool]:

@@ -23,6 +23,12 @@ plain; a title may be quoted or left as the words before the first flag. Flags t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.workspace import Workspace
+
 import re
 import shlex
 from collections.abc import Callable, Iterable
@@ -30,6 +36,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from comind.actors import actor_id
+from comind.anchors import parse_anchor
 from comind.authoring import KIND_FLAGS, LIST_FLAGS, flag_name, kind_fields, parse_evidence
 from comind.errors import ComindError
 from comind.mergerequests import Note, note_key
@@ -305,7 +313,6 @@ class Origin:
         return items
 
     def provenance(self) -> dict[str, Any]:
-        from comind.actors import actor_id
 
         return {
             "actor": actor_id(self.note.author, self.repo),
@@ -330,7 +337,7 @@ class Resolver:
     """Finds the record a command names: among records made in this run, then in the ledger
     (synced again once when it does not know the id, since this run may just have written it)."""
 
-    def __init__(self, ledger: Any) -> None:
+    def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.made: dict[str, Record] = {}
         self._synced_after = -1
@@ -347,16 +354,16 @@ class Resolver:
         if len(here) > 1:
             raise ComindError(f"record id {ref!r} is ambiguous: give more characters")
         try:
-            return self.ledger.get(ref)  # type: ignore[no-any-return]
+            return self.ledger.get(ref)
         except ComindError:
             if self._synced_after == len(self.made):
                 raise
         self._synced_after = len(self.made)
         self.ledger.sync(warn=False)
-        return self.ledger.get(ref)  # type: ignore[no-any-return]
+        return self.ledger.get(ref)
 
 
-def command_records(ws: Any, command: Command, origin: Origin, resolve: Resolve) -> list[Record]:
+def command_records(ws: Workspace, command: Command, origin: Origin, resolve: Resolve) -> list[Record]:
     """The records a command makes (none for why and help). Raises CommandError with the reason
     when the command cannot be carried out: an unknown record, a missing anchor, a bad field."""
     usage = _usage_of(command.action)
@@ -409,8 +416,7 @@ def _relation(command: Command, origin: Origin, resolve: Resolve) -> Record:
     )
 
 
-def _knowledge(ws: Any, command: Command, origin: Origin, kind: str, replaces: Record | None) -> Record:
-    from comind.anchors import parse_anchor
+def _knowledge(ws: Workspace, command: Command, origin: Origin, kind: str, replaces: Record | None) -> Record:
 
     usage = _usage_of(command.action)
     fields = kind_fields(kind, command.kind_values())

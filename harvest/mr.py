@@ -30,6 +30,12 @@ a run that went through every merge request it listed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.workspace import Workspace
+
 import json
 import os
 import re
@@ -38,10 +44,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from comind.actors import actor_id
+from comind.anchors import AnchorError, parse_anchor
 from comind.errors import ComindError
+from comind.harvest.approach import Approach, FileChange, Line, comment_style, is_trivial, normalise_line
 from comind.harvest.commands import CommandError, Origin, Resolver, command_records, parse_commands, timestamp
-from comind.mergerequests import ChangedFile, MergeRequest, Note, Thread, note_key
+from comind.harvest.context import fingerprint_json
+from comind.harvest.lore import lore_records
+from comind.harvest.trailers import lore_atom
+from comind.mergerequests import MergeRequest, MergeRequestFile, Note, Thread, note_key
 from comind.records import TITLE_MAX, Record, harvested_id, new_record
+from comind.sanitize import redact_people
+from comind.store import StoreError
 
 HARVESTER = {"name": "mr", "version": "1"}
 STATE_FILE = "mr-harvest.json"
@@ -60,7 +74,7 @@ class MergeRequestSource(Protocol):
 
     def merge_requests(self, updated_after: datetime | None = None, state: str = "all") -> Iterator[MergeRequest]: ...
 
-    def changed_files(self, number: int) -> Iterator[ChangedFile]: ...
+    def changed_files(self, number: int) -> Iterator[MergeRequestFile]: ...
 
     def notes(self, number: int) -> list[Note]: ...
 
@@ -79,7 +93,7 @@ def project_of(source: object, default: str = "") -> str:
 
 
 @dataclass
-class HarvestResult:
+class ThreadHarvestResult:
     merge_requests: int = 0
     derived: int = 0  # records derived (new or not)
     written: int = 0  # records written now
@@ -96,7 +110,6 @@ _STATUS = {"added": "A", "removed": "D", "renamed": "R", "modified": "M"}
 def patch_lines(patch: str, path: str) -> tuple[list[Any], list[Any]]:
     """The added (new-side numbers) and removed (old-side numbers) lines of a forge's patch, as
     ``comind.harvest.approach.Line`` normalised and marked trivial exactly as a git diff's are."""
-    from comind.harvest.approach import Line, comment_style, is_trivial, normalise_line
 
     style = comment_style(path)
     added: list[Line] = []
@@ -122,12 +135,11 @@ def patch_lines(patch: str, path: str) -> tuple[list[Any], list[Any]]:
     return added, removed
 
 
-def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: str, invert: bool = False) -> Any:
+def approach_of_files(files: Iterable[MergeRequestFile], *, base: str | None, head: str, invert: bool = False) -> Any:
     """A merge request's change as a ``comind.harvest.approach.Approach``, from the forge's patches
     (the change need not be in the local clone: a dead end was never merged). ``invert`` reads a
     diff backwards: a revert's diff is the reverted change turned around. At most
     MAX_APPROACH_FILES files; a file without a patch (binary, too large) is listed as skipped."""
-    from comind.harvest.approach import Approach, FileChange
 
     out: list[FileChange] = []
     skipped = 0
@@ -150,10 +162,9 @@ def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: s
 
 
 def fingerprint_of_files(
-    files: list[ChangedFile], *, base: str | None, head: str, invert: bool = False
+    files: list[MergeRequestFile], *, base: str | None, head: str, invert: bool = False
 ) -> dict[str, Any]:
     """The approach fingerprint an attempt stores, in the same form as the git harvesters'."""
-    from comind.harvest.context import fingerprint_json
 
     fingerprint = fingerprint_json(approach_of_files(files, base=base, head=head, invert=invert))
     if len(files) > MAX_APPROACH_FILES:
@@ -184,7 +195,6 @@ def _reason(description: str) -> str:
     text = _REVERTS.sub("", description)
     text = _GITLAB_REVERTS.sub("", text)
     text = re.sub(r"^\s*This reverts commit [0-9a-f]{7,64}\.?\s*$", "", text, flags=re.M | re.I)
-    from comind.sanitize import redact_people
 
     return " ".join(redact_people(text).split())[:1000]
 
@@ -211,7 +221,6 @@ def _title(text: str) -> str:
 def _lore_atom(text: str) -> Any:
     """The Lore content of a comment or description (a synthetic subject line goes first: a
     commit message's first paragraph never holds trailers)."""
-    from comind.harvest.lorekeys import lore_atom
 
     return lore_atom("comment\n\n" + text)
 
@@ -224,12 +233,12 @@ class MergeRequestHarvester:
 
     def __init__(
         self,
-        ws: Any,
+        ws: Workspace,
         source: MergeRequestSource,
         *,
         project: str | None = None,
         publish: bool = False,
-        ledger: Any = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.ws = ws
         self.source = source
@@ -312,8 +321,7 @@ class MergeRequestHarvester:
             self._known = known
         return self._known
 
-    def _write(self, records: Iterable[Record], result: HarvestResult) -> None:
-        from comind.store import StoreError
+    def _write(self, records: Iterable[Record], result: ThreadHarvestResult) -> None:
 
         for record in records:
             result.derived += 1
@@ -331,7 +339,6 @@ class MergeRequestHarvester:
             self.known_ids().add(record.id)
 
     def _provenance(self, login: str) -> dict[str, Any]:
-        from comind.actors import actor_id
 
         return {
             "actor": actor_id(login, self.ws.repo_name),
@@ -346,14 +353,14 @@ class MergeRequestHarvester:
 
     # -- running -------------------------------------------------------------------------------
 
-    def harvest(self, *, comments: bool = True) -> HarvestResult:
+    def harvest(self, *, comments: bool = True) -> ThreadHarvestResult:
         """Every merge request updated since the watermark; then the watermark moves on.
 
         ``comments=False`` is the cheap sweep the bot runs on every pull request: descriptions,
         merged reverts and dead ends, from the listing alone (plus the files of those few), with
         no request per merge request for its comments; it keeps a watermark of its own.
         """
-        result = HarvestResult()
+        result = ThreadHarvestResult()
         newest = after = self.watermark(comments)
         for mr in self.source.merge_requests(updated_after=after):
             result.merge_requests += 1
@@ -364,19 +371,19 @@ class MergeRequestHarvester:
         result.watermark = newest
         return result
 
-    def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> HarvestResult:
+    def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> ThreadHarvestResult:
         """One merge request (the bot's run on it, which passes the comments it already read);
         the watermark is left alone."""
         if isinstance(mr, int):
             mr = self.source.merge_request(mr)
-        result = HarvestResult(merge_requests=1)
+        result = ThreadHarvestResult(merge_requests=1)
         self._write(self.derive(mr, result, notes), result)
         return result
 
     def derive(
         self,
         mr: MergeRequest,
-        result: HarvestResult | None = None,
+        result: ThreadHarvestResult | None = None,
         notes: list[Note] | None = None,
         *,
         comments: bool = True,
@@ -384,9 +391,9 @@ class MergeRequestHarvester:
         """The records of one merge request, in an order where a command sees the records
         earlier comments made (the caller writes each before asking for the next)."""
         skipped = result.skipped if result is not None else []
-        files: list[ChangedFile] | None = None
+        files: list[MergeRequestFile] | None = None
 
-        def changed() -> list[ChangedFile]:
+        def changed() -> list[MergeRequestFile]:
             nonlocal files
             if files is None:
                 files = list(self.source.changed_files(mr.number))
@@ -444,8 +451,7 @@ class MergeRequestHarvester:
         return bool(wanted) and any(label.strip().lower() == wanted for label in mr.labels)
 
     @staticmethod
-    def _file_anchors(files: list[ChangedFile]) -> list[dict[str, Any]]:
-        from comind.anchors import AnchorError, parse_anchor
+    def _file_anchors(files: list[MergeRequestFile]) -> list[dict[str, Any]]:
 
         anchors: list[dict[str, Any]] = []
         for changed in files:
@@ -461,7 +467,6 @@ class MergeRequestHarvester:
 
     @staticmethod
     def _thread_anchors(thread: Thread) -> list[dict[str, Any]]:
-        from comind.anchors import AnchorError, parse_anchor
 
         if not thread.path:
             return []
@@ -484,7 +489,6 @@ class MergeRequestHarvester:
     ) -> Iterator[Record]:
         """Records from Lore keys, mapped exactly as the commit Lore harvester maps them
         (``comind.harvest.lore.lore_records``); ids ``<key>:<n>``. Trust T1: asserted in a comment."""
-        from comind.harvest.lore import lore_records
 
         where = anchors() if callable(anchors) else anchors
         for kind, result in lore_records(
@@ -555,7 +559,7 @@ class MergeRequestHarvester:
         if not is_revert:
             return
         reverted: MergeRequest | None = None
-        files: list[ChangedFile] = []
+        files: list[MergeRequestFile] = []
         if number is not None and number != mr.number:
             try:
                 reverted = self.source.merge_request(number)
@@ -595,7 +599,7 @@ class MergeRequestHarvester:
         except ComindError as exc:
             skipped.append(f"{mr.web_url}: revert: {exc}")
 
-    def _dead_end(self, mr: MergeRequest, files: list[ChangedFile], skipped: list[str]) -> Iterator[Record]:
+    def _dead_end(self, mr: MergeRequest, files: list[MergeRequestFile], skipped: list[str]) -> Iterator[Record]:
         paths = ", ".join(f.path for f in files[:10]) + (", …" if len(files) > 10 else "")
         try:
             yield self._attempt(
@@ -614,17 +618,22 @@ class MergeRequestHarvester:
 
 
 def harvest(
-    ws: Any, source: MergeRequestSource, *, project: str | None = None, publish: bool = False, comments: bool = True
-) -> HarvestResult:
+    ws: Workspace,
+    source: MergeRequestSource,
+    *,
+    project: str | None = None,
+    publish: bool = False,
+    comments: bool = True,
+) -> ThreadHarvestResult:
     """Harvest every merge request updated since the last run (see the module docstring)."""
     return MergeRequestHarvester(ws, source, project=project, publish=publish).harvest(comments=comments)
 
 
 __all__ = [
     "HARVESTER",
-    "HarvestResult",
     "MergeRequestHarvester",
     "MergeRequestSource",
+    "ThreadHarvestResult",
     "approach_of_files",
     "fingerprint_of_files",
     "harvest",

@@ -8,7 +8,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["comind.harvest", "comind.checks", "comind.bot", "comind.eval", "comind.cli"]  # lowest first
+LAYERS = ["comind.harvest", "comind.checks", "comind.agents", "comind.bot", "comind.eval", "comind.cli"]  # lowest first
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from comind.harvest.mr import (
     patch_lines,
     reverted_number,
 )
-from comind.mergerequests import ChangedFile
+from comind.mergerequests import MergeRequestFile
 from comind.records import Record, harvested_id
 from comind.workspace import Workspace
 
@@ -364,7 +364,10 @@ def test_forge_patches_become_approaches_like_git_diffs() -> None:
         (7, "x = 2", False),
     ]
     assert [(ln.lineno, ln.text) for ln in removed] == [(3, "x = 1")]
-    files = [ChangedFile("a.py", "a.py", "modified", patch, 4, 1), ChangedFile("b.png", "b.png", "added", None, 0, 0)]
+    files = [
+        MergeRequestFile("a.py", "a.py", "modified", patch, 4, 1),
+        MergeRequestFile("b.png", "b.png", "added", None, 0, 0),
+    ]
     change = approach_of_files(files, base="b" * 40, head="a" * 40)
     assert [f.status for f in change.files] == ["M", "A"] and change.skipped == 1 and change.files[1].skipped
     backwards = approach_of_files(files, base=None, head="a" * 40, invert=True)

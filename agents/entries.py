@@ -1,0 +1,117 @@
+"""Records made into what an agent is shown (`render.Entry`): trust as agents see it, the
+evidence in a line, the lines to read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from comind.anchors import format_anchor
+from comind.records import Record
+from comind.status import RelationIndex, Status
+
+from .render import Entry
+
+SURFACED = ("active", "stale")  # what agents are shown unprompted: live, possibly drifted (labelled)
+MIN_TRUST = 2  # hooks surface T2 and above (DESIGN §8)
+
+
+def person_confirmed(relations: Iterable[Record]) -> set[str]:
+    """Ids of the records a person confirmed (a `confirms` relation by a human, not retracted)."""
+    index = RelationIndex.build(relations)
+    return {
+        target
+        for target, found in index.by_target.items()
+        if any(r.fields["relation"] == "confirms" and r.provenance.get("author_kind") == "human" for r in found)
+    }
+
+
+def agent_trust(record: Record, status: Status, confirmed: bool) -> int:
+    """The trust an agent is shown: what an agent wrote stays T1 until a person confirms it, so
+    no agent's claim reaches another agent as evidenced or enforced on its own say."""
+    if record.provenance.get("author_kind") == "agent" and not confirmed:
+        return min(status.trust, 1)
+    return status.trust
+
+
+def subject_anchor(record: Record) -> dict[str, Any] | None:
+    subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
+    return subjects[0] if subjects else None
+
+
+def evidence_line(record: Record) -> str:
+    parts = []
+    for item in record.evidence[:2]:
+        ref = str(item.get("ref", ""))
+        if item.get("type") == "commit":
+            ref = ref[:10]
+        label = item.get("role") or item.get("type", "")
+        note = f' "{item["note"]}"' if item.get("note") else ""
+        parts.append(f"{label} {ref}{note}".strip())
+    reason = record.fields.get("reason") or (record.body if record.kind == "attempt" else "")
+    if reason:
+        parts.append(f'"{str(reason).strip().splitlines()[0][:160]}"')
+    return "; ".join(parts)
+
+
+def verify_line(path: str | None, span: Sequence[int] | None) -> str:
+    if not path:
+        return ""
+    if span and len(span) >= 2:
+        return f"read {path}:{span[0]}-{span[1]}"
+    return f"read {path}"
+
+
+def detail_lines(record: Record) -> tuple[str, ...]:
+    f = record.fields
+    out: list[str] = []
+    if record.kind == "decision":
+        if f.get("chosen"):
+            out.append(f"chosen: {f['chosen']}")
+        out += [
+            f"rejected: {a.get('option', '')} — {a.get('why_not', '')}".rstrip(" —") for a in f.get("alternatives", [])
+        ]
+    elif record.kind == "constraint" and f.get("rule") and str(f["rule"]).strip() != record.title.strip():
+        out.append(f"rule: {f['rule']}")
+    elif record.kind == "gotcha":
+        out += [f"{k}: {f[k]}" for k in ("symptom", "cause", "workaround") if f.get(k)]
+    elif record.kind == "attempt" and f.get("outcome"):
+        out.append(f"outcome: {f['outcome']}" + (f"; retry when: {f['retry_when']}" if f.get("retry_when") else ""))
+    return tuple(out)
+
+
+def entry_of(
+    record: Record,
+    status: Status,
+    *,
+    confirmed: bool,
+    why: str = "",
+    path: str | None = None,
+    symbol: str | None = None,
+    span: Sequence[int] | None = None,
+    at: str = "",
+) -> Entry:
+    """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known."""
+    anchor = subject_anchor(record)
+    on = ""
+    if path:
+        on = f"{path}::{symbol}" if symbol else path
+    elif anchor is not None:
+        on = format_anchor(anchor)
+    if not path and anchor is not None:
+        path, span = anchor.get("path"), anchor.get("span")
+    return Entry(
+        id=record.id,
+        kind=record.kind,
+        title=record.title,
+        state=status.state,
+        trust=agent_trust(record, status, confirmed),
+        on=on,
+        verified_at=at or (str(anchor.get("commit", "")) if anchor else ""),
+        evidence=evidence_line(record),
+        verify=verify_line(path if path and not path.endswith("/") else None, span),
+        why=why,
+        detail=detail_lines(record),
+        author="agent" if record.provenance.get("author_kind") == "agent" else "",
+        severity=str(record.fields.get("severity", "")) if record.kind == "constraint" else "",
+    )

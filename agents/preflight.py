@@ -1,0 +1,154 @@
+"""`comind preflight --diff [RANGE] | --staged`: the check before the commit.
+
+The change (a range, the working tree or the index, written as a commit by `worktree`) goes
+through the same producers as `comind check` (compiled constraints, the dead-end rulebook), then
+the records anchored to the files and symbols it touches are added: rejected alternatives of
+decisions there, constraints, gotchas and attempts, each with status, trust and evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from comind.checks.change import compute_change
+from comind.checks.findings import LEVELS, Report
+from comind.checks.run import CheckRun, constraint_violations, dead_ends
+from comind.errors import ComindError
+from comind.status import Status
+
+from .entries import entry_of, person_confirmed
+from .render import Entry
+from .worktree import uncommitted_commit
+
+if TYPE_CHECKING:
+    from comind.ledger import Ledger
+    from comind.records import Record
+    from comind.workspace import Workspace
+
+HIDDEN = ("quarantined", "retracted", "superseded")
+SECTIONS = {
+    "reproposes": "re-proposes a dead end",
+    "breaks": "breaks a constraint",
+    "rejected": "rejected alternatives on this code",
+    "anchored": "on the code it touches",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    section: str
+    level: str  # note | warning | error
+    entry: Entry
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"section": self.section, "level": self.level, "message": self.message, **self.entry.to_json()}
+
+
+@dataclass
+class Preflight:
+    mode: str
+    base: str | None
+    head: str | None
+    items: list[Item] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)
+
+    def exit_code(self, fail_level: str) -> int:
+        if fail_level == "none":
+            return 0
+        floor = LEVELS.index(fail_level)
+        return 1 if any(LEVELS.index(i.level) >= floor for i in self.items) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "mode": self.mode,
+            "base": self.base,
+            "head": self.head,
+            "touched": self.touched,
+            "items": [i.to_json() for i in self.items],
+            "warnings": self.warnings,
+        }
+
+
+def resolve(ws: Workspace, spec: str | None, *, staged: bool) -> tuple[str, str]:
+    """(base, head) commits: `A..B`, `A...B` (from their merge base), `A` (the working tree
+    against A) or nothing (the working tree, or the index, against HEAD), as `git diff` reads them."""
+    index = ws.index
+    if ws.head() is None:
+        raise ComindError("preflight: the repository has no commit to compare with")
+
+    def commit(rev: str) -> str:
+        return str(index.resolve(rev or "HEAD").id)
+
+    if spec and "..." in spec:
+        a, _, b = spec.partition("...")
+        head = commit(b)
+        found = index.repo.merge_base(commit(a), head)
+        if found is None:
+            raise ComindError(f"--diff {spec}: no common ancestor")
+        return str(found), head
+    if spec and ".." in spec:
+        a, _, b = spec.partition("..")
+        return commit(a), commit(b)
+    base = commit(spec or "HEAD")
+    return base, uncommitted_commit(ws.root, ws.head_dir, base, staged=staged)
+
+
+def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: str = "diff") -> Preflight:
+    index = ws.index
+    change = compute_change(index, base, head)
+    run = CheckRun(ws, ledger, base, head, change, index.snapshot(head), index.snapshot(base), record_enforced=False)
+    report = Report(base=base, head=head, repo=ws.repo_name)
+    constraint_violations(run, report)
+    dead_ends(run, report)
+    result = Preflight(mode, base, head, warnings=list(report.warnings))
+    touched = run.touched_symbols()
+    result.touched = sorted(f"{p}::{q}" for p, q in touched) or sorted(change.paths)
+    records = {r.id: r for r in run.records}
+    confirmed = person_confirmed(ledger.relations())
+    seen: set[str] = set()
+    for f in report.sorted():
+        record = records.get(f.record_id or "")
+        if record is None or record.id in seen:
+            continue
+        section = "breaks" if f.type == "violation" else "rejected" if record.kind == "decision" else "reproposes"
+        status = run.statuses([record])[record.id]
+        entry = entry_of(record, status, confirmed=record.id in confirmed, why=f.message[:200])
+        result.items.append(Item(section, f.level, entry, f.message))
+        seen.add(record.id)
+    names = sorted({q.rsplit(".", 1)[-1] for _, q in touched})
+    near = [r for r in ledger.anchored_near(sorted(change.paths), names) if r.kind != "relation" and r.id not in seen]
+    derived = run.statuses(near)
+    for record in near:
+        how = _on_touched(record, change.paths, touched)
+        status = derived[record.id]
+        if how is None or status.state in HIDDEN or status.trust == 0:
+            continue
+        section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
+        entry = _entry(record, status, record.id in confirmed, how)
+        result.items.append(Item(section, "note", entry, how))
+        seen.add(record.id)
+    order = list(SECTIONS)
+    result.items.sort(key=lambda i: (order.index(i.section), -LEVELS.index(i.level), i.entry.kind, i.entry.id))
+    return result
+
+
+def _entry(record: Record, status: Status, confirmed: bool, why: str) -> Entry:
+    return entry_of(record, status, confirmed=confirmed, why=why)
+
+
+def _on_touched(record: Record, paths: set[str], touched: set[tuple[str, str]]) -> str | None:
+    """How a record's anchor is on the change: a symbol it touches, or a file (or folder) it changes."""
+    for anchor in record.anchors:
+        path = anchor.get("path")
+        if not path:
+            continue
+        symbol = anchor.get("symbol")
+        if symbol and any(p == path and (q == symbol or q.startswith(symbol + ".")) for p, q in touched):
+            return f"on {path}::{symbol}, which the change touches"
+        if not symbol and (path in paths or (path.endswith("/") and any(p.startswith(path) for p in paths))):
+            return f"on {path}, which the change edits"
+    return None

@@ -1,0 +1,134 @@
+"""`comind preflight --plan`: records ranked for a plan in words, deterministic, no model.
+
+score = 0.45 relevance (FTS5 BM25 over title, trigger and body, scaled to the best match)
+      + 0.25 anchor proximity (--on: the same symbol 1, the same file 0.7, the same folder 0.3)
+      + 0.10 kind + 0.10 trust + 0.10 freshness (status, then age: half-weight after a year).
+Only records with some relevance or proximity are ranked; ties go by record id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from comind.records import Record
+from comind.status import Status
+
+WEIGHTS = {"relevance": 0.45, "proximity": 0.25, "kind": 0.10, "trust": 0.10, "freshness": 0.10}
+KIND = {"attempt": 1.0, "constraint": 0.9, "gotcha": 0.8, "decision": 0.7, "intent": 0.4, "question": 0.3}
+FRESH = {"active": 1.0, "stale": 0.6, "unverifiable": 0.5, "dormant": 0.4, "orphaned": 0.2}
+STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "when",
+        "then",
+        "than",
+        "have",
+        "has",
+        "not",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "can",
+        "its",
+        "our",
+        "use",
+        "add",
+        "make",
+        "new",
+        "fix",
+        "via",
+        "per",
+        "all",
+        "any",
+        "but",
+        "also",
+        "only",
+        "just",
+        "more",
+        "some",
+        "each",
+    ]
+)
+
+
+def plan_words(text: str) -> list[str]:
+    return [w for w in dict.fromkeys(re.findall(r"[a-z0-9_]{3,}", text.lower())) if w not in STOP]
+
+
+def proximity(record: Record, on: Sequence[Mapping[str, Any]]) -> tuple[float, str]:
+    best, how = 0.0, ""
+    for target in on:
+        tpath, tsym = target.get("path"), target.get("symbol")
+        for a in record.anchors:
+            path, sym = a.get("path"), a.get("symbol")
+            if not path or not tpath:
+                continue
+            if path == tpath and tsym and sym and (sym == tsym or sym.startswith(tsym + ".")):
+                score, why = 1.0, f"on {path}::{sym}"
+            elif path == tpath or (path.endswith("/") and tpath.startswith(path)):
+                score, why = 0.7, f"on {path}"
+            elif path.rsplit("/", 1)[0] == tpath.rsplit("/", 1)[0]:
+                score, why = 0.3, f"in the folder of {tpath}"
+            else:
+                continue
+            if score > best:
+                best, how = score, why
+    return best, how
+
+
+@dataclass(frozen=True)
+class Ranked:
+    record: Record
+    status: Status
+    score: float
+    parts: dict[str, float]
+    why: str
+
+
+def rank(
+    records: Sequence[Record],
+    statuses: Mapping[str, Status],
+    relevance: Mapping[str, float],
+    now: datetime,
+    on: Sequence[Mapping[str, Any]] = (),
+    limit: int = 10,
+) -> list[Ranked]:
+    top = max(relevance.values(), default=0.0) or 1.0
+    out = []
+    for record in records:
+        status = statuses.get(record.id)
+        if status is None or status.state not in FRESH or status.trust == 0:
+            continue
+        near, how = proximity(record, on)
+        rel = max(relevance.get(record.id, 0.0), 0.0) / top
+        if rel <= 0 and near <= 0:
+            continue
+        created = datetime.fromisoformat(record.created_at.replace("Z", "+00:00"))
+        age = max((now - created).days, 0)
+        parts = {
+            "relevance": round(rel, 4),
+            "proximity": near,
+            "kind": KIND.get(record.kind, 0.2),
+            "trust": status.trust / 4,
+            "freshness": round(FRESH[status.state] * (0.5 + 0.5 * 0.5 ** (age / 365)), 4),
+        }
+        score = round(sum(WEIGHTS[k] * v for k, v in parts.items()), 4)
+        why = "; ".join(filter(None, [f"matches the plan's words ({rel:.2f})" if rel else "", how]))
+        out.append(Ranked(record, status, score, parts, why))
+    out.sort(key=lambda r: (-r.score, r.record.id))
+    return out[:limit]

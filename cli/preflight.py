@@ -1,0 +1,93 @@
+"""comind preflight: what a change re-proposes, breaks or touches, before it is committed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+FORMATS = ("text", "json", "agent")
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "preflight",
+        parents=[common],
+        help="before the commit: dead ends, constraints and records on what a change touches",
+        description="Check a change before it is committed: --diff RANGE (A..B, A...B, or A: the working tree "
+        "against A; none: the working tree, untracked files included, against HEAD) or --staged (the index). "
+        "Exit codes as comind check.",
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--diff", nargs="?", const="", metavar="RANGE", help="a range, or the working tree")
+    what.add_argument("--staged", action="store_true", help="the staged change")
+    what.add_argument("--plan", metavar="FILE", help="a plan in words (a file, or - for stdin): records ranked for it")
+    p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="--plan: code the plan is about")
+    p.add_argument("--limit", type=int, default=10, help="--plan: at most this many records (default 10)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or agent")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from comind.agents.preflight import SECTIONS, preflight_change, resolve
+    from comind.agents.render import render
+    from comind.cli import workspace
+    from comind.query import open_ledger
+
+    ws = workspace(args)
+    if args.plan is not None:
+        result = _plan(ws, args)
+    else:
+        base, head = resolve(ws, args.diff or None, staged=args.staged)
+        result = preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
+    for warning in result.warnings:
+        print(f"comind: warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
+    elif args.format == "agent":
+        block = render([i.entry for i in result.items], attributes={"on": "preflight"})
+        if block.text:
+            print(block.text)
+    else:
+        if not result.items:
+            print("comind preflight: nothing re-proposed, no constraint broken, no record on what it touches")
+        last = None
+        for item in result.items:
+            if item.section != last:
+                print(f"{SECTIONS.get(item.section, 'ranked for the plan')}:")
+                last = item.section
+            e = item.entry
+            print(f"  {item.level:<7} {e.kind:<10} T{e.trust} {e.state:<10} {e.id[-8:]}  {e.title}")
+            if item.message:
+                print(f"          {item.message[:300]}")
+            if e.verify:
+                print(f"          {e.verify}")
+    return int(result.exit_code(ws.config.fail_level))
+
+
+def _plan(ws: Any, args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    from comind.agents.entries import entry_of, person_confirmed
+    from comind.agents.preflight import Item, Preflight
+    from comind.agents.ranking import plan_words, rank
+    from comind.anchors import parse_anchor
+    from comind.errors import ComindError
+    from comind.query import current_time, open_ledger, statuses
+
+    try:
+        text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ComindError(f"--plan {args.plan}: cannot read it ({exc})") from None
+    on = [parse_anchor(a) for a in args.on]
+    ledger = open_ledger(ws)
+    records = [r for r in ledger.all() if r.kind != "relation"]
+    derived = statuses(ws, ledger, records)
+    ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, args.limit)
+    confirmed = person_confirmed(ledger.relations())
+    result = Preflight("plan", None, ws.head())
+    for r in ranked:
+        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=f"score {r.score}: {r.why}")
+        result.items.append(Item("plan", "note", entry, entry.why))
+    return result

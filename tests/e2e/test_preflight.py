@@ -1,0 +1,85 @@
+"""`comind preflight` on real repositories: uncommitted changes, renames, a binary file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gitrepo import GitRepo
+
+PERM = (
+    "class Checker:\n    def check(self, user, perm):\n"
+    "        grants = load_grants(user.id)\n        return perm in grants\n"
+)
+CACHED = (
+    "import redis\n\n_cache = redis.Redis(host='localhost', port=6379)\n\n\nclass Checker:\n"
+    "    def check(self, user, perm):\n        cached = _cache.get(f'grants:{user.id}')\n"
+    "        if cached is None:\n            cached = load_grants(user.id)\n"
+    "            _cache.set(f'grants:{user.id}', cached, ex=300)\n        return perm in cached\n"
+)
+
+
+def _reverted(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.write("app/other.py", "def other():\n    return 1\n" * 5)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    cached = repo.commit("Cache permission checks in Redis")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n\nStale grants.\n',
+    )
+    return repo
+
+
+def test_working_tree_change_reproposing_a_dead_end_fails(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    assert cli(repo.path, "harvest").code == 0
+    repo.write("app/perm.py", CACHED)  # uncommitted
+    repo.write("app/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary")  # untracked, binary
+    repo.git("mv", "app/other.py", "app/renamed.py")  # a rename
+    result = cli(repo.path, "preflight", "--diff", "--format", "json")
+    assert result.code == 1, result.err
+    data = json.loads(result.out)
+    assert next(i["section"] for i in data["items"]) == "reproposes"
+    assert "Cache permission checks in Redis" in data["items"][0]["title"]
+    agent = cli(repo.path, "preflight", "--diff", "--format", "agent")
+    assert agent.out.startswith('<comind-ledger source="comind"')
+    assert "[attempt · T" in agent.out and "verify: read app/perm.py" in agent.out
+    assert repo.git("status", "--porcelain").count("\n") == 3  # nothing staged or written by preflight
+
+
+def test_clean_and_staged(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    clean = cli(repo.path, "preflight", "--staged")
+    assert clean.code == 0 and "nothing re-proposed" in clean.out
+    repo.write("app/perm.py", CACHED)
+    assert cli(repo.path, "preflight", "--staged").code == 0  # not staged yet
+    repo.git("add", "app/perm.py")
+    assert cli(repo.path, "preflight", "--staged").code == 1
+
+
+def test_bad_range_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    result = cli(repo.path, "preflight", "--diff", "nosuch..HEAD")
+    assert result.code == 2 and "comind:" in result.err
+
+
+def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis to speed up Checker.check\n")
+    first = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app/perm.py", "--format", "json")
+    again = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app/perm.py", "--format", "json")
+    assert first.code == 0 and first.out == again.out  # deterministic
+    items = json.loads(first.out)["items"]
+    assert items and items[0]["kind"] == "attempt" and "Redis" in items[0]["title"]
+    assert cli(repo.path, "preflight", "--plan", str(tmp_path / "missing.md")).code == 2
