@@ -1,20 +1,18 @@
 """Dead ends: does the change re-propose an approach that already failed?
 
 An attempt carries its approach fingerprint (the normalised lines its change added and removed,
-per file). A change re-proposes it when it re-adds (and re-removes) enough of the attempt's
-informative lines — `dead_end_threshold` of them, and at least `dead_end_min_lines`, or all of them
-for a smaller attempt, or a piece of it that is nearly all of the change; when it moves
-a dependency into an attempt's failing range; or when it matches an attempt's compiled pattern.
-Titles and commit messages that name a rejected alternative anchored to the touched code are a
-note. An attempt whose retry condition is met reports a note, not a failure; a relanded (retracted)
-or superseded attempt reports nothing.
+per file). The rules of `comind.rulebook` (D1-D12, and L1-L2 for which lines count) decide when a
+change re-proposes it: by its lines, the files it created, its whole edit, a dependency move or a
+compiled pattern. Titles and commit messages that name a rejected alternative anchored to the
+touched code are a note. An attempt whose retry condition is met reports a note, not a failure; a
+relanded (retracted) or superseded attempt reports nothing.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from comind.checks.context import CheckContext
@@ -33,163 +31,33 @@ from comind.deps import (
 from comind.harvest.approach import Approach, FileChange, Line, bookkeeping
 from comind.harvest.walker import walk
 from comind.records import Record, short_id
+from comind.rule import Match
+from comind.rulebook import (
+    BY_ID,
+    DEFAULT,
+    BaseRule,
+    DependencyMove,
+    EditedLine,
+    InformativeLine,
+    Pattern,
+    RuleBook,
+    Verdict,
+    judge_match,
+    rules_of,
+    words,
+)
 
 if TYPE_CHECKING:
     from comind.checks.run import CheckRun
 
-INFORMATIVE_CHARS = 8  # shorter normalised lines (`return x`, `pass`, `i += 1`) say too little
-FUZZY_WORK = 20_000  # line pairs compared word by word per file name at most (a vendored file is no approach)
-# A match of fewer lines than this must be at least this share of the change's own lines (match_kind).
-SMALL_MATCH, SMALL_SHARE = 4, 0.25
-# A change that is nearly all (this share of its own lines) a piece of an attempt (`dead_end_min_lines`
-# or more, and this share of the attempt) brings that piece back (match_kind).
-PIECE_OF_CHANGE, PIECE_OF_ATTEMPT = 0.9, 0.1
-# So does one that brings back a large piece (this many lines, this share of the attempt, making this
-# share of the change, more than half of them in files named like the attempt's): a reverted change
-# written again with half of it reworked (match_kind).
-LARGE_PIECE, LARGE_OF_ATTEMPT, LARGE_OF_CHANGE, LARGE_IN_PLACE = 40, 0.3, 0.4, 0.5
-# So does one that adds again this share of what the attempt added (`dead_end_min_lines` or more), mostly
-# in its files, making `SMALL_SHARE` of the change: what an attempt removed, its revert put back where
-# later work edits it, so a reland often cannot remove it again as it was (match_kind).
-ADDED_OF_ATTEMPT = 0.5
-# A match mostly in files named unlike the attempt's that is under this share of the change is
-# incidental: generated lines recur across a codebase (match_kind).
-ELSEWHERE_OF_CHANGE = 0.1
-# Removals alone (the change brings back none of the attempt's lines) count from this share of the change.
-REMOVALS_SHARE = 0.05
+__all__ = ["ChangeLines", "Match", "Verdict", "informative", "is_match", "judge", "match_lines"]
+
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
-# Words that say nothing about an approach on their own: control flow, declarations, literals.
-_KEYWORDS = frozenset(
-    {
-        "if",
-        "else",
-        "elif",
-        "elsif",
-        "for",
-        "foreach",
-        "while",
-        "do",
-        "try",
-        "catch",
-        "except",
-        "finally",
-        "return",
-        "break",
-        "continue",
-        "pass",
-        "end",
-        "then",
-        "fi",
-        "done",
-        "esac",
-        "switch",
-        "case",
-        "default",
-        "goto",
-        "throw",
-        "throws",
-        "raise",
-        "yield",
-        "await",
-        "async",
-        "with",
-        "as",
-        "in",
-        "of",
-        "is",
-        "not",
-        "and",
-        "or",
-        "true",
-        "false",
-        "null",
-        "none",
-        "nil",
-        "undefined",
-        "void",
-        "self",
-        "this",
-        "super",
-        "new",
-        "delete",
-        "typeof",
-        "instanceof",
-        "def",
-        "function",
-        "fn",
-        "func",
-        "lambda",
-        "class",
-        "struct",
-        "enum",
-        "interface",
-        "trait",
-        "impl",
-        "type",
-        "const",
-        "let",
-        "var",
-        "val",
-        "mut",
-        "static",
-        "public",
-        "private",
-        "protected",
-        "internal",
-        "final",
-        "override",
-        "abstract",
-        "export",
-        "from",
-        "package",
-        "module",
-        "unsafe",
-        "pub",
-    }
-)
 
-
-@lru_cache(maxsize=1 << 16)
-def informative(text: str) -> bool:
-    """A normalised line that can say something about an approach: at least 8 characters, 4 of them
-    letters or digits, and at least two words that are not keywords. `} else {`, `} finally {`,
-    `return None`, an identifier alone (`cleanUrl,` in a wrapped import list, `'node_modules',`)
-    recur everywhere: a change that re-adds them re-proposes nothing."""
-    if len(text) < INFORMATIVE_CHARS or sum(map(str.isalnum, text)) < INFORMATIVE_CHARS // 2:
-        return False
-    words = 0
-    for word in _TOKEN.findall(text):
-        if word.lower() not in _KEYWORDS:
-            words += 1
-            if words >= 2:
-                return True
-    return False
-
-
-class Match:
-    def __init__(
-        self,
-        matched: int,
-        total: int,
-        where: tuple[str, int] | None,
-        local: int | None = None,
-        own: int = 0,
-        recreated: tuple[str, ...] = (),
-        added: int = 0,
-        added_total: int = 0,
-        edited: int = 0,
-    ) -> None:
-        self.matched = matched
-        self.total = total
-        self.where = where  # first re-added line in the change: (path, line at head)
-        self.local = matched if local is None else local  # matched in a file named like one the attempt touched
-        self.own = own  # the change's own informative lines (net)
-        self.recreated = recreated  # the attempt created only these files, and the change creates them again
-        self.added = added  # of `matched`, the attempt's added lines the change adds again
-        self.added_total = added_total  # of `total`, the attempt's added lines
-        self.edited = edited  # an attempt with no informative line: the lines of its edit, which the change makes alone
+def informative(text: str, rules: RuleBook = DEFAULT) -> bool:
+    """Can the normalised line say something about an approach (rule L1)?"""
+    return rules.get(InformativeLine).judge(text)
 
 
 def _name(path: str) -> str:
@@ -209,7 +77,8 @@ class ChangeLines:
     a change too small to have informative lines (a CI matrix's `- '17'`), which only that edit
     alone can make again."""
 
-    def __init__(self, change: Approach) -> None:
+    def __init__(self, change: Approach, rules: RuleBook = DEFAULT) -> None:
+        line_rule = rules.get(InformativeLine)
         adds: Counter[str] = Counter()
         removes: Counter[str] = Counter()
         self.first_at: dict[str, tuple[str, int]] = {}
@@ -223,7 +92,7 @@ class ChangeLines:
             made.append(f)
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
                 for ln in lines:
-                    if not ln.trivial and informative(ln.text):
+                    if not ln.trivial and line_rule.judge(ln.text):
                         pool[ln.text] += 1
                         self.files.setdefault((added, ln.text), set()).add(name)
                         self.by_name.setdefault((added, name), []).append(ln.text)
@@ -260,24 +129,24 @@ class ChangeLines:
 
 
 def _tokens(text: str) -> Counter[str]:
-    return Counter(w for w in _TOKEN.findall(text) if w.lower() not in _KEYWORDS)
+    return Counter(words(text))
 
 
-def _edited_again(mine: Counter[str], theirs: Counter[str], candidates: list[str]) -> int:
+def _edited_again(mine: Counter[str], theirs: Counter[str], candidates: list[str], rule: EditedLine) -> int:
     """How many of the attempt's unmatched lines `mine` come back *extended* among `candidates` (the
     change's unmatched lines in files of the same name): every word of the attempt's line is in
     one change line (`len(x.Files) == 0` → `x.Path != "unsafe" && len(x.Files) == 0`). One change
-    line stands for one attempt line; lines of fewer than three words are left to exact matching."""
+    line stands for one attempt line; shorter lines are left to exact matching (rule L2)."""
     pool = [(text, _tokens(text)) for text in candidates if theirs[text] > 0]
-    if not pool or len(pool) * sum(mine.values()) > FUZZY_WORK:
+    if not pool or len(pool) * sum(mine.values()) > rule.count("work"):
         return 0
     found = 0
     for text, n in mine.items():
-        words = _tokens(text)
-        if sum(words.values()) < 3:
+        needed = _tokens(text)
+        if not rule.judge(sum(needed.values())):
             continue
         for _ in range(n):
-            hit = next((k for k, (_, theirs_words) in enumerate(pool) if not words - theirs_words), None)
+            hit = next((k for k, (_, theirs_words) in enumerate(pool) if not needed - theirs_words), None)
             if hit is None:
                 break
             pool.pop(hit)
@@ -285,15 +154,16 @@ def _edited_again(mine: Counter[str], theirs: Counter[str], candidates: list[str
     return found
 
 
-def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines) -> Match:
+def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines, rules: RuleBook = DEFAULT) -> Match:
     """How many of the attempt's informative added/removed lines the change adds/removes again
     (net multisets on both sides, in any file: a moved file still re-proposes the approach; lines
     the attempt itself only moved or re-indented are not part of it; see `ChangeLines`), and how
     many of those the change adds or removes in a file named like one where the attempt did.
     An attempt line the change adds back with more words in a file of the same name counts too
     (`_edited_again`)."""
-    tried = attempt if isinstance(attempt, ChangeLines) else ChangeLines(attempt)
-    lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change)
+    tried = attempt if isinstance(attempt, ChangeLines) else ChangeLines(attempt, rules)
+    lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change, rules)
+    fuzzy = rules.get(EditedLine)
     matched = total = local = 0
     where = None
     re_added = added_total = 0
@@ -314,7 +184,7 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
                 for name in tried.files.get((added, text), ()):
                     left_mine.setdefault(name, Counter())[text] = n - again
         for name, rest in left_mine.items():
-            edited = _edited_again(rest, left_theirs, lines_of.by_name.get((added, name), []))
+            edited = _edited_again(rest, left_theirs, lines_of.by_name.get((added, name), []), fuzzy)
             matched += edited
             local += edited
         if added:
@@ -339,116 +209,19 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines)
     )
 
 
-def match_kind(m: Match, threshold: float, min_lines: int) -> str | None:
-    """Why the change re-proposes the attempt, if it does: "lines" — `threshold` of the attempt's
-    lines and at least `min_lines` of them (an attempt smaller than `min_lines` only when all of it
-    comes back, in the files it touched: one or two lines alone, `return 'utf-8'`, a re-removed
-    condition, recur elsewhere by chance); "files" — the attempt only created files and the change
-    creates every one of them again; "edit" — the attempt has no informative line (`- '17'` in a CI
-    matrix, `blank_issues_enabled: false`) and the change makes its whole edit again and nothing else,
-    line for line in files of the same names: a short line alone says little, the same edit alone
-    after its revert says it all (pnpm's `ci: test on Node.js 17`, reverted and made again).
-
-    Or half of what the attempt added comes back (`ADDED_OF_ATTEMPT`; `min_lines` or more, mostly in
-    its files, a quarter of the change): what it removed, its revert put back in the tree, where later
-    work edits it, so a reland often cannot remove it again as it was (golang's `imports: … (again)`
-    re-adds 9 of the 17 lines the attempt added and finds 4 of the 51 it removed), while what it added
-    was out of the tree and comes back as it was written.
-
-    A change made only of a *piece* of an attempt is not a match: tried on deno, golang/tools and
-    requests, three to ten lines shared with a reverted change of hundreds were mostly chance. Unless
-    the change is little else (`PIECE_*`: nine tenths of its lines, and a tenth of the attempt, at
-    least `min_lines`): then it brings that part back, often the part that was right (pytest's
-    `Add back "Fix teardown error reporting…"`, 24 of its 26 lines; vite's `spread lightningcss
-    options` again, its 3 lines of the attempt's 30; deno's `special op for sending binary data`).
-    Or the piece is large (`LARGE_*`: forty lines or more, three tenths of the attempt, four tenths of
-    the change): a reverted change written again with much of it reworked (deno's `cleanup feature
-    flags` reland, 232 of 470 lines, and its realms reland, 102 of 265; tokio's `LinesCodec` max
-    length, 41 of 72). Forty lines of a reverted change do not come back by chance, in
-    the files it changed: more than half of them must be in files named like the attempt's, since
-    generated lines recur elsewhere (babel's parser fixtures: `"line": 1,` sixty-four times, in
-    `expected.json` files, shared with a reverted change's `tests-harmony.js`).
-    Nor is a small attempt lost in a large change: under `SMALL_MATCH` re-added lines, they must be
-    at least `SMALL_SHARE` of the change's own (a reverted two-line version bump inside a 130-line
-    upgrade is found there by chance as often as not, and a flag a reviewer cannot act on is noise).
-    Nor is a match found mostly in files named unlike the attempt's, in a change it is under a tenth
-    of (`ELSEWHERE_OF_CHANGE`): babel's parser changes re-add a reverted change's AST positions
-    (`"line": 1,`, `"column": 4`, 12 to 192 lines) in their own `output.json` fixtures, among
-    700 to 49,000 lines.
-    And an attempt that added code (`min_lines` lines or more) is what it added: a change that brings
-    none of it back only removes again what the attempt removed — old files deleted for a reason of
-    their own (moving CI elsewhere, dropping an old format), not the approach that failed. An attempt
-    that only removed, or added a line or two, is judged on its removals — unless they are under
-    `REMOVALS_SHARE` of the change: a rework of a thousand lines that also drops the seven an old
-    change dropped does its own clean-up (cargo's namespaced features, vite's pre-bundling rework,
-    deno's removal of a gcloud upload), not the reverted one again."""
-    return _judge(m, threshold, min_lines)[0]
+def judge(m: Match, rules: RuleBook = DEFAULT) -> Verdict:
+    """Does the change re-propose the attempt, by which rule; else the rule it falls short of."""
+    return judge_match(m, rules)
 
 
-def shortfall(m: Match, threshold: float, min_lines: int) -> str:
-    """Which rule of `match_kind` the match falls short of, in words ("" when it is a match)."""
-    return _judge(m, threshold, min_lines)[1]
+def is_match(m: Match, rules: RuleBook = DEFAULT) -> bool:
+    return judge_match(m, rules).kind is not None
 
 
-def _judge(m: Match, threshold: float, min_lines: int) -> tuple[str | None, str]:
-    """(`match_kind`, and when it is None, the rule it falls short of)."""
-    files = "files" if m.recreated else None
-    if not m.total:
-        if files or m.edited:
-            return files or "edit", ""
-        return None, "the attempt has no informative lines, and the change does not make its whole edit again, alone"
-    said = f"it re-adds {m.matched} of the attempt's {m.total} informative lines"
-    if m.total < min_lines:
-        if m.matched != m.total or m.local != m.total:
-            return files, f"{said}: an attempt under {min_lines} lines must come back whole, in the files it touched"
-    elif m.matched < min_lines:
-        return files, f"{said}: a match needs at least {min_lines}"
-    elif m.matched / m.total < threshold and not _piece(m) and not _added_again(m, min_lines):
-        return files, (
-            f"{said}: a match needs {threshold:.0%} of them, or {ADDED_OF_ATTEMPT:.0%} of the "
-            f"{m.added_total} it added; or, as a part brought back, {PIECE_OF_ATTEMPT:.0%} of them making "
-            f"{PIECE_OF_CHANGE:.0%} of the change's {m.own} own lines, or {LARGE_PIECE} lines and "
-            f"{LARGE_OF_ATTEMPT:.0%} of them making {LARGE_OF_CHANGE:.0%}, mostly in its files"
-        )
-    if m.matched < SMALL_MATCH and m.matched < SMALL_SHARE * m.own:
-        return files, (
-            f"{said}: under {SMALL_MATCH} lines, they must make {SMALL_SHARE:.0%} of the change's {m.own} own lines"
-        )
-    if 2 * m.local < m.matched and m.matched < ELSEWHERE_OF_CHANGE * m.own:
-        return files, (
-            f"{said}, {m.matched - m.local} of them in files named unlike its own: mostly elsewhere, "
-            f"they must make {ELSEWHERE_OF_CHANGE:.0%} of the change's {m.own} own lines"
-        )
-    if not m.added and not (m.added_total < min_lines and m.matched >= REMOVALS_SHARE * m.own):
-        return files, (
-            f"{said}, none of those it added: removing again what it removed is judged only for an "
-            f"attempt that added under {min_lines} lines, and only at {REMOVALS_SHARE:.0%} of the change"
-        )
-    return "lines", ""
-
-
-def _added_again(m: Match, min_lines: int) -> bool:
-    return (
-        m.added >= min_lines
-        and m.added >= ADDED_OF_ATTEMPT * m.added_total
-        and m.matched >= SMALL_SHARE * m.own
-        and 2 * m.local > m.matched
-    )
-
-
-def _piece(m: Match) -> bool:
-    if m.matched >= PIECE_OF_CHANGE * m.own and m.matched >= PIECE_OF_ATTEMPT * m.total:
-        return True
-    return (
-        m.matched >= LARGE_PIECE
-        and m.matched >= LARGE_OF_ATTEMPT * m.total
-        and m.matched >= LARGE_OF_CHANGE * m.own
-        and m.local > LARGE_IN_PLACE * m.matched
-    )
-
-
-def is_match(m: Match, threshold: float, min_lines: int) -> bool:
-    return match_kind(m, threshold, min_lines) is not None
+def rule_label(rule: type[BaseRule] | BaseRule | str) -> str:
+    """`rule D1 share`: how a finding names the rule that raised it."""
+    cls = BY_ID[rule] if isinstance(rule, str) else rule
+    return f"rule {cls.id} {cls.name}"
 
 
 def describe(m: Match, kind: str) -> str:
@@ -504,12 +277,12 @@ def _evidence_text(record: Record) -> str:
 def report_dead_ends(run: CheckRun, report: Report) -> None:
     if run.change is None:
         return  # nothing is being proposed: --all checks the code, not a change
-    config = run.ws.config
+    rules = rules_of(run.ws.config)
     attempts = [r for r in run.records if r.kind == "attempt"]
     if not attempts:
         return
     derived = run.statuses(attempts)
-    change = ChangeLines(run.change.approach)
+    change = ChangeLines(run.change.approach, rules)
     dep_moves = _dependency_moves(run)
     patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
     relanded = _relanded_here(run, [r for r in attempts if derived[r.id].state == "retracted"])
@@ -523,28 +296,29 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         retry = next((n for n in status.notes if n.startswith("retry condition met")), None)
         reason = record.fields.get("reason") or record.body or ""
         what = _evidence_text(record)
-        found: list[tuple[str, str | None, int | None]] = []  # (message, path, line)
+        found: list[tuple[str, str | None, int | None, str]] = []  # (message, path, line, rule)
         attempt_approach = fingerprint_of(record)
         if attempt_approach is not None:
-            m = match_lines(attempt_approach, change)
-            kind = match_kind(m, config.dead_end_threshold, config.dead_end_min_lines)
-            if kind:
+            m = match_lines(attempt_approach, change, rules)
+            verdict = judge(m, rules)
+            if verdict.kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
-                found.append((f"{describe(m, kind)} of {what}", path, line))
-        for dep, _before, version, path in moves_into(record.anchors, dep_moves, config.dead_end_threshold):
+                found.append((f"{describe(m, verdict.kind)} of {what}", path, line, rule_label(verdict.rule)))
+        for dep, _before, version, path in moves_into(record.anchors, dep_moves, rules):
             found.append(
                 (
                     f"This moves {dep['package']} to {version}, inside {dep['version_range']}, the range of {what}",
                     path,
                     None,
+                    rule_label(DependencyMove),
                 )
             )
-        if record.id in patterns:
+        if record.id in patterns and rules.get(Pattern).judge(1):
             path, line = patterns[record.id]
-            found.append((f"This matches the pattern of {what}", path, line))
+            found.append((f"This matches the pattern of {what}", path, line, rule_label(Pattern)))
         if not found:
             continue
-        message, path, line = found[0]
+        message, path, line, rule = found[0]
         message += f": {reason.strip()}" if reason.strip() else ""
         if retry:
             message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
@@ -554,7 +328,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             Finding(
                 type="retry" if retry else "dead_end",
                 level="note" if retry else "error",
-                title=f"{'Retry of' if retry else 'Re-proposes'} a dead end: {record.title}",
+                title=f"{'Retry of' if retry else 'Re-proposes'} a dead end ({rule}): {record.title}",
                 message=message,
                 fingerprint=fingerprint("dead_end", record.id),
                 record_id=record.id,
@@ -597,7 +371,7 @@ def _report_reland(run: CheckRun, record: Record, relation: Record, change: Chan
     sha = str(relation.provenance.get("head_commit", ""))
     attempt_approach = fingerprint_of(record)
     path = line = None
-    if attempt_approach is not None and (m := match_lines(attempt_approach, change)).where:
+    if attempt_approach is not None and (m := match_lines(attempt_approach, change, rules_of(run.ws.config))).where:
         path, line = m.where
     message = f"{sha[:7]} relands {what}" + (f": {reason}" if reason else "")
     message += ("" if message.endswith((".", "!", "?")) else ".") + " Check that it no longer fails that way."
@@ -694,15 +468,13 @@ def dependency_ranges(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def moves_into(
-    anchors: list[dict[str, Any]], moves: Moves, threshold: float
+    anchors: list[dict[str, Any]], moves: Moves, rules: RuleBook = DEFAULT
 ) -> list[tuple[dict[str, Any], str | None, str, str]]:
     """(dep, version before, version after, manifest path) for each dependency the moves take into
     an attempt's range from outside it: the attempt's dependency move again.
 
-    A range someone declared (`dep:pypi/lance@<0.8`) counts alone. Exact versions are what a
-    harvested change moved its dependencies to; like its lines, `threshold` of them must move there
-    again: a reverted lockfile refresh moved fifty crates, and a later update that lands one of them
-    on the same version is chance (cargo's `Revert Cargo.lock`, requests' `revert lock change`)."""
+    A range someone declared (`dep:pypi/lance@<0.8`) counts alone; exact versions (what a harvested
+    change moved its dependencies to) count as rule D11 says."""
 
     declared: list[tuple[dict[str, Any], str | None, str, str]] = []
     exact: list[tuple[dict[str, Any], str | None, str, str]] = []
@@ -717,7 +489,7 @@ def moves_into(
             and not (moved[0] and _in_range(dep["ecosystem"], moved[0], dep["version_range"]))
         ):
             (exact if is_exact else declared).append((dep, *moved))
-    return declared + (exact if exact and len(exact) >= threshold * pinned else [])
+    return declared + (exact if rules.get(DependencyMove).judge(len(exact), pinned, rules) else [])
 
 
 def _is_manifest(path: str) -> bool:

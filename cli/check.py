@@ -47,6 +47,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="also write FORMAT to FILE, in an existing folder (repeatable), e.g. --output sarif=comind.sarif",
     )
     p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
+    p.add_argument("--list-rules", action="store_true", help="print the rulebook (ids, options, defaults) and exit")
     p.set_defaults(handler=run)
 
 
@@ -94,6 +95,11 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import use_colour
 
+    if args.list_rules:
+        from comind.rulebook import listing
+
+        sys.stdout.write(listing())
+        return 0
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()

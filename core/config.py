@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from comind.errors import ComindError
+from comind.rulebook import parse_overrides
 
 CONFIG_FILE = ".comind.yml"
 
@@ -155,6 +156,12 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_int,
         3,
         "an attempt with fewer non-trivial lines than this is matched only on the whole of them",
+    ),
+    Setting(
+        "dead_ends",
+        parse_overrides,
+        {},
+        "options of the dead-end, revert and reland rules, e.g. {D5.lines: 50} (comind check --list-rules)",
     ),
     Setting(
         "fail_level",

@@ -8,8 +8,8 @@ oldest first: a squash or a direct push is one change, a merge is the change its
 diff makes (what `comind check` sees on that merge request), and a run of commits one committer
 wrote in the same second (GitHub's rebase-and-merge, a rebased push: they landed together, and a
 merge request saw them as one change) is the change from the run's base to its last commit. At
-each landing C the matcher of `comind check` (`checks.deadends.match_lines` and `match_kind`, the configured
-`dead_end_threshold` and `dead_end_min_lines`, and `moves_into`: a dependency moved again to a version a
+each landing C the matcher of `comind check` (`checks.deadends.match_lines` and the rules of the configured
+rulebook, `comind.rulebook`, and `moves_into`: a dependency moved again to a version a
 reverted change moved it to, as a lockfile-only bump is) runs C's change against every attempt whose
 revert landed strictly before C and that no reland retired before C.
 
@@ -61,10 +61,10 @@ from comind.checks.deadends import (
     dependency_moves,
     dependency_ranges,
     fingerprint_of,
-    match_kind,
+    judge,
     match_lines,
     moves_into,
-    shortfall,
+    rule_label,
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
@@ -75,17 +75,27 @@ from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.walker import CommitInfo, walk
 from comind.records import Record
+from comind.rulebook import (
+    DEFAULT,
+    Brought,
+    DependencyMove,
+    HadAlready,
+    RelandedBefore,
+    RevertedRef,
+    RevertFirst,
+    RuleBook,
+    SameSubject,
+    SquashedCycle,
+    Undone,
+    Verdict,
+    rules_of,
+)
 from comind.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5
 PROGRESS_EVERY = 500
 NEAR_MISS = 3  # shared lines from which a pair that is no match is listed (`--near-misses`)
-# A landing relands nothing when the tree before it had this share of the attempts' informative added
-# lines already (attempts of this many lines or more: fewer say too little). Nearly all: at half, a reland
-# of tests was skipped for lines other tests of the same file hold (pytest's `Add back "Fix teardown…"`,
-# 68%; deno's, undici's and astro's flagged relands, 50-60%).
-HAD_SHARE, HAD_MIN = 0.9, 3
 
 
 # -- the repository under evaluation ----------------------------------------------------------
@@ -154,6 +164,7 @@ class History:
     records: list[tuple[int, Record]]  # (index in `commits`, record)
     attempts: list[Attempt] = field(default_factory=list)
     seconds: float = 0.0
+    rules: RuleBook = DEFAULT
 
 
 def _tip(ws: Workspace) -> str:
@@ -226,7 +237,7 @@ def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> Histo
             progress("harvesting", n, len(commits))
     if progress:
         progress("harvesting", len(commits), len(commits))
-    history = History(repo, tip, commits, chain, landing, side, base, ctx, records)
+    history = History(repo, tip, commits, chain, landing, side, base, ctx, records, rules=rules_of(ws.config))
     history.attempts = _attempts(history)
     history.seconds = time.perf_counter() - started
     return history
@@ -248,7 +259,7 @@ def _attempts(history: History) -> list[Attempt]:
         described = next((m.described for m in markers if m.described), None)  # "Revert realms from core"
         subject = target.subject if target else (quoted or described or record.title)
         change = fingerprint_of(record)
-        net = ChangeLines(change) if change is not None else None
+        net = ChangeLines(change, history.rules) if change is not None else None
         by_id[record.id] = Attempt(
             record,
             net,
@@ -326,12 +337,12 @@ def _squashed(commit: CommitInfo) -> list[str]:
     return [m.group(1).strip() for m in _SQUASHED.finditer(commit.body)]
 
 
-def _squashed_cycle(landing: Landing) -> bool:
-    """Is the reland a squash-merge bullet, with what it relands among the same bullets?"""
+def _squashed_cycle(landing: Landing, rules: RuleBook) -> bool:
+    """Is the reland a squash-merge bullet, with what it relands among the same bullets (rule E9)?"""
     bullets = _squashed(landing.commit)
     if landing.reland is None or landing.reland_subject not in bullets:
         return False
-    return any(subject_key(b) == landing.reland.relanded for b in bullets)
+    return rules.get(SquashedCycle).judge({subject_key(b) for b in bullets}, landing.reland.relanded)
 
 
 def _pr_title(commit: CommitInfo) -> str | None:
@@ -350,7 +361,8 @@ class Hit:
     attempt: Attempt
     match: Match
     expected: bool
-    kind: str  # `deadends.match_kind` (lines | files | edit), or dependency
+    kind: str  # `deadends.judge` (lines | files | edit), or dependency
+    rule: str = ""  # the rule that flagged it (`comind.rulebook`)
     moved: str = ""  # dependency: "clap 4.5.34 -> 4.5.35"
 
 
@@ -486,6 +498,7 @@ def _landing_json(landing: Landing) -> dict[str, Any]:
             _attempt_json(h.attempt)
             | {
                 "how": h.kind,
+                "rule": h.rule,
                 "matched": h.match.matched,
                 "total": h.match.total,
                 "own": h.match.own,
@@ -679,14 +692,14 @@ def _prefilter(
     return chosen, how
 
 
-def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None) -> Approach | None:
+def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None, rules: RuleBook) -> Approach | None:
     try:
-        return approach(repo, commit.sha, base)
+        return approach(repo, commit.sha, base, rules)
     except (KeyError, ValueError, pygit2.GitError):
         return None
 
 
-def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) -> str | None:
+def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None, rules: RuleBook) -> str | None:
     """Why the landing does not bring the reland it announces, if it does not: it is a merge whose
     diff touches none of the announcing side commit's files (aiohttp merged a release branch's
     CHANGES only: its redone bump reached master otherwise). Files are compared by name, so that a
@@ -700,15 +713,15 @@ def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None) ->
             theirs = _names(repo, side.sha, side.parents[0])
         except (KeyError, ValueError, pygit2.GitError):
             return None
-        if theirs and not mine & theirs:
+        if not rules.get(Brought).judge(mine, theirs):
             return (
                 f"the merge does not bring {side.sha[:10]}, which announced it: its diff touches none of that "
                 "commit's files"
             )
-    return _had_already(repo, landing, before) if before else None
+    return _had_already(repo, landing, before, rules.get(HadAlready)) if before else None
 
 
-def _had_already(repo: pygit2.Repository, landing: Landing, before: str) -> str | None:
+def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: HadAlready) -> str | None:
     """The tree before the landing held (nearly, `HAD_SHARE`) all the added lines of every attempt it relands,
     in the files those attempts touched: someone brought them back before, under a title of its own
     (flask's `new run debug docs` on main, and then `Merge branch '2.2.x'` with the release branch's
@@ -720,11 +733,11 @@ def _had_already(repo: pygit2.Repository, landing: Landing, before: str) -> str 
         if attempt.lines_of is None or change is None:
             return None
         wanted = attempt.lines_of.adds
-        if sum(wanted.values()) < HAD_MIN:
+        if sum(wanted.values()) < rule.count("lines"):
             return None  # too few lines to tell
         have = _lines_at(repo, before, [f.path for f in change.files if f.status != "D"])
         shares.append(sum(min(n, have[text]) for text, n in wanted.items()) / sum(wanted.values()))
-    if not shares or min(shares) < HAD_SHARE:
+    if not rule.judge(shares):
         return None
     return f"the tree had {min(shares):.0%} of what it relands already, before it landed"
 
@@ -802,7 +815,7 @@ def _named(by_subject: Mapping[str, list[Attempt]], reland: Reland) -> list[Atte
     return list(by_subject[keys[0]]) if len(keys) == 1 else []
 
 
-def _relands(history: History, landings: dict[int, Landing]) -> None:
+def _relands(history: History, landings: dict[int, Landing], rules: RuleBook) -> None:
     """Mark the landings that reland something, and the attempts each is expected to match."""
     by_subject: dict[str, list[Attempt]] = defaultdict(list)
     for a in history.attempts:
@@ -814,7 +827,9 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
         if retired is not None and record.fields.get("relation") == "retracts":
             retired_by[history.commits[n].sha].append(retired)
     undone = _undone_in_landing(history)
-    silent = undone | _copies(history)
+    copies = _copies(history)
+    announces = rules.get(Undone)
+    silent = {c for c in undone | copies if not announces.judge(c in undone, c in copies)}
     for index, landing in landings.items():
         announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in silent)]
         title = _pr_title(landing.commit)
@@ -839,13 +854,14 @@ def _relands(history: History, landings: dict[int, Landing]) -> None:
     # change: cargo's second `fmt` shares none of the reverted one's lines.
     keys = _subject_keys(history, undone)
     reverted = {a.reverted for a in history.attempts if a.reverted}
+    same = rules.get(SameSubject)
     for a in history.attempts:
         key = subject_key(a.subject)
         seen = keys.get(key, [])
-        if (
-            not key
-            or len(a.subject.split()) < 2
-            or sum(1 for i, sha in seen if i < a.start and sha not in reverted) > (0 if a.reverted else 1)
+        if not key or not same.judge(
+            len(a.subject.split()),
+            sum(1 for i, sha in seen if i < a.start and sha not in reverted),
+            a.reverted is not None,
         ):
             continue
         # the first landing after the revert, by landing, not by commit date: a merged branch's commit
@@ -905,7 +921,8 @@ def replay(
     given = history is not None
     history = history or harvest_history(ws, progress=progress)
     config = ws.config
-    threshold, min_lines = float(config.dead_end_threshold), int(config.dead_end_min_lines)
+    rules = history.rules = rules_of(config)
+    threshold, min_lines = rules.threshold, rules.min_lines
     result = ReplayResult(ws.repo_name, history.tip, threshold, min_lines, path=str(ws.root))
     result.seconds["harvest"] = history.seconds
     result.commits_walked = len(history.commits)
@@ -924,7 +941,7 @@ def replay(
         for i, sha in enumerate(history.chain)
         if sha not in skip
     }
-    _relands(history, landings)
+    _relands(history, landings, rules)
     reverted_before = _revert_mentions(history)
     index = _Index(a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit)))
     scan_started = time.perf_counter()
@@ -937,23 +954,23 @@ def replay(
         result.commits_scanned += 1
         result.merges_scanned += landing.commit.is_merge
         reland = landing.reland
-        if reland and landing.expected and all(a.start >= i for a in landing.expected):
+        if reland and landing.expected and not rules.get(RevertFirst).judge((a.start for a in landing.expected), i):
             # (later: poetry redid on `develop` a fix that `master` reverted, merged into develop after)
             when = "in the same change" if all(a.start == i for a in landing.expected) else "later, from another branch"
             landing.note = f"its revert landed {when}: no check saw the attempt before it"
             result.relands_skipped.append(landing)
             continue
-        if reland and not landing.expected and _squashed_cycle(landing):
+        if reland and not landing.expected and _squashed_cycle(landing, rules):
             landing.note = "what it relands and its revert were squashed into the same change"
             result.relands_skipped.append(landing)
             continue
-        if reland and landing.expected and all(a.end is not None and a.end < i for a in landing.expected):
+        if reland and rules.get(RelandedBefore).judge((a.end for a in landing.expected), i):
             # `sync typeshed again` after an earlier reland: what it names is no longer reverted
             before = max(a.end or 0 for a in landing.expected)
             landing.note = f"what it relands was relanded before, at landing {before}"
             result.relands_skipped.append(landing)
             continue
-        if reland and (why := _not_brought(history.repo, landing, history.base.get(i))):
+        if reland and (why := _not_brought(history.repo, landing, history.base.get(i), rules)):
             landing.note = why
             result.relands_skipped.append(landing)
             continue
@@ -961,7 +978,7 @@ def replay(
             reland
             and not landing.expected
             and _PR_REF.fullmatch(reland.relanded)
-            and not reverted_before(reland.relanded, i)
+            and not rules.get(RevertedRef).judge(reverted_before(reland.relanded, i))
         ):
             # "reapply #5930" of a change removed otherwise, never reverted: an ordinary commit
             landing.note = f"no earlier message speaks of reverting {reland.relanded!r}: scanned as ordinary"
@@ -970,30 +987,31 @@ def replay(
         if reland:
             result.relands.append(landing)
         if i not in chosen:
-            _explain(landing, None, threshold, min_lines)
+            _explain(landing, None, rules)
             continue
-        change = _change(history.repo, landing.commit, history.base.get(i))
+        change = _change(history.repo, landing.commit, history.base.get(i), rules)
         result.diffs += 1
         if change is None:
             landing.note = "its change could not be read"
             continue
-        lines = ChangeLines(change)
+        lines = ChangeLines(change, rules)
         expected = {id(a) for a in landing.expected}
         for attempt in index.candidates(lines, i):
             assert attempt.lines_of is not None
-            m = match_lines(attempt.lines_of, lines)
-            kind = match_kind(m, threshold, min_lines)
-            if kind:
-                landing.hits.append(Hit(attempt, m, id(attempt) in expected, kind))
-            if m.matched >= NEAR_MISS or kind:
-                result.near_misses.append(_near_miss(landing, attempt, m, kind, id(attempt) in expected))
+            m = match_lines(attempt.lines_of, lines, rules)
+            verdict = judge(m, rules)
+            if verdict.kind:
+                landing.hits.append(Hit(attempt, m, id(attempt) in expected, verdict.kind, verdict.rule))
+            if m.matched >= NEAR_MISS or verdict.kind:
+                result.near_misses.append(_near_miss(landing, attempt, m, verdict, id(attempt) in expected))
         moving = [a for a in index.moving_at(i) if all(h.attempt is not a for h in landing.hits)]
         if moving and any(is_manifest(f.path) for f in change.files):
-            for attempt, moved in _dependency_hits(history, landing, moving, threshold):
-                landing.hits.append(Hit(attempt, Match(0, 0, None), id(attempt) in expected, "dependency", moved))
+            for attempt, moved in _dependency_hits(history, landing, moving, rules):
+                hit = Hit(attempt, Match(0, 0, None), id(attempt) in expected, "dependency", DependencyMove.id, moved)
+                landing.hits.append(hit)
         if landing.hits:
             result.flagged.append(landing)
-        _explain(landing, lines, threshold, min_lines)
+        _explain(landing, lines, rules)
     if progress:
         progress("replaying", total, total)
     result.seconds["replay"] = time.perf_counter() - scan_started
@@ -1001,8 +1019,9 @@ def replay(
     return result
 
 
-def _near_miss(landing: Landing, attempt: Attempt, m: Match, kind: str | None, expected: bool) -> dict[str, Any]:
-    """One pair's figures, as `deadends.Match` holds them: enough to judge it again by another rule."""
+def _near_miss(landing: Landing, attempt: Attempt, m: Match, verdict: Verdict, expected: bool) -> dict[str, Any]:
+    """One pair's figures, as `deadends.Match` holds them, and the rule that decided (for a pair that
+    is no match: the rule it falls short of): enough to judge it again by another rule."""
     return {
         "commit": landing.commit.sha,
         "subject": landing.commit.subject[:200],
@@ -1010,7 +1029,8 @@ def _near_miss(landing: Landing, attempt: Attempt, m: Match, kind: str | None, e
         "expected": expected,
         "attempt": attempt.record.id,
         "title": attempt.subject[:200],
-        "kind": kind,
+        "kind": verdict.kind,
+        "rule": verdict.rule,
         "matched": m.matched,
         "total": m.total,
         "local": m.local,
@@ -1022,7 +1042,7 @@ def _near_miss(landing: Landing, attempt: Attempt, m: Match, kind: str | None, e
 
 
 def _dependency_hits(
-    history: History, landing: Landing, moving: list[Attempt], threshold: float
+    history: History, landing: Landing, moving: list[Attempt], rules: RuleBook
 ) -> list[tuple[Attempt, str]]:
     """The attempts whose dependency move the landing makes again, as `comind check` finds them
     (`deadends.moves_into`), each with what moved."""
@@ -1036,13 +1056,13 @@ def _dependency_hits(
         return []
     out = []
     for attempt in moving:
-        if found := moves_into(attempt.record.anchors, moves, threshold):
+        if found := moves_into(attempt.record.anchors, moves, rules):
             dep, before, version, _path = found[0]
             out.append((attempt, f"{dep['package']} {before or '(none)'} -> {version}"))
     return out
 
 
-def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min_lines: int) -> None:
+def _explain(landing: Landing, change: ChangeLines | None, rules: RuleBook) -> None:
     """Why a reland was not flagged, for the `missed` list."""
     if landing.reland is None or landing.hits:
         return
@@ -1060,4 +1080,5 @@ def _explain(landing: Landing, change: ChangeLines | None, threshold: float, min
     elif change is None:
         landing.note = "it re-adds none of the attempt's informative lines"
     else:
-        landing.note = shortfall(match_lines(best.lines_of, change), threshold, min_lines)
+        verdict = judge(match_lines(best.lines_of, change, rules), rules)
+        landing.note = f"{verdict.shortfall} ({rule_label(verdict.rule)})"

@@ -13,12 +13,9 @@ import (``import x``, ``from x import y``, ``use x;``, ``#include``, ``require(â
 (``checks.deadends``) ignores them: re-adding an import or a closing brace alone is not re-proposing
 an approach.
 
-A file a change creates (or deletes) often starts from a template its siblings share: a new
-``examples/deno/.gitignore`` holds the lines of ``examples/*/.gitignore``, a new crate's ``Cargo.toml``
-the fields of the others. Those lines are marked trivial too (``template_lines``): copying scaffolding
-is not the approach, and it is not evidence that a later example re-proposes the reverted one. Only a
-file that is mostly such a copy (``TEMPLATE_SHARE`` of its lines) is scaffolding: a new rule module
-that shares a few idioms with its siblings is written, not copied, and all its lines count.
+A file a change creates (or deletes) that is mostly lines its siblings share (``template_lines``:
+``examples/*/.gitignore`` for a new ``examples/x/.gitignore``) is scaffolding: those lines are
+marked trivial too (rule L3): copying a template is not the approach.
 
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes, and blobs the clone lacks,
 are listed as skipped (``Approach.skipped`` counts them). Renames are detected (``find_similar``),
@@ -39,14 +36,13 @@ import pygit2
 from comind.git import open_repo
 from comind.harvest.walker import RepoLike
 from comind.promisor import fetch_for_diff
+from comind.rulebook import DEFAULT, Release, RuleBook, Scaffolding
 
 MAX_BLOB = 1 << 20  # 1 MiB
 FORMAT = 2  # bump when normalisation or triviality rules change (2: template lines are trivial)
-TEMPLATE_SIBLINGS = 2  # a created file's line that this many same-named files in sibling folders hold is scaffolding
 TEMPLATE_LOOKUPS = 40  # sibling folders looked into per level, at most (a folder of thousands stays cheap)
 TEMPLATE_SCAN = 2000  # entries of a folder read to find them, at most
 TEMPLATE_FILES = 200  # created or deleted files per change looked up, at most
-TEMPLATE_SHARE = 0.6  # a file is scaffolding when this share of its informative lines is in the template
 
 _HASH_COMMENT = {
     "py",
@@ -244,28 +240,13 @@ def release_notes(path: str) -> bool:
     return _FRAGMENTS.search(path) is not None and _CODE.search(path.rsplit("/", 1)[-1]) is None
 
 
-# A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"astro": "^0.18.9"`.
-_VERSION = re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
-_KEY_ONLY = re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
-
-
-def is_release(change: Approach) -> bool:
-    """Does the change only release: set its packages' own versions (`version`, `__version__`, a
-    `workspace:` reference) and the ranges that follow them (`"astro": "^0.18.9"` in the examples),
-    besides changelogs? A release rolled back tried nothing (changesets' `Version Packages`, pip's
-    `Bump for release`). A dependency bump alone sets no own version: it stays a change."""
-    released = False
-    for f in change.files:
-        if release_notes(f.path):
-            continue
-        for ln in (*f.added, *f.removed):
-            if ln.trivial:
-                continue
-            key = _KEY_ONLY.fullmatch(_VERSION.sub("", ln.text).strip()) if _VERSION.search(ln.text) else None
-            if key is None:
-                return False
-            released = released or key.group("key").strip("_").lower() == "version" or "workspace:" in ln.text
-    return released
+def is_release(change: Approach, rules: RuleBook = DEFAULT) -> bool:
+    """Does the change only release: set its packages' own versions and the ranges that follow them,
+    besides changelogs (rule R2)? A dependency bump alone sets no own version: it stays a change."""
+    lines = (
+        ln.text for f in change.files if not release_notes(f.path) for ln in (*f.added, *f.removed) if not ln.trivial
+    )
+    return rules.get(Release).judge(lines)
 
 
 def comment_style(path: str) -> str:
@@ -340,9 +321,13 @@ def file_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> list[st
 
 
 def template_lines(
-    repo: pygit2.Repository, tree: pygit2.Tree, path: str, folders: dict[str, list[str]] | None = None
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    path: str,
+    folders: dict[str, list[str]] | None = None,
+    siblings: int = 2,
 ) -> frozenset[str]:
-    """The normalised lines that at least `TEMPLATE_SIBLINGS` files at the same place in sibling folders
+    """The normalised lines that at least `siblings` files at the same place in sibling folders
     of `tree` hold (`examples/*/.gitignore` for `examples/deno/.gitignore`): at the deepest folder level
     where that many such files exist; none when no level has them. `folders` caches, for one tree,
     the subfolders of each folder looked into."""
@@ -357,9 +342,9 @@ def template_lines(
             lines = file_lines(repo, tree, f"{where}/{name}/{rest}" if where else f"{name}/{rest}")
             if lines is not None:
                 texts.append(set(lines))
-        if len(texts) >= TEMPLATE_SIBLINGS:
+        if len(texts) >= siblings:
             seen = Counter(t for lines in texts for t in lines)
-            return frozenset(t for t, n in seen.items() if n >= TEMPLATE_SIBLINGS)
+            return frozenset(t for t, n in seen.items() if n >= siblings)
     return frozenset()
 
 
@@ -379,17 +364,19 @@ def _subfolders(tree: pygit2.Tree, where: str) -> list[str]:
     return names
 
 
-def _scaffolded(lines: tuple[Line, ...], template: frozenset[str]) -> tuple[Line, ...]:
-    """The lines, with those of the template trivial when the file is mostly a copy of it (a new rule
-    module sharing some idioms with its siblings is written, not copied: its lines all count)."""
+def _scaffolded(lines: tuple[Line, ...], template: frozenset[str], rule: Scaffolding) -> tuple[Line, ...]:
+    """The lines, with those of the template trivial when the file is mostly a copy of it (rule L3)."""
     informative = [ln for ln in lines if not ln.trivial]
     copied = sum(1 for ln in informative if ln.text in template)
-    if not copied or copied < TEMPLATE_SHARE * len(informative):
+    if not rule.judge(copied, len(informative)):
         return lines
     return tuple(Line(ln.lineno, ln.text, True) if ln.text in template else ln for ln in lines)
 
 
-def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, head: str) -> Approach:
+def diff_approach(
+    repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, head: str, rules: RuleBook = DEFAULT
+) -> Approach:
+    scaffolding = rules.get(Scaffolding)
     diff.find_similar()
     files: list[FileChange] = []
     skipped = 0
@@ -416,13 +403,13 @@ def diff_approach(repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, 
         added, removed = _lines(patch.hunks, comment_style(path))
         if status in ("A", "D") and base_tree is not None and looked_up < TEMPLATE_FILES:
             looked_up += 1
-            template = template_lines(repo, base_tree, path, folders)
-            added, removed = _scaffolded(added, template), _scaffolded(removed, template)
+            template = template_lines(repo, base_tree, path, folders, scaffolding.count("siblings"))
+            added, removed = _scaffolded(added, template, scaffolding), _scaffolded(removed, template, scaffolding)
         files.append(FileChange(path, old_path, status, added=added, removed=removed))
     return Approach(base, head, tuple(files), skipped)
 
 
-def approach(repo_path: RepoLike, commit_sha: str, parent: str | None = None) -> Approach:
+def approach(repo_path: RepoLike, commit_sha: str, parent: str | None = None, rules: RuleBook = DEFAULT) -> Approach:
     """The change ``commit_sha`` made against ``parent`` (default: its first parent; a root commit
     against the empty tree). For a merge this is its first-parent diff."""
     repo = open_repo(repo_path)
@@ -432,14 +419,14 @@ def approach(repo_path: RepoLike, commit_sha: str, parent: str | None = None) ->
     if parent is None:
         diff = commit.tree.diff_to_tree(context_lines=0, swap=True)
         fetch_for_diff(repo, diff)
-        return diff_approach(repo, diff, None, str(commit.id))
+        return diff_approach(repo, diff, None, str(commit.id), rules)
     base = repo.revparse_single(parent).peel(pygit2.Commit)
     diff = repo.diff(base, commit, context_lines=0)
     fetch_for_diff(repo, diff)
-    return diff_approach(repo, diff, str(base.id), str(commit.id))
+    return diff_approach(repo, diff, str(base.id), str(commit.id), rules)
 
 
-def approach_of_range(repo_path: RepoLike, base: str, head: str) -> Approach:
+def approach_of_range(repo_path: RepoLike, base: str, head: str, rules: RuleBook = DEFAULT) -> Approach:
     """A merge request's change: ``merge-base(base, head)..head``."""
     repo = open_repo(repo_path)
     b = repo.revparse_single(base).peel(pygit2.Commit).id
@@ -448,7 +435,7 @@ def approach_of_range(repo_path: RepoLike, base: str, head: str) -> Approach:
     if mb is None:
         diff = h.tree.diff_to_tree(context_lines=0, swap=True)
         fetch_for_diff(repo, diff)
-        return diff_approach(repo, diff, None, str(h.id))
+        return diff_approach(repo, diff, None, str(h.id), rules)
     diff = repo.diff(mb, h, context_lines=0)
     fetch_for_diff(repo, diff)
-    return diff_approach(repo, diff, str(mb), str(h.id))
+    return diff_approach(repo, diff, str(mb), str(h.id), rules)

@@ -26,6 +26,7 @@ from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, split_message, walk
 from comind.languages import language_for_path, parse_file
+from comind.rulebook import rules_of
 from comind.sanitize import find_secret, strip_invisible
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ class HarvestContext:
 
     def approach(self, sha: str, parent: str | None = None) -> Approach | None:
         try:
-            return approach(self.repo, sha, parent)
+            return approach(self.repo, sha, parent, rules_of(self.ws.config))
         except (KeyError, ValueError, pygit2.GitError):
             return None
 

@@ -46,30 +46,13 @@ from comind.harvest.markers import (
 )
 from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
+from comind.rulebook import DEFAULT, Slip
 
 NAME = "reverts"
 _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
-_SLIP = re.compile(
-    r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
-    r"|unrelated)\b",
-    re.IGNORECASE,
-)
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
 _PARTIAL = re.compile(
     r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]+(?:part|parts|some)[ \t]+of\b", re.IGNORECASE
-)
-
-
-# A revert's body saying the change landed by mistake: "This was accidentally merged", "Accidentally
-# pushed to `next`", "merged by mistake", "Landed by accident"; not "merged too early" (not ready may well
-# mean it failed), nor an adverb inside a description ("remove the accidentally committed file").
-_LANDED_BY_MISTAKE = re.compile(
-    r"(?:\b(?:was|were|got|been|is)[ \t]+|^[ \t]*|[.!;:,][ \t]+)"
-    r"(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
-    r"(?:merged|landed|pushed|committed)\b"
-    r"|\b(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident|by[ \t]+mistake|mistakenly"
-    r"|unintentionally|inadvertently|in[ \t]+error)\b",
-    re.IGNORECASE | re.MULTILINE,
 )
 
 
@@ -77,7 +60,7 @@ def _a_slip(subject: str, body: str = "") -> bool:
     """Does the revert's subject, outside what it quotes, call the reverted change a slip, or its
     body say that the change landed by mistake (ruff's `Revert "[ty] Infer definite equality…"`:
     "This was accidentally merged")?"""
-    return _SLIP.search(_QUOTED.sub("", subject)) is not None or _LANDED_BY_MISTAKE.search(body) is not None
+    return DEFAULT.get(Slip).judge(subject, body)  # rule R1
 
 
 def attempt_id(repo: str, revert_sha: str, target: str | None = None) -> str:

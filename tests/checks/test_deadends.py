@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from harvest_repo import CACHE, HarvestRepo
 
-from comind.checks.deadends import ChangeLines, is_match, match_kind, match_lines, shortfall
+from comind.checks.deadends import ChangeLines, is_match, judge, match_lines
 from comind.harvest.approach import approach, approach_of_range, bookkeeping, release_notes
+from comind.rulebook import book
 
 THRESHOLD, MIN_LINES = 0.6, 3
 
@@ -21,7 +22,7 @@ def repo(tmp_path: Path) -> HarvestRepo:
 
 
 def matches(repo: HarvestRepo, attempt: str, change: str) -> bool:
-    return is_match(match_lines(approach(repo.path, attempt), approach(repo.path, change)), THRESHOLD, MIN_LINES)
+    return is_match(match_lines(approach(repo.path, attempt), approach(repo.path, change)))
 
 
 def test_a_reproposal_reformatted_and_moved_is_matched(repo: HarvestRepo) -> None:
@@ -34,7 +35,7 @@ def test_a_reproposal_reformatted_and_moved_is_matched(repo: HarvestRepo) -> Non
     m = match_lines(attempt, approach_of_range(repo.path, "main", "mr"))
     # informative: four added (the signature and three assignments), two removed (the old signature
     # and `return load_from_disk(key)`); `if value is None:` and `return value` say too little
-    assert (m.matched, m.total) == (6, 6) and is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total) == (6, 6) and is_match(m)
     unrelated = repo.commit("Docs\n", {"README.md": "demo\nmore docs about the cache\n"})
     assert match_lines(attempt, approach(repo.path, unrelated)).matched == 0
 
@@ -43,7 +44,7 @@ def test_lines_are_a_multiset(repo: HarvestRepo) -> None:
     a1 = repo.commit("Thrice\n", {"x.py": "retry(session)\nretry(session)\nretry(session)\n"})
     a2 = repo.commit("Once more\n", {"x.py": "retry(session)\nretry(session)\nretry(session)\nretry(session)\n"})
     m = match_lines(approach(repo.path, a1), approach(repo.path, a2))
-    assert (m.matched, m.total) == (1, 3) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total) == (1, 3) and not is_match(m)
 
 
 def test_a_line_brought_back_with_more_words_counts_in_a_file_of_the_same_name(repo: HarvestRepo) -> None:
@@ -59,7 +60,7 @@ def test_a_line_brought_back_with_more_words_counts_in_a_file_of_the_same_name(r
         {"load.go": base.replace("len(pkg.errors) > 0", 'pkg.path != "unsafe" && len(pkg.compiled_files) == 0')},
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
-    assert (m.matched, m.total, m.local) == (2, 2, 2) and is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total, m.local) == (2, 2, 2) and is_match(m)
     repo.revert(again)
     elsewhere = repo.commit(
         "Another loader\n", {"other.go": 'if pkg.path != "unsafe" && len(pkg.compiled_files) == 0\n'}
@@ -79,13 +80,13 @@ def test_a_change_made_of_a_small_piece_of_an_attempt_is_not_matched(repo: Harve
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, piece))
     # all of the change, but under a tenth of the attempt: a few lines of a large change recur by chance
-    assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m, THRESHOLD, MIN_LINES)
-    assert shortfall(m, THRESHOLD, MIN_LINES) == (
+    assert (m.matched, m.total, m.own) == (4, 50, 4) and not is_match(m)
+    assert judge(m).shortfall == (
         "it re-adds 4 of the attempt's 50 informative lines: a match needs 60% of them, or 50% of the 50 it "
         "added; or, as a part brought back, 10% of them making 90% of the change's 4 own lines, or 40 lines and "
         "30% of them making 40%, mostly in its files"
     )
-    assert is_match(m, 0.05, MIN_LINES)  # a lower threshold takes it
+    assert is_match(m, book({"D1.share": 0.05}))  # a lower threshold takes it
 
 
 def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: HarvestRepo) -> None:
@@ -98,16 +99,14 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
         {"settings.py": "DEBUG = False\n" + bump, "app.py": "configure_logging(verbose=True)\n"},
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, alone))
-    assert (m.matched, m.own) == (2, 5) and is_match(m, THRESHOLD, MIN_LINES)  # 2 of 5: a fair share
-    assert shortfall(m, THRESHOLD, MIN_LINES) == ""
+    assert (m.matched, m.own) == (2, 5) and is_match(m)  # 2 of 5: a fair share
+    assert judge(m).shortfall == ""
     repo.revert(alone)
     upgrade = "".join(f"register_handler('event_{i}', handle_event_{i})\n" for i in range(12))
     lost = repo.commit("Upgrade the event bus\n", {"settings.py": "DEBUG = False\n" + bump, "events.py": upgrade})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
-    assert (m.matched, m.own) == (2, 14) and not is_match(m, THRESHOLD, MIN_LINES)  # 2 of 14: chance
-    assert shortfall(m, THRESHOLD, MIN_LINES).endswith(
-        ": under 4 lines, they must make 25% of the change's 14 own lines"
-    )
+    assert (m.matched, m.own) == (2, 14) and not is_match(m)  # 2 of 14: chance
+    assert judge(m).shortfall.endswith(": under 4 lines, they must make 25% of the change's 14 own lines")
     repo.revert(lost)
     body = "".join(f"    option_{i} = config.lightning.option_{i}\n" for i in range(8))
     big = repo.commit("Spread the options\n", {"css.py": "def compile(config):\n" + body})
@@ -117,7 +116,7 @@ def test_a_small_attempt_counts_only_as_a_fair_share_of_the_change(repo: Harvest
         {"css.py": "def compile(config):\n" + body, "events.py": upgrade * 3},
     )
     m = match_lines(approach(repo.path, big), approach(repo.path, again))
-    assert m.matched == 9 and m.own > 4 * m.matched and is_match(m, THRESHOLD, MIN_LINES)  # enough to stand alone
+    assert m.matched == 9 and m.own > 4 * m.matched and is_match(m)  # enough to stand alone
 
 
 def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: HarvestRepo) -> None:
@@ -133,12 +132,12 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     dropped = repo.commit("Drop the legacy format\n")
     m = match_lines(approach(repo.path, attempt), approach(repo.path, dropped))
     # 10 of 13 lines (77%) again, but none of the three the attempt added: another reason to delete
-    assert (m.matched, m.total, m.added, m.added_total) == (10, 13, 0, 3) and not is_match(m, THRESHOLD, MIN_LINES)
-    assert "informative lines, none of those it added" in shortfall(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total, m.added, m.added_total) == (10, 13, 0, 3) and not is_match(m)
+    assert "informative lines, none of those it added" in judge(m).shortfall
     repo.revert(dropped)
     again = repo.commit("Replace the legacy decoder, take 2\n", {"legacy.py": modern.splitlines(True)[0]})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
-    assert (m.matched, m.added) == (11, 1) and is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.added) == (11, 1) and is_match(m)
     # an attempt that only removed is judged on its removals, when they are not lost in a rework
     repo.revert(again)
     removal = repo.commit("Drop the legacy decoder\n", {"legacy.py": ""})
@@ -146,7 +145,7 @@ def test_removing_again_only_what_an_attempt_removed_is_not_its_approach(repo: H
     rework = "".join(f"stream_handler_{i} = register_stream_handler('kind_{i}', decode_kind_{i})\n" for i in range(200))
     reworked = repo.commit("Rework the stream handlers\n", {"legacy.py": "", "streams.py": rework})
     m = match_lines(approach(repo.path, removal), approach(repo.path, reworked))
-    assert (m.matched, m.added, m.own) == (10, 0, 210) and not is_match(m, THRESHOLD, MIN_LINES)  # 10 of 210
+    assert (m.matched, m.added, m.own) == (10, 0, 210) and not is_match(m)  # 10 of 210
     repo.revert(reworked)
     assert matches(repo, removal, repo.commit("Drop the legacy format\n", {"legacy.py": ""}))
 
@@ -165,19 +164,19 @@ def test_half_of_what_an_attempt_added_brought_back_is_matched(repo: HarvestRepo
     half = repo.commit("Replace the legacy decoder (again)\n", {"legacy.py": "".join(modern[:4]) + rework})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, half))
     assert (m.matched, m.total, m.added, m.added_total, m.own) == (4, 18, 4, 8, 15)  # 22% of it, half its adds
-    assert is_match(m, THRESHOLD, MIN_LINES)
+    assert is_match(m)
     repo.revert(half)
     fewer = repo.commit("Some modern parts\n", {"legacy.py": "".join(modern[:3]) + rework})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, fewer))
-    assert (m.matched, m.added) == (3, 3) and not is_match(m, THRESHOLD, MIN_LINES)  # 3 of 8: under half
-    assert "or 50% of the 8 it added" in shortfall(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.added) == (3, 3) and not is_match(m)  # 3 of 8: under half
+    assert "or 50% of the 8 it added" in judge(m).shortfall
     repo.revert(fewer)
     events = "".join(f"register_handler('event_{i}', handle_event_{i})\n" for i in range(12))
     lost = repo.commit(
         "Modern parts in an event rework\n", {"legacy.py": "".join(modern[:4]) + rework, "events.py": events}
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, lost))
-    assert (m.matched, m.own) == (4, 27) and not is_match(m, THRESHOLD, MIN_LINES)  # under a quarter of the change
+    assert (m.matched, m.own) == (4, 27) and not is_match(m)  # under a quarter of the change
 
 
 CI = "jobs:\n  test:\n    strategy:\n      matrix:\n        node:\n          - '14'\n          - '16'\n"
@@ -192,15 +191,15 @@ def test_an_attempt_with_no_informative_line_is_matched_by_its_whole_edit_alone(
     again = repo.commit("ci: test on Node.js 17 (#3990)\n", {".github/workflows/ci.yml": CI + "          - '17'\n"})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     assert (m.total, m.edited, m.where) == (0, 1, (".github/workflows/ci.yml", 8))
-    assert match_kind(m, THRESHOLD, MIN_LINES) == "edit"
+    assert judge(m).kind == "edit"
     repo.revert(again)
     more = repo.commit(
         "ci: Node.js 17 and a lint job\n",
         {".github/workflows/ci.yml": CI + "          - '17'\n", "lint.sh": "npx eslint --max-warnings 0 src\n"},
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, more))
-    assert m.edited == 0 and not is_match(m, THRESHOLD, MIN_LINES)  # not alone
-    assert shortfall(m, THRESHOLD, MIN_LINES) == (
+    assert m.edited == 0 and not is_match(m)  # not alone
+    assert judge(m).shortfall == (
         "the attempt has no informative lines, and the change does not make its whole edit again, alone"
     )
     repo.revert(more)
@@ -235,11 +234,11 @@ def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo)
     rework = "".join(f"    features.declare('flag_{i}', owner=settings.owner('flag_{i}'))\n" for i in range(100, 150))
     again = repo.commit("Reland the feature flags\n", {"flags.py": flags(range(45)) + rework})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
-    assert (m.matched, m.total, m.own) == (45, 100, 95) and is_match(m, THRESHOLD, MIN_LINES)  # 45%, 47%
+    assert (m.matched, m.total, m.own) == (45, 100, 95) and is_match(m)  # 45%, 47%
     repo.revert(again)
     fewer = repo.commit("Some feature flags\n", {"flags.py": flags(range(35)) + rework})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, fewer))
-    assert (m.matched, m.own) == (35, 85) and not is_match(m, THRESHOLD, MIN_LINES)  # under forty lines
+    assert (m.matched, m.own) == (35, 85) and not is_match(m)  # under forty lines
     repo.revert(fewer)
     larger = repo.commit(
         "Feature flags in a settings rework\n",
@@ -251,11 +250,11 @@ def test_a_large_piece_of_an_attempt_written_again_is_matched(repo: HarvestRepo)
         },
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, larger))
-    assert (m.matched, m.own) == (45, 175) and not is_match(m, THRESHOLD, MIN_LINES)  # a quarter of the change
+    assert (m.matched, m.own) == (45, 175) and not is_match(m)  # a quarter of the change
     repo.revert(larger)
     elsewhere = repo.commit("Feature flag fixtures\n", {"fixtures.py": flags(range(45)) + rework})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, elsewhere))
-    assert (m.matched, m.local) == (45, 0) and not is_match(m, THRESHOLD, MIN_LINES)  # not in its files
+    assert (m.matched, m.local) == (45, 0) and not is_match(m)  # not in its files
 
 
 def test_a_match_mostly_elsewhere_in_a_large_change_is_incidental(repo: HarvestRepo) -> None:
@@ -270,18 +269,18 @@ def test_a_match_mostly_elsewhere_in_a_large_change_is_incidental(repo: HarvestR
     grammar = "".join(f"parse_rule_{i} = grammar.rule('rule_{i}', precedence={i})\n" for i in range(200))
     parser = repo.commit("Error recovery in the parser\n", {"output.json": positions, "parser.py": grammar})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, parser))
-    assert (m.matched, m.local, m.own) == (20, 0, 220) and not is_match(m, THRESHOLD, MIN_LINES)
-    assert "20 of them in files named unlike its own" in shortfall(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.local, m.own) == (20, 0, 220) and not is_match(m)
+    assert "20 of them in files named unlike its own" in judge(m).shortfall
     repo.revert(parser)
     again = repo.commit(
         "Async/await, again, with error recovery\n", {"tests-harmony.js": positions, "parser.py": grammar}
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
-    assert (m.matched, m.local) == (20, 20) and is_match(m, THRESHOLD, MIN_LINES)  # where it was: the attempt
+    assert (m.matched, m.local) == (20, 20) and is_match(m)  # where it was: the attempt
     repo.revert(again)
     small = repo.commit("Positions in a fixture\n", {"output.json": positions, "parser.py": grammar[:300]})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, small))
-    assert m.local == 0 and m.matched >= 0.1 * m.own and is_match(m, THRESHOLD, MIN_LINES)  # most of the change
+    assert m.local == 0 and m.matched >= 0.1 * m.own and is_match(m)  # most of the change
 
 
 def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(repo: HarvestRepo) -> None:
@@ -299,23 +298,23 @@ def test_a_piece_of_an_attempt_that_is_nearly_all_the_change_is_brought_back(rep
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, back))
     # 22 of 62 lines (35%, under the threshold), but 22 of the change's 23: that part, brought back
-    assert (m.matched, m.total, m.own) == (22, 62, 23) and is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total, m.own) == (22, 62, 23) and is_match(m)
     repo.revert(back)
     other = "".join(f"register_plugin_hook('hook_{i}', plugin_{i}.handle)\n" for i in range(4))
     more = repo.commit(
         "Teardown fix with plugin hooks\n", {"runner.py": "def teardown(config):\n" + fix, "hooks.py": other}
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, more))
-    assert (m.matched, m.own) == (22, 26) and not is_match(m, THRESHOLD, MIN_LINES)  # 85%: more than the piece
+    assert (m.matched, m.own) == (22, 26) and not is_match(m)  # 85%: more than the piece
     repo.revert(more)
     lines = fix.splitlines(keepends=True)
     tenth = repo.commit("The first teardown reports\n", {"runner.py": "def teardown(config):\n" + "".join(lines[:6])})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, tenth))
-    assert (m.matched, m.own) == (7, 7) and is_match(m, THRESHOLD, MIN_LINES)  # 7 of 62: a tenth, and all of it
+    assert (m.matched, m.own) == (7, 7) and is_match(m)  # 7 of 62: a tenth, and all of it
     repo.revert(tenth)
     crumb = repo.commit("Two teardown reports\n", {"runner.py": "def teardown(config):\n" + "".join(lines[:2])})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, crumb))
-    assert (m.matched, m.own) == (3, 3) and not is_match(m, THRESHOLD, MIN_LINES)  # 3 of 62: a crumb, by chance
+    assert (m.matched, m.own) == (3, 3) and not is_match(m)  # 3 of 62: a crumb, by chance
 
 
 def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_again(repo: HarvestRepo) -> None:
@@ -338,7 +337,7 @@ def test_an_attempt_that_only_created_files_is_matched_when_they_are_created_aga
     )
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
     # go.sum is a lockfile: not part of the approach
-    assert m.recreated == ("cmd/cover/doc.go", "cmd/cover/go.mod") and is_match(m, THRESHOLD, MIN_LINES)
+    assert m.recreated == ("cmd/cover/doc.go", "cmd/cover/go.mod") and is_match(m)
     repo.revert(again)
     half = repo.commit("Only the module file\n", {"cmd/cover/go.mod": "module example.org/tools/cmd/cover\n"})
     assert match_lines(approach(repo.path, attempt), approach(repo.path, half)).recreated == ()
@@ -355,7 +354,7 @@ def test_lockfiles_and_changelogs_are_not_part_of_an_approach(repo: HarvestRepo)
     repo.revert(attempt)
     again = repo.commit("Upgrade again\n", {"package-lock.json": lock, "CHANGELOG.md": notes})
     m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
-    assert (m.matched, m.total) == (0, 0) and not is_match(m, THRESHOLD, MIN_LINES)
+    assert (m.matched, m.total) == (0, 0) and not is_match(m)
     assert [bookkeeping(n) for n in ("yarn.lock", "go.sum", "HISTORY.rst", "NEWS", "history.py", "changelog.go")] == [
         True,
         True,

@@ -88,7 +88,7 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     repo.commit("Speed up permission checks")
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert code == 1 and dead["title"] == "Re-proposes a dead end: revert the permission cache"
+    assert code == 1 and dead["title"] == "Re-proposes a dead end (rule D1 share): revert the permission cache"
     assert f"lines of the change {revert[:7]} 'revert the permission cache' reverted: Stale grants" in dead["message"]
 
 
