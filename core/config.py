@@ -412,6 +412,11 @@ def json_schema() -> dict[str, Any]:
         _positive_int: {"type": "integer", "minimum": 1},
         _fraction: {"type": "number", "minimum": 0, "maximum": 1},
         _text: {"type": "string", "minLength": 1},
+        _store: {"type": "string", "minLength": 1},
+        parse_overrides: {
+            "type": "object",
+            "additionalProperties": {"type": ["number", "string", "boolean", "object"]},
+        },
     }
     properties: dict[str, Any] = {}
     for setting in SETTINGS:
