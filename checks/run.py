@@ -20,7 +20,7 @@ from comind.checks.change import Change, compute_change
 from comind.checks.findings import Finding, Report
 from comind.errors import ComindError
 from comind.records import Record, short_id
-from comind.status import Status
+from comind.status import Status, is_history
 
 if TYPE_CHECKING:
     from comind.codeindex import Snapshot
@@ -218,16 +218,21 @@ def stale_records(run: CheckRun, report: Report) -> None:
         if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
         path, line = _location(record)
-        commands = (
-            f"comind review confirm {short_id(record.id)}",
-            f'comind review retract {short_id(record.id)} --reason "…"',
-        )
+        if is_history(record):  # harvested evidence stays true: read it, nothing to confirm
+            commands: tuple[str, ...] = (f"comind show {short_id(record.id)}",)
+            ask = "It is history (harvested), still true of when it was written: read it before changing this code."
+        else:
+            commands = (
+                f"comind review confirm {short_id(record.id)}",
+                f'comind review retract {short_id(record.id)} --reason "…"',
+            )
+            ask = "Confirm it if it still holds, retract it if not."
         report.findings.append(
             Finding(
                 type="orphaned" if status.state == "orphaned" else "stale",
-                level=level[status.state],
+                level="note" if is_history(record) else level[status.state],
                 title=f"{record.kind} {status.state}: {record.title}",
-                message=f"{record.title} — {status.reason}. Confirm it if it still holds, retract it if not.",
+                message=f"{record.title} — {status.reason}. {ask}",
                 fingerprint=fingerprint("stale", record.id, status.state),
                 record_id=record.id,
                 path=path,
