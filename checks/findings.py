@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-TYPES = ("dead_end", "violation", "stale", "orphaned", "retry", "reland", "suppression", "context")
+TYPES = ("dead_end", "violation", "not_run", "stale", "orphaned", "retry", "reland", "suppression", "context")
 LEVELS = ("note", "warning", "error")  # in increasing order
 FAIL_LEVELS = ("none", *LEVELS)
 
@@ -19,6 +19,7 @@ FAIL_LEVELS = ("none", *LEVELS)
 RULE_IDS = {
     "dead_end": "comind/dead-end",
     "violation": "comind/constraint",
+    "not_run": "comind/check-not-run",
     "stale": "comind/stale-record",
     "orphaned": "comind/orphaned-record",
     "retry": "comind/retry-condition-met",

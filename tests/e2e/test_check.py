@@ -377,7 +377,14 @@ def test_semgrep_missing_is_a_warning_not_a_pass(cli, app: GitRepo, monkeypatch:
     )
     monkeypatch.setenv("COMIND_SEMGREP", str(app.path / "no-such-semgrep"))
     code, report, _ = check(cli, app, "--all")
-    assert code == 0 and any("not run" in w for w in report["warnings"]), report  # a warning, not a pass
+    [not_run] = [f for f in report["findings"] if f["type"] == "not_run"]  # a must: an error, not a pass
+    assert code == 1 and not_run["level"] == "error" and "semgrep is not installed" in not_run["message"], report
+    sarif = json.loads(cli(app.path, "check", "--all", "--format", "sarif").out)
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    gitlab = json.loads(cli(app.path, "check", "--all", "--format", "gitlab").out)
+    assert [i["check_name"] for i in gitlab] == ["comind/check-not-run"]
+    headline = cli(app.path, "check", "--all", "--format", "markdown").out
+    assert "no constraint broken" not in headline and "constraint not checked" in headline
 
 
 def test_broken_check_is_exit_2_naming_the_record(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
