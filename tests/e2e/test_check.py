@@ -688,3 +688,15 @@ def test_the_harvest_line_counts_relations_apart_from_records(cli, reverted: Git
     assert code == 0 and (report["stats"]["records"], report["stats"]["relations"]) == (1, 1)
     assert "comind: harvested 4 new commits: 2 new records; 1 record in the ledger and 1 relation between them" in err
     assert "relations" not in check(cli, reverted)[2]  # nothing new harvested: no line at all
+
+
+def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.git("commit", "--amend", "-q", "-m", 'Revert "Cache permission checks in Redis"\n')
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1
+    assert dead["message"].endswith("The revert gave no reason for taking out 'Cache permission checks in Redis'.")
