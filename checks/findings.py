@@ -44,6 +44,7 @@ class Finding:
     evidence: tuple[dict[str, Any], ...] = ()  # {"type": "commit"|"url"|…, "ref": …, "note": …, "path", "line"}
     in_diff: bool = False  # the location is on a line the change adds or modifies
     commands: tuple[str, ...] = ()  # what a person can run about it (confirm, retract…)
+    snippet: tuple[tuple[int, str], ...] = ()  # (line number, text) at head: the lines and a few around
 
     @property
     def rule_id(self) -> str:
@@ -64,7 +65,24 @@ class Finding:
             "fingerprint": self.fingerprint,
             "in_diff": self.in_diff,
             "commands": list(self.commands),
+            "snippet": [{"line": n, "text": t} for n, t in self.snippet],
         }
+
+
+SNIPPET_CONTEXT = 2  # lines shown around a finding's own, as semgrep and ruff do
+SNIPPET_MAX = 12  # a finding's own lines shown at most (a long region is cut)
+
+
+def snippet_of(
+    text: str, line: int, end_line: int | None, context: int = SNIPPET_CONTEXT
+) -> tuple[tuple[int, str], ...]:
+    """The numbered lines ``line..end_line`` of ``text`` with ``context`` lines either side."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return ()
+    last = min(max(end_line or line, line), line + SNIPPET_MAX - 1, len(lines))
+    first, stop = max(1, line - context), min(len(lines), last + context)
+    return tuple((n, lines[n - 1]) for n in range(first, stop + 1))
 
 
 @dataclass

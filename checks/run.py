@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from blake3 import blake3
 
 from comind import promisor
 from comind.checks.change import Change, compute_change
-from comind.checks.findings import Finding, Report
+from comind.checks.findings import Finding, Report, snippet_of
 from comind.errors import ComindError
 from comind.records import Record, short_id
 from comind.status import Status, is_history
@@ -178,6 +179,7 @@ def run_check(
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)
+    report.findings = with_snippets(report.findings, head_snapshot)
     if warning := promisor.take_warning(index.repo):
         report.warnings.append(warning)
     stats["records"] = len(run.records)
@@ -185,6 +187,24 @@ def run_check(
     stats["seconds"] = round(time.perf_counter() - started, 3)
     report.stats.update(stats)
     return report
+
+
+def with_snippets(findings: list[Finding], snapshot: Snapshot) -> list[Finding]:
+    """Each finding with a line gets the lines at head (and a few around), numbered."""
+    texts: dict[str, str | None] = {}
+    out = []
+    for f in findings:
+        if f.path and f.line and not f.snippet:
+            if f.path not in texts:
+                try:
+                    texts[f.path] = snapshot.blob_data(f.path).decode("utf-8", errors="replace")
+                except KeyError:
+                    texts[f.path] = None
+            text = texts[f.path]
+            if text is not None:
+                f = replace(f, snippet=snippet_of(text, f.line, f.end_line))
+        out.append(f)
+    return out
 
 
 def harvest_new(ws: Workspace, head: str | None = None) -> dict[str, Any]:

@@ -193,6 +193,16 @@ def _message(f: Finding) -> str:
 
 def _result(f: Finding, rule_index: int) -> dict[str, Any]:
     location: dict[str, Any] = {"physicalLocation": _physical(f.path or REPO_LEVEL_PATH, f.line, f.end_line)}
+    if f.snippet and f.line and "region" in location["physicalLocation"]:
+        region = location["physicalLocation"]["region"]
+        own = [t for n, t in f.snippet if region["startLine"] <= n <= region["endLine"]]
+        if own:
+            region["snippet"] = {"text": "\n".join(own) + "\n"}
+        location["physicalLocation"]["contextRegion"] = {
+            "startLine": f.snippet[0][0],
+            "endLine": f.snippet[-1][0],
+            "snippet": {"text": "\n".join(t for _, t in f.snippet) + "\n"},
+        }
     if not f.path:
         location["message"] = {"text": "repository-level finding"}
     result: dict[str, Any] = {

@@ -845,3 +845,25 @@ def test_a_check_that_could_not_run_fails_the_sarif_run_with_the_reason() -> Non
     assert issue["check_name"] == "comind/check-not-run" and issue["severity"] == "major"
     headline = markdown.render(Report(base=None, head="h" * 40, findings=[not_run]), PLAIN).split("\n\n")[1]
     assert "no constraint broken" not in headline and "1 constraint not checked" in headline
+
+
+def test_findings_show_their_lines_numbered_in_text_markdown_and_sarif() -> None:
+    from comind.checks.findings import snippet_of
+
+    code = "".join(f"line {n}\n" for n in range(1, 21)).replace("line 10", "eval(`x` @team <b>)")
+    snippet = snippet_of(code, 10, 11)
+    assert [n for n, _ in snippet] == [8, 9, 10, 11, 12, 13]  # two lines of context either side
+    f = finding(3, path="src/app.py", line=10, end_line=11, snippet=snippet)
+    report = Report(base=BASE, head=HEAD, findings=[f])
+    shown = text.render(report, PLAIN)
+    assert "    > 10 | eval(`x` @team <b>)\n    > 11 | line 11\n      12 | line 12" in shown
+    assert "       8 | line 8\n       9 | line 9\n" in shown
+    body = markdown.render(report, PLAIN)
+    assert "```text\n   8 | line 8\n" in body and "\n> 10 | eval(`x` @team <b>)\n" in body
+    sarif_doc = sarif.document(report, PLAIN)
+    SARIF_VALIDATOR.validate(sarif_doc)
+    physical = sarif_doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert physical["region"]["snippet"]["text"] == "eval(`x` @team <b>)\nline 11\n"
+    assert physical["contextRegion"]["startLine"] == 8 and physical["contextRegion"]["endLine"] == 13
+    REPORT_VALIDATOR.validate(report.to_json())
+    assert snippet_of(code, 40, None) == ()

@@ -700,3 +700,6 @@ def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, re
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1
     assert dead["message"].endswith("The revert gave no reason for taking out 'Cache permission checks in Redis'.")
+    lines = dict((s["line"], s["text"]) for s in dead["snippet"])  # the code at head, numbered
+    assert dead["line"] in lines and lines[dead["line"]] == CACHED.splitlines()[dead["line"] - 1]
+    assert f"> {dead['line']} | " in cli(reverted.path, "check", "--base", "main").out
