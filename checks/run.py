@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from comind.workspace import Workspace
 
 CONTEXT_LIMIT = 5  # context notes per report: precision over recall
+# reviewdog's filter modes: a finding is kept when on an added or changed line (added), within the
+# diff's hunks (diff-context: git's 3 lines of context around the change's lines), in a changed
+# file (file), or anywhere (none, the default). A finding with no place is always kept.
+FILTERS = ("added", "diff-context", "file", "none")
+DIFF_CONTEXT = 3
 Progress = Callable[[str], None]
 
 
@@ -140,6 +145,7 @@ def run_check(
     check_all: bool = False,
     harvest: bool = True,
     progress: Progress | None = None,
+    filter_mode: str = "none",
 ) -> Report:
     """Run every producer of findings and return the report (the CLI renders it)."""
     say = progress or (lambda _message: None)
@@ -179,7 +185,7 @@ def run_check(
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)
-    report.findings = with_snippets(report.findings, head_snapshot)
+    report.findings = with_snippets(apply_filter(report, change, filter_mode), head_snapshot)
     if warning := promisor.take_warning(index.repo):
         report.warnings.append(warning)
     stats["records"] = len(run.records)
@@ -187,6 +193,36 @@ def run_check(
     stats["seconds"] = round(time.perf_counter() - started, 3)
     report.stats.update(stats)
     return report
+
+
+def keeps(mode: str, change: Change, finding: Finding) -> bool:
+    """Whether ``finding`` passes the filter ``mode`` (see FILTERS) for ``change``."""
+    if mode == "none" or not finding.path:
+        return True
+    if finding.path not in change.paths:
+        return False
+    if mode == "file":
+        return True
+    added = change.added_lines(finding.path)
+    first = finding.line
+    if not first:
+        return False  # a whole-file finding is on no line of the diff
+    last = max(finding.end_line or first, first)
+    reach = DIFF_CONTEXT if mode == "diff-context" else 0
+    return any(first - reach <= n <= last + reach for n in added)
+
+
+def apply_filter(report: Report, change: Change | None, mode: str) -> list[Finding]:
+    """The findings ``mode`` keeps; how many it left out is said, so no filter looks like a miss."""
+    if mode not in FILTERS:
+        raise ComindError(f"unknown filter {mode!r} (one of {', '.join(FILTERS)})")
+    if change is None or mode == "none":
+        return report.findings
+    kept = [f for f in report.findings if keeps(mode, change, f)]
+    if left := len(report.findings) - len(kept):
+        report.stats["filtered_out"] = left
+        report.warnings.append(f"--filter {mode}: {left} finding{'s' if left != 1 else ''} outside it not shown")
+    return kept
 
 
 def with_snippets(findings: list[Finding], snapshot: Snapshot) -> list[Finding]:

@@ -27,6 +27,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--output", action="append", default=[], metavar="FORMAT=FILE", help="also write FORMAT to FILE (repeatable)"
     )
+    p.add_argument(
+        "--filter",
+        dest="filter_mode",
+        choices=("added", "diff-context", "file", "none"),
+        default="none",
+        help="report only findings on added lines, within the diff's context, in changed files, or "
+        "everywhere (none, the default), as reviewdog's filter modes; findings with no place are kept",
+    )
     p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
     p.set_defaults(handler=run)
 
@@ -63,7 +71,13 @@ def run(args: argparse.Namespace) -> int:
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()
     report = run_check(
-        ws, base=args.base, head=args.head, check_all=args.check_all, harvest=not args.no_harvest, progress=progress
+        ws,
+        base=args.base,
+        head=args.head,
+        check_all=args.check_all,
+        harvest=not args.no_harvest,
+        progress=progress,
+        filter_mode=args.filter_mode,
     )
     if progress:
         sys.stderr.write("\r\033[K")

@@ -703,3 +703,14 @@ def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, re
     lines = dict((s["line"], s["text"]) for s in dead["snippet"])  # the code at head, numbered
     assert dead["line"] in lines and lines[dead["line"]] == CACHED.splitlines()[dead["line"] - 1]
     assert f"> {dead['line']} | " in cli(reverted.path, "check", "--base", "main").out
+
+
+def test_filter_modes_on_the_command_line(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    for mode in ("added", "diff-context", "file", "none"):
+        code, report, _ = check(cli, reverted, "--base", "main", "--filter", mode)
+        assert code == 1 and [f["type"] for f in report["findings"]].count("dead_end") == 1, mode
+    assert cli(reverted.path, "check", "--filter", "nofilter").code == 2
