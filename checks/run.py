@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from blake3 import blake3
 
+import comind.checks.inline as inline
 from comind import promisor
 from comind.checks.change import Change, compute_change
 from comind.checks.findings import Finding, Report, snippet_of
@@ -185,6 +186,7 @@ def run_check(
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)
+    report.findings = _inline_suppressions(report, head_snapshot, change)
     report.findings = with_snippets(apply_filter(report, change, filter_mode), head_snapshot)
     if warning := promisor.take_warning(index.repo):
         report.warnings.append(warning)
@@ -223,6 +225,25 @@ def apply_filter(report: Report, change: Change | None, mode: str) -> list[Findi
         report.stats["filtered_out"] = left
         report.warnings.append(f"--filter {mode}: {left} finding{'s' if left != 1 else ''} outside it not shown")
     return kept
+
+
+def _inline_suppressions(report: Report, snapshot: Snapshot, change: Change | None) -> list[Finding]:
+    """Findings silenced by ``comind: ignore[...] reason`` comments are counted, as suppression
+    records are; a comment without a reason, or unused in the change's files, is a finding."""
+
+    def read(path: str) -> str | None:
+        try:
+            return snapshot.blob_data(path).decode("utf-8", errors="replace")
+        except KeyError:
+            return None
+
+    done = inline.apply(report.findings, read, sorted(change.paths) if change else ())
+    if done.suppressed:
+        report.stats["inline_suppressed"] = [
+            {"fingerprint": f.fingerprint, "path": m.path, "line": m.line, "reason": m.reason}
+            for f, m in done.suppressed
+        ]
+    return done.kept + done.findings
 
 
 def with_snippets(findings: list[Finding], snapshot: Snapshot) -> list[Finding]:

@@ -714,3 +714,36 @@ def test_filter_modes_on_the_command_line(cli, reverted: GitRepo) -> None:  # ty
         code, report, _ = check(cli, reverted, "--base", "main", "--filter", mode)
         assert code == 1 and [f["type"] for f in report["findings"]].count("dead_end") == 1, mode
     assert cli(reverted.path, "check", "--filter", "nofilter").code == 2
+
+
+def test_inline_suppressions_need_a_reason_and_work_in_any_comment_syntax(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    from comind.checks.inline import parse
+
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    _, report, _ = check(cli, reverted, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    lines = CACHED.splitlines()
+    at = dead["line"] - 1
+    silenced = [*lines[:at], f"# comind: ignore[{dead['record_id'][-8:]}] invalidated on role change now", *lines[at:]]
+    reverted.write("app/perm.py", "\n".join(silenced) + "\n")
+    reverted.commit("say why")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert not [f for f in report["findings"] if f["type"] == "dead_end"], report
+    assert report["stats"]["inline_suppressed"][0]["reason"] == "invalidated on role change now"
+    bare = [*lines[:at], f"# comind: ignore[{dead['record_id'][-8:]}]", *lines[at:]]
+    reverted.write("app/perm.py", "\n".join(bare) + "\n")
+    reverted.commit("no reason")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    types = [f["rule"] for f in report["findings"]]
+    assert code == 1 and "comind/dead-end" in types and "comind/suppression-no-reason" in types
+    for comment in (
+        "// comind: ignore[abcd1234] why",
+        "-- comind: ignore[abcd1234] why",
+        "/* comind: ignore[abcd1234] why */",
+        "<!-- comind: ignore[abcd1234] why -->",
+    ):
+        [mark] = parse("x", f"code {comment}\n")
+        assert mark.names == ("abcd1234",) and mark.reason == "why", comment
