@@ -33,9 +33,10 @@ from typing import Any
 import pygit2
 import yaml
 
-from comind.checks.base import CheckContext, compile_check
+from comind.checks.context import CheckContext
 from comind.checks.evaluate import evaluate
-from comind.checks.semgrep import find_semgrep
+from comind.checks.types import compile_check
+from comind.checks.types.semgrep import find_semgrep
 from comind.codeindex import CodeIndex
 from comind.records import new_record
 

@@ -33,10 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import Row, print_table  # noqa: E402
 
-from comind.harvest.lorekeys import canonical_lore_key, lore_atom  # noqa: E402
+from comind.git import open_repo  # noqa: E402
+from comind.harvest.lorekeys import canonical_lore_key  # noqa: E402
 from comind.harvest.markers import revert_markers  # noqa: E402
-from comind.harvest.trailers import parse_trailers  # noqa: E402
-from comind.harvest.walker import SubjectIndex, default_branch, open_repo, walk  # noqa: E402
+from comind.harvest.trailers import lore_atom, parse_trailers  # noqa: E402
+from comind.harvest.walker import SubjectIndex, default_branch, walk  # noqa: E402
 
 MIRRORS = [
     "pallets+flask",

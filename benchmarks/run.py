@@ -205,7 +205,8 @@ print(json.dumps({"seconds": time.perf_counter() - start, "commits": n, "reverte
 
 
 def harvest_rows(repo: str, work: Path, repeat: int) -> list[Row]:
-    from comind.harvest.walker import default_branch, open_repo
+    from comind.git import open_repo
+    from comind.harvest.walker import default_branch
 
     area, name = "harvest", name_of(repo)
     rows: list[Row] = []

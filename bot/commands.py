@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from comind.anchors import AnchorError, format_anchor, parse_anchor
 from comind.errors import ComindError
 from comind.harvest.commands import (
     ACTIONS,
@@ -28,7 +29,9 @@ from comind.harvest.commands import (
     parse_commands,
 )
 from comind.mergerequests import Note, note_key
+from comind.query import select
 from comind.records import Record, short_id
+from comind.why import explain
 
 ANSWER_MARKER = "<!-- comind:answer {key} -->"
 _ANSWERED = re.compile(r"<!-- comind:answer ([A-Za-z0-9_-]{1,100}) -->")
@@ -73,9 +76,6 @@ def why_answer(ws: Any, ledger: Any, anchor_text: str) -> str:
     The one place the bot asks "why"; a richer ``why`` (re-anchoring, one hop away) can replace
     the body of this function without touching the callers.
     """
-    from comind.anchors import AnchorError, format_anchor, parse_anchor
-    from comind.query import select
-    from comind.why import explain
 
     anchor = parse_anchor(anchor_text)
     path = anchor.get("path")

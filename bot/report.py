@@ -23,7 +23,7 @@ from typing import Any
 
 from comind.bot.forge import Forge, ForgeError
 from comind.checks.findings import LEVELS, RULE_IDS, TYPES, Finding, Report
-from comind.checks.formats import FormatContext
+from comind.checks.formats import FormatContext, markdown
 from comind.errors import ComindError
 from comind.mergerequests import ChangedFile, MergeRequest, Note
 
@@ -55,7 +55,6 @@ def summary_body(report: Report, context: FormatContext, limit: int, *, inline: 
 
     The one place the summary is worded: ``comind.checks.formats.markdown`` renders the report.
     """
-    from comind.checks.formats import markdown
 
     note = ""
     if inline:
@@ -72,7 +71,6 @@ def summary_body(report: Report, context: FormatContext, limit: int, *, inline: 
 def inline_body(finding: Finding, context: FormatContext, limit: int) -> str:
     """An inline comment: the fingerprint marker, then the finding's title, message, evidence and
     the commands to run about it."""
-    from comind.checks.formats import markdown
 
     marker = FINDING_MARKER.format(fingerprint=finding.fingerprint)
     text = f"{marker}\n{markdown.finding_block(finding, context)}\n"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from comind.bot import FORGES, merge_request_number_from_env
 from comind.bot.commands import (
     READER_REPLY,
     Answer,
@@ -36,15 +37,22 @@ from comind.bot.commands import (
     answer_marker,
     answer_text,
     answered_keys,
+    command_lines,
     error_answer,
     execute,
     parse_commands,
 )
 from comind.bot.forge import Forge, ForgeError, RetryPolicy
+from comind.bot.report import load_report, post_report
+from comind.bot.server import make_server, merge_request_number
 from comind.checks.findings import Report
+from comind.checks.formats import FormatContext, github, text
+from comind.checks.run import run_check as check_change
 from comind.errors import ComindError
 from comind.harvest.mr import MergeRequestHarvester, project_of
 from comind.mergerequests import MergeRequest, Note, note_key
+from comind.query import open_ledger
+from comind.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +158,6 @@ def answer_commands(
     project: str | None = None,
 ) -> Answered:
     """Answer every comment on merge request ``number`` whose commands were not answered yet."""
-    from comind.query import open_ledger
 
     mr = mr or forge.merge_request(number)
     notes = forge.notes(number) if notes is None else notes
@@ -212,22 +219,15 @@ class RunResult:
         return 2 if self.errors else 0
 
 
-def run_check(ws: Any, mr: MergeRequest) -> Report | None:
-    """``comind check`` on the merge request, when the check engine is installed."""
-    try:
-        from comind.checks.run import run_check as check  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        say("comind check is not available in this version: pass --report FILE to post a report")
-        return None
-    report: Report = check(ws, base=mr.base_sha, head=mr.head_sha)
-    return report
+def run_check(ws: Workspace, mr: MergeRequest) -> Report | None:
+    """``comind check`` on the merge request."""
+    return check_change(ws, base=mr.base_sha, head=mr.head_sha)
 
 
 def fallback(report: Report | None, context: Any, forge_name: str) -> None:
     """Where the report goes when the bot cannot comment: annotations and the job summary."""
     if report is None:
         return
-    from comind.checks.formats import github, text
 
     if forge_name == "github":
         sys.stdout.write(github.render(report, context))
@@ -251,7 +251,6 @@ def run(
 ) -> RunResult:
     """The bot's steps on one merge request (see the module docstring). With ``dry_run`` the
     writes to the forge are printed instead (``forge`` should then be a :class:`DryRun`)."""
-    from comind.checks.formats import FormatContext
 
     env = os.environ if env is None else env
     result = RunResult()
@@ -325,7 +324,6 @@ def run(
 
 
 def _post(forge: Forge, number: int, report: Report, context: Any, mr: MergeRequest, notes: list[Note] | None) -> Any:
-    from comind.bot.report import post_report
 
     try:
         return post_report(forge, number, report, context=context, mr=mr, notes=notes)
@@ -365,7 +363,6 @@ def forge_config(name: str, env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def make_forge(name: str, env: Mapping[str, str]) -> Forge:
-    from comind.bot import FORGES
 
     if name not in FORGES:
         raise ComindError(f"unknown forge {name!r}; known: {', '.join(sorted(FORGES))}")
@@ -384,8 +381,6 @@ def run_from_env(
     dry_run: bool = False,
 ) -> int:
     """``comind bot run``: the CI job's merge request, from GitHub Actions' or GitLab CI's environment."""
-    from comind.bot import merge_request_number_from_env
-    from comind.bot.report import load_report
 
     name = forge_name_from_env(env, forge_name)
     report = load_report(report_file) if report_file is not None else None
@@ -454,8 +449,6 @@ def webhook_handler(
 ) -> Callable[[str, str, dict[str, Any]], None]:
     """The server's handler: a comment with a ``/comind`` line gets the commands of its merge
     request answered, by the same code as ``comind bot run``."""
-    from comind.bot.commands import command_lines
-    from comind.bot.server import merge_request_number
 
     def handle(forge_name: str, event: str, payload: dict[str, Any]) -> None:
         body = command_body(forge_name, event, payload)
@@ -474,7 +467,6 @@ def webhook_handler(
 
 def serve(ws: Any, env: Mapping[str, str], *, host: str = "127.0.0.1", port: int = 8080, publish: bool = False) -> Any:
     """The webhook server (not started), refusing to exist without COMIND_WEBHOOK_SECRET."""
-    from comind.bot.server import make_server
 
     secret = env.get("COMIND_WEBHOOK_SECRET", "")
     if not secret:

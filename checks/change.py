@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from comind.checks.context import change_of, remember_change
 from comind.harvest.approach import Approach, approach_of_range
 
 if TYPE_CHECKING:
@@ -79,8 +80,7 @@ def compute_change(index: CodeIndex, base: str, head: str) -> Change:
     """The diff base..head (base is already the merge base), with renames and line numbers.
 
     What it touched is kept in the index cache, so the constraint checks' context
-    (:meth:`comind.checks.base.CheckContext.set_change`) reads it instead of diffing again."""
-    from comind.checks.base import change_of, remember_change
+    (:meth:`comind.checks.context.CheckContext.set_change`) reads it instead of diffing again."""
 
     change = Change(base, head, approach_of_range(index.repo, base, head))
     if change.approach.base == base:  # base..head had a merge base: the diff the checks would make

@@ -17,8 +17,21 @@ from collections import Counter
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from comind.checks.findings import Finding, Report
+from comind.checks.context import CheckContext
+from comind.checks.findings import Finding, Report, fingerprint
+from comind.checks.interface import CheckError
+from comind.checks.types import compile_check
+from comind.deps import (
+    dependencies,
+    exact_pin,
+    is_manifest,
+    manifest_ecosystem,
+    normalize_pypi,
+    resolved_versions,
+    version_in_range,
+)
 from comind.harvest.approach import Approach, FileChange, Line, bookkeeping
+from comind.harvest.walker import walk
 from comind.records import Record, short_id
 
 if TYPE_CHECKING:
@@ -543,7 +556,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                 level="note" if retry else "error",
                 title=f"{'Retry of' if retry else 'Re-proposes'} a dead end: {record.title}",
                 message=message,
-                fingerprint=_fingerprint("dead_end", record.id),
+                fingerprint=fingerprint("dead_end", record.id),
                 record_id=record.id,
                 path=path,
                 line=line,
@@ -594,7 +607,7 @@ def _report_reland(run: CheckRun, record: Record, relation: Record, change: Chan
             level="note",
             title=f"Relands a dead end: {record.title}",
             message=message,
-            fingerprint=_fingerprint("reland", record.id),
+            fingerprint=fingerprint("reland", record.id),
             record_id=record.id,
             path=path,
             line=line,
@@ -610,7 +623,6 @@ def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str 
     with_pattern = [r for r in attempts if isinstance(r.fields.get("pattern"), dict)]
     if not with_pattern or run.change is None:
         return {}
-    from comind.checks.base import CheckContext, CheckError, compile_check
 
     ctx = CheckContext(run.ws.index, work_tree=run.ws.root)
     ctx.set_change(run.base, run.head)  # file-local: only the files the change touched
@@ -629,20 +641,12 @@ def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str 
     return hits
 
 
-def _fingerprint(*parts: str) -> str:
-    from comind.checks.run import fingerprint
-
-    return fingerprint(*parts)
-
-
 def _dep_name(dep: dict[str, Any]) -> str:
-    from comind.deps import normalize_pypi
 
     return normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else str(dep["package"])
 
 
 def _in_range(ecosystem: str, version: str, version_range: str) -> bool:
-    from comind.deps import version_in_range
 
     try:
         return bool(version_in_range(ecosystem, version, version_range))
@@ -666,7 +670,6 @@ def _dependency_moves(run: CheckRun) -> Moves:
 
 
 def _changed_manifest(ecosystem: str, changed: list[str]) -> str | None:
-    from comind.deps import manifest_ecosystem
 
     return next((p for p in changed if manifest_ecosystem(p) == ecosystem), None)
 
@@ -675,7 +678,6 @@ def dependency_moves(base: Any, head: Any) -> Moves:
     """(ecosystem, name) -> (version at base, version at head, manifest path) for every package
     whose locked (else declared) version the change from `base` to `head` (snapshots, trees or
     commits) moves."""
-    from comind.deps import dependencies, resolved_versions
 
     before = resolved_versions(dependencies(base))
     after = resolved_versions(dependencies(head))
@@ -701,7 +703,6 @@ def moves_into(
     harvested change moved its dependencies to; like its lines, `threshold` of them must move there
     again: a reverted lockfile refresh moved fifty crates, and a later update that lands one of them
     on the same version is chance (cargo's `Revert Cargo.lock`, requests' `revert lock change`)."""
-    from comind.deps import exact_pin
 
     declared: list[tuple[dict[str, Any], str | None, str, str]] = []
     exact: list[tuple[dict[str, Any], str | None, str, str]] = []
@@ -720,7 +721,6 @@ def moves_into(
 
 
 def _is_manifest(path: str) -> bool:
-    from comind.deps import is_manifest
 
     return is_manifest(path)
 
@@ -750,7 +750,6 @@ def _rejected_alternatives(run: CheckRun, report: Report) -> None:
     """Notes for commit messages of the change that name an option a decision on the touched code rejected."""
     if run.change is None or run.base is None:
         return
-    from comind.harvest.walker import walk
 
     messages = " ".join(c.message for c in walk(run.ws.index.repo, [run.head], [run.base]))
     said = _words(f"{_change_title()} {messages}")
@@ -772,7 +771,7 @@ def _rejected_alternatives(run: CheckRun, report: Report) -> None:
                         title=f"Mentions a rejected option: {alt['option']}",
                         message=f"This change's commit messages mention {alt['option']!r}, which the decision "
                         f"{record.title!r} rejected{why}.",
-                        fingerprint=_fingerprint("rejected", record.id, alt["option"]),
+                        fingerprint=fingerprint("rejected", record.id, alt["option"]),
                         record_id=record.id,
                         evidence=tuple(record.evidence),
                         commands=(f"comind show {short_id(record.id)}",),

@@ -28,9 +28,11 @@ from typing import Any
 
 from blake3 import blake3
 
-from comind.checks.base import Check, CheckContext, Outcome, Violation, module_matches
-from comind.checks.dependency import DependencyCheck
+from comind.checks.context import CheckContext
 from comind.checks.findings import Finding
+from comind.checks.globs import module_matches
+from comind.checks.interface import Check, Outcome, Violation
+from comind.checks.types.dependency import DependencyCheck
 from comind.records import Record, short_id
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from blake3 import blake3
+
 TYPES = ("dead_end", "violation", "not_run", "stale", "orphaned", "retry", "reland", "suppression", "context")
 LEVELS = ("note", "warning", "error")  # in increasing order
 FAIL_LEVELS = ("none", *LEVELS)
@@ -27,6 +29,11 @@ RULE_IDS = {
     "suppression": "comind/suppression",
     "context": "comind/context",
 }
+
+
+def fingerprint(*parts: str) -> str:
+    """A finding's stable id across runs: blake3 of its parts."""
+    return str(blake3("\x1f".join(parts).encode()).hexdigest(length=16))
 
 
 @dataclass(frozen=True)

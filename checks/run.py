@@ -14,13 +14,16 @@ from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from blake3 import blake3
-
 import comind.checks.inline as inline
 from comind import promisor
 from comind.checks.change import Change, compute_change
-from comind.checks.findings import Finding, Report, snippet_of
+from comind.checks.deadends import report_dead_ends
+from comind.checks.findings import Finding, Report, fingerprint, snippet_of
+from comind.checks.violations import report_violations
 from comind.errors import ComindError
+from comind.harvest.run import harvest
+from comind.harvest.walker import walk
+from comind.query import open_ledger, statuses
 from comind.records import Record, short_id
 from comind.status import Status, is_history
 
@@ -36,10 +39,6 @@ CONTEXT_LIMIT = 5  # context notes per report: precision over recall
 FILTERS = ("added", "diff-context", "file", "none")
 DIFF_CONTEXT = 3
 Progress = Callable[[str], None]
-
-
-def fingerprint(*parts: str) -> str:
-    return str(blake3("\x1f".join(parts).encode()).hexdigest(length=16))
 
 
 class CheckRun:
@@ -73,7 +72,6 @@ class CheckRun:
         their dependency anchors decide, which is all the dead-end and constraint producers read
         (retracted, superseded, quarantined; retry conditions): following an old anchor through
         years of renames costs seconds and the change cannot have moved it."""
-        from comind.query import statuses
 
         todo = [r for r in records if r.id not in self._statuses]
         if todo:
@@ -94,7 +92,6 @@ class CheckRun:
         """The commits of the change: reachable from head, not from its base."""
         if self.change is None:
             return frozenset()
-        from comind.harvest.walker import walk
 
         return frozenset(c.sha for c in walk(self.ws.index.repo, [self.change.head], [self.change.base]))
 
@@ -158,7 +155,6 @@ def run_check(
     if harvest:
         say("harvesting history")
         stats["harvest"] = harvest_new(ws, head_id)
-    from comind.query import open_ledger
 
     ledger = open_ledger(ws)
     say("indexing head")
@@ -267,7 +263,6 @@ def with_snippets(findings: list[Finding], snapshot: Snapshot) -> list[Finding]:
 def harvest_new(ws: Workspace, head: str | None = None) -> dict[str, Any]:
     """Harvest what is new in git (the harvesters are incremental), with `head`'s branch as HEAD's;
     the counts go into the stats."""
-    from comind.harvest.run import harvest
 
     return harvest(ws, head=head).summary()
 
@@ -388,14 +383,12 @@ def _location(record: Record) -> tuple[str | None, int | None]:
 
 def constraint_violations(run: CheckRun, report: Report) -> None:
     """Compiled constraint checks (see checks/evaluate.py)."""
-    from comind.checks.violations import report_violations
 
     report_violations(run, report)
 
 
 def dead_ends(run: CheckRun, report: Report) -> None:
     """The change against every attempt's approach fingerprint (see checks/deadends.py)."""
-    from comind.checks.deadends import report_dead_ends
 
     report_dead_ends(run, report)
 

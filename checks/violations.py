@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from comind.checks.base import CheckContext, compile_checks
+from comind.checks.context import CheckContext
 from comind.checks.evaluate import evaluate
 from comind.checks.findings import Finding, Report
+from comind.checks.types import compile_checks
+from comind.query import current_time
 from comind.records import short_id
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ def report_violations(run: CheckRun, report: Report) -> None:
     suppressions = [r for r in live if r.kind == "suppression"]
     if not checks and not suppressions:
         return
-    from comind.query import current_time
 
     ctx = CheckContext(run.ws.index, work_tree=run.ws.root)
     outcome = evaluate(

@@ -104,7 +104,7 @@ def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
             continue
         if args.kind != kind:
             raise ComindError(f"--{flag} applies to a {kind}, not to a {args.kind}")
-        from comind.checks.base import compile_check, load_check_file
+        from comind.checks.types import compile_check, load_check_file
 
         spec = load_check_file(path)
         if flag == "pattern" and spec.get("type", "ast-grep") != "ast-grep":

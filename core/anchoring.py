@@ -5,6 +5,9 @@ derived, never written: a symbol is followed through file renames (git rename de
 another file (same body hash, else same shape hash) and through a rename in place (same file,
 same shape hash). Several equal candidates are never guessed between. The verdict of a record is
 what its anchors say about the code now: orphaned, stale or fine, always with a reason.
+
+A warm `why` re-anchors from cached verdicts: the parsers, graph and dependency readers are
+imported inside the functions that need them (tests/e2e/test_cli.py guards the warm path).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
+from comind.git import all_paths, blob_id, is_dir, tree_entry
 from comind.records import Record
 from comind.status import CodeVerdict
 
@@ -72,13 +76,13 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
     path = anchor["path"]
     tree = commit.tree
     if path.endswith("/"):
-        if not _is_dir(tree, path.rstrip("/")):
+        if not is_dir(tree, path.rstrip("/")):
             raise AnchorError(f"anchor {anchor['raw']!r}: no folder {path} at {short(out['commit'])}")
         return out
-    blob = _blob_id(tree, path)
+    blob = blob_id(tree, path)
     if blob is None:
         raise AnchorError(
-            f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}" + _nearest(path, _all_paths(tree))
+            f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}" + _nearest(path, all_paths(tree))
         )
     out["blob"] = blob
     if scope == "file" and "line" not in anchor:
@@ -162,38 +166,6 @@ def _nearest(name: str, names: Iterable[str]) -> str:
     return f" (nearest: {', '.join(close)})" if close else ""
 
 
-def _blob_id(tree: pygit2.Tree, path: str) -> str | None:
-    import pygit2
-
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return str(entry.id) if entry.type == pygit2.GIT_OBJECT_BLOB else None
-
-
-def _is_dir(tree: pygit2.Tree, path: str) -> bool:
-    import pygit2
-
-    try:
-        return bool(tree[path].type == pygit2.GIT_OBJECT_TREE)
-    except KeyError:
-        return False
-
-
-def _all_paths(tree: pygit2.Tree, prefix: str = "") -> list[str]:
-    import pygit2
-
-    out = []
-    for entry in tree:
-        path = prefix + str(entry.name)
-        if entry.type == pygit2.GIT_OBJECT_TREE:
-            out += _all_paths(entry, path + "/")  # type: ignore[arg-type]
-        else:
-            out.append(path)
-    return out
-
-
 # -- re-anchoring ----------------------------------------------------------------------------
 
 
@@ -224,7 +196,7 @@ class Anchorer:
         if promisor_remote(self.index.repo) is None:
             return 0
         entries = (
-            _entry(self.index, anchor["commit"], anchor["path"])
+            tree_entry(self.index.repo, anchor["commit"], anchor["path"])
             for record in records
             for anchor in record.anchors
             if anchor.get("commit") and anchor.get("path") and anchor.get("scope") == "symbol"
@@ -340,10 +312,10 @@ class Anchorer:
         return path, False
 
     def _has_folder(self, commit: str, path: str) -> bool:
-        return _is_dir(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path.rstrip("/"))
+        return is_dir(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path.rstrip("/"))
 
     def _has_path(self, commit: str, path: str) -> bool:
-        return _blob_id(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path) is not None
+        return blob_id(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path) is not None
 
     def _chain(self, tip: str) -> tuple[list[str], dict[str, int]]:
         """The first-parent chain that ends at `tip`, oldest first, and each commit's position in it."""
@@ -820,23 +792,12 @@ def _similarity(a: bytes, b: bytes) -> float:
     return (lines_a - removed) / longest if longest else 1.0
 
 
-def _entry(index: CodeIndex, commit: str, path: str) -> pygit2.Object | None:
-    """The tree entry at `path` in `commit`: it names the blob without reading it (a partial clone
-    may lack the blob)."""
-    import pygit2
-
-    try:
-        return index.repo.revparse_single(commit).peel(pygit2.Commit).tree[path]
-    except (KeyError, ValueError, pygit2.GitError):
-        return None
-
-
 def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
     import pygit2
 
     from comind.promisor import fetch_missing
 
-    entry = _entry(index, commit, path)
+    entry = tree_entry(index.repo, commit, path)
     if entry is None or entry.type_str != "blob":
         return None
     fetch_missing(index.repo, [entry.id])
@@ -848,7 +809,7 @@ def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
 
 def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
     """The id of the blob at `path` in `commit`."""
-    entry = _entry(index, commit, path)
+    entry = tree_entry(index.repo, commit, path)
     return None if entry is None else str(entry.id)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .errors import ComindError
-from .workspace import discover_git, head_commit, read_ref
+from .git import discover_git, head_commit, read_ref
 
 if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither (~60 ms together)
     import pygit2

@@ -2,6 +2,9 @@
 
 Filtering happens before any limit is applied, and every result carries the status it was
 filtered on, so a record left out by a filter is never mistaken for a miss (DESIGN §10).
+
+A warm read must not import pygit2 or the code index: modules on that path are imported
+inside the functions that need them.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
+from comind.sanitize import find_secret, strip_invisible
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -244,8 +245,6 @@ class Record:
 def _clean(value: Any) -> Any:
     """Strip invisible controls from every string, recursively."""
     if isinstance(value, str):
-        from comind.sanitize import strip_invisible
-
         return strip_invisible(value)
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
@@ -503,7 +502,6 @@ def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
 
 def _scan_text(data: Mapping[str, Any]) -> list[str]:
     """Secrets are refused and invisible controls reported, naming the field."""
-    from comind.sanitize import find_secret
 
     problems = []
     for where, text in _strings(dict(data), ""):

@@ -4,6 +4,9 @@ Candidates come from the ledger's anchor table (same path, same symbol name, sam
 hash), and re-anchoring confirms which of them point at the code now, so a record made before a
 rename or a move is still found. Results are ordered intent, decisions, attempts, constraints,
 gotchas, questions; each carries its status, trust and reason.
+
+A warm read must not import pygit2 or the code index: modules on that path are imported
+inside the functions that need them.
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from comind.eval.replay import EXAMPLES, History, Progress, harvest_history
-from comind.harvest.lorekeys import lore_atom
 from comind.harvest.markers import revert_markers
-from comind.harvest.trailers import canonical_key, might_have_lore, parse_lore
+from comind.harvest.trailers import canonical_key, lore_atom, might_have_lore, parse_lore
 from comind.sanitize import redact_emails
 from comind.workspace import Workspace
 

@@ -68,12 +68,14 @@ from comind.checks.deadends import (
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
+from comind.git import find_git, open_repo
+from comind.harvest import git_sources
 from comind.harvest.approach import Approach, approach, file_lines
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
-from comind.harvest.walker import CommitInfo, open_repo, walk
+from comind.harvest.walker import CommitInfo, walk
 from comind.records import Record
-from comind.workspace import Workspace, find_git
+from comind.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
 EXAMPLES = 5
@@ -204,7 +206,6 @@ def _landed_together(repo: pygit2.Repository, before: CommitInfo, commit: Commit
 
 def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> History:
     """Harvest the default branch's whole history with the registered git sources, in memory."""
-    from comind.harvest import git_sources
 
     started = time.perf_counter()
     repo = open_repo(ws.git_dir)

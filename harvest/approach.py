@@ -36,7 +36,8 @@ from typing import Any
 
 import pygit2
 
-from comind.harvest.walker import RepoLike, open_repo
+from comind.git import open_repo
+from comind.harvest.walker import RepoLike
 from comind.promisor import fetch_for_diff
 
 MAX_BLOB = 1 << 20  # 1 MiB

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from comind.actors import actor_id
+from comind.anchors import parse_anchor
 from comind.authoring import KIND_FLAGS, LIST_FLAGS, flag_name, kind_fields, parse_evidence
 from comind.errors import ComindError
 from comind.mergerequests import Note, note_key
@@ -305,7 +307,6 @@ class Origin:
         return items
 
     def provenance(self) -> dict[str, Any]:
-        from comind.actors import actor_id
 
         return {
             "actor": actor_id(self.note.author, self.repo),
@@ -410,7 +411,6 @@ def _relation(command: Command, origin: Origin, resolve: Resolve) -> Record:
 
 
 def _knowledge(ws: Any, command: Command, origin: Origin, kind: str, replaces: Record | None) -> Record:
-    from comind.anchors import parse_anchor
 
     usage = _usage_of(command.action)
     fields = kind_fields(kind, command.kind_values())

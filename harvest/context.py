@@ -17,11 +17,16 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from comind.actors import actor_id
+from comind.anchoring import fingerprint, innermost
 from comind.anchors import AnchorError, parse_anchor
+from comind.deps import EXACT_RANGE, dependencies, is_direct, is_manifest, resolved_versions
+from comind.git import is_dir
+from comind.harvest import HARVESTER_VERSION
 from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
-from comind.harvest.markers import full_subject, normalise_subject
-from comind.harvest.run import HARVESTER_VERSION
-from comind.harvest.walker import CommitInfo, walk
+from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
+from comind.harvest.walker import CommitInfo, decode_message, split_message, walk
+from comind.languages import language_for_path, parse_file
+from comind.sanitize import find_secret, strip_invisible
 
 if TYPE_CHECKING:
     from comind.workspace import Workspace
@@ -107,7 +112,6 @@ class HarvestContext:
         """Subjects and PR numbers of every commit reachable from the history's tips, once."""
         subjects: dict[str, list[str]] = defaultdict(list)
         prs: dict[int, list[str]] = defaultdict(list)
-        from comind.harvest.markers import _PR_SUFFIX  # the same (#N) rule the markers use
 
         for commit in walk(self.repo, self.history_tips):
             subject = commit.subject
@@ -160,7 +164,6 @@ class HarvestContext:
         return list(self._cls.get(number, ()))
 
     def commit(self, sha: str) -> CommitInfo | None:
-        from comind.harvest.walker import decode_message, split_message
 
         try:
             c = self.repo[sha].peel(pygit2.Commit)
@@ -197,8 +200,6 @@ class HarvestContext:
             tree = self.repo[at].peel(pygit2.Commit).tree
         except (KeyError, ValueError, pygit2.GitError):
             return [parse_anchor("repo:")]
-        from comind.anchoring import fingerprint, innermost
-        from comind.languages import language_for_path, parse_file
 
         anchors: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -207,7 +208,7 @@ class HarvestContext:
             blob = _blob(tree, path)
             if blob is None:
                 folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
-                if folder and folder not in seen and _is_dir(tree, folder.rstrip("/")):
+                if folder and folder not in seen and is_dir(tree, folder.rstrip("/")):
                     seen.add(folder)
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
@@ -247,7 +248,6 @@ def dependency_anchors(
     moved to as its range: a later change moving there again re-proposes the approach. What a
     lockfile alone moves (transitive crates, `winapi-i686-pc-windows-gnu` 0.4.0, its only version)
     follows from the direct moves, and comes back with any change that pulls the same crate in."""
-    from comind.deps import EXACT_RANGE, dependencies, is_direct, is_manifest, resolved_versions
 
     if change is None or before is None or not any(is_manifest(f.path) for f in change.files):
         return []
@@ -311,7 +311,6 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
 def _shareable(text: str) -> bool:
     """A line a record may carry: no secret-looking assignment (test fixtures write `password:
     "hunter22"`), no invisible controls. Records refuse both, and one such line would drop the attempt."""
-    from comind.sanitize import find_secret, strip_invisible
 
     return find_secret(text[:MAX_LINE_CHARS]) is None and strip_invisible(text) == text
 
@@ -330,13 +329,6 @@ def _data(blob: pygit2.Blob) -> bytes | None:
         return bytes(blob.data) if blob.size <= MAX_BLOB else None
     except KeyError:  # (pygit2's NotFoundError)
         return None
-
-
-def _is_dir(tree: pygit2.Tree, path: str) -> bool:
-    try:
-        return isinstance(tree[path], pygit2.Tree)
-    except KeyError:
-        return False
 
 
 def first_line(text: str, limit: int = 120) -> str:

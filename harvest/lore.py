@@ -15,8 +15,8 @@ from typing import Any
 
 from comind.errors import ComindError
 from comind.harvest.context import HarvestContext, commit_time, first_line
-from comind.harvest.lorekeys import LoreAtom, lore_atom
-from comind.harvest.trailers import might_have_lore
+from comind.harvest.lorekeys import LoreAtom
+from comind.harvest.trailers import lore_atom, might_have_lore
 from comind.harvest.walker import CommitInfo
 from comind.records import Record, harvested_id, new_record
 

@@ -247,9 +247,9 @@ def atom_from_trailers(trailers: list[Trailer] | tuple[Trailer, ...]) -> LoreAto
     """Normalise parsed trailers (from ``parse_lore``) into one ``LoreAtom``."""
     if not any(t.key.lower() in LORE_KEYS for t in trailers):  # the common case: no Lore at all
         if not trailers:
-            return _EMPTY
+            return EMPTY_ATOM
         atom = object.__new__(LoreAtom)  # LoreAtom(custom=…) without the 20-field frozen __init__
-        atom.__dict__.update(_EMPTY.__dict__, custom=tuple(trailers))
+        atom.__dict__.update(EMPTY_ATOM.__dict__, custom=tuple(trailers))
         return atom
     lore: list[Trailer] = []
     custom: list[Trailer] = []
@@ -338,18 +338,4 @@ def atom_from_trailers(trailers: list[Trailer] | tuple[Trailer, ...]) -> LoreAto
     return atom
 
 
-_EMPTY = LoreAtom()
-
-
-def lore_atom(message: str) -> LoreAtom:
-    """``parse_lore`` + normalisation: the Lore content of one commit message.
-
-    A message without any Lore key yields the empty atom (``custom`` is only filled beside Lore;
-    ``parse_trailers`` gives every trailer of any message)."""
-    if not _trailers.might_have_lore(message):
-        return _EMPTY
-    return atom_from_trailers(_trailers.parse_lore(message))
-
-
-# Last, and looked up at call time: trailers.py reads this module's vocabulary when it loads.
-import comind.harvest.trailers as _trailers  # noqa: E402
+EMPTY_ATOM = LoreAtom()

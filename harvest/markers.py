@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, replace
 
 from comind.harvest.trailers import parse_trailers
+from comind.sanitize import redact_people
 
 MAX_DEPTH = 32
 SUBJECT_BUDGET = 4096  # characters of the subject examined for markers
@@ -577,7 +578,6 @@ def revert_reason(subject: str, body: str) -> str:
     """Why the revert happened, as written: Gerrit's ``Reason for revert:`` paragraph, else the body
     without marker lines, trailers, quotes and boilerplate; with git's ``--reference`` form the
     subject is the author's why. Empty when nothing is left. People are left out (redact_people)."""
-    from comind.sanitize import redact_people
 
     return redact_people(_revert_reason(subject, body)).strip()
 

@@ -38,10 +38,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from comind.actors import actor_id
+from comind.anchors import AnchorError, parse_anchor
 from comind.errors import ComindError
+from comind.harvest.approach import Approach, FileChange, Line, comment_style, is_trivial, normalise_line
 from comind.harvest.commands import CommandError, Origin, Resolver, command_records, parse_commands, timestamp
+from comind.harvest.context import fingerprint_json
+from comind.harvest.lore import lore_records
+from comind.harvest.trailers import lore_atom
 from comind.mergerequests import ChangedFile, MergeRequest, Note, Thread, note_key
 from comind.records import TITLE_MAX, Record, harvested_id, new_record
+from comind.sanitize import redact_people
+from comind.store import StoreError
 
 HARVESTER = {"name": "mr", "version": "1"}
 STATE_FILE = "mr-harvest.json"
@@ -96,7 +104,6 @@ _STATUS = {"added": "A", "removed": "D", "renamed": "R", "modified": "M"}
 def patch_lines(patch: str, path: str) -> tuple[list[Any], list[Any]]:
     """The added (new-side numbers) and removed (old-side numbers) lines of a forge's patch, as
     ``comind.harvest.approach.Line`` normalised and marked trivial exactly as a git diff's are."""
-    from comind.harvest.approach import Line, comment_style, is_trivial, normalise_line
 
     style = comment_style(path)
     added: list[Line] = []
@@ -127,7 +134,6 @@ def approach_of_files(files: Iterable[ChangedFile], *, base: str | None, head: s
     (the change need not be in the local clone: a dead end was never merged). ``invert`` reads a
     diff backwards: a revert's diff is the reverted change turned around. At most
     MAX_APPROACH_FILES files; a file without a patch (binary, too large) is listed as skipped."""
-    from comind.harvest.approach import Approach, FileChange
 
     out: list[FileChange] = []
     skipped = 0
@@ -153,7 +159,6 @@ def fingerprint_of_files(
     files: list[ChangedFile], *, base: str | None, head: str, invert: bool = False
 ) -> dict[str, Any]:
     """The approach fingerprint an attempt stores, in the same form as the git harvesters'."""
-    from comind.harvest.context import fingerprint_json
 
     fingerprint = fingerprint_json(approach_of_files(files, base=base, head=head, invert=invert))
     if len(files) > MAX_APPROACH_FILES:
@@ -184,7 +189,6 @@ def _reason(description: str) -> str:
     text = _REVERTS.sub("", description)
     text = _GITLAB_REVERTS.sub("", text)
     text = re.sub(r"^\s*This reverts commit [0-9a-f]{7,64}\.?\s*$", "", text, flags=re.M | re.I)
-    from comind.sanitize import redact_people
 
     return " ".join(redact_people(text).split())[:1000]
 
@@ -211,7 +215,6 @@ def _title(text: str) -> str:
 def _lore_atom(text: str) -> Any:
     """The Lore content of a comment or description (a synthetic subject line goes first: a
     commit message's first paragraph never holds trailers)."""
-    from comind.harvest.lorekeys import lore_atom
 
     return lore_atom("comment\n\n" + text)
 
@@ -313,7 +316,6 @@ class MergeRequestHarvester:
         return self._known
 
     def _write(self, records: Iterable[Record], result: HarvestResult) -> None:
-        from comind.store import StoreError
 
         for record in records:
             result.derived += 1
@@ -331,7 +333,6 @@ class MergeRequestHarvester:
             self.known_ids().add(record.id)
 
     def _provenance(self, login: str) -> dict[str, Any]:
-        from comind.actors import actor_id
 
         return {
             "actor": actor_id(login, self.ws.repo_name),
@@ -445,7 +446,6 @@ class MergeRequestHarvester:
 
     @staticmethod
     def _file_anchors(files: list[ChangedFile]) -> list[dict[str, Any]]:
-        from comind.anchors import AnchorError, parse_anchor
 
         anchors: list[dict[str, Any]] = []
         for changed in files:
@@ -461,7 +461,6 @@ class MergeRequestHarvester:
 
     @staticmethod
     def _thread_anchors(thread: Thread) -> list[dict[str, Any]]:
-        from comind.anchors import AnchorError, parse_anchor
 
         if not thread.path:
             return []
@@ -484,7 +483,6 @@ class MergeRequestHarvester:
     ) -> Iterator[Record]:
         """Records from Lore keys, mapped exactly as the commit Lore harvester maps them
         (``comind.harvest.lore.lore_records``); ids ``<key>:<n>``. Trust T1: asserted in a comment."""
-        from comind.harvest.lore import lore_records
 
         where = anchors() if callable(anchors) else anchors
         for kind, result in lore_records(

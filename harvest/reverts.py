@@ -46,6 +46,7 @@ from comind.harvest.markers import (
 )
 from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
+from comind.sanitize import find_secret
 
 NAME = "reverts"
 _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
@@ -259,12 +260,9 @@ def _attempts(
     ctx: HarvestContext,
 ) -> Iterator[Record]:
     reason = revert_reason(subject, body)
-    if reason:
-        from comind.sanitize import find_secret
-
-        if find_secret(reason):  # records refuse secrets: the attempt is kept, without the why
-            ctx.count("reverts:reason-withheld", commit.sha[:12])
-            reason = ""
+    if reason and find_secret(reason):  # records refuse secrets: the attempt is kept, without the why
+        ctx.count("reverts:reason-withheld", commit.sha[:12])
+        reason = ""
     if not targets:
         record = _attempt(
             commit, markers, None, candidates, reference, reason, attempt_id(ctx.repo_name, commit.sha), ctx

@@ -4,7 +4,8 @@ Incremental: the tips harvested last time (HEAD and the default branch) are kept
 `.git/comind/harvest-state.json`; the next walk of the default branch hides its old tip, so only new
 commits are read. The commits only HEAD's branch has are read again each time HEAD moves, into a
 cache of their own that they replace (see `harvest`). When nothing moved, the state file answers
-before pygit2 is even imported. `--full` re-reads everything (still writing nothing new: harvested
+before pygit2 is even imported (which is why this module imports the harvest's own modules inside
+the functions that use them). `--full` re-reads everything (still writing nothing new: harvested
 ids and contents are a function of the history).
 """
 
@@ -17,17 +18,13 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from comind.errors import ComindError
+from comind.harvest import HARVESTER_VERSION
 
 if TYPE_CHECKING:
     from comind.harvest.walker import CommitInfo
     from comind.records import Record
     from comind.workspace import Workspace
 
-# Bump when what is harvested changes: the next harvest re-reads all. 2: "add back" relands; 3: back-outs,
-# "…, reverts #N", merges of a branch's revert, people left out of revert reasons; 4: Go's prefixed
-# 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
-# revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch.
-HARVESTER_VERSION = "13"
 STATE_FILE = "harvest-state.json"
 STATE_VERSION = 3  # 2: reverted subjects are kept, for the relands that name or repeat them; 3: two passes
 Progress = Callable[[int, int], None]
@@ -127,7 +124,7 @@ def harvest(
         return result
     import pygit2
 
-    from comind.harvest.walker import open_repo
+    from comind.git import open_repo
 
     repo = open_repo(ws.root)
     result.shallow = bool(repo.is_shallow)

@@ -64,7 +64,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from comind.harvest.lorekeys import LORE_KEYS, canonical_lore_key
+from comind.harvest.lorekeys import EMPTY_ATOM, LORE_KEYS, LoreAtom, atom_from_trailers, canonical_lore_key
 
 GIT_SPACE = " \t\n\r"  # git's isspace(): no \v or \f
 GIT_GENERATED_PREFIXES = ("Signed-off-by: ", "(cherry picked from commit ")
@@ -483,3 +483,13 @@ def parse_lore(message: str) -> list[Trailer]:
         prose = [False] * len(lines)
     region_end = block.start if block.start < block.end else len(lines)
     return _recover(lines, body_start, region_end, prose, hints) + found
+
+
+def lore_atom(message: str) -> LoreAtom:
+    """``parse_lore`` + normalisation: the Lore content of one commit message.
+
+    A message without any Lore key yields the empty atom (``custom`` is only filled beside Lore;
+    ``parse_trailers`` gives every trailer of any message)."""
+    if not might_have_lore(message):
+        return EMPTY_ATOM
+    return atom_from_trailers(parse_lore(message))

@@ -32,6 +32,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import SortMode
 
+from comind.git import open_repo
 from comind.harvest.markers import normalise_subject
 
 RepoLike = pygit2.Repository | str | os.PathLike[str]
@@ -52,15 +53,6 @@ class CommitInfo:
     @property
     def is_merge(self) -> bool:
         return len(self.parents) > 1
-
-
-def open_repo(repo: RepoLike) -> pygit2.Repository:
-    if isinstance(repo, pygit2.Repository):
-        return repo
-    path = pygit2.discover_repository(os.fspath(repo))
-    if path is None:
-        raise ValueError(f"not a git repository: {os.fspath(repo)}")
-    return pygit2.Repository(path)
 
 
 def decode_message(commit: pygit2.Commit) -> str:

@@ -8,8 +8,9 @@ from typing import Any
 
 from gitrepo import GitRepo
 
-from comind.checks.base import CheckContext, compile_check
+from comind.checks.context import CheckContext
 from comind.checks.evaluate import Evaluation, evaluate
+from comind.checks.types import compile_check
 from comind.codeindex import CodeIndex
 from comind.records import Record, new_record
 

@@ -19,15 +19,10 @@ from gitrepo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from comind.checks.base import (
-    CHECK_TYPES,
-    Check,
-    CheckError,
-    compile_check,
-    module_matches,
-    path_matches,
-)
-from comind.checks.semgrep import find_semgrep
+from comind.checks.globs import module_matches, path_matches
+from comind.checks.interface import Check, CheckError
+from comind.checks.types import CHECK_TYPES, compile_check
+from comind.checks.types.semgrep import find_semgrep
 
 # --- globs ----------------------------------------------------------------------------------------
 

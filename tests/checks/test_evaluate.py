@@ -8,8 +8,9 @@ import pytest
 from check_repo import APP, NO_EVAL, NO_RAW, app_repo, check_all, constraint, suppression, texts
 from gitrepo import GitRepo
 
-from comind.checks.base import CheckError, compile_check, compile_checks, load_check_file
 from comind.checks.evaluate import violation_finding
+from comind.checks.interface import CheckError
+from comind.checks.types import compile_check, compile_checks, load_check_file
 
 RAW = "from myapp.db import raw_query\n\n\ndef index():\n    return raw_query('1')\n"
 
@@ -162,7 +163,7 @@ def test_several_types_in_one_evaluation(tmp_path: Path) -> None:
 
 
 def test_fingerprint_ignores_lines_and_spacing() -> None:
-    from comind.checks.base import Violation
+    from comind.checks.interface import Violation
 
     a = Violation("r", "a.py", 3, 3, "eval( x )", "m")
     b = Violation("r", "a.py", 30, 31, "eval(x)", "other message")

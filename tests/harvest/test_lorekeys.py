@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from comind.harvest.lorekeys import (
     LORE_V1_KEYS,
     canonical_lore_key,
-    lore_atom,
     normalise_enum,
     parse_directive,
     split_rejected,
 )
+from comind.harvest.trailers import lore_atom
 from comind.harvest.walker import walk
 
 # lore-protocol.com "Full Example", verbatim (the Directive line is longer than our line limit).

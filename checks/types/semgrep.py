@@ -39,18 +39,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from comind.checks.base import (
-    Check,
-    CheckContext,
-    CheckError,
-    CheckField,
-    Outcome,
-    Violation,
-    any_path_matches,
-    check_strings,
-    describe,
-    path_matches,
-)
+from comind.checks.context import CheckContext
+from comind.checks.globs import any_path_matches, path_matches
+from comind.checks.interface import Check, CheckError, CheckField, NotRun, Outcome, Violation, check_strings, describe
 
 MAX_FILE_SIZE = 1_000_000  # semgrep's own --max-target-bytes default
 _PATTERN_KEYS = (
@@ -231,8 +222,6 @@ class SemgrepCheck(Check):
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
         outcome = type(self).evaluate_many([self], ctx, revision)[self]
         if outcome.not_run:
-            from comind.checks.base import NotRun
-
             raise NotRun(outcome.not_run)
         yield from outcome.violations
 

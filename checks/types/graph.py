@@ -30,19 +30,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from comind.checks.base import (
-    Check,
-    CheckContext,
-    CheckError,
-    CheckField,
-    Violation,
-    any_path_matches,
-    check_glob,
-    check_strings,
-    is_path_glob,
-    module_matches,
-    path_matches,
-)
+from comind.checks.context import CheckContext
+from comind.checks.globs import any_path_matches, check_glob, is_path_glob, module_matches, path_matches
+from comind.checks.interface import Check, CheckError, CheckField, Violation, check_strings
 from comind.codeindex import Snapshot
 from comind.graph import CallEdge, ImportGraph
 from comind.languages import language_for_path

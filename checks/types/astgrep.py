@@ -33,16 +33,9 @@ from typing import Any, ClassVar
 
 import pygit2
 
-from comind.checks.base import (
-    Check,
-    CheckContext,
-    CheckError,
-    CheckField,
-    Outcome,
-    Violation,
-    any_path_matches,
-    check_strings,
-)
+from comind.checks.context import CheckContext
+from comind.checks.globs import any_path_matches
+from comind.checks.interface import Check, CheckError, CheckField, Outcome, Violation, check_strings
 
 # ast-grep-py's built-in languages (0.51); any other name panics.
 AST_GREP_LANGUAGES = frozenset(

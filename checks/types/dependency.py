@@ -30,7 +30,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
-from comind.checks.base import Check, CheckContext, CheckError, CheckField, Violation, any_path_matches
+from comind.checks.context import CheckContext
+from comind.checks.globs import any_path_matches
+from comind.checks.interface import Check, CheckError, CheckField, Violation
 from comind.deps import ECOSYSTEMS, Dependency, normalize_pypi, version_in_range
 
 _LOCKFILES = {

@@ -26,7 +26,8 @@ from typing import ClassVar
 
 import pygit2
 
-from comind.checks.base import Check, CheckContext, CheckError, CheckField, Outcome, Violation
+from comind.checks.context import CheckContext
+from comind.checks.interface import Check, CheckError, CheckField, Outcome, Violation
 
 _NAME = re.compile(r"^[A-Za-z_$][\w$]*$")
 
