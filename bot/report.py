@@ -201,6 +201,7 @@ def report_from_json(data: dict[str, Any]) -> Report:
                 evidence=tuple(dict(e) for e in item.get("evidence") or ()),
                 in_diff=bool(item.get("in_diff")),
                 commands=tuple(str(c) for c in item.get("commands") or ()),
+                snippet=tuple((int(s["line"]), str(s["text"])) for s in item.get("snippet") or ()),
             )
         )
     return Report(

@@ -92,6 +92,54 @@ def _reply(forge: Forge, number: int, note: Note, body: str) -> Note:
         raise
 
 
+# --- dry run ---------------------------------------------------------------------------------
+
+
+class DryRun:
+    """A forge that reads through ``inner`` and prints every write instead of making it
+    (``comind bot run --dry-run``): the summary comment, inline comments, resolutions, replies."""
+
+    def __init__(self, inner: Forge, out: Any = None) -> None:
+        self.inner = inner
+        self.out = out or sys.stdout
+        self.writes = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # every read: merge request, files, notes, permissions
+
+    def _show(self, what: str, body: str = "") -> None:
+        self.writes += 1
+        self.out.write(f"--- would {what}\n" + (body if body.endswith("\n") or not body else body + "\n"))
+        self.out.flush()
+
+    def _note(self, body: str, path: str | None = None, line: int | None = None) -> Note:
+        from datetime import UTC, datetime
+
+        now = datetime.now(UTC)
+        return Note(f"dry-run-{self.writes}", "", body, now, now, "", None, path, line, path is not None, None, None)
+
+    def upsert_summary(self, number: int, marker: str, body: str) -> str:
+        self._show(f"post or edit the summary comment on #{number}", body)
+        return f"dry-run-{self.writes}"
+
+    def delete_summary(self, number: int, marker: str) -> None:
+        self._show(f"delete the summary comment on #{number}")
+
+    def post_inline(self, number: int, path: str, line: int, body: str, commit_sha: str) -> Note:
+        self._show(f"comment on {path}:{line} of #{number}", body)
+        return self._note(body, path, line)
+
+    def reply(self, number: int, note: Note, body: str) -> Note:
+        self._show(f"reply to {note.url or note.id} on #{number}", body)
+        return self._note(body)
+
+    def resolve_thread(self, number: int, thread_id: str) -> None:
+        self._show(f"resolve thread {thread_id} on #{number}")
+
+    def add_reaction(self, number: int, note: Note, reaction: str) -> None:
+        self._show(f"react {reaction} to {note.url or note.id} on #{number}")
+
+
 # --- step 1: commands ----------------------------------------------------------------------------
 
 
@@ -204,8 +252,10 @@ def run(
     harvest: bool = True,
     publish: bool = False,
     env: Mapping[str, str] | None = None,
+    dry_run: bool = False,
 ) -> RunResult:
-    """The bot's steps on one merge request (see the module docstring)."""
+    """The bot's steps on one merge request (see the module docstring). With ``dry_run`` the
+    writes to the forge are printed instead (``forge`` should then be a :class:`DryRun`)."""
 
     env = os.environ if env is None else env
     result = RunResult()
@@ -235,7 +285,10 @@ def run(
         notes = forge.notes(number)
         return answer_commands(ws, forge, number, publish=publish, mr=mr, notes=notes)
 
-    result.answered = step("commands", commands)
+    if dry_run:  # answering executes commands, which write records: not in a dry run
+        say("dry run: /comind commands are not answered; nothing is written to the forge")
+    else:
+        result.answered = step("commands", commands)
     if result.answered and (result.answered.notes or result.answered.refused):
         a = result.answered
         say(
@@ -266,7 +319,8 @@ def run(
         if result.posted is not None:
             p = result.posted
             say(
-                f"report posted: {p.inline} new inline comment(s), {p.kept} kept, {p.resolved} resolved, "
+                ("dry run: would post " if dry_run else "report posted: ")
+                + f"{p.inline} new inline comment(s), {p.kept} kept, {p.resolved} resolved, "
                 f"{p.folded} in the summary only"
             )
     if result.degraded:
@@ -331,6 +385,7 @@ def run_from_env(
     report_file: Path | None = None,
     publish: bool = False,
     number: int | None = None,
+    dry_run: bool = False,
 ) -> int:
     """``comind bot run``: the CI job's merge request, from GitHub Actions' or GitLab CI's environment."""
 
@@ -341,10 +396,21 @@ def run_from_env(
     if number is None:
         say(f"not a merge request pipeline{f' ({event} event)' if event else ''}: nothing to do")
         return 0
-    forge = make_forge(name, env)
+    forge: Forge = make_forge(name, env)
+    if dry_run:
+        forge = DryRun(forge)  # a Forge by delegation
+        publish = False  # a dry run writes nothing shared either
     comment_event = event in COMMENT_EVENTS
     result = run(
-        ws, forge, number, report=report, check=not comment_event, harvest=not comment_event, publish=publish, env=env
+        ws,
+        forge,
+        number,
+        report=report,
+        check=not comment_event,
+        harvest=not comment_event,
+        publish=publish,
+        env=env,
+        dry_run=dry_run,
     )
     return result.exit_code
 
@@ -423,6 +489,7 @@ def serve(
 
 __all__ = [
     "Answered",
+    "DryRun",
     "RunResult",
     "answer_commands",
     "command_body",

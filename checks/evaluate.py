@@ -111,7 +111,7 @@ def evaluate(
         outcome = at_head[check]
         label = f"constraint {short_id(record.id)}"
         if outcome.not_run is not None:
-            result.warnings.append(f"{label}: {check.type} check not run: {outcome.not_run}")
+            result.findings.append(not_run_finding(record, check, outcome.not_run))
         result.warnings.extend(f"{label}: {w}" for w in outcome.warnings)
         new = _new(outcome.violations, at_base.get(check), change.renames if change else {}, result, label)
         unsuppressed_at_head = 0
@@ -295,6 +295,32 @@ def _anchor_holds(anchor: dict[str, Any], v: Violation, check: Check, ctx: Check
             return first <= v.line <= last or (v.end_line is not None and v.line <= first <= v.end_line)
         return True
     return False
+
+
+def not_run_finding(record: Record, check: Check, why: str) -> Finding:
+    """A check that did not run is a finding, never a pass: an error for a ``must`` constraint, a
+    warning for a ``should``; at the constraint's subject file, or the repository."""
+    severity = record.fields.get("severity")
+    where = next(
+        (
+            a
+            for a in record.anchors
+            if a.get("role", "subject") == "subject" and a.get("path") and not str(a["path"]).endswith("/")
+        ),
+        {},
+    )
+    return Finding(
+        type="not_run",
+        level="error" if severity == "must" else "warning",
+        title=f"Not checked: {record.title}",
+        message=f"The {check.type} check of constraint {short_id(record.id)} ({severity}) did not run: {why}. "
+        "Until it runs, nothing says the change keeps to it.",
+        fingerprint=str(blake3(f"not_run\0{record.id}\0{check.rule}".encode()).hexdigest(length=16)),
+        record_id=record.id,
+        path=where.get("path"),
+        evidence=({"type": "record", "ref": record.id},),
+        commands=(f"comind show {short_id(record.id)}",),
+    )
 
 
 def violation_finding(record: Record, v: Violation, *, in_diff: bool = False) -> Finding:

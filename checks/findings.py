@@ -12,7 +12,7 @@ from typing import Any
 
 from blake3 import blake3
 
-TYPES = ("dead_end", "violation", "stale", "orphaned", "retry", "reland", "suppression", "context")
+TYPES = ("dead_end", "violation", "not_run", "stale", "orphaned", "retry", "reland", "suppression", "context")
 LEVELS = ("note", "warning", "error")  # in increasing order
 FAIL_LEVELS = ("none", *LEVELS)
 
@@ -21,6 +21,7 @@ FAIL_LEVELS = ("none", *LEVELS)
 RULE_IDS = {
     "dead_end": "comind/dead-end",
     "violation": "comind/constraint",
+    "not_run": "comind/check-not-run",
     "stale": "comind/stale-record",
     "orphaned": "comind/orphaned-record",
     "retry": "comind/retry-condition-met",
@@ -50,6 +51,7 @@ class Finding:
     evidence: tuple[dict[str, Any], ...] = ()  # {"type": "commit"|"url"|…, "ref": …, "note": …, "path", "line"}
     in_diff: bool = False  # the location is on a line the change adds or modifies
     commands: tuple[str, ...] = ()  # what a person can run about it (confirm, retract…)
+    snippet: tuple[tuple[int, str], ...] = ()  # (line number, text) at head: the lines and a few around
 
     @property
     def rule_id(self) -> str:
@@ -70,7 +72,24 @@ class Finding:
             "fingerprint": self.fingerprint,
             "in_diff": self.in_diff,
             "commands": list(self.commands),
+            "snippet": [{"line": n, "text": t} for n, t in self.snippet],
         }
+
+
+SNIPPET_CONTEXT = 2  # lines shown around a finding's own, as semgrep and ruff do
+SNIPPET_MAX = 12  # a finding's own lines shown at most (a long region is cut)
+
+
+def snippet_of(
+    text: str, line: int, end_line: int | None, context: int = SNIPPET_CONTEXT
+) -> tuple[tuple[int, str], ...]:
+    """The numbered lines ``line..end_line`` of ``text`` with ``context`` lines either side."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return ()
+    last = min(max(end_line or line, line), line + SNIPPET_MAX - 1, len(lines))
+    first, stop = max(1, line - context), min(len(lines), last + context)
+    return tuple((n, lines[n - 1]) for n in range(first, stop + 1))
 
 
 @dataclass

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import comind.checks.inline as inline
 from comind import promisor
 from comind.checks.change import Change, compute_change
 from comind.checks.deadends import report_dead_ends
-from comind.checks.findings import Finding, Report, fingerprint
+from comind.checks.findings import Finding, Report, fingerprint, snippet_of
 from comind.checks.violations import report_violations
 from comind.errors import ComindError
 from comind.harvest.run import harvest
 from comind.harvest.walker import walk
 from comind.query import open_ledger, statuses
 from comind.records import Record, short_id
-from comind.status import Status
+from comind.status import Status, is_history
 
 if TYPE_CHECKING:
     from comind.codeindex import Snapshot
@@ -31,6 +33,11 @@ if TYPE_CHECKING:
     from comind.workspace import Workspace
 
 CONTEXT_LIMIT = 5  # context notes per report: precision over recall
+# reviewdog's filter modes: a finding is kept when on an added or changed line (added), within the
+# diff's hunks (diff-context: git's 3 lines of context around the change's lines), in a changed
+# file (file), or anywhere (none, the default). A finding with no place is always kept.
+FILTERS = ("added", "diff-context", "file", "none")
+DIFF_CONTEXT = 3
 Progress = Callable[[str], None]
 
 
@@ -140,6 +147,7 @@ def run_check(
     check_all: bool = False,
     harvest: bool = True,
     progress: Progress | None = None,
+    filter_mode: str = "none",
 ) -> Report:
     """Run every producer of findings and return the report (the CLI renders it)."""
     say = progress or (lambda _message: None)
@@ -178,6 +186,8 @@ def run_check(
     for name, producer in PRODUCERS:
         say(f"checking {name}")
         producer(run, report)
+    report.findings = _inline_suppressions(report, head_snapshot, change)
+    report.findings = with_snippets(apply_filter(report, change, filter_mode), head_snapshot)
     if warning := promisor.take_warning(index.repo):
         report.warnings.append(warning)
     stats["records"] = len(run.records)
@@ -185,6 +195,73 @@ def run_check(
     stats["seconds"] = round(time.perf_counter() - started, 3)
     report.stats.update(stats)
     return report
+
+
+def keeps(mode: str, change: Change, finding: Finding) -> bool:
+    """Whether ``finding`` passes the filter ``mode`` (see FILTERS) for ``change``."""
+    if mode == "none" or not finding.path:
+        return True
+    if finding.path not in change.paths:
+        return False
+    if mode == "file":
+        return True
+    added = change.added_lines(finding.path)
+    first = finding.line
+    if not first:
+        return False  # a whole-file finding is on no line of the diff
+    last = max(finding.end_line or first, first)
+    reach = DIFF_CONTEXT if mode == "diff-context" else 0
+    return any(first - reach <= n <= last + reach for n in added)
+
+
+def apply_filter(report: Report, change: Change | None, mode: str) -> list[Finding]:
+    """The findings ``mode`` keeps; how many it left out is said, so no filter looks like a miss."""
+    if mode not in FILTERS:
+        raise ComindError(f"unknown filter {mode!r} (one of {', '.join(FILTERS)})")
+    if change is None or mode == "none":
+        return report.findings
+    kept = [f for f in report.findings if keeps(mode, change, f)]
+    if left := len(report.findings) - len(kept):
+        report.stats["filtered_out"] = left
+        report.warnings.append(f"--filter {mode}: {left} finding{'s' if left != 1 else ''} outside it not shown")
+    return kept
+
+
+def _inline_suppressions(report: Report, snapshot: Snapshot, change: Change | None) -> list[Finding]:
+    """Findings silenced by ``comind: ignore[...] reason`` comments are counted, as suppression
+    records are; a comment without a reason, or unused in the change's files, is a finding."""
+
+    def read(path: str) -> str | None:
+        try:
+            return snapshot.blob_data(path).decode("utf-8", errors="replace")
+        except KeyError:
+            return None
+
+    done = inline.apply(report.findings, read, sorted(change.paths) if change else ())
+    if done.suppressed:
+        report.stats["inline_suppressed"] = [
+            {"fingerprint": f.fingerprint, "path": m.path, "line": m.line, "reason": m.reason}
+            for f, m in done.suppressed
+        ]
+    return done.kept + done.findings
+
+
+def with_snippets(findings: list[Finding], snapshot: Snapshot) -> list[Finding]:
+    """Each finding with a line gets the lines at head (and a few around), numbered."""
+    texts: dict[str, str | None] = {}
+    out = []
+    for f in findings:
+        if f.path and f.line and not f.snippet:
+            if f.path not in texts:
+                try:
+                    texts[f.path] = snapshot.blob_data(f.path).decode("utf-8", errors="replace")
+                except KeyError:
+                    texts[f.path] = None
+            text = texts[f.path]
+            if text is not None:
+                f = replace(f, snippet=snippet_of(text, f.line, f.end_line))
+        out.append(f)
+    return out
 
 
 def harvest_new(ws: Workspace, head: str | None = None) -> dict[str, Any]:
@@ -217,16 +294,21 @@ def stale_records(run: CheckRun, report: Report) -> None:
         if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
         path, line = _location(record)
-        commands = (
-            f"comind review confirm {short_id(record.id)}",
-            f'comind review retract {short_id(record.id)} --reason "…"',
-        )
+        if is_history(record):  # harvested evidence stays true: read it, nothing to confirm
+            commands: tuple[str, ...] = (f"comind show {short_id(record.id)}",)
+            ask = "It is history (harvested), still true of when it was written: read it before changing this code."
+        else:
+            commands = (
+                f"comind review confirm {short_id(record.id)}",
+                f'comind review retract {short_id(record.id)} --reason "…"',
+            )
+            ask = "Confirm it if it still holds, retract it if not."
         report.findings.append(
             Finding(
                 type="orphaned" if status.state == "orphaned" else "stale",
-                level=level[status.state],
+                level="note" if is_history(record) else level[status.state],
                 title=f"{record.kind} {status.state}: {record.title}",
-                message=f"{record.title} — {status.reason}. Confirm it if it still holds, retract it if not.",
+                message=f"{record.title} — {status.reason}. {ask}",
                 fingerprint=fingerprint("stale", record.id, status.state),
                 record_id=record.id,
                 path=path,

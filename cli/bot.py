@@ -39,6 +39,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write records from commands and threads to the shared store, not the local harvest cache",
     )
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the summary comment and inline comments it would post; write nothing to the forge",
+    )
     r.set_defaults(handler=run_bot)
     s = actions.add_parser(
         "serve",
@@ -59,7 +64,15 @@ def run_bot(args: argparse.Namespace) -> int:
     from comind.cli import workspace
 
     ws = workspace(args)
-    return run_from_env(ws, args.forge, os.environ, report_file=args.report, publish=args.publish, number=args.number)
+    return run_from_env(
+        ws,
+        args.forge,
+        os.environ,
+        report_file=args.report,
+        publish=args.publish,
+        number=args.number,
+        dry_run=args.dry_run,
+    )
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -46,6 +46,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="FORMAT=FILE",
         help="also write FORMAT to FILE, in an existing folder (repeatable), e.g. --output sarif=comind.sarif",
     )
+    p.add_argument(
+        "--filter",
+        dest="filter_mode",
+        choices=("added", "diff-context", "file", "none"),
+        default="none",
+        help="report only findings on added lines, within the diff's context, in changed files, or "
+        "everywhere (none, the default), as reviewdog's filter modes; findings with no place are kept",
+    )
     p.add_argument("--no-harvest", action="store_true", help="do not harvest new history first")
     p.add_argument("--list-rules", action="store_true", help="print the rulebook (ids, options, defaults) and exit")
     p.set_defaults(handler=run)
@@ -106,7 +114,15 @@ def run(args: argparse.Namespace) -> int:
     base, head, harvest = args.base, args.head, not args.no_harvest
     if args.staged:
         base, head, harvest = base or "HEAD", _staged(ws.root), False
-    report = run_check(ws, base=base, head=head, check_all=args.check_all, harvest=harvest, progress=progress)
+    report = run_check(
+        ws,
+        base=base,
+        head=head,
+        check_all=args.check_all,
+        harvest=harvest,
+        progress=progress,
+        filter_mode=args.filter_mode,
+    )
     if progress:
         sys.stderr.write("\r\033[K")
     harvested = report.stats.get("harvest") or {}

@@ -18,11 +18,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     why.add_argument("anchor")
     why.add_argument("--at", metavar="REV", help="answer as of a revision: records known then, code then")
-    why.add_argument("--all", action="store_true", help="include superseded, retracted and dormant records, labelled")
+    why.add_argument("--all", action="store_true", help="include superseded and retracted records, labelled")
     why.add_argument("--json", action="store_true", help="one JSON object per line")
     why.set_defaults(handler=run_why)
 
-    status = sub.add_parser("status", parents=[common], help="counts by status, and every stale or orphaned record")
+    status = sub.add_parser(
+        "status", parents=[common], help="counts by status, the records that need a person, then history"
+    )
     status.add_argument("--json", action="store_true", help="counts and records as JSON, one object per line")
     status.set_defaults(handler=run_status)
 
@@ -69,24 +71,51 @@ def run_status(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import brief, print_json_lines, record_json
     from comind.query import open_ledger, statuses
-    from comind.status import STATES
+    from comind.status import ATTENTION_STATES, STATES, is_history, needs_person
 
     ws = workspace(args)
     ledger = open_ledger(ws)
     records = [r for r in ledger.all() if r.kind != "relation"]
     derived = statuses(ws, ledger, records)
     counts = Counter(derived[r.id].state for r in records)
-    attention = [r for r in records if derived[r.id].state in ("stale", "orphaned", "unverifiable")]
+    # What needs a person (authored records the code moved away from) apart from history
+    # (harvested evidence: it stays true and keeps matching, whatever the code does now).
+    attention = [r for r in records if needs_person(r, derived[r.id])]
+    history = [r for r in records if is_history(r)]
+    history_counts = Counter(derived[r.id].state for r in history)
     if args.json:
-        print_json_lines([{"counts": {s: counts.get(s, 0) for s in STATES}, "head": ws.head()}])
-        print_json_lines(record_json(r, derived[r.id]) for r in attention)
+        print_json_lines(
+            [
+                {
+                    "counts": {s: counts.get(s, 0) for s in STATES},
+                    "history": {s: history_counts.get(s, 0) for s in STATES},
+                    "needs_person": len(attention),
+                    "head": ws.head(),
+                }
+            ]
+        )
+        print_json_lines(record_json(r, derived[r.id]) | {"needs_person": True} for r in attention)
         return 0
     print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
+    if attention:
+        print(f"needs a person ({len(attention)}):")
     for r in attention:
         s = derived[r.id]
         print(f"{s.state:<12} {r.id[-8:]}  {r.title}\n             {brief(s.reason)}")
     if attention:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
+    if history:
+        moved = [f"{history_counts[s]} {s}" for s in STATES if history_counts.get(s) and s != "active"]
+        kinds = Counter(r.kind for r in history)
+        print(
+            f"history: {len(history)} harvested record{'s' if len(history) != 1 else ''} "
+            f"({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), {history_counts.get('active', 0)} active"
+            + (f", {', '.join(moved)} (the code moved on since; still matched)" if moved else "")
+            + "; nothing to confirm"
+        )
+        if moved:
+            shown = " ".join(f"--status {s}" for s in ATTENTION_STATES if history_counts.get(s))
+            print(f"             list them: comind log {shown}")
     return 0
 
 
@@ -94,7 +123,7 @@ def run_why(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import brief, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
-    from comind.status import TRUST_NAMES
+    from comind.status import TRUST_NAMES, is_history
     from comind.why import explain
 
     ws = workspace(args)
@@ -117,6 +146,7 @@ def run_why(args: argparse.Namespace) -> int:
         s = item.status
         label = paint(f"{s.state:<12}", s.state, colour)
         hop = f"  ({item.relevance})" if item.relevance != "direct" else ""
+        hop += "  [history]" if is_history(item.record) else ""
         print(
             f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
             f"{item.record.title}{hop}"

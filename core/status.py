@@ -17,6 +17,8 @@ from comind.sanitize import looks_like_instruction
 STATES = ("quarantined", "retracted", "superseded", "orphaned", "stale", "unverifiable", "dormant", "active")
 HISTORY_STATES = ("superseded", "retracted")  # brought back, labelled, by --history
 TRUST_NAMES = {0: "T0 quarantined", 1: "T1 asserted", 2: "T2 evidenced", 3: "T3 confirmed", 4: "T4 enforced"}
+# States that ask a person to look again (confirm, re-anchor or retract), unless the record is history.
+ATTENTION_STATES = ("stale", "orphaned", "unverifiable")
 
 
 class Status(NamedTuple):
@@ -81,6 +83,17 @@ class RelationIndex:
 
     def confirmations(self, record_id: str) -> list[Record]:
         return self.of(record_id, "confirms")
+
+
+def is_history(record: Record) -> bool:
+    """Harvested evidence (a revert, a Lore trailer, a review thread) is history, not opinion: what
+    happened stays true, so it never goes dormant and never asks a person to confirm it."""
+    return bool(record.data["provenance"].get("author_kind") == "harvested")
+
+
+def needs_person(record: Record, status: Status) -> bool:
+    """Whether the record asks a person to confirm, re-anchor or retract it."""
+    return status.state in ATTENTION_STATES and not is_history(record)
 
 
 def base_trust(record: Record) -> int:
@@ -185,7 +198,8 @@ def _derive_one(
     if "until" in data and _until_date(data["until"]) < now.date():
         return Status("dormant", f"expired on {data['until']} (until)", trust, marks, notes)
     last_text = max([created_at] + [c.created_at for c in confirmations]) if confirmations else created_at
-    if not enforced and last_text < cutoff:
+    history = data["provenance"].get("author_kind") == "harvested"  # see is_history
+    if not enforced and not history and last_text < cutoff:
         last = _parse_time(last_text)
         return Status(
             "dormant",
@@ -199,6 +213,8 @@ def _derive_one(
         return Status("active", "enforced: its check passes on the current code", trust, marks, notes)
     if confirmations:
         return Status("active", f"confirmed on {confirmations[-1].created_at[:10]}", trust, marks, notes)
+    if history:
+        return Status("active", f"history (harvested), dated {created_at[:10]}", trust, marks, notes)
     return Status("active", "recorded on " + created_at[:10], trust, marks, notes)
 
 

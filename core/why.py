@@ -134,7 +134,8 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     anchorer.flush()
     records = direct + [r for r, _ in hops]
     derived = statuses(ws, ledger, records, at=snapshot.commit, now=moment)
-    hidden = set() if include_all else {*HISTORY_STATES, "dormant", "quarantined"}
+    # Dormant and stale records are shown, labelled: a why is a question someone asked.
+    hidden = set() if include_all else set(HISTORY_STATES)
     items = [Item(r, derived[r.id], "direct") for r in direct]
     items += [Item(r, derived[r.id], f"one hop: {how}") for r, how in hops]
     items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]

@@ -344,7 +344,7 @@ def _attempt(
             "attempt",
             record_id=record_id,
             title=title,
-            body=_clip(reason, 2000),
+            body=_clip(reason, 2000) or _no_reason(title),
             trigger=first_line(f"re-doing: {title}", 200),
             anchors=ctx.anchors(change, at) + dependency_anchors(ctx, change, at, with_change),
             evidence=evidence,
@@ -554,6 +554,11 @@ def _inverted(change: Approach | None) -> Approach | None:
 
 def _quoted(markers: list[RevertMarker]) -> str | None:
     return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
+
+
+def _no_reason(title: str) -> str:
+    """A revert that says nothing of why: said plainly, quoting what it reverted (never a made-up why)."""
+    return first_line(f"The revert gave no reason for taking out {title!r}.", 2000)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -30,6 +30,7 @@ REPO_LEVEL_PATH = CONFIG_FILE
 HEADINGS = {
     "dead_end": "Dead ends re-proposed",
     "violation": "Constraint violations",
+    "not_run": "Checks that could not run",
     "stale": "Stale records",
     "orphaned": "Orphaned records",
     "retry": "Retry conditions met",
@@ -42,6 +43,7 @@ HEADINGS = {
 PHRASES = {
     "dead_end": ("dead end re-proposed", "dead ends re-proposed"),
     "violation": ("constraint broken", "constraints broken"),
+    "not_run": ("constraint not checked", "constraints not checked"),
     "stale": ("record now stale", "records now stale"),
     "orphaned": ("record orphaned", "records orphaned"),
     "retry": ("retry condition met", "retry conditions met"),

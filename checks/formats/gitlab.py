@@ -4,9 +4,10 @@ A JSON array of ``{description, check_name, fingerprint, severity, location: {pa
 {begin}}}``, in report order.
 
 Decisions:
-- Severity: error → ``critical`` for a constraint violation (only a *must* constraint reaches
-  error) and ``major`` for every other type; warning → ``minor``; note → ``info``. ``blocker`` is
-  left to people.
+- Severity follows the level alone, the same for every type: error → ``major``, warning →
+  ``minor``, note → ``info`` (as ruff's and eslint's GitLab reports do). A re-proposed dead end
+  and a broken *must* constraint both fail the check, so neither ranks above the other;
+  ``critical`` and ``blocker`` are left to security scanners and to people.
 - GitLab requires a path: a finding without one is reported at the repository-level file
   ``.comind.yml``, line 1 (the same path every run, so the MR widget matches it across runs).
   A finding without a line is reported at line 1.
@@ -34,8 +35,6 @@ MAX_DESCRIPTION = 1_000
 
 
 def severity(f: Finding) -> str:
-    if f.level == "error" and f.type == "violation":
-        return "critical"
     return SEVERITIES.get(f.level, "minor")
 
 

@@ -129,6 +129,20 @@ def _message(message: str) -> str:
     return quoted + (" … _(cut)_" if cut else "")
 
 
+def _snippet(f: Finding) -> str:
+    """The numbered lines in a fenced block longer than any backtick run in them: inert there (no
+    HTML, no Markdown, no mention), and every line starts with its number, never with code."""
+    width = len(str(f.snippet[-1][0]))
+    last = max(f.end_line or f.line or 0, f.line or 0)
+    rows = []
+    for n, text in f.snippet:
+        own = f.line is not None and f.line <= n <= last
+        rows.append(f"{'>' if own else ' '} {n:>{width}} | {_INVISIBLE.sub('', text.expandtabs(4))}".rstrip())
+    body = "\n".join(rows)
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    return f"{fence}text\n{body}\n{fence}"
+
+
 def finding_block(f: Finding, context: FormatContext) -> str:
     """One finding: badge, place, title, the quoted message, evidence and commands."""
     head = f"{_LEVEL_BADGES.get(f.level, inline(f.level))} · {_place(f, context)} · {inline(f.title) or '_untitled_'}"
@@ -137,6 +151,8 @@ def finding_block(f: Finding, context: FormatContext) -> str:
     parts = [head]
     if f.message.strip():
         parts.append(_message(f.message))
+    if f.snippet:
+        parts.append(_snippet(f))
     items = [f"- {_evidence(e, context)}" for e in f.evidence[:MAX_EVIDENCE_ITEMS]]
     if len(f.evidence) > MAX_EVIDENCE_ITEMS:
         items.append(f"- … and {len(f.evidence) - MAX_EVIDENCE_ITEMS} more evidence items")

@@ -17,6 +17,8 @@ Decisions:
   unused suppression is a finding of its own (rule ``comind/suppression``).
 - Limits: at most 25,000 results per run (the rest are counted in a tool notification) and 1,000
   locations per result (locations plus related locations).
+- A constraint whose check could not run is a result (rule ``comind/check-not-run``) and makes
+  ``invocations[0].executionSuccessful`` false, its reason a tool execution notification.
 - ``automationDetails.id`` is ``<category>/<head>``: code scanning's category is ``comind/check`` unless
   COMIND_SARIF_CATEGORY (the action's ``category`` input) names another; upload-sarif ignores its own
   ``category`` input when the file has an id, so the action passes its input here.
@@ -69,7 +71,7 @@ MAX_LOCATIONS = 1_000
 _BUILTIN: dict[str, dict[str, Any]] = {
     "dead_end": {
         "name": "DeadEndReproposed",
-        "level": "warning",
+        "level": "error",
         "precision": "medium",
         "short": "The change re-proposes an approach that was tried and reverted.",
         "full": "The change re-adds enough of what a reverted change added (the same lines, symbols or "
@@ -89,6 +91,17 @@ _BUILTIN: dict[str, dict[str, Any]] = {
         "help": "Change the code so the check passes, or, if the constraint no longer applies, retract or "
         "supersede the constraint record; a justified exception is a suppression record with a "
         "reason, an owner and an expiry.",
+    },
+    "not_run": {
+        "name": "CheckNotRun",
+        "level": "error",
+        "precision": "very-high",
+        "short": "A constraint's compiled check could not run, so the constraint was not checked.",
+        "full": "The check of a constraint did not run (its tool is not installed, it failed or it timed "
+        "out). A must constraint that was not checked is an error, a should constraint a warning: an "
+        "unchecked constraint is not a passing one.",
+        "help": "Make the check runnable (install the tool, e.g. comind[semgrep], or raise the timeout) "
+        "and run comind check again; the message says why it did not run.",
     },
     "stale": {
         "name": "StaleRecord",
@@ -204,6 +217,16 @@ def _message(f: Finding) -> str:
 
 def _result(f: Finding, rule_index: int) -> dict[str, Any]:
     location: dict[str, Any] = {"physicalLocation": _physical(f.path or REPO_LEVEL_PATH, f.line, f.end_line)}
+    if f.snippet and f.line and "region" in location["physicalLocation"]:
+        region = location["physicalLocation"]["region"]
+        own = [t for n, t in f.snippet if region["startLine"] <= n <= region["endLine"]]
+        if own:
+            region["snippet"] = {"text": "\n".join(own) + "\n"}
+        location["physicalLocation"]["contextRegion"] = {
+            "startLine": f.snippet[0][0],
+            "endLine": f.snippet[-1][0],
+            "snippet": {"text": "\n".join(t for _, t in f.snippet) + "\n"},
+        }
     if not f.path:
         location["message"] = {"text": "repository-level finding"}
     result: dict[str, Any] = {
@@ -246,7 +269,13 @@ def document(report: Report, context: FormatContext) -> dict[str, Any]:
     rules = _rules(findings)
     index = {r["id"]: i for i, r in enumerate(rules)}
     kept = findings[:MAX_RESULTS]
-    notifications = [{"level": "warning", "message": {"text": w}} for w in report.warnings]
+    # A check that could not run makes the run unsuccessful, whatever else it found (the reason
+    # is a notification as well as a result).
+    not_run = [f for f in findings if f.type == "not_run"]
+    notifications: list[dict[str, Any]] = [
+        {"level": "error", "message": {"text": f.message}, "associatedRule": {"id": f.rule_id}} for f in not_run
+    ]
+    notifications += [{"level": "warning", "message": {"text": w}} for w in report.warnings]
     if len(findings) > len(kept):
         notifications.append(
             {
@@ -268,7 +297,7 @@ def document(report: Report, context: FormatContext) -> dict[str, Any]:
             }
         },
         "automationDetails": {"id": f"{context.sarif_category}/{report.head}"},
-        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "invocations": [{"executionSuccessful": not not_run, "toolExecutionNotifications": notifications}],
         "results": [_result(f, index[f.rule_id]) for f in kept],
         "columnKind": "unicodeCodePoints",
         "properties": {"base": report.base, "head": report.head},

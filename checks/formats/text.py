@@ -41,9 +41,24 @@ def _finding(f: Finding, colour: bool) -> list[str]:
     rule = f"rule {f.rule_id}" + (f", record {f.record_id}" if f.record_id else "")
     lines.append("    " + _paint(_safe(rule), "2", colour))
     lines += [f"    {_safe(line)}".rstrip() for line in f.message.splitlines()]
+    lines += snippet_lines(f, colour)
     lines += [f"    evidence: {_safe(evidence_line(item))}" for item in f.evidence]
     lines += [f"    run: {_safe(' '.join(cmd.split()))}" for cmd in f.commands]
     return lines
+
+
+def snippet_lines(f: Finding, colour: bool) -> list[str]:
+    """The numbered lines, the finding's own marked with ``>`` (as ruff and semgrep show them)."""
+    if not f.snippet:
+        return []
+    width = len(str(f.snippet[-1][0]))
+    last = max(f.end_line or f.line or 0, f.line or 0)
+    out = []
+    for n, text in f.snippet:
+        own = f.line is not None and f.line <= n <= last
+        row = f"    {'>' if own else ' '} {n:>{width}} | {_safe(text.expandtabs(4))}".rstrip()
+        out.append(row if own else _paint(row, "2", colour))
+    return out
 
 
 def render(report: Report, context: FormatContext) -> str:

@@ -589,3 +589,20 @@ def test_a_forbidden_read_is_an_error_not_a_read_only_token(gh, ws, capsys):
     assert not result.degraded and result.exit_code == 2
     assert all("COMIND_BOT_LOGIN" in error for error in result.errors) and len(result.errors) == 2
     assert "cannot write" not in capsys.readouterr().err
+
+
+def test_a_dry_run_prints_what_it_would_post_and_writes_nothing(gh, repo, cli, actions_env, report_file):
+    gh.add_issue_comment(5, "alice", '/comind remember intent "Sessions survive" --need "x" --on app/session.py')
+    before = len(gh.requests)
+    result = cli(repo, "bot", "run", "--forge", "github", "--report", str(report_file), "--dry-run")
+    assert result.code == 0, result.err
+    assert "--- would post or edit the summary comment on #5" in result.out and REPORT_MARKER in result.out
+    assert "--- would comment on app/session.py:3 of #5" in result.out  # the in-diff finding
+    assert "Pool too small" in result.out  # the other, in the summary only
+    writes = [
+        r
+        for r in gh.requests[before:]
+        if r.method != "GET" and not (r.path == "/graphql" and "mutation" not in json.dumps(r.body))
+    ]
+    assert writes == [] and summaries(gh) == [] and not gh.review_comments and replies(gh) == []
+    assert "dry run: would post 1 new inline" in result.err

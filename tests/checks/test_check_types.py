@@ -410,8 +410,8 @@ def test_semgrep_not_installed_is_a_warning_never_a_pass(tmp_path: Path, monkeyp
     for b in (base, None):
         ev = check_all(repo, [SEMGREP_RULE, SEMGREP_RULE], base=b)
         assert ev.violations == [] and ev.passing == [] and len(ev.unknown) == 2
-        assert len(ev.warnings) == 2 and all(
-            "semgrep check not run: semgrep is not installed" in w for w in ev.warnings
+        assert len(ev.findings) == 2 and all(  # a finding each: an unchecked constraint is no pass
+            f.type == "not_run" and "did not run: semgrep is not installed" in f.message for f in ev.findings
         )
 
 
@@ -420,7 +420,11 @@ def test_semgrep_hanging_is_a_timeout_warning(tmp_path: Path) -> None:
     fake = executable(tmp_path / "bin" / "semgrep", "#!/bin/sh\nsleep 60\n")
     ev = check_all(repo, SEMGREP_RULE, base=base, semgrep=str(fake), semgrep_timeout=1)
     assert ev.violations == [] and ev.unknown
-    assert ev.warnings == [f"constraint {ev.unknown[0][-8:]}: semgrep check not run: semgrep timed out after 1 s"]
+    [finding] = ev.findings
+    assert finding.type == "not_run" and finding.message.startswith(
+        f"The semgrep check of constraint {ev.unknown[0][-8:]} ("
+    )
+    assert "did not run: semgrep timed out after 1 s." in finding.message
 
 
 def test_semgrep_rule_error_names_the_record(tmp_path: Path) -> None:

@@ -537,8 +537,8 @@ def test_gitlab_code_quality_fields_and_severities() -> None:
         assert issue["severity"] in {"info", "minor", "major", "critical", "blocker"}
         assert "\n" not in issue["description"]
     by_record = {i["fingerprint"]: i for i in issues}
-    assert by_record["fp-00002"]["severity"] == "critical"  # an error-level constraint violation
-    assert by_record["fp-00001"]["severity"] == "major"
+    # by level alone: a broken must constraint and a re-proposed dead end both fail the check
+    assert by_record["fp-00002"]["severity"] == by_record["fp-00001"]["severity"] == "major"
     assert by_record["fp-00003"]["severity"] == "minor"
     assert by_record["fp-00006"]["severity"] == "info"
     assert by_record["fp-00002"]["check_name"] == "no-raw-sql"
@@ -818,3 +818,52 @@ def test_property_gitlab_and_json_hold(report: Report) -> None:
     assert len(set(prints)) == len(prints) == len(report.findings)
     assert all(i["location"]["path"] for i in issues)
     assert json.loads(json_format.render(report, PLAIN)) == report.to_json()
+
+
+def test_sarif_builtin_rule_levels_agree_with_their_results() -> None:
+    rules = {r["id"]: r for r in sarif.document(full_report(), PLAIN)["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["comind/dead-end"]["defaultConfiguration"]["level"] == "error"  # dead ends are errors
+    assert rules["comind/check-not-run"]["defaultConfiguration"]["level"] == "error"
+
+
+def test_a_check_that_could_not_run_fails_the_sarif_run_with_the_reason() -> None:
+    not_run = Finding(
+        type="not_run",
+        level="error",
+        title="Not checked: no eval",
+        message="The semgrep check of constraint 1234abcd (must) did not run: semgrep is not installed.",
+        fingerprint="fp-not-run",
+        record_id="r-1",
+    )
+    doc = sarif.document(Report(base=None, head="h" * 40, findings=[not_run]), PLAIN)
+    invocation = doc["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert "semgrep is not installed" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert doc["runs"][0]["results"][0]["ruleId"] == "comind/check-not-run"
+    assert sarif.document(full_report(), PLAIN)["runs"][0]["invocations"][0]["executionSuccessful"] is True
+    [issue] = json.loads(gitlab.render(Report(base=None, head="h" * 40, findings=[not_run]), PLAIN))
+    assert issue["check_name"] == "comind/check-not-run" and issue["severity"] == "major"
+    headline = markdown.render(Report(base=None, head="h" * 40, findings=[not_run]), PLAIN).split("\n\n")[1]
+    assert "no constraint broken" not in headline and "1 constraint not checked" in headline
+
+
+def test_findings_show_their_lines_numbered_in_text_markdown_and_sarif() -> None:
+    from comind.checks.findings import snippet_of
+
+    code = "".join(f"line {n}\n" for n in range(1, 21)).replace("line 10", "eval(`x` @team <b>)")
+    snippet = snippet_of(code, 10, 11)
+    assert [n for n, _ in snippet] == [8, 9, 10, 11, 12, 13]  # two lines of context either side
+    f = finding(3, path="src/app.py", line=10, end_line=11, snippet=snippet)
+    report = Report(base=BASE, head=HEAD, findings=[f])
+    shown = text.render(report, PLAIN)
+    assert "    > 10 | eval(`x` @team <b>)\n    > 11 | line 11\n      12 | line 12" in shown
+    assert "       8 | line 8\n       9 | line 9\n" in shown
+    body = markdown.render(report, PLAIN)
+    assert "```text\n   8 | line 8\n" in body and "\n> 10 | eval(`x` @team <b>)\n" in body
+    sarif_doc = sarif.document(report, PLAIN)
+    SARIF_VALIDATOR.validate(sarif_doc)
+    physical = sarif_doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert physical["region"]["snippet"]["text"] == "eval(`x` @team <b>)\nline 11\n"
+    assert physical["contextRegion"]["startLine"] == 8 and physical["contextRegion"]["endLine"] == 13
+    REPORT_VALIDATOR.validate(report.to_json())
+    assert snippet_of(code, 40, None) == ()

@@ -377,7 +377,14 @@ def test_semgrep_missing_is_a_warning_not_a_pass(cli, app: GitRepo, monkeypatch:
     )
     monkeypatch.setenv("COMIND_SEMGREP", str(app.path / "no-such-semgrep"))
     code, report, _ = check(cli, app, "--all")
-    assert code == 0 and any("not run" in w for w in report["warnings"]), report  # a warning, not a pass
+    [not_run] = [f for f in report["findings"] if f["type"] == "not_run"]  # a must: an error, not a pass
+    assert code == 1 and not_run["level"] == "error" and "semgrep is not installed" in not_run["message"], report
+    sarif = json.loads(cli(app.path, "check", "--all", "--format", "sarif").out)
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    gitlab = json.loads(cli(app.path, "check", "--all", "--format", "gitlab").out)
+    assert [i["check_name"] for i in gitlab] == ["comind/check-not-run"]
+    headline = cli(app.path, "check", "--all", "--format", "markdown").out
+    assert "no constraint broken" not in headline and "constraint not checked" in headline
 
 
 def test_broken_check_is_exit_2_naming_the_record(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
@@ -681,3 +688,62 @@ def test_the_harvest_line_counts_relations_apart_from_records(cli, reverted: Git
     assert code == 0 and (report["stats"]["records"], report["stats"]["relations"]) == (1, 1)
     assert "comind: harvested 4 new commits: 2 new records; 1 record in the ledger and 1 relation between them" in err
     assert "relations" not in check(cli, reverted)[2]  # nothing new harvested: no line at all
+
+
+def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.git("commit", "--amend", "-q", "-m", 'Revert "Cache permission checks in Redis"\n')
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1
+    assert dead["message"].endswith("The revert gave no reason for taking out 'Cache permission checks in Redis'.")
+    lines = dict((s["line"], s["text"]) for s in dead["snippet"])  # the code at head, numbered
+    assert dead["line"] in lines and lines[dead["line"]] == CACHED.splitlines()[dead["line"] - 1]
+    assert f"> {dead['line']} | " in cli(reverted.path, "check", "--base", "main").out
+
+
+def test_filter_modes_on_the_command_line(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    for mode in ("added", "diff-context", "file", "none"):
+        code, report, _ = check(cli, reverted, "--base", "main", "--filter", mode)
+        assert code == 1 and [f["type"] for f in report["findings"]].count("dead_end") == 1, mode
+    assert cli(reverted.path, "check", "--filter", "nofilter").code == 2
+
+
+def test_inline_suppressions_need_a_reason_and_work_in_any_comment_syntax(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    from comind.checks.inline import parse
+
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    _, report, _ = check(cli, reverted, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    lines = CACHED.splitlines()
+    at = dead["line"] - 1
+    silenced = [*lines[:at], f"# comind: ignore[{dead['record_id'][-8:]}] invalidated on role change now", *lines[at:]]
+    reverted.write("app/perm.py", "\n".join(silenced) + "\n")
+    reverted.commit("say why")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    assert not [f for f in report["findings"] if f["type"] == "dead_end"], report
+    assert report["stats"]["inline_suppressed"][0]["reason"] == "invalidated on role change now"
+    bare = [*lines[:at], f"# comind: ignore[{dead['record_id'][-8:]}]", *lines[at:]]
+    reverted.write("app/perm.py", "\n".join(bare) + "\n")
+    reverted.commit("no reason")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    types = [f["rule"] for f in report["findings"]]
+    assert code == 1 and "comind/dead-end" in types and "comind/suppression-no-reason" in types
+    for comment in (
+        "// comind: ignore[abcd1234] why",
+        "-- comind: ignore[abcd1234] why",
+        "/* comind: ignore[abcd1234] why */",
+        "<!-- comind: ignore[abcd1234] why -->",
+    ):
+        [mark] = parse("x", f"code {comment}\n")
+        assert mark.names == ("abcd1234",) and mark.reason == "why", comment

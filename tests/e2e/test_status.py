@@ -1,0 +1,119 @@
+"""`comind status` and `comind why` keep harvested history alive: it never goes dormant, never asks a
+person to confirm it, and `why` shows dormant and stale records, labelled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+PERM = (
+    "class Checker:\n    def check(self, user, perm):\n        if user.is_admin:\n            return True\n"
+    "        grants = load_grants(user.id)\n        return perm in grants\n"
+)
+CACHED = PERM.replace(
+    "        grants = load_grants(user.id)\n",
+    "        grants = _cache.get(user.id)\n        if grants is None:\n            grants = load_grants(user.id)\n"
+    "            _cache.set(user.id, grants)\n",
+)
+REWRITTEN = (
+    "class Checker:\n    def check(self, user, perm):\n        allowed = set(fetch_all(user.id, scope='all'))\n"
+    "        audit.log(user.id, perm, sorted(allowed))\n        return user.is_admin or perm in allowed\n"
+)
+
+
+@pytest.fixture
+def old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
+    """A revert made in January 2024, a person's gotcha written then, and a clock two years on."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    cached = repo.commit("Cache permission checks")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks"\n\nThis reverts commit {cached}.\n')
+    return repo
+
+
+def _setup(cli, repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> str:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COMIND_NOW", "2024-01-02T00:00:00Z")
+    assert cli(repo.path, "harvest").code == 0
+    made = cli(
+        repo.path,
+        "remember",
+        "gotcha",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Admins skip the grant lookup",
+        "--symptom",
+        "admins see everything",
+        "--cause",
+        "the early return",
+    )
+    assert made.code == 0, made.err
+    monkeypatch.setenv("COMIND_NOW", "2026-01-02T00:00:00Z")
+    return made.out.strip().splitlines()[-1]
+
+
+def test_harvested_history_never_goes_dormant_and_status_asks_nothing_of_it(  # type: ignore[no-untyped-def]
+    cli, old: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gotcha = _setup(cli, old, monkeypatch)
+    rows = [json.loads(x) for x in cli(old.path, "log", "--json").out.splitlines()]
+    attempt = next(r for r in rows if r["kind"] == "attempt")
+    assert attempt["status"] != "dormant" and "not confirmed" not in attempt["status_reason"]
+    assert next(r for r in rows if r["id"] == gotcha)["status"] == "dormant"  # a person's record does
+
+    old.write("app/perm.py", REWRITTEN)
+    old.commit("grants as a set")  # the code both records are about moves on
+    text = cli(old.path, "status").out
+    history = [ln for ln in text.splitlines() if ln.startswith("history:")]
+    assert history and "1 attempt" in history[0] and "nothing to confirm" in history[0], text
+    assert attempt["id"][-8:] not in text  # history is counted, not listed as work for a person
+    assert f"needs a person (1):\nstale        {gotcha[-8:]}" in text
+    head, *listed = (json.loads(x) for x in cli(old.path, "status", "--json").out.splitlines())
+    assert head["needs_person"] == 1 and [r["id"] for r in listed] == [gotcha]
+    assert sum(head["history"].values()) == 1
+
+
+def test_status_without_history_needing_a_person_prints_no_request(  # type: ignore[no-untyped-def]
+    cli, old: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMIND_NOW", "2026-01-02T00:00:00Z")
+    assert cli(old.path, "harvest").code == 0
+    old.write("app/perm.py", REWRITTEN)
+    old.commit("grants as a set")
+    text = cli(old.path, "status").out
+    assert "confirm or retract" not in text and "needs a person" not in text and "history: 1" in text
+
+
+def test_why_shows_the_dormant_and_stale_records_on_the_symbol_labelled(  # type: ignore[no-untyped-def]
+    cli, old: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gotcha = _setup(cli, old, monkeypatch)
+    rows = [json.loads(x) for x in cli(old.path, "why", "app/perm.py::Checker.check", "--json").out.splitlines()]
+    by_kind = {r["kind"]: r for r in rows}
+    assert by_kind["gotcha"]["id"] == gotcha and by_kind["gotcha"]["status"] == "dormant"
+    assert by_kind["attempt"]["status"] in ("active", "stale", "orphaned")  # the attempt on this very symbol
+    text = cli(old.path, "why", "app/perm.py::Checker.check").out
+    assert "dormant" in text and "[history]" in text and "Cache permission checks" in text
+
+
+def test_check_tells_a_stale_lore_record_as_history_not_a_request(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("Check grants on every call\n\nConstraint: grants are loaded on every call, never cached\n")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("app/perm.py", REWRITTEN)
+    repo.commit("Rewrite the check")
+    result = cli(repo.path, "check", "--base", "main", "--format", "json")
+    stale = [f for f in json.loads(result.out)["findings"] if f["type"] in ("stale", "orphaned")]
+    assert stale, result.out
+    assert all(f["level"] == "note" and not any("confirm" in c for c in f["commands"]) for f in stale)
+    assert all("It is history (harvested)" in f["message"] for f in stale)
