@@ -406,7 +406,7 @@ class Slip(BaseRule):
         return _SLIP.search(_QUOTED.sub("", subject)) is not None or _LANDED_BY_MISTAKE.search(body) is not None
 
 
-# A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"astro": "^0.18.9"`.
+# A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"my-lib": "^0.18.9"`.
 _VERSION = re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
 _KEY_ONLY = re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
 

@@ -5,7 +5,7 @@ A JSON array of ``{description, check_name, fingerprint, severity, location: {pa
 
 Decisions:
 - Severity follows the level alone, the same for every type: error → ``major``, warning →
-  ``minor``, note → ``info`` (as ruff's and eslint's GitLab reports do). A re-proposed dead end
+  ``minor``, note → ``info`` (as linters' GitLab reports do). A re-proposed dead end
   and a broken *must* constraint both fail the check, so neither ranks above the other;
   ``critical`` and ``blocker`` are left to security scanners and to people.
 - GitLab requires a path: a finding without one is reported at the repository-level file
