@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import clean_text, find_secret
+from comind.sanitize import clean_text, find_secret, shown
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -296,9 +296,9 @@ def new_record(
         "schema": SCHEMA,
         "id": record_id or authored_id(),
         "kind": kind,
-        "title": title.strip(),
+        "title": shown(title).strip(),  # one line: a title is shown in listings
         "body": body.strip(),
-        "trigger": trigger.strip(),
+        "trigger": shown(trigger).strip(),
         "anchors": [dict(a) for a in anchors],
         "evidence": [dict(e) for e in evidence],
         "fields": {k: v for k, v in fields.items() if v not in (None, "", [], {})},

@@ -48,7 +48,16 @@ from comind.actors import actor_id
 from comind.anchors import AnchorError, parse_anchor
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, FileChange, Line, comment_style, is_trivial, normalise_line
-from comind.harvest.commands import CommandError, Origin, Resolver, command_records, parse_commands, timestamp
+from comind.harvest.commands import (
+    CommandError,
+    Origin,
+    Resolver,
+    answers,
+    command_records,
+    parse_commands,
+    revision,
+    timestamp,
+)
 from comind.harvest.context import fingerprint_json
 from comind.harvest.lore import lore_records
 from comind.harvest.trailers import lore_atom
@@ -509,6 +518,7 @@ class MergeRequestHarvester:
 
     def _command_records(self, mr: MergeRequest, notes: list[Note], skipped: list[str]) -> Iterator[Record]:
         me = self._bot_login()
+        answered = answers(notes, me)
         for note in notes:
             if note.author == me:
                 continue
@@ -520,7 +530,16 @@ class MergeRequestHarvester:
             for index, command in enumerate(parsed):
                 if isinstance(command, CommandError) or not command.writes:
                     continue
-                origin = Origin(self.source.name, self.project, mr.number, mr.web_url, note, index, self.ws.repo_name)
+                origin = Origin(
+                    self.source.name,
+                    self.project,
+                    mr.number,
+                    mr.web_url,
+                    note,
+                    index,
+                    self.ws.repo_name,
+                    revision(note, answered),
+                )
                 try:
                     records = command_records(self.ws, command, origin, self.resolver)
                 except CommandError as exc:
