@@ -12,7 +12,7 @@ from typing import Any
 
 from blake3 import blake3
 
-from comind.sanitize import shown
+from comind.sanitize import redact_secrets, shown
 
 TYPES = ("dead_end", "violation", "not_run", "stale", "orphaned", "retry", "reland", "suppression", "context")
 LEVELS = ("note", "warning", "error")  # in increasing order
@@ -59,8 +59,8 @@ class Finding:
         # Record text reaches terminals, CI logs and comments through every format: no control
         # of any kind survives into a finding (a store written by an older version holds raw text).
         fix = object.__setattr__
-        fix(self, "title", shown(self.title))
-        fix(self, "message", shown(self.message, multiline=True))
+        fix(self, "title", shown(redact_secrets(self.title)))
+        fix(self, "message", shown(redact_secrets(self.message), multiline=True))
         if self.path is not None:
             fix(self, "path", shown(self.path))
         fix(
