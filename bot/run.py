@@ -306,6 +306,8 @@ def run(
             here = harvester.harvest_merge_request(mr, notes)
             # reverts and dead ends across the project feed the check: a cheap incremental sweep
             there = harvester.harvest(comments=False)
+            if there.over_budget:
+                say(f"harvest: {there.over_budget}")
             return here.written + there.written
 
         written = step("harvest", harvesting)
