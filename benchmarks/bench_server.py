@@ -166,7 +166,9 @@ def memory(count: int, megabytes: int) -> dict[str, object]:
                     return 0  # answered (401) and closed before the whole body was sent
 
             with ThreadPoolExecutor(count) as pool:
-                unsigned = list(pool.map(post, [{"X-GitHub-Event": "push", "Content-Type": "application/json"}] * count))
+                unsigned = list(
+                    pool.map(post, [{"X-GitHub-Event": "push", "Content-Type": "application/json"}] * count)
+                )
             after_unsigned = server.status("VmHWM")
             forged_headers = signed("push", b"another body", "forged") | {"X-GitHub-Delivery": "forged"}
             with ThreadPoolExecutor(count) as pool:

@@ -323,6 +323,23 @@ def new_record(
     return Record(data)
 
 
+def cleaned(record: Record) -> Record:
+    """The record with its text cleaned as `new_record` cleans it (controls stripped, secrets
+    redacted) and hashed again; the record itself when there was nothing to clean. For records
+    that come from elsewhere (an import of an older version's export)."""
+    data = _clean({k: v for k, v in record.data.items() if k != "hash"})
+    for key in ("title", "trigger"):
+        if isinstance(data.get(key), str):
+            data[key] = shown(data[key]).strip()
+    if data == {k: v for k, v in record.data.items() if k != "hash"}:
+        return record
+    problems = validate(data, check_hash=False)
+    if problems:
+        raise ValidationError(problems)
+    data["hash"] = content_hash(data)
+    return Record(data)
+
+
 class CorruptRecord(ValueError):
     """A stored object that is not a valid record (bad JSON, hash mismatch, unknown schema…)."""
 

@@ -643,3 +643,18 @@ def test_an_edited_command_is_answered_again_and_an_unchanged_one_is_not(gh, for
     assert answer_commands(ws, make(gh), 5).notes == 0  # the same text again: answered already
     gh.issue_comments[comment]["updated_at"] = gh.tick()  # edited without a change of text
     assert answer_commands(ws, make(gh), 5).notes == 0 and len(replies(gh)) == 2
+
+
+def test_a_command_with_a_date_that_is_not_one_is_refused_and_the_next_run_lives(gh, forge, ws):
+    # issue 24 item 1, through the bot: `--until 2024-02-30` is answered with the problem, nothing is written
+    gh.add_issue_comment(
+        5, "alice", '/comind remember gotcha "Dates" --symptom s --cause c --on app/db.py --until 2024-02-30'
+    )
+    result = answer_commands(ws, forge, 5)
+    assert (result.failed, result.written) == (1, 0)
+    (answer,) = replies(gh)
+    shown = answer.replace("\\", "")  # Markdown escapes, as rendered
+    assert "until" in shown and "'2024-02-30' is not a date" in shown
+    assert stored(ws.harvest_store) == []
+    gh.add_issue_comment(5, "alice", "/comind why app/db.py")
+    assert answer_commands(ws, make(gh), 5).notes == 1  # the next run answers, it does not die

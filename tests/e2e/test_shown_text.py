@@ -103,3 +103,17 @@ def test_harvest_stores_no_control_from_a_commit_message(repo: Path, cli) -> Non
     assert "\x1b" not in stored and "\x9b" not in stored and "\u202e" not in stored
     assert not re.search(r"\\u00(1b|9b)|\\u202e", stored)
     assert not has_control(cli(repo, "log").out)
+
+
+def test_import_strips_controls_an_older_export_holds(old_store: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    dump = tmp_path / "dump.ndjson"
+    assert cli(old_store, "ledger", "export", "--output", str(dump)).code == 0
+    assert "\\u001b" in dump.read_text()  # the export is the store's bytes
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "initial")
+    assert cli(other, "init").code == 0
+    assert cli(other, "ledger", "import", str(dump)).code == 0
+    stored = "".join(p.read_text() for p in (other / ".comind" / "ledger").rglob("*.json"))
+    assert "Escapes" in stored and not re.search(r"\\u00(1b|9b|07|00)", stored)
