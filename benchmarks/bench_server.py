@@ -89,64 +89,68 @@ def signed(event: str, body: bytes, delivery: str) -> dict[str, str]:
 
 def burst(count: int) -> dict[str, object]:
     for fake in fakeforge.fake_github():
-        fake.server.RequestHandlerClass.disable_nagle_algorithm = True
-        fake.add_token(TOKEN, "comind-bot")
-        fake.set_permission("alice", "write")
-        comments = []
-        for number in range(1, count + 1):
-            fake.add_pull(number, title=f"Change {number}", author="alice")
-            comments.append(fake.add_issue_comment(number, "alice", "/comind help"))
-        with tempfile.TemporaryDirectory() as tmp:
-            env = {
-                **os.environ,
-                "COMIND_WEBHOOK_SECRET": SECRET,
-                "GITHUB_TOKEN": TOKEN,
-                "GITHUB_API_URL": fake.base,
-                "COMIND_RETRY_BACKOFF": "0",
-                "COMIND_FORGE_THROTTLE": "0",
-            }
-            server = Serve(repository(Path(tmp)), env)
-            try:
-                bodies = [json.dumps(fake.github_issue_comment_event(c)).encode() for c in comments]
-                headers = [signed("issue_comment", body, f"burst-{n}") for n, body in enumerate(bodies)]
-
-                def send(n: int) -> int:
-                    try:
-                        return requests.post(server.url, data=bodies[n], headers=headers[n], timeout=60).status_code
-                    except requests.RequestException:
-                        return 0
-
-                start = time.monotonic()
-                with ThreadPoolExecutor(count) as pool:
-                    codes = list(pool.map(send, range(count)))
-                accepted = time.monotonic() - start
-
-                def answered() -> list[int]:
-                    return [c["number"] for c in fake.issue_comments.values() if c["user"] == "comind-bot"]
-
-                while len(set(answered())) < codes.count(202) and time.monotonic() - start < WAIT:
-                    time.sleep(0.1)
-                done = time.monotonic() - start
-                with ThreadPoolExecutor(50) as pool:
-                    again = list(pool.map(send, range(count)))
-                time.sleep(1.0)  # a duplicate handled again would post a second answer by now
-                replies = answered()
-            finally:
-                code = server.stop()
-            log = server.log.read_text()
-        return {
-            "events": count,
-            "accepted_202": codes.count(202),
-            "refused": count - codes.count(202),
-            "pull_requests_answered": len(set(replies)),
-            "answers_posted": len(replies),
-            "redelivered_200": again.count(200),
-            "seconds_to_accept_all": round(accepted, 2),
-            "seconds_to_answer_all": round(done, 2),
-            "tracebacks_in_log": log.count("Traceback"),
-            "exit_code": code,
-        }
+        return _burst(fake, count)
     raise AssertionError("no fake forge")
+
+
+def _burst(fake: fakeforge.FakeGitHub, count: int) -> dict[str, object]:
+    fake.server.RequestHandlerClass.disable_nagle_algorithm = True
+    fake.add_token(TOKEN, "comind-bot")
+    fake.set_permission("alice", "write")
+    comments = []
+    for number in range(1, count + 1):
+        fake.add_pull(number, title=f"Change {number}", author="alice")
+        comments.append(fake.add_issue_comment(number, "alice", "/comind help"))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {
+            **os.environ,
+            "COMIND_WEBHOOK_SECRET": SECRET,
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_API_URL": fake.base,
+            "COMIND_RETRY_BACKOFF": "0",
+            "COMIND_FORGE_THROTTLE": "0",
+        }
+        server = Serve(repository(Path(tmp)), env)
+        try:
+            bodies = [json.dumps(fake.github_issue_comment_event(c)).encode() for c in comments]
+            headers = [signed("issue_comment", body, f"burst-{n}") for n, body in enumerate(bodies)]
+
+            def send(n: int) -> int:
+                try:
+                    return requests.post(server.url, data=bodies[n], headers=headers[n], timeout=60).status_code
+                except requests.RequestException:
+                    return 0
+
+            start = time.monotonic()
+            with ThreadPoolExecutor(count) as pool:
+                codes = list(pool.map(send, range(count)))
+            accepted = time.monotonic() - start
+
+            def answered() -> list[int]:
+                return [c["number"] for c in fake.issue_comments.values() if c["user"] == "comind-bot"]
+
+            while len(set(answered())) < codes.count(202) and time.monotonic() - start < WAIT:
+                time.sleep(0.1)
+            done = time.monotonic() - start
+            with ThreadPoolExecutor(50) as pool:
+                again = list(pool.map(send, range(count)))
+            time.sleep(1.0)  # a duplicate handled again would post a second answer by now
+            replies = answered()
+        finally:
+            code = server.stop()
+        log = server.log.read_text()
+    return {
+        "events": count,
+        "accepted_202": codes.count(202),
+        "refused": count - codes.count(202),
+        "pull_requests_answered": len(set(replies)),
+        "answers_posted": len(replies),
+        "redelivered_200": again.count(200),
+        "seconds_to_accept_all": round(accepted, 2),
+        "seconds_to_answer_all": round(done, 2),
+        "tracebacks_in_log": log.count("Traceback"),
+        "exit_code": code,
+    }
 
 
 def memory(count: int, megabytes: int) -> dict[str, object]:
