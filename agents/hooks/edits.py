@@ -35,10 +35,6 @@ def changed_lines(before: str, after: str) -> tuple[set[int], set[int]]:
             continue
         removed.update(range(i1 + 1, i2 + 1))
         added.update(range(j1 + 1, j2 + 1))
-        if i1 == i2 and j1 == j2:
-            continue
-        if tag == "delete":  # a pure deletion touches the definition around the gap too
-            added.add(max(j1, 1))
     return added, removed
 
 

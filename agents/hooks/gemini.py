@@ -12,11 +12,12 @@ session and given after it. Exit 2 blocks; any other non-zero exit is a warning.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from blake3 import blake3
 
 from comind.errors import ComindError
 
@@ -63,7 +64,7 @@ class Gemini:
                 path, text_field(args, "new_string", "tool_input"), old, flag(args, "allow_multiple", "tool_input")
             )
         # the after event carries the same tool_input ("the original arguments"): it names the call
-        call = hashlib.sha256(json.dumps([tool, args], sort_keys=True, default=str).encode()).hexdigest()[:32]
+        call = blake3(json.dumps([tool, args], sort_keys=True, default=str).encode()).hexdigest(length=16)
         return Request(BEFORE_EDIT if event == "BeforeTool" else AFTER_EDIT, session, cwd, (edit,), call)
 
     def output(self, request: Request, reply: Reply) -> dict[str, Any] | None:

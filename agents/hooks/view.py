@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -134,6 +132,9 @@ def refresh_in_background(ws: Workspace) -> bool:
     except FileExistsError:
         return False
     os.close(fd)
+    import subprocess  # here: 20 ms to import, and only a view that is behind needs it
+    import sys
+
     code = "import sys\nfrom comind.cli import main\nsys.exit(main(sys.argv[1:]))"
     try:
         subprocess.Popen(
