@@ -137,7 +137,7 @@ def new_head(repo: Path, args: dict[str, Any]) -> dict[str, Any]:
         subprocess.run([COMIND, "-C", str(repo), "hook", "refresh"], check=True, env=cli_env())
 
 
-def add_must(repo: Path, args: dict[str, Any]) -> None:
+def add_must(repo: Path, args: dict[str, Any]) -> str:
     path = Path(args["file_path"]).relative_to(repo).as_posix()
     language = {"py": "python", "ts": "typescript", "tsx": "tsx", "js": "javascript"}.get(path.rsplit(".", 1)[-1])
     if language is None:
@@ -145,12 +145,13 @@ def add_must(repo: Path, args: dict[str, Any]) -> None:
     spec = Path(tempfile.mkdtemp()) / "no-eval.yml"
     spec.write_text(f"type: ast-grep\nlanguage: {language}\nrule: {{pattern: 'eval($X)'}}\nmessage: 'eval of $X'\n")
     title = "bench: never eval input"
-    subprocess.run(
-        [COMIND, "-C", str(repo), "remember", "constraint", "--title", title, "--on", path, "--rule", "no eval",
+    done = subprocess.run(
+        [COMIND, "-C", str(repo), "-q", "remember", "constraint", "--title", title, "--on", path, "--rule", "no eval",
          "--severity", "must", "--check", str(spec)],
-        check=True, env=cli_env(), capture_output=True,
+        check=True, env=cli_env(), capture_output=True, text=True,
     )  # fmt: skip
     subprocess.run([COMIND, "-C", str(repo), "hook", "refresh"], check=True, env=cli_env())
+    return done.stdout.strip()
 
 
 def main() -> int:
@@ -188,8 +189,12 @@ def main() -> int:
         f"| new head: PreToolUse after the refresh | {head['after'] * 1000:.0f} ms | | {head['after'] / base:.2f}× | |"
     )
     if opts.must:
-        add_must(repo, args)
-        walls = [hook_call(repo, "PreToolUse", payload(repo, "PreToolUse", args))[0] for _ in range(opts.repeat)]
+        record = add_must(repo, args)
+        try:
+            walls = [hook_call(repo, "PreToolUse", payload(repo, "PreToolUse", args))[0] for _ in range(opts.repeat)]
+        finally:  # the clone's ledger as it was
+            subprocess.run([COMIND, "-C", str(repo), "-q", "ledger", "erase", record], check=True, env=cli_env())
+            subprocess.run([COMIND, "-C", str(repo), "hook", "refresh"], check=True, env=cli_env())
         print(
             f"| PreToolUse running a must check (ast-grep) | {statistics.median(walls) * 1000:.0f} ms | "
             f"{pct(walls, 0.95) * 1000:.0f} ms | {statistics.median(walls) / base:.2f}× | |"

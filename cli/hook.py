@@ -110,4 +110,8 @@ def init_hooks(args: argparse.Namespace) -> int:
         print(f"{where}: nothing to change")
     for line in changes:
         print(f"{where}: {line}")
+    if changes and ws.head():  # the first hook call then finds the view made
+        from comind.agents.hooks import view
+
+        view.save(ws, view.build(ws))
     return 0

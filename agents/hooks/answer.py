@@ -146,11 +146,7 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
     places = [(p, pair) for p in (edited.path, *folders) for pair in view.places.get(p, [])]
     if not places:
         return {}
-    symbols = (
-        editing.touched_symbols(edited.path, edited.before, edited.after)
-        if any(symbol for _, (_, symbol) in places)
-        else set()
-    )
+    symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else set()
     out: dict[str, str] = {}
     for path, (record_id, symbol) in places:
         if not symbol or path.endswith("/"):
@@ -158,6 +154,18 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
         elif any(q == symbol or q.startswith(symbol + ".") or symbol.startswith(q + ".") for q in symbols):
             out.setdefault(record_id, f"on {path}::{symbol}, which this edit touches")
     return out
+
+
+def touched(view: views.View, edited: EditedFile) -> set[str]:
+    """The symbols the edit touches: from the spans at HEAD when the file is as it is at HEAD,
+    else by parsing the text before and after the edit."""
+    known = view.spans.get(edited.path)
+    if known:
+        from blake3 import blake3
+
+        if blake3(edited.before.encode("utf-8", "surrogatepass")).hexdigest() == known[0]:
+            return editing.touched_by_spans([(q, a, b) for q, a, b in known[1]], edited.before, edited.after)
+    return editing.touched_symbols(edited.path, edited.before, edited.after)
 
 
 def must_failures(ws: Workspace, view: views.View, edited: EditedFile) -> str:

@@ -38,6 +38,26 @@ def changed_lines(before: str, after: str) -> tuple[set[int], set[int]]:
     return added, removed
 
 
+def touched_by_spans(spans: Iterable[tuple[str, int, int]], before: str, after: str) -> set[str]:
+    """What `touched_symbols` finds among the definitions that exist before the edit, from their
+    spans in `before` alone. A definition reaches up to the next one that starts after it (lines
+    added after its end, past blank lines, may be its own, as a parser would see them), and a
+    change touches it when it removes a line there or follows one."""
+    a, b = before.splitlines(), after.splitlines()
+    lines: set[int] = set()
+    for tag, i1, i2, _j1, _j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            lines.update(range(max(i1, 1), i2 + 1))
+    spans = list(spans)
+    starts = sorted(start for _, start, _ in spans)
+    touched = set()
+    for qualname, start, end in spans:
+        reach = next((s - 1 for s in starts if s > end), max(len(a), end))
+        if any(start <= n <= reach for n in lines):
+            touched.add(qualname)
+    return touched
+
+
 def touched_symbols(path: str, before: str, after: str) -> set[str]:
     """Qualified names of the definitions the edit touches; empty for a language comind does not index."""
     from comind.languages import language_for_path, parse_file

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from comind.agents.hooks import AGENTS
-from comind.agents.hooks.edits import NotApplicable, apply, changed_lines, touched_symbols
+from comind.agents.hooks.edits import NotApplicable, apply, changed_lines, touched_by_spans, touched_symbols
 from comind.agents.hooks.interface import BEFORE_EDIT, NOTHING, SESSION, Edit, HookInputError, Reply, Request
 from comind.agents.hooks.session import KEEP_SESSIONS, MAX_SHOWN, Session, prune
 from comind.agents.hooks.settings import merge
@@ -152,3 +152,29 @@ def test_merge_adds_updates_and_keeps_others() -> None:
     ours["timeout"] = 99  # someone changed ours: put back, in place
     assert merge(data, claude, "comind") == ["updated the PreToolUse hook: comind hook claude PreToolUse"]
     assert len(data["hooks"]["PreToolUse"]) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(["    x = 1", "    y = 2", "", "    return x"]), min_size=1, max_size=4),
+    at=st.integers(0, 14),
+    cut=st.integers(0, 3),
+    added=st.lists(st.sampled_from(["    z = 3", "    w = 4"]), max_size=3),
+)
+def test_spans_at_head_find_what_a_parse_finds(body: list[str], at: int, cut: int, added: list[str]) -> None:
+    """The fast path (spans from the view) against parsing before and after, on edits inside and
+    between two functions: what the parse finds among the definitions that exist before the edit
+    is found from the spans (it may add the definition an insertion follows)."""
+    from comind.languages import parse_file
+
+    before = "def f():\n" + "\n".join([*body, "    return 0"]) + "\n\n\ndef g():\n    return 1\n"
+    lines = before.splitlines()
+    at = min(at, len(lines))
+    after_lines = lines[:at] + added + lines[at + cut :]
+    after = "\n".join(after_lines) + "\n"
+    if after == before:
+        return
+    spans = [(d.qualname, d.start_line, d.end_line) for d in parse_file("m.py", before.encode()).definitions]
+    parsed = touched_symbols("m.py", before, after) & {q for q, _, _ in spans}
+    fast = touched_by_spans(spans, before, after)
+    assert parsed <= fast, (before, after)
