@@ -193,7 +193,8 @@ def main() -> int:
         try:
             walls = [hook_call(repo, "PreToolUse", payload(repo, "PreToolUse", args))[0] for _ in range(opts.repeat)]
         finally:  # the clone's ledger as it was
-            subprocess.run([COMIND, "-C", str(repo), "-q", "ledger", "erase", record], check=True, env=cli_env())
+            erase = [COMIND, "-C", str(repo), "-q", "ledger", "erase", record]
+            subprocess.run(erase, check=True, env=cli_env(), capture_output=True)
             subprocess.run([COMIND, "-C", str(repo), "hook", "refresh"], check=True, env=cli_env())
         print(
             f"| PreToolUse running a must check (ast-grep) | {statistics.median(walls) * 1000:.0f} ms | "
