@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+MAX_INPUT = 64 << 20  # bytes of hook input read at most (a Write carries the whole file)
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -66,7 +68,9 @@ def _hook(args: argparse.Namespace) -> int:
         raise HookInputError(f"unknown agent {args.agent!r} (one of {', '.join(AGENTS)})")
     if args.event not in agent.events:
         raise HookInputError(f"{agent.name}: unknown event {args.event!r} (one of {', '.join(agent.events)})")
-    raw = sys.stdin.buffer.read(4 << 20)
+    raw = sys.stdin.buffer.read(MAX_INPUT + 1)
+    if len(raw) > MAX_INPUT:
+        raise HookInputError(f"stdin: more than {MAX_INPUT >> 20} MiB")
     try:
         payload = json.loads(raw)
     except ValueError as exc:

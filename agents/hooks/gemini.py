@@ -2,12 +2,11 @@
 replace (a deny only when a `must` constraint's compiled check fails on the edited text) and
 `AfterTool` on the same tools (the records on what the edit touched, as additional context).
 
-The shapes are the ones documented at https://geminicli.com/docs/hooks/reference (source:
-docs/hooks/reference.md of google-gemini/gemini-cli): stdin carries session_id, transcript_path,
-cwd, hook_event_name, timestamp, tool_name and tool_input; BeforeTool reads `decision` and
-`reason` but no additional context, which AfterTool and SessionStart take as
-hookSpecificOutput.additionalContext. So the records found before the edit are kept for the
-session and given after it. Exit 2 blocks; any other non-zero exit is a warning.
+The shapes are the ones documented at https://geminicli.com/docs/hooks/reference: stdin carries
+session_id, transcript_path, cwd, hook_event_name, timestamp, tool_name and tool_input;
+BeforeTool reads `decision` and `reason` but no additional context, which AfterTool and
+SessionStart take as hookSpecificOutput.additionalContext. So the records found before the edit
+are kept for the session and given after it. Exit 2 blocks; any other non-zero exit is a warning.
 """
 
 from __future__ import annotations
