@@ -425,6 +425,28 @@ def test_pagination_and_a_merge_request_with_3000_files(gh, forge, ws):
 # --- GitLab ---------------------------------------------------------------------------------------
 
 
+def test_no_token_degrades_to_the_log_and_says_what_to_set(fake_gitlab, repo, cli, report_file, monkeypatch):
+    """A GitLab job without COMIND_GITLAB_TOKEN: no comment, exit 0, one line naming the variable,
+    and the report's findings in the job log; the fake forge hears nothing."""
+    gl = fake_gitlab
+    gl.add_mr(5)
+    env = {
+        "GITLAB_CI": "true",
+        "CI_API_V4_URL": f"{gl.base}/api/v4",
+        "CI_PROJECT_ID": "42",
+        "CI_MERGE_REQUEST_IID": "5",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    for key in ("COMIND_GITLAB_TOKEN", "GITLAB_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    result = cli(repo, "bot", "run", "--report", str(report_file))
+    assert result.code == 0, result.err
+    assert "set COMIND_GITLAB_TOKEN" in result.err and "posts no comments" in result.err
+    assert "Re adds the cache" in result.out and "Pool too small" in result.out
+    assert gl.all_notes(5) == []
+
+
 def test_gitlab_merge_request_pipeline(fake_gitlab, repo, cli, report_file, monkeypatch):
     gl = fake_gitlab
     gl.add_token(GL_TOKEN, BOT)
