@@ -89,8 +89,9 @@ def respond(ws: Workspace, request: Request) -> Reply:
     ids = on_edit(view, edited)
     deny = must_failures(ws, view, edited)
     if request.call:  # the agent takes context only after the edit: keep them for it
-        session.pending[request.call] = [x for pair in ids.items() for x in pair]
-        session.save()
+        if ids:
+            session.pending[request.call] = [x for pair in ids.items() for x in pair]
+            session.save()
         return Reply(deny=deny)
     reply = _show(ws, session, view, ids, behind, "edit")
     return Reply(reply.context, deny)
