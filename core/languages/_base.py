@@ -29,8 +29,9 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import TYPE_CHECKING, ClassVar
@@ -39,7 +40,7 @@ from blake3 import blake3
 
 if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
     from tree_sitter import Language as Grammar
-    from tree_sitter import Node, Parser, Tree
+    from tree_sitter import Node, Parser, Query, QueryCursor, Tree, TreeCursor
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
 # A function directly inside one of these is a method.
@@ -122,6 +123,25 @@ class _Open:
     sig_marks: list[int] = field(default_factory=list)
     body: tuple[int, int] = (0, 0)
     body_start: int = 0
+
+
+@dataclass(slots=True)
+class _Walked:
+    """What the walks of one file found: tokens (with which are identifiers), the definitions
+    opened in document order, calls, imports and the lines of syntax errors."""
+
+    toks: list[bytes] = field(default_factory=list)
+    ident: bytearray = field(default_factory=bytearray)
+    opened: list[_Open] = field(default_factory=list)
+    raw_calls: list[tuple[_Open | None, str, int]] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    errors: list[int] = field(default_factory=list)
+
+
+def _query_cursor(query: Query) -> QueryCursor:
+    from tree_sitter import QueryCursor
+
+    return QueryCursor(query)
 
 
 def text(node: Node) -> str:
@@ -280,15 +300,103 @@ class Language:
         The walk is iterative: deeply nested expressions must not hit the recursion limit.
         """
         src = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-        cursor = self.parse(src).walk()
-        toks: list[bytes] = []
-        ident = bytearray()
-        opened: list[_Open] = []  # definitions in document order
-        frames: list[_Open] = []  # the definitions and namespaces enclosing the current node
-        callers: list[_Open | None] = []  # for each frame, the innermost definition (not namespace)
-        raw_calls: list[tuple[_Open | None, str, int]] = []
-        imports: list[Import] = []
-        errors: list[int] = []
+        walked = _Walked()
+        self._walk(self.parse(src).walk(), src, [], [], walked)
+        return self._finish(walked, keep_tokens)
+
+    def definitions_at(self, source: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
+        """The definitions whose span holds one of `lines`, exactly as :meth:`analyse` gives them
+        (qualnames made unique among all the file's definitions, fingerprints), reading the tokens
+        of those definitions only: the walk goes down only where a definition starts, and
+        fingerprints only the outermost definitions holding a line (anchoring a few changed lines
+        of a large file needs a few of its definitions, not all)."""
+        wanted = sorted(set(lines))
+        if not wanted:
+            return ()
+        tree = self.parse(source)
+        starts = sorted(
+            {
+                n.start_byte
+                for ns in _query_cursor(self._definition_query()).captures(tree.root_node).values()
+                for n in ns
+            }
+        )
+        if not starts:
+            return ()
+
+        def holds_line(rec: _Open) -> bool:
+            i = bisect_left(wanted, rec.start_line)
+            return i < len(wanted) and wanted[i] <= rec.end_line
+
+        flags_of = self._kind_flags()
+        walked = _Walked()
+        read: set[int] = set()  # positions in `opened` of the definitions whose tokens were read
+        frames: list[_Open] = []
+        callers: list[_Open | None] = []
+        leaving: list[int] = []  # depths of the open frames' nodes
+        cursor = tree.walk()
+        depth = 0
+        while True:
+            node = cursor.node
+            assert node is not None
+            flags = flags_of[node.kind_id]
+            down = False
+            if not flags & (_COMMENT | _ATOMIC) and node.child_count:  # what the full walk goes into
+                i = bisect_left(starts, node.start_byte)
+                down = i < len(starts) and starts[i] < node.end_byte  # a definition starts in it
+            if down and flags & _DEF and (rec := self._open(node, frames, walked.opened)) is not None:
+                if rec.index >= 0 and holds_line(rec):  # read it whole, its nested definitions too
+                    walked.opened.pop()
+                    first = len(walked.opened)
+                    self._walk(node.walk(), source, frames, callers, walked)
+                    read.update(range(first, len(walked.opened)))
+                    down = False
+                else:
+                    frames.append(rec)
+                    callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
+                    leaving.append(depth)
+            if down and cursor.goto_first_child():
+                depth += 1
+                continue
+            while True:
+                while leaving and leaving[-1] == depth:
+                    leaving.pop()
+                    frames.pop()
+                    callers.pop()
+                if depth == 0 or cursor.goto_next_sibling():
+                    break
+                cursor.goto_parent()
+                depth -= 1
+            if depth == 0:
+                break
+        symbols, _ = self._finish(walked, False, lambda r: r.index in read and holds_line(r))
+        return symbols.definitions
+
+    def _definition_query(self) -> Query:
+        query = self._queries.get(self.name)
+        if query is None:
+            from tree_sitter import Query
+
+            grammar = self.load_grammar()
+            kinds = " ".join(f"({kind})" for kind in self.definition_kinds)
+            query = self._queries[self.name] = Query(grammar, f"[{kinds}] @definition")
+        return query
+
+    _queries: ClassVar[dict[str, Query]] = {}
+
+    def _walk(
+        self, cursor: TreeCursor, src: bytes, frames: list[_Open], callers: list[_Open | None], out: _Walked
+    ) -> None:
+        """The walk of `analyse`, from the cursor's node down: `frames` are the definitions and
+        namespaces enclosing it, `callers` for each frame the innermost definition (not namespace)."""
+        toks, ident, opened, raw_calls, imports, errors = (
+            out.toks,
+            out.ident,
+            out.opened,
+            out.raw_calls,
+            out.imports,
+            out.errors,
+        )
         flags_of = self._kind_flags()
         not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls, _IDENT
         tok_append, ident_append = toks.append, ident.append
@@ -381,6 +489,18 @@ class Language:
             if depth == 0:  # the root is left
                 break
 
+    def _finish(
+        self, walked: _Walked, keep_tokens: bool, only: Callable[[_Open], bool] | None = None
+    ) -> tuple[FileSymbols, dict[str, list[str]]]:
+        """Definitions (those `only` keeps, with qualnames made unique among all), calls, errors."""
+        opened, toks, ident, raw_calls, imports, errors = (
+            walked.opened,
+            walked.toks,
+            walked.ident,
+            walked.raw_calls,
+            walked.imports,
+            walked.errors,
+        )
         # Disambiguate repeated qualnames: the last keeps the plain name.
         counts = Counter(r.qualname for r in opened)
         seen: Counter[str] = Counter()
@@ -396,6 +516,8 @@ class Language:
         defs: list[Definition] = []
         tokens: dict[str, list[str]] = {}
         for r in opened:
+            if only is not None and not only(r):
+                continue
             s, e = r.body
             body_toks = toks[s:e]
             sig = [r.name.encode("utf-8", "surrogatepass")]
