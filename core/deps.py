@@ -113,7 +113,11 @@ def _manifests_under(tree: pygit2.Tree, folder: str) -> tuple[tuple[str, pygit2.
             elif (
                 isinstance(entry, pygit2.Blob)
                 and entry.filemode in (0o100644, 0o100755)
-                and (name in _MANIFEST_PARSERS or name in _LOCKFILES or _is_requirements(f"{folder}/{name}"))
+                and (
+                    name in _MANIFEST_PARSERS
+                    or name in _LOCKFILES
+                    or (name.endswith(".txt") and _is_requirements(f"{folder}/{name}"))
+                )
             ):
                 out.append((name, entry))
         if len(_UNDER) >= _UNDER_MAX:

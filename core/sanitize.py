@@ -7,7 +7,7 @@ invisible instructions (Unicode tag characters, bidi overrides) and must never c
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 # Unicode "tag" characters (U+E0000..U+E007F) render as nothing and can hide instructions;
 # bidi embedding/override/isolate controls reorder what a reviewer sees (CVE-2021-42574).
@@ -129,6 +129,7 @@ def _marker(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
+@lru_cache(maxsize=1 << 16)  # a harvested line is checked where it is kept, cleaned, validated: once
 def redact_secrets(text: str) -> str:
     """The text with each secret replaced by ``[redacted:<kind>]``; the rest is kept."""
     any_secret, url_password, password, placeholder = _secret_scanner()

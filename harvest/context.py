@@ -65,6 +65,7 @@ class HarvestContext:
         # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
         self.reverted: dict[str, list[list[str]]] = {}
         self._definitions: dict[tuple[str, str, tuple[int, ...]], tuple[Definition, ...]] = {}
+        self._approaches: dict[tuple[str, str | None], Approach | None] = {}
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -195,10 +196,15 @@ class HarvestContext:
     # -- what a commit changed -----------------------------------------------------------------
 
     def approach(self, sha: str, parent: str | None = None) -> Approach | None:
-        try:
-            return approach(self.repo, sha, parent, rules_of(self.ws.config))
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
+        """The change `sha` made against `parent` (its first parent), read once per harvest: a revert's
+        target is read again when a later revert of that revert asks whether it made attempts."""
+        key = (sha, parent)
+        if key not in self._approaches:
+            try:
+                self._approaches[key] = approach(self.repo, sha, parent, rules_of(self.ws.config))
+            except (KeyError, ValueError, pygit2.GitError):
+                self._approaches[key] = None
+        return self._approaches[key]
 
     def anchors(self, change: Approach | None, at: str | None, side: str = "removed") -> list[dict[str, Any]]:
         """Anchors for what a change touched, resolved at commit `at`: the definitions holding its

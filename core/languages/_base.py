@@ -29,7 +29,7 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -136,6 +136,33 @@ class _Walked:
     raw_calls: list[tuple[_Open | None, str, int]] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
     errors: list[int] = field(default_factory=list)
+
+
+def _unique_qualnames(opened: list[_Open]) -> dict[int, str]:
+    """Each definition's qualname, repeated ones disambiguated: the last keeps the plain name."""
+    counts = Counter(r.qualname for r in opened)
+    seen: Counter[str] = Counter()
+    final: dict[int, str] = {}
+    for r in opened:
+        q = r.qualname
+        if counts[q] > 1:
+            seen[q] += 1
+            if seen[q] < counts[q]:
+                q = f"{q}#{seen[q]}"
+        final[r.index] = q
+    return final
+
+
+def _definition(r: _Open, qualname: str, toks: list[bytes], ident: bytearray) -> Definition:
+    """A definition met by the walk, with the fingerprints of its tokens."""
+    s, e = r.body
+    body_toks = toks[s:e]
+    sig = [r.name.encode("utf-8", "surrogatepass")]
+    marks = r.sig_marks
+    for i in range(0, len(marks) - 1, 2):
+        sig.extend(toks[marks[i] : marks[i + 1]])
+    shape = _rename(body_toks, ident[s:e])
+    return Definition(qualname, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
 
 
 def _query_cursor(query: Query) -> QueryCursor:
@@ -305,34 +332,24 @@ class Language:
         return self._finish(walked, keep_tokens)
 
     def definitions_at(self, source: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
-        """The definitions whose span holds one of `lines`, exactly as :meth:`analyse` gives them
-        (qualnames made unique among all the file's definitions, fingerprints), reading the tokens
-        of those definitions only: the walk goes down only where a definition starts, and
-        fingerprints only the outermost definitions holding a line (anchoring a few changed lines
-        of a large file needs a few of its definitions, not all)."""
+        """The innermost definition holding each of `lines` (those :func:`innermost` picks among all
+        a file has), exactly as :meth:`analyse` gives them: qualnames made unique among all the
+        file's definitions, fingerprints. Anchoring a few changed lines of a large file needs a few
+        of its definitions: the walk goes down only where a definition starts (a query finds them)
+        and reads the tokens of those definitions only."""
         wanted = sorted(set(lines))
         if not wanted:
             return ()
         tree = self.parse(source)
-        starts = sorted(
-            {
-                n.start_byte
-                for ns in _query_cursor(self._definition_query()).captures(tree.root_node).values()
-                for n in ns
-            }
-        )
+        captured = _query_cursor(self._definition_query()).captures(tree.root_node).values()
+        starts = sorted({n.start_byte for nodes in captured for n in nodes})
         if not starts:
             return ()
-
-        def holds_line(rec: _Open) -> bool:
-            i = bisect_left(wanted, rec.start_line)
-            return i < len(wanted) and wanted[i] <= rec.end_line
-
+        # 1. Every definition as the full walk opens it (kind, qualname, span), without tokens.
         flags_of = self._kind_flags()
-        walked = _Walked()
-        read: set[int] = set()  # positions in `opened` of the definitions whose tokens were read
+        opened: list[_Open] = []
+        where: list[tuple[Node, _Open | None]] = []  # each definition's node and enclosing frame
         frames: list[_Open] = []
-        callers: list[_Open | None] = []
         leaving: list[int] = []  # depths of the open frames' nodes
         cursor = tree.walk()
         depth = 0
@@ -344,16 +361,12 @@ class Language:
             if not flags & (_COMMENT | _ATOMIC) and node.child_count:  # what the full walk goes into
                 i = bisect_left(starts, node.start_byte)
                 down = i < len(starts) and starts[i] < node.end_byte  # a definition starts in it
-            if down and flags & _DEF and (rec := self._open(node, frames, walked.opened)) is not None:
-                if rec.index >= 0 and holds_line(rec):  # read it whole, its nested definitions too
-                    walked.opened.pop()
-                    first = len(walked.opened)
-                    self._walk(node.walk(), source, frames, callers, walked)
-                    read.update(range(first, len(walked.opened)))
-                    down = False
-                else:
+            if down and flags & _DEF:
+                parent = frames[-1] if frames else None
+                if (rec := self._open(node, frames, opened)) is not None:
+                    if rec.index >= 0:
+                        where.append((node, parent))
                     frames.append(rec)
-                    callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
                     leaving.append(depth)
             if down and cursor.goto_first_child():
                 depth += 1
@@ -362,15 +375,29 @@ class Language:
                 while leaving and leaving[-1] == depth:
                     leaving.pop()
                     frames.pop()
-                    callers.pop()
                 if depth == 0 or cursor.goto_next_sibling():
                     break
                 cursor.goto_parent()
                 depth -= 1
             if depth == 0:
                 break
-        symbols, _ = self._finish(walked, False, lambda r: r.index in read and holds_line(r))
-        return symbols.definitions
+        # 2. The innermost of them for each line, fingerprinted from a walk of its own subtree.
+        inner: dict[int, _Open] = {}  # line -> the innermost definition holding it, as `innermost` picks
+        for r in opened:
+            for line in wanted[bisect_left(wanted, r.start_line) : bisect_right(wanted, r.end_line)]:
+                best = inner.get(line)
+                if best is None or (r.start_line, -r.end_line) > (best.start_line, -best.end_line):
+                    inner[line] = r
+        needed = {r.index: r for r in inner.values()}
+        final = _unique_qualnames(opened)
+        defs = []
+        for index in sorted(needed):
+            node, parent = where[index]
+            walked = _Walked()
+            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked)
+            own = walked.opened[0]
+            defs.append(_definition(own, final[index], walked.toks, walked.ident))
+        return tuple(defs)
 
     def _definition_query(self) -> Query:
         query = self._queries.get(self.name)
@@ -489,10 +516,8 @@ class Language:
             if depth == 0:  # the root is left
                 break
 
-    def _finish(
-        self, walked: _Walked, keep_tokens: bool, only: Callable[[_Open], bool] | None = None
-    ) -> tuple[FileSymbols, dict[str, list[str]]]:
-        """Definitions (those `only` keeps, with qualnames made unique among all), calls, errors."""
+    def _finish(self, walked: _Walked, keep_tokens: bool) -> tuple[FileSymbols, dict[str, list[str]]]:
+        """Definitions with their fingerprints, calls, imports, syntax errors."""
         opened, toks, ident, raw_calls, imports, errors = (
             walked.opened,
             walked.toks,
@@ -501,36 +526,15 @@ class Language:
             walked.imports,
             walked.errors,
         )
-        # Disambiguate repeated qualnames: the last keeps the plain name.
-        counts = Counter(r.qualname for r in opened)
-        seen: Counter[str] = Counter()
-        final: dict[int, str] = {}
-        for r in opened:
-            q = r.qualname
-            if counts[q] > 1:
-                seen[q] += 1
-                if seen[q] < counts[q]:
-                    q = f"{q}#{seen[q]}"
-            final[r.index] = q
-
+        final = _unique_qualnames(opened)
         defs: list[Definition] = []
         tokens: dict[str, list[str]] = {}
         for r in opened:
-            if only is not None and not only(r):
-                continue
-            s, e = r.body
-            body_toks = toks[s:e]
-            sig = [r.name.encode("utf-8", "surrogatepass")]
-            marks = r.sig_marks
-            for i in range(0, len(marks) - 1, 2):
-                sig.extend(toks[marks[i] : marks[i + 1]])
-            shape = _rename(body_toks, ident[s:e])
             q = final[r.index]
-            defs.append(
-                Definition(q, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
-            )
+            defs.append(_definition(r, q, toks, ident))
             if keep_tokens:
-                tokens[q] = [t.decode("utf-8", "surrogatepass") for t in body_toks]
+                s, e = r.body
+                tokens[q] = [t.decode("utf-8", "surrogatepass") for t in toks[s:e]]
         calls = tuple(
             Call(final[c.index] if c is not None else "", callee, line)
             for c, callee, line in sorted(raw_calls, key=lambda c: c[2])
