@@ -1,6 +1,6 @@
 """A first harvest against the git work it stands on: the messages and the diffs it reads.
 
-    python benchmarks/bench_harvest.py [REPO ...] [--repeat 2] [--work DIR]
+    python benchmarks/bench_harvest.py [REPO ...] [--repeat 2] [--work DIR] [--before OTHER_COMIND]
 
 For each repository (a work tree or a bare git dir; default: the large public histories under
 /work/.mirror when present), in one run:
@@ -15,6 +15,7 @@ For each repository (a work tree or a bare git dir; default: the large public hi
 
 They take turns (best of `--repeat`), so load from other processes hits both alike. Prints wall
 and CPU times (a child's user + system, load-independent) and the ratio; the target is <= 3x.
+`--before` times another build's `comind` (e.g. main's) the same way, in the same turns.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def name_of(repo: str) -> str:
     return p.parent.name if p.name in ("repo", ".git") else p.name
 
 
-def bench(repo: str, work: Path, repeat: int) -> dict[str, object]:
+def bench(repo: str, work: Path, repeat: int, before: str | None) -> dict[str, object]:
     name = name_of(repo)
     clone = work / name
     if not clone.exists():
@@ -97,14 +98,17 @@ def bench(repo: str, work: Path, repeat: int) -> dict[str, object]:
         ["git", "log", "--format=%H%x00%B", branch],
         ["git", "show", "-p", "--diff-merges=first-parent", "--format=%H", *shas],
     ]
-    ours = [[COMIND, "harvest"]]
-    best = {"git": (float("inf"), float("inf")), "comind": (float("inf"), float("inf"))}
+
+    def empty() -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    runs = {"git": (git, None), "comind": ([[COMIND, "harvest"]], empty)}
+    if before:
+        runs["before"] = ([[before, "harvest"]], empty)
+    best = {key: (float("inf"), float("inf")) for key in runs}
     for _ in range(repeat):
-        for key, cmds, before in (
-            ("git", git, None),
-            ("comind", ours, lambda: shutil.rmtree(cache, ignore_errors=True)),
-        ):
-            wall, cpu = timed(cmds, clone, before)
+        for key, (cmds, setup) in runs.items():
+            wall, cpu = timed(cmds, clone, setup)
             best[key] = (min(best[key][0], wall), min(best[key][1], cpu))
     return {"name": name, "commits": commits, "diffs": len(shas), **{k: v for k, v in best.items()}}
 
@@ -114,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("repos", nargs="*")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--work", default=None, help="where the shared clones go (default: a temporary folder)")
+    ap.add_argument("--before", default=None, help="another build's comind executable, timed alike")
     args = ap.parse_args(argv)
     repos = args.repos or [str(p) for m in MIRRORS if (p := Path("/work/.mirror") / m / "repo").exists()]
     if not repos:
@@ -123,18 +128,22 @@ def main(argv: list[str] | None = None) -> int:
     load = " · load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
     print(f"first harvest vs git log + git show -p of the same diffs; {os.cpu_count()} cores{load}")
     columns = "history | commits | diffs read | git log + git show | comind harvest | ratio | CPU git / comind | ratio"
+    columns += " | before: wall, CPU" if args.before else ""
     print(f"\n| {columns} |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---" * columns.count("|") + "---|")
     worst = 0.0
     for repo in repos:
-        r = bench(repo, work, args.repeat)
+        r = bench(repo, work, args.repeat, args.before)
         (gw, gc), (cw, cc) = r["git"], r["comind"]  # type: ignore[misc]
         worst = max(worst, cw / gw)
-        print(
+        line = (
             f"| {r['name']} | {r['commits']:,} | {r['diffs']} | {gw:.2f} s | {cw:.2f} s | {cw / gw:.2f}× "
-            f"| {gc:.2f} / {cc:.2f} s | {cc / gc:.2f}× |",
-            flush=True,
+            f"| {gc:.2f} / {cc:.2f} s | {cc / gc:.2f}× |"
         )
+        if "before" in r:
+            bw, bc = r["before"]  # type: ignore[misc]
+            line += f" {bw:.2f} s ({bw / gw:.1f}×), {bc:.2f} s ({bc / gc:.1f}×) |"
+        print(line, flush=True)
     print(f"\nworst wall ratio {worst:.2f}× (target ≤ {TARGET:.0f}×)")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)

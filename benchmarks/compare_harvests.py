@@ -29,9 +29,7 @@ def harvest(comind: str, clone: Path) -> tuple[dict[str, set[str]], dict[str, ob
     start = time.perf_counter()
     done = subprocess.run([comind, "harvest"], cwd=clone, capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - start
-    stores = {
-        store: {p.name for p in (cache / store).rglob("*.json")} for store in ("harvest", "harvest-branch")
-    }
+    stores = {store: {p.name for p in (cache / store).rglob("*.json")} for store in ("harvest", "harvest-branch")}
     state = json.loads((cache / "harvest-state.json").read_text())
     return stores, state, seconds, done.stdout.strip()
 
