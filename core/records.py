@@ -160,6 +160,9 @@ def _jcs_ready(value: Any) -> Any:
     if isinstance(value, list | tuple):
         out = []
         for item in value:
+            if type(item) is str or item is None or type(item) is bool:  # most items: no call
+                out.append(item)
+                continue
             inner = _jcs_ready(item)
             if inner is None and item is not None:
                 return None
@@ -316,10 +319,10 @@ def new_record(
     if _too_deep(data):
         raise ValidationError([f"record: nested deeper than {DEPTH_MAX} levels"])
     data = _clean(data)
-    problems = validate(data, check_hash=False)
+    problems, canonical_bytes = _validated(data, check_hash=False)
     if problems:
         raise ValidationError(problems)
-    data["hash"] = content_hash(data)
+    data["hash"] = content_hash(data, canonical_bytes)
     return Record(data)
 
 
@@ -369,6 +372,11 @@ def load_record(raw: bytes, key: str | None = None) -> Record:
 
 def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     """Every problem with a record, one message per bad field."""
+    return _validated(data, check_hash=check_hash)[0]
+
+
+def _validated(data: Mapping[str, Any], *, check_hash: bool) -> tuple[list[str], bytes | None]:
+    """(every problem, the canonical bytes without `hash` when they were computed)."""
     problems: list[str] = []
     add = problems.append
     for key in sorted(set(data) - _TOP_LEVEL):
@@ -418,16 +426,16 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     if check_hash and not isinstance(data.get("hash"), str):
         add("hash: missing")
     if problems:
-        return problems
+        return problems, None
     try:
         body = canonical({k: v for k, v in data.items() if k != "hash"})
     except ValueError as exc:  # rfc8785: floats out of domain, ints above 2**53 - 1
-        return [f"record: cannot be canonicalised ({exc})"]
+        return [f"record: cannot be canonicalised ({exc})"], None
     if len(body) > RECORD_MAX:
         add(f"record: {len(body)} bytes canonical, at most {RECORD_MAX}")
     elif check_hash and data["hash"] != content_hash(data, body):
         add("hash: does not match the content")
-    return problems
+    return problems, body
 
 
 def until_date(text: str) -> date:

@@ -18,7 +18,7 @@ before anything is scanned, so a token split by a zero-width space or a soft hyp
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 # Patterns are kept as strings, compiled on first use: importing this module costs nothing on
 # read-only paths. Bidi controls reorder what a reviewer sees (CVE-2021-42574); tag characters
@@ -172,6 +172,7 @@ def _marker(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
+@lru_cache(maxsize=1 << 16)  # a harvested line is checked where it is kept, cleaned, validated: once
 def redact_secrets(text: str) -> str:
     """The text with each secret replaced by ``[redacted:<kind>]``; the rest is kept."""
     any_secret, url_password, password, placeholder = _secret_scanner()

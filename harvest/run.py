@@ -168,7 +168,7 @@ def harvest(
         # a first or a fresh harvest: git-derived records it did not make again are left over from an
         # older harvester, or from branches an earlier version kept (the bot's forge records stay)
         made = {r.id for r in kept}
-        ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made)
+        ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made, made)
     # what the default branch leaves for the next run, before the branch's commits add to it
     saved = {
         "lore_ids": {k: list(v) for k, v in ctx.lore_ids.items()},
@@ -181,7 +181,7 @@ def harvest(
     branch = [r for r in branch if r.id not in erased]
     result.written += ws.branch_store.put_derived(branch, replace=True)
     made = {r.id for r in branch}
-    ws.branch_store.drop_derived(lambda r: r.id in made)
+    ws.branch_store.drop_derived(lambda r: r.id in made, made)
     if progress:
         progress(result.commits, result.commits)
     result.records = len(kept) + len(branch)
@@ -249,6 +249,9 @@ def _walk(
     sources = GIT_SOURCES
     records: list[Record] = []
     commits: Iterable[CommitInfo] = walk(repo, tips, hide, oldest_first=True)
+    if not hide and tips == ctx.history_tips:  # the history the lookups search: indexed from this walk
+        commits = list(commits)
+        ctx.history_walked(commits)
     if promisor_remote(repo) is not None:
         commits = list(commits)
         _prefetch_reverts(repo, commits)
