@@ -28,6 +28,7 @@ COMMANDS = {
     "harvest": "harvest",
     "check": "check",
     "preflight": "preflight",
+    "mcp": "mcp",
     "log": "read",
     "show": "read",
     "search": "read",
