@@ -406,6 +406,12 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
         ledger.close()
     if target.kind == "relation" and relation != "retracts":
         raise ToolError(f"review: {target.id[:8]} is a relation record: only retract applies to it")
+    if relation in ("retracts", "supersedes") and target.provenance.get("author_kind") != "agent":
+        # a retraction or supersession hides a record from everyone, `comind check` included
+        raise ToolError(
+            f"review: {target.id[-8:]} was not written by an agent: only a person can {args.action} it "
+            "(dispute marks it contested)"
+        )
     if relation == "confirms" and (head := ws.head()):
         fields["commit"] = head
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=_provenance(ws))
