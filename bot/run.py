@@ -260,6 +260,7 @@ def run(
     env = os.environ if env is None else env
     result = RunResult()
     notes: list[Note] | None = None
+    reported = report is not None  # the check step that wrote it printed it: never twice in one job
     try:
         mr = forge.merge_request(number)
     except ComindError as exc:
@@ -323,7 +324,7 @@ def run(
                 + f"{p.inline} new inline comment(s), {p.kept} kept, {p.resolved} resolved, "
                 f"{p.folded} in the summary only"
             )
-    if result.degraded:
+    if result.degraded and not reported:
         fallback(report, context, forge.name)
     return result
 
@@ -399,12 +400,14 @@ def run_from_env(
     try:
         forge: Forge = make_forge(name, env)
     except NoToken as exc:  # no comments, but the findings still reach the job log (and its summary)
-        say(f"{exc}; the bot posts no comments, and the findings go to this log instead")
+        say(f"{exc}; the bot posts no comments")
+        if report is not None:  # the check step that wrote it has printed it
+            say("the findings are in the check step's output (annotations, job summary, Code Quality report)")
+            return 0
+        base = _base_from_env(name, env)
+        report = check_change(ws, base=base) if base else None
         if report is None:
-            base = _base_from_env(name, env)
-            report = check_change(ws, base=base) if base else None
-        if report is None:
-            say("no report to show: pass --report FILE, or run `comind check` in the job")
+            say("no report to show: run `comind check` in the job, or give the merge request's base")
         else:
             fallback(report, FormatContext.from_env(env, repo_root=ws.root), name)
         return 0
