@@ -412,8 +412,7 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
             f"review: {target.id[-8:]} was not written by an agent: only a person can {args.action} it "
             "(dispute marks it contested)"
         )
-    if relation == "confirms" and (head := ws.head()):
-        fields["commit"] = head
+    # no `commit`: a person's confirmation moves the staleness baseline to HEAD, an agent's does not
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=_provenance(ws))
     ws.store.put(record)
     if target.kind == "relation":

@@ -194,6 +194,7 @@ def test_agent_records_are_t1_labelled_and_an_agents_confirm_raises_nothing(repo
     assert "ada@example.com" not in json.dumps(stored)
     relations = [r for r in stored if r["kind"] == "relation"]
     assert len(relations) == 3 and all(r["provenance"]["author_kind"] == "agent" for r in relations)
+    assert not any("commit" in r["fields"] for r in relations)  # an agent's confirm moves no baseline
 
     assert cli(repo.path, "review", "confirm", written["id"]).code == 0  # a person at the CLI
 
