@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import clean_text, find_secret
+from comind.sanitize import clean_text, find_secret, shown
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -296,9 +296,9 @@ def new_record(
         "schema": SCHEMA,
         "id": record_id or authored_id(),
         "kind": kind,
-        "title": title.strip(),
+        "title": shown(title).strip(),  # one line: a title is shown in listings
         "body": body.strip(),
-        "trigger": trigger.strip(),
+        "trigger": shown(trigger).strip(),
         "anchors": [dict(a) for a in anchors],
         "evidence": [dict(e) for e in evidence],
         "fields": {k: v for k, v in fields.items() if v not in (None, "", [], {})},
@@ -316,6 +316,23 @@ def new_record(
     if _too_deep(data):
         raise ValidationError([f"record: nested deeper than {DEPTH_MAX} levels"])
     data = _clean(data)
+    problems = validate(data, check_hash=False)
+    if problems:
+        raise ValidationError(problems)
+    data["hash"] = content_hash(data)
+    return Record(data)
+
+
+def cleaned(record: Record) -> Record:
+    """The record with its text cleaned as `new_record` cleans it (controls stripped, secrets
+    redacted) and hashed again; the record itself when there was nothing to clean. For records
+    that come from elsewhere (an import of an older version's export)."""
+    data = _clean({k: v for k, v in record.data.items() if k != "hash"})
+    for key in ("title", "trigger"):
+        if isinstance(data.get(key), str):
+            data[key] = shown(data[key]).strip()
+    if data == {k: v for k, v in record.data.items() if k != "hash"}:
+        return record
     problems = validate(data, check_hash=False)
     if problems:
         raise ValidationError(problems)

@@ -27,7 +27,7 @@ from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, split_message, walk
 from comind.languages import language_for_path, parse_file
 from comind.rulebook import rules_of
-from comind.sanitize import find_secret, strip_invisible
+from comind.sanitize import clean_text
 
 if TYPE_CHECKING:
     from comind.workspace import Workspace
@@ -277,16 +277,8 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     files = []
     for f in change.files:
         kept = not bookkeeping(f.path)
-        added = [
-            [ln.lineno, ln.text[:MAX_LINE_CHARS], False]
-            for ln in f.added
-            if kept and not ln.trivial and _shareable(ln.text)
-        ]
-        removed = [
-            [ln.lineno, ln.text[:MAX_LINE_CHARS], False]
-            for ln in f.removed
-            if kept and not ln.trivial and _shareable(ln.text)
-        ]
+        added = [_stored_line(ln.lineno, ln.text) for ln in f.added if kept and not ln.trivial]
+        removed = [_stored_line(ln.lineno, ln.text) for ln in f.removed if kept and not ln.trivial]
         added, removed = added[:budget], removed[: max(0, budget - len(added))]
         budget -= len(added) + len(removed)
         files.append(
@@ -309,11 +301,14 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     return data
 
 
-def _shareable(text: str) -> bool:
-    """A line a record may carry: no secret-looking assignment (test fixtures write `password:
-    "hunter22"`), no invisible controls. Records refuse both, and one such line would drop the attempt."""
-
-    return find_secret(text[:MAX_LINE_CHARS]) is None and strip_invisible(text) == text
+def _stored_line(lineno: int, text: str) -> list[Any]:
+    """A fingerprint line as an attempt stores it: [line, text, trivial]. A line carrying a secret
+    (test fixtures write `password: "hunter22"`) or invisible controls is kept with the secret
+    redacted and the controls gone, so it can be read; it is marked trivial, so the matcher
+    ignores it as before (a redacted line matches nothing a change re-adds)."""
+    cut = text[:MAX_LINE_CHARS]
+    clean = clean_text(text[: MAX_LINE_CHARS + 200])[:MAX_LINE_CHARS]  # a secret across the cut is found whole
+    return [lineno, clean, clean != cut]
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
