@@ -28,6 +28,7 @@ COMMANDS = {
     "harvest": "harvest",
     "check": "check",
     "preflight": "preflight",
+    "mcp": "mcp",
     "hook": "hook",
     "init-hooks": "hook",
     "log": "read",

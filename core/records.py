@@ -25,7 +25,7 @@ RELATION_KINDS = ("supersedes", "retracts", "confirms", "disputes", "relates")
 OUTCOMES = ("failed", "reverted", "abandoned", "partial")
 SEVERITIES = ("must", "should")
 AUTHOR_KINDS = ("human", "agent", "harvested")
-SOURCES = ("cli", "git", "mr", "bot", "import")
+SOURCES = ("cli", "git", "mr", "bot", "import", "mcp")
 EVIDENCE_TYPES = ("commit", "url", "record", "test", "file", "text", "mr")
 
 TITLE_MAX = 120  # characters
