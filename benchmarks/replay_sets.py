@@ -181,7 +181,9 @@ def _comind() -> list[str]:
     return [str(beside)] if beside.exists() else [sys.executable, "-c", "from comind.cli import main; main()"]
 
 
-def replay(name: str, source: Path, work: Path, out: Path | None) -> tuple[str, dict[str, object] | str]:
+def replay(
+    name: str, source: Path, work: Path, out: Path | None, comind: Sequence[str]
+) -> tuple[str, dict[str, object] | str]:
     """Replay one history on a shared clone of its mirror: (name, the replay's JSON or why it failed)."""
     copy = work / f"{name}.git"
     shutil.rmtree(copy, ignore_errors=True)
@@ -190,7 +192,7 @@ def replay(name: str, source: Path, work: Path, out: Path | None) -> tuple[str, 
     )
     if cloned.returncode:
         return name, f"git clone: {cloned.stderr.strip()[:200]}"
-    command = ["nice", "-n", "10", *_comind(), "eval", "replay", "--repo", str(copy), "--json"]
+    command = ["nice", "-n", "10", *comind, "eval", "replay", "--repo", str(copy), "--json"]
     audit = AUDITS / f"{name}.yml"
     if audit.exists():
         command += ["--audit", str(audit.relative_to(HERE.parent))]
@@ -241,12 +243,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, dest="out", help="write <name>.json per history and summary.json here")
     parser.add_argument("--against", type=Path, help="a previous run's --json directory: print keep or drop")
     parser.add_argument("--history", action="append", default=[], help="replay only this owner+name (repeatable)")
+    parser.add_argument(
+        "--comind",
+        type=Path,
+        help="the comind executable to replay with (default: this environment's); e.g. "
+        "another checkout's .venv/bin/comind, to replay a version before a change",
+    )
     parser.add_argument("--work", type=Path, help="where the shared clones go (default: a temporary directory)")
     args = parser.parse_args(argv)
     rule, histories = listing()
     wrong = [h.name for h in histories if h.set != set_of(h.name, int(rule["modulus"]), int(rule["validation_below"]))]  # type: ignore[call-overload]
     if wrong:
         parser.error(f"{LISTING.name}: set disagrees with the rule for {', '.join(wrong)}")
+    if args.comind is not None and not os.access(args.comind, os.X_OK):
+        parser.error(f"--comind {args.comind}: not an executable")
+    comind = [str(args.comind)] if args.comind else _comind()
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.against is not None and not args.against.is_dir():
@@ -277,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     try:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for name, got in pool.map(lambda n: replay(n, sources[n], work, args.out), order):
+            for name, got in pool.map(lambda n: replay(n, sources[n], work, args.out, comind), order):
                 if isinstance(got, str):
                     failed[name] = got
                 else:
