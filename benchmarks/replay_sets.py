@@ -9,6 +9,11 @@ follows from the history's name by the rule written there (`set_of`). Each histo
 --jobs at once, on a `git clone --mirror --shared` of `<mirrors>/<name>/repo` (a replay writes its cache
 into the git directory: the mirror itself is never written). Validation is replayed first.
 
+The columns: relands are the landings the replay tells by their messages, those a check could not
+have seen included (`relands_skipped`: its revert landed later, the tree had it already, …); recall is
+caught of those, and of those a check could see; flags are flags on ordinary commits (by message),
+false flags those the audit judges false or has not judged. --report DIR prints a previous run's tables.
+
 --json OUT writes each history's replay as OUT/<name>.json (what `benchmarks/compare_replays.py BEFORE
 AFTER` compares) and both tables as OUT/summary.json. --against DIR reads a previous run's JSON and
 says keep or drop: keep only when the validation set's pooled recall does not fall and its false flags
@@ -69,7 +74,7 @@ class Figures:
     relands: int = 0  # every reland told by its message, the skipped ones included
     seeable: int = 0  # relands a check could have seen (not skipped)
     caught: int = 0
-    flags: int = 0
+    flags: int = 0  # on ordinary commits (a flagged reland is a catch)
     audit_false: int = 0  # judged false, plus not judged
     unjudged: int = 0
     seconds: float = 0.0
@@ -83,16 +88,15 @@ class Figures:
         seconds = replay.get("seconds") or {}
         assert isinstance(seconds, dict)
         seeable = int(replay["relands"])  # type: ignore[call-overload]
-        flags = replay.get("flags") or []
-        assert isinstance(flags, list)
+        flags = int(replay["false_flags"])  # type: ignore[call-overload]  # flags on ordinary commits
         return cls(
             commits=int(replay["ordinary_commits"]),  # type: ignore[call-overload]
             relands=seeable + len(skipped),
             seeable=seeable,
             caught=int(replay["relands_flagged"]),  # type: ignore[call-overload]
-            flags=len(flags),
-            audit_false=int(audit.get("false_flags", len(flags))),
-            unjudged=int(audit.get("unaudited", len(flags))),
+            flags=flags,
+            audit_false=int(audit.get("false_flags", flags)),
+            unjudged=int(audit.get("unaudited", flags)),
             seconds=float(seconds.get("total", 0.0)),
         )
 
@@ -249,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the comind executable to replay with (default: this environment's); e.g. "
         "another checkout's .venv/bin/comind, to replay a version before a change",
     )
+    parser.add_argument("--report", type=Path, help="replay nothing: print the tables of a previous run's --json DIR")
     parser.add_argument("--work", type=Path, help="where the shared clones go (default: a temporary directory)")
     args = parser.parse_args(argv)
     rule, histories = listing()
@@ -260,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     comind = [str(args.comind)] if args.comind else _comind()
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.report is not None and not args.report.is_dir():
+        parser.error(f"--report {args.report}: not a directory")
     if args.against is not None and not args.against.is_dir():
         parser.error(f"--against {args.against}: not a directory")
     known = {h.name for h in histories}
@@ -278,11 +285,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed[h.name] = f"no mirror under {args.mirrors}"
         else:
             sources[h.name] = found
+    results: dict[str, dict[str, object]] = {}
+    if args.report is not None:
+        for h in chosen:
+            path = args.report / f"{h.name}.json"
+            if path.is_file() and path.stat().st_size:
+                results[h.name] = json.loads(path.read_text())
+            failed.pop(h.name, None)
+            if h.name not in results:
+                failed[h.name] = f"not in {args.report}"
+        sources = {}
     # Validation first, each set's largest history first, so a run cut short has its validation table.
     order = sorted(
         sources, key=lambda n: (SETS.index(next(h.set for h in chosen if h.name == n)), -_commits(sources[n]))
     )
-    results: dict[str, dict[str, object]] = {}
     work = args.work or Path(tempfile.mkdtemp(prefix="replay-sets-"))
     work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -311,8 +327,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "pooled": pooled(rows.values()).row(),
             "not_replayed": {n: failed[n] for n in names if n in failed},
         }
-    print(f"{len(results)} replayed in {summary['seconds']} s with --jobs {args.jobs} (load {os.getloadavg()[0]:.1f})")
-    if args.out is not None:
+    if args.report is not None:
+        print(f"{len(results)} read from {args.report}")
+    else:
+        print(
+            f"{len(results)} replayed in {summary['seconds']} s with --jobs {args.jobs} (load {os.getloadavg()[0]:.1f})"
+        )
+    if args.out is not None and args.report is None:
         (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     if args.against is None:
         return 0
