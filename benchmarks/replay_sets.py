@@ -12,7 +12,8 @@ into the git directory: the mirror itself is never written). Validation is repla
 The columns: relands are the landings the replay tells by their messages, those a check could not
 have seen included (`relands_skipped`: its revert landed later, the tree had it already, …); recall is
 caught of those, and of those a check could see; flags are flags on ordinary commits (by message),
-false flags those the audit judges false or has not judged. --report DIR prints a previous run's tables.
+false flags those the audit judges false or has not judged. --report DIR prints a previous run's tables,
+the audit files' verdicts applied as they are now (with --json OUT, it writes the reports so audited).
 
 --json OUT writes each history's replay as OUT/<name>.json (what `benchmarks/compare_replays.py BEFORE
 AFTER` compares) and both tables as OUT/summary.json. --against DIR reads a previous run's JSON and
@@ -38,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from comind.eval import verdicts
+from comind.eval.verdicts import audited
 
 HERE = Path(__file__).resolve().parent
 LISTING = HERE / "histories.yml"
@@ -212,6 +216,14 @@ def replay(
     return name, result
 
 
+def reaudited(name: str, report: dict[str, object]) -> dict[str, object]:
+    """The report with the audit file's verdicts as they are now (judged since the replay, say)."""
+    audit = AUDITS / f"{name}.yml"
+    if not audit.exists():
+        return report
+    return audited(report, verdicts.load(audit), str(audit.relative_to(HERE.parent)))
+
+
 def load_run(directory: Path) -> dict[str, Figures]:
     runs: dict[str, Figures] = {}
     for path in sorted(directory.glob("*.json")):
@@ -290,7 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for h in chosen:
             path = args.report / f"{h.name}.json"
             if path.is_file() and path.stat().st_size:
-                results[h.name] = json.loads(path.read_text())
+                results[h.name] = reaudited(h.name, json.loads(path.read_text()))
+                if args.out is not None:
+                    (args.out / path.name).write_text(json.dumps(results[h.name], indent=2) + "\n")
             failed.pop(h.name, None)
             if h.name not in results:
                 failed[h.name] = f"not in {args.report}"
