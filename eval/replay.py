@@ -69,10 +69,10 @@ from comind.checks.deadends import (
 from comind.deps import is_manifest
 from comind.errors import ComindError
 from comind.git import find_git, open_repo
-from comind.harvest import git_sources
 from comind.harvest.approach import Approach, approach, file_lines
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
+from comind.harvest.sources import GIT_SOURCES
 from comind.harvest.walker import CommitInfo, walk
 from comind.records import Record
 from comind.rulebook import (
@@ -225,7 +225,7 @@ def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> Histo
     chain, landing, side, base = _landings(repo, tip, commits)
     ctx = HarvestContext(ws, repo, tip)
     ctx.mark_on_default(c.sha for c in commits)  # walked from the tip: no descendant_of per revert
-    sources = list(git_sources().values())
+    sources = GIT_SOURCES
     records: list[tuple[int, Record]] = []
     for n, commit in enumerate(commits):
         for source in sources:
