@@ -265,6 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the comind executable to replay with (default: this environment's); e.g. "
         "another checkout's .venv/bin/comind, to replay a version before a change",
     )
+    parser.add_argument(
+        "--smallest-first", action="store_true", help="each set's smallest history first (a run with little time)"
+    )
     parser.add_argument("--report", type=Path, help="replay nothing: print the tables of a previous run's --json DIR")
     parser.add_argument("--work", type=Path, help="where the shared clones go (default: a temporary directory)")
     args = parser.parse_args(argv)
@@ -311,7 +314,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sources = {}
     # Validation first, each set's largest history first, so a run cut short has its validation table.
     order = sorted(
-        sources, key=lambda n: (SETS.index(next(h.set for h in chosen if h.name == n)), -_commits(sources[n]))
+        sources,
+        key=lambda n: (
+            SETS.index(next(h.set for h in chosen if h.name == n)),
+            _commits(sources[n]) * (1 if args.smallest_first else -1),
+        ),
     )
     work = args.work or Path(tempfile.mkdtemp(prefix="replay-sets-"))
     work.mkdir(parents=True, exist_ok=True)
