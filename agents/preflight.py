@@ -8,6 +8,7 @@ decisions there, constraints, gotchas and attempts, each with status, trust and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,25 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         seen.add(record.id)
     order = list(SECTIONS)
     result.items.sort(key=lambda i: (order.index(i.section), -LEVELS.index(i.level), i.entry.kind, i.entry.id))
+    return result
+
+
+def preflight_plan(
+    ws: Workspace, ledger: Ledger, text: str, on: Sequence[Mapping[str, Any]] = (), limit: int = 10
+) -> Preflight:
+    """`--plan`: the records ranked for a plan in words (`ranking.rank`), nearest `on` first."""
+    from comind.query import current_time, statuses
+
+    from .ranking import plan_words, rank
+
+    records = [r for r in ledger.all() if r.kind != "relation"]
+    derived = statuses(ws, ledger, records)
+    ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, limit)
+    confirmed = person_confirmed(ledger.relations())
+    result = Preflight("plan", None, ws.head())
+    for r in ranked:
+        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=f"score {r.score}: {r.why}")
+        result.items.append(Item("plan", "note", entry, entry.why))
     return result
 
 

@@ -2,8 +2,9 @@
 
 The grammar and the records a command makes live in ``comind.harvest.commands`` (the harvester
 re-derives the same records from the forge, and may not import the bot); they are re-exported
-here. Each answered comment gets one reply carrying ``<!-- comind:answer <comment> -->``, which
-is how later runs — on fresh CI runners, with no local state — know it was answered.
+here. Each answered comment gets one reply carrying ``<!-- comind:answer <comment> <digest> -->``,
+which is how later runs — on fresh CI runners, with no local state — know it was answered, and
+which version of it (an edit that changes its commands is answered again).
 """
 
 from __future__ import annotations
@@ -15,48 +16,44 @@ if TYPE_CHECKING:
     from comind.store import Store
     from comind.workspace import Workspace
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from comind.anchors import AnchorError, format_anchor, parse_anchor
+from comind.checks.formats import markdown
 from comind.errors import ComindError
 from comind.harvest.commands import (
     ACTIONS,
+    ANSWER_MARKER,
     MAX_COMMANDS,
     USAGE,
     Command,
     CommandError,
     Origin,
     Resolver,
+    answer_marker,
+    answers,
+    command_digest,
     command_lines,
     command_records,
+    is_answered,
     parse_command,
     parse_commands,
+    revision,
 )
-from comind.mergerequests import Note, note_key
+from comind.mergerequests import Note
 from comind.query import select
 from comind.records import Record, short_id
 from comind.why import explain
 
-ANSWER_MARKER = "<!-- comind:answer {key} -->"
-_ANSWERED = re.compile(r"<!-- comind:answer ([A-Za-z0-9_-]{1,100}) -->")
 READER_REPLY = "Only people with write access to this repository can use `/comind` commands; nothing was recorded."
 WHY_LIMIT = 20
 
 
-def answer_marker(note: Note) -> str:
-    return ANSWER_MARKER.format(key=note_key(note))
-
-
 def answered_keys(notes: Iterable[Note], bot_login: str) -> set[str]:
-    """The comments the bot has answered, from the markers in its own replies."""
-    keys: set[str] = set()
-    for note in notes:
-        if note.author == bot_login:
-            keys.update(_ANSWERED.findall(note.body))
-    return keys
+    """The comments the bot has answered (any version), from the markers in its own replies."""
+    return set(answers(notes, bot_login))
 
 
 def usage_block(usage: str = USAGE) -> str:
@@ -64,9 +61,9 @@ def usage_block(usage: str = USAGE) -> str:
 
 
 def plain(text: str) -> str:
-    """Record text shown in an answer: one line, no HTML, no mentions."""
-    text = " ".join(text.split())
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u200b")
+    """Record text shown in an answer: one line, inert as the report's text is (no controls, no
+    HTML, no Markdown image or link, no mention): ``comind.checks.formats.markdown.inline``."""
+    return markdown.inline(text)
 
 
 @dataclass
@@ -91,7 +88,7 @@ def why_answer(ws: Workspace, ledger: Ledger, anchor_text: str) -> str:
             f"why needs a file or symbol anchor, not {format_anchor(anchor)!r}",
             "/comind why path/file.py[::Qual.name | :LINE]",
         )
-    shown = f"`{plain(format_anchor(anchor))}`"
+    shown = markdown.code(format_anchor(anchor))
     try:  # the same answer as `comind why`: re-anchored records, then those one hop away
         results: list[Any] = explain(ws, ledger, anchor_text).items
     except AnchorError:  # not in this checkout (a file the merge request adds): the records as written
@@ -112,7 +109,8 @@ def why_answer(ws: Workspace, ledger: Ledger, anchor_text: str) -> str:
         hop = f" ({plain(relevance)})" if relevance != "direct" else ""
         lines.append(f"- `{short_id(record.id)}` {record.kind} · {status.state} · {plain(record.title)}{hop}")
     if len(results) > WHY_LIMIT:
-        lines.append(f"- … and {len(results) - WHY_LIMIT} more: run `comind why {plain(format_anchor(anchor))}`")
+        command = markdown.code("comind why " + format_anchor(anchor))
+        lines.append(f"- … and {len(results) - WHY_LIMIT} more: run {command}")
     return "\n".join(lines)
 
 
@@ -178,12 +176,16 @@ __all__ = [
     "answer_marker",
     "answer_text",
     "answered_keys",
+    "answers",
+    "command_digest",
     "command_lines",
     "command_records",
     "error_answer",
     "execute",
+    "is_answered",
     "parse_command",
     "parse_commands",
+    "revision",
     "usage_block",
     "why_answer",
 ]

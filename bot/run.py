@@ -4,7 +4,8 @@ A run (in CI, or for one webhook event):
 
 1. answer the ``/comind`` commands not answered yet — only for people with write access (anyone
    else gets one short reply and nothing is written), never the bot's own comments, each comment
-   once across runs (the marker in the bot's reply, not local state: CI runners are fresh);
+   once across runs and again when an edit changed its commands (the marker in the bot's reply,
+   not local state: CI runners are fresh);
 2. harvest the merge request (Lore in resolved threads, commands, revert, dead end), and sweep
    the project's merge requests updated since the last sweep for reverts and dead ends;
 3. run ``comind check`` on it, or read the report ``--report FILE`` that an earlier step wrote;
@@ -41,11 +42,13 @@ from comind.bot.commands import (
     Resolver,
     answer_marker,
     answer_text,
-    answered_keys,
+    answers,
     command_lines,
     error_answer,
     execute,
+    is_answered,
     parse_commands,
+    revision,
 )
 from comind.bot.forge import Forge, ForgeError, NoToken, RetryPolicy
 from comind.bot.report import load_report, post_report
@@ -55,7 +58,7 @@ from comind.checks.formats import FormatContext, github, text
 from comind.checks.run import run_check as check_change
 from comind.errors import ComindError
 from comind.harvest.mr import MergeRequestHarvester, project_of
-from comind.mergerequests import MergeRequest, Note, note_key
+from comind.mergerequests import MergeRequest, Note
 from comind.query import open_ledger
 from comind.workspace import Workspace
 
@@ -167,7 +170,7 @@ def answer_commands(
     mr = mr or forge.merge_request(number)
     notes = forge.notes(number) if notes is None else notes
     me = forge.bot_login()
-    done = answered_keys(notes, me)
+    done = answers(notes, me)
     project = project or project_of(forge, ws.repo_name)
     store = ws.store if publish else ws.harvest_store
     result = Answered()
@@ -175,7 +178,7 @@ def answer_commands(
     ledger: Ledger | None = None
     resolver: Resolver | None = None
     for note in notes:
-        if note.author == me or note_key(note) in done:
+        if note.author == me or is_answered(note, done):
             continue
         parsed = parse_commands(note.body)
         if not parsed:
@@ -190,19 +193,19 @@ def answer_commands(
             ledger = open_ledger(ws)
             resolver = Resolver(ledger)
         assert resolver is not None
-        answers: list[CommandAnswer] = []
+        said: list[CommandAnswer] = []
         for index, command in enumerate(parsed):
             if isinstance(command, CommandError):
-                answers.append(error_answer(command))
+                said.append(error_answer(command))
                 continue
-            origin = Origin(forge.name, project, number, mr.web_url, note, index, ws.repo_name)
-            answers.append(execute(ws, ledger, command, origin, resolver, store))
-        body = f"{answer_marker(note)}\n{answer_text(answers)}"
+            origin = Origin(forge.name, project, number, mr.web_url, note, index, ws.repo_name, revision(note, done))
+            said.append(execute(ws, ledger, command, origin, resolver, store))
+        body = f"{answer_marker(note)}\n{answer_text(said)}"
         _reply(forge, number, note, body)
         result.notes += 1
-        result.commands += len(answers)
-        result.failed += sum(1 for a in answers if not a.ok)
-        result.written += sum(a.written for a in answers)
+        result.commands += len(said)
+        result.failed += sum(1 for a in said if not a.ok)
+        result.written += sum(a.written for a in said)
     if ledger is not None:
         ledger.close()
     return result
@@ -304,6 +307,8 @@ def run(
             here = harvester.harvest_merge_request(mr, notes)
             # reverts and dead ends across the project feed the check: a cheap incremental sweep
             there = harvester.harvest(comments=False)
+            if there.over_budget:
+                say(f"harvest: {there.over_budget}")
             return here.written + there.written
 
         written = step("harvest", harvesting)

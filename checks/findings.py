@@ -12,6 +12,8 @@ from typing import Any
 
 from blake3 import blake3
 
+from comind.sanitize import redact_secrets, shown
+
 TYPES = ("dead_end", "violation", "not_run", "stale", "orphaned", "retry", "reland", "suppression", "context")
 LEVELS = ("note", "warning", "error")  # in increasing order
 FAIL_LEVELS = ("none", *LEVELS)
@@ -52,6 +54,22 @@ class Finding:
     in_diff: bool = False  # the location is on a line the change adds or modifies
     commands: tuple[str, ...] = ()  # what a person can run about it (confirm, retract…)
     snippet: tuple[tuple[int, str], ...] = ()  # (line number, text) at head: the lines and a few around
+
+    def __post_init__(self) -> None:
+        # Record text reaches terminals, CI logs and comments through every format: no control
+        # of any kind survives into a finding (a store written by an older version holds raw text).
+        fix = object.__setattr__
+        fix(self, "title", shown(redact_secrets(self.title)))
+        fix(self, "message", shown(redact_secrets(self.message), multiline=True))
+        if self.path is not None:
+            fix(self, "path", shown(self.path))
+        fix(
+            self,
+            "evidence",
+            tuple({k: shown(v) if isinstance(v, str) else v for k, v in e.items()} for e in self.evidence),
+        )
+        fix(self, "commands", tuple(shown(c) for c in self.commands))
+        fix(self, "snippet", tuple((n, shown(t, multiline=True)) for n, t in self.snippet))
 
     @property
     def rule_id(self) -> str:

@@ -28,6 +28,7 @@ COMMANDS = {
     "harvest": "harvest",
     "check": "check",
     "preflight": "preflight",
+    "mcp": "mcp",
     "hook": "hook",
     "init-hooks": "hook",
     "log": "read",
@@ -207,7 +208,9 @@ def colour(stream: Any = None) -> bool:
 def note(message: str) -> None:
     """A line for the person at the terminal (a confirmation, a hint): standard error, not with -q."""
     if not quiet():
-        print(message, file=sys.stderr)
+        from comind.sanitize import shown
+
+        print(shown(message, multiline=True), file=sys.stderr)
 
 
 def _configure(args: argparse.Namespace) -> None:
@@ -333,7 +336,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return int(args.handler(args))
     except ComindError as exc:
-        print(f"comind: {exc}", file=sys.stderr)
+        from comind.sanitize import shown  # a message may quote what it refused
+
+        print(f"comind: {shown(str(exc), multiline=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

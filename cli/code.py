@@ -71,6 +71,7 @@ def run_status(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import brief, print_json_lines, record_json
     from comind.query import open_ledger, statuses
+    from comind.sanitize import shown
     from comind.status import ATTENTION_STATES, STATES, is_history, needs_person
 
     ws = workspace(args)
@@ -101,7 +102,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"needs a person ({len(attention)}):")
     for r in attention:
         s = derived[r.id]
-        print(f"{s.state:<12} {r.id[-8:]}  {r.title}\n             {brief(s.reason)}")
+        print(f"{s.state:<12} {r.id[-8:]}  {shown(r.title)}\n             {shown(brief(s.reason))}")
     if attention:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
     if history:
@@ -114,8 +115,8 @@ def run_status(args: argparse.Namespace) -> int:
             + "; nothing to confirm"
         )
         if moved:
-            shown = " ".join(f"--status {s}" for s in ATTENTION_STATES if history_counts.get(s))
-            print(f"             list them: comind log {shown}")
+            flags = " ".join(f"--status {s}" for s in ATTENTION_STATES if history_counts.get(s))
+            print(f"             list them: comind log {flags}")
     return 0
 
 
@@ -123,6 +124,7 @@ def run_why(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import brief, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
+    from comind.sanitize import shown
     from comind.status import TRUST_NAMES, is_history
     from comind.why import explain
 
@@ -133,7 +135,7 @@ def run_why(args: argparse.Namespace) -> int:
         print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance} for item in answer.items)
         return 0
     colour = use_colour()
-    print(answer.heading)
+    print(shown(answer.heading))
     if not answer.items:
         print("  no records")
     last = None
@@ -149,11 +151,11 @@ def run_why(args: argparse.Namespace) -> int:
         hop += "  [history]" if is_history(item.record) else ""
         print(
             f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
-            f"{item.record.title}{hop}"
+            f"{shown(item.record.title + hop)}"
         )
-        print(f"             {brief(s.reason)}")
+        print(f"             {shown(brief(s.reason))}")
         for note in s.notes:
-            print(f"             note: {note}")
+            print(f"             note: {shown(note)}")
         for mark in s.marks:
-            print(f"             mark: {mark}")
+            print(f"             mark: {shown(mark)}")
     return 0

@@ -50,7 +50,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Counts by revert marker and Lore key, unresolved and ambiguous references, trailer-looking "
         "lines the parser did not take, skips by reason; each with up to 5 examples.",
     )
-    for p_ in (replay, harvest):
+    preflight = actions.add_parser(
+        "preflight",
+        parents=[common],
+        help="at each reland: does preflight --diff surface the attempt, --plan rank it in the top 3",
+        description="Replay the history as eval replay does; at each reland, with the records harvested before "
+        "it, run preflight --diff on its change and preflight --plan with its own message as the plan: the "
+        "attempt surfaced (recall), in the plan's top 3 (recall@3), and what else is shown (unrelated).",
+    )
+    for p_ in (replay, harvest, preflight):
         p_.add_argument(
             "--repo",
             metavar="PATH",
@@ -59,14 +67,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p_.add_argument("--json", action="store_true", help="print the result as JSON")
     replay.set_defaults(handler=run_replay)
     harvest.set_defaults(handler=run_harvest)
+    preflight.set_defaults(handler=run_preflight)
 
 
-def _workspace(args: argparse.Namespace) -> Any:
+def _workspace(args: argparse.Namespace, kind: Any = None) -> Any:
     from comind.eval.replay import EvalWorkspace
 
     flags = {s.key: getattr(args, f"setting_{s.key}", None) for s in SETTINGS}
     path = Path(args.repo or getattr(args, "directory", None) or Path.cwd())
-    return EvalWorkspace(path, flags)
+    return (kind or EvalWorkspace)(path, flags)
 
 
 def _progress() -> Any:
@@ -208,4 +217,46 @@ def run_harvest(args: argparse.Namespace) -> int:
             print(f"  {key}: {entry['count']}")
             for ex in entry["examples"]:
                 print(f"      {ex}")
+    return 0
+
+
+def run_preflight(args: argparse.Namespace) -> int:
+    from comind.eval.preflight import MomentWorkspace, evaluate
+
+    result = evaluate(_workspace(args, MomentWorkspace), progress=_progress())
+    data = result.to_json()
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+
+    def rate(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    n = data["relands"]
+    print(
+        f"{data['repo']} ({data['path']}) at {data['tip'][:12]}: {data['commits']} commits, "
+        f"{data['attempts']} attempts, {n} relands ({data['with_attempt']} with a harvested attempt)"
+    )
+    print(f"{'':<22} {'attempt shown':>14} {'recall':>7} {'with unrelated':>15} {'unrelated/reland':>17}")
+    print(
+        f"{'preflight --diff':<22} {data['diff_surfaced']:>14} {rate(data['diff_recall']):>7} "
+        f"{data['diff_with_unrelated']:>15} {rate(data['diff_unrelated_per_reland']):>17}"
+    )
+    print(
+        f"{'preflight --plan (@3)':<22} {data['plan_top3']:>14} {rate(data['plan_recall_at_3']):>7} "
+        f"{data['plan_with_unrelated_in_top3']:>15} {rate(data['plan_unrelated_in_top3_per_reland']):>17}"
+    )
+    print(
+        f"--diff flagged it as re-proposed: {data['diff_flagged']}, unrelated re-proposal flags: "
+        f"{data['diff_unrelated_flags']}; --plan ranked it first: {data['plan_top1']} "
+        f"(unrelated records ranked above it: {data['plan_unrelated_above']})"
+    )
+    print(f"time: {data['seconds'].get('total', 0):.1f} s")
+    for case in data["cases"]:
+        diff, plan = case["diff"], case["plan"]
+        mark = ("D" if diff["surfaced"] else "-") + ("P" if plan["in_top3"] else "-")
+        rank = plan["rank"] or "-"
+        print(f"  {mark} {case['commit'][:12]} [{case['form']}] {case['subject'][:80]} (plan rank {rank})")
+        if case.get("note") and not (diff["surfaced"] and plan["in_top3"]):
+            print(f"      {case['note']}")
     return 0

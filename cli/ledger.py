@@ -122,7 +122,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.records import CorruptRecord, load_record
+    from comind.errors import ValidationError
+    from comind.records import CorruptRecord, cleaned, load_record
 
     ws = workspace(args)
     try:
@@ -134,8 +135,8 @@ def run_import(args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         try:
-            records.append(load_record(line))
-        except CorruptRecord as exc:  # validate everything before writing anything
+            records.append(cleaned(load_record(line)))  # an older export may hold raw controls
+        except (CorruptRecord, ValidationError) as exc:  # validate everything before writing anything
             raise ComindError(f"import: line {number}: {exc}; nothing was written") from None
     erased = ws.store.erased_ids()
     kept = [r for r in records if r.id not in erased]

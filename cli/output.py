@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -10,6 +12,7 @@ from typing import Any, TextIO
 from comind.anchors import format_anchor
 from comind.cli import colour, note
 from comind.records import Record, short_id
+from comind.sanitize import FORMAT_CHARACTERS, shown
 from comind.status import TRUST_NAMES, Status
 
 
@@ -82,7 +85,26 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, check_circular=F
 def print_json_lines(items: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
     write = (out or sys.stdout).write
     for item in items:
-        write(_ENCODER.encode(item) + "\n")
+        write(json_safe(_ENCODER.encode(item)) + "\n")
+
+
+# What JSON may carry raw but a terminal would act on (DEL, C1, format characters): escaped as
+# \uXXXX, so the data is the same (a record's hash still holds) and a terminal reads only text.
+@functools.cache
+def _raw_controls() -> re.Pattern[str]:
+    return re.compile(f"[\x7f-\x9f]|{FORMAT_CHARACTERS}")
+
+
+def json_safe(encoded: str) -> str:
+    """Encoded JSON with DEL, C1 controls and format characters written as ``\\uXXXX`` escapes."""
+    if encoded.isascii() and "\x7f" not in encoded:
+        return encoded
+    return _raw_controls().sub(_escape_char, encoded)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    data = match.group().encode("utf-16-be")
+    return "".join(f"\\u{data[i]:02x}{data[i + 1]:02x}" for i in range(0, len(data), 2))
 
 
 def subject(record: Record) -> str:
@@ -106,13 +128,22 @@ def brief(reason: str, keep: int = 2) -> str:
 def line(record: Record, status: Status | None, colour: bool = False) -> str:
     state = status.state if status else record.fields.get("relation", "")
     label = paint(f"{state:<11}", state, colour)
-    return f"{short_id(record.id)}  {record.kind:<10}  {label}  {record.title}  {subject(record)}".rstrip()
+    text = f"{record.title}  {subject(record)}"
+    return f"{short_id(record.id)}  {shown(record.kind):<10}  {label}  {shown(text)}".rstrip()
 
 
 def detail(record: Record, status: Status | None, colour: bool = False) -> str:
+    """The record in full, each line of its text through `shown` (the body keeps its lines)."""
+    lines = _detail_lines(record, status)
+    if status:  # the one line with colour in it, painted after its text was cleaned
+        lines[2] = f"  status:   {paint(status.state, status.state, colour)} — {shown(status.reason)}"
+    return "\n".join(lines)
+
+
+def _detail_lines(record: Record, status: Status | None) -> list[str]:
     out = [f"{record.kind} {record.id}", f"  {record.title}"]
     if status:
-        out.append(f"  status:   {paint(status.state, status.state, colour)} — {status.reason}")
+        out.append(f"  status:   {status.state} — {status.reason}")
         out.append(f"  trust:    {TRUST_NAMES[status.trust]}")
         out += [f"  mark:     {m}" for m in status.marks]
         out += [f"  note:     {n}" for n in status.notes]
@@ -137,7 +168,8 @@ def detail(record: Record, status: Status | None, colour: bool = False) -> str:
     prov = record.provenance
     origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
     out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")
+    out = [shown(text) for text in out]
     if record.body:
         out.append("")
-        out += ["  " + body_line for body_line in record.body.splitlines()]
-    return "\n".join(out)
+        out += ["  " + shown(body_line, multiline=True) for body_line in record.body.splitlines()]
+    return out

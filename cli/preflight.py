@@ -69,25 +69,14 @@ def run(args: argparse.Namespace) -> int:
 def _plan(ws: Any, args: argparse.Namespace) -> Any:
     from pathlib import Path
 
-    from comind.agents.entries import entry_of, person_confirmed
-    from comind.agents.preflight import Item, Preflight
-    from comind.agents.ranking import plan_words, rank
+    from comind.agents.preflight import preflight_plan
     from comind.anchors import parse_anchor
     from comind.errors import ComindError
-    from comind.query import current_time, open_ledger, statuses
+    from comind.query import open_ledger
 
     try:
         text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ComindError(f"--plan {args.plan}: cannot read it ({exc})") from None
     on = [parse_anchor(a) for a in args.on]
-    ledger = open_ledger(ws)
-    records = [r for r in ledger.all() if r.kind != "relation"]
-    derived = statuses(ws, ledger, records)
-    ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, args.limit)
-    confirmed = person_confirmed(ledger.relations())
-    result = Preflight("plan", None, ws.head())
-    for r in ranked:
-        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=f"score {r.score}: {r.why}")
-        result.items.append(Item("plan", "note", entry, entry.why))
-    return result
+    return preflight_plan(ws, open_ledger(ws), text, on, args.limit)

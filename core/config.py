@@ -176,6 +176,24 @@ SETTINGS: tuple[Setting, ...] = (
         "comind check exits 1 when a finding is at or above this level",
     ),
     Setting(
+        "records_per_commit",
+        _positive_int,
+        100,
+        "at most this many records from one commit per harvest; the rest are counted and reported, not written",
+    ),
+    Setting(
+        "records_per_merge_request",
+        _positive_int,
+        200,
+        "at most this many records from one merge request's description and comments per harvest",
+    ),
+    Setting(
+        "records_per_author",
+        _positive_int,
+        1000,
+        "at most this many records from one forge author's descriptions and comments per harvest",
+    ),
+    Setting(
         "dead_end_label",
         _text,
         "dead-end",

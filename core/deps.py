@@ -89,18 +89,41 @@ def _tree_of(source: Snapshot | pygit2.Tree | pygit2.Commit) -> pygit2.Tree:
 
 
 def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, pygit2.Blob]]:
-    for entry in tree:
-        name = entry.name or ""
-        path = prefix + name
-        if isinstance(entry, pygit2.Tree):
-            if name not in ("node_modules", ".git"):
-                yield from _manifest_blobs(entry, path + "/")
-        elif (
-            isinstance(entry, pygit2.Blob)
-            and entry.filemode in (0o100644, 0o100755)
-            and (name in _MANIFEST_PARSERS or name in _LOCKFILES or _is_requirements(path))
-        ):
-            yield path, entry
+    folder = prefix.rstrip("/").rsplit("/", 1)[-1]
+    for path, blob in _manifests_under(tree, folder):
+        yield prefix + path, blob
+
+
+# (tree id, its folder's name) -> the manifests under it, by path inside it. Revisions share most
+# folders: a scan of the next one reads only the folders that changed (a large tree holds thousands).
+_UNDER: dict[tuple[str, str], tuple[tuple[str, pygit2.Blob], ...]] = {}
+_UNDER_MAX = 65536
+
+
+def _manifests_under(tree: pygit2.Tree, folder: str) -> tuple[tuple[str, pygit2.Blob], ...]:
+    key = (str(tree.id), folder)
+    found = _UNDER.get(key)
+    if found is None:
+        out: list[tuple[str, pygit2.Blob]] = []
+        for entry in tree:
+            name = entry.name or ""
+            if isinstance(entry, pygit2.Tree):
+                if name not in ("node_modules", ".git"):
+                    out.extend((f"{name}/{path}", blob) for path, blob in _manifests_under(entry, name))
+            elif (
+                isinstance(entry, pygit2.Blob)
+                and entry.filemode in (0o100644, 0o100755)
+                and (
+                    name in _MANIFEST_PARSERS
+                    or name in _LOCKFILES
+                    or (name.endswith(".txt") and _is_requirements(f"{folder}/{name}"))
+                )
+            ):
+                out.append((name, entry))
+        if len(_UNDER) >= _UNDER_MAX:
+            _UNDER.clear()
+        found = _UNDER[key] = tuple(out)
+    return found
 
 
 # (path, blob id) -> what parsing it found. Scans of neighbouring revisions (both sides of every

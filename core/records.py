@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import clean_text, find_secret
+from comind.sanitize import clean_text, find_secret, shown
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -25,7 +25,7 @@ RELATION_KINDS = ("supersedes", "retracts", "confirms", "disputes", "relates")
 OUTCOMES = ("failed", "reverted", "abandoned", "partial")
 SEVERITIES = ("must", "should")
 AUTHOR_KINDS = ("human", "agent", "harvested")
-SOURCES = ("cli", "git", "mr", "bot", "import")
+SOURCES = ("cli", "git", "mr", "bot", "import", "mcp")
 EVIDENCE_TYPES = ("commit", "url", "record", "test", "file", "text", "mr")
 
 TITLE_MAX = 120  # characters
@@ -160,6 +160,9 @@ def _jcs_ready(value: Any) -> Any:
     if isinstance(value, list | tuple):
         out = []
         for item in value:
+            if type(item) is str or item is None or type(item) is bool:  # most items: no call
+                out.append(item)
+                continue
             inner = _jcs_ready(item)
             if inner is None and item is not None:
                 return None
@@ -296,9 +299,9 @@ def new_record(
         "schema": SCHEMA,
         "id": record_id or authored_id(),
         "kind": kind,
-        "title": title.strip(),
+        "title": shown(title).strip(),  # one line: a title is shown in listings
         "body": body.strip(),
-        "trigger": trigger.strip(),
+        "trigger": shown(trigger).strip(),
         "anchors": [dict(a) for a in anchors],
         "evidence": [dict(e) for e in evidence],
         "fields": {k: v for k, v in fields.items() if v not in (None, "", [], {})},
@@ -316,6 +319,23 @@ def new_record(
     if _too_deep(data):
         raise ValidationError([f"record: nested deeper than {DEPTH_MAX} levels"])
     data = _clean(data)
+    problems, canonical_bytes = _validated(data, check_hash=False)
+    if problems:
+        raise ValidationError(problems)
+    data["hash"] = content_hash(data, canonical_bytes)
+    return Record(data)
+
+
+def cleaned(record: Record) -> Record:
+    """The record with its text cleaned as `new_record` cleans it (controls stripped, secrets
+    redacted) and hashed again; the record itself when there was nothing to clean. For records
+    that come from elsewhere (an import of an older version's export)."""
+    data = _clean({k: v for k, v in record.data.items() if k != "hash"})
+    for key in ("title", "trigger"):
+        if isinstance(data.get(key), str):
+            data[key] = shown(data[key]).strip()
+    if data == {k: v for k, v in record.data.items() if k != "hash"}:
+        return record
     problems = validate(data, check_hash=False)
     if problems:
         raise ValidationError(problems)
@@ -352,6 +372,11 @@ def load_record(raw: bytes, key: str | None = None) -> Record:
 
 def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     """Every problem with a record, one message per bad field."""
+    return _validated(data, check_hash=check_hash)[0]
+
+
+def _validated(data: Mapping[str, Any], *, check_hash: bool) -> tuple[list[str], bytes | None]:
+    """(every problem, the canonical bytes without `hash` when they were computed)."""
     problems: list[str] = []
     add = problems.append
     for key in sorted(set(data) - _TOP_LEVEL):
@@ -401,16 +426,16 @@ def validate(data: Mapping[str, Any], *, check_hash: bool) -> list[str]:
     if check_hash and not isinstance(data.get("hash"), str):
         add("hash: missing")
     if problems:
-        return problems
+        return problems, None
     try:
         body = canonical({k: v for k, v in data.items() if k != "hash"})
     except ValueError as exc:  # rfc8785: floats out of domain, ints above 2**53 - 1
-        return [f"record: cannot be canonicalised ({exc})"]
+        return [f"record: cannot be canonicalised ({exc})"], None
     if len(body) > RECORD_MAX:
         add(f"record: {len(body)} bytes canonical, at most {RECORD_MAX}")
     elif check_hash and data["hash"] != content_hash(data, body):
         add("hash: does not match the content")
-    return problems
+    return problems, body
 
 
 def until_date(text: str) -> date:

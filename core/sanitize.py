@@ -1,19 +1,28 @@
 """Cleaning of text that people and agents will read: invisible controls out, secrets redacted.
 
-Records end up in review comments and in agents' context windows, so the text must not smuggle
-invisible instructions (Unicode tag characters, bidi overrides) and must never carry credentials.
+Records end up in review comments, terminals and agents' context windows, so the text must not
+smuggle invisible instructions (Unicode tag characters, bidi overrides), must not drive a terminal
+(escape sequences, C0/C1 controls) and must never carry credentials. Two entry points:
+``clean_text`` for what is stored (at the boundary, when a record is made) and ``shown`` for what
+is printed (defence in depth: a store written by an older version holds raw text).
+
+Secrets are replaced by ``[redacted:<kind>]``, never dropped with what surrounds them. The kinds
+and token formats follow the gitleaks default ruleset (https://github.com/gitleaks/gitleaks,
+``config/gitleaks.toml`` at commit 009e025ad410, MIT License, Copyright (c) 2019 Zachary Rice):
+each kind is a gitleaks rule id, and the prefixes and lengths are those the rules describe. Keys
+with no prefix (an AWS secret key, the body of a PEM block without its BEGIN line) are told by
+an entropy test, as gitleaks' ``generic-api-key`` rule does. Invisible characters are removed
+before anything is scanned, so a token split by a zero-width space or a soft hyphen is found.
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
-# Unicode "tag" characters (U+E0000..U+E007F) render as nothing and can hide instructions;
-# bidi embedding/override/isolate controls reorder what a reviewer sees (CVE-2021-42574).
-# Patterns are kept as strings: `re` compiles and caches each on first use, so importing this
-# module costs nothing on read-only paths.
-_INVISIBLE = "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
+# Patterns are kept as strings, compiled on first use: importing this module costs nothing on
+# read-only paths. Bidi controls reorder what a reviewer sees (CVE-2021-42574); tag characters
+# (U+E0000..U+E007F) render as nothing and can hide instructions: both are format characters.
 
 # Placeholders that look like assignments but hold no secret.
 _PLACEHOLDER = r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
@@ -33,6 +42,7 @@ _SECRETS: tuple[tuple[str, str], ...] = (
     ("stripe-access-token", r"\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b"),
     ("gcp-api-key", r"\bAIza[\w-]{35}(?![\w-])"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ("authorization-bearer", r"(?<=[Bb]earer )[A-Za-z0-9._~+/-]{20,}=*(?![A-Za-z0-9._~+/=-])"),
     ("aws-secret-key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
     ("high-entropy-string", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{41,}={0,2}(?![A-Za-z0-9/+=])"),
 )
@@ -98,18 +108,51 @@ _ESCAPES = (
     r"\x1b\[[0-?]*[ -/]*[@-~]|[\x1b\x9d][\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
 _CONTROLS = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-# Characters that render as nothing inside a word (zero-width, soft hyphen, word joiner, BOM):
-# removed before anything is scanned, so a token split by one is still found.
-_ZERO_WIDTH = "[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]"
+# Every format character (Unicode category Cf: zero-width, soft hyphen, word joiner, BOM, bidi
+# controls, tags, invisible operators): they render as nothing, so they hide text and split tokens.
+FORMAT_CHARACTERS = (
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+# Line breaks a one-line field shows as a space (a record's title, a listing's line).
+_BREAKS = {ord(c): " " for c in "\t\n\v\f\r\x1c\x1d\x1e\x85\u2028\u2029"}
 
 
 def strip_invisible(text: str) -> str:
-    """Remove Unicode tag characters, bidi controls, zero-width characters, terminal escapes and
-    C0/C1 controls (tab and newline stay)."""
+    """Remove terminal escapes, C0/C1 controls (tab and newline stay) and every format character
+    (tags, bidi controls, zero-width characters, soft hyphens)."""
+    if text.isascii() and (text.isprintable() or _plain_lines(text)):
+        return text
+    return _strip(text)
+
+
+def _plain_lines(text: str) -> bool:
+    """ASCII text whose only unprintable characters are newlines and tabs."""
+    return text.translate(_TABS_AND_NEWLINES).isprintable()
+
+
+_TABS_AND_NEWLINES = {9: None, 10: None}
+
+
+@cache
+def _invisible() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_ESCAPES), re.compile(f"{_CONTROLS}|{FORMAT_CHARACTERS}")
+
+
+def _strip(text: str) -> str:
+    escapes, invisible = _invisible()
+    return invisible.sub("", escapes.sub("", text))
+
+
+def shown(text: str, *, multiline: bool = False) -> str:
+    """Text fit to print to a terminal, a CI log or a comment: `strip_invisible`, and on one line
+    unless ``multiline`` (breaks and tabs become spaces). Every output path runs what it prints from
+    a record through this: a store written by an older version may hold raw escapes."""
     if text.isascii() and text.isprintable():
         return text
-    text = re.sub(_ESCAPES, "", text)
-    return re.sub(f"{_INVISIBLE}|{_CONTROLS}|{_ZERO_WIDTH}", "", text)
+    text = strip_invisible(text)
+    return text if multiline else text.translate(_BREAKS)
 
 
 def clean_text(text: str) -> str:
@@ -129,6 +172,7 @@ def _marker(kind: str) -> str:
     return f"[redacted:{kind}]"
 
 
+@lru_cache(maxsize=1 << 16)  # a harvested line is checked where it is kept, cleaned, validated: once
 def redact_secrets(text: str) -> str:
     """The text with each secret replaced by ``[redacted:<kind>]``; the rest is kept."""
     any_secret, url_password, password, placeholder = _secret_scanner()
@@ -139,7 +183,13 @@ def redact_secrets(text: str) -> str:
             return match.group()
         return _marker(kind)
 
-    text = any_secret.sub(token, text)
+    # Again until nothing changes: a match can hide the start of the next one (a token run
+    # into another), which the redacted text exposes; each pass shortens the text.
+    for _ in range(8):
+        redacted = any_secret.sub(token, text)
+        if redacted == text:
+            break
+        text = redacted
     text = url_password.sub(
         lambda m: m.group() if placeholder.match(m.group(2)) else m.group(1) + _marker("url-password") + m.group(3),
         text,

@@ -166,7 +166,12 @@ def _derive_one(
     created_at = str(data["created_at"])
     trust = base_trust(record)
     related = record_id in index.by_target  # most records have no relations: skip those lookups
-    confirmations = index.confirmations(record_id) if related else []
+    # an agent's confirmation is its review: it raises no trust and does not restart the dormancy clock
+    confirmations = [
+        c
+        for c in (index.confirmations(record_id) if related else [])
+        if c.data["provenance"].get("author_kind") != "agent"
+    ]
     if any(c.data["provenance"].get("author_kind") == "human" for c in confirmations):
         trust = max(trust, 3)
     low_confidence = data.get("attributes", {}).get("confidence") == "low"

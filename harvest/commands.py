@@ -7,6 +7,11 @@ so both read commands here: the records a command makes are a pure function of t
 ``mr:<forge>:<project>:<number>:<note>[:<n>]`` — answering and harvesting the same comment
 twice writes nothing new.
 
+Each answer carries ``<!-- comind:answer <comment> <digest> -->``, the digest of the comment's
+command lines: a comment edited so that its commands changed is answered again, and the records
+of that later version get ids of their own (``…:<note>@<digest>``), which the harvester derives
+the same way from the answers on the forge (``revision``).
+
 Grammar (one command per line; only lines that start with ``/comind``, outside fenced code
 blocks and ``>`` quotes; up to three leading spaces, as Markdown allows)::
 
@@ -29,6 +34,7 @@ if TYPE_CHECKING:
     from comind.ledger import Ledger
     from comind.workspace import Workspace
 
+import hashlib
 import re
 import shlex
 from collections.abc import Callable, Iterable
@@ -142,6 +148,45 @@ def command_lines(body: str) -> list[str]:
             if len(found) == MAX_COMMANDS:
                 break
     return found
+
+
+ANSWER_MARKER = "<!-- comind:answer {key} {digest} -->"
+_ANSWERED = re.compile(r"<!-- comind:answer ([A-Za-z0-9_-]{1,100})(?: ([0-9a-f]{12}))? -->")
+
+
+def command_digest(body: str) -> str:
+    """The digest an answer is keyed by, besides its comment: the text of the command lines (so
+    an edit of the prose around them is not answered again)."""
+    return hashlib.sha256("\n".join(command_lines(body)).encode()).hexdigest()[:12]
+
+
+def answer_marker(note: Note) -> str:
+    return ANSWER_MARKER.format(key=note_key(note), digest=command_digest(note.body))
+
+
+def answers(notes: Iterable[Note], bot_login: str | None) -> dict[str, list[str]]:
+    """comment key -> the digests the bot's answers to it carry, oldest first ("" for an answer
+    written before answers carried one). Read only from the bot's own comments."""
+    found: dict[str, list[str]] = {}
+    for note in notes:
+        if bot_login is not None and note.author == bot_login:
+            for key, digest in _ANSWERED.findall(note.body):
+                found.setdefault(key, []).append(digest)
+    return found
+
+
+def is_answered(note: Note, answered: dict[str, list[str]]) -> bool:
+    """This version of the comment was answered (an answer without a digest stands for any)."""
+    seen = answered.get(note_key(note), [])
+    return bool(seen) and ("" in seen or command_digest(note.body) in seen)
+
+
+def revision(note: Note, answered: dict[str, list[str]]) -> str:
+    """ "" for the first version of a comment that was answered (or for one not answered yet),
+    else the digest of this version: what tells the records of an edited command apart."""
+    seen = answered.get(note_key(note), [])
+    digest = command_digest(note.body)
+    return "" if not seen or seen[0] in ("", digest) else digest
 
 
 def parse_commands(body: str) -> list[Command | CommandError]:
@@ -300,10 +345,13 @@ class Origin:
     note: Note
     index: int = 0  # the command's position among the comment's command lines
     repo: str = ""  # the repository name written into provenance (and the actor pseudonym's salt)
+    revision: str = ""  # an edited comment's later version (`revision`): records of their own
 
     @property
     def source_key(self) -> str:
         key = f"mr:{self.forge}:{self.project}:{self.number}:{note_key(self.note)}"
+        if self.revision:
+            key += f"@{self.revision}"
         return f"{key}:{self.index}" if self.index else key
 
     def evidence(self) -> list[dict[str, str]]:
@@ -455,15 +503,21 @@ def _knowledge(ws: Workspace, command: Command, origin: Origin, kind: str, repla
 
 __all__ = [
     "ACTIONS",
+    "ANSWER_MARKER",
     "MAX_COMMANDS",
     "USAGE",
     "Command",
     "CommandError",
     "Origin",
     "Resolver",
+    "answer_marker",
+    "answers",
+    "command_digest",
     "command_lines",
     "command_records",
+    "is_answered",
     "parse_command",
     "parse_commands",
+    "revision",
     "timestamp",
 ]

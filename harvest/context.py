@@ -25,9 +25,9 @@ from comind.harvest import HARVESTER_VERSION
 from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, split_message, walk
-from comind.languages import language_for_path, parse_file
+from comind.languages import Definition, definitions_at, language_for_path
 from comind.rulebook import rules_of
-from comind.sanitize import find_secret, strip_invisible
+from comind.sanitize import clean_text
 
 if TYPE_CHECKING:
     from comind.workspace import Workspace
@@ -58,11 +58,14 @@ class HarvestContext:
         self._prs: dict[int, list[str]] | None = None
         self._cls: dict[int, list[str]] = {}
         self._on_default: dict[str, bool] = {}
+        self._walked: list[CommitInfo] | None = None  # the commits of `history_tips`, when walked already
         self.history_tips: list[str] = [t for t in ("HEAD", default_tip) if t]  # what `by_subject` & co. search
         self.lore_ids: dict[str, list[str]] = {}  # Lore-id -> record ids (filled by the lore source)
         # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit(, "common")], …] of the attempts a
         # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
         self.reverted: dict[str, list[list[str]]] = {}
+        self._definitions: dict[tuple[str, str, tuple[int, ...]], tuple[Definition, ...]] = {}
+        self._approaches: dict[tuple[str, str | None], Approach | None] = {}
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -108,13 +111,20 @@ class HarvestContext:
         self.history_tips = tips
         self._subjects = self._prs = self._keys = None
         self._cls = {}
+        self._walked = None
+
+    def history_walked(self, oldest_first: list[CommitInfo]) -> None:
+        """The commits reachable from `history_tips`, oldest first, as the harvest walks them: the
+        lookups are indexed from them instead of a walk of their own (its reverse order, exactly)."""
+        self._walked = oldest_first
 
     def _index_history(self) -> None:
         """Subjects and PR numbers of every commit reachable from the history's tips, once."""
         subjects: dict[str, list[str]] = defaultdict(list)
         prs: dict[int, list[str]] = defaultdict(list)
 
-        for commit in walk(self.repo, self.history_tips):
+        commits = reversed(self._walked) if self._walked is not None else walk(self.repo, self.history_tips)
+        for commit in commits:
             subject = commit.subject
             if "…" in subject:  # a title GitHub cut: made whole from the body
                 subject = full_subject(subject, commit.body)[0]
@@ -186,10 +196,15 @@ class HarvestContext:
     # -- what a commit changed -----------------------------------------------------------------
 
     def approach(self, sha: str, parent: str | None = None) -> Approach | None:
-        try:
-            return approach(self.repo, sha, parent, rules_of(self.ws.config))
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
+        """The change `sha` made against `parent` (its first parent), read once per harvest: a revert's
+        target is read again when a later revert of that revert asks whether it made attempts."""
+        key = (sha, parent)
+        if key not in self._approaches:
+            try:
+                self._approaches[key] = approach(self.repo, sha, parent, rules_of(self.ws.config))
+            except (KeyError, ValueError, pygit2.GitError):
+                self._approaches[key] = None
+        return self._approaches[key]
 
     def anchors(self, change: Approach | None, at: str | None, side: str = "removed") -> list[dict[str, Any]]:
         """Anchors for what a change touched, resolved at commit `at`: the definitions holding its
@@ -214,9 +229,9 @@ class HarvestContext:
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
             symbols = []
-            if language_for_path(path) and not f.binary and (data := _data(blob)) is not None:
-                definitions = parse_file(path, data).definitions
-                lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
+            lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
+            if lines and language_for_path(path) and not f.binary:
+                definitions = self._definitions_at(path, blob, lines)
                 symbols = sorted(
                     {d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
                     key=lambda d: d.start_line,
@@ -240,6 +255,17 @@ class HarvestContext:
             if len(anchors) >= MAX_ANCHORS:
                 break
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
+
+    def _definitions_at(self, path: str, blob: pygit2.Blob, lines: list[int]) -> tuple[Definition, ...]:
+        """The file's definitions holding one of `lines` (all those `innermost` picks from), read
+        once per blob and set of lines; none when the clone lacks the blob or it is over MAX_BLOB."""
+        key = (str(blob.id), path.rsplit(".", 1)[-1].lower(), tuple(sorted(set(lines))))
+        found = self._definitions.get(key)
+        if found is None:
+            data = _data(blob)
+            found = () if data is None else definitions_at(path, data, key[2])
+            self._definitions[key] = found
+        return found
 
 
 def dependency_anchors(
@@ -277,16 +303,8 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     files = []
     for f in change.files:
         kept = not bookkeeping(f.path)
-        added = [
-            [ln.lineno, ln.text[:MAX_LINE_CHARS], False]
-            for ln in f.added
-            if kept and not ln.trivial and _shareable(ln.text)
-        ]
-        removed = [
-            [ln.lineno, ln.text[:MAX_LINE_CHARS], False]
-            for ln in f.removed
-            if kept and not ln.trivial and _shareable(ln.text)
-        ]
+        added = [_stored_line(ln.lineno, ln.text) for ln in f.added if kept and not ln.trivial]
+        removed = [_stored_line(ln.lineno, ln.text) for ln in f.removed if kept and not ln.trivial]
         added, removed = added[:budget], removed[: max(0, budget - len(added))]
         budget -= len(added) + len(removed)
         files.append(
@@ -309,11 +327,14 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
     return data
 
 
-def _shareable(text: str) -> bool:
-    """A line a record may carry: no secret-looking assignment (test fixtures write `password:
-    "hunter22"`), no invisible controls. Records refuse both, and one such line would drop the attempt."""
-
-    return find_secret(text[:MAX_LINE_CHARS]) is None and strip_invisible(text) == text
+def _stored_line(lineno: int, text: str) -> list[Any]:
+    """A fingerprint line as an attempt stores it: [line, text, trivial]. A line carrying a secret
+    (test fixtures write `password: "hunter22"`) or invisible controls is kept with the secret
+    redacted and the controls gone, so it can be read; it is marked trivial, so the matcher
+    ignores it as before (a redacted line matches nothing a change re-adds)."""
+    cut = text[:MAX_LINE_CHARS]
+    clean = clean_text(text[: MAX_LINE_CHARS + 200])[:MAX_LINE_CHARS]  # a secret across the cut is found whole
+    return [lineno, clean, clean != cut]
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:

@@ -17,6 +17,11 @@ What becomes a record (DESIGN §3, §8):
 * A closed, unmerged merge request labelled ``dead_end_label`` (default ``dead-end``) -> an
   attempt with outcome ``abandoned`` whose approach fingerprint is its diff.
 
+Lore written by someone without write access (the description of a merge request not merged yet,
+a comment) is trust T0: quarantined, shown only when asked for, until a writer confirms it. One
+run writes at most ``records_per_merge_request`` records of one merge request and
+``records_per_author`` of one author (``comind.harvest.budget``); the rest are counted, not written.
+
 Records cite the comment or merge request URL as evidence and are anchored to the thread's line
 (``path:line``) or to the merge request's changed files (at most MAX_FILE_ANCHORS). Ids are
 UUIDv5 of ``mr:<forge>:<project>:<number>:…`` keys and a record whose id is already stored is
@@ -48,7 +53,17 @@ from comind.actors import actor_id
 from comind.anchors import AnchorError, parse_anchor
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, FileChange, Line, comment_style, is_trivial, normalise_line
-from comind.harvest.commands import CommandError, Origin, Resolver, command_records, parse_commands, timestamp
+from comind.harvest.budget import Budget
+from comind.harvest.commands import (
+    CommandError,
+    Origin,
+    Resolver,
+    answers,
+    command_records,
+    parse_commands,
+    revision,
+    timestamp,
+)
 from comind.harvest.context import fingerprint_json
 from comind.harvest.lore import lore_records
 from comind.harvest.trailers import lore_atom
@@ -99,6 +114,7 @@ class ThreadHarvestResult:
     written: int = 0  # records written now
     skipped: list[str] = field(default_factory=list)  # what could not become a record, and why
     watermark: datetime | None = None
+    over_budget: str = ""  # what the budget kept out (`Budget.summary`), "" when nothing
 
 
 # --- approach fingerprints -----------------------------------------------------------------------
@@ -251,6 +267,7 @@ class MergeRequestHarvester:
         self._bot: str | None = None
         self._bot_known = False
         self._known: set[str] | None = None
+        self.budget = Budget.from_config(ws.config)  # one run: the author caps span its merge requests
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -322,8 +339,8 @@ class MergeRequestHarvester:
         return self._known
 
     def _write(self, records: Iterable[Record], result: ThreadHarvestResult) -> None:
-
-        for record in records:
+        """Write one merge request's records, within the budget (`comind.harvest.budget`)."""
+        for record in self.budget.merge_request(records):
             result.derived += 1
             if self._resolver is not None:
                 self._resolver.add([record])
@@ -369,6 +386,7 @@ class MergeRequestHarvester:
         if newest is not None and newest != after:
             self._save_watermark(newest, comments)
         result.watermark = newest
+        result.over_budget = self.budget.summary()
         return result
 
     def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> ThreadHarvestResult:
@@ -378,6 +396,7 @@ class MergeRequestHarvester:
             mr = self.source.merge_request(mr)
         result = ThreadHarvestResult(merge_requests=1)
         self._write(self.derive(mr, result, notes), result)
+        result.over_budget = self.budget.summary()
         return result
 
     def derive(
@@ -414,6 +433,8 @@ class MergeRequestHarvester:
                     evidence=[{"type": "mr", "ref": mr.web_url}],
                     created_at=mr.updated_at,
                     skipped=skipped,
+                    # merging it is a writer's word for the description; until then, its author's
+                    trust=1 if mr.merged or self.can_write(mr.author) else 0,
                 )
         me = self._bot_login()
         if notes is None:
@@ -437,6 +458,7 @@ class MergeRequestHarvester:
                     evidence=[{"type": "url", "ref": note.url}, {"type": "mr", "ref": mr.web_url}],
                     created_at=note.created_at,
                     skipped=skipped,
+                    trust=1 if self.can_write(note.author) else 0,
                 )
         yield from self._command_records(mr, notes, skipped)
         if mr.merged:
@@ -486,9 +508,11 @@ class MergeRequestHarvester:
         evidence: list[dict[str, str]],
         created_at: datetime,
         skipped: list[str],
+        trust: int = 1,
     ) -> Iterator[Record]:
         """Records from Lore keys, mapped exactly as the commit Lore harvester maps them
-        (``comind.harvest.lore.lore_records``); ids ``<key>:<n>``. Trust T1: asserted in a comment."""
+        (``comind.harvest.lore.lore_records``); ids ``<key>:<n>``. Trust T1: asserted in a comment;
+        T0 (quarantined until a writer confirms it) when its author cannot write to the project."""
 
         where = anchors() if callable(anchors) else anchors
         for kind, result in lore_records(
@@ -500,7 +524,7 @@ class MergeRequestHarvester:
             evidence=evidence,
             provenance=self._provenance(login),
             created_at=timestamp(created_at),
-            trust=1,
+            trust=trust,
         ):
             if isinstance(result, ComindError):
                 skipped.append(f"{mr.web_url}: {kind} from Lore: {result}")
@@ -509,6 +533,7 @@ class MergeRequestHarvester:
 
     def _command_records(self, mr: MergeRequest, notes: list[Note], skipped: list[str]) -> Iterator[Record]:
         me = self._bot_login()
+        answered = answers(notes, me)
         for note in notes:
             if note.author == me:
                 continue
@@ -520,7 +545,16 @@ class MergeRequestHarvester:
             for index, command in enumerate(parsed):
                 if isinstance(command, CommandError) or not command.writes:
                     continue
-                origin = Origin(self.source.name, self.project, mr.number, mr.web_url, note, index, self.ws.repo_name)
+                origin = Origin(
+                    self.source.name,
+                    self.project,
+                    mr.number,
+                    mr.web_url,
+                    note,
+                    index,
+                    self.ws.repo_name,
+                    revision(note, answered),
+                )
                 try:
                     records = command_records(self.ws, command, origin, self.resolver)
                 except CommandError as exc:

@@ -47,6 +47,7 @@ from comind.harvest.markers import (
 from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
 from comind.rulebook import DEFAULT, Slip
+from comind.sanitize import find_secret
 
 NAME = "reverts"
 _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
@@ -266,7 +267,7 @@ def _remember(ctx: HarvestContext, revert: CommitInfo, record_id: str, subject: 
     """Keep the reverted subject, for a reland that names it or repeats it. A subject that several
     commits before the revert carried (`Update dependencies`) is no reland's name: left out."""
     key = reland_key(subject)
-    if len(key) < 8:
+    if len(key) < 8 or find_secret(subject) is not None:  # the state file in .git/comind keeps no secret
         return
     entry = [record_id, revert.sha]
     same = [s for s in ctx.by_subject(subject) if s != revert.sha]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from comind.errors import ComindError
 from comind.harvest import HARVESTER_VERSION
+from comind.harvest.budget import Budget
 
 if TYPE_CHECKING:
     import pygit2
@@ -43,6 +44,8 @@ class HarvestResult:
         self.examples: dict[str, list[str]] = {}
         self.shallow = False
         self.up_to_date = False
+        self.over_budget: Counter[str] = Counter()  # setting -> records over it, not written
+        self.budget_line = ""
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -51,6 +54,7 @@ class HarvestResult:
             "written": self.written,
             "counts": dict(sorted(self.counts.items())),
             "skipped": dict(sorted(self.skipped.items())),
+            "over_budget": dict(sorted(self.over_budget.items())),
             "shallow": self.shallow,
             "up_to_date": self.up_to_date,
         }
@@ -70,6 +74,7 @@ class HarvestResult:
         return (
             f"harvested {self.commits} commits: {parts}; {self.written} new records"
             + (f"; {skipped} skipped" if skipped else "")
+            + (f"; {self.budget_line}" if self.budget_line else "")
             + shallow
         )
 
@@ -142,6 +147,7 @@ def harvest(
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise ComindError(f"unknown revision '{since}'") from exc
     ctx = _context(ws, repo, state)
+    budget = Budget.from_config(ws.config)
     ctx.search_history([base])
     kept = _walk(
         repo,
@@ -150,6 +156,7 @@ def harvest(
         ctx,
         result,
         progress,
+        budget,
         on_default=default is not None,
     )
     # the shared store's tombstones, not the cache's: a fresh clone or an emptied cache has none of its own
@@ -161,7 +168,7 @@ def harvest(
         # a first or a fresh harvest: git-derived records it did not make again are left over from an
         # older harvester, or from branches an earlier version kept (the bot's forge records stay)
         made = {r.id for r in kept}
-        ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made)
+        ws.harvest_store.drop_derived(lambda r: r.provenance.get("source") != "git" or r.id in made, made)
     # what the default branch leaves for the next run, before the branch's commits add to it
     saved = {
         "lore_ids": {k: list(v) for k, v in ctx.lore_ids.items()},
@@ -170,15 +177,16 @@ def harvest(
     branch = []
     if tips.get("HEAD") and tips["HEAD"] != base:
         ctx.search_history([tips["HEAD"], base])
-        branch = _walk(repo, [tips["HEAD"]], [base, *hide], ctx, result, progress, on_default=False)
+        branch = _walk(repo, [tips["HEAD"]], [base, *hide], ctx, result, progress, budget, on_default=False)
     branch = [r for r in branch if r.id not in erased]
     result.written += ws.branch_store.put_derived(branch, replace=True)
     made = {r.id for r in branch}
-    ws.branch_store.drop_derived(lambda r: r.id in made)
+    ws.branch_store.drop_derived(lambda r: r.id in made, made)
     if progress:
         progress(result.commits, result.commits)
     result.records = len(kept) + len(branch)
     result.counts, result.skipped, result.examples = ctx.counts, ctx.skipped, dict(ctx.examples)
+    result.over_budget, result.budget_line = budget.over, budget.summary()
     _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips, "base": base, **saved})
     return result
 
@@ -229,6 +237,7 @@ def _walk(
     ctx: HarvestContext,
     result: HarvestResult,
     progress: Progress | None,
+    budget: Budget,
     *,
     on_default: bool,
 ) -> list[Record]:
@@ -240,17 +249,22 @@ def _walk(
     sources = GIT_SOURCES
     records: list[Record] = []
     commits: Iterable[CommitInfo] = walk(repo, tips, hide, oldest_first=True)
+    if not hide and tips == ctx.history_tips:  # the history the lookups search: indexed from this walk
+        commits = list(commits)
+        ctx.history_walked(commits)
     if promisor_remote(repo) is not None:
         commits = list(commits)
         _prefetch_reverts(repo, commits)
     for commit in commits:
         result.commits += 1
         ctx._on_default.setdefault(commit.sha, on_default)  # (no descendant_of per reverted commit)
+        made: list[Record] = []
         for source in sources:
             try:
-                records.extend(source.harvest(commit, ctx))
+                made.extend(source.harvest(commit, ctx))
             except Exception as exc:  # one odd commit never stops a harvest: it is counted and shown
                 ctx.skip(f"{source.NAME}-error", f"{commit.sha[:12]}: {type(exc).__name__}: {exc}")
+        records.extend(budget.commit(made))
         if progress and result.commits % 500 == 0:
             progress(result.commits, 0)
     return records

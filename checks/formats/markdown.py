@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from comind.checks.findings import LEVELS, Finding, Report
+from comind.sanitize import shown
 
 from ._base import ALL_CLEAR, HEADINGS, FormatContext, count_summary, grouped, headline, one_line
 
@@ -43,12 +44,11 @@ _LEVEL_BADGES = {"error": "🔴 **error**", "warning": "🟠 **warning**", "note
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-!|~])")
 _LINE_START = re.compile(r"^(\s*)(=|\d+[.)])")
 _MENTION = re.compile(r"@(?=[\w-])")
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def escape(text: str) -> str:
     """Record text made inert: no HTML, no Markdown syntax, no mentions. Keeps line breaks."""
-    text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = shown(text.replace("\r\n", "\n").replace("\r", "\n"), multiline=True)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _PUNCT.sub(r"\\\1", text)
     text = _MENTION.sub("@\u200b", text)
@@ -66,7 +66,7 @@ def code(text: str) -> str:
     Text with ``<`` or ``@`` is shown escaped instead (see :func:`inline`), so that the only raw
     ``<`` in a body are comind's own tags and no ``@name`` appears anywhere.
     """
-    text = _INVISIBLE.sub("", one_line(text))
+    text = shown(one_line(text))
     if "<" in text or "@" in text:
         return inline(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -137,7 +137,7 @@ def _snippet(f: Finding) -> str:
     rows = []
     for n, text in f.snippet:
         own = f.line is not None and f.line <= n <= last
-        rows.append(f"{'>' if own else ' '} {n:>{width}} | {_INVISIBLE.sub('', text.expandtabs(4))}".rstrip())
+        rows.append(f"{'>' if own else ' '} {n:>{width}} | {shown(text.expandtabs(4))}".rstrip())
     body = "\n".join(rows)
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
     return f"{fence}text\n{body}\n{fence}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable
 from difflib import SequenceMatcher
 
 from . import go, java, javascript, python, rust, typescript
@@ -25,6 +26,7 @@ __all__ = [
     "LanguageModule",
     "all_body_tokens",
     "body_tokens",
+    "definitions_at",
     "is_binary",
     "language_for_path",
     "parse_file",
@@ -84,6 +86,24 @@ def parse_file(path: str, data: bytes) -> FileSymbols:
     if lang is None:
         return FileSymbols("", error="unsupported language")
     return _analyse(lang, data, False)[0]
+
+
+def definitions_at(path: str, data: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
+    """The definitions of `parse_file(path, data)` whose span holds one of `lines`, the same ones,
+    found reading only those definitions' tokens; never raises."""
+    lang = language_for_path(path)
+    if lang is None or is_binary(data):
+        return ()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        data = data.decode("utf-8", errors="replace").encode("utf-8")
+    try:
+        return lang.definitions_at(data, lines)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # what `parse_file` turns into an error, with no definitions
+        return ()
 
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:

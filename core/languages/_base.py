@@ -29,8 +29,9 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import TYPE_CHECKING, ClassVar
@@ -39,7 +40,7 @@ from blake3 import blake3
 
 if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
     from tree_sitter import Language as Grammar
-    from tree_sitter import Node, Parser, Tree
+    from tree_sitter import Node, Parser, Query, QueryCursor, Tree, TreeCursor
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
 # A function directly inside one of these is a method.
@@ -122,6 +123,52 @@ class _Open:
     sig_marks: list[int] = field(default_factory=list)
     body: tuple[int, int] = (0, 0)
     body_start: int = 0
+
+
+@dataclass(slots=True)
+class _Walked:
+    """What the walks of one file found: tokens (with which are identifiers), the definitions
+    opened in document order, calls, imports and the lines of syntax errors."""
+
+    toks: list[bytes] = field(default_factory=list)
+    ident: bytearray = field(default_factory=bytearray)
+    opened: list[_Open] = field(default_factory=list)
+    raw_calls: list[tuple[_Open | None, str, int]] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    errors: list[int] = field(default_factory=list)
+
+
+def _unique_qualnames(opened: list[_Open]) -> dict[int, str]:
+    """Each definition's qualname, repeated ones disambiguated: the last keeps the plain name."""
+    counts = Counter(r.qualname for r in opened)
+    seen: Counter[str] = Counter()
+    final: dict[int, str] = {}
+    for r in opened:
+        q = r.qualname
+        if counts[q] > 1:
+            seen[q] += 1
+            if seen[q] < counts[q]:
+                q = f"{q}#{seen[q]}"
+        final[r.index] = q
+    return final
+
+
+def _definition(r: _Open, qualname: str, toks: list[bytes], ident: bytearray) -> Definition:
+    """A definition met by the walk, with the fingerprints of its tokens."""
+    s, e = r.body
+    body_toks = toks[s:e]
+    sig = [r.name.encode("utf-8", "surrogatepass")]
+    marks = r.sig_marks
+    for i in range(0, len(marks) - 1, 2):
+        sig.extend(toks[marks[i] : marks[i + 1]])
+    shape = _rename(body_toks, ident[s:e])
+    return Definition(qualname, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
+
+
+def _query_cursor(query: Query) -> QueryCursor:
+    from tree_sitter import QueryCursor
+
+    return QueryCursor(query)
 
 
 def text(node: Node) -> str:
@@ -280,15 +327,103 @@ class Language:
         The walk is iterative: deeply nested expressions must not hit the recursion limit.
         """
         src = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-        cursor = self.parse(src).walk()
-        toks: list[bytes] = []
-        ident = bytearray()
-        opened: list[_Open] = []  # definitions in document order
-        frames: list[_Open] = []  # the definitions and namespaces enclosing the current node
-        callers: list[_Open | None] = []  # for each frame, the innermost definition (not namespace)
-        raw_calls: list[tuple[_Open | None, str, int]] = []
-        imports: list[Import] = []
-        errors: list[int] = []
+        walked = _Walked()
+        self._walk(self.parse(src).walk(), src, [], [], walked)
+        return self._finish(walked, keep_tokens)
+
+    def definitions_at(self, source: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
+        """The innermost definition holding each of `lines` (those :func:`innermost` picks among all
+        a file has), exactly as :meth:`analyse` gives them: qualnames made unique among all the
+        file's definitions, fingerprints. Anchoring a few changed lines of a large file needs a few
+        of its definitions: the walk goes down only where a definition starts (a query finds them)
+        and reads the tokens of those definitions only."""
+        wanted = sorted(set(lines))
+        if not wanted:
+            return ()
+        tree = self.parse(source)
+        captured = _query_cursor(self._definition_query()).captures(tree.root_node).values()
+        starts = sorted({n.start_byte for nodes in captured for n in nodes})
+        if not starts:
+            return ()
+        # 1. Every definition as the full walk opens it (kind, qualname, span), without tokens.
+        flags_of = self._kind_flags()
+        opened: list[_Open] = []
+        where: list[tuple[Node, _Open | None]] = []  # each definition's node and enclosing frame
+        frames: list[_Open] = []
+        leaving: list[int] = []  # depths of the open frames' nodes
+        cursor = tree.walk()
+        depth = 0
+        while True:
+            node = cursor.node
+            assert node is not None
+            flags = flags_of[node.kind_id]
+            down = False
+            if not flags & (_COMMENT | _ATOMIC) and node.child_count:  # what the full walk goes into
+                i = bisect_left(starts, node.start_byte)
+                down = i < len(starts) and starts[i] < node.end_byte  # a definition starts in it
+            if down and flags & _DEF:
+                parent = frames[-1] if frames else None
+                if (rec := self._open(node, frames, opened)) is not None:
+                    if rec.index >= 0:
+                        where.append((node, parent))
+                    frames.append(rec)
+                    leaving.append(depth)
+            if down and cursor.goto_first_child():
+                depth += 1
+                continue
+            while True:
+                while leaving and leaving[-1] == depth:
+                    leaving.pop()
+                    frames.pop()
+                if depth == 0 or cursor.goto_next_sibling():
+                    break
+                cursor.goto_parent()
+                depth -= 1
+            if depth == 0:
+                break
+        # 2. The innermost of them for each line, fingerprinted from a walk of its own subtree.
+        inner: dict[int, _Open] = {}  # line -> the innermost definition holding it, as `innermost` picks
+        for r in opened:
+            for line in wanted[bisect_left(wanted, r.start_line) : bisect_right(wanted, r.end_line)]:
+                best = inner.get(line)
+                if best is None or (r.start_line, -r.end_line) > (best.start_line, -best.end_line):
+                    inner[line] = r
+        needed = {r.index: r for r in inner.values()}
+        final = _unique_qualnames(opened)
+        defs = []
+        for index in sorted(needed):
+            node, parent = where[index]
+            walked = _Walked()
+            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked)
+            own = walked.opened[0]
+            defs.append(_definition(own, final[index], walked.toks, walked.ident))
+        return tuple(defs)
+
+    def _definition_query(self) -> Query:
+        query = self._queries.get(self.name)
+        if query is None:
+            from tree_sitter import Query
+
+            grammar = self.load_grammar()
+            kinds = " ".join(f"({kind})" for kind in self.definition_kinds)
+            query = self._queries[self.name] = Query(grammar, f"[{kinds}] @definition")
+        return query
+
+    _queries: ClassVar[dict[str, Query]] = {}
+
+    def _walk(
+        self, cursor: TreeCursor, src: bytes, frames: list[_Open], callers: list[_Open | None], out: _Walked
+    ) -> None:
+        """The walk of `analyse`, from the cursor's node down: `frames` are the definitions and
+        namespaces enclosing it, `callers` for each frame the innermost definition (not namespace)."""
+        toks, ident, opened, raw_calls, imports, errors = (
+            out.toks,
+            out.ident,
+            out.opened,
+            out.raw_calls,
+            out.imports,
+            out.errors,
+        )
         flags_of = self._kind_flags()
         not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls, _IDENT
         tok_append, ident_append = toks.append, ident.append
@@ -381,34 +516,25 @@ class Language:
             if depth == 0:  # the root is left
                 break
 
-        # Disambiguate repeated qualnames: the last keeps the plain name.
-        counts = Counter(r.qualname for r in opened)
-        seen: Counter[str] = Counter()
-        final: dict[int, str] = {}
-        for r in opened:
-            q = r.qualname
-            if counts[q] > 1:
-                seen[q] += 1
-                if seen[q] < counts[q]:
-                    q = f"{q}#{seen[q]}"
-            final[r.index] = q
-
+    def _finish(self, walked: _Walked, keep_tokens: bool) -> tuple[FileSymbols, dict[str, list[str]]]:
+        """Definitions with their fingerprints, calls, imports, syntax errors."""
+        opened, toks, ident, raw_calls, imports, errors = (
+            walked.opened,
+            walked.toks,
+            walked.ident,
+            walked.raw_calls,
+            walked.imports,
+            walked.errors,
+        )
+        final = _unique_qualnames(opened)
         defs: list[Definition] = []
         tokens: dict[str, list[str]] = {}
         for r in opened:
-            s, e = r.body
-            body_toks = toks[s:e]
-            sig = [r.name.encode("utf-8", "surrogatepass")]
-            marks = r.sig_marks
-            for i in range(0, len(marks) - 1, 2):
-                sig.extend(toks[marks[i] : marks[i + 1]])
-            shape = _rename(body_toks, ident[s:e])
             q = final[r.index]
-            defs.append(
-                Definition(q, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
-            )
+            defs.append(_definition(r, q, toks, ident))
             if keep_tokens:
-                tokens[q] = [t.decode("utf-8", "surrogatepass") for t in body_toks]
+                s, e = r.body
+                tokens[q] = [t.decode("utf-8", "surrogatepass") for t in toks[s:e]]
         calls = tuple(
             Call(final[c.index] if c is not None else "", callee, line)
             for c, callee, line in sorted(raw_calls, key=lambda c: c[2])

@@ -17,7 +17,7 @@ compaction and erasure; the Store here writes records and is all of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from functools import partial
 
 from comind.records import Record
@@ -148,10 +148,13 @@ class Store(Erasure):
             self._drop_inbox({key for record in records for key in existing.get(record.id, ()) if key != record.key})
         return written
 
-    def drop_derived(self, keep: Callable[[Record], bool]) -> int:
+    def drop_derived(self, keep: Callable[[Record], bool], keep_ids: Collection[str] = ()) -> int:
         """Delete from a derived cache (the harvest caches: re-derivable, never shared) the records
-        of its inbox that `keep` refuses; returns how many went. Compacted records are left alone."""
-        inbox = set(self.inbox_keys())
+        of its inbox that `keep` refuses; returns how many went. Compacted records are left alone.
+        Records whose id is in `keep_ids` stay unread (a harvest keeps what it just wrote)."""
+        inbox = {key for key in self.inbox_keys() if key[:36] not in keep_ids}
+        if not inbox:
+            return 0
         doomed = {key for key, record in self.read(warn=False).records.items() if key in inbox and not keep(record)}
         self._drop_inbox(doomed)
         return len(doomed)

@@ -21,6 +21,7 @@ from comind.bot.report import REPORT_MARKER, load_report, post_report
 from comind.bot.run import answer_commands, run, serve
 from comind.checks.findings import Finding, Report
 from comind.checks.formats import FormatContext
+from comind.harvest.mr import MergeRequestHarvester
 from comind.records import harvested_id
 from comind.workspace import Workspace
 
@@ -105,7 +106,7 @@ def test_a_command_is_answered_once_across_runs(gh, forge, ws):
     assert (result.notes, result.commands, result.written) == (1, 1, 1)
     (answer,) = replies(gh)
     key = f"mr:github:{gh.full_name}:5:issuecomment-{comment}"
-    assert f"<!-- comind:answer issuecomment-{comment} -->" in answer
+    assert f"<!-- comind:answer issuecomment-{comment} " in answer
     assert f"Remembered constraint `{harvested_id(key)[-8:]}`" in answer
     assert stored(ws.harvest_store) == [harvested_id(key)] and stored(ws.store) == []
     # a fresh runner finds the earlier answer on the forge, not in local state
@@ -497,7 +498,7 @@ def test_gitlab_forge_answers_too(fake_gitlab, ws):
     forge = GitLabForge(42, GL_TOKEN, url=gl.base, retry=RetryPolicy(backoff=0))
     assert answer_commands(ws, forge, 5).written == 1
     (answer,) = [n for n in gl.discussion(5, did)["notes"] if n["author"]["username"] == BOT]
-    assert f"<!-- comind:answer note_{nid} -->" in answer["body"]
+    assert f"<!-- comind:answer note_{nid} " in answer["body"]
     assert stored(ws.harvest_store) == [harvested_id(f"mr:gitlab:42:5:note_{nid}")]
 
 
@@ -603,7 +604,7 @@ def test_serve_answers_a_signed_gitlab_note_hook(fake_gitlab, ws):
         )
     assert server.handled == 1 and server.failed == 0
     (answer,) = [n for n in gl.all_notes(5) if n["author"]["username"] == BOT]
-    assert f"<!-- comind:answer note_{nid} -->" in answer["body"] and "/comind why ANCHOR" in answer["body"]
+    assert f"<!-- comind:answer note_{nid} " in answer["body"] and "/comind why ANCHOR" in answer["body"]
 
 
 def test_a_forbidden_read_is_an_error_not_a_read_only_token(gh, ws, capsys):
@@ -638,3 +639,54 @@ def test_a_dry_run_prints_what_it_would_post_and_writes_nothing(gh, repo, cli, a
     ]
     assert writes == [] and summaries(gh) == [] and not gh.review_comments and replies(gh) == []
     assert "dry run: would post 1 new inline" in result.err
+
+
+# --- issue 24 item 7: replies are inert, edited commands are answered again ----------------------
+
+
+def test_a_reply_escapes_markdown_images_links_and_controls(gh, forge, ws):
+    title = "![x](//evil.example/i.png) [click](http://evil.example) \x1b]8;;http://evil\x07ok\x1b]8;;\x07 @team"
+    gh.add_issue_comment(5, "alice", f'/comind remember gotcha "{title}" --symptom s --cause c --on app/db.py')
+    assert answer_commands(ws, forge, 5).written == 1
+    (answer,) = replies(gh)
+    assert "![x](" not in answer and "[click](" not in answer and "](http" not in answer
+    assert "\x1b" not in answer and "\x07" not in answer and "@team" not in answer
+    assert "evil.example" in answer  # the text is shown, inert
+
+
+def test_an_edited_command_is_answered_again_and_an_unchanged_one_is_not(gh, forge, ws):
+    comment = gh.add_issue_comment(
+        5, "alice", '/comind remember gotcha "First wording" --symptom s --cause c --on app/db.py'
+    )
+    assert answer_commands(ws, forge, 5).notes == 1
+    gh.issue_comments[comment]["body"] = '/comind remember gotcha "Second wording" --symptom s --cause c --on app/db.py'
+    gh.issue_comments[comment]["updated_at"] = gh.tick()
+    again = answer_commands(ws, make(gh), 5)
+    assert (again.notes, again.written) == (1, 1)
+    assert "Second wording" in replies(gh)[-1] and len(replies(gh)) == 2
+    ledger = ws.ledger()
+    ledger.sync(warn=False)
+    assert {r.title for r in ledger.all()} == {"First wording", "Second wording"}
+    second = next(r.id for r in ledger.all() if r.title == "Second wording")
+    # a fresh runner's harvester derives the later version's record under the same id
+    again_ws = fresh(ws)
+    MergeRequestHarvester(again_ws, make(gh)).harvest_merge_request(5)
+    assert second in stored(again_ws.harvest_store)
+    assert answer_commands(ws, make(gh), 5).notes == 0  # the same text again: answered already
+    gh.issue_comments[comment]["updated_at"] = gh.tick()  # edited without a change of text
+    assert answer_commands(ws, make(gh), 5).notes == 0 and len(replies(gh)) == 2
+
+
+def test_a_command_with_a_date_that_is_not_one_is_refused_and_the_next_run_lives(gh, forge, ws):
+    # issue 24 item 1, through the bot: `--until 2024-02-30` is answered with the problem, nothing is written
+    gh.add_issue_comment(
+        5, "alice", '/comind remember gotcha "Dates" --symptom s --cause c --on app/db.py --until 2024-02-30'
+    )
+    result = answer_commands(ws, forge, 5)
+    assert (result.failed, result.written) == (1, 0)
+    (answer,) = replies(gh)
+    shown = answer.replace("\\", "")  # Markdown escapes, as rendered
+    assert "until" in shown and "'2024-02-30' is not a date" in shown
+    assert stored(ws.harvest_store) == []
+    gh.add_issue_comment(5, "alice", "/comind why app/db.py")
+    assert answer_commands(ws, make(gh), 5).notes == 1  # the next run answers, it does not die

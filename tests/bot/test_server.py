@@ -627,7 +627,9 @@ def test_24_concurrent_24_mb_unauthenticated_bodies_stay_out_of_memory(tmp_path,
         assert server.stop() == 0
     with capsys.disabled():
         print(f"\nmemory: idle {idle // 1024} MB, peak {peak // 1024} MB over 24 x 24 MB forged + 24 unsigned")
-    assert codes == [401] * 24 and all(code in (401, None) for code in refused)
+    # refused, every one: 401 once streamed, or 408 when a loaded machine (a parallel test run)
+    # could not take the whole body within the read timeout; the subject here is memory
+    assert set(codes) <= {401, 408} and 401 in codes and all(code in (401, None) for code in refused)
     assert peak - idle < 50 * 1024  # kB
 
 

@@ -801,3 +801,55 @@ def test_the_walk_reads_any_input(pieces: list[str], noise: bytes, name: str) ->
     assert all(1 <= c.line <= lines for c in fs.calls) and all(1 <= i.line <= lines for i in fs.imports)
     text = data.decode("utf-8", "replace")
     assert lang.analyse(text)[0] == fs  # text and its UTF-8 bytes read alike
+
+
+# --- the definitions around a few lines ------------------------------------------------------------
+
+
+def _innermost_each(definitions: tuple[Definition, ...], lines: list[int]) -> tuple[Definition, ...]:
+    """What `definitions_at` promises: the innermost of all definitions for each line, in file order."""
+    from comind.anchoring import innermost
+
+    picked = {id(d) for n in lines if (d := innermost(definitions, n)) is not None}
+    return tuple(d for d in definitions if id(d) in picked)
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_SOURCES))
+def test_definitions_at_are_those_of_the_whole_file(name: str) -> None:
+    """Qualnames made unique among all definitions (`K.m#1`), spans, kinds and fingerprints: the
+    same as the full walk, for every line alone and for all of them at once."""
+    path, src = GOLDEN_SOURCES[name]
+    lang = language_for_path(path)
+    assert lang is not None
+    data = src.encode()
+    full = parse_file(path, data).definitions
+    count = data.count(b"\n") + 1
+    for line in range(1, count + 1):
+        assert lang.definitions_at(data, [line]) == _innermost_each(full, [line]), line
+    everything = list(range(1, count + 1))
+    assert lang.definitions_at(data, everything) == _innermost_each(full, everything)
+    assert lang.definitions_at(data, []) == ()
+
+
+def test_definitions_at_read_only_the_definitions_asked_for() -> None:
+    """A line in one method of a large file fingerprints that method, not the class around it."""
+    src = "class Big:\n" + "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(200))
+    lang = language_for_path("big.py")
+    assert lang is not None
+    found = lang.definitions_at(src.encode(), [2 * 150 + 3])
+    assert [d.qualname for d in found] == ["Big.m150"]
+    assert found == _innermost_each(parse_file("big.py", src.encode()).definitions, [303])
+
+
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=60),
+    st.sampled_from(sorted(LANGUAGES)),
+    st.lists(st.integers(1, 40), max_size=6),
+)
+@settings(max_examples=300, deadline=None)
+def test_definitions_at_agree_with_the_walk_on_any_input(pieces: list[str], name: str, lines: list[int]) -> None:
+    from comind.languages import definitions_at
+
+    path = f"x{LANGUAGES[name].extensions[0]}"
+    data = "".join(pieces).encode()
+    assert definitions_at(path, data, lines) == _innermost_each(parse_file(path, data).definitions, lines)

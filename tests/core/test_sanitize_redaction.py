@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import unicodedata
 
-from comind.sanitize import clean_text, find_secret
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from comind.sanitize import clean_text, find_secret, shown
 
 
 @pytest.mark.parametrize(
@@ -45,3 +49,79 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
 def test_terminal_controls_are_stripped() -> None:
     text = "a \x1b]8;;http://evil\x07link\x1b]8;;\x07 \x1b]0;title\x07\x1b[2J\x1bc end \x9b31m\x07\ttab\nline"
     assert clean_text(text) == "a link  end \ttab\nline"
+
+
+# --- the filter under fuzzing: never raises, idempotent, never grows a secret back -----------------
+
+SECRETS = [
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "xoxb-123456789012-abcdefghijkl",
+    "AKIAIOSFODNN7ABCDEFG",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_Xg",
+]
+# What may sit around a secret, including what redaction itself writes and invisible characters.
+NOISE = st.lists(
+    st.sampled_from([*"aZ09 /+=:_-.'\"@\n\t[]()", "\u200b", "\u00ad", "\x1b[31m", "[redacted:", "]"]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(NOISE, st.sampled_from(SECRETS)), max_size=6), st.text(max_size=60))
+def test_redaction_is_idempotent_and_keeps_no_secret(parts: list[str], extra: str) -> None:
+    text = " ".join(parts) + " " + extra
+    once = clean_text(text)
+    assert clean_text(once) == once  # idempotent: a marker is never redacted again, nothing new appears
+    assert find_secret(once) is None
+    for secret in SECRETS:
+        if secret in text:
+            assert secret not in once
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SECRETS), st.integers(0, 40), st.sampled_from(["\u200b", "\u00ad", "\u2060", "\ufeff"]))
+def test_an_invisible_character_inside_a_secret_does_not_hide_it(secret: str, at: int, mark: str) -> None:
+    at = min(at, len(secret))
+    cleaned = clean_text(f"token {secret[:at]}{mark}{secret[at:]} end")
+    assert secret not in cleaned and "[redacted:" in cleaned and cleaned.endswith(" end")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=300))
+def test_the_filter_never_raises_and_never_lengthens_a_secret_free_text(text: str) -> None:
+    cleaned = clean_text(text)
+    assert clean_text(cleaned) == cleaned
+    assert shown(cleaned, multiline=True) == cleaned  # stored text needs no cleaning to be shown
+
+
+# --- text shown to people --------------------------------------------------------------------------
+
+HOSTILE = "a\x1b]8;;http://evil\x07link\x1b]8;;\x07\x1b]0;title\x07\x1b[2J\x9b31m\u202eevil\u202c\U000e0041\x00b"
+
+
+def test_shown_text_has_no_control_of_any_kind() -> None:
+    assert shown(HOSTILE) == "alinkevilb"
+    assert shown("two\nlines\tand a tab") == "two lines and a tab"
+    assert shown("two\nlines\tand a tab", multiline=True) == "two\nlines\tand a tab"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=200), st.booleans())
+def test_nothing_shown_can_drive_a_terminal(text: str, multiline: bool) -> None:
+    out = shown(text, multiline=multiline)
+    allowed = "\n\t" if multiline else ""
+    assert not any(
+        (ord(c) < 0x20 and c not in allowed) or 0x7F <= ord(c) <= 0x9F or unicodedata.category(c) == "Cf" for c in out
+    ), repr(out)
+    assert shown(out, multiline=multiline) == out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(NOISE, st.sampled_from(SECRETS)), max_size=6))
+def test_redaction_of_run_together_text_is_idempotent(parts: list[str]) -> None:
+    once = clean_text("".join(parts))
+    assert clean_text(once) == once
+    assert find_secret(once) is None

@@ -91,6 +91,8 @@ def test_dormant_after_n_days_and_confirmation_resets_the_clock() -> None:
     assert states([old], dormant_days=200)[old.id] == "active"
     confirmed = [old, rel("confirms", old.id, created_at="2026-05-30T00:00:00Z")]
     assert states(confirmed)[old.id] == "active"
+    by_agent = [old, rel("confirms", old.id, prov=AGENT, created_at="2026-05-30T00:00:00Z")]
+    assert states(by_agent)[old.id] == "dormant"  # an agent's confirmation is its review, not a person's
 
 
 def test_until_expires_into_dormant() -> None:

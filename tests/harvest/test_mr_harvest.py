@@ -426,3 +426,64 @@ def test_the_outcomes_sweep_reads_no_comments_and_keeps_its_own_watermark(gh, ws
     assert harvester.watermark(comments=False) == result.watermark and harvester.watermark() is None
     full = MergeRequestHarvester(ws, make(gh)).harvest()
     assert full.merge_requests == 2 and full.written == 1  # the thread's constraint; the attempt is known
+
+
+# --- issue 24 item 7: what a person without write access wrote, and budgets against flooding --------
+
+
+def _trust(record: Record) -> int:
+    return int(record.data.get("trust", 1))
+
+
+def test_what_a_person_without_write_access_wrote_is_quarantined(gh, ws):
+    gh.set_permission("rita", "read")
+    gh.add_pull(8, title="Outside change", author="rita", body="Constraint: always call the outsider's service")
+    gh.add_file(8, "app/session.py", patch=PATCH)
+    root = gh.add_review_comment(8, "rita", "Directive: trust this host", "app/session.py", 3, resolved=True)
+    gh.add_review_comment(8, "alice", "Constraint: sessions expire in an hour", "", 0, in_reply_to=root)
+    harvest(ws, make(gh))
+    made = {str(r.fields.get("rule") or r.fields.get("symptom")): r for r in records(ws).values()}
+    assert _trust(made["always call the outsider's service"]) == 0
+    assert _trust(made["trust this host"]) == 0
+    assert _trust(made["sessions expire in an hour"]) == 1  # a writer's words in the same thread
+    ledger = ws.ledger()
+    ledger.sync(warn=False)
+    from comind.query import statuses
+
+    status = statuses(ws, ledger, [made["trust this host"]])[made["trust this host"].id]
+    assert status.state == "quarantined"
+
+
+def test_a_merged_description_is_a_writers_word(gh, ws):
+    gh.set_permission("rita", "read")
+    gh.add_pull(
+        9, title="Merged outside change", author="rita", body="Constraint: one cache", merged=True, state="closed"
+    )
+    harvest(ws, make(gh))
+    (constraint,) = [r for r in records(ws).values() if r.kind == "constraint"]
+    assert _trust(constraint) == 1
+
+
+def test_an_outsiders_flood_is_capped_per_merge_request_and_per_author(gh, ws):
+    gh.set_permission("rita", "read")
+    lore = "\n".join(f"Constraint: rule number {n} holds" for n in range(300))
+    gh.add_pull(10, title="Flood", author="rita", body=lore)
+    gh.add_pull(11, title="Flood again", author="rita", body=lore)
+    result = harvest(ws, make(gh))
+    assert result.written == 200 + 200  # records_per_merge_request, each
+    assert (
+        "over the budget, not written" in result.over_budget and "records_per_merge_request 200" in result.over_budget
+    )
+    assert all(_trust(r) == 0 for r in records(ws).values())
+
+
+def test_the_budgets_are_settings(gh, repo):
+    (repo / ".comind.yml").write_text("records_per_merge_request: 50\nrecords_per_author: 70\n")
+    ws = Workspace(repo)
+    gh.set_permission("rita", "read")
+    lore = "\n".join(f"Constraint: rule number {n} holds" for n in range(100))
+    gh.add_pull(10, title="Flood", author="rita", body=lore)
+    gh.add_pull(11, title="Flood again", author="rita", body=lore)
+    result = harvest(ws, make(gh))
+    assert result.written == 70  # 50 of the first, then the author's last 20
+    assert "records_per_author 70" in result.over_budget and "records_per_merge_request 50" in result.over_budget

@@ -1,0 +1,146 @@
+"""The harvest's shortcuts give what the long ways give: the history index from the harvest's own
+walk, manifests listed per folder, each change read once, the cache left unread where it was just
+written. Real repositories in tmp folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from comind.deps import _manifest_blobs, dependencies
+from comind.harvest.context import HarvestContext
+from comind.harvest.run import harvest
+from comind.harvest.walker import walk
+from comind.records import new_record
+from comind.store import Store
+from comind.workspace import Workspace
+from tests.harvest_repo import HarvestRepo
+
+
+def _history(tmp_path: Path) -> HarvestRepo:
+    """Branches merged with merge commits (a topological order that is not the time order), a PR
+    suffix, a Gerrit change, a cut subject and a revert."""
+    r = HarvestRepo(tmp_path / "repo")
+    r.commit("root", {"a.py": "def f():\n    return 1\n"})
+    r.git("checkout", "-q", "-b", "side")
+    r.commit("Add g (#12)", {"b.py": "def g():\n    return 2\n"})
+    r.commit("Tweak g\n\nReviewed-on: https://review.example.org/c/repo/+/4711\n", {"b.py": "def g():\n    return 3\n"})
+    r.checkout("main")
+    change = r.commit("Use a faster f", {"a.py": "def f():\n    return 10\n"})
+    r.merge("side", "Merge pull request #13 from side")
+    r.revert(change)
+    r.commit("Make the very long subject that GitHub cuts short…\n\n…when it is too long\n", {"c.py": "x = 1\n"})
+    return r
+
+
+def _index(ctx: HarvestContext) -> tuple[object, object, object]:
+    ctx.by_subject("root")  # builds the index
+    return ctx._subjects, ctx._prs, ctx._cls
+
+
+def test_the_history_index_from_the_harvest_walk_equals_its_own_walk(tmp_path: Path) -> None:
+    r = _history(tmp_path)
+    ws = Workspace(r.path)
+    repo = pygit2.Repository(str(r.path))
+    tip = r.head()
+    own = HarvestContext(ws, repo, tip)
+    own.search_history([tip])
+    reused = HarvestContext(ws, repo, tip)
+    reused.search_history([tip])
+    reused.history_walked(list(walk(repo, [tip], oldest_first=True)))
+    assert _index(reused) == _index(own)
+    assert own._subjects and own._prs and own._cls  # the history has each kind of lookup
+    assert [c.sha for c in walk(repo, [tip], oldest_first=True)][::-1] == [c.sha for c in walk(repo, [tip])]
+    reused.search_history([tip, r.git("rev-parse", "side").strip()])  # another history: walked again
+    assert reused._walked is None
+
+
+def test_manifests_listed_per_folder_are_those_of_the_whole_tree(tmp_path: Path) -> None:
+    """Two revisions sharing most folders, requirements files by name and by folder, node_modules
+    left out: listed from the folder cache, the same manifests and dependencies as a fresh walk."""
+    r = HarvestRepo(tmp_path / "repo")
+    files = {
+        "requirements.txt": "attrs==23.1.0\n",
+        "requirements/dev.txt": "pytest==8.0.0\n",
+        "tools/notes.txt": "not a manifest\n",
+        "web/package.json": '{"dependencies": {"left-pad": "1.3.0"}}',
+        "web/node_modules/x/package.json": '{"dependencies": {"ignored": "1.0.0"}}',
+        "svc/pyproject.toml": '[project]\nname = "svc"\ndependencies = ["httpx==0.27.0"]\n',
+    }
+    first = r.commit("manifests", dict(files))
+    second = r.commit("bump", {"svc/pyproject.toml": files["svc/pyproject.toml"].replace("0.27.0", "0.28.1")})
+    repo = pygit2.Repository(str(r.path))
+
+    def fresh(tree: pygit2.Tree, prefix: str = "") -> list[str]:  # the listing before the cache
+        out = []
+        for entry in tree:
+            path = prefix + (entry.name or "")
+            if isinstance(entry, pygit2.Tree):
+                if entry.name not in ("node_modules", ".git"):
+                    out += fresh(entry, path + "/")
+            elif entry.name in ("requirements.txt", "package.json", "pyproject.toml") or path.startswith(
+                "requirements/"
+            ):
+                out.append(path)
+        return sorted(out)
+
+    for sha in (first, second, first):
+        tree = repo[sha].peel(pygit2.Commit).tree
+        assert sorted(p for p, _ in _manifest_blobs(tree)) == fresh(tree)
+    names = {(d.name, d.locked or d.declared) for d in dependencies(repo[second].peel(pygit2.Commit))}
+    assert {("attrs", "23.1.0"), ("pytest", "8.0.0"), ("left-pad", "1.3.0"), ("httpx", "==0.28.1")} <= names
+    assert not any(n == "ignored" for n, _ in names)
+
+
+def test_a_change_is_read_once_per_harvest(tmp_path: Path) -> None:
+    r = _history(tmp_path)
+    ctx = HarvestContext(Workspace(r.path), pygit2.Repository(str(r.path)), r.head())
+    change = r.git("rev-parse", "HEAD~2^1").strip()
+    first = ctx.approach(change)
+    assert first is not None and ctx.approach(change) is first
+    assert ctx.approach("0" * 40) is None and ctx.approach("0" * 40) is None
+
+
+def test_drop_derived_leaves_the_ids_kept_unread(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "cache"))
+    records = [
+        new_record(
+            "question",
+            title=f"q{i}",
+            anchors=[{"scope": "repo", "raw": "repo:"}],
+            fields={"question": f"q{i}?"},
+            provenance={"actor": "p-1", "author_kind": "human", "source": "cli"},
+            created_at="2026-01-01T00:00:00Z",
+        )
+        for i in range(3)
+    ]
+    store.put_derived(records, replace=True)
+    keep = {records[0].id}
+    assert store.drop_derived(lambda r: r.id in keep, {records[0].id, records[1].id}) == 1  # only q2 read
+    left = {r.id for r in store.read(warn=False).records.values()}
+    assert left == {records[0].id, records[1].id}
+    assert store.drop_derived(lambda r: False, left) == 0  # every id kept: nothing read, nothing gone
+
+
+def test_a_first_harvest_still_drops_what_it_did_not_make(tmp_path: Path) -> None:
+    r = _history(tmp_path)
+    ws = Workspace(r.path)
+    stray = new_record(
+        "attempt",
+        title="left over by an older harvester",
+        anchors=[{"scope": "repo", "raw": "repo:"}],
+        evidence=[{"type": "commit", "ref": r.head(), "role": "revert"}],
+        fields={"approach": "x", "outcome": "reverted"},
+        provenance={
+            "actor": "p-1",
+            "author_kind": "harvested",
+            "source": "git",
+            "harvester": {"name": "reverts", "version": "0"},
+        },
+        created_at="2026-01-01T00:00:00Z",
+    )
+    ws.harvest_store.put_derived([stray], replace=True)
+    result = harvest(ws)
+    ids = {rec.id for rec in ws.harvest_store.read(warn=False).records.values()}
+    assert stray.id not in ids and result.records == len(ids) > 0
