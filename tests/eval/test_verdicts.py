@@ -123,4 +123,6 @@ def test_the_audits_kept_with_the_benchmarks_are_valid() -> None:
     assert files
     for path in files:
         judged = load(path)
-        assert judged and all(len(v.why) > 20 for v in judged.values()), path.name
+        # a history whose replay raised no flag says so in a comment instead
+        assert judged or "No flag to judge" in path.read_text(), path.name
+        assert all(len(v.why) > 20 for v in judged.values()), path.name
