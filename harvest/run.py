@@ -43,6 +43,7 @@ class HarvestResult:
         self.examples: dict[str, list[str]] = {}
         self.shallow = False
         self.up_to_date = False
+        self.weighed = 0  # changes added to the term weights (`harvest.weights`)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -128,6 +129,7 @@ def harvest(
     import pygit2
 
     from comind.git import open_repo
+    from comind.promisor import promisor_remote
 
     repo = open_repo(ws.root)
     result.shallow = bool(repo.is_shallow)
@@ -152,6 +154,14 @@ def harvest(
         progress,
         on_default=default is not None,
     )
+    if default is not None and promisor_remote(repo) is None:  # (a partial clone would fetch every blob)
+        from comind.harvest.weights import update
+
+        # how much each line and identifier says, measured on the default branch's changes
+        try:
+            result.weighed = update(repo.path, ws.cache_dir, default, lambda t, old: _extends(repo, t, old), full=full)
+        except OSError as exc:  # no git, or a history it cannot read: the matcher weighs every term alike
+            ctx.skip("weights-error", str(exc))
     # the shared store's tombstones, not the cache's: a fresh clone or an emptied cache has none of its own
     erased = ws.store.erased_ids()
     kept = [r for r in kept if r.id not in erased]
