@@ -121,7 +121,9 @@ class WeightIndex(Weights):
             try:
                 db = self._connect()
                 meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
-            except sqlite3.DatabaseError:
+            except sqlite3.DatabaseError:  # not an index (a cache, derived): made again on the next harvest
+                self.close()
+                path.unlink()
                 meta = {}
             if meta.get("version") == str(VERSION):
                 self.changes, self.files = int(meta["changes"]), int(meta["files"])
@@ -133,6 +135,7 @@ class WeightIndex(Weights):
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30)
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
             self._db.execute(
