@@ -168,7 +168,8 @@ def test_shared_scaffolding_alone_does_not_score(scaffolded: tuple[HarvestRepo, 
 def test_the_introduced_identifiers_are_the_attempt_s_new_names(tmp_path: Path) -> None:
     repo = HarvestRepo(tmp_path / "r")
     repo.commit("Base\n", {"app.py": "def lookup(key):\n    return load_from_disk(key)\n"})
-    tried = repo.commit("Cache\n", {"app.py": "def lookup(key):\n    return lookup_cache.get(key) or load_from_disk(key)\n"})
+    cached = "def lookup(key):\n    return lookup_cache.get(key) or load_from_disk(key)\n"
+    tried = repo.commit("Cache\n", {"app.py": cached})
     lines = ChangeLines(approach(repo.path, tried))
     assert lines.introduced == frozenset({"lookup_cache", "get"})  # `load_from_disk`, `key`: it had them
 
@@ -197,4 +198,3 @@ def test_a_partial_index_file_is_read_as_none(tmp_path: Path) -> None:
     counts.add_change([{"alpha = 1"}])
     index.add(counts, "abc")  # a cache, rebuilt: what was there was not an index
     assert WeightIndex.of(tmp_path).counts("alpha") == (1, 1)
-
