@@ -255,6 +255,8 @@ def match_lines(
     evidence = ""
     if weights is not None and again_lines:
         score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
+        if not weights.files:  # nothing measured (no harvest cache, a partial clone): no score, D13 silent
+            score = weight = 0.0
     return Match(
         matched,
         total,
