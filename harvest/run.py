@@ -145,6 +145,13 @@ def harvest(
             raise ComindError(f"unknown revision '{since}'") from exc
     ctx = _context(ws, repo, state)
     ctx.search_history([base])
+    weights = None
+    if default is not None and promisor_remote(repo) is None:  # (a partial clone would fetch every blob)
+        from comind.harvest.weights import Pending
+
+        # how much each line and identifier says, measured on the default branch's changes, by git
+        # while the walk runs
+        weights = Pending(repo.path, ws.cache_dir, default, lambda t, old: _extends(repo, t, old), full)
     kept = _walk(
         repo,
         [base],
@@ -154,12 +161,9 @@ def harvest(
         progress,
         on_default=default is not None,
     )
-    if default is not None and promisor_remote(repo) is None:  # (a partial clone would fetch every blob)
-        from comind.harvest.weights import update
-
-        # how much each line and identifier says, measured on the default branch's changes
+    if weights is not None:
         try:
-            result.weighed = update(repo.path, ws.cache_dir, default, lambda t, old: _extends(repo, t, old), full=full)
+            result.weighed = weights.finish()
         except OSError as exc:  # no git, or a history it cannot read: the matcher weighs every term alike
             ctx.skip("weights-error", str(exc))
     # the shared store's tombstones, not the cache's: a fresh clone or an emptied cache has none of its own
