@@ -176,6 +176,7 @@ class WeightIndex(Weights):
     def add(self, counts: Counts, tip: str, *, fresh: bool = False) -> None:
         """Add a run's counts (or, `fresh`, replace the index with them) and record the tip read to."""
         db = self._connect()
+        db.execute("PRAGMA synchronous = OFF")  # a cache: made again when lost
         with db:
             if fresh or not self.changes:
                 db.execute("DELETE FROM terms")

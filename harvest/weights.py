@@ -4,16 +4,15 @@ The documents are the changes of the default branch's first-parent chain (a merg
 first-parent diff) and the files each touched, read from one `git log -p -U0` over the changes not
 read yet (the index remembers the tip it read to). A first harvest reads the newest `FIRST_CHANGES`
 changes only: a document frequency is a frequency, and a sample that large tells a line in every
-test file from a rare identifier; every later change is read as it lands. `Pending` starts git
-before the harvest walks the history and reads its output in a thread, so git's diffs are made
-while the walk runs.
+test file from a rare identifier; every later change is read as it lands. `Pending` does it in a
+process of its own, started before the harvest walks the history: on another core, while the walk
+runs.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
-import threading
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from comind.weights import Counts, WeightIndex
 __all__ = ["FIRST_CHANGES", "Pending", "changes", "update"]
 
 FIRST_CHANGES = 500
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 def _command(git_dir: str, tip: str, hide: list[str], limit: int | None) -> list[str]:
@@ -65,46 +63,62 @@ def changes(git_dir: str, tip: str, hide: list[str], limit: int | None = None) -
 
 
 class Pending:
-    """An update of the index, started: git runs (and a thread reads it) while the harvest walks."""
+    """An update of the index, started: a process of its own (git, then the counting) runs while the
+    harvest walks, on another core; `finish` waits for it."""
 
     def __init__(self, git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str], bool], full: bool):
-        self.index = WeightIndex.of(cache_dir)
-        self.tip = tip
-        self.fresh = full or not self.index.tip or not extends(tip, self.index.tip)
-        self._out: list[bytes] = []
+        index = WeightIndex.of(cache_dir)
+        index.close()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._reader: threading.Thread | None = None
-        if self.index.tip == tip and not full:
+        if index.tip == tip and not full:
             return
-        hide = [] if self.fresh else [self.index.tip]
-        cmd = _command(git_dir, tip, hide, FIRST_CHANGES if self.fresh else None)
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        self._out.append(self._proc.stdout.read())
+        fresh = full or not index.tip or not extends(tip, index.tip)
+        cmd = [sys.executable, "-m", "comind.harvest.weights", git_dir, str(cache_dir), tip]
+        cmd += ["--fresh"] if fresh else ["--hide", index.tip]
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def finish(self) -> int:
-        """Count what git wrote into the index; how many changes were read (OSError: git failed)."""
-        try:
-            if self._proc is None or self._reader is None:
-                return 0
-            self._reader.join()
-            if self._proc.wait() != 0:
-                raise OSError(f"git log exited with {self._proc.returncode}")
-            counts = Counts()
-            for _sha, files in parse(b"".join(self._out)):
-                counts.add_change(files)
-            self.index.add(counts, self.tip, fresh=self.fresh)
-            return counts.changes
-        finally:
-            self.index.close()
+        """How many changes were read (OSError: git or the counting failed; the index is as it was)."""
+        if self._proc is None:
+            return 0
+        out, err = self._proc.communicate()
+        if self._proc.returncode != 0:
+            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+            raise OSError(f"the term weights were not updated: {last}")
+        return int(out.strip() or 0)
+
+
+def _run(git_dir: str, cache_dir: Path, tip: str, hide: list[str], fresh: bool) -> int:
+    done = subprocess.run(
+        _command(git_dir, tip, hide, FIRST_CHANGES if fresh else None), capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        raise OSError(f"git log exited with {done.returncode}")
+    counts = Counts()
+    for _sha, files in parse(done.stdout):
+        counts.add_change(files)
+    index = WeightIndex.of(cache_dir)
+    try:
+        index.add(counts, tip, fresh=fresh)
+    finally:
+        index.close()
+    return counts.changes
 
 
 def update(git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str], bool], *, full: bool = False) -> int:
     """Add the changes from the index's tip to `tip`; start again from the newest `FIRST_CHANGES` when
     `full`, when the index is empty, or when `extends(tip, its tip)` says the branch was rewritten.
-    Returns how many changes were read."""
-    return Pending(git_dir, cache_dir, tip, extends, full).finish()
+    Returns how many changes were read. (In this process: `Pending` is the same in another.)"""
+    index = WeightIndex.of(cache_dir)
+    index.close()
+    if index.tip == tip and not full:
+        return 0
+    fresh = full or not index.tip or not extends(tip, index.tip)
+    return _run(git_dir, cache_dir, tip, [] if fresh else [index.tip], fresh)
+
+
+if __name__ == "__main__":  # `Pending`'s process: GIT_DIR CACHE_DIR TIP (--fresh | --hide OLD_TIP)
+    _args = sys.argv[1:]
+    _fresh = "--fresh" in _args
+    _hide = [_args[_args.index("--hide") + 1]] if "--hide" in _args else []
+    print(_run(_args[0], Path(_args[1]), _args[2], _hide, _fresh))
