@@ -54,6 +54,10 @@ class ForgeError(ComindError):
         self.status = status
 
 
+class NoToken(ForgeError):
+    """The environment holds no token for the forge: the bot cannot read or write, and says what to set."""
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Bounded retries: ``attempts`` tries in all, waiting ``backoff * 2**n`` seconds between them,

@@ -34,6 +34,7 @@ from comind.bot.forge import (
     MergeRequest,
     MergeRequestFile,
     Note,
+    NoToken,
     Permission,
     RetryPolicy,
     State,
@@ -130,7 +131,7 @@ class GitHubForge:
         """From GitHub Actions' environment (``GITHUB_TOKEN``, ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``)."""
         token = env.get("COMIND_GITHUB_TOKEN") or env.get("GITHUB_TOKEN") or ""
         if not token:
-            raise ForgeError("github: no token: set GITHUB_TOKEN (with pull-requests: write) or COMIND_GITHUB_TOKEN")
+            raise NoToken("github: no token: set GITHUB_TOKEN (with pull-requests: write) or COMIND_GITHUB_TOKEN")
         repository = env.get("GITHUB_REPOSITORY", "")
         if not repository:
             raise ForgeError("github: GITHUB_REPOSITORY is not set (OWNER/NAME)")

@@ -28,6 +28,7 @@ from comind.bot.forge import (
     MergeRequest,
     MergeRequestFile,
     Note,
+    NoToken,
     Permission,
     RetryPolicy,
     State,
@@ -82,7 +83,7 @@ class GitLabForge:
         import requests
 
         if not token:
-            raise ForgeError(_NO_TOKEN)
+            raise NoToken(_NO_TOKEN)
         self.project = str(project)
         self.url = url.rstrip("/")
         self._project_path = f"/projects/{urllib.parse.quote(self.project, safe='')}"
@@ -106,7 +107,7 @@ class GitLabForge:
         ``COMIND_GITLAB_TOKEN`` or ``GITLAB_TOKEN``."""
         token = env.get("COMIND_GITLAB_TOKEN") or env.get("GITLAB_TOKEN") or ""
         if not token:
-            raise ForgeError(_NO_TOKEN)
+            raise NoToken(_NO_TOKEN)
         project = env.get("CI_PROJECT_ID", "")
         if not project:
             raise ForgeError("gitlab: CI_PROJECT_ID is not set")

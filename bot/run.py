@@ -47,7 +47,7 @@ from comind.bot.commands import (
     execute,
     parse_commands,
 )
-from comind.bot.forge import Forge, ForgeError, RetryPolicy
+from comind.bot.forge import Forge, ForgeError, NoToken, RetryPolicy
 from comind.bot.report import load_report, post_report
 from comind.bot.server import make_server, merge_request_number
 from comind.checks.findings import Report
@@ -260,6 +260,7 @@ def run(
     env = os.environ if env is None else env
     result = RunResult()
     notes: list[Note] | None = None
+    reported = report is not None  # the check step that wrote it printed it: never twice in one job
     try:
         mr = forge.merge_request(number)
     except ComindError as exc:
@@ -323,7 +324,7 @@ def run(
                 + f"{p.inline} new inline comment(s), {p.kept} kept, {p.resolved} resolved, "
                 f"{p.folded} in the summary only"
             )
-    if result.degraded:
+    if result.degraded and not reported:
         fallback(report, context, forge.name)
     return result
 
@@ -396,7 +397,20 @@ def run_from_env(
     if number is None:
         say(f"not a merge request pipeline{f' ({event} event)' if event else ''}: nothing to do")
         return 0
-    forge: Forge = make_forge(name, env)
+    try:
+        forge: Forge = make_forge(name, env)
+    except NoToken as exc:  # no comments, but the findings still reach the job log (and its summary)
+        say(f"{exc}; the bot posts no comments")
+        if report is not None:  # the check step that wrote it has printed it
+            say("the findings are in the check step's output (annotations, job summary, Code Quality report)")
+            return 0
+        base = _base_from_env(name, env)
+        report = check_change(ws, base=base) if base else None
+        if report is None:
+            say("no report to show: run `comind check` in the job, or give the merge request's base")
+        else:
+            fallback(report, FormatContext.from_env(env, repo_root=ws.root), name)
+        return 0
     if dry_run:
         forge = DryRun(forge)  # a Forge by delegation
         publish = False  # a dry run writes nothing shared either
@@ -413,6 +427,14 @@ def run_from_env(
         dry_run=dry_run,
     )
     return result.exit_code
+
+
+def _base_from_env(forge_name: str, env: Mapping[str, str]) -> str | None:
+    """The merge request's base as the CI job knows it without asking the forge."""
+    if forge_name == "gitlab":
+        return env.get("CI_MERGE_REQUEST_DIFF_BASE_SHA") or None
+    target = env.get("GITHUB_BASE_REF")
+    return f"origin/{target}" if target else None
 
 
 # --- comind bot serve --------------------------------------------------------------------------

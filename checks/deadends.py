@@ -454,14 +454,20 @@ def _relanded_here(run: CheckRun, retracted: list[Record]) -> dict[str, Record]:
 def _report_reland(run: CheckRun, record: Record, relation: Record, change: ChangeLines, report: Report) -> None:
     """A note: the change relands the attempt on purpose (its own commit says so); here is why it was reverted."""
     what = _evidence_text(record)
-    reason = (record.fields.get("reason") or record.body or "").strip()
+    stated = str(
+        record.fields.get("reason") or ""
+    ).strip()  # what the revert said; the body may only say it said nothing
+    reason = (stated or record.body or "").strip()
     sha = str(relation.provenance.get("head_commit", ""))
     attempt_approach = fingerprint_of(record)
     path = line = None
     if attempt_approach is not None and (m := match_lines(attempt_approach, change, rules_of(run.ws.config))).where:
         path, line = m.where
     message = f"{sha[:7]} relands {what}" + (f": {reason}" if reason else "")
-    message += ("" if message.endswith((".", "!", "?")) else ".") + " Check that it no longer fails that way."
+    message += "" if message.endswith((".", "!", "?")) else "."
+    message += (
+        " Check that it no longer fails that way." if stated else " Read the revert to learn why it was taken out."
+    )
     report.findings.append(
         Finding(
             type="reland",

@@ -226,7 +226,7 @@ class Anchorer:
         """Where a path `new` lacks went between two commits (None: deleted), the way git decides
         it since 2.33: an added file with the same content; else, when the path's file name is
         unique among the deleted and among the added files, that added file if it is at least half
-        the same; else full rename detection. One landing that moves 7,000 files (deno's `move
+        the same; else full rename detection. One landing that moves 7,000 files (`move
         cli/tests/ -> tests/`) costs 5 s of full detection and 20 ms of the first steps. A file the
         landing edited in a folder it moved is looked for where that folder's unchanged files went."""
         key = (old, new)
@@ -264,7 +264,7 @@ class Anchorer:
         Followed the way `git log --follow` reads history, forwards: along `new`'s first-parent
         chain a binary search finds the landing where the path goes, and renames are detected in
         that landing's own diff. Detecting them between two trees years apart instead pairs
-        thousands of deleted files with thousands of added ones (2-12 s per pair on deno), and
+        thousands of deleted files with thousands of added ones (2-12 s per pair on a 17,000-commit history), and
         misses a file that changed a little at a time. A commit off the chain (on a merged branch)
         is followed along that branch to the merge that landed it first, through the merge, then on
         the chain; one that `new` does not contain, directly.
@@ -835,7 +835,7 @@ def evidence_verifier(index: CodeIndex, default_tip: str | None) -> Any:
 
     repo = index.repo
     # One walk back from the tip, newest first, resumed as older commits are asked about: asking
-    # libgit2 each time walks the history again (~0.1 s per commit cited on deno's 17,000).
+    # libgit2 each time walks the history again (~0.1 s per commit cited on a 17,000-commit history).
     seen: set[str] = set()
     history: Iterator[pygit2.Commit] | None = None
     walked_all = False

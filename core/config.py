@@ -15,13 +15,19 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from comind.errors import ComindError
-from comind.rulebook import parse_overrides
 
 CONFIG_FILE = ".comind.yml"
 
 
 class ConfigError(ComindError):
     pass
+
+
+def _rule_options(value: object) -> dict[str, float]:
+    # The rulebook is imported on use: it costs 20 ms, which `comind --version` and `why` would pay.
+    from comind.rulebook import parse_overrides
+
+    return parse_overrides(value)
 
 
 def _positive_int(value: Any) -> int:
@@ -159,7 +165,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "dead_ends",
-        parse_overrides,
+        _rule_options,
         {},
         "options of the dead-end, revert and reland rules, e.g. {D5.lines: 50} (comind check --list-rules)",
     ),
@@ -413,7 +419,7 @@ def json_schema() -> dict[str, Any]:
         _fraction: {"type": "number", "minimum": 0, "maximum": 1},
         _text: {"type": "string", "minLength": 1},
         _store: {"type": "string", "minLength": 1},
-        parse_overrides: {
+        _rule_options: {
             "type": "object",
             "additionalProperties": {"type": ["number", "string", "boolean", "object"]},
         },

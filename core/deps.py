@@ -105,7 +105,7 @@ def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, 
 
 # (path, blob id) -> what parsing it found. Scans of neighbouring revisions (both sides of every
 # harvested change that touches a manifest) share most of their manifests: each is parsed once.
-# deno's Cargo.lock takes 27 ms to parse. Bounded: emptied when full.
+# A large workspace's Cargo.lock takes 27 ms to parse. Bounded: emptied when full.
 _PARSED: dict[tuple[str, str], tuple[tuple[Dependency, ...], tuple[str, ...]]] = {}
 _PARSED_MAX = 4096
 
@@ -353,8 +353,9 @@ def _poetry_lock(path: str, text: str) -> Iterator[Dependency]:
 
 
 # Cargo writes its lockfile in one layout: `[[package]]` tables of `key = "value"` lines. Read that
-# layout directly (deno's Cargo.lock: 2 ms instead of tomllib's 27 ms, on both sides of every change
-# that touches it); anything else in it (an escape, a table that is not a package) goes to tomllib.
+# layout directly (a large workspace's Cargo.lock: 2 ms instead of tomllib's 27 ms, on both sides of
+# every change that touches it); anything else in it (an escape, a table that is not a package)
+# goes to tomllib.
 _CARGO_PACKAGE = re.compile(
     r'^\[\[package\]\]\n((?:[a-z]+ = (?:"[^"\\\n]*"|\[(?:\n "[^"\\\n]*",)*\n?\])\n)*)', re.MULTILINE
 )

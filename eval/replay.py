@@ -71,10 +71,10 @@ from comind.checks.deadends import (
 from comind.deps import is_manifest
 from comind.errors import ComindError
 from comind.git import find_git, open_repo
-from comind.harvest import git_sources
 from comind.harvest.approach import Approach, approach, file_lines
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
+from comind.harvest.sources import GIT_SOURCES
 from comind.harvest.walker import CommitInfo, walk
 from comind.records import Record
 from comind.rulebook import (
@@ -228,7 +228,7 @@ def harvest_history(ws: Workspace, *, progress: Progress | None = None) -> Histo
     chain, landing, side, base = _landings(repo, tip, commits)
     ctx = HarvestContext(ws, repo, tip)
     ctx.mark_on_default(c.sha for c in commits)  # walked from the tip: no descendant_of per revert
-    sources = list(git_sources().values())
+    sources = GIT_SOURCES
     records: list[tuple[int, Record]] = []
     for n, commit in enumerate(commits):
         for source in sources:
@@ -319,7 +319,7 @@ def reland_of(subject: str) -> Reland | None:
             return Reland(form, subject_key(m.quoted_subject or ""))
         if m.kind != "free-form":
             return None  # a revert (or a revert of a reland)
-    if _REVERT_REVERT_BRANCH.match(s):  # cargo's `Auto merge of #5874 - japaric:revert-revert-gh5606`
+    if _REVERT_REVERT_BRANCH.match(s):  # a merged `user:revert-revert-gh5606` branch
         return Reland("revert-of-revert", "")
     said = reland_subject(s)
     if said is None:
@@ -798,9 +798,9 @@ def _change(repo: pygit2.Repository, commit: CommitInfo, base: str | None, rules
 
 def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None, rules: RuleBook) -> str | None:
     """Why the landing does not bring the reland it announces, if it does not: it is a merge whose
-    diff touches none of the announcing side commit's files (aiohttp merged a release branch's
-    CHANGES only: its redone bump reached master otherwise). Files are compared by name, so that a
-    history merged in under another folder (astro importing its Netlify adapter's) still brings its
+    diff touches none of the announcing side commit's files (a release branch merged for its
+    changelog only: its redone bump reached the branch otherwise). Files are compared by name, so that
+    a history merged in under another folder (an adapter's history imported) still brings its
     commits. Or the tree had what it relands already (`_had_already`)."""
     side = landing.announcer
     before = base or (landing.commit.parents[0] if landing.commit.parents else None)
@@ -868,7 +868,7 @@ def _undone_in_landing(history: History) -> set[str]:
 def _copies(history: History) -> set[str]:
     """The commits a merge brought in that copy one the branch landed before and kept (same author,
     author time and subject; the message may be rewritten): an imported history carrying the project's
-    own past (astro's adapters, split off with it and merged back years later), a release branch's
+    own past (a package split off with it and merged back years later), a release branch's
     cherry-picks merged back. They land nothing new, so they announce no reland."""
 
     def key(c: CommitInfo) -> tuple[str, int, str]:
@@ -962,7 +962,7 @@ def _relands(history: History, landings: dict[int, Landing], rules: RuleBook) ->
         ):
             continue
         # the first landing after the revert, by landing, not by commit date: a merged branch's commit
-        # can be older than the landing that carried the subject first (astro's imported adapter history)
+        # can be older than the landing that carried the subject first (an imported history)
         later = min((i for i, _ in seen if i > a.start), default=None)
         if later is None or later not in landings:
             continue
@@ -976,8 +976,8 @@ def _relands(history: History, landings: dict[int, Landing], rules: RuleBook) ->
             )
         if a not in landing.expected and landing.reland.relanded == key:
             landing.expected.append(a)
-    # said in the body only, as the harvester reads it: a revert of a revert (golang/tools' "This reverts
-    # CL 682715. Second attempt.") or a reland by reference (deno's "Reland of #33118")
+    # said in the body only, as the harvester reads it: a revert of a revert ("This reverts CL 682715.
+    # Second attempt.") or a reland by reference ("Reland of #33118")
     for index, landing in landings.items():
         announced = [landing.commit, *(c for c in history.side.get(index, []) if c.sha not in silent)]
         relanded = [a for c in announced for a in retired_by.get(c.sha, ())]
@@ -1063,7 +1063,7 @@ def replay(
             result.relands_skipped.append(landing)
             continue
         if reland and rules.get(RelandedBefore).judge((a.end for a in landing.expected), i):
-            # `sync typeshed again` after an earlier reland: what it names is no longer reverted
+            # `sync stubs again` after an earlier reland: what it names is no longer reverted
             before = max(a.end or 0 for a in landing.expected)
             landing.note = f"what it relands was relanded before, at landing {before}"
             result.relands_skipped.append(landing)

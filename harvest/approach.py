@@ -328,7 +328,7 @@ def template_lines(
     siblings: int = 2,
 ) -> frozenset[str]:
     """The normalised lines that at least `siblings` files at the same place in sibling folders
-    of `tree` hold (`examples/*/.gitignore` for `examples/deno/.gitignore`): at the deepest folder level
+    of `tree` hold (`examples/*/.gitignore` for `examples/a/.gitignore`): at the deepest folder level
     where that many such files exist; none when no level has them. `folders` caches, for one tree,
     the subfolders of each folder looked into."""
     folders = {} if folders is None else folders

@@ -271,8 +271,8 @@ def dependency_anchors(
 def fingerprint_json(change: Approach) -> dict[str, Any]:
     """The approach as stored in an attempt: non-trivial lines only, bounded in count and length. A
     lockfile or changelog is listed without its lines: the matcher reads none of them (a dependency
-    move is matched by version, from the anchors), and astro's example with its own 3,000-line
-    pnpm-lock.yaml had spent the whole budget before its code."""
+    move is matched by version, from the anchors), and an example folder with its own 3,000-line
+    lockfile would spend the whole budget before its code."""
     budget = MAX_FINGERPRINT_LINES
     files = []
     for f in change.files:

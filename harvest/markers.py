@@ -72,8 +72,10 @@ _REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "�
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 # Mercurial's and Mozilla's word for a revert: "Back out #850", "Backed out changeset 0b5d1d9c4b4f (bug 1)".
 _BACK_OUT = r"back(?:ed|s|ing)?[ \t-]?out"
-# Gerrit's change numbers as Go writes them: "CL 40403", "go.dev/cl/731503"
-_CL = r"(?:cl[ \t]+|(?:https?://)?(?:go\.dev|golang\.org)/cl/)"
+# Gerrit's change numbers: "CL 40403", and a short link on any host, "<host>/cl/731503".
+_HOST = r"[\w-]+(?:\.[\w-]+)+"
+_CL_LINK = rf"(?:https?://)?{_HOST}/cl/"
+_CL = rf"(?:cl[ \t]+|{_CL_LINK})"
 _REF = (
     rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_CL}\d{{1,12}}\b"
     rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
@@ -83,7 +85,7 @@ _REF_SUBJECT = re.compile(
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
-# A change that also reverts one, said after a comma, a parenthesis or "and" (vite's "fix: x, reverts #N").
+# A change that also reverts one, said after a comma, a parenthesis or "and" ("fix: x, reverts #N").
 _INLINE_REF = re.compile(
     rf"(?:[,;(][ \t]*|[ \t]+(?:and|&)[ \t]+)(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting)[ \t]+"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
@@ -214,7 +216,7 @@ def _nesting(subject: str) -> tuple[int, str | None, str, str | None]:
         depth += nxt[0]
         inner = nxt[2]
     if inner is not None and _reverts_in_words(inner):
-        depth += 1  # mypy's `Revert "Revert use of ParamSpec…"`: what it quotes was a revert too
+        depth += 1  # `Revert "Revert use of X"` said in words: what it quotes was a revert too
     return depth, quoted, form, inner
 
 
@@ -263,7 +265,7 @@ _ISSUE_WORDS = frozenset(
 
 def _quoted_pr(quoted: str | None) -> int | None:
     """The PR a quoted subject names: its trailing ``(#N)``, else a bare ``#N`` ending it (``never
-    type check deno info #6978``) unless an issue word introduces it (``fix #12``)."""
+    type check the info command #6978``) unless an issue word introduces it (``fix #12``)."""
     if not quoted:
         return None
     pr = _pr_in(quoted.rstrip())
@@ -688,18 +690,19 @@ def _all_quoted(text: str) -> bool:
     return bool(q) and (not rest.strip() or bool(_PR_TAIL.fullmatch(rest)))
 
 
-# A change named by reference: a pull request, a GitHub pull URL, a Gerrit CL (number, go.dev link,
-# go-review URL) or a commit.
+# A change named by reference: a pull request, a GitHub pull URL, a Gerrit CL (number, short link,
+# a review host's URL) or a commit.
 _CHANGE_REF = (
     r"(?:commit[ \t]+)?"
     r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
-    r"|(?:https?://)?(?:go\.dev|golang\.org)/cl/(?P<golang>\d{1,12})|CL[ \t]*(?P<cl>\d{1,12})"
-    r"|https?://go-review\.googlesource\.com/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?(?P<review>\d{1,12})"
+    rf"|{_CL_LINK}(?P<link>\d{{1,12}})|CL[ \t]*(?P<cl>\d{{1,12}})"
+    rf"|https?://(?:{_HOST}/c/[\w.-]+(?:/[\w.-]+)*/\+/|[\w.-]*(?:review|gerrit)[\w.-]*/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?)"
+    r"(?P<review>\d{1,12})"
     rf"|(?P<sha>{HEX}))\b"
 )
 
 # A body saying what it relands by reference: "Reland of #33158", "This relands 0fdde844a", "Reapply
-# go.dev/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383", "Re-attempt at #21284",
+# <host>/cl/731503", "Brings back commit 1a2e774", "…, bringing back #16383", "Re-attempt at #21284",
 # "Second attempt at CL 509560", "another take at #7810 which was reverted", "Reopening #2408 after the
 # revert", "reapplying CL121995".
 _RELAND_REF = re.compile(
@@ -710,14 +713,14 @@ _RELAND_REF = re.compile(
 )
 
 # A reland's body naming the revert it undoes: "a reland of #14734 after it was reverted in #16366",
-# "reverted by 1a2e774", "which was reverted with go.dev/cl/5", "after the full revert in #34077".
+# "reverted by 1a2e774", "which was reverted with <host>/cl/5", "after the full revert in #34077".
 _REVERTED_IN = re.compile(r"(?<![\w-])revert(?:ed)?[ \t]+(?:in|by|with|via)[ \t]+" + _CHANGE_REF, re.IGNORECASE)
 
 
 def _references(pattern: re.Pattern[str], body: str) -> list[tuple[str | None, int | None, int | None]]:
     out = []
     for m in pattern.finditer(body):
-        pr, cl = m.group("pr") or m.group("pull"), m.group("golang") or m.group("cl") or m.group("review")
+        pr, cl = m.group("pr") or m.group("pull"), m.group("link") or m.group("cl") or m.group("review")
         out.append(
             (m.group("sha").lower() if m.group("sha") else None, int(pr) if pr else None, int(cl) if cl else None)
         )
@@ -737,7 +740,7 @@ def revert_references(body: str) -> list[tuple[str | None, int | None, int | Non
 
 # What `reapply` names when it is not a quoted subject: a pull request, a commit, a Gerrit CL.
 _REAPPLIED_REF = re.compile(
-    rf"(?:(?:[\w.-]+/[\w.-]+)?#\d{{1,9}}|(?:commit[ \t]+)?{HEX}|(?:https?://)?(?:go\.dev|golang\.org)/cl/\d{{1,12}}"
+    rf"(?:(?:[\w.-]+/[\w.-]+)?#\d{{1,9}}|(?:commit[ \t]+)?{HEX}|{_CL_LINK}\d{{1,12}}"
     r"|CL[ \t]+\d{1,12})[ \t.]*",
     re.IGNORECASE,
 )

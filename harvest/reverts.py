@@ -58,7 +58,7 @@ _PARTIAL = re.compile(
 
 def _a_slip(subject: str, body: str = "") -> bool:
     """Does the revert's subject, outside what it quotes, call the reverted change a slip, or its
-    body say that the change landed by mistake (ruff's `Revert "[ty] Infer definite equality…"`:
+    body say that the change landed by mistake (`Revert "Infer definite equality…"`:
     "This was accidentally merged")?"""
     return DEFAULT.get(Slip).judge(subject, body)  # rule R1
 
@@ -178,7 +178,7 @@ def _resolve(
     if all(m.source == "body" for m in markers):
         # The subject says nothing of reverting and the body names a commit this history lacks: a
         # revert quoted from elsewhere (a long PR body), not this commit's purpose; its whole diff
-        # turned around would make a dead end of the change itself (cargo's artifact dependencies).
+        # turned around would make a dead end of the change itself.
         if not quiet:
             ctx.skip("body-revert-of-a-commit-not-here", f"{commit.sha[:12]} {commit.subject[:60]}")
         return None
@@ -469,7 +469,7 @@ def _relanded_by_reference(commit: CommitInfo, subject: str, body: str, ctx: Har
     0fdde844a`): those the named revert made, or, when it names the original change, those of its
     reverts (by the original's subject). When that finds none, a reland (said in the subject or the
     body) that names the revert it undoes (`reverted in #16366`) retires that revert's attempts: a
-    free-form `Revert realms from deno_core` names no subject to find it by."""
+    free-form `Revert realms from the core crate` names no subject to find it by."""
     retired: list[str] = []
     relands = reland_references(body)
     for found in _referenced(commit, relands, ctx):

@@ -240,18 +240,18 @@ def _walk(
     repo: pygit2.Repository,
     tips: list[str],
     hide: list[str],
-    ctx: Any,
+    ctx: HarvestContext,
     result: HarvestResult,
     progress: Progress | None,
     *,
     on_default: bool,
 ) -> list[Record]:
     """Give every commit reachable from `tips` and not from `hide`, oldest first, to every git source."""
-    from comind.harvest import git_sources
+    from comind.harvest.sources import GIT_SOURCES  # on use: a re-harvest with nothing new skips them
     from comind.harvest.walker import walk
     from comind.promisor import promisor_remote
 
-    sources = list(git_sources().values())
+    sources = GIT_SOURCES
     records: list[Record] = []
     commits: Iterable[CommitInfo] = walk(repo, tips, hide, oldest_first=True)
     if promisor_remote(repo) is not None:

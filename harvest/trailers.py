@@ -45,13 +45,13 @@ judged on its own:
   wrapped into running prose is the false positive CommitLore warns about (its boundary case B3).
   Non-Lore keys of such a mixed paragraph (``Note: …``) are never returned.
 
-Checked on real histories (``benchmarks/bench_walk.py``): in CommitLore's own history (1,378
-commits on all branches) git's rules find 8,276 Lore lines, this mode 8,502, and a naive
+Checked on real histories (``benchmarks/bench_walk.py``): in the Lore format's reference history
+(1,378 commits on all branches) git's rules find 8,276 Lore lines, this mode 8,502, and a naive
 ``^Key:`` line-grep 8,504 — the two lines only the grep counts are prose that wrapped onto a
 key-like word ("…Lore has no\\nSupersedes:, no Expires: and no lifecycle concept",
-"…the parser commit recorded as\\nunverified: SPEC section 2.1…"). In lora's history git finds
-none of its 36 Lore lines (each block is followed by a ``Co-Authored-By`` paragraph); this mode
-finds all 36. Histories without Lore (flask, requests, vite, pydantic: 27k commits) gain one
+"…the parser commit recorded as\\nunverified: SPEC section 2.1…"). In another history that uses Lore git
+finds none of its 36 Lore lines (each block is followed by a ``Co-Authored-By`` paragraph); this mode
+finds all 36. Four public histories without Lore (27k commits) gain one
 recovered ``Related:`` line.
 
 Speed: a last paragraph of plain ``Key: value`` lines and indented continuations (the usual

@@ -1,7 +1,7 @@
 """One history walk for the git harvesters, and the small repository helpers they share.
 
 The message pass uses a pygit2 revision walk. Measured against ``git log --format=%H%x00%B``
-through ``subprocess`` on vite's main branch (9.6k commits; ``benchmarks/bench_walk.py``) the two
+through ``subprocess`` on a 9.6k-commit main branch ( ``benchmarks/bench_walk.py``) the two
 cost the same within noise (~0.25 s), and the walk needs no output parsing: it gives parents and
 identities directly, never trips over a NUL byte used as a separator, and honours each commit's
 ``encoding`` header.

@@ -29,7 +29,7 @@ from comind.store.layout import (
     SNAPSHOTS,
     BrokenSnapshot,
     CorruptObject,
-    Snapshot,
+    Manifest,
     StoreError,
     _erased_digest,
     _gzip,
@@ -193,7 +193,7 @@ class Compaction(Reading):
                 for ext in (".jsonl.gz", ".keys.gz")
             ]
         )
-        known = {name: Snapshot(name, journal, [s.name for s in kept], [len(s.keys) for s in kept])}
+        known = {name: Manifest(name, journal, [s.name for s in kept], [len(s.keys) for s in kept])}
         if base and not base.legacy:
             known[base.name] = base
         self._collect(name, listed=(manifests, legacy_names) if base else None, known=known)
@@ -219,7 +219,7 @@ class Compaction(Reading):
         *,
         strict: bool = False,
         listed: tuple[list[str], list[str]] | None = None,
-        known: dict[str, Snapshot] | None = None,
+        known: dict[str, Manifest] | None = None,
     ) -> None:
         """Delete snapshots past the newest few, first-layout snapshots, and segments no kept snapshot names.
 
@@ -234,7 +234,7 @@ class Compaction(Reading):
         """
         known = dict(known or {})
 
-        def manifest(name: str) -> Snapshot | None:
+        def manifest(name: str) -> Manifest | None:
             if name not in known:
                 try:
                     known[name] = self.read_manifest(name)

@@ -29,8 +29,8 @@ class CorruptObjectWarning(UserWarning):
     pass
 
 
-class Snapshot(NamedTuple):
-    """Which segments hold the compacted records; `journal` entries up to it are all included
+class Manifest(NamedTuple):
+    """A snapshot's manifest: which segments hold the compacted records; `journal` entries up to it are all included
     (None on a local store, which has no journal)."""
 
     name: str  # under SNAPSHOTS

@@ -21,7 +21,7 @@ from comind.store.layout import (
     BrokenSnapshot,
     CorruptObject,
     CorruptObjectWarning,
-    Snapshot,
+    Manifest,
     _gunzip,
     _parse_records,
     is_segment_name,
@@ -51,11 +51,11 @@ class Contents:
 class Reading(Listing):
     """Reading records: snapshots, segments, the journal and the inbox."""
 
-    def snapshot(self) -> Snapshot | None:
+    def snapshot(self) -> Manifest | None:
         """The newest snapshot (a first-layout one only when there is no other), listing again if it vanishes."""
         return self._snapshot_listed()[0]
 
-    def _snapshot_listed(self) -> tuple[Snapshot | None, list[str], list[str]]:
+    def _snapshot_listed(self) -> tuple[Manifest | None, list[str], list[str]]:
         """(the newest readable snapshot, and the listing it was found in: snapshots, first-layout snapshots).
 
         A manifest that does not parse is skipped (and kept in `skipped`): the next older one is used."""
@@ -72,18 +72,18 @@ class Reading(Listing):
             except FileNotFoundError:
                 continue  # deleted by a racing compaction: list again
             if legacy:
-                return Snapshot(legacy[-1], None, [], []), manifests, legacy
+                return Manifest(legacy[-1], None, [], []), manifests, legacy
             return None, manifests, legacy
         return None, manifests, legacy
 
-    def read_manifest(self, name: str) -> Snapshot:
+    def read_manifest(self, name: str) -> Manifest:
         """A snapshot's manifest; FileNotFoundError when it is gone, CorruptObject when it is not one."""
         key = SNAPSHOTS + name
         raw = self._get(key)
         try:
             data = json.loads(_gunzip(raw))
             segments = data["segments"]
-            snapshot = Snapshot(
+            snapshot = Manifest(
                 name,
                 data["journal"],
                 [s["name"] for s in segments],

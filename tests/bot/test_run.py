@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -385,8 +386,8 @@ def test_a_fork_pr_with_a_read_only_token_degrades_in_one_log_line(gh, repo, cli
     assert result.code == 0, result.err
     lines = [line for line in result.err.splitlines() if "cannot write" in line]
     assert len(lines) == 1 and "403" in lines[0]
-    assert "::error file=app/session.py,line=3" in result.out
-    assert "Re adds the cache" in Path(actions_env["GITHUB_STEP_SUMMARY"]).read_text()
+    # the check step that wrote the report printed its annotations and summary: not twice
+    assert "::error" not in result.out and not Path(actions_env["GITHUB_STEP_SUMMARY"]).exists()
     assert not gh.issue_comments.keys() - {c for c, v in gh.issue_comments.items() if v["user"] != BOT}
     assert gh.count(f"/repos/{gh.full_name}/issues/5/comments", "POST") == 1  # one try, then no more writes
 
@@ -423,6 +424,35 @@ def test_pagination_and_a_merge_request_with_3000_files(gh, forge, ws):
 
 
 # --- GitLab ---------------------------------------------------------------------------------------
+
+
+def test_no_token_degrades_to_the_log_and_says_what_to_set(fake_gitlab, repo, cli, report_file, monkeypatch):
+    """A GitLab job without COMIND_GITLAB_TOKEN: no comment, exit 0, one line naming the variable,
+    and the report's findings in the job log; the fake forge hears nothing."""
+    gl = fake_gitlab
+    gl.add_mr(5)
+    env = {
+        "GITLAB_CI": "true",
+        "CI_API_V4_URL": f"{gl.base}/api/v4",
+        "CI_PROJECT_ID": "42",
+        "CI_MERGE_REQUEST_IID": "5",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    for key in ("COMIND_GITLAB_TOKEN", "GITLAB_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    result = cli(repo, "bot", "run", "--report", str(report_file))
+    assert result.code == 0, result.err
+    assert "set COMIND_GITLAB_TOKEN" in result.err and "posts no comments" in result.err
+    assert "check step's output" in result.err and result.out == ""  # printed once, by the check step
+    assert gl.all_notes(5) == []
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    monkeypatch.setenv("CI_MERGE_REQUEST_DIFF_BASE_SHA", base)
+    result = cli(repo, "bot", "run")  # no report: the bot checks the change against the job's base itself
+    assert result.code == 0 and "posts no comments" in result.err
+    assert gl.all_notes(5) == []
 
 
 def test_gitlab_merge_request_pipeline(fake_gitlab, repo, cli, report_file, monkeypatch):
@@ -529,7 +559,9 @@ def test_serve_rejects_forged_events_and_answers_signed_commands(gh, ws):
 def test_bot_run_checks_the_change_itself_and_sweeps_for_dead_ends(gh, repo, cli, actions_env):
     from conftest import git
 
-    base = git(repo, "rev-parse", "HEAD").strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     (repo / "app.py").write_text("def f():\n    return 2\n")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "change")

@@ -128,6 +128,27 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
 
 
+def test_a_reland_of_a_revert_that_gave_no_reason_names_no_failure(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A revert without a reason states no way it failed: the reland's note says to read the revert
+    instead of asking to check that "it no longer fails that way"."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    tried = repo.commit("Cache permission checks in Redis")
+    repo.git("revert", "--no-edit", tried)  # git's own message: no reason given
+    repo.branch("reland")
+    repo.checkout("reland")
+    repo.git("revert", "--no-edit", "HEAD")
+    reland = repo.head()
+    code, report, _ = check(cli, repo, "--base", "main")
+    [note] = [f for f in report["findings"] if f["type"] == "reland"]
+    assert code == 0 and note["message"].startswith(f"{reland[:7]} relands ")
+    assert "fails that way" not in note["message"]
+    assert note["message"].endswith("Read the revert to learn why it was taken out.")
+
+
 def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """One clone (or one CI cache) sees many branches: a reland waiting on one branch retires the
     attempt there, and only there, while it is not merged."""

@@ -397,6 +397,7 @@ def test_cli_start_stays_light() -> None:
         "comind.ledger",
         "comind.records",
         "comind.codeindex",
+        "comind.rulebook",
     )
     code = (
         "import contextlib, gc, sys\nfrom comind.cli import build_parser, main\n"
