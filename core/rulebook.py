@@ -445,11 +445,13 @@ _FEATURE_VERB = (
     r"|fix(?:es|ed)?|improve[sd]?|refactor(?:s|ed)?|test(?:s|ed)?|rename[sd]?|remove[sd]?|update[sd]?|handle[sd]?"
     r"|new)"
 )
+# A conventional-commit type before it, but not `revert:` (`revert: add a revert command` is a revert).
+_FEATURE_PREFIX = r"(?:(?!revert\b)[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+)?"
 _FEATURE = re.compile(
-    rf"^(?:[A-Za-z][\w-]{{0,30}}(?:\([^)\n]{{0,100}}\))?!?:[ \t]+)?{_FEATURE_VERB}\b[^\n]{{0,80}}?"
+    rf"^{_FEATURE_PREFIX}{_FEATURE_VERB}\b[^\n]{{0,80}}?"
     r"[`'\"]?\b(?:git[ \t]+)?revert[`'\"]?[ \t]+(?:command|subcommand|cli|option|flag|button|action|api|endpoint|"
     r"feature|support|operation|method|function|hook|mode|tool)s?\b|"
-    rf"^(?:[A-Za-z][\w-]{{0,30}}(?:\([^)\n]{{0,100}}\))?!?:[ \t]+)?{_FEATURE_VERB}[ \t]+(?:an?[ \t]+|the[ \t]+)?"
+    rf"^{_FEATURE_PREFIX}{_FEATURE_VERB}[ \t]+(?:an?[ \t]+|the[ \t]+)?"
     r"[`'\"](?:git[ \t]+)?revert[`'\"]",
     re.IGNORECASE,
 )

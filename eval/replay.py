@@ -81,6 +81,7 @@ from comind.rulebook import (
     DEFAULT,
     Brought,
     DependencyMove,
+    ExactReapply,
     HadAlready,
     RelandedBefore,
     RevertedRef,
@@ -815,7 +816,22 @@ def _not_brought(repo: pygit2.Repository, landing: Landing, base: str | None, ru
                 f"the merge does not bring {side.sha[:10]}, which announced it: its diff touches none of that "
                 "commit's files"
             )
-    return _had_already(repo, landing, before, rules.get(HadAlready)) if before else None
+    if before is None or (why := _had_already(repo, landing, before, rules.get(HadAlready))) is None:
+        return None
+    return None if _exact_reapply(repo, landing, before, rules) else why
+
+
+def _exact_reapply(repo: pygit2.Repository, landing: Landing, before: str, rules: RuleBook) -> bool:
+    """Does the landing re-add every informative line of an attempt it relands (rule E6)? Then it
+    is a positive whatever the tree held: lines repeated within the same files (test cases written
+    alike) make the tree look as if it had them."""
+    try:
+        change = approach(repo, landing.commit.sha, before, rules)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    lines = ChangeLines(change, rules)
+    rule = rules.get(ExactReapply)
+    return any(a.lines_of is not None and rule.judge(match_lines(a.lines_of, lines, rules)) for a in landing.expected)
 
 
 def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: HadAlready) -> str | None:

@@ -545,13 +545,25 @@ def _body_quoted(body: str) -> list[RevertMarker]:
     return out
 
 
+def _revert_feature(subject: str) -> bool:
+    """Rule R3: does the subject name a feature or command called revert (`Add a revert command`)?"""
+    if "evert" not in subject and "EVERT" not in subject:
+        return False
+    from comind.rulebook import DEFAULT, RevertFeature  # on use: the rulebook is a heavy import
+
+    return DEFAULT.get(RevertFeature).judge(subject)
+
+
 def revert_markers(subject: str, body: str) -> list[RevertMarker]:
     """Every revert marker of a commit message: subject markers first, then body markers in order.
 
     ``Revert "…"`` lines of the body count only under a subject that is itself a revert (``Revert
     various PRs (#14339)`` listing what it reverts): under any other subject they are the PR
     branch's own history quoted by a squash."""
-    markers = _subject_markers(subject.split("\n", 1)[0])
+    first = subject.split("\n", 1)[0]
+    if _revert_feature(first):
+        return []  # its message may show what the command writes (`This reverts commit …`)
+    markers = _subject_markers(first)
     if "evert" in body or "EVERT" in body:  # cheap pre-filter: every body form contains "revert"
         markers.extend(_body_markers(body))
         if markers and markers[0].source == "subject" and not markers[0].is_reland:

@@ -1050,3 +1050,28 @@ def test_a_revert_of_a_slip_makes_no_attempt(cli, gr: GitRepo, subject: str, att
     summary = harvest(cli, gr)
     assert sum(r["kind"] == "attempt" for r in records(cli, gr)) == attempts
     assert ("revert-of-a-slip" in json.dumps(summary)) == (attempts == 0)
+
+
+@pytest.mark.parametrize(
+    ("subject", "attempts"),
+    [
+        # rule R3: a change adding a command called revert, whose message shows what the command writes
+        (
+            "feat: add a `revert` command\n\nIt commits the inverse with the message\n\n    This reverts commit {sha}.",
+            0,
+        ),
+        ("Add revert subcommand\n\nUsage: `tool revert 12` undoes it.\nReverts #12 the way `git revert` would.", 0),
+        ("Add a revert button (reverts {sha} on a click)", 0),
+        # what R3 leaves alone: a revert, and a revert of a commit that added such a command
+        ("Take the cache back out\n\nThis reverts commit {sha}.", 1),
+        ('Revert "feat: add a `revert` command"\n\nThis reverts commit {sha}.', 1),
+        ("revert: add a `revert` command\n\nThis reverts commit {sha}.", 1),  # a conventional revert
+    ],
+)
+def test_a_subject_naming_a_command_called_revert_is_no_revert(cli, gr: GitRepo, subject: str, attempts: int) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    sha = gr.commit("Cache the grants (#12)")
+    gr.write("app/perm.py", PERM)
+    gr.commit(subject.format(sha=sha))
+    harvest(cli, gr)
+    assert sum(r["kind"] == "attempt" for r in records(cli, gr)) == attempts

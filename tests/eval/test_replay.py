@@ -766,3 +766,30 @@ def test_a_one_line_edit_made_again_alone_is_flagged(cli, tmp_path: Path) -> Non
     assert (data["relands"], data["relands_flagged"], data["false_flags"]) == (1, 1, 0)
     [flag] = data["flags"]
     assert flag["commit"] == reland and [m["how"] for m in flag["matches"]] == ["edit"]
+
+
+_CASES = "".join(
+    f"    response = client.post('/alpha/run/{i}', json=payload)\n"
+    f"    assert response.json()['state_{i}'] == expected_state\n"
+    for i in range(6)
+)
+_FIRST = f"def test_alpha_runs(client, payload, expected_state):\n{_CASES}"
+_SECOND = f"{_FIRST}\n\ndef test_alpha_retries(client, payload, expected_state):\n{_CASES}"
+
+
+def test_an_exact_reapply_is_a_positive_whatever_the_tree_held(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Rule E6: a test written like the one beside it, reverted, then re-applied as it was. The tree
+    before the reapply holds 92% of its lines (the other test's), which E5 alone reads as "the
+    tree had it already"; the reapply re-adds every informative line of the attempt: a positive."""
+    repo = started(tmp_path)
+    repo.write("tests/test_alpha.py", _FIRST)
+    repo.commit("Test the alpha runs")
+    stream(repo, "a")
+    repo.write("tests/test_alpha.py", _SECOND)
+    revert(repo, repo.commit("Retry alpha runs (#5)"))
+    stream(repo, "b")
+    repo.write("tests/test_alpha.py", _SECOND)
+    again = repo.commit('Reapply "Retry alpha runs (#5)"')
+    data = replay(cli, repo.path)
+    assert data["relands_skipped"] == [] and data["relands"] == 1 and data["relands_flagged"] == 1
+    assert [f["commit"] for f in data["flags"]] == [again]
