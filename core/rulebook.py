@@ -311,7 +311,8 @@ class Resemblance(MatchRule):
     )
 
     def judge(self, m: Match, book: RuleBook) -> bool:
-        return m.score >= self.value("score") and m.weight >= self.value("weight") and m.matched >= book.min_lines
+        bar = self.value("score")
+        return bar < 1 and m.score >= bar and m.weight >= self.value("weight") and m.matched >= book.min_lines
 
 
 class WholeEdit(MatchRule):
