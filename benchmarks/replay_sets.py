@@ -354,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{len(results)} replayed in {summary['seconds']} s with --jobs {args.jobs} (load {os.getloadavg()[0]:.1f})"
         )
-    if args.out is not None and args.report is None:
+    if args.out is not None:
         (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     if args.against is None:
         return 0

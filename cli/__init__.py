@@ -28,6 +28,8 @@ COMMANDS = {
     "harvest": "harvest",
     "check": "check",
     "preflight": "preflight",
+    "hook": "hook",
+    "init-hooks": "hook",
     "log": "read",
     "show": "read",
     "search": "read",

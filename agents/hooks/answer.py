@@ -1,0 +1,240 @@
+"""One hook call, whichever the agent: a session digest, or the records on what an edit touches
+(and a deny when a `must` constraint's compiled check fails on the edited text).
+
+Everything comes from the hooks' view (`view`), so a warm call reads one JSON file and, only
+for files that records or `must` checks are on, parses the edited file. The block is rendered as
+`preflight --format agent` renders it: quoted, attributed data, at most 500 tokens, T2 and above,
+each record once per session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..render import Entry, clean, render
+from . import edits as editing
+from . import view as views
+from .interface import AFTER_EDIT, BEFORE_EDIT, SESSION, Edit, HookInputError, Reply, Request
+from .session import Session, prune
+
+if TYPE_CHECKING:
+    from comind.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class EditedFile:
+    path: str  # relative to the work tree, with /
+    before: str
+    after: str
+
+
+def edited_file(ws: Workspace, request: Request) -> EditedFile | None:
+    """The file the request edits, before and after; None when there is nothing to say (a file
+    comind cannot read as text, an edit that will not apply). A path outside the work tree is
+    an input error."""
+    if not request.edits:
+        return None
+    raw = request.edits[0].path
+    base = Path(request.cwd) if request.cwd else ws.root
+    target = (base / raw).resolve() if not Path(raw).is_absolute() else Path(raw).resolve()
+    root = ws.root.resolve()
+    if not target.is_relative_to(root):
+        raise HookInputError(f"tool_input.file_path: {raw} is outside the repository {root}")
+    rel = target.relative_to(root).as_posix()
+    if rel == ".git" or rel.startswith(".git/") or any(e.path != raw for e in request.edits):
+        return None
+    try:
+        before = target.read_text(encoding="utf-8") if target.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        if request.kind == AFTER_EDIT:  # the edit is on disk: undo it to see what it changed
+            after = before
+            before = editing.apply(after, [_reversed(e) for e in reversed(request.edits)])
+        else:
+            after = editing.apply(before, request.edits)
+    except editing.NotApplicable:
+        return None
+    return EditedFile(rel, before, after)
+
+
+def _reversed(edit: Edit) -> Edit:
+    if edit.old is None:
+        raise editing.NotApplicable  # a whole file written: what was there before is gone
+    return Edit(edit.path, edit.old, edit.new, edit.replace_all)
+
+
+def respond(ws: Workspace, request: Request) -> Reply:
+    if request.kind not in (SESSION, BEFORE_EDIT, AFTER_EDIT):
+        return Reply()
+    edited = edited_file(ws, request) if request.kind != SESSION else None  # input errors before any write
+    if request.kind != SESSION and edited is None and not (request.kind == AFTER_EDIT and request.call):
+        return Reply()
+    view, behind = current_view(ws)
+    folder = views.hooks_dir(ws.git_dir)
+    session = Session.load(folder, request.session)
+    if request.kind == SESSION:
+        prune(folder)
+        return _show(ws, session, view, view.digest, behind, "session start")
+    assert edited is not None or request.call
+    if request.kind == AFTER_EDIT:
+        pending = session.pending.pop(request.call, None)
+        if pending is None:
+            return _show(ws, session, view, on_edit(view, edited) if edited else {}, behind, "edit")
+        return _show(ws, session, view, dict(zip(pending[::2], pending[1::2], strict=True)), behind, "edit", dirty=True)
+    assert edited is not None
+    ids = on_edit(view, edited)
+    deny = must_failures(ws, view, edited)
+    if request.call:  # the agent takes context only after the edit: keep them for it
+        if ids:
+            session.pending[request.call] = [x for pair in ids.items() for x in pair]
+            session.save()
+        return Reply(deny=deny)
+    reply = _show(ws, session, view, ids, behind, "edit")
+    return Reply(reply.context, deny)
+
+
+def current_view(ws: Workspace) -> tuple[views.View, str]:
+    """The view, and why it may be behind ("" when current). None made yet: made now (once);
+    behind: used as it is while a refresh runs in the background."""
+    view = views.load(ws)
+    if view is None:
+        view = views.build(ws)
+        views.save(ws, view)
+        return view, ""
+    behind = views.staleness(ws, view)
+    if behind:
+        started = views.refresh_in_background(ws)
+        behind += "; a refresh is running" if started else "; a refresh is already running"
+    return view, behind
+
+
+def _show(
+    ws: Workspace,
+    session: Session,
+    view: views.View,
+    ids: Mapping[str, str] | list[str],
+    behind: str,
+    on: str,
+    *,
+    dirty: bool = False,
+) -> Reply:
+    seen = session.seen()
+    whys = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, "")
+    entries = []
+    for record_id, why in whys.items():
+        if record_id in view.entries and record_id not in seen:
+            entry = Entry.from_json(view.entries[record_id])
+            entries.append(replace(entry, why=why) if why else entry)
+    if not entries:
+        if dirty:
+            session.save()
+        return Reply()
+    footer = [f"note: as of {view.head[:7]}: {behind}"] if behind else []
+    block = render(entries, attributes={"on": on}, footer=footer)
+    session.mark(block.shown)
+    session.save()
+    return Reply(block.text)
+
+
+def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
+    """The view's records on the file the edit changes (id -> why shown): on a symbol it
+    touches, or on the file (or a folder holding it) as a whole."""
+    folders = [edited.path[: i + 1] for i, c in enumerate(edited.path) if c == "/"]
+    places = [(p, pair) for p in (edited.path, *folders) for pair in view.places.get(p, [])]
+    if not places:
+        return {}
+    symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else set()
+    out: dict[str, str] = {}
+    for path, (record_id, symbol) in places:
+        if not symbol or path.endswith("/"):
+            out.setdefault(record_id, f"on {path}, which this edit changes")
+        elif any(q == symbol or q.startswith(symbol + ".") or symbol.startswith(q + ".") for q in symbols):
+            out.setdefault(record_id, f"on {path}::{symbol}, which this edit touches")
+    return out
+
+
+def touched(view: views.View, edited: EditedFile) -> set[str]:
+    """The symbols the edit touches: from the spans at HEAD when the file is as it is at HEAD,
+    else by parsing the text before and after the edit."""
+    known = view.spans.get(edited.path)
+    if known:
+        from blake3 import blake3
+
+        if blake3(edited.before.encode("utf-8", "surrogatepass")).hexdigest() == known[0]:
+            return editing.touched_by_spans([(q, a, b) for q, a, b in known[1]], edited.before, edited.after)
+    return editing.touched_symbols(edited.path, edited.before, edited.after)
+
+
+def must_failures(ws: Workspace, view: views.View, edited: EditedFile) -> str:
+    """The deny reason when a `must` constraint's compiled check fails on the edited text and
+    not on the text before it; "" otherwise. Only the checks that read the file are run."""
+    if not view.checks:
+        return ""
+    wanted = view.checked.get(edited.path)
+    if wanted is None and edited.before == "":  # a new file: ask each check whether it reads it
+        wanted = list(view.checks)
+    if not wanted:
+        return ""
+    violations = _run_checks(ws, view, edited, wanted)
+    if not violations:
+        return ""
+    lines = ["comind: this edit breaks a `must` constraint (recorded data, quoted; verify before relying):"]
+    for record_id, message, where in violations[:3]:
+        entry = view.entries.get(record_id, {})
+        title = clean(str(entry.get("title") or record_id), 120)
+        lines.append(f'- [constraint · T{entry.get("trust", "?")} · must] "{title}" — {clean(message, 200)}')
+        if where:
+            lines.append(f"  verify: read {clean(where, 160)}")
+        lines.append(f"  record: {record_id[-8:]} (comind show {record_id[-8:]})")
+    return "\n".join(lines)
+
+
+def _run_checks(ws: Workspace, view: views.View, edited: EditedFile, wanted: list[str]) -> list[tuple[str, str, str]]:
+    from comind.checks.context import CheckContext
+    from comind.checks.evaluate import evaluate
+    from comind.checks.interface import CheckError
+    from comind.query import current_time
+    from comind.records import Record
+
+    ctx = CheckContext(ws.index, work_tree=ws.root)
+    checks: list[tuple[Record, Any]] = []
+    for record_id in wanted:
+        record = Record(view.checks[record_id])
+        try:
+            check = views.compiled(record)
+        except CheckError:
+            continue
+        if edited.path in view.checked or views.applies(check, ctx, edited.path):
+            checks.append((record, check))
+    head = ws.head()
+    if not checks or head is None:
+        return []
+    base = _commit_with(ws, head, edited.path, edited.before)
+    after = _commit_with(ws, base, edited.path, edited.after)
+    suppressions = [Record(d) for d in view.suppressions]
+    result = evaluate(checks, ctx, base=base, head=after, suppressions=suppressions, today=current_time().date())
+    out = []
+    for v in result.violations:
+        where = f"{edited.path}:{v.line}" + (f"-{v.end_line}" if v.end_line and v.end_line != v.line else "")
+        out.append((v.record_id, v.message, where if v.line else edited.path))
+    return out
+
+
+def _commit_with(ws: Workspace, parent: str, path: str, text: str) -> str:
+    """A commit on no ref: `parent`'s tree with `path` holding `text` (what the checks read)."""
+    import pygit2
+
+    repo = ws.index.repo
+    commit = repo[parent]
+    assert isinstance(commit, pygit2.Commit)
+    index = pygit2.Index()
+    index.read_tree(commit.tree)
+    blob = repo.create_blob(text.encode("utf-8", "surrogatepass"))
+    index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    who = pygit2.Signature("comind hook", "hook@comind.invalid", commit.commit_time, 0)
+    return str(repo.create_commit(None, who, who, "comind hook: an edit", tree, [commit.id]))

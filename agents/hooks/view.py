@@ -1,0 +1,314 @@
+"""The hooks' view of the ledger: what an agent may be shown, made once per HEAD and ledger state
+and read by every hook call as one JSON file (`.git/comind/hooks/view.json`).
+
+A hook answers within a tool call, so it never derives status itself: re-anchoring at a new HEAD
+can take seconds on a long history. When HEAD or the ledger moved since the view was made, a
+hook answers from the view it has, says so, and a refresh runs in the background.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from comind.git import head_commit
+
+from .session import write_atomic
+
+if TYPE_CHECKING:
+    from comind.records import Record
+    from comind.workspace import Workspace
+
+VERSION = 1
+DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and what was tried and undone
+REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
+LOCK_STALE = 600  # seconds after which a refresh lock is taken to be left by a crash
+LEDGER_SUBDIRS = ("_ledger/inbox", "_ledger/snapshots", "_ledger/erased")
+
+
+def hooks_dir(git_dir: Path) -> Path:
+    return git_dir / "comind" / "hooks"
+
+
+@dataclass
+class View:
+    head: str
+    marks: list[str]
+    built: float
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> Entry.to_json()
+    places: dict[str, list[list[str]]] = field(default_factory=dict)  # path -> [[id, symbol or ""]]
+    digest: list[str] = field(default_factory=list)
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> record data: must, compiled
+    checked: dict[str, list[str]] = field(default_factory=dict)  # path at head -> ids of checks reading it
+    # path -> [blake3 of its text at HEAD, [[qualname, start, end], …]]: an edit of a file as it
+    # is at HEAD finds what it touches without parsing it (no tree-sitter import, 0.1 s)
+    spans: dict[str, list[Any]] = field(default_factory=dict)
+    suppressions: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": VERSION, **self.__dict__}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> View:
+        data = dict(data)
+        data.pop("version", None)
+        return cls(**data)
+
+
+def ledger_marks(ws: Workspace) -> list[str]:
+    """A cheap mark of each ledger source's state: the mtimes of a local store's folders (as the
+    store's change token, read without importing the store: 0.13 s), "remote" for others."""
+    roots = [
+        _local_root(str(ws.config.store), ws.root),
+        ws.git_dir / "comind/harvest",
+        ws.git_dir / "comind/harvest-branch",
+    ]
+    marks = []
+    for root in roots:
+        if root is None:
+            marks.append("remote")
+            continue
+        parts = []
+        for sub in LEDGER_SUBDIRS:
+            try:
+                parts.append(str(os.stat(root / sub).st_mtime_ns))
+            except OSError:
+                parts.append("-")
+        marks.append(":".join(parts))
+    return marks
+
+
+def _local_root(url: str, base: Path) -> Path | None:
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme not in ("", "file"):
+        return None
+    path = Path(url[len("file://") :] if scheme else url)
+    return path if path.is_absolute() else base / path
+
+
+def load(ws: Workspace) -> View | None:
+    try:
+        data = json.loads((hooks_dir(ws.git_dir) / "view.json").read_text(encoding="utf-8"))
+        return View.from_json(data) if data.get("version") == VERSION else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None  # missing or unreadable: it is a cache, made again
+
+
+def staleness(ws: Workspace, view: View) -> str:
+    """Why the view may be behind ("" when it is not)."""
+    head = head_commit(ws.head_dir, ws.git_dir) or ""
+    if head != view.head:
+        return f"HEAD moved to {head[:7]} since this view was made at {view.head[:7]}"
+    marks = ledger_marks(ws)
+    if marks != view.marks:
+        return "the ledger changed since this view was made"
+    if "remote" in marks and time.time() - view.built > REMOTE_FRESH:
+        return "the shared store may have changed since this view was made"
+    return ""
+
+
+def save(ws: Workspace, view: View) -> None:
+    folder = hooks_dir(ws.git_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / "view.json", json.dumps(view.to_json(), separators=(",", ":")))
+
+
+def refresh_in_background(ws: Workspace) -> bool:
+    """Start `comind hook refresh` detached, unless one is running; whether one was started."""
+    folder = hooks_dir(ws.git_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / "refresh.lock"
+    try:
+        if time.time() - lock.stat().st_mtime > LOCK_STALE:
+            lock.unlink(missing_ok=True)
+    except OSError:
+        pass
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    import subprocess  # here: 20 ms to import, and only a view that is behind needs it
+    import sys
+
+    code = "import sys\nfrom comind.cli import main\nsys.exit(main(sys.argv[1:]))"
+    try:
+        subprocess.Popen(
+            [sys.executable, "-c", code, "-q", "-C", str(ws.root), "hook", "refresh", "--release-lock"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        lock.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def release_lock(ws: Workspace) -> None:
+    (hooks_dir(ws.git_dir) / "refresh.lock").unlink(missing_ok=True)
+
+
+# -- building ----------------------------------------------------------------------------------
+
+
+def build(ws: Workspace) -> View:
+    """Derive every record's status at HEAD (the slow part) and keep what hooks may show: T2 and
+    above, active or stale, each with where its anchors are now."""
+    from comind.anchoring import Anchorer
+    from comind.query import open_ledger, statuses
+
+    from ..entries import MIN_TRUST, SURFACED, agent_trust, entry_of, person_confirmed, subject_anchor
+
+    marks = ledger_marks(ws)  # before reading: a write meanwhile makes the next call refresh again
+    head = ws.head() or ""
+    view = View(head=head, marks=marks, built=time.time())
+    if not head:
+        return view
+    ledger = open_ledger(ws)
+    records = [r for r in ledger.all() if r.kind != "relation"]
+    derived = statuses(ws, ledger, records)
+    confirmed = person_confirmed(ledger.relations())
+    index = ws.index
+    snapshot = index.snapshot(head)
+    anchorer = Anchorer(index, ws.config.drift_threshold)
+    digest = []
+    for record in records:
+        status = derived[record.id]
+        if record.kind == "suppression":
+            if status.state not in ("retracted", "superseded", "quarantined"):
+                view.suppressions.append(record.data)
+            continue
+        trust = agent_trust(record, status, record.id in confirmed)
+        if status.state not in SURFACED or trust < MIN_TRUST:
+            continue
+        places = _places(record, anchorer, snapshot)
+        for place, name in places:
+            view.places.setdefault(place, []).append([record.id, name])
+        path, symbol, span = _where_subject(subject_anchor(record), places, snapshot)
+        entry = entry_of(
+            record,
+            status,
+            confirmed=record.id in confirmed,
+            why=_digest_why(record),
+            path=path,
+            symbol=symbol,
+            span=span,
+            at=head,
+        )
+        view.entries[record.id] = entry.to_json()
+        if record.kind in DIGEST_KINDS:
+            digest.append(record)
+        if record.kind == "constraint" and record.fields.get("severity") == "must" and "check" in record.fields:
+            view.checks[record.id] = record.data
+    anchorer.flush()
+    _spans(view, snapshot)
+    view.digest = [r.id for r in sorted(digest, key=lambda r: _digest_order(r, view.entries[r.id]))]
+    _checked_paths(ws, view, snapshot.files)
+    return view
+
+
+def _spans(view: View, snapshot: Any) -> None:
+    from blake3 import blake3
+
+    for path, pairs in view.places.items():
+        if path.endswith("/") or path not in snapshot.files or not any(symbol for _, symbol in pairs):
+            continue
+        try:
+            data = snapshot.blob_data(path)
+        except KeyError:
+            continue
+        spans = [[d.qualname, d.start_line, d.end_line] for d in snapshot.definitions(path)]
+        view.spans[path] = [blake3(data).hexdigest(), spans]
+
+
+def _places(record: Record, anchorer: Any, snapshot: Any) -> list[tuple[str, str]]:
+    """(path, symbol or "") of each anchor with a path: where it is at HEAD when it can be
+    followed there, else as written."""
+    out = []
+    for anchor in record.anchors:
+        path = anchor.get("path")
+        if not path:
+            continue
+        symbol = anchor.get("symbol") or ""
+        if anchor.get("commit") and not path.endswith("/"):
+            state, found_path, found_symbol = anchorer.where(anchor, snapshot)
+            if state == "found" and found_path:
+                path, symbol = found_path, found_symbol if found_symbol else symbol
+        out.append((path, symbol))
+    return list(dict.fromkeys(out))
+
+
+def _where_subject(
+    subject: dict[str, Any] | None, places: list[tuple[str, str]], snapshot: Any
+) -> tuple[str | None, str | None, tuple[int, int] | None]:
+    if subject is None or not subject.get("path") or not places:
+        return None, None, None
+    path, symbol = places[0]
+    span = None
+    if symbol and not path.endswith("/"):
+        found = snapshot.find(path, symbol)
+        if found is not None:
+            span = (found.start_line, found.end_line)
+    return path, symbol or None, span
+
+
+def _digest_why(record: Record) -> str:
+    if record.kind == "attempt":
+        return f"a dead end in this repository ({record.fields.get('outcome', 'undone')})"
+    if record.kind == "constraint":
+        return f"a {record.fields.get('severity', 'should')} constraint in this repository"
+    return ""
+
+
+def _digest_order(record: Record, entry: dict[str, Any]) -> tuple[int, int, int, str]:
+    kind = DIGEST_KINDS.index(record.kind)
+    must = 0 if record.fields.get("severity") == "must" else 1
+    newest = -int(datetime.fromisoformat(record.created_at.replace("Z", "+00:00")).astimezone(UTC).timestamp())
+    return (-int(entry["trust"]), kind * 2 + must, newest, record.id)
+
+
+def _checked_paths(ws: Workspace, view: View, files: Iterable[str]) -> None:
+    """Which files at HEAD each `must` check reads, so an edit elsewhere runs none of them."""
+    if not view.checks:
+        return
+    from comind.checks.context import CheckContext
+    from comind.checks.interface import CheckError
+    from comind.records import Record
+
+    ctx = CheckContext(ws.index, work_tree=ws.root)
+    paths = list(files)
+    for record_id, data in list(view.checks.items()):
+        try:
+            check = compiled(Record(data))
+        except CheckError as exc:
+            view.warnings.append(str(exc))
+            del view.checks[record_id]
+            continue
+        for path in paths:
+            if applies(check, ctx, path):
+                view.checked.setdefault(path, []).append(record_id)
+
+
+def compiled(record: Record) -> Any:
+    from comind.checks.types import check_of
+
+    return check_of(record)
+
+
+def applies(check: Any, ctx: Any, path: str) -> bool:
+    """Whether an edit of `path` can change the check's result: the files a file-local check
+    reads (`wants`), else what the check type says changes it."""
+    wants = getattr(check, "wants", None)
+    if callable(wants):
+        return bool(wants(path))
+    return bool(check.affected_by(ctx, [path]))

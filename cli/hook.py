@@ -1,0 +1,121 @@
+"""comind hook AGENT EVENT: an agent CLI's hook (stdin JSON in, stdout JSON out);
+comind init-hooks AGENT: comind's hooks merged into that agent's settings file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+MAX_INPUT = 64 << 20  # bytes of hook input read at most (a Write carries the whole file)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "hook",
+        parents=[common],
+        help="an agent CLI's hook: the records on what it is about to edit (stdin JSON, stdout JSON)",
+        description="Run as an agent CLI's hook: reads the event's JSON on stdin and prints the answer the "
+        "agent documents on stdout (nothing when nothing is relevant). Agents: claude (SessionStart, "
+        "PreToolUse), gemini (SessionStart, BeforeTool, AfterTool). A payload it cannot read is an error "
+        "on stderr with exit 1, which lets the agent go on. `comind hook refresh` remakes the hooks' view.",
+    )
+    p.add_argument("agent", metavar="AGENT", help="claude or gemini (or refresh)")
+    p.add_argument("event", metavar="EVENT", nargs="?", default="", help="the hook event, as the agent names it")
+    p.add_argument("--release-lock", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(handler=run)
+
+    q = sub.add_parser(
+        "init-hooks",
+        parents=[common],
+        help="add comind's hooks to an agent's settings file (idempotent)",
+        description="Merge comind's hooks into the agent's settings file, keeping every other setting and "
+        "hook: claude: .claude/settings.json (--scope project) or .claude/settings.local.json (--scope local); "
+        "gemini: .gemini/settings.json. Prints what it changed.",
+    )
+    q.add_argument("agent", choices=("claude", "gemini"))
+    q.add_argument("--scope", choices=("project", "local"), default="project", help="default project")
+    q.set_defaults(handler=init_hooks)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Whatever goes wrong, the exit code is 1, never 2: 2 tells the agent to block the tool call."""
+    from comind.errors import ComindError
+
+    try:
+        if args.agent == "refresh":
+            return _refresh(args)
+        return _hook(args)
+    except ComindError as exc:
+        print(f"comind hook: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug must not block the agent either
+        print(f"comind hook: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from comind.agents.hooks import AGENTS
+    from comind.agents.hooks.answer import respond
+    from comind.agents.hooks.interface import HookInputError
+    from comind.cli import workspace
+
+    agent = AGENTS.get(args.agent)
+    if agent is None:
+        raise HookInputError(f"unknown agent {args.agent!r} (one of {', '.join(AGENTS)})")
+    if args.event not in agent.events:
+        raise HookInputError(f"{agent.name}: unknown event {args.event!r} (one of {', '.join(agent.events)})")
+    raw = sys.stdin.buffer.read(MAX_INPUT + 1)
+    if len(raw) > MAX_INPUT:
+        raise HookInputError(f"stdin: more than {MAX_INPUT >> 20} MiB")
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        raise HookInputError(f"stdin: not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError(f"stdin: expected a JSON object, got {type(payload).__name__}")
+    request = agent.parse(args.event, payload)
+    if not getattr(args, "directory", None) and request.cwd:
+        if not Path(request.cwd).is_dir():
+            raise HookInputError(f"payload.cwd: {request.cwd} is not a folder")
+        args.directory = request.cwd
+    reply = respond(workspace(args), request)
+    out = agent.output(request, reply)
+    if out is not None:
+        print(json.dumps(out, ensure_ascii=False))
+    return 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    from comind.agents.hooks import view
+    from comind.cli import workspace
+
+    ws = workspace(args)
+    try:
+        view.save(ws, view.build(ws))
+    finally:
+        if args.release_lock:
+            view.release_lock(ws)
+    return 0
+
+
+def init_hooks(args: argparse.Namespace) -> int:
+    from comind.agents.hooks import AGENTS
+    from comind.agents.hooks.settings import install
+    from comind.cli import workspace
+
+    ws = workspace(args)
+    path, changes = install(ws.root, AGENTS[args.agent], args.scope)
+    where = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path
+    if not changes:
+        print(f"{where}: nothing to change")
+    for line in changes:
+        print(f"{where}: {line}")
+    if changes and ws.head():  # the first hook call then finds the view made
+        from comind.agents.hooks import view
+
+        view.save(ws, view.build(ws))
+    return 0

@@ -1,0 +1,229 @@
+"""`comind hook` run as the agents run it: a process fed payloads shaped as their docs show.
+
+Claude Code: https://code.claude.com/docs/en/hooks; Gemini CLI: docs/hooks/reference.md of
+google-gemini/gemini-cli. Malformed payloads get a clear error on stderr and exit 1 (2 would
+block the agent's tool call), and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hooks_repo import CACHED, PERM, base, build, claude_edit, hook
+
+from comind.agents.render import TOKEN_BUDGET, tokens
+
+OLD = "        return perm in grants\n"
+NEW = "        return perm in set(grants)\n"
+
+
+def context(result) -> str:  # type: ignore[no-untyped-def]
+    assert result.code == 0, result.err
+    return str(result.json["hookSpecificOutput"]["additionalContext"])
+
+
+def test_session_start_digest_then_nothing_twice(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    first = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"})
+    text = context(first)
+    assert first.json["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert text.startswith('<comind-ledger source="comind"') and text.endswith("</comind-ledger>")
+    assert "[constraint · T3 · active · must] Never eval input" in text
+    assert "Cache grants in the checker" in text  # the reverted attempt (harvested, T2)
+    assert "An agent's guess" not in text  # T1: never surfaced by a hook
+    assert tokens(text) <= TOKEN_BUDGET
+    again = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "resume"})
+    assert (again.code, again.out) == (0, "")  # each record once per session
+
+
+def test_edit_multiedit_and_write_get_the_records_on_what_they_touch(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    edit = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW))
+    text = context(edit)
+    out = edit.json["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse" and "permissionDecision" not in out  # the user's rules decide
+    assert "load_grants is slow when cold" in text and "which this edit touches" in text
+    assert "verify: read app/perm.py:2-4" in text and "An agent's guess" not in text
+    assert (repo.path / "app/perm.py").read_text() == PERM  # a hook never edits
+    same = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW))
+    assert (same.code, same.out) == (0, "")  # shown once this session
+
+    multi = {
+        **base(repo.path, "PreToolUse", "s-2"),
+        "tool_name": "MultiEdit",
+        "tool_input": {
+            "file_path": str(repo.path / "app/perm.py"),
+            "edits": [
+                {"old_string": "def audit(event):", "new_string": "def audit(event, who):", "replace_all": False},
+                {"old_string": OLD, "new_string": NEW, "replace_all": False},
+            ],
+        },
+    }
+    assert "load_grants is slow when cold" in context(hook(repo.path, "claude", "PreToolUse", multi))
+    write = {
+        **base(repo.path, "PreToolUse", "s-3"),
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(repo.path / "app/perm.py"), "content": CACHED},
+    }
+    assert "Cache grants in the checker" in context(hook(repo.path, "claude", "PreToolUse", write))
+
+
+def test_nothing_relevant_prints_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    other = claude_edit(repo.path, "    return 1\n", "    return 2\n", path="app/other.py")
+    assert (lambda r: (r.code, r.out, r.err))(hook(repo.path, "claude", "PreToolUse", other)) == (0, "", "")
+    audit = claude_edit(repo.path, "    return event\n", "    return [event]\n")  # perm.py, not Checker.check
+    text = context(hook(repo.path, "claude", "PreToolUse", audit))
+    assert "Never eval input" in text and "load_grants" not in text  # file-wide records only
+    read = {**base(repo.path, "PreToolUse"), "tool_name": "Read", "tool_input": {"file_path": str(repo.path / "a")}}
+    assert hook(repo.path, "claude", "PreToolUse", read).out == ""
+
+
+def test_a_failing_must_check_denies_with_the_reason_as_data(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    bad = claude_edit(repo.path, "    return event\n", "    return eval(event)\n")
+    result = hook(repo.path, "claude", "PreToolUse", bad)
+    out = result.json["hookSpecificOutput"]
+    assert result.code == 0 and out["permissionDecision"] == "deny"
+    assert '"Never eval input" — eval() of event' in out["permissionDecisionReason"]
+    assert "verify: read app/perm.py:8" in out["permissionDecisionReason"]
+    fine = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-9"))
+    assert "permissionDecision" not in fine.json["hookSpecificOutput"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [
+        ("not json {", "not JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ({"session_id": "s", "tool_name": "Edit"}, "tool_input"),
+        ({"session_id": "s", "tool_name": "Edit", "tool_input": {"file_path": "app/perm.py"}}, "old_string"),
+        ({"session_id": 7, "tool_name": "Write", "tool_input": {}}, "session_id"),
+        ({"tool_name": "MultiEdit", "tool_input": {"file_path": "x.py", "edits": "no"}}, "edits"),
+        ({"tool_name": "Write", "tool_input": {"file_path": "/etc/passwd", "content": "x"}}, "outside the repository"),
+        ({"tool_name": "Write", "tool_input": {"file_path": "../x.py", "content": "x"}}, "outside the repository"),
+    ],
+)
+def test_malformed_payloads_error_with_exit_1_and_write_nothing(cli, tmp_path: Path, payload, said) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    if isinstance(payload, dict):
+        payload = {"cwd": str(repo.path), "hook_event_name": "PreToolUse", **payload}
+    result = hook(repo.path, "claude", "PreToolUse", payload)
+    assert result.code == 1 and result.out == ""  # 1: a non-blocking error, the agent goes on
+    assert result.err.startswith("comind hook: ") and said in result.err and result.err.count("\n") == 1
+    assert not (repo.path / ".git/comind/hooks").exists()
+    assert repo.git("status", "--porcelain") == ""
+
+
+def test_unknown_agent_or_event_is_not_a_block(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    assert hook(repo.path, "nosuch", "PreToolUse", {}).code == 1
+    assert hook(repo.path, "claude", "BeforeTool", {}).code == 1
+
+
+def test_at_most_500_tokens_and_the_rest_later(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    for n in range(12):
+        title = f"Gotcha number {n} about the grants path and its caches"
+        assert (
+            cli(
+                repo.path,
+                "remember",
+                "gotcha",
+                "--title",
+                title,
+                "--on",
+                "app/perm.py::Checker.check",
+                "--symptom",
+                "a symptom that takes some room " * 3,
+                "--cause",
+                "a cause " * 5,
+            ).code
+            == 0
+        )
+    first = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert tokens(first) <= TOKEN_BUDGET and "more not shown" in first
+    second = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert tokens(second) <= TOKEN_BUDGET
+    shown = [line for line in (first + second).splitlines() if line.startswith("[gotcha")]
+    assert len(shown) == len(set(shown))  # none twice in the session
+
+
+def test_gemini_before_and_after_tool(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    stamp = {"timestamp": "2026-12-02T12:00:00Z"}
+    start = hook(repo.path, "gemini", "SessionStart", {**base(repo.path, "SessionStart"), **stamp, "source": "startup"})
+    assert start.json["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Never eval input" in start.json["hookSpecificOutput"]["additionalContext"]
+    args = {"file_path": str(repo.path / "app/perm.py"), "instruction": "a set", "old_string": OLD, "new_string": NEW}
+    call = {**base(repo.path, "BeforeTool"), **stamp, "tool_name": "replace", "tool_input": args}
+    before = hook(repo.path, "gemini", "BeforeTool", call)
+    assert (before.code, before.out) == (0, "")  # BeforeTool takes no context: kept for AfterTool
+    (repo.path / "app/perm.py").write_text(PERM.replace(OLD, NEW))  # the tool runs
+    response = {"llmContent": "ok", "returnDisplay": "ok"}
+    after = hook(repo.path, "gemini", "AfterTool", {**call, "hook_event_name": "AfterTool", "tool_response": response})
+    out = after.json["hookSpecificOutput"]
+    assert out["hookEventName"] == "AfterTool" and "load_grants is slow when cold" in out["additionalContext"]
+    bad = {**call, "tool_input": {**args, "old_string": "    return event\n", "new_string": "    return eval(event)\n"}}
+    denied = hook(repo.path, "gemini", "BeforeTool", bad)
+    assert denied.json["decision"] == "deny" and "Never eval input" in denied.json["reason"]
+    assert hook(repo.path, "gemini", "BeforeTool", "nope").code == 1
+
+
+def test_at_a_new_head_it_answers_from_the_cache_and_says_so(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    assert cli(repo.path, "hook", "refresh").code == 0
+    old_head = repo.git("rev-parse", "HEAD").strip()
+    repo.write("app/new.py", "def new():\n    return 0\n")
+    repo.commit("a new head")
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert f"note: as of {old_head[:7]}: HEAD moved to" in text and "refresh" in text
+    lock = repo.path / ".git/comind/hooks/refresh.lock"
+    for _ in range(600):  # the background refresh ends (not a timing: it is waited for)
+        if not lock.exists():
+            break
+        time.sleep(0.1)
+    view = json.loads((repo.path / ".git/comind/hooks/view.json").read_text())
+    assert view["head"] == repo.git("rev-parse", "HEAD").strip()
+    fresh = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-new")))
+    assert "note: as of" not in fresh
+
+
+def test_init_hooks_merges_idempotently_and_keeps_other_settings(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    settings = repo.path / ".claude/settings.json"
+    settings.parent.mkdir()
+    theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]}
+    settings.write_text(
+        json.dumps({"model": "x", "hooks": {"PreToolUse": [theirs]}, "permissions": {"allow": ["Read"]}})
+    )
+    first = cli(repo.path, "init-hooks", "claude")
+    assert first.code == 0 and "added the PreToolUse hook (matcher Edit|MultiEdit|Write)" in first.out
+    data = json.loads(settings.read_text())
+    assert data["model"] == "x" and data["permissions"] == {"allow": ["Read"]} and theirs in data["hooks"]["PreToolUse"]
+    ours = [h for g in data["hooks"]["PreToolUse"] for h in g["hooks"] if "hook claude" in h["command"]]
+    assert [h["command"] for h in ours] == ["comind hook claude PreToolUse"]
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "comind hook claude SessionStart"
+    second = cli(repo.path, "init-hooks", "claude")
+    assert second.out.strip() == ".claude/settings.json: nothing to change"
+    assert json.loads(settings.read_text()) == data
+    local = cli(repo.path, "init-hooks", "claude", "--scope", "local")
+    assert local.code == 0 and (repo.path / ".claude/settings.local.json").exists()
+    gemini = cli(repo.path, "init-hooks", "gemini")
+    assert gemini.code == 0 and "BeforeTool" in gemini.out and "AfterTool" in gemini.out
+    hooks = json.loads((repo.path / ".gemini/settings.json").read_text())["hooks"]
+    assert hooks["BeforeTool"][0]["matcher"] == "write_file|replace"
+    assert cli(repo.path, "init-hooks", "gemini").out.strip() == ".gemini/settings.json: nothing to change"
+
+
+def test_init_hooks_refuses_a_broken_settings_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    settings = repo.path / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {,}')
+    result = cli(repo.path, "init-hooks", "claude")
+    assert result.code == 2 and "not valid JSON" in result.err and result.err.count("\n") == 1
+    assert settings.read_text() == '{"hooks": {,}'
