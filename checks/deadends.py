@@ -46,6 +46,7 @@ from comind.rulebook import (
     rules_of,
     words,
 )
+from comind.weights import IDENT, WeightIndex, Weights
 
 if TYPE_CHECKING:
     from comind.checks.run import CheckRun
@@ -123,6 +124,18 @@ class ChangeLines:
         return plus - both, minus - both
 
     @cached_property
+    def introduced(self) -> frozenset[str]:
+        """The identifiers its informative added lines bring that its removed lines did not have: the
+        names an attempt introduced, which a rewritten reland keeps."""
+        removed = {w for text in self.removes for w in IDENT.findall(text)}
+        return frozenset(w for text in self.adds for w in IDENT.findall(text) if w not in removed)
+
+    @cached_property
+    def said(self) -> frozenset[str]:
+        """The identifiers on any line it adds (informative or not, moved or not)."""
+        return frozenset(w for f in self._made for ln in f.added if not ln.trivial for w in IDENT.findall(ln.text))
+
+    @cached_property
     def edit_at(self) -> tuple[str, int] | None:
         """Its first non-trivial added line: (path, line at head)."""
         return next(((f.path, ln.lineno) for f in self._made for ln in f.added if not ln.trivial), None)
@@ -154,19 +167,60 @@ def _edited_again(mine: Counter[str], theirs: Counter[str], candidates: list[str
     return found
 
 
-def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines, rules: RuleBook = DEFAULT) -> Match:
+def resemblance(
+    tried: ChangeLines, again: Counter[str], change: ChangeLines, weights: Weights
+) -> tuple[float, float, str]:
+    """(score, weight, strongest evidence): of the attempt's evidence — its informative lines and the
+    identifiers it introduced, each weighing what `weights` measured — the share by weight the change
+    brings back (`again`: the lines it re-adds or re-removes; an identifier: on a line it adds), the
+    weight of what it brings back, and its heaviest piece in one line."""
+    lines = Counter(tried.adds) + Counter(tried.removes)
+    weights.prefetch([*lines, *tried.introduced])
+    total = found = 0.0
+    best, best_term, best_weight = "", "", -1.0
+    for text, n in lines.items():
+        w = weights.weight(text)
+        total += n * w
+        if again[text]:
+            found += again[text] * w
+            if w > best_weight:
+                best, best_term, best_weight = f"the line `{text[:80]}`", text, w
+    names = sorted(tried.introduced)
+    for name in names:
+        w = weights.weight(name)
+        total += w
+        if name in change.said:
+            found += w
+            if w > best_weight:
+                best, best_term, best_weight = f"the identifier `{name}` it introduced", name, w
+    if not total or best_weight < 0:
+        return 0.0, 0.0, ""
+    evidence = (
+        f"{best}, {weights.said(best_term)} (weight {best_weight:.2f}); "
+        f"it brings back {found / total:.0%} of the attempt by weight"
+    )
+    return found / total, found, evidence
+
+
+def match_lines(
+    attempt: Approach | ChangeLines,
+    change: Approach | ChangeLines,
+    rules: RuleBook = DEFAULT,
+    weights: Weights | None = None,
+) -> Match:
     """How many of the attempt's informative added/removed lines the change adds/removes again
     (net multisets on both sides, in any file: a moved file still re-proposes the approach; lines
     the attempt itself only moved or re-indented are not part of it; see `ChangeLines`), and how
     many of those the change adds or removes in a file named like one where the attempt did.
     An attempt line the change adds back with more words in a file of the same name counts too
-    (`_edited_again`)."""
+    (`_edited_again`). With `weights`, the match is also scored (`resemblance`, rule D13)."""
     tried = attempt if isinstance(attempt, ChangeLines) else ChangeLines(attempt, rules)
     lines_of = change if isinstance(change, ChangeLines) else ChangeLines(change, rules)
     fuzzy = rules.get(EditedLine)
     matched = total = local = 0
     where = None
     re_added = added_total = 0
+    again_lines: Counter[str] = Counter()
     for added, mine, theirs in ((True, tried.adds, lines_of.adds), (False, tried.removes, lines_of.removes)):
         left_mine: dict[str, Counter[str]] = {}
         left_theirs = Counter(theirs)
@@ -175,6 +229,7 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines,
             again = min(n, theirs[text])
             if again:
                 matched += again
+                again_lines[text] += again
                 left_theirs[text] -= again
                 if tried.files.get((added, text), set()) & lines_of.files.get((added, text), set()):
                     local += again
@@ -196,6 +251,12 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines,
     # an attempt with no informative line, its whole edit made again alone (which has none either)
     if not total and not lines_of.total and any(tried.edit) and tried.edit == lines_of.edit:
         alone, where = sum(sum(side.values()) for side in tried.edit), lines_of.edit_at
+    score = weight = 0.0
+    evidence = ""
+    if weights is not None and again_lines:
+        score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
+        if not weights.files:  # nothing measured (no harvest cache, a partial clone): no score, D13 silent
+            score = weight = 0.0
     return Match(
         matched,
         total,
@@ -206,6 +267,9 @@ def match_lines(attempt: Approach | ChangeLines, change: Approach | ChangeLines,
         added=re_added,
         added_total=added_total,
         edited=alone,
+        score=score,
+        weight=weight,
+        evidence=evidence,
     )
 
 
@@ -231,6 +295,17 @@ def describe(m: Match, kind: str) -> str:
     if kind == "edit":
         return f"This makes again, alone, the {m.edited}-line edit"
     return f"This re-adds {m.matched} of {m.total} lines"
+
+
+def strongest(m: Match, kind: str) -> str:
+    """A match's strongest evidence, in one line."""
+    if kind == "files":
+        return f"it creates again {', '.join(f'`{p}`' for p in m.recreated[:3])}, which only the attempt created"
+    if kind == "edit":
+        return f"it makes again, alone, the attempt's whole {m.edited}-line edit"
+    if m.evidence:
+        return m.evidence
+    return f"it re-adds {m.matched} of the attempt's {m.total} informative lines"
 
 
 def fingerprint_of(record: Record) -> Approach | None:
@@ -283,6 +358,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         return
     derived = run.statuses(attempts)
     change = ChangeLines(run.change.approach, rules)
+    weights = WeightIndex.of(run.ws.cache_dir)
     dep_moves = _dependency_moves(run)
     patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
     relanded = _relanded_here(run, [r for r in attempts if derived[r.id].state == "retracted"])
@@ -296,33 +372,44 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         retry = next((n for n in status.notes if n.startswith("retry condition met")), None)
         reason = record.fields.get("reason") or record.body or ""
         what = _evidence_text(record)
-        found: list[tuple[str, str | None, int | None, str]] = []  # (message, path, line, rule)
+        found: list[tuple[str, str | None, int | None, str, str]] = []  # (message, path, line, rule, evidence)
         attempt_approach = fingerprint_of(record)
         if attempt_approach is not None:
-            m = match_lines(attempt_approach, change, rules)
+            m = match_lines(attempt_approach, change, rules, weights)
             verdict = judge(m, rules)
             if verdict.kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
-                found.append((f"{describe(m, verdict.kind)} of {what}", path, line, rule_label(verdict.rule)))
-        for dep, _before, version, path in moves_into(record.anchors, dep_moves, rules):
+                message = f"{describe(m, verdict.kind)} of {what}"
+                found.append((message, path, line, rule_label(verdict.rule), strongest(m, verdict.kind)))
+        for dep, before, version, path in moves_into(record.anchors, dep_moves, rules):
             found.append(
                 (
                     f"This moves {dep['package']} to {version}, inside {dep['version_range']}, the range of {what}",
                     path,
                     None,
                     rule_label(DependencyMove),
+                    f"it moves {dep['package']} from {before or '(none)'} to {version}, as the attempt did",
                 )
             )
         if record.id in patterns and rules.get(Pattern).judge(1):
             path, line = patterns[record.id]
-            found.append((f"This matches the pattern of {what}", path, line, rule_label(Pattern)))
+            found.append(
+                (
+                    f"This matches the pattern of {what}",
+                    path,
+                    line,
+                    rule_label(Pattern),
+                    "a line it adds matches its pattern",
+                )
+            )
         if not found:
             continue
-        message, path, line, rule = found[0]
+        message, path, line, rule, said = found[0]
         message += f": {reason.strip()}" if reason.strip() else ""
         if retry:
             message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
             message += "may be the time to try again."
+        message += f"\nStrongest evidence: {said}."
         evidence = tuple(record.evidence)
         report.findings.append(
             Finding(

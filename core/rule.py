@@ -62,6 +62,9 @@ class Match:
     added: int = 0  # of `matched`, the attempt's added lines the change adds again
     added_total: int = 0  # of `total`, the attempt's added lines
     edited: int = 0  # an attempt with no informative line: the lines of its edit the change makes alone
+    score: float = 0.0  # the attempt's evidence the change brings back, by weight (`comind.weights`), 0-1
+    weight: float = 0.0  # the weight of that evidence: as many lines or identifiers nowhere else
+    evidence: str = ""  # the strongest piece of it, in one line
 
     def __post_init__(self) -> None:
         if self.local < 0:

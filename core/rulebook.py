@@ -302,6 +302,19 @@ class AddedAgain(MatchRule):
         )
 
 
+class Resemblance(MatchRule):
+    id, name = "D13", "resemblance"
+    summary = "A change bringing back `score` of an attempt's lines and new names, weighed by rarity, re-proposes it."
+    options = (
+        Option("score", 1.0, "share of the attempt's evidence, by weight, brought back (1: off)"),
+        Option("weight", 3, "weight of that evidence at least: as many lines or names seen nowhere else", whole=True),
+    )
+
+    def judge(self, m: Match, book: RuleBook) -> bool:
+        bar = self.value("score")
+        return bar < 1 and m.score >= bar and m.weight >= self.value("weight") and m.matched >= book.min_lines
+
+
 class WholeEdit(MatchRule):
     id, name = "D7", "whole-edit"
     summary = "An attempt with no informative line is re-proposed by its whole edit made again, alone."
@@ -555,6 +568,7 @@ RULES: tuple[type[BaseRule], ...] = (
     RemovalsOnly,
     DependencyMove,
     Pattern,
+    Resemblance,
     Slip,
     Release,
     RevertFeature,
@@ -571,7 +585,7 @@ RULES: tuple[type[BaseRule], ...] = (
 BY_ID = {r.id: r for r in RULES}
 _BY_NAME = {r.name: r for r in RULES}
 # Of a change that matches an attempt's lines: one of these says it re-proposes it (in order) ...
-QUALIFIERS: tuple[type[MatchRule], ...] = (Share, Piece, LargePiece, AddedAgain)
+QUALIFIERS: tuple[type[MatchRule], ...] = (Share, Piece, LargePiece, AddedAgain, Resemblance)
 # ... unless one of these says the match falls short (in order).
 LIMITS: tuple[type[MatchRule], ...] = (SmallMatch, Elsewhere, RemovalsOnly)
 

@@ -40,6 +40,7 @@ a version an attempt moved a dependency to.
 
 from __future__ import annotations
 
+import bisect
 import re
 import shutil
 import subprocess
@@ -65,6 +66,7 @@ from comind.checks.deadends import (
     match_lines,
     moves_into,
     rule_label,
+    strongest,
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
@@ -91,6 +93,7 @@ from comind.rulebook import (
     Verdict,
     rules_of,
 )
+from comind.weights import IDENT, Weights
 from comind.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total or 0 while unknown)
@@ -366,6 +369,13 @@ class Hit:
     rule: str = ""  # the rule that flagged it (`comind.rulebook`)
     moved: str = ""  # dependency: "clap 4.5.34 -> 4.5.35"
 
+    @property
+    def evidence(self) -> str:
+        """Its strongest evidence, in one line (as `comind check` says it)."""
+        if self.kind == "dependency":
+            return f"it moves {self.moved}, as the attempt did"
+        return strongest(self.match, self.kind)
+
 
 @dataclass
 class Landing:
@@ -508,6 +518,8 @@ def _landing_json(landing: Landing) -> dict[str, Any]:
                 "recreated": list(h.match.recreated),
                 "expected": h.expected,
                 "where": list(h.match.where) if h.match.where else None,
+                "score": round(h.match.score, 4),
+                "evidence": h.evidence,
             }
             | ({"moved": h.moved} if h.moved else {})
             for h in landing.hits
@@ -619,10 +631,13 @@ def _patch_keys(repo: pygit2.Repository, commit: CommitInfo, base: str | None = 
     return {_key(ln[0], ln[1:]) for ln in patch.split("\n") if ln.startswith(("+", "-"))}
 
 
-def _logged_keys(repo: pygit2.Repository, tip: str, hide: Iterable[str]) -> Iterator[tuple[str, set[str]]]:
-    """(commit, keys of its raw patch) for every landing, from one streamed `git log -p` over the
-    first-parent chain: git prunes unchanged subtrees, so this is several times faster than a
-    libgit2 diff per commit. Nothing is written: git only reads the repository."""
+def _logged_keys(
+    repo: pygit2.Repository, tip: str, hide: Iterable[str]
+) -> Iterator[tuple[str, set[str], list[set[str]]]]:
+    """(commit, keys of its raw patch, the normalised changed lines of each file it touched) for
+    every landing, from one streamed `git log -p` over the first-parent chain: git prunes unchanged
+    subtrees, so this is several times faster than a libgit2 diff per commit. Nothing is written:
+    git only reads the repository."""
     cmd = [
         "git",
         "--git-dir",
@@ -645,35 +660,116 @@ def _logged_keys(repo: pygit2.Repository, tip: str, hide: Iterable[str]) -> Iter
     assert proc.stdout is not None
     sha: str | None = None
     keys: set[str] = set()
+    files: list[set[str]] = []
+    current: set[str] | None = None
     try:
         for raw in proc.stdout:
             first = raw[:1]
             if first == b"\x00":
                 if sha:
-                    yield sha, keys
-                sha, keys = raw[1:].strip().decode("ascii", "replace"), set()
+                    yield sha, keys, files
+                sha, keys, files, current = raw[1:].strip().decode("ascii", "replace"), set(), [], None
             elif first in (b"+", b"-"):
-                keys.add(_key(chr(raw[0]), raw[1:].decode("utf-8", "replace")))
+                k = _key(chr(raw[0]), raw[1:].decode("utf-8", "replace"))
+                keys.add(k)
+                if current is not None:
+                    current.add(k[1:])
+            elif first == b"d" and raw.startswith(b"diff --git "):
+                current = None
+                files.append(set())
+            elif first == b"@" and files:
+                current = files[-1]  # in a hunk: its lines (not the file's `---`/`+++` header)
         if sha:
-            yield sha, keys
+            yield sha, keys, files
     finally:
         proc.stdout.close()
         if proc.wait() != 0:
             raise OSError(f"git log exited with {proc.returncode}")
 
 
+class _AsOf(Weights):
+    """The term weights a harvest cache holds at one landing: counted over the landings before it."""
+
+    def __init__(self, seen: _Seen, landing: int) -> None:
+        self._seen, self._at = seen, landing
+        self.changes = bisect.bisect_left(seen.docs, landing)
+        self.files = seen.files_before(landing)
+
+    def counts(self, term: str) -> tuple[int, int]:
+        at = self._at
+        return (
+            bisect.bisect_left(self._seen.in_changes.get(term, ()), at),
+            bisect.bisect_left(self._seen.in_files.get(term, ()), at),
+        )
+
+
+class _Seen:
+    """Where the attempts' terms (their lines, the identifiers they introduced) occur: the landing of
+    every change and file holding one, from the prefilter's stream, so that the weights at a landing
+    count only the history before it, as `comind check` there would."""
+
+    def __init__(self, attempts: Iterable[Attempt]) -> None:
+        self.lines: set[str] = set()
+        self.names: set[str] = set()
+        for a in attempts:
+            if a.lines_of is not None:
+                self.lines.update(a.lines_of.adds, a.lines_of.removes)
+                self.names.update(a.lines_of.introduced)
+        self.in_changes: dict[str, list[int]] = defaultdict(list)
+        self.in_files: dict[str, list[int]] = defaultdict(list)
+        self.docs: list[int] = []  # the landing of each change read
+        self.files_of: Counter[int] = Counter()  # landing -> files its changes touched
+        self._before: list[int] = []
+
+    def add(self, landing: int, files: list[set[str]]) -> None:
+        self.docs.append(landing)
+        self.files_of[landing] += len(files)
+        change: set[str] = set()
+        for lines in files:
+            terms = lines & self.lines
+            if self.names:
+                terms |= set(IDENT.findall("\n".join(lines))) & self.names
+            for t in terms:
+                self.in_files[t].append(landing)
+            change |= terms
+        for t in change:
+            self.in_changes[t].append(landing)
+
+    def done(self) -> None:
+        """Sorted, oldest first (the stream is newest first)."""
+        for table in (self.in_changes, self.in_files):
+            for occurrences in table.values():
+                occurrences.sort()
+        self.docs.sort()
+        self._before = sorted(self.files_of)
+        total = 0
+        self._cumulative: list[int] = []
+        for i in self._before:
+            total += self.files_of[i]
+            self._cumulative.append(total)
+
+    def files_before(self, landing: int) -> int:
+        k = bisect.bisect_left(self._before, landing)
+        return self._cumulative[k - 1] if k else 0
+
+    def at(self, landing: int) -> Weights:
+        return _AsOf(self, landing)
+
+
 def _prefilter(
-    history: History, landings: dict[int, Landing], index: _Index, progress: Progress | None
+    history: History, landings: dict[int, Landing], index: _Index, progress: Progress | None, weights: _Seen
 ) -> tuple[set[int], str]:
-    """The landings whose raw patch holds a line of an attempt active there; and how it was read."""
+    """The landings whose raw patch holds a line of an attempt active there; and how it was read.
+    On the way, `weights` learns where the attempts' terms occur."""
     hide = [history.chain[i - 1] for i in landings if i > 0 and i - 1 not in landings]
     chosen: set[int] = set()
     seen: set[int] = set()
     try:
-        for n, (sha, keys) in enumerate(_logged_keys(history.repo, history.tip, hide)):
+        for n, (sha, keys, files) in enumerate(_logged_keys(history.repo, history.tip, hide)):
             i = history.landing.get(sha)
             if i is None or i not in landings:
                 continue
+            weights.add(i, files)
             if history.chain[i] == sha:
                 seen.add(i)
             elif i not in history.base:  # a merged branch's commit: its merge's own patch counts
@@ -684,6 +780,7 @@ def _prefilter(
                 progress("reading patches", n, len(landings))
     except OSError:  # no git, or an object missing from a partial copy: libgit2 reads the rest
         pass
+    weights.done()
     rest = landings.keys() - seen
     how = f"git log: {len(seen)}, libgit2: {len(rest)}"
     for i in rest:  # not in git's output: one libgit2 diff each
@@ -961,7 +1058,8 @@ def replay(
     reverted_before = _revert_mentions(history)
     index = _Index(a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit)))
     scan_started = time.perf_counter()
-    chosen, result.patches_from = _prefilter(history, landings, index, progress)
+    seen_terms = _Seen(history.attempts)
+    chosen, result.patches_from = _prefilter(history, landings, index, progress, seen_terms)
     result.seconds["patches"] = time.perf_counter() - scan_started
     total = len(landings)
     for done, (i, landing) in enumerate(sorted(landings.items())):
@@ -1012,9 +1110,10 @@ def replay(
             continue
         lines = ChangeLines(change, rules)
         expected = {id(a) for a in landing.expected}
+        weights = seen_terms.at(i)
         for attempt in index.candidates(lines, i):
             assert attempt.lines_of is not None
-            m = match_lines(attempt.lines_of, lines, rules)
+            m = match_lines(attempt.lines_of, lines, rules, weights)
             verdict = judge(m, rules)
             if verdict.kind:
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, verdict.kind, verdict.rule))
@@ -1054,6 +1153,9 @@ def _near_miss(landing: Landing, attempt: Attempt, m: Match, verdict: Verdict, e
         "added": m.added,
         "added_total": m.added_total,
         "recreated": list(m.recreated),
+        "score": round(m.score, 4),
+        "weight": round(m.weight, 3),
+        "evidence": m.evidence,
     }
 
 

@@ -46,6 +46,7 @@ class HarvestResult:
         self.up_to_date = False
         self.over_budget: Counter[str] = Counter()  # setting -> records over it, not written
         self.budget_line = ""
+        self.weighed = 0  # changes added to the term weights (`harvest.weights`)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -133,6 +134,7 @@ def harvest(
     import pygit2
 
     from comind.git import open_repo
+    from comind.promisor import promisor_remote
 
     repo = open_repo(ws.root)
     result.shallow = bool(repo.is_shallow)
@@ -149,6 +151,13 @@ def harvest(
     ctx = _context(ws, repo, state)
     budget = Budget.from_config(ws.config)
     ctx.search_history([base])
+    weights = None
+    if default is not None and promisor_remote(repo) is None:  # (a partial clone would fetch every blob)
+        from comind.harvest.weights import Pending
+
+        # how much each line and identifier says, measured on the default branch's changes, by git
+        # while the walk runs
+        weights = Pending(repo.path, ws.cache_dir, default, lambda t, old: _extends(repo, t, old), full)
     kept = _walk(
         repo,
         [base],
@@ -159,6 +168,11 @@ def harvest(
         budget,
         on_default=default is not None,
     )
+    if weights is not None:
+        try:
+            result.weighed = weights.finish()
+        except OSError as exc:  # no git, or a history it cannot read: the matcher weighs every term alike
+            ctx.skip("weights-error", str(exc))
     # the shared store's tombstones, not the cache's: a fresh clone or an emptied cache has none of its own
     erased = ws.store.erased_ids()
     kept = [r for r in kept if r.id not in erased]

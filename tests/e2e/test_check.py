@@ -66,7 +66,9 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert dead["level"] == "error" and dead["path"] == "app/perm.py"
     assert "lines of" in dead["message"] and "'Cache permission checks in Redis', reverted in" in dead["message"]
-    assert dead["message"].endswith("Stale grants after role change: nothing invalidated the cache.")
+    reason, evidence = dead["message"].rsplit("\n", 1)
+    assert reason.endswith("Stale grants after role change: nothing invalidated the cache.")
+    assert evidence.startswith("Strongest evidence: the ")  # its heaviest line or introduced identifier
     assert any(e.get("role") == "revert" for e in dead["evidence"])
     text = cli(reverted.path, "check", "--base", "main")
     assert text.code == 1 and "Re-proposes a dead end" in text.out
@@ -117,7 +119,9 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1 and (dead["path"], dead["line"]) == (".github/workflows/ci.yml", 7)
     assert dead["message"].startswith(f"This makes again, alone, the 1-line edit of {tried[:7]} 'ci: test on Node.js")
-    assert dead["message"].endswith("node-gyp fails to build on 17.")
+    assert dead["message"].endswith(
+        "node-gyp fails to build on 17.\nStrongest evidence: it makes again, alone, the attempt's whole 1-line edit."
+    )
     repo.write("README.md", "Node 17 is tested.\n")
     repo.commit("Say so")
     code, report, _ = check(cli, repo, "--base", "main")  # with more in the change, one line says too little
@@ -720,7 +724,9 @@ def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, re
     code, report, _ = check(cli, reverted, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1
-    assert dead["message"].endswith("The revert gave no reason for taking out 'Cache permission checks in Redis'.")
+    said, evidence = dead["message"].rsplit("\n", 1)
+    assert said.endswith("The revert gave no reason for taking out 'Cache permission checks in Redis'.")
+    assert evidence.startswith("Strongest evidence: ")
     lines = dict((s["line"], s["text"]) for s in dead["snippet"])  # the code at head, numbered
     assert dead["line"] in lines and lines[dead["line"]] == CACHED.splitlines()[dead["line"] - 1]
     assert f"> {dead['line']} | " in cli(reverted.path, "check", "--base", "main").out

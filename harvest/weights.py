@@ -1,0 +1,124 @@
+"""Keep the harvest cache's term weights (`comind.weights`) up to date with the default branch.
+
+The documents are the changes of the default branch's first-parent chain (a merge: its
+first-parent diff) and the files each touched, read from one `git log -p -U0` over the changes not
+read yet (the index remembers the tip it read to). A first harvest reads the newest `FIRST_CHANGES`
+changes only: a document frequency is a frequency, and a sample that large tells a line in every
+test file from a rare identifier; every later change is read as it lands. `Pending` does it in a
+process of its own, started before the harvest walks the history: on another core, while the walk
+runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from comind.weights import Counts, WeightIndex
+
+__all__ = ["FIRST_CHANGES", "Pending", "changes", "update"]
+
+FIRST_CHANGES = 500
+
+
+def _command(git_dir: str, tip: str, hide: list[str], limit: int | None) -> list[str]:
+    cmd = ["git", "--git-dir", git_dir, "log", "--first-parent", "-m", "--format=%x00%H", "-p", "-U0"]
+    cmd += ["--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"]
+    cmd += [f"-n{limit}"] if limit else []
+    return [*cmd, tip, *(f"^{h}" for h in hide), "--"]
+
+
+def parse(output: bytes) -> Iterator[tuple[str, list[set[str]]]]:
+    """(commit, the normalised changed lines of each file it touched), from `git log -p` output."""
+    seen: dict[bytes, str] = {}  # raw line -> normalised: most lines recur, normalise each once
+    for chunk in output.split(b"\x00")[1:]:
+        sha, _, patch = chunk.partition(b"\n")
+        files: list[set[str]] = []
+        for part in patch.split(b"\ndiff --git ")[0 if patch.startswith(b"diff --git ") else 1 :]:
+            lines: set[str] = set()
+            hunks = part.split(b"\n@@", 1)
+            if len(hunks) == 2:
+                for raw in hunks[1].split(b"\n"):
+                    first = raw[:1]
+                    if first != b"+" and first != b"-":
+                        continue
+                    text = seen.get(raw)
+                    if text is None:
+                        text = seen[raw] = " ".join(raw[1:].decode("utf-8", "replace").split())
+                    if text:
+                        lines.add(text)
+            files.append(lines)
+        yield sha.strip().decode("ascii", "replace"), files
+
+
+def changes(git_dir: str, tip: str, hide: list[str], limit: int | None = None) -> Iterator[tuple[str, list[set[str]]]]:
+    """(commit, the normalised changed lines of each file it touched) for each change of the
+    first-parent chain from `tip`, newest first, down to (not into) `hide`."""
+    done = subprocess.run(_command(git_dir, tip, hide, limit), capture_output=True, check=False)
+    if done.returncode != 0:
+        raise OSError(f"git log exited with {done.returncode}")
+    yield from parse(done.stdout)
+
+
+class Pending:
+    """An update of the index, started: a process of its own (git, then the counting) runs while the
+    harvest walks, on another core; `finish` waits for it."""
+
+    def __init__(self, git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str], bool], full: bool):
+        index = WeightIndex.of(cache_dir)
+        index.close()
+        self._proc: subprocess.Popen[bytes] | None = None
+        if index.tip == tip and not full:
+            return
+        fresh = full or not index.tip or not extends(tip, index.tip)
+        cmd = [sys.executable, "-m", "comind.harvest.weights", git_dir, str(cache_dir), tip]
+        cmd += ["--fresh"] if fresh else ["--hide", index.tip]
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def finish(self) -> int:
+        """How many changes were read (OSError: git or the counting failed; the index is as it was)."""
+        if self._proc is None:
+            return 0
+        out, err = self._proc.communicate()
+        if self._proc.returncode != 0:
+            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+            raise OSError(f"the term weights were not updated: {last}")
+        return int(out.strip() or 0)
+
+
+def _run(git_dir: str, cache_dir: Path, tip: str, hide: list[str], fresh: bool) -> int:
+    done = subprocess.run(
+        _command(git_dir, tip, hide, FIRST_CHANGES if fresh else None), capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        raise OSError(f"git log exited with {done.returncode}")
+    counts = Counts()
+    for _sha, files in parse(done.stdout):
+        counts.add_change(files)
+    index = WeightIndex.of(cache_dir)
+    try:
+        index.add(counts, tip, fresh=fresh)
+    finally:
+        index.close()
+    return counts.changes
+
+
+def update(git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str], bool], *, full: bool = False) -> int:
+    """Add the changes from the index's tip to `tip`; start again from the newest `FIRST_CHANGES` when
+    `full`, when the index is empty, or when `extends(tip, its tip)` says the branch was rewritten.
+    Returns how many changes were read. (In this process: `Pending` is the same in another.)"""
+    index = WeightIndex.of(cache_dir)
+    index.close()
+    if index.tip == tip and not full:
+        return 0
+    fresh = full or not index.tip or not extends(tip, index.tip)
+    return _run(git_dir, cache_dir, tip, [] if fresh else [index.tip], fresh)
+
+
+if __name__ == "__main__":  # `Pending`'s process: GIT_DIR CACHE_DIR TIP (--fresh | --hide OLD_TIP)
+    _args = sys.argv[1:]
+    _fresh = "--fresh" in _args
+    _hide = [_args[_args.index("--hide") + 1]] if "--hide" in _args else []
+    print(_run(_args[0], Path(_args[1]), _args[2], _hide, _fresh))

@@ -1,0 +1,201 @@
+"""Term weights measured from a repository's own history (`comind.weights`, `harvest.weights`), and
+the score of a match by them (rule D13), on real repositories built in tmp folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harvest_repo import HarvestRepo
+
+from comind.checks.deadends import ChangeLines, judge, match_lines
+from comind.harvest.approach import approach
+from comind.harvest.weights import changes, update
+from comind.rulebook import book
+from comind.weights import Counts, WeightIndex, Weights
+
+# what every test file of this history starts with: scaffolding, in no keyword list
+SCAFFOLD = (
+    "from harness import fixture_db, settle_clock\n\n"
+    "DB = fixture_db(scope='module', seed=1234)\n"
+    "settle_clock(DB, offset_minutes=0)\n"
+    "assert DB.connected, 'fixture database is down'\n"
+)
+
+
+def _test_file(name: str) -> str:
+    return SCAFFOLD + f"\n\ndef test_{name}():\n    assert check_{name}(DB) == expected_{name}\n"
+
+
+def _always(_tip: str, _old: str) -> bool:
+    return True
+
+
+def _history(repo: HarvestRepo, count: int = 12) -> None:
+    repo.commit("Initial\n", {"app/core.py": "def check(db):\n    return db.ping()\n"})
+    for i in range(count):
+        repo.commit(f"Test feature {i}\n", {f"tests/test_feature_{i}.py": _test_file(f"feature_{i}")})
+
+
+def _index(repo: HarvestRepo, cache: Path) -> WeightIndex:
+    update(str(repo.path / ".git"), cache, repo.head(), _always)
+    return WeightIndex.of(cache)
+
+
+def test_a_line_every_test_file_shares_weighs_less_than_a_rare_identifier(tmp_path: Path) -> None:
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo)
+    repo.commit("Reconcile shards\n", {"app/ledger.py": "def reconcile_ledger_shards(a, b):\n    return a ^ b\n"})
+    index = _index(repo, tmp_path / "cache")
+    assert (index.changes, index.files) == (14, 14)
+    shared = "DB = fixture_db(scope='module', seed=1234)"
+    assert index.counts(shared) == (12, 12)
+    assert index.counts("reconcile_ledger_shards") == (1, 1)
+    assert index.weight(shared) < 0.2 < 0.7 < index.weight("reconcile_ledger_shards")
+    assert index.weight("never_seen_anywhere") == 1.0
+    assert index.said("reconcile_ledger_shards") == "in 1 of 14 changed files"
+
+
+def test_an_incremental_update_equals_a_full_rebuild(tmp_path: Path) -> None:
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo, 5)
+    early = tmp_path / "early"
+    assert update(str(repo.path / ".git"), early, repo.head(), _always) == 6
+    repo.commit("Merge-free edit\n", {"app/core.py": "def check(db):\n    return db.ping(timeout=3)\n"})
+    repo.checkout("-b", "side")
+    repo.commit("Side work\n", {"app/side.py": "def side_effect():\n    return 42\n"})
+    repo.checkout("main")
+    repo.merge("side", "Merge side\n")
+    assert update(str(repo.path / ".git"), early, repo.head(), _always) == 2  # the edit and the merge
+    assert update(str(repo.path / ".git"), early, repo.head(), _always) == 0  # nothing new
+    full = tmp_path / "full"
+    update(str(repo.path / ".git"), full, repo.head(), _always)
+    a, b = WeightIndex.of(early), WeightIndex.of(full)
+    assert (a.changes, a.files) == (b.changes, b.files) == (8, 8)
+    assert a.table() == b.table() and a.table()
+    # a rewritten branch starts again
+    assert update(str(repo.path / ".git"), early, repo.head(), lambda tip, old: False, full=False) == 0
+    repo.commit("More\n", {"app/more.py": "x = compute_more()\n"})
+    assert update(str(repo.path / ".git"), early, repo.head(), lambda tip, old: False) == 9
+    assert WeightIndex.of(early).changes == 9
+
+
+def test_the_stream_reads_each_file_of_a_change_apart(tmp_path: Path) -> None:
+    repo = HarvestRepo(tmp_path / "r")
+    repo.commit("Two files\n", {"a.py": "alpha = 1\n", "b.py": "beta = 2\n  alpha   = 1\n"})
+    [(sha, files)] = list(changes(str(repo.path / ".git"), repo.head(), []))
+    assert sha == repo.head() and sorted(map(sorted, files)) == [["alpha = 1"], ["alpha = 1", "beta = 2"]]
+    counts = Counts()
+    counts.add_change(files)
+    assert counts.counts("alpha = 1") == (1, 2) and counts.counts("alpha") == (1, 2)
+
+
+def test_the_harvest_keeps_the_weights_in_its_cache(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo, 3)
+    assert cli(repo.path, "harvest").code == 0
+    index = WeightIndex.of(repo.path / ".git" / "comind")
+    assert (index.changes, index.tip) == (4, repo.head())
+    repo.commit("One more\n", {"app/x.py": "value = settle_clock(None)\n"})
+    assert cli(repo.path, "harvest").code == 0
+    assert WeightIndex.of(repo.path / ".git" / "comind").changes == 5
+
+
+# -- the score -------------------------------------------------------------------------------------
+
+ATTEMPT = (
+    "def shard_rebalancer(cluster, budget):\n"
+    "    plan = RebalancePlan(cluster.shards, budget=budget)\n"
+    "    for shard in plan.overloaded_shards():\n"
+    "        plan.migrate(shard, target=plan.coolest_node())\n"
+    "    plan.throttle(max_moves=budget.max_moves)\n"
+    "    cluster.apply_rebalance(plan)\n"
+    "    metrics.rebalance_moves.inc(len(plan.moves))\n"
+    "    return plan\n"
+)
+# a reland rewritten: a third of the lines come back as they were, the names and the file stay
+RELAND = (
+    "def shard_rebalancer(cluster, budget, *, dry_run=False):\n"
+    "    plan = RebalancePlan(cluster.shards, budget=budget)\n"
+    "    moves = [(s, plan.coolest_node()) for s in plan.overloaded_shards()]\n"
+    "    for shard, node in moves:\n"
+    "        plan.migrate(shard, target=node)\n"
+    "    plan.throttle(budget.max_moves)\n"
+    "    if not dry_run:\n"
+    "        cluster.apply_rebalance(plan)\n"
+    "    metrics.rebalance_moves.inc(len(moves))\n"
+    "    return plan\n"
+)
+
+STUB = "def shard_rebalancer(cluster, budget):\n    raise NotImplementedError('no rebalancing yet')\n"
+
+
+@pytest.fixture
+def scaffolded(tmp_path: Path) -> tuple[HarvestRepo, Weights]:
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo)
+    return repo, _index(repo, tmp_path / "cache")
+
+
+def test_a_rewritten_reland_that_keeps_its_names_scores(scaffolded: tuple[HarvestRepo, Weights]) -> None:
+    repo, weights = scaffolded
+    repo.commit("Stub\n", {"app/rebalance.py": STUB})
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    again = repo.commit("Rebalance shards, with a dry run\n", {"app/rebalance.py": RELAND})
+    m = match_lines(approach(repo.path, tried), approach(repo.path, again), weights=weights)
+    assert m.matched / m.total < 0.6 and judge(m).kind is None  # the share of lines alone: no match
+    assert m.score >= 0.6 and m.weight >= 3
+    verdict = judge(m, book({"D13.score": 0.5}))
+    assert (verdict.kind, verdict.rule) == ("lines", "D13")
+    assert m.evidence.startswith("the identifier `") or m.evidence.startswith("the line `")
+    assert "of 13 changed files (weight" in m.evidence and "of the attempt by weight" in m.evidence
+
+
+def test_shared_scaffolding_alone_does_not_score(scaffolded: tuple[HarvestRepo, Weights]) -> None:
+    repo, weights = scaffolded
+    tried = repo.commit("Test the rebalancer\n", {"tests/test_rebalance.py": _test_file("rebalance")})
+    repo.revert(tried)
+    other = repo.commit("Test the exporter\n", {"tests/test_export.py": _test_file("export")})
+    m = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=weights)
+    assert m.matched >= 3 and m.score < 0.3  # four scaffold lines in common, weighing next to nothing
+    assert judge(m, book({"D13.score": 0.5})).rule != "D13"
+    unweighted = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=Weights())
+    # every term alike, the scaffold would count nearly fully; with nothing measured D13 says nothing
+    assert unweighted.evidence.endswith("it brings back 82% of the attempt by weight") and unweighted.score == 0
+
+
+def test_the_introduced_identifiers_are_the_attempt_s_new_names(tmp_path: Path) -> None:
+    repo = HarvestRepo(tmp_path / "r")
+    repo.commit("Base\n", {"app.py": "def lookup(key):\n    return load_from_disk(key)\n"})
+    cached = "def lookup(key):\n    return lookup_cache.get(key) or load_from_disk(key)\n"
+    tried = repo.commit("Cache\n", {"app.py": cached})
+    lines = ChangeLines(approach(repo.path, tried))
+    assert lines.introduced == frozenset({"lookup_cache", "get"})  # `load_from_disk`, `key`: it had them
+
+
+def test_check_says_the_strongest_evidence_in_one_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo, 4)
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    repo.checkout("-b", "again")
+    repo.commit("Spread the load over the cluster\n", {"app/rebalance.py": ATTEMPT.replace("budget)", "budget)  # v2")})
+    result = cli(repo.path, "check", "--base", "main", "--format", "json")
+    [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
+    last = dead["message"].splitlines()[-1]
+    assert last.startswith("Strongest evidence: the ") and "changed files (weight" in last
+    sarif = json.loads(cli(repo.path, "check", "--base", "main", "--format", "sarif").out)
+    [result_] = [r for r in sarif["runs"][0]["results"] if "dead" in r["ruleId"]]
+    assert "Strongest evidence: " in result_["message"]["text"]
+
+
+def test_a_partial_index_file_is_read_as_none(tmp_path: Path) -> None:
+    (tmp_path / "weights.sqlite").write_bytes(b"not a database")
+    index = WeightIndex.of(tmp_path)
+    assert index.changes == 0 and index.weight("anything") == 1.0
+    counts = Counts()
+    counts.add_change([{"alpha = 1"}])
+    index.add(counts, "abc")  # a cache, rebuilt: what was there was not an index
+    assert WeightIndex.of(tmp_path).counts("alpha") == (1, 1)
