@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from comind.errors import ComindError
+from comind.sanitize import redact_secrets
 
 try:  # one server per inbox; without fcntl (Windows) the lock is not taken
     import fcntl
@@ -84,6 +85,20 @@ class Spool:
         with open(self.path, "rb") as f:
             f.seek(self._offset)
             return f.read()
+
+    def redact(self) -> None:
+        """Take the secrets out of the body before it is kept: an event waits on disk, and a failed
+        one stays for days. Called once the signature is verified (it covers the raw bytes); what
+        is not JSON is left for the handler to refuse."""
+        try:
+            payload = json.loads(self.body())
+        except (ValueError, RecursionError):
+            return
+        clean = _redacted(payload)
+        if clean != payload:
+            self._file.seek(self._offset)
+            self._file.truncate()
+            self._file.write(json.dumps(clean).encode())
 
     def sync(self) -> None:
         self._file.flush()
@@ -143,6 +158,7 @@ class Inbox:
         queued or handled. Raises InboxFull when the queue is at capacity."""
         key = delivery_key(spool.header["forge"], spool.delivery)
         try:
+            spool.redact()
             spool.sync()
             with self._mutex:
                 if len(self._pending) >= self.capacity:
@@ -212,6 +228,16 @@ class Inbox:
                         path.unlink()
                         dropped += 1
         return dropped
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    return value
 
 
 def _entries(folder: Path) -> Iterator[Path]:

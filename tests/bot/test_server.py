@@ -387,6 +387,28 @@ def test_the_same_delivery_sent_21_times_is_handled_once(inbox, recorder, gl):
     assert len(recorder.events) == 2
 
 
+def test_a_secret_in_an_event_is_not_kept_in_the_queue(inbox, gl):
+    """The queue holds events on disk (a failed one for days): a token pasted into a comment is
+    redacted before the event is kept, and the handler sees the marker."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    failing: list[dict[str, Any]] = []
+
+    def handler(forge: str, event: str, payload: dict[str, Any]) -> None:
+        failing.append(payload)
+        raise ComindError("the forge is down")  # kept under failed/ for a person to read
+
+    body = json.dumps({"action": "created", "comment": {"body": f"/comind why x  token={token}"}}).encode()
+    with make_server(handler, SECRET, queue_dir=inbox) as server:
+        headers = github_headers("issue_comment", body, delivery="d-secret")
+        assert requests.post(server.url, data=body, headers=headers, timeout=WAIT).status_code == 202
+        deadline = time.monotonic() + WAIT
+        while not failing and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert failing and token not in json.dumps(failing[0]) and "[redacted:" in failing[0]["comment"]["body"]
+    kept = [p.read_bytes() for p in inbox.rglob("*") if p.is_file()]
+    assert kept and not any(token.encode() in k for k in kept)
+
+
 def test_a_port_in_use_is_a_one_line_error(repo, cli, monkeypatch):
     monkeypatch.setenv("COMIND_WEBHOOK_SECRET", SECRET)
     with socket.socket() as taken:
