@@ -837,8 +837,8 @@ def _exact_reapply(repo: pygit2.Repository, landing: Landing, before: str, rules
 def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: HadAlready) -> str | None:
     """The tree before the landing held (nearly, `HAD_SHARE`) all the added lines of every attempt it relands,
     in the files those attempts touched: someone brought them back before, under a title of its own
-    (flask's `new run debug docs` on main, and then `Merge branch '2.2.x'` with the release branch's
-    reland of the same docs). No landing re-applies what the tree has. This reads the tree, not the
+    (docs written again on main, then a release branch merged with its own reland of the same
+    docs). No landing re-applies what the tree has. This reads the tree, not the
     matcher's judgement of the landing."""
     shares = []
     for attempt in landing.expected:
@@ -951,7 +951,7 @@ def _relands(history: History, landings: dict[int, Landing], rules: RuleBook) ->
         for subject, commit in subjects:
             reland = reland_of(subject)
             if reland is None or (commit is not landing.commit and _REVERT_REVERT_BRANCH.match(subject)):
-                continue  # (a merge inside a merged branch: cargo imported rustfix's history, its merges too)
+                continue  # (a merge inside a merged branch: an imported history's merges)
             expected = list(retired_by.get(commit.sha, ()))
             if not expected and reland.relanded:
                 earlier = [a for a in _named(by_subject, reland) if a.start <= index]
@@ -964,7 +964,7 @@ def _relands(history: History, landings: dict[int, Landing], rules: RuleBook) ->
     # the same subject again after its revert: the first landing carrying it, if it was not common
     # before (`Update dependencies`); earlier landings of it that were themselves reverted are the
     # same change tried before, not a sign of a common subject. One word (`fmt`, `typo`) names no
-    # change: cargo's second `fmt` shares none of the reverted one's lines.
+    # change: a second `fmt` shares none of the reverted one's lines.
     keys = _subject_keys(history, undone)
     reverted = {a.reverted for a in history.attempts if a.reverted}
     same = rules.get(SameSubject)
