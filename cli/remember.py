@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 # The flag table and field building are shared with the bot's /comind commands.
-from comind.authoring import KIND_FLAGS, LIST_FLAGS, kind_fields, parse_evidence
+from comind.authoring import KIND_FLAGS, LIST_FLAGS, authored_record, kind_fields, parse_evidence
 from comind.errors import ComindError
 from comind.records import KNOWLEDGE_KINDS
 
@@ -123,15 +123,6 @@ def provenance(ws: Workspace, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def resolve_all(ws: Workspace, anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Anchors resolved at HEAD (commit and fingerprints); as written in a repository without commits."""
-    if not anchors or ws.head() is None:
-        return anchors
-    from comind.anchoring import resolve_anchor
-
-    return [resolve_anchor(ws.index, a, "HEAD") for a in anchors]
-
-
 def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
     """--check (constraints) and --pattern (attempts): read, compiled once to validate, then stored."""
     out: dict[str, Any] = {}
@@ -152,27 +143,24 @@ def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from comind.anchors import parse_anchor
     from comind.cli import workspace
     from comind.cli.output import print_written, stored_where
-    from comind.records import new_record, short_id
+    from comind.records import short_id
 
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
     fields.update(compiled_fields(args))
-    anchors = [parse_anchor(a, "subject") for a in args.on] + [parse_anchor(a, "context") for a in args.context]
-    anchors = resolve_all(ws, anchors)
-    evidence = [parse_evidence(ws, e) for e in args.evidence]
-    record = new_record(
+    record = authored_record(
+        ws,
         args.kind,
         title=args.title,
         body=args.body,
         trigger=args.trigger,
-        anchors=anchors,
-        evidence=evidence,
+        on=args.on,
+        context=args.context,
+        evidence=args.evidence,
         fields=fields,
         provenance=provenance(ws, args),
-        valid_from=ws.head(),
         until=args.until,
     )
     ws.store.put(record)

@@ -1,7 +1,7 @@
 """Writing records by hand: the kind-specific flags and how their values become record fields.
 
-Shared by ``comind remember`` (the CLI) and the bot's ``/comind remember`` command, so both take
-the same flags with the same meaning and the same error messages.
+Shared by ``comind remember`` (the CLI), the bot's ``/comind remember`` command and the MCP
+``remember`` tool, so all take the same flags with the same meaning and the same error messages.
 """
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from comind.records import Record
     from comind.workspace import Workspace
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from comind.errors import ComindError
-from comind.records import KIND_FIELDS
+from comind.records import KIND_FIELDS, new_record
 
 # flag -> (field, kinds it applies to); --alternative and --exception collect lists.
 KIND_FLAGS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -96,3 +97,39 @@ def parse_evidence(ws: Workspace, text: str) -> dict[str, str]:
     if (ws.root / value).is_file():
         return {"type": "file", "ref": value}
     return {"type": "text", "ref": value}
+
+
+def authored_record(
+    ws: Workspace,
+    kind: str,
+    *,
+    title: str,
+    body: str,
+    trigger: str,
+    on: Sequence[str],
+    context: Sequence[str],
+    evidence: Sequence[str],
+    fields: dict[str, Any],
+    provenance: dict[str, Any],
+    until: str | None,
+) -> Record:
+    """A record written by hand (the CLI's ``remember``, an agent's through MCP): its anchors parsed
+    and resolved at HEAD (as written in a repository without commits), its evidence checked."""
+    from comind.anchoring import resolve_anchor  # on use: the code index is not needed to parse flags
+    from comind.anchors import parse_anchor
+
+    anchors = [parse_anchor(a, "subject") for a in on] + [parse_anchor(a, "context") for a in context]
+    if anchors and ws.head() is not None:
+        anchors = [resolve_anchor(ws.index, a, "HEAD") for a in anchors]
+    return new_record(
+        kind,
+        title=title,
+        body=body,
+        trigger=trigger,
+        anchors=anchors,
+        evidence=[parse_evidence(ws, e) for e in evidence],
+        fields=fields,
+        provenance=provenance,
+        valid_from=ws.head(),
+        until=until,
+    )

@@ -320,10 +320,8 @@ _FLAGS = (
 
 
 def remember(ws: Workspace, args: RememberIn) -> Answer:
-    from comind.anchoring import resolve_anchor
-    from comind.anchors import parse_anchor
-    from comind.authoring import kind_fields, parse_evidence
-    from comind.records import new_record, until_date
+    from comind.authoring import authored_record, kind_fields
+    from comind.records import until_date
 
     if args.until is not None:
         try:
@@ -335,20 +333,17 @@ def remember(ws: Workspace, args: RememberIn) -> Answer:
         fields = kind_fields(args.kind, values)
     except ComindError as exc:  # the CLI's message names flags: say field names here
         raise ToolError("remember: " + re.sub(r"--([a-z-]+)", lambda m: m[1].replace("-", "_"), str(exc))) from None
-    anchors = [parse_anchor(a, "subject") for a in args.on] + [parse_anchor(a, "context") for a in args.context]
-    if ws.head() is not None:
-        anchors = [resolve_anchor(ws.index, a, "HEAD") for a in anchors]
-    evidence = [parse_evidence(ws, e) for e in args.evidence]
-    record = new_record(
+    record = authored_record(
+        ws,
         args.kind,
         title=args.title,
         body=args.body,
         trigger=args.trigger,
-        anchors=anchors,
-        evidence=evidence,
+        on=args.on,
+        context=args.context,
+        evidence=args.evidence,
         fields=fields,
         provenance=_provenance(ws),
-        valid_from=ws.head(),
         until=args.until,
     )
     ws.store.put(record)
