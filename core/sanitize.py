@@ -6,12 +6,11 @@ smuggle invisible instructions (Unicode tag characters, bidi overrides), must no
 ``clean_text`` for what is stored (at the boundary, when a record is made) and ``shown`` for what
 is printed (defence in depth: a store written by an older version holds raw text).
 
-Secrets are replaced by ``[redacted:<kind>]``, never dropped with what surrounds them. The kinds
-and token formats follow the gitleaks default ruleset (https://github.com/gitleaks/gitleaks,
-``config/gitleaks.toml`` at commit 009e025ad410, MIT License, Copyright (c) 2019 Zachary Rice):
-each kind is a gitleaks rule id, and the prefixes and lengths are those the rules describe. Keys
+Secrets are replaced by ``[redacted:<kind>]``, never dropped with what surrounds them. Each kind
+is the rule id a maintained open-source secret-scanning ruleset gives it, with the prefixes and
+lengths its rules describe (written here, not copied; the source is cited in docs/records.md). Keys
 with no prefix (an AWS secret key, the body of a PEM block without its BEGIN line) are told by
-an entropy test, as gitleaks' ``generic-api-key`` rule does. Invisible characters are removed
+an entropy test, as that ruleset's generic rule does. Invisible characters are removed
 before anything is scanned, so a token split by a zero-width space or a soft hyphen is found.
 """
 
@@ -27,7 +26,7 @@ from functools import cache, lru_cache
 # Placeholders that look like assignments but hold no secret.
 _PLACEHOLDER = r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
 
-# Each secret kind is named by the gitleaks rule id (config/gitleaks.toml) that covers it, so a
+# Each secret kind is named by the ruleset's rule id that covers it (docs/records.md), so a
 # marker ``[redacted:<id>]`` says what was there. Order matters: the first match wins.
 _SECRETS: tuple[tuple[str, str], ...] = (
     (
