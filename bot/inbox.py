@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from comind.errors import ComindError
-from comind.sanitize import redact_secrets
+from comind.sanitize import each_string, redact_secrets
 
 try:  # one server per inbox; without fcntl (Windows) the lock is not taken
     import fcntl
@@ -94,7 +94,7 @@ class Spool:
             payload = json.loads(self.body())
         except (ValueError, RecursionError):
             return
-        clean = _redacted(payload)
+        clean = each_string(payload, redact_secrets)
         if clean != payload:
             self._file.seek(self._offset)
             self._file.truncate()
@@ -228,16 +228,6 @@ class Inbox:
                         path.unlink()
                         dropped += 1
         return dropped
-
-
-def _redacted(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
-    return value
 
 
 def _entries(folder: Path) -> Iterator[Path]:

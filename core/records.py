@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import clean_text, find_secret, shown
+from comind.sanitize import clean_text, each_string, find_secret, shown
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -249,13 +249,7 @@ class Record:
 
 def _clean(value: Any) -> Any:
     """Strip invisible controls and redact secrets in every string, recursively."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    return value
+    return each_string(value, clean_text)
 
 
 def _too_deep(value: Any, limit: int = DEPTH_MAX) -> bool:

@@ -17,7 +17,9 @@ before anything is scanned, so a token split by a zero-width space or a soft hyp
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache, lru_cache
+from typing import Any
 
 # Patterns are kept as strings, compiled on first use: importing this module costs nothing on
 # read-only paths. Bidi controls reorder what a reviewer sees (CVE-2021-42574); tag characters
@@ -85,6 +87,17 @@ _PEOPLE_KEYS = r"(?:co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by|
 _PERSON_INLINE = re.compile(rf"(?i)(?<![\w-]){_PEOPLE_KEYS}[ \t]*:[ \t]*[^<>\n]{{0,200}}<[^<>\n@]+@[^<>\n]+>[ \t]*")
 _PERSON_LINE = re.compile(rf"(?im)^[ \t]*{_PEOPLE_KEYS}[ \t]*:[^\n]*(?:\n|\Z)")
 _EMAIL = re.compile(r"(?<![\w.+/-])<?[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+>?")
+
+
+def each_string(value: Any, clean: Callable[[str], str]) -> Any:
+    """`value` (JSON-shaped data) with `clean` applied to every string in it, recursively."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list | tuple):
+        return [each_string(v, clean) for v in value]
+    if isinstance(value, dict):
+        return {k: each_string(v, clean) for k, v in value.items()}
+    return value
 
 
 def redact_people(text: str) -> str:
