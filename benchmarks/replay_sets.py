@@ -16,7 +16,8 @@ false flags those the audit judges false or has not judged. --report DIR prints 
 the audit files' verdicts applied as they are now (with --json OUT, it writes the reports so audited).
 
 --json OUT writes each history's replay as OUT/<name>.json (what `benchmarks/compare_replays.py BEFORE
-AFTER` compares) and both tables as OUT/summary.json. --against DIR reads a previous run's JSON and
+AFTER` compares), its near misses as OUT/<name>.nm.jsonl (what `benchmarks/try_rule.py OUT` judges
+again) and both tables as OUT/summary.json. --against DIR reads a previous run's JSON and
 says keep or drop: keep only when the validation set's pooled recall does not fall and its false flags
 (judged false or not judged, on the audit) do not rise, over the histories both runs replayed. Exit
 code: 0, or 1 on drop, 2 on bad arguments.
@@ -204,6 +205,8 @@ def replay(
     audit = AUDITS / f"{name}.yml"
     if audit.exists():
         command += ["--audit", str(audit.relative_to(HERE.parent))]
+    if out is not None:  # every pair judged, for benchmarks/try_rule.py
+        command += ["--near-misses", str((out / f"{name}.nm.jsonl").resolve())]
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, cwd=HERE.parent)
     shutil.rmtree(copy, ignore_errors=True)

@@ -50,6 +50,8 @@ def _match(row: dict[str, object]) -> Match:
         added_total=num("added_total"),
         score=0.0 if unmeasured else float(row.get("score", 0.0) or 0.0),  # type: ignore[arg-type]
         weight=0.0 if unmeasured else float(row.get("weight", 0.0) or 0.0),  # type: ignore[arg-type]
+        names=tuple(float(w) for w in row.get("names") or ()),  # type: ignore[attr-defined]
+        kept=tuple(float(w) for w in row.get("kept") or ()),  # type: ignore[attr-defined]
     )
 
 

@@ -131,9 +131,40 @@ class ChangeLines:
         return frozenset(w for text in self.adds for w in IDENT.findall(text) if w not in removed)
 
     @cached_property
+    def said_in(self) -> dict[str, frozenset[str]]:
+        """File name -> the identifiers on any line it adds there (informative or not, moved or not)."""
+        found: dict[str, set[str]] = {}
+        for f in self._made:
+            names = found.setdefault(_name(f.path), set())
+            for ln in f.added:
+                if not ln.trivial:
+                    names.update(IDENT.findall(ln.text))
+        return {name: frozenset(ids) for name, ids in found.items()}
+
+    @cached_property
     def said(self) -> frozenset[str]:
         """The identifiers on any line it adds (informative or not, moved or not)."""
-        return frozenset(w for f in self._made for ln in f.added if not ln.trivial for w in IDENT.findall(ln.text))
+        return frozenset().union(*self.said_in.values())
+
+    def first_saying(self, names: set[str]) -> tuple[str, int] | None:
+        """(path, line at head) of the first non-trivial line it adds that holds one of `names`."""
+        for f in self._made:
+            for ln in f.added:
+                if not ln.trivial and names.intersection(IDENT.findall(ln.text)):
+                    return f.path, ln.lineno
+        return None
+
+    @cached_property
+    def names_at(self) -> dict[str, frozenset[str]]:
+        """Each identifier it introduced -> the names of the files whose added lines hold it."""
+        where: dict[str, set[str]] = {}
+        for (added, name), lines in self.by_name.items():
+            if added:
+                for text in lines:
+                    for w in IDENT.findall(text):
+                        if w in self.introduced:
+                            where.setdefault(w, set()).add(name)
+        return {w: frozenset(names) for w, names in where.items()}
 
     @cached_property
     def edit_at(self) -> tuple[str, int] | None:
@@ -253,10 +284,14 @@ def match_lines(
         alone, where = sum(sum(side.values()) for side in tried.edit), lines_of.edit_at
     score = weight = 0.0
     evidence = ""
-    if weights is not None and again_lines:
-        score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
-        if not weights.files:  # nothing measured (no harvest cache, a partial clone): no score, D13 silent
-            score = weight = 0.0
+    names: tuple[float, ...] = ()
+    kept: tuple[float, ...] = ()
+    names_evidence = ""
+    if weights is not None and weights.files:  # nothing measured (no cache, a partial clone): D13, D14 silent
+        if again_lines:
+            score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
+        names, kept, names_evidence, at = kept_names(tried, lines_of, weights)
+        where = where or at
     return Match(
         matched,
         total,
@@ -270,7 +305,34 @@ def match_lines(
         score=score,
         weight=weight,
         evidence=evidence,
+        names=names,
+        kept=kept,
+        names_evidence=names_evidence,
     )
+
+
+def kept_names(
+    tried: ChangeLines, change: ChangeLines, weights: Weights
+) -> tuple[tuple[float, ...], tuple[float, ...], str, tuple[str, int] | None]:
+    """(the weights of the identifiers the attempt introduced, heaviest first; those of the ones the
+    change says again in a file named like one where the attempt introduced them; the rarest of
+    those in one line; where the change first says one): a rewritten reland keeps its names and
+    places when its lines change."""
+    if not tried.introduced or not (tried.introduced & change.said):
+        return (), (), "", None
+    weights.prefetch(tried.introduced)
+    ranked = sorted(((weights.weight(w), w) for w in tried.introduced), key=lambda p: (-p[0], p[1]))
+    kept = [
+        (w, name) for w, name in ranked if any(name in change.said_in.get(f, ()) for f in tried.names_at.get(name, ()))
+    ]
+    if not kept:
+        return tuple(w for w, _ in ranked), (), "", None
+    shown = ", ".join(f"`{name}`" for _, name in kept[:3])
+    evidence = (
+        f"it says again {len(kept)} of the {len(ranked)} identifiers the attempt introduced, in its files "
+        f"({shown}; the rarest {weights.said(kept[0][1])}, weight {kept[0][0]:.2f})"
+    )
+    return tuple(w for w, _ in ranked), tuple(w for w, _ in kept), evidence, change.first_saying({n for _, n in kept})
 
 
 def judge(m: Match, rules: RuleBook = DEFAULT) -> Verdict:
@@ -294,6 +356,8 @@ def describe(m: Match, kind: str) -> str:
         return f"This creates again {', '.join(m.recreated)}, the files"
     if kind == "edit":
         return f"This makes again, alone, the {m.edited}-line edit"
+    if kind == "names":
+        return f"This says again, in the same files, {len(m.kept)} of the {len(m.names)} names"
     return f"This re-adds {m.matched} of {m.total} lines"
 
 
@@ -303,6 +367,10 @@ def strongest(m: Match, kind: str) -> str:
         return f"it creates again {', '.join(f'`{p}`' for p in m.recreated[:3])}, which only the attempt created"
     if kind == "edit":
         return f"it makes again, alone, the attempt's whole {m.edited}-line edit"
+    if kind == "names":
+        return (
+            m.names_evidence or f"it says again {len(m.kept)} of the {len(m.names)} identifiers the attempt introduced"
+        )
     if m.evidence:
         return m.evidence
     return f"it re-adds {m.matched} of the attempt's {m.total} informative lines"

@@ -65,6 +65,9 @@ class Match:
     score: float = 0.0  # the attempt's evidence the change brings back, by weight (`comind.weights`), 0-1
     weight: float = 0.0  # the weight of that evidence: as many lines or identifiers nowhere else
     evidence: str = ""  # the strongest piece of it, in one line
+    names: tuple[float, ...] = ()  # the weights of the identifiers the attempt introduced, heaviest first
+    kept: tuple[float, ...] = ()  # of those, the weights of the ones the change says again, in their files
+    names_evidence: str = ""  # the rarest of those, in one line
 
     def __post_init__(self) -> None:
         if self.local < 0:

@@ -315,6 +315,28 @@ class Resemblance(MatchRule):
         return bar < 1 and m.score >= bar and m.weight >= self.value("weight") and m.matched >= book.min_lines
 
 
+class KeptNames(MatchRule):
+    id, name = "D14", "kept-names"
+    summary = "A change saying again, in its files, `names` rare identifiers an attempt introduced re-proposes it."
+    options = (
+        Option("names", 3, "rare identifiers it introduced said again, at least (0: the rule is off)", whole=True),
+        Option("rare", 0.7, "weight an identifier needs to be rare (1: in no other change or file)"),
+        Option("share", 0.5, "share of the weight of all the identifiers the attempt introduced"),
+    )
+
+    def judge(self, m: Match, book: RuleBook) -> bool:
+        needed, total = self.count("names"), sum(m.names)
+        rare = sum(1 for w in m.kept if w >= self.value("rare"))
+        return needed > 0 and total > 0 and rare >= needed and sum(m.kept) >= self.value("share") * total
+
+    def why(self, m: Match, book: RuleBook) -> str:
+        rare = sum(1 for w in m.kept if w >= self.value("rare"))
+        return (
+            f"it says again {len(m.kept)} of the {len(m.names)} identifiers the attempt introduced, {rare} of them "
+            f"rare: a match by names needs {self.count('names')} rare ones and {self.value('share'):.0%} by weight"
+        )
+
+
 class WholeEdit(MatchRule):
     id, name = "D7", "whole-edit"
     summary = "An attempt with no informative line is re-proposed by its whole edit made again, alone."
@@ -569,6 +591,7 @@ RULES: tuple[type[BaseRule], ...] = (
     DependencyMove,
     Pattern,
     Resemblance,
+    KeptNames,
     Slip,
     Release,
     RevertFeature,
@@ -661,7 +684,12 @@ def judge_match(m: Match, rules: RuleBook) -> Verdict:
         if limit is None:
             return Verdict("lines", by.id)
         failed = limit
-    return Verdict("files", Recreated.id) if files else Verdict(None, failed.id, failed.why(m, rules))
+    if files:
+        return Verdict("files", Recreated.id)
+    names = rules.get(KeptNames)
+    if names.judge(m, rules):  # a rewritten reland: few lines again, its names in its places
+        return Verdict("names", KeptNames.id)
+    return Verdict(None, failed.id, failed.why(m, rules))
 
 
 # -- settings -----------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ from comind.rulebook import (
     DependencyMove,
     ExactReapply,
     HadAlready,
+    KeptNames,
     RelandedBefore,
     RevertedRef,
     RevertFirst,
@@ -409,7 +410,8 @@ class ReplayResult:
     diffs: int = 0
     patches_from: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
-    # every (landing, attempt) pair sharing `NEAR_MISS` lines or more, flagged or not: to try a rule on
+    # every (landing, attempt) pair sharing `NEAR_MISS` lines or more or a name it introduced, flagged or
+    # not: to try a rule on
     near_misses: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -533,7 +535,9 @@ class _Index:
     """Informative line -> the attempts holding it (added and removed lines apart), and the same
     keyed by a coarser form (all whitespace collapsed) for the raw-patch prefilter."""
 
-    def __init__(self, attempts: Iterable[Attempt]) -> None:
+    def __init__(self, attempts: Iterable[Attempt], names_needed: int = 0) -> None:
+        self.names_needed = names_needed  # identifiers an attempt introduced that a change must say (D14)
+        self.names: dict[str, list[Attempt]] = defaultdict(list)  # an identifier -> the attempts introducing it
         self.added: dict[str, list[Attempt]] = defaultdict(list)
         self.removed: dict[str, list[Attempt]] = defaultdict(list)
         self.keys: dict[str, list[Attempt]] = defaultdict(list)
@@ -548,6 +552,9 @@ class _Index:
                 self.moving.append(a)
             if a.lines_of is None:
                 continue
+            if names_needed:
+                for name in a.lines_of.introduced:
+                    self.names[name].append(a)
             if not a.lines_of.total and any(a.lines_of.edit):
                 self.edits.append(a)
                 plus, minus = a.lines_of.edit
@@ -570,7 +577,23 @@ class _Index:
         matcher counts (the net re-added and re-removed ones), and more. (A change that brings
         back only *edited* lines of an attempt, none exactly, is not replayed; `check` sees it.)"""
         shared = keys & self.keys.keys()
-        return any(a.active(landing) for key in shared for a in self.keys[key]) or self._may_move(keys, landing)
+        if any(a.active(landing) for key in shared for a in self.keys[key]) or self._may_move(keys, landing):
+            return True
+        if not self.names:
+            return False
+        said = set(IDENT.findall("\n".join(k for k in keys if k.startswith("+"))))
+        return bool(self._saying(said, landing))
+
+    def _saying(self, said: Iterable[str], landing: int) -> list[Attempt]:
+        """The attempts active at `landing` of which `said` holds `names_needed` introduced identifiers."""
+        count: Counter[int] = Counter()
+        found: dict[int, Attempt] = {}
+        for name in said:
+            for a in self.names.get(name, ()):
+                if a.active(landing):
+                    count[id(a)] += 1
+                    found[id(a)] = a
+        return [found[k] for k, n in count.items() if n >= self.names_needed]
 
     def _may_move(self, keys: set[str], landing: int) -> bool:
         """Does the raw patch touch a manifest and add a version an active attempt moved a
@@ -596,6 +619,9 @@ class _Index:
             for a in self.creating.get(path, ()):
                 if a.active(landing):
                     out.setdefault(id(a), a)
+        if self.names:
+            for a in self._saying(change.said & self.names.keys(), landing):
+                out.setdefault(id(a), a)
         if not change.total:  # an edit with no informative line, as theirs: compared whole (they are few)
             for a in self.edits:
                 if a.active(landing) and a.lines_of is not None and a.lines_of.edit == change.edit:
@@ -1056,7 +1082,11 @@ def replay(
     }
     _relands(history, landings, rules)
     reverted_before = _revert_mentions(history)
-    index = _Index(a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit)))
+    names = rules.get(KeptNames)
+    index = _Index(
+        (a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit))),
+        names.count("names"),  # 0: D14 off, no candidates by name
+    )
     scan_started = time.perf_counter()
     seen_terms = _Seen(history.attempts)
     chosen, result.patches_from = _prefilter(history, landings, index, progress, seen_terms)
@@ -1117,7 +1147,7 @@ def replay(
             verdict = judge(m, rules)
             if verdict.kind:
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, verdict.kind, verdict.rule))
-            if m.matched >= NEAR_MISS or verdict.kind:
+            if m.matched >= NEAR_MISS or verdict.kind or m.kept:
                 result.near_misses.append(_near_miss(landing, attempt, m, verdict, id(attempt) in expected))
         moving = [a for a in index.moving_at(i) if all(h.attempt is not a for h in landing.hits)]
         if moving and any(is_manifest(f.path) for f in change.files):
@@ -1156,6 +1186,8 @@ def _near_miss(landing: Landing, attempt: Attempt, m: Match, verdict: Verdict, e
         "score": round(m.score, 4),
         "weight": round(m.weight, 3),
         "evidence": m.evidence,
+        "names": [round(w, 3) for w in m.names],
+        "kept": [round(w, 3) for w in m.kept],
     }
 
 
