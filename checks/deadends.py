@@ -287,9 +287,11 @@ def match_lines(
     names: tuple[float, ...] = ()
     kept: tuple[float, ...] = ()
     names_evidence = ""
-    if weights is not None and weights.files:  # nothing measured (no cache, a partial clone): D13, D14 silent
-        if again_lines:
-            score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
+    if weights is not None and again_lines:
+        score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
+        if not weights.files:  # nothing measured (no harvest cache, a partial clone): no score, D13 silent
+            score = weight = 0.0
+    if weights is not None and weights.files:  # (unmeasured, every name would be rare: D14 silent)
         names, kept, names_evidence, at = kept_names(tried, lines_of, weights)
         where = where or at
     return Match(

@@ -535,8 +535,9 @@ class _Index:
     """Informative line -> the attempts holding it (added and removed lines apart), and the same
     keyed by a coarser form (all whitespace collapsed) for the raw-patch prefilter."""
 
-    def __init__(self, attempts: Iterable[Attempt], names_needed: int = 0) -> None:
-        self.names_needed = names_needed  # identifiers an attempt introduced that a change must say (D14)
+    def __init__(self, attempts: Iterable[Attempt], names_needed: int = 0, rare: float = 1.0) -> None:
+        self.names_needed = names_needed  # rare identifiers an attempt introduced that a change must say (D14)
+        self.rare = rare
         self.names: dict[str, list[Attempt]] = defaultdict(list)  # an identifier -> the attempts introducing it
         self.added: dict[str, list[Attempt]] = defaultdict(list)
         self.removed: dict[str, list[Attempt]] = defaultdict(list)
@@ -577,19 +578,18 @@ class _Index:
         matcher counts (the net re-added and re-removed ones), and more. (A change that brings
         back only *edited* lines of an attempt, none exactly, is not replayed; `check` sees it.)"""
         shared = keys & self.keys.keys()
-        if any(a.active(landing) for key in shared for a in self.keys[key]) or self._may_move(keys, landing):
-            return True
-        if not self.names:
-            return False
-        said = set(IDENT.findall("\n".join(k for k in keys if k.startswith("+"))))
-        return bool(self._saying(said, landing))
+        return any(a.active(landing) for key in shared for a in self.keys[key]) or self._may_move(keys, landing)
 
-    def _saying(self, said: Iterable[str], landing: int) -> list[Attempt]:
-        """The attempts active at `landing` of which `said` holds `names_needed` introduced identifiers."""
+    def saying(self, said: Iterable[str], landing: int, weights: Weights) -> list[Attempt]:
+        """The attempts active at `landing` of which `said` holds `names_needed` introduced
+        identifiers, each rare there (rule D14's superset: in any file)."""
         count: Counter[int] = Counter()
         found: dict[int, Attempt] = {}
         for name in said:
-            for a in self.names.get(name, ()):
+            attempts = self.names.get(name)
+            if not attempts or weights.weight(name) < self.rare:
+                continue
+            for a in attempts:
                 if a.active(landing):
                     count[id(a)] += 1
                     found[id(a)] = a
@@ -608,7 +608,7 @@ class _Index:
     def moving_at(self, landing: int) -> list[Attempt]:
         return [a for a in self.moving if a.active(landing)]
 
-    def candidates(self, change: ChangeLines, landing: int) -> list[Attempt]:
+    def candidates(self, change: ChangeLines, landing: int, weights: Weights) -> list[Attempt]:
         out: dict[int, Attempt] = {}
         for pool, lines in ((self.added, change.adds), (self.removed, change.removes)):
             for text in lines:
@@ -620,7 +620,7 @@ class _Index:
                 if a.active(landing):
                     out.setdefault(id(a), a)
         if self.names:
-            for a in self._saying(change.said & self.names.keys(), landing):
+            for a in self.saying(change.said & self.names.keys(), landing, weights):
                 out.setdefault(id(a), a)
         if not change.total:  # an edit with no informative line, as theirs: compared whole (they are few)
             for a in self.edits:
@@ -747,19 +747,25 @@ class _Seen:
         self.files_of: Counter[int] = Counter()  # landing -> files its changes touched
         self._before: list[int] = []
 
-    def add(self, landing: int, files: list[set[str]]) -> None:
+    def add(self, landing: int, files: list[set[str]]) -> set[str]:
+        """Count one change (the normalised changed lines of each file); the attempts' introduced
+        identifiers it holds."""
         self.docs.append(landing)
         self.files_of[landing] += len(files)
         change: set[str] = set()
+        said: set[str] = set()
         for lines in files:
             terms = lines & self.lines
             if self.names:
-                terms |= set(IDENT.findall("\n".join(lines))) & self.names
+                names = set(IDENT.findall("\n".join(lines))) & self.names
+                said |= names
+                terms |= names
             for t in terms:
                 self.in_files[t].append(landing)
             change |= terms
         for t in change:
             self.in_changes[t].append(landing)
+        return said
 
     def done(self) -> None:
         """Sorted, oldest first (the stream is newest first)."""
@@ -790,12 +796,15 @@ def _prefilter(
     hide = [history.chain[i - 1] for i in landings if i > 0 and i - 1 not in landings]
     chosen: set[int] = set()
     seen: set[int] = set()
+    by_name: dict[int, set[str]] = {}  # landing -> the attempts' introduced identifiers its commits hold
     try:
         for n, (sha, keys, files) in enumerate(_logged_keys(history.repo, history.tip, hide)):
             i = history.landing.get(sha)
             if i is None or i not in landings:
                 continue
-            weights.add(i, files)
+            said = weights.add(i, files)
+            if said and index.names:
+                by_name.setdefault(i, set()).update(said)
             if history.chain[i] == sha:
                 seen.add(i)
             elif i not in history.base:  # a merged branch's commit: its merge's own patch counts
@@ -807,6 +816,9 @@ def _prefilter(
     except OSError:  # no git, or an object missing from a partial copy: libgit2 reads the rest
         pass
     weights.done()
+    for i, said in by_name.items():  # rare names only: their weights at a landing are known now
+        if i not in chosen and index.saying(said, i, weights.at(i)):
+            chosen.add(i)
     rest = landings.keys() - seen
     how = f"git log: {len(seen)}, libgit2: {len(rest)}"
     for i in rest:  # not in git's output: one libgit2 diff each
@@ -1086,6 +1098,7 @@ def replay(
     index = _Index(
         (a for a in history.attempts if a.lines or a.deps or (a.lines_of and any(a.lines_of.edit))),
         names.count("names"),  # 0: D14 off, no candidates by name
+        names.value("rare"),
     )
     scan_started = time.perf_counter()
     seen_terms = _Seen(history.attempts)
@@ -1141,7 +1154,7 @@ def replay(
         lines = ChangeLines(change, rules)
         expected = {id(a) for a in landing.expected}
         weights = seen_terms.at(i)
-        for attempt in index.candidates(lines, i):
+        for attempt in index.candidates(lines, i, weights):
             assert attempt.lines_of is not None
             m = match_lines(attempt.lines_of, lines, rules, weights)
             verdict = judge(m, rules)

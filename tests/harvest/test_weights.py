@@ -145,9 +145,10 @@ def test_a_rewritten_reland_that_keeps_its_names_scores(scaffolded: tuple[Harves
     repo.revert(tried)
     again = repo.commit("Rebalance shards, with a dry run\n", {"app/rebalance.py": RELAND})
     m = match_lines(approach(repo.path, tried), approach(repo.path, again), weights=weights)
-    assert m.matched / m.total < 0.6 and judge(m).kind is None  # the share of lines alone: no match
+    lines_only = book({"D14.names": 0})  # (D14 takes it by its names: tested below)
+    assert m.matched / m.total < 0.6 and judge(m, lines_only).kind is None  # the share of lines alone: no match
     assert m.score >= 0.6 and m.weight >= 3
-    verdict = judge(m, book({"D13.score": 0.5}))
+    verdict = judge(m, book({"D13.score": 0.5, "D14.names": 0}))
     assert (verdict.kind, verdict.rule) == ("lines", "D13")
     assert m.evidence.startswith("the identifier `") or m.evidence.startswith("the line `")
     assert "of 13 changed files (weight" in m.evidence and "of the attempt by weight" in m.evidence
@@ -199,3 +200,45 @@ def test_a_partial_index_file_is_read_as_none(tmp_path: Path) -> None:
     counts.add_change([{"alpha = 1"}])
     index.add(counts, "abc")  # a cache, rebuilt: what was there was not an index
     assert WeightIndex.of(tmp_path).counts("alpha") == (1, 1)
+
+
+# -- kept names (D14) -------------------------------------------------------------------------------
+
+# a reland rewritten line by line: a few lines come back as they were; its names and file stay
+REWRITTEN = (
+    "def shard_rebalancer(cluster, budget, dry_run=False):\n"
+    "    plan = RebalancePlan(cluster.shards, budget)\n"
+    "    for shard in list(plan.overloaded_shards()):\n"
+    "        plan.migrate(shard, plan.coolest_node())\n"
+    "    if not dry_run:\n"
+    "        cluster.apply_rebalance(plan)\n"
+    "    return plan\n"
+)
+
+
+def test_a_reland_rewritten_line_by_line_keeps_its_names(scaffolded: tuple[HarvestRepo, Weights]) -> None:
+    repo, weights = scaffolded
+    repo.commit("Stub\n", {"app/rebalance.py": STUB})
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    again = repo.commit("Rebalance shards again\n", {"app/rebalance.py": REWRITTEN})
+    m = match_lines(approach(repo.path, tried), approach(repo.path, again), weights=weights)
+    assert judge(m, book({"D14.names": 0})).kind is None  # too few lines come back for any rule on lines
+    verdict = judge(m)
+    assert (verdict.kind, verdict.rule) == ("names", "D14")
+    assert "`RebalancePlan`" in m.names_evidence or "`overloaded_shards`" in m.names_evidence
+    assert judge(m, book({"D14.names": 0})).kind is None  # the rule off
+    assert judge(m, book({"D14.names": len(m.kept) + 1})).kind is None
+    # with nothing measured, every name would be rare: D14 says nothing
+    assert not match_lines(approach(repo.path, tried), approach(repo.path, again), weights=Weights()).kept
+
+
+def test_the_names_said_in_another_file_are_not_kept(scaffolded: tuple[HarvestRepo, Weights]) -> None:
+    repo, weights = scaffolded
+    repo.commit("Stub\n", {"app/rebalance.py": STUB})
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    report = "def report(plan: RebalancePlan):\n    return [plan.coolest_node(), plan.overloaded_shards()]\n"
+    other = repo.commit("Report on a plan\n", {"app/report.py": report})
+    m = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=weights)
+    assert m.names and not m.kept and judge(m).kind is None
