@@ -146,6 +146,12 @@ class ChangeLines:
         """The identifiers on any line it adds (informative or not, moved or not)."""
         return frozenset().union(*self.said_in.values())
 
+    def name_weight(self, name: str, weights: Weights) -> float:
+        """The weight of an identifier it introduced, this change and its revert apart: a name no
+        other change says weighs 1 (`comind.weights`)."""
+        files = len(self.names_at.get(name, ())) or 1
+        return weights.weight(name, (2, 2 * files))
+
     def first_saying(self, names: set[str]) -> tuple[str, int] | None:
         """(path, line at head) of the first non-trivial line it adds that holds one of `names`."""
         for f in self._made:
@@ -323,16 +329,17 @@ def kept_names(
     if not tried.introduced or not (tried.introduced & change.said):
         return (), (), "", None
     weights.prefetch(tried.introduced)
-    ranked = sorted(((weights.weight(w), w) for w in tried.introduced), key=lambda p: (-p[0], p[1]))
+    ranked = sorted(((tried.name_weight(w, weights), w) for w in tried.introduced), key=lambda p: (-p[0], p[1]))
     kept = [
         (w, name) for w, name in ranked if any(name in change.said_in.get(f, ()) for f in tried.names_at.get(name, ()))
     ]
     if not kept:
         return tuple(w for w, _ in ranked), (), "", None
     shown = ", ".join(f"`{name}`" for _, name in kept[:3])
+    rarest = "said by no other change" if kept[0][0] >= 1 else f"weight {kept[0][0]:.2f}"
     evidence = (
         f"it says again {len(kept)} of the {len(ranked)} identifiers the attempt introduced, in its files "
-        f"({shown}; the rarest {weights.said(kept[0][1])}, weight {kept[0][0]:.2f})"
+        f"({shown}; the rarest {rarest})"
     )
     return tuple(w for w, _ in ranked), tuple(w for w, _ in kept), evidence, change.first_saying({n for _, n in kept})
 

@@ -71,9 +71,10 @@ class Weights:
     def prefetch(self, terms: Iterable[str]) -> None:
         """Look up many terms at once (an index on disk answers one query for them)."""
 
-    def weight(self, term: str) -> float:
+    def weight(self, term: str, apart: tuple[int, int] = (0, 0)) -> float:
+        """The term's weight; `apart`: (changes, files) holding it not to count (an attempt's own and its revert's)."""
         in_changes, in_files = self.counts(term)
-        return min(_idf(in_changes, self.changes), _idf(in_files, self.files))
+        return min(_idf(max(0, in_changes - apart[0]), self.changes), _idf(max(0, in_files - apart[1]), self.files))
 
     def said(self, term: str) -> str:
         """`in 3 of 4,210 changed files`: how rare the term is, for an explanation."""

@@ -586,11 +586,9 @@ class _Index:
         count: Counter[int] = Counter()
         found: dict[int, Attempt] = {}
         for name in said:
-            attempts = self.names.get(name)
-            if not attempts or weights.weight(name) < self.rare:
-                continue
-            for a in attempts:
-                if a.active(landing):
+            for a in self.names.get(name, ()):
+                assert a.lines_of is not None
+                if a.active(landing) and a.lines_of.name_weight(name, weights) >= self.rare:
                     count[id(a)] += 1
                     found[id(a)] = a
         return [found[k] for k, n in count.items() if n >= self.names_needed]

@@ -242,3 +242,22 @@ def test_the_names_said_in_another_file_are_not_kept(scaffolded: tuple[HarvestRe
     other = repo.commit("Report on a plan\n", {"app/report.py": report})
     m = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=weights)
     assert m.names and not m.kept and judge(m).kind is None
+
+
+def test_check_flags_a_rewritten_reland_by_its_names(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo, 4)
+    repo.commit("Stub\n", {"app/rebalance.py": STUB})
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    repo.checkout("-b", "again")
+    repo.commit("Spread the load over the cluster\n", {"app/rebalance.py": REWRITTEN})
+    result = cli(repo.path, "check", "--base", "main", "--format", "json")
+    [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
+    assert "(rule D14 kept-names)" in dead["title"] and dead["path"] == "app/rebalance.py"
+    assert dead["message"].startswith("This says again, in the same files, ")
+    last = dead["message"].splitlines()[-1]
+    assert last.startswith("Strongest evidence: it says again ") and "identifiers the attempt introduced" in last
+    monkeypatch.setenv("COMIND_DEAD_ENDS", "D14.names=0")
+    off = cli(repo.path, "check", "--base", "main", "--format", "json")
+    assert not [f for f in json.loads(off.out)["findings"] if f["type"] == "dead_end"]
