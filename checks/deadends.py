@@ -142,6 +142,13 @@ class ChangeLines:
         return {name: frozenset(ids) for name, ids in found.items()}
 
     @cached_property
+    def new_in(self) -> dict[str, frozenset[str]]:
+        """File name -> the identifiers its added lines there hold that no line it removes held: the
+        names it brings, not those of the code it edits."""
+        gone = {w for f in self._made for ln in f.removed if not ln.trivial for w in IDENT.findall(ln.text)}
+        return {name: ids - gone for name, ids in self.said_in.items()}
+
+    @cached_property
     def said(self) -> frozenset[str]:
         """The identifiers on any line it adds (informative or not, moved or not)."""
         return frozenset().union(*self.said_in.values())
@@ -331,7 +338,7 @@ def kept_names(
     weights.prefetch(tried.introduced)
     ranked = sorted(((tried.name_weight(w, weights), w) for w in tried.introduced), key=lambda p: (-p[0], p[1]))
     kept = [
-        (w, name) for w, name in ranked if any(name in change.said_in.get(f, ()) for f in tried.names_at.get(name, ()))
+        (w, name) for w, name in ranked if any(name in change.new_in.get(f, ()) for f in tried.names_at.get(name, ()))
     ]
     if not kept:
         return tuple(w for w, _ in ranked), (), "", None

@@ -469,7 +469,10 @@ def redone_on_a_branch(repo: GitRepo, branch: str) -> None:
     repo.write("app/alpha.py", feature("alpha"))
 
 
-def test_near_misses_list_every_pair_sharing_lines_flagged_or_not(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_near_misses_list_every_pair_sharing_lines_flagged_or_not(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COMIND_DEAD_ENDS", "D14.names=0")  # by lines only: it keeps alpha's names
     repo = started(tmp_path / "r")
     head = "ALPHA_NAME = configured_name('alpha')\n"  # (a file created again alone would be a match by files)
     repo.write("app/alpha.py", head)

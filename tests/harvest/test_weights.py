@@ -210,6 +210,7 @@ REWRITTEN = (
     "    plan = RebalancePlan(cluster.shards, budget)\n"
     "    for shard in list(plan.overloaded_shards()):\n"
     "        plan.migrate(shard, plan.coolest_node())\n"
+    "    plan.throttle(budget.max_moves)\n"
     "    if not dry_run:\n"
     "        cluster.apply_rebalance(plan)\n"
     "    return plan\n"
