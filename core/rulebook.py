@@ -319,15 +319,22 @@ class KeptNames(MatchRule):
     id, name = "D14", "kept-names"
     summary = "A change saying again, in its files, `names` rare identifiers an attempt introduced re-proposes it."
     options = (
-        Option("names", 3, "rare identifiers it introduced said again, at least (0: the rule is off)", whole=True),
-        Option("rare", 0.7, "weight an identifier needs to be rare (1: in no other change or file)"),
+        Option("names", 0, "rare identifiers it introduced said again, at least (0: the rule is off)", whole=True),
+        Option("rare", 0.7, "weight an identifier needs to be rare (1: said by no other change or file)"),
         Option("share", 0.5, "share of the weight of all the identifiers the attempt introduced"),
+        Option("of_change", 0.03, "rare identifiers kept per informative line of the change, at least"),
     )
 
     def judge(self, m: Match, book: RuleBook) -> bool:
         needed, total = self.count("names"), sum(m.names)
         rare = sum(1 for w in m.kept if w >= self.value("rare"))
-        return needed > 0 and total > 0 and rare >= needed and sum(m.kept) >= self.value("share") * total
+        return (
+            needed > 0
+            and total > 0
+            and rare >= needed
+            and sum(m.kept) >= self.value("share") * total
+            and rare >= self.value("of_change") * m.own
+        )
 
     def why(self, m: Match, book: RuleBook) -> str:
         rare = sum(1 for w in m.kept if w >= self.value("rare"))

@@ -796,3 +796,26 @@ def test_an_exact_reapply_is_a_positive_whatever_the_tree_held(cli, tmp_path: Pa
     data = replay(cli, repo.path)
     assert data["relands_skipped"] == [] and data["relands"] == 1 and data["relands_flagged"] == 1
     assert [f["commit"] for f in data["flags"]] == [again]
+
+
+def test_with_d14_on_a_reland_rewritten_line_by_line_is_caught_by_its_names(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The prefilter finds it by names alone (no line of the attempt comes back as it was)."""
+    repo = started(tmp_path)
+    head = "ALPHA_NAME = configured_name('alpha')\n"  # (a file created again alone would be a match by files)
+    repo.write("app/alpha.py", head)
+    repo.commit("Name the alpha client")
+    repo.write("app/alpha.py", head + feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    rewritten = "".join(
+        f"def alpha_step_{i}(client, body):\n    return client.put(f'/alpha/{i}', body)\n" for i in range(4)
+    )
+    repo.write("app/alpha.py", head + rewritten)
+    again = repo.commit("Alpha client over PUT")
+    assert replay(cli, repo.path)["flags"] == []  # D14 is off by default: no line is the attempt's
+    monkeypatch.setenv("COMIND_DEAD_ENDS", "D14.names=3")
+    [flag] = replay(cli, repo.path)["flags"]
+    assert flag["commit"] == again and [m["rule"] for m in flag["matches"]] == ["D14"]
+    assert flag["matches"][0]["matched"] == 0
