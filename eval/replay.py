@@ -48,7 +48,7 @@ import tempfile
 import time
 import weakref
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -661,7 +661,27 @@ def _logged_keys(
     """(commit, keys of its raw patch, the normalised changed lines of each file it touched) for
     every landing, from one streamed `git log -p` over the first-parent chain: git prunes unchanged
     subtrees, so this is several times faster than a libgit2 diff per commit. Nothing is written:
-    git only reads the repository."""
+    git only reads the repository. git stops at a commit it cannot show (a blob the clone lacks):
+    that commit is left out (libgit2 reads it, or says it cannot) and the stream goes on from its
+    first parent."""
+    hide = list(hide)
+    start: str | None = tip
+    while start is not None:
+        stopped = yield from _logged_from(repo, start, hide)
+        if stopped is None:
+            return
+        try:
+            parents = repo[stopped].peel(pygit2.Commit).parent_ids
+        except (KeyError, ValueError, pygit2.GitError):
+            raise OSError(f"git log stopped at {stopped}") from None
+        start = str(parents[0]) if parents else None
+
+
+def _logged_from(
+    repo: pygit2.Repository, tip: str, hide: list[str]
+) -> Generator[tuple[str, set[str], list[set[str]]], None, str | None]:
+    """`_logged_keys` from `tip`, one git process; returns the commit it stopped at, if git failed
+    on one (OSError when it failed before any)."""
     cmd = [
         "git",
         "--git-dir",
@@ -703,12 +723,16 @@ def _logged_keys(
                 files.append(set())
             elif first == b"@" and files:
                 current = files[-1]  # in a hunk: its lines (not the file's `---`/`+++` header)
-        if sha:
-            yield sha, keys, files
     finally:
         proc.stdout.close()
-        if proc.wait() != 0:
-            raise OSError(f"git log exited with {proc.returncode}")
+        code = proc.wait()
+    if code == 0:
+        if sha:
+            yield sha, keys, files
+        return None
+    if sha is None:
+        raise OSError(f"git log exited with {code}")
+    return sha  # the one git could not show: not yielded, its patch is partial
 
 
 class _AsOf(Weights):

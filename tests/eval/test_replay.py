@@ -819,3 +819,23 @@ def test_with_d14_on_a_reland_rewritten_line_by_line_is_caught_by_its_names(
     [flag] = replay(cli, repo.path)["flags"]
     assert flag["commit"] == again and [m["rule"] for m in flag["matches"]] == ["D14"]
     assert flag["matches"][0]["matched"] == 0
+
+
+def test_a_blob_the_clone_lacks_stops_git_at_one_commit_only(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A mirror without its largest blobs: `git log -p` dies at the first commit that needs one. The
+    stream goes on from that commit's parent; libgit2 is left the one commit git could not show."""
+    repo = started(tmp_path)
+    stream(repo, "early")
+    repo.write("assets/big.bin", "a large generated file\n" * 50)
+    repo.commit("Add the large file")
+    blob = repo.git("rev-parse", "HEAD:assets/big.bin").strip()
+    stream(repo, "late")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client (#5)"))
+    stream(repo, "main")
+    again = reland(repo, "alpha", "Reland alpha client (#5)")
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # (loose: `started` repos are not packed)
+    data = replay(cli, repo.path)
+    ordinary = data["commits_scanned"] - 1
+    assert data["patches_read_with"] == f"git log: {ordinary}, libgit2: 1"
+    assert data["relands_flagged"] == 1 and [f["commit"] for f in data["flags"]] == [again]
