@@ -11,14 +11,19 @@ runs.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from comind.weights import Counts, WeightIndex
 
-__all__ = ["FIRST_CHANGES", "Pending", "changes", "update"]
+if TYPE_CHECKING:
+    import pygit2
+
+__all__ = ["FIRST_CHANGES", "Pending", "changes", "current", "update"]
 
 FIRST_CHANGES = 500
 
@@ -115,6 +120,30 @@ def update(git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str]
         return 0
     fresh = full or not index.tip or not extends(tip, index.tip)
     return _run(git_dir, cache_dir, tip, [] if fresh else [index.tip], fresh)
+
+
+def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> WeightIndex:
+    """The index, brought up to `tip` (the default branch's) first when a harvest left it behind.
+    A partial clone is not read (its old blobs would be fetched one by one): its index stays empty,
+    and every term weighs alike; so does a history git cannot read (OSError)."""
+    import pygit2
+
+    from comind.promisor import promisor_remote
+
+    index = WeightIndex.of(cache_dir)
+    if tip is None or index.tip == tip or promisor_remote(repo) is not None:
+        return index
+    index.close()
+
+    def extends(new: str, old: str) -> bool:
+        try:
+            return new == old or bool(repo.descendant_of(new, old))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+    with contextlib.suppress(OSError):  # the matcher weighs with what the index holds (nothing: alike)
+        update(repo.path, cache_dir, tip, extends)
+    return WeightIndex.of(cache_dir)
 
 
 if __name__ == "__main__":  # `Pending`'s process: GIT_DIR CACHE_DIR TIP (--fresh | --hide OLD_TIP)
