@@ -373,9 +373,37 @@ def _scaffolded(lines: tuple[Line, ...], template: frozenset[str], rule: Scaffol
     return tuple(Line(ln.lineno, ln.text, True) if ln.text in template else ln for ln in lines)
 
 
+def tree_diff(old: pygit2.Tree, new: pygit2.Tree) -> tuple[pygit2.Diff, str]:
+    """(`old.diff_to_tree(new, context_lines=0)` taken in the deepest folder holding every difference
+    of the two trees, that folder as a prefix of its paths: "" or "a/b/"). The same deltas in the same
+    order, and so the same renames: nothing outside that folder differs. libgit2 reads every folder of
+    both trees for a diff (24 ms for 31,714 files, even for two equal trees); here only those on the
+    way down to it."""
+    prefix = ""
+    while old.id != new.id:
+        theirs = {e.name or "": (e.id, e.filemode) for e in new}
+        differing = [e.name or "" for e in old if theirs.pop(e.name or "", None) != (e.id, e.filemode)]
+        if len(differing) != 1 or theirs:  # (what is left of `theirs`: names only the new tree has)
+            break
+        name = differing[0]
+        if name not in new:
+            break
+        inner_old, inner_new = old[name], new[name]
+        if not (isinstance(inner_old, pygit2.Tree) and isinstance(inner_new, pygit2.Tree)):
+            break
+        prefix, old, new = f"{prefix}{name}/", inner_old, inner_new
+    return old.diff_to_tree(new, context_lines=0), prefix
+
+
 def diff_approach(
-    repo: pygit2.Repository, diff: pygit2.Diff, base: str | None, head: str, rules: RuleBook = DEFAULT
+    repo: pygit2.Repository,
+    diff: pygit2.Diff,
+    base: str | None,
+    head: str,
+    rules: RuleBook = DEFAULT,
+    prefix: str = "",
 ) -> Approach:
+    """The approach of a diff whose paths are inside the folder `prefix` (`tree_diff`)."""
     scaffolding = rules.get(Scaffolding)
     diff.find_similar()
     files: list[FileChange] = []
@@ -385,8 +413,8 @@ def diff_approach(
     folders: dict[str, list[str]] = {}  # the base tree's subfolders, by folder
     for i, delta in enumerate(diff.deltas):
         status = delta.status_char()
-        path = delta.new_file.path if status != "D" else delta.old_file.path
-        old_path = delta.old_file.path if status in ("R", "C") else None
+        path = prefix + (delta.new_file.path if status != "D" else delta.old_file.path)
+        old_path = prefix + delta.old_file.path if status in ("R", "C") else None
         if max(_blob_size(repo, delta.old_file.id), _blob_size(repo, delta.new_file.id)) > MAX_BLOB:
             skipped += 1
             files.append(FileChange(path, old_path, status, skipped=True))
@@ -421,9 +449,9 @@ def approach(repo_path: RepoLike, commit_sha: str, parent: str | None = None, ru
         fetch_for_diff(repo, diff)
         return diff_approach(repo, diff, None, str(commit.id), rules)
     base = repo.revparse_single(parent).peel(pygit2.Commit)
-    diff = repo.diff(base, commit, context_lines=0)
+    diff, prefix = tree_diff(base.tree, commit.tree)
     fetch_for_diff(repo, diff)
-    return diff_approach(repo, diff, str(base.id), str(commit.id), rules)
+    return diff_approach(repo, diff, str(base.id), str(commit.id), rules, prefix)
 
 
 def approach_of_range(repo_path: RepoLike, base: str, head: str, rules: RuleBook = DEFAULT) -> Approach:
@@ -436,6 +464,6 @@ def approach_of_range(repo_path: RepoLike, base: str, head: str, rules: RuleBook
         diff = h.tree.diff_to_tree(context_lines=0, swap=True)
         fetch_for_diff(repo, diff)
         return diff_approach(repo, diff, None, str(h.id), rules)
-    diff = repo.diff(mb, h, context_lines=0)
+    diff, prefix = tree_diff(repo[mb].peel(pygit2.Tree), h.tree)
     fetch_for_diff(repo, diff)
-    return diff_approach(repo, diff, str(mb), str(h.id), rules)
+    return diff_approach(repo, diff, str(mb), str(h.id), rules, prefix)

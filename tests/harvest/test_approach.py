@@ -172,3 +172,38 @@ def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: Harves
     repo.git("rm", "-q", "-r", "examples/deno")
     removed = by_path(approach(repo.path, repo.commit("Drop the Deno example\n")))["examples/deno/.gitignore"][1]
     assert [t for _, t, trivial in removed if not trivial] == [".deno-cache/"]
+
+
+def test_a_diff_taken_in_the_folder_holding_every_difference_is_the_whole_diff(tmp_path: Path) -> None:
+    """`tree_diff` reads only the folders on the way down to the changes: the same files, paths
+    whole, in the same order, with the same renames as libgit2's diff of the two whole trees."""
+    import pygit2
+
+    from comind.harvest.approach import diff_approach, tree_diff
+
+    r = HarvestRepo(tmp_path / "r")
+    body = "".join(f"line_{i} = compute({i})\n" for i in range(30))
+    r.commit("Initial\n", {"top.py": "x = 1\n", "pkg/a/core.py": body, "pkg/a/util.py": "y = 2\n", "pkg/b/z.py": "z\n"})
+    r.commit("Deep edit\n", {"pkg/a/core.py": body.replace("compute(3)", "compute(33)")})
+    r.git("mv", "pkg/a/core.py", "pkg/a/engine.py")
+    r.commit("Rename inside the folder\n", {"pkg/a/util.py": "y = 3\n"})
+    r.commit("Two folders\n", {"pkg/a/util.py": "y = 4\n", "pkg/b/z.py": "zz\n"})
+    r.git("mv", "pkg/a/engine.py", "engine.py")
+    r.commit("Out to the top\n")
+    r.git("rm", "-q", "-r", "pkg/b")
+    r.commit("A folder gone\n")
+    repo = pygit2.Repository(str(r.path))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL))[:-1]
+    prefixes = []
+    for c in commits:
+        base = c.parents[0]
+        whole = diff_approach(repo, repo.diff(base, c, context_lines=0), str(base.id), str(c.id))
+        diff, prefix = tree_diff(base.tree, c.tree)
+        assert diff_approach(repo, diff, str(base.id), str(c.id), prefix=prefix) == whole
+        prefixes.append(prefix)
+    assert prefixes == ["pkg/", "", "pkg/", "pkg/a/", "pkg/a/"]  # newest first
+    renamed = approach(r.path, str(commits[3].id))
+    assert [(f.path, f.old_path, f.status) for f in renamed.files] == [
+        ("pkg/a/engine.py", "pkg/a/core.py", "R"),
+        ("pkg/a/util.py", None, "M"),
+    ]
