@@ -56,6 +56,29 @@ def test_the_history_index_from_the_harvest_walk_equals_its_own_walk(tmp_path: P
     assert reused._walked is None
 
 
+def test_ancestry_from_the_harvest_walk_is_libgit2_s(tmp_path: Path) -> None:
+    """Every ordered pair of commits of a history with merged branches (a topological order that is
+    not the time order): ancestor or not, as `git merge-base --is-ancestor` says it."""
+    from comind.harvest.walker import is_ancestor
+
+    r = _history(tmp_path)
+    r.checkout("-q", "-b", "late", "HEAD~3")
+    r.commit("A branch off the middle", {"d.py": "y = 2\n"})
+    r.checkout("main")
+    r.merge("late", "Merge the late branch")
+    repo = pygit2.Repository(str(r.path))
+    tip = r.head()
+    ctx = HarvestContext(Workspace(r.path), repo, tip)
+    ctx.search_history([tip])
+    walked = list(walk(repo, [tip], oldest_first=True))
+    ctx.history_walked(walked)
+    shas = [c.sha for c in walked]
+    answers = [(a, b, ctx.is_ancestor(a, b)) for a in shas for b in shas]
+    assert answers == [(a, b, is_ancestor(repo, a, b)) for a in shas for b in shas]
+    assert sum(yes for _, _, yes in answers) < len(answers) - len(shas)  # both answers are met
+    assert any(not yes and shas.index(a) < shas.index(b) for a, b, yes in answers)  # earlier, not an ancestor
+
+
 def test_manifests_listed_per_folder_are_those_of_the_whole_tree(tmp_path: Path) -> None:
     """Two revisions sharing most folders, requirements files by name and by folder, node_modules
     left out: listed from the folder cache, the same manifests and dependencies as a fresh walk."""
