@@ -19,7 +19,7 @@ import pygit2
 from comind.actors import actor_id
 from comind.anchoring import fingerprint, innermost
 from comind.anchors import AnchorError, parse_anchor
-from comind.deps import EXACT_RANGE, dependencies, is_direct, is_manifest, resolved_versions
+from comind.deps import EXACT_RANGE, is_manifest, moved
 from comind.git import is_dir
 from comind.harvest import HARVESTER_VERSION
 from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
@@ -307,13 +307,16 @@ def dependency_anchors(
 
     if change is None or before is None or not any(is_manifest(f.path) for f in change.files):
         return []
+    # the change's own two trees (a partial revert's are not): the files it lists are all that differ
+    paths = [p for f in change.files for p in (f.path, f.old_path) if p]
     try:
-        old = resolved_versions(dependencies(ctx.repo[before].peel(pygit2.Commit)))
-        now = dependencies(ctx.repo[after].peel(pygit2.Commit))
+        old, new, direct = moved(
+            ctx.repo[before].peel(pygit2.Tree),
+            ctx.repo[after].peel(pygit2.Tree),
+            paths if {change.base, change.head} == {before, after} else None,
+        )
     except (KeyError, ValueError, pygit2.GitError):
         return []
-    new = resolved_versions(now)
-    direct = {(d.ecosystem, d.name) for d in now if is_direct(d)}
     anchors = []
     for (ecosystem, name), (version, _path) in sorted(new.items()):
         if (ecosystem, name) in direct and old.get((ecosystem, name), (None,))[0] != version:

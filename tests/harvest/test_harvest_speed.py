@@ -116,6 +116,66 @@ def test_manifests_listed_per_folder_are_those_of_the_whole_tree(tmp_path: Path)
     assert not any(n == "ignored" for n, _ in names)
 
 
+def _moves(versions: tuple[dict, dict, set]) -> list[tuple[tuple[str, str], str]]:  # type: ignore[type-arg]
+    old, new, direct = versions
+    return sorted((k, v) for k, (v, _) in new.items() if k in direct and old.get(k, (None,))[0] != v)
+
+
+def test_the_dependencies_a_change_moves_from_the_files_it_touched_are_those_of_whole_scans(tmp_path: Path) -> None:
+    """A lockfile bump moving a crate an untouched manifest declares, a manifest edit, one that moves
+    nothing, a manifest naming its crate with an escape (read whatever it holds): the moves
+    read from the touched files and the files that may name what they change are the whole scans'."""
+    from comind.deps import moved
+    from comind.harvest.approach import approach
+
+    r = HarvestRepo(tmp_path / "repo")
+
+    def lock(**versions: str) -> str:
+        packages = "".join(
+            f'[[package]]\nname = "{n}"\nversion = "{v}"\nsource = "registry+x"\n\n' for n, v in versions.items()
+        )
+        return f"version = 3\n\n{packages}"
+
+    r.commit(
+        "crates",
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["a", "b"]\n',
+            "Cargo.lock": lock(serde="1.0.1", rand="0.8.1", log="0.4.1"),
+            "a/Cargo.toml": '[package]\nname = "a"\n[dependencies]\nserde = "1"\n',
+            "b/Cargo.toml": '[package]\nname = "b"\n[dependencies]\nrand = "0.8"\n"\\u006cog" = "0.4"\n',
+            "c/Cargo.toml": '[package]\nname = "c"\ndescription = "Größe"\n[dependencies]\nserde = "1"\n',
+            "web/package.json": '{"dependencies": {"left-pad": "1.3.0", "is-odd": "3.0.1"}}',
+        },
+    )
+    commits = [
+        r.commit("bump serde and log", {"Cargo.lock": lock(serde="1.0.2", rand="0.8.1", log="0.4.2")}),
+        r.commit(
+            "pin rand",
+            {
+                "b/Cargo.toml": '[package]\nname = "b"\n[dependencies]\nrand = "=0.8.5"\n"\\u006cog" = "0.4"\n',
+                "Cargo.lock": lock(serde="1.0.2", rand="0.8.5", log="0.4.2"),
+            },
+        ),
+        r.commit("describe a", {"a/Cargo.toml": '[package]\nname = "a"\nversion = "2"\n[dependencies]\nserde = "1"\n'}),
+        r.commit("bump left-pad", {"web/package.json": '{"dependencies": {"left-pad": "1.3.1", "is-odd": "3.0.1"}}'}),
+    ]
+    repo = pygit2.Repository(str(r.path))
+    found = []
+    for sha in commits:
+        change = approach(repo, sha)
+        assert change.base is not None
+        before, after = repo[change.base].peel(pygit2.Tree), repo[sha].peel(pygit2.Tree)
+        paths = [p for f in change.files for p in (f.path, f.old_path) if p]
+        assert _moves(moved(before, after, paths)) == _moves(moved(before, after))
+        found.append(_moves(moved(before, after, paths)))
+    assert found == [
+        [(("cargo", "log"), "0.4.2"), (("cargo", "serde"), "1.0.2")],  # declared where the change is not
+        [(("cargo", "rand"), "0.8.5")],
+        [],
+        [(("npm", "left-pad"), "1.3.1")],
+    ]
+
+
 def test_a_change_is_read_once_per_harvest(tmp_path: Path) -> None:
     r = _history(tmp_path)
     ctx = HarvestContext(Workspace(r.path), pygit2.Repository(str(r.path)), r.head())
