@@ -188,6 +188,8 @@ def test_a_diff_taken_in_the_folder_holding_every_difference_is_the_whole_diff(t
     r.git("mv", "pkg/a/core.py", "pkg/a/engine.py")
     r.commit("Rename inside the folder\n", {"pkg/a/util.py": "y = 3\n"})
     r.commit("Two folders\n", {"pkg/a/util.py": "y = 4\n", "pkg/b/z.py": "zz\n"})
+    r.git("mv", "pkg/b/z.py", "pkg/b/y.py")
+    r.commit("A rename in one folder, an edit in another\n", {"top.py": "x = 2\n", "pkg/a/util.py": "y = 5\n"})
     r.git("mv", "pkg/a/engine.py", "engine.py")
     r.commit("Out to the top\n")
     r.git("rm", "-q", "-r", "pkg/b")
@@ -198,11 +200,18 @@ def test_a_diff_taken_in_the_folder_holding_every_difference_is_the_whole_diff(t
     for c in commits:
         base = c.parents[0]
         whole = diff_approach(repo, repo.diff(base, c, context_lines=0), str(base.id), str(c.id))
-        diff, prefix = tree_diff(base.tree, c.tree)
-        assert diff_approach(repo, diff, str(base.id), str(c.id), prefix=prefix) == whole
-        prefixes.append(prefix)
-    assert prefixes == ["pkg/", "", "pkg/", "pkg/a/", "pkg/a/"]  # newest first
-    renamed = approach(r.path, str(commits[3].id))
+        parts = tree_diff(repo, base.tree, c.tree)
+        assert diff_approach(repo, parts, str(base.id), str(c.id)) == whole
+        prefixes.append([p[1] if len(p) == 2 else p[0] for p in parts])
+    assert prefixes == [  # newest first
+        ["pkg/"],  # a folder deleted: the diff in its parent
+        [""],  # moved out of pkg/a to the top: the top's diff
+        ["pkg/a/util.py", "pkg/b/", "top.py"],  # the rename's folder diffed, each file edited elsewhere a patch
+        ["pkg/a/util.py", "pkg/b/z.py"],  # two files changed in two folders: a patch of each
+        ["pkg/a/"],  # a rename in pkg/a
+        ["pkg/a/core.py"],
+    ]
+    renamed = approach(r.path, str(commits[4].id))
     assert [(f.path, f.old_path, f.status) for f in renamed.files] == [
         ("pkg/a/engine.py", "pkg/a/core.py", "R"),
         ("pkg/a/util.py", None, "M"),
