@@ -402,14 +402,11 @@ def tree_diff(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> li
         if not (isinstance(inner_old, pygit2.Tree) and isinstance(inner_new, pygit2.Tree)):
             break
         prefix, old, new = f"{prefix}{name}/", inner_old, inner_new
-    whole: list[Segment] = [(old.diff_to_tree(new, context_lines=0), prefix)]
     changed = _changed_files(old, new, "")
-    if changed is None or _copies(repo):
-        return whole
-    moved = [path for path, a, b in changed if a is None or b is None]
+    moved = [path for path, a, b in changed if a is None or b is None] if changed is not None else []
     folder = _common_folder(moved) if moved else None
-    if folder == "":
-        return whole
+    if changed is None or folder == "" or _copies(repo):
+        return [(old.diff_to_tree(new, context_lines=0), prefix)]
     parts: list[tuple[str, Segment]] = []
     if folder is not None:
         inner_old, inner_new = old[folder], new[folder]
