@@ -318,14 +318,14 @@ def file_lines(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> list[st
         return None
     if b"\0" in data[:8000]:
         return None
-    return [normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()]
+    return _normalised(data)
 
 
 def template_lines(
     repo: pygit2.Repository,
     tree: pygit2.Tree,
     path: str,
-    folders: dict[str, list[str]] | None = None,
+    folders: dict[str, list[tuple[str, pygit2.Tree]]] | None = None,
     siblings: int = 2,
 ) -> frozenset[str]:
     """The normalised lines that at least `siblings` files at the same place in sibling folders
@@ -338,31 +338,66 @@ def template_lines(
         where, rest = "/".join(parts[: k - 1]), "/".join(parts[k:])
         if where not in folders:
             folders[where] = _subfolders(tree, where)
-        texts: list[set[str]] = []
-        for name in [n for n in folders[where] if n != parts[k - 1]][:TEMPLATE_LOOKUPS]:
-            lines = file_lines(repo, tree, f"{where}/{name}/{rest}" if where else f"{name}/{rest}")
+        texts: list[frozenset[str]] = []
+        for _name, sibling in [(n, t) for n, t in folders[where] if n != parts[k - 1]][:TEMPLATE_LOOKUPS]:
+            lines = _sibling_lines(repo, sibling, rest)
             if lines is not None:
-                texts.append(set(lines))
+                texts.append(lines)
         if len(texts) >= siblings:
             seen = Counter(t for lines in texts for t in lines)
             return frozenset(t for t, n in seen.items() if n >= siblings)
     return frozenset()
 
 
-def _subfolders(tree: pygit2.Tree, where: str) -> list[str]:
+# blob id -> its normalised lines as a set (None: binary or over MAX_BLOB). The same sibling files are
+# looked into for the files created at each revision of a folder. Bounded: emptied when full.
+_SIBLING_LINES: dict[pygit2.Oid, frozenset[str] | None] = {}
+_SIBLING_LINES_MAX = 1024
+
+
+def _sibling_lines(repo: pygit2.Repository, folder: pygit2.Tree, path: str) -> frozenset[str] | None:
+    """`file_lines` of `path` inside the sibling `folder`, as a set (looked up from the folder, not
+    from the top: a path not there costs a walk down from the top each time, 46 µs)."""
+    try:
+        entry = folder[path]
+    except KeyError:
+        return None
+    if entry.type_str != "blob":
+        return None
+    if entry.id in _SIBLING_LINES:
+        return _SIBLING_LINES[entry.id]
+    if _blob_size(repo, entry.id) > MAX_BLOB:
+        found = None
+    else:
+        try:
+            data = entry.peel(pygit2.Blob).data
+        except KeyError:  # not in this clone (a partial one): skipped, and asked again next time
+            return None
+        found = None if b"\0" in data[:8000] else frozenset(_normalised(data))
+    if len(_SIBLING_LINES) >= _SIBLING_LINES_MAX:
+        _SIBLING_LINES.clear()
+    _SIBLING_LINES[entry.id] = found
+    return found
+
+
+def _normalised(data: bytes) -> list[str]:
+    return [normalise_line(t) for t in data.decode("utf-8", "replace").splitlines()]
+
+
+def _subfolders(tree: pygit2.Tree, where: str) -> list[tuple[str, pygit2.Tree]]:
     """The first subfolders of a folder (`TEMPLATE_LOOKUPS` and one, among its first `TEMPLATE_SCAN`
     entries: a folder of a hundred thousand files is not read through for each new file)."""
     try:
         folder = tree[where].peel(pygit2.Tree) if where else tree
     except (KeyError, ValueError, pygit2.GitError):
         return []
-    names: list[str] = []
+    found: list[tuple[str, pygit2.Tree]] = []
     for scanned, entry in enumerate(folder):
-        if scanned >= TEMPLATE_SCAN or len(names) > TEMPLATE_LOOKUPS:
+        if scanned >= TEMPLATE_SCAN or len(found) > TEMPLATE_LOOKUPS:
             break
-        if entry.type_str == "tree" and entry.name is not None:
-            names.append(entry.name)
-    return names
+        if isinstance(entry, pygit2.Tree) and entry.name is not None:
+            found.append((entry.name, entry))
+    return found
 
 
 def _scaffolded(lines: tuple[Line, ...], template: frozenset[str], rule: Scaffolding) -> tuple[Line, ...]:
@@ -507,7 +542,7 @@ def diff_approach(
     skipped = 0
     base_tree = repo[base].peel(pygit2.Tree) if base else None
     looked_up = 0
-    folders: dict[str, list[str]] = {}  # the base tree's subfolders, by folder
+    folders: dict[str, list[tuple[str, pygit2.Tree]]] = {}  # the base tree's subfolders, by folder
     for status, path, old_path, old_id, new_id, patch_of in _entries(diff, prefix):
         if max(_blob_size(repo, old_id), _blob_size(repo, new_id)) > MAX_BLOB:
             skipped += 1

@@ -216,3 +216,18 @@ def test_a_diff_taken_in_the_folder_holding_every_difference_is_the_whole_diff(t
         ("pkg/a/engine.py", "pkg/a/core.py", "R"),
         ("pkg/a/util.py", None, "M"),
     ]
+
+
+def test_the_siblings_of_a_new_file_are_read_as_each_revision_has_them(tmp_path: Path) -> None:
+    """The sibling files' lines are kept by blob id, for the next revision that creates a file
+    beside them: one changed since is read again, not taken from the last reading of its path."""
+    r = HarvestRepo(tmp_path / "r")
+    old, new = "node_modules/\ndist/\n.cache/\n", "target/\nbuild/\n.gradle/\n"
+    r.commit("Examples\n", {f"examples/{n}/.gitignore": old for n in ("a", "b", "c")})
+    first = approach(r.path, r.commit("Example d\n", {"examples/d/.gitignore": old}))
+    assert [ln.trivial for f in first.files for ln in f.added] == [True, True, True]
+    r.commit("Another stack\n", {f"examples/{n}/.gitignore": new for n in ("a", "b", "c", "d")})
+    second = approach(r.path, r.commit("Example e\n", {"examples/e/.gitignore": new}))
+    assert [ln.trivial for f in second.files for ln in f.added] == [True, True, True]
+    third = approach(r.path, r.commit("Example f\n", {"examples/f/.gitignore": old}))
+    assert [ln.trivial for f in third.files for ln in f.added] == [False, False, False]
