@@ -349,11 +349,14 @@ def _evidence_text(record: Record) -> str:
     return f"{what}, {how}"
 
 
-def _weights(run: CheckRun) -> WeightIndex:
+def _weights(run: CheckRun, report: Report) -> WeightIndex:
     """The term weights, up to the default branch: a plain harvest leaves them to the first check."""
     from comind.harvest.weights import current
 
-    return current(run.ws.index.repo, run.ws.cache_dir, run.ws.default_tip())
+    weights, problem = current(run.ws.index.repo, run.ws.cache_dir, run.ws.default_tip())
+    if problem:
+        report.warnings.append(f"the term weights could not be counted ({problem}): every line weighs alike")
+    return weights
 
 
 def report_dead_ends(run: CheckRun, report: Report) -> None:
@@ -365,7 +368,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         return
     derived = run.statuses(attempts)
     change = ChangeLines(run.change.approach, rules)
-    weights = _weights(run)
+    weights = _weights(run, report)
     dep_moves = _dependency_moves(run)
     patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
     relanded = _relanded_here(run, [r for r in attempts if derived[r.id].state == "retracted"])

@@ -122,17 +122,26 @@ def update(git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str]
     return _run(git_dir, cache_dir, tip, [] if fresh else [index.tip], fresh)
 
 
-def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> WeightIndex:
-    """The index, brought up to `tip` (the default branch's) first when a harvest left it behind.
-    A partial clone is not read (its old blobs would be fetched one by one): its index stays empty,
-    and every term weighs alike; so does a history git cannot read (OSError)."""
+FAILED = "weights.failed"  # in the cache: the tip git could not read the changes to, and why
+
+
+def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> tuple[WeightIndex, str | None]:
+    """(the index, brought up to `tip` (the default branch's) first when a harvest left it behind;
+    why it could not be, if so). A partial clone is not read (its old blobs would be fetched one by
+    one): its index stays empty, and every term weighs alike; so with a history git cannot read
+    (a blob the clone lacks), which is not tried again at the same tip."""
     import pygit2
 
     from comind.promisor import promisor_remote
 
     index = WeightIndex.of(cache_dir)
     if tip is None or index.tip == tip or promisor_remote(repo) is not None:
-        return index
+        return index, None
+    failed = cache_dir / FAILED
+    with contextlib.suppress(OSError):
+        at, _, why = failed.read_text().partition("\n")
+        if at == tip:
+            return index, why
     index.close()
 
     def extends(new: str, old: str) -> bool:
@@ -141,9 +150,14 @@ def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> Weight
         except (KeyError, ValueError, pygit2.GitError):
             return False
 
-    with contextlib.suppress(OSError):  # the matcher weighs with what the index holds (nothing: alike)
+    try:
         update(repo.path, cache_dir, tip, extends)
-    return WeightIndex.of(cache_dir)
+    except OSError as exc:  # the matcher weighs with what the index holds
+        with contextlib.suppress(OSError):
+            failed.write_text(f"{tip}\n{exc}")
+        return WeightIndex.of(cache_dir), str(exc)
+    failed.unlink(missing_ok=True)
+    return WeightIndex.of(cache_dir), None
 
 
 if __name__ == "__main__":  # `Pending`'s process: GIT_DIR CACHE_DIR TIP (--fresh | --hide OLD_TIP)

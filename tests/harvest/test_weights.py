@@ -116,6 +116,36 @@ def test_a_harvest_leaves_the_weights_to_the_first_check_that_reads_them(cli, tm
     assert WeightIndex.of(cache).changes == 7
 
 
+def test_a_history_git_cannot_read_is_said_once_per_tip(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A blob the clone lacks stops `git log -p`: the check says every line weighs alike, and does not
+    try again until the default branch moves."""
+    repo = HarvestRepo(tmp_path / "r")
+    repo.commit("Initial\n", {"app/old.py": "legacy = 1\n"})
+    repo.commit("Rewrite\n", {"app/old.py": "legacy = 2\n"})
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    blob = repo.git("rev-parse", "HEAD~3:app/old.py").strip()
+    loose = repo.path / ".git" / "objects" / blob[:2] / blob[2:]
+    kept = loose.read_bytes()
+    loose.unlink()
+    repo.checkout("-b", "again")
+    repo.commit("Spread the load\n", {"app/rebalance.py": ATTEMPT.replace("budget)", "budget)  # v2")})
+    assert cli(repo.path, "harvest").code == 0
+    warned = "the term weights could not be counted (git log exited with 128): every line weighs alike"
+    assert warned in json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
+    loose.write_bytes(kept)  # readable again, but at the same tip it is not tried again
+    assert warned in json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
+    cache = repo.path / ".git" / "comind"
+    assert WeightIndex.of(cache).changes == 0
+    repo.checkout("main")
+    repo.commit("One more\n", {"app/x.py": "value = 3\n"})
+    repo.checkout("again")
+    assert cli(repo.path, "harvest").code == 0
+    report = json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)
+    assert warned not in report["warnings"] and WeightIndex.of(cache).changes == 5
+    assert not (cache / "weights.failed").exists()
+
+
 # -- the score -------------------------------------------------------------------------------------
 
 ATTEMPT = (
