@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from comind.harvest import HARVESTER_VERSION
 from comind.weights import Counts, WeightIndex
 
 if TYPE_CHECKING:
@@ -137,10 +138,10 @@ def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> tuple[
     index = WeightIndex.of(cache_dir)
     if tip is None or index.tip == tip or promisor_remote(repo) is not None:
         return index, None
-    failed = cache_dir / FAILED
+    failed, at = cache_dir / FAILED, f"{tip} {HARVESTER_VERSION}"  # another comind tries again
     with contextlib.suppress(OSError):
-        at, _, why = failed.read_text().partition("\n")
-        if at == tip:
+        said, _, why = failed.read_text().partition("\n")
+        if said == at:
             return index, why
     index.close()
 
@@ -154,7 +155,7 @@ def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> tuple[
         update(repo.path, cache_dir, tip, extends)
     except OSError as exc:  # the matcher weighs with what the index holds
         with contextlib.suppress(OSError):
-            failed.write_text(f"{tip}\n{exc}")
+            failed.write_text(f"{at}\n{exc}")
         return WeightIndex.of(cache_dir), str(exc)
     failed.unlink(missing_ok=True)
     return WeightIndex.of(cache_dir), None

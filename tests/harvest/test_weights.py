@@ -118,7 +118,7 @@ def test_a_harvest_leaves_the_weights_to_the_first_check_that_reads_them(cli, tm
 
 def test_a_history_git_cannot_read_is_said_once_per_tip(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A blob the clone lacks stops `git log -p`: the check says every line weighs alike, and does not
-    try again until the default branch moves."""
+    try again at that tip (another comind does)."""
     repo = HarvestRepo(tmp_path / "r")
     repo.commit("Initial\n", {"app/old.py": "legacy = 1\n"})
     repo.commit("Rewrite\n", {"app/old.py": "legacy = 2\n"})
@@ -137,13 +137,17 @@ def test_a_history_git_cannot_read_is_said_once_per_tip(cli, tmp_path: Path) -> 
     assert warned in json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
     cache = repo.path / ".git" / "comind"
     assert WeightIndex.of(cache).changes == 0
+    failed = cache / "weights.failed"
+    tip, version = failed.read_text().split("\n")[0].split()
+    failed.write_text(f"{tip} {version}.old\nwhat an older comind met")  # another comind tries again
+    assert not json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
+    assert WeightIndex.of(cache).changes == 4 and not failed.exists()
     repo.checkout("main")
     repo.commit("One more\n", {"app/x.py": "value = 3\n"})
     repo.checkout("again")
     assert cli(repo.path, "harvest").code == 0
     report = json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)
-    assert warned not in report["warnings"] and WeightIndex.of(cache).changes == 5
-    assert not (cache / "weights.failed").exists()
+    assert not report["warnings"] and WeightIndex.of(cache).changes == 5  # the new change alone read
 
 
 # -- the score -------------------------------------------------------------------------------------
