@@ -433,6 +433,16 @@ def _evidence_text(record: Record) -> str:
     return f"{what}, {how}"
 
 
+def _weights(run: CheckRun, report: Report) -> WeightIndex:
+    """The term weights, up to the default branch: a plain harvest leaves them to the first check."""
+    from comind.harvest.weights import current
+
+    weights, problem = current(run.ws.index.repo, run.ws.cache_dir, run.ws.default_tip())
+    if problem:
+        report.warnings.append(f"the term weights could not be counted ({problem}): every line weighs alike")
+    return weights
+
+
 def report_dead_ends(run: CheckRun, report: Report) -> None:
     if run.change is None:
         return  # nothing is being proposed: --all checks the code, not a change
@@ -442,7 +452,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         return
     derived = run.statuses(attempts)
     change = ChangeLines(run.change.approach, rules)
-    weights = WeightIndex.of(run.ws.cache_dir)
+    weights = _weights(run, report)
     dep_moves = _dependency_moves(run)
     patterns = _pattern_hits(run, [r for r in attempts if derived[r.id].state not in IGNORED_STATES])
     relanded = _relanded_here(run, [r for r in attempts if derived[r.id].state == "retracted"])

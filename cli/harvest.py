@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from comind.harvest.run import harvest
 
     ws = workspace(args)
-    result = harvest(ws, since=args.since, full=args.full, publish=args.publish, progress=_progress())
+    # the term weights are the dead-end check's: left to it, but counted again with --full
+    result = harvest(ws, since=args.since, full=args.full, publish=args.publish, progress=_progress(), weigh=args.full)
     if args.json:
         print(json.dumps(result.summary() | {"examples": result.examples}, sort_keys=True, indent=2))
     else:

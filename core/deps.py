@@ -25,7 +25,7 @@ import json
 import posixpath
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,13 +153,18 @@ def _parsed(path: str, blob: pygit2.Blob) -> tuple[tuple[Dependency, ...], tuple
     return found
 
 
-def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
-    """Every dependency declared or locked at a revision, and the problems met on the way."""
+def scan(
+    source: Snapshot | pygit2.Tree | pygit2.Commit, keep: Callable[[str, pygit2.Blob], bool] | None = None
+) -> DependencyScan:
+    """Every dependency declared or locked at a revision, and the problems met on the way; with
+    `keep`, of the manifests and lockfiles it keeps only."""
     result = DependencyScan()
     declared: list[Dependency] = []
     locks: dict[tuple[str, str], dict[str, str]] = {}  # (ecosystem, directory) → name → version
     lock_entries: list[Dependency] = []
     for path, blob in sorted(_manifest_blobs(_tree_of(source)), key=lambda item: item[0]):
+        if keep is not None and not keep(path, blob):
+            continue
         found, problems = _parsed(path, blob)
         result.problems.extend(problems)
         name = posixpath.basename(path)
@@ -193,6 +198,79 @@ def scan(source: Snapshot | pygit2.Tree | pygit2.Commit) -> DependencyScan:
 
 def dependencies(source: Snapshot | pygit2.Tree | pygit2.Commit) -> list[Dependency]:
     return scan(source).dependencies
+
+
+def _listed(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
+    """The blob at `path` when a scan of `tree` reads it (`_manifests_under`'s rules), else None."""
+    folders, _, name = path.rpartition("/")
+    if any(part in ("node_modules", ".git") for part in folders.split("/")):
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    if not isinstance(entry, pygit2.Blob) or entry.filemode not in (0o100644, 0o100755):
+        return None
+    folder = folders.rsplit("/", 1)[-1]
+    if name in _MANIFEST_PARSERS or name in _LOCKFILES:
+        return entry
+    return entry if name.endswith(".txt") and _is_requirements(f"{folder}/{name}") else None
+
+
+def _by_key(found: Iterable[Dependency]) -> dict[tuple[str, str], list[Dependency]]:
+    out: dict[tuple[str, str], list[Dependency]] = {}
+    for d in found:
+        out.setdefault((d.ecosystem, d.name), []).append(d)
+    return out
+
+
+def _may_name(blob: pygit2.Blob, ecosystem: str, names: frozenset[str]) -> bool:
+    """Can this manifest or lockfile declare or lock one of `names`? A file names a dependency in its
+    own letters (pypi's normalised): one of plain ASCII without escapes that holds none of them does not."""
+    data = bytes(blob.data)
+    if not data.isascii() or b"\\" in data:
+        return True
+    text = data.decode("ascii")
+    if ecosystem == "pypi":
+        text = normalize_pypi(text)
+    return any(name in text for name in names)
+
+
+Versions = dict[tuple[str, str], tuple[str, str]]
+
+
+def moved(
+    before: pygit2.Tree, after: pygit2.Tree, paths: Iterable[str] | None = None
+) -> tuple[Versions, Versions, set[tuple[str, str]]]:
+    """`resolved_versions` of both trees and the direct dependencies of `after`. Given `paths`,
+    every path where the two trees differ, only for the dependencies whose entries in those files
+    differ: every other one has the same entries in both trees, and so the same version (a lockfile
+    that does not lock it does not resolve it); the files read are then those that may name one of
+    them (`_may_name`), not every manifest of the trees."""
+    if paths is None:
+        now = dependencies(after)
+        return (
+            resolved_versions(dependencies(before)),
+            resolved_versions(now),
+            {(d.ecosystem, d.name) for d in now if is_direct(d)},
+        )
+    changed: set[tuple[str, str]] = set()
+    for path in dict.fromkeys(paths):
+        sides = [_by_key(_parsed(path, b)[0]) if (b := _listed(t, path)) is not None else {} for t in (before, after)]
+        changed |= {k for k in sides[0].keys() | sides[1].keys() if sides[0].get(k) != sides[1].get(k)}
+    if not changed:
+        return {}, {}, set()
+    wanted: dict[str, frozenset[str]] = {}
+    for ecosystem, name in changed:
+        wanted[ecosystem] = wanted.get(ecosystem, frozenset()) | {name}
+
+    def keep(path: str, blob: pygit2.Blob) -> bool:
+        ecosystem = manifest_ecosystem(path)
+        return ecosystem in wanted and _may_name(blob, ecosystem, wanted[ecosystem])
+
+    old = [d for d in scan(before, keep).dependencies if (d.ecosystem, d.name) in changed]
+    new = [d for d in scan(after, keep).dependencies if (d.ecosystem, d.name) in changed]
+    return resolved_versions(old), resolved_versions(new), {(d.ecosystem, d.name) for d in new if is_direct(d)}
 
 
 def is_direct(dep: Dependency) -> bool:

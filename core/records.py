@@ -160,8 +160,9 @@ def _jcs_ready(value: Any) -> Any:
     if isinstance(value, list | tuple):
         out = []
         for item in value:
-            if type(item) is str or item is None or type(item) is bool:  # most items: no call
-                out.append(item)
+            kind = type(item)
+            if kind is str or item is None or kind is bool or (kind is int and -_MAX_INT <= item <= _MAX_INT):
+                out.append(item)  # most items (a fingerprint line's number, text and flag): no call
                 continue
             inner = _jcs_ready(item)
             if inner is None and item is not None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from comind.harvest.trailers import parse_trailers
 from comind.sanitize import redact_people
@@ -630,6 +631,7 @@ def _revert_reason(subject: str, body: str) -> str:
     return reason
 
 
+@lru_cache(maxsize=1 << 15)  # each subject is asked for by the history index, then by the reland lookups
 def normalise_subject(subject: str) -> str:
     """Subject key for matching a subject-only revert to its target.
 
@@ -739,8 +741,25 @@ def _references(pattern: re.Pattern[str], body: str) -> list[tuple[str | None, i
     return out
 
 
+# The letters `re` matches to an ASCII letter case-insensitively that casefold() does not turn into
+# it (ſ and the Kelvin sign it does): İ and ı are an "i" to a search.
+_DOTTED_I = {0x130: "i", 0x131: "i"}
+
+
+def _folded(text: str) -> str:
+    """The text as an IGNORECASE pattern's ASCII words are found in it with `in`."""
+    return text.lower() if text.isascii() else text.translate(_DOTTED_I).casefold()
+
+
+# Every form of `_RELAND_REF` holds one of these (folded): most bodies, none.
+_RELAND_REF_WORDS = ("land", "appl", "bring", "attempt", "reopen", "second", "2nd", "third", "3rd", "another")
+
+
 def reland_references(body: str) -> list[tuple[str | None, int | None, int | None]]:
     """(sha, PR number, CL number) of each change a body says it relands, in order."""
+    low = _folded(body)
+    if not any(word in low for word in _RELAND_REF_WORDS):
+        return []
     return _references(_RELAND_REF, body)
 
 
@@ -758,6 +777,7 @@ _REAPPLIED_REF = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 12)  # asked twice of most commits: by the subject, then beside a body's references
 def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     """The reland a subject announces in words, without a revert marker: ``Reland x``, ``Re-land:
     x``, ``fix(y): reland x``, ``Redo "x"``, ``Restore x``, ``Bring back x`` / ``Add back x``,
@@ -794,6 +814,9 @@ def reland_subject(subject: str) -> tuple[str, str, bool] | None:
             break
         rest = rest[prefix.end() :]
     bare = _PR_TAIL.sub("", s) if s.endswith(")") else s
+    low = _folded(bare)  # (every form of `_AGAIN` holds one of these words: most subjects, none)
+    if not ("again" in low or "take" in low or "try" in low or "attempt" in low):
+        return None
     if (m := _AGAIN.fullmatch(bare)) is not None and m.group("rest").strip():
         return "again", m.group("rest").strip(), False
     return None

@@ -44,7 +44,7 @@ from comind.harvest.markers import (
     revert_reason,
     revert_references,
 )
-from comind.harvest.walker import CommitInfo, is_ancestor, resolve_prefix, walk
+from comind.harvest.walker import CommitInfo, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
 from comind.rulebook import DEFAULT, Slip
 from comind.sanitize import find_secret
@@ -226,7 +226,7 @@ def _depth(ctx: HarvestContext, sha: str) -> int:
 
 
 def _before(ctx: HarvestContext, candidate: str, commit: str) -> bool:
-    return is_ancestor(ctx.repo, candidate, commit)
+    return ctx.is_ancestor(candidate, commit)
 
 
 # -- attempts ----------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ def harvest(
     publish: bool = False,
     progress: Progress | None = None,
     head: str | None = None,
+    weigh: bool = False,
 ) -> HarvestResult:
     """Harvest the git history new since the last run (or since `since`, or all of it with `full`).
 
@@ -121,7 +122,9 @@ def harvest(
     `publish`), incrementally, and so does what they leave for later commits (reverted subjects, Lore
     ids). Then the commits only HEAD's branch has are read again, from that state, into the branch
     cache, which they replace whole: what another branch harvested (an unmerged reland retiring an
-    attempt, say) is gone once HEAD is elsewhere. `head` (a commit id) stands for HEAD: `check --head`."""
+    attempt, say) is gone once HEAD is elsewhere. `head` (a commit id) stands for HEAD: `check --head`.
+    `weigh`: bring the term weights (`harvest.weights`) up to the default branch in a process of its
+    own while the walk runs; otherwise the first check that reads them does (`weights.current`)."""
     result = HarvestResult()
     # publishing reads the whole default branch: what a local harvest already read must reach the store too
     state = {} if full or publish else _load_state(ws)
@@ -152,7 +155,7 @@ def harvest(
     budget = Budget.from_config(ws.config)
     ctx.search_history([base])
     weights = None
-    if default is not None and promisor_remote(repo) is None:  # (a partial clone would fetch every blob)
+    if weigh and default is not None and promisor_remote(repo) is None:  # (a partial clone would fetch every blob)
         from comind.harvest.weights import Pending
 
         # how much each line and identifier says, measured on the default branch's changes, by git

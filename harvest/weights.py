@@ -11,14 +11,20 @@ runs.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from comind.harvest import HARVESTER_VERSION
 from comind.weights import Counts, WeightIndex
 
-__all__ = ["FIRST_CHANGES", "Pending", "changes", "update"]
+if TYPE_CHECKING:
+    import pygit2
+
+__all__ = ["FIRST_CHANGES", "Pending", "changes", "current", "update"]
 
 FIRST_CHANGES = 500
 
@@ -115,6 +121,44 @@ def update(git_dir: str, cache_dir: Path, tip: str, extends: Callable[[str, str]
         return 0
     fresh = full or not index.tip or not extends(tip, index.tip)
     return _run(git_dir, cache_dir, tip, [] if fresh else [index.tip], fresh)
+
+
+FAILED = "weights.failed"  # in the cache: the tip git could not read the changes to, and why
+
+
+def current(repo: pygit2.Repository, cache_dir: Path, tip: str | None) -> tuple[WeightIndex, str | None]:
+    """(the index, brought up to `tip` (the default branch's) first when a harvest left it behind;
+    why it could not be, if so). A partial clone is not read (its old blobs would be fetched one by
+    one): its index stays empty, and every term weighs alike; so with a history git cannot read
+    (a blob the clone lacks), which is not tried again at the same tip."""
+    import pygit2
+
+    from comind.promisor import promisor_remote
+
+    index = WeightIndex.of(cache_dir)
+    if tip is None or index.tip == tip or promisor_remote(repo) is not None:
+        return index, None
+    failed, at = cache_dir / FAILED, f"{tip} {HARVESTER_VERSION}"  # another comind tries again
+    with contextlib.suppress(OSError):
+        said, _, why = failed.read_text().partition("\n")
+        if said == at:
+            return index, why
+    index.close()
+
+    def extends(new: str, old: str) -> bool:
+        try:
+            return new == old or bool(repo.descendant_of(new, old))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+    try:
+        update(repo.path, cache_dir, tip, extends)
+    except OSError as exc:  # the matcher weighs with what the index holds
+        with contextlib.suppress(OSError):
+            failed.write_text(f"{at}\n{exc}")
+        return WeightIndex.of(cache_dir), str(exc)
+    failed.unlink(missing_ok=True)
+    return WeightIndex.of(cache_dir), None
 
 
 if __name__ == "__main__":  # `Pending`'s process: GIT_DIR CACHE_DIR TIP (--fresh | --hide OLD_TIP)

@@ -172,3 +172,62 @@ def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: Harves
     repo.git("rm", "-q", "-r", "examples/deno")
     removed = by_path(approach(repo.path, repo.commit("Drop the Deno example\n")))["examples/deno/.gitignore"][1]
     assert [t for _, t, trivial in removed if not trivial] == [".deno-cache/"]
+
+
+def test_a_diff_taken_in_the_folder_holding_every_difference_is_the_whole_diff(tmp_path: Path) -> None:
+    """`tree_diff` reads only the folders on the way down to the changes: the same files, paths
+    whole, in the same order, with the same renames as libgit2's diff of the two whole trees."""
+    import pygit2
+
+    from comind.harvest.approach import diff_approach, tree_diff
+
+    r = HarvestRepo(tmp_path / "r")
+    body = "".join(f"line_{i} = compute({i})\n" for i in range(30))
+    r.commit("Initial\n", {"top.py": "x = 1\n", "pkg/a/core.py": body, "pkg/a/util.py": "y = 2\n", "pkg/b/z.py": "z\n"})
+    r.commit("Deep edit\n", {"pkg/a/core.py": body.replace("compute(3)", "compute(33)")})
+    r.git("mv", "pkg/a/core.py", "pkg/a/engine.py")
+    r.commit("Rename inside the folder\n", {"pkg/a/util.py": "y = 3\n"})
+    r.commit("Two folders\n", {"pkg/a/util.py": "y = 4\n", "pkg/b/z.py": "zz\n"})
+    r.git("mv", "pkg/b/z.py", "pkg/b/y.py")
+    r.commit("A rename in one folder, an edit in another\n", {"top.py": "x = 2\n", "pkg/a/util.py": "y = 5\n"})
+    r.git("mv", "pkg/a/engine.py", "engine.py")
+    r.commit("Out to the top\n")
+    r.git("rm", "-q", "-r", "pkg/b")
+    r.commit("A folder gone\n")
+    repo = pygit2.Repository(str(r.path))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL))[:-1]
+    prefixes = []
+    for c in commits:
+        base = c.parents[0]
+        whole = diff_approach(repo, repo.diff(base, c, context_lines=0), str(base.id), str(c.id))
+        parts = tree_diff(repo, base.tree, c.tree)
+        assert diff_approach(repo, parts, str(base.id), str(c.id)) == whole
+        prefixes.append([p[1] if len(p) == 2 else p[0] for p in parts])
+    assert prefixes == [  # newest first
+        ["pkg/"],  # a folder deleted: the diff in its parent
+        [""],  # moved out of pkg/a to the top: the top's diff
+        ["pkg/a/util.py", "pkg/b/", "top.py"],  # the rename's folder diffed, each file edited elsewhere a patch
+        ["pkg/a/util.py", "pkg/b/z.py"],  # two files changed in two folders: a patch of each
+        ["pkg/a/"],  # a rename in pkg/a
+        ["pkg/a/core.py"],
+    ]
+    renamed = approach(r.path, str(commits[4].id))
+    assert [(f.path, f.old_path, f.status) for f in renamed.files] == [
+        ("pkg/a/engine.py", "pkg/a/core.py", "R"),
+        ("pkg/a/util.py", None, "M"),
+    ]
+
+
+def test_the_siblings_of_a_new_file_are_read_as_each_revision_has_them(tmp_path: Path) -> None:
+    """The sibling files' lines are kept by blob id, for the next revision that creates a file
+    beside them: one changed since is read again, not taken from the last reading of its path."""
+    r = HarvestRepo(tmp_path / "r")
+    old, new = "node_modules/\ndist/\n.cache/\n", "target/\nbuild/\n.gradle/\n"
+    r.commit("Examples\n", {f"examples/{n}/.gitignore": old for n in ("a", "b", "c")})
+    first = approach(r.path, r.commit("Example d\n", {"examples/d/.gitignore": old}))
+    assert [ln.trivial for f in first.files for ln in f.added] == [True, True, True]
+    r.commit("Another stack\n", {f"examples/{n}/.gitignore": new for n in ("a", "b", "c", "d")})
+    second = approach(r.path, r.commit("Example e\n", {"examples/e/.gitignore": new}))
+    assert [ln.trivial for f in second.files for ln in f.added] == [True, True, True]
+    third = approach(r.path, r.commit("Example f\n", {"examples/f/.gitignore": old}))
+    assert [ln.trivial for f in third.files for ln in f.added] == [False, False, False]

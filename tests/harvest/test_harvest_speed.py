@@ -56,6 +56,29 @@ def test_the_history_index_from_the_harvest_walk_equals_its_own_walk(tmp_path: P
     assert reused._walked is None
 
 
+def test_ancestry_from_the_harvest_walk_is_libgit2_s(tmp_path: Path) -> None:
+    """Every ordered pair of commits of a history with merged branches (a topological order that is
+    not the time order): ancestor or not, as `git merge-base --is-ancestor` says it."""
+    from comind.harvest.walker import is_ancestor
+
+    r = _history(tmp_path)
+    r.checkout("-q", "-b", "late", "HEAD~3")
+    r.commit("A branch off the middle", {"d.py": "y = 2\n"})
+    r.checkout("main")
+    r.merge("late", "Merge the late branch")
+    repo = pygit2.Repository(str(r.path))
+    tip = r.head()
+    ctx = HarvestContext(Workspace(r.path), repo, tip)
+    ctx.search_history([tip])
+    walked = list(walk(repo, [tip], oldest_first=True))
+    ctx.history_walked(walked)
+    shas = [c.sha for c in walked]
+    answers = [(a, b, ctx.is_ancestor(a, b)) for a in shas for b in shas]
+    assert answers == [(a, b, is_ancestor(repo, a, b)) for a in shas for b in shas]
+    assert sum(yes for _, _, yes in answers) < len(answers) - len(shas)  # both answers are met
+    assert any(not yes and shas.index(a) < shas.index(b) for a, b, yes in answers)  # earlier, not an ancestor
+
+
 def test_manifests_listed_per_folder_are_those_of_the_whole_tree(tmp_path: Path) -> None:
     """Two revisions sharing most folders, requirements files by name and by folder, node_modules
     left out: listed from the folder cache, the same manifests and dependencies as a fresh walk."""
@@ -91,6 +114,66 @@ def test_manifests_listed_per_folder_are_those_of_the_whole_tree(tmp_path: Path)
     names = {(d.name, d.locked or d.declared) for d in dependencies(repo[second].peel(pygit2.Commit))}
     assert {("attrs", "23.1.0"), ("pytest", "8.0.0"), ("left-pad", "1.3.0"), ("httpx", "==0.28.1")} <= names
     assert not any(n == "ignored" for n, _ in names)
+
+
+def _moves(versions: tuple[dict, dict, set]) -> list[tuple[tuple[str, str], str]]:  # type: ignore[type-arg]
+    old, new, direct = versions
+    return sorted((k, v) for k, (v, _) in new.items() if k in direct and old.get(k, (None,))[0] != v)
+
+
+def test_the_dependencies_a_change_moves_from_the_files_it_touched_are_those_of_whole_scans(tmp_path: Path) -> None:
+    """A lockfile bump moving a crate an untouched manifest declares, a manifest edit, one that moves
+    nothing, a manifest naming its crate with an escape (read whatever it holds): the moves
+    read from the touched files and the files that may name what they change are the whole scans'."""
+    from comind.deps import moved
+    from comind.harvest.approach import approach
+
+    r = HarvestRepo(tmp_path / "repo")
+
+    def lock(**versions: str) -> str:
+        packages = "".join(
+            f'[[package]]\nname = "{n}"\nversion = "{v}"\nsource = "registry+x"\n\n' for n, v in versions.items()
+        )
+        return f"version = 3\n\n{packages}"
+
+    r.commit(
+        "crates",
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["a", "b"]\n',
+            "Cargo.lock": lock(serde="1.0.1", rand="0.8.1", log="0.4.1"),
+            "a/Cargo.toml": '[package]\nname = "a"\n[dependencies]\nserde = "1"\n',
+            "b/Cargo.toml": '[package]\nname = "b"\n[dependencies]\nrand = "0.8"\n"\\u006cog" = "0.4"\n',
+            "c/Cargo.toml": '[package]\nname = "c"\ndescription = "Größe"\n[dependencies]\nserde = "1"\n',
+            "web/package.json": '{"dependencies": {"left-pad": "1.3.0", "is-odd": "3.0.1"}}',
+        },
+    )
+    commits = [
+        r.commit("bump serde and log", {"Cargo.lock": lock(serde="1.0.2", rand="0.8.1", log="0.4.2")}),
+        r.commit(
+            "pin rand",
+            {
+                "b/Cargo.toml": '[package]\nname = "b"\n[dependencies]\nrand = "=0.8.5"\n"\\u006cog" = "0.4"\n',
+                "Cargo.lock": lock(serde="1.0.2", rand="0.8.5", log="0.4.2"),
+            },
+        ),
+        r.commit("describe a", {"a/Cargo.toml": '[package]\nname = "a"\nversion = "2"\n[dependencies]\nserde = "1"\n'}),
+        r.commit("bump left-pad", {"web/package.json": '{"dependencies": {"left-pad": "1.3.1", "is-odd": "3.0.1"}}'}),
+    ]
+    repo = pygit2.Repository(str(r.path))
+    found = []
+    for sha in commits:
+        change = approach(repo, sha)
+        assert change.base is not None
+        before, after = repo[change.base].peel(pygit2.Tree), repo[sha].peel(pygit2.Tree)
+        paths = [p for f in change.files for p in (f.path, f.old_path) if p]
+        assert _moves(moved(before, after, paths)) == _moves(moved(before, after))
+        found.append(_moves(moved(before, after, paths)))
+    assert found == [
+        [(("cargo", "log"), "0.4.2"), (("cargo", "serde"), "1.0.2")],  # declared where the change is not
+        [(("cargo", "rand"), "0.8.5")],
+        [],
+        [(("npm", "left-pad"), "1.3.1")],
+    ]
 
 
 def test_a_change_is_read_once_per_harvest(tmp_path: Path) -> None:

@@ -510,3 +510,19 @@ def test_revert_depth() -> None:
 def test_reland_subjects(subject: str, expected: tuple[str, str, bool] | None) -> None:
     found = reland_subject(subject)
     assert (None if found is None else (found[0], reland_key(found[1]), found[2])) == expected
+
+
+def test_the_words_looked_for_before_the_reland_patterns_miss_nothing_they_match() -> None:
+    """`reland_references` and the `x again` form look for a word before running their patterns: the
+    patterns match case-insensitively, so the look-up folds as they do (ſ, the Kelvin sign, İ)."""
+    from comind.harvest.markers import _AGAIN, _RELAND_REF, _references, reland_references, reland_subject
+
+    bodies = ["Reland of #33158", "BRİNG BACK #12", "ſecond take at #7810", "Re-attempt at CL 5095", "Nothing #4"]
+    for body in bodies:
+        assert reland_references(body) == _references(_RELAND_REF, body)
+    assert [bool(reland_references(b)) for b in bodies] == [True, True, True, True, False]
+    for subject in ("Cache lookups, taKe 2", "Cache lookups agaİn", "Cache lookups, try 3", "Cache lookups"):
+        m = _AGAIN.fullmatch(subject)
+        expected = ("again", m.group("rest").strip(), False) if m and m.group("rest").strip() else None
+        assert reland_subject(subject) == expected
+    assert reland_subject("Cache lookups, taKe 2") == ("again", "Cache lookups", False)

@@ -91,15 +91,63 @@ def test_the_stream_reads_each_file_of_a_change_apart(tmp_path: Path) -> None:
     assert counts.counts("alpha = 1") == (1, 2) and counts.counts("alpha") == (1, 2)
 
 
-def test_the_harvest_keeps_the_weights_in_its_cache(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_harvest_leaves_the_weights_to_the_first_check_that_reads_them(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = HarvestRepo(tmp_path / "r")
     _history(repo, 3)
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    main = repo.revert(tried)
+    cache = repo.path / ".git" / "comind"
+    repo.checkout("-b", "again")
+    repo.commit("Spread the load\n", {"app/rebalance.py": ATTEMPT.replace("budget)", "budget)  # v2")})
     assert cli(repo.path, "harvest").code == 0
-    index = WeightIndex.of(repo.path / ".git" / "comind")
-    assert (index.changes, index.tip) == (4, repo.head())
+    assert (WeightIndex.of(cache).changes, WeightIndex.of(cache).tip) == (0, "")  # only the check reads them
+    result = cli(repo.path, "check", "--base", "main", "--format", "json")
+    [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
+    assert "changed files (weight" in dead["message"].splitlines()[-1]
+    assert (WeightIndex.of(cache).changes, WeightIndex.of(cache).tip) == (6, main)
+    repo.checkout("main")
     repo.commit("One more\n", {"app/x.py": "value = settle_clock(None)\n"})
+    assert cli(repo.path, "harvest").code == 0 and WeightIndex.of(cache).changes == 6
+    repo.checkout("again")
+    assert cli(repo.path, "harvest").code == 0 and WeightIndex.of(cache).changes == 6
+    assert cli(repo.path, "check", "--base", "main").code in (0, 1)  # its harvest: nothing new
+    assert (WeightIndex.of(cache).changes, WeightIndex.of(cache).tip) == (7, repo.git("rev-parse", "main").strip())
+    assert cli(repo.path, "harvest", "--full").code == 0  # counted again from the newest changes
+    assert WeightIndex.of(cache).changes == 7
+
+
+def test_a_history_git_cannot_read_is_said_once_per_tip(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A blob the clone lacks stops `git log -p`: the check says every line weighs alike, and does not
+    try again at that tip (another comind does)."""
+    repo = HarvestRepo(tmp_path / "r")
+    repo.commit("Initial\n", {"app/old.py": "legacy = 1\n"})
+    repo.commit("Rewrite\n", {"app/old.py": "legacy = 2\n"})
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    blob = repo.git("rev-parse", "HEAD~3:app/old.py").strip()
+    loose = repo.path / ".git" / "objects" / blob[:2] / blob[2:]
+    kept = loose.read_bytes()
+    loose.unlink()
+    repo.checkout("-b", "again")
+    repo.commit("Spread the load\n", {"app/rebalance.py": ATTEMPT.replace("budget)", "budget)  # v2")})
     assert cli(repo.path, "harvest").code == 0
-    assert WeightIndex.of(repo.path / ".git" / "comind").changes == 5
+    warned = "the term weights could not be counted (git log exited with 128): every line weighs alike"
+    assert warned in json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
+    loose.write_bytes(kept)  # readable again, but at the same tip it is not tried again
+    assert warned in json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
+    cache = repo.path / ".git" / "comind"
+    assert WeightIndex.of(cache).changes == 0
+    failed = cache / "weights.failed"
+    tip, version = failed.read_text().split("\n")[0].split()
+    failed.write_text(f"{tip} {version}.old\nwhat an older comind met")  # another comind tries again
+    assert not json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)["warnings"]
+    assert WeightIndex.of(cache).changes == 4 and not failed.exists()
+    repo.checkout("main")
+    repo.commit("One more\n", {"app/x.py": "value = 3\n"})
+    repo.checkout("again")
+    assert cli(repo.path, "harvest").code == 0
+    report = json.loads(cli(repo.path, "check", "--base", "main", "--format", "json").out)
+    assert not report["warnings"] and WeightIndex.of(cache).changes == 5  # the new change alone read
 
 
 # -- the score -------------------------------------------------------------------------------------
