@@ -29,14 +29,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from comind.git import open_repo
-from comind.harvest.walker import RepoLike
 from comind.promisor import fetch_for_diff
 from comind.rulebook import DEFAULT, Release, RuleBook, Scaffolding
+
+if TYPE_CHECKING:
+    from comind.harvest.walker import RepoLike
 
 MAX_BLOB = 1 << 20  # 1 MiB
 FORMAT = 2  # bump when normalisation or triviality rules change (2: template lines are trivial)
