@@ -3,10 +3,11 @@
 First match wins: quarantined · retracted · superseded · orphaned · stale · dormant · active.
 Nothing ever writes a status; every status carries the reason it was given.
 
-An agent's relation (a review: retracts, supersedes, disputes, confirms) about a record no agent
-wrote is recorded but waits: it counts only once a person confirms that relation (a `confirms`
-whose target is the relation record). Until then the record's status is what it was, with a
-note naming the review; what an agent wrote, another agent's review changes at once.
+An agent's review (it retracts, supersedes or disputes) of a record no agent wrote is recorded but
+waits: it counts only once a person confirms that relation (a `confirms` whose target is the
+relation record). Until then the record's status is what it was, with a note naming the review;
+what an agent wrote, another agent's review changes at once. (An agent's `confirms` never counts
+as a confirmation: no trust, no new baseline, no restarted clock.)
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ class _Waits:
     def counts(self, relation: Record) -> bool:
         """Whether the relation may take effect (its own retraction aside: see `void`)."""
         if relation.id not in self._counts:
-            if not by_agent(relation) or by_agent(self.by_id.get(relation.fields["target"])):
+            target = self.by_id.get(relation.fields["target"])
+            if not by_agent(relation) or by_agent(target) or relation.fields["relation"] == "confirms":
                 self._counts[relation.id] = True
             else:
                 self._counts[relation.id] = False  # while deciding: a cycle waits
@@ -275,7 +277,7 @@ def _derive_one(
 
 
 def _waiting(review: Record) -> str:
-    what = {"retracts": "retract", "supersedes": "supersede", "disputes": "dispute", "confirms": "confirm"}
+    what = {"retracts": "retract", "supersedes": "supersede", "disputes": "dispute"}
     action = what.get(review.fields["relation"], review.fields["relation"])
     return (
         f"an agent's review ({action} it, relation {short_id(review.id)}) waits for a person; "

@@ -171,6 +171,7 @@ def test_an_agents_review_of_a_persons_record_waits_for_a_person() -> None:
     assert result[contested.id].marks == () and result[kept.id].trust == 3
     assert any(f"comind review confirm {retract.id[-8:]}" in n for n in result[kept.id].notes)
 
+    assert derive([kept, rel("confirms", kept.id, prov=AGENT)], now=NOW)[kept.id].notes == ()  # no review to wait
     by_agent = [rel("confirms", retract.id, prov=AGENT), rel("confirms", dispute.id, prov=AGENT)]
     assert states([*records, *by_agent])[kept.id] == "active"  # only a person's confirmation counts
     approve = [rel("confirms", r.id, created_at="2026-05-26T00:00:00Z") for r in (retract, supersede, dispute)]
