@@ -20,7 +20,7 @@ from comind.status import Status
 
 from .entries import entry_of, person_confirmed
 from .render import Entry
-from .worktree import uncommitted_commit
+from .worktree import PendingTree, uncommitted_commit
 
 if TYPE_CHECKING:
     from comind.ledger import Ledger
@@ -74,9 +74,10 @@ class Preflight:
         }
 
 
-def resolve(ws: Workspace, spec: str | None, *, staged: bool) -> tuple[str, str]:
+def resolve(ws: Workspace, spec: str | None, *, staged: bool, tree: PendingTree | None = None) -> tuple[str, str]:
     """(base, head) commits: `A..B`, `A...B` (from their merge base), `A` (the working tree
-    against A) or nothing (the working tree, or the index, against HEAD), as `git diff` reads them."""
+    against A) or nothing (the working tree, or the index, against HEAD), as `git diff` reads them.
+    `tree`: the working tree's (or the index's) tree, already being written (`PendingTree`)."""
     index = ws.index
     if ws.head() is None:
         raise ComindError("preflight: the repository has no commit to compare with")
@@ -95,7 +96,7 @@ def resolve(ws: Workspace, spec: str | None, *, staged: bool) -> tuple[str, str]
         a, _, b = spec.partition("..")
         return commit(a), commit(b)
     base = commit(spec or "HEAD")
-    return base, uncommitted_commit(ws.root, ws.head_dir, base, staged=staged)
+    return base, uncommitted_commit(index.repo, ws.root, ws.head_dir, base, staged=staged, tree=tree)
 
 
 def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: str = "diff") -> Preflight:

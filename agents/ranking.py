@@ -3,7 +3,8 @@
 score = 0.45 relevance (FTS5 BM25 over title, trigger and body, scaled to the best match)
       + 0.25 anchor proximity (--on: the same symbol 1, the same file 0.7, the same folder 0.3)
       + 0.10 kind + 0.10 trust + 0.10 freshness (status, then age: half-weight after a year).
-Only records with some relevance or proximity are ranked; ties go by record id.
+Only records with some proximity, or with a relevance of at least FLOOR (a share of the best
+match's), are ranked; ties go by record id.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import Any
 from comind.records import Record
 from comind.status import Status
 
+# A record ranks on the plan's words alone only if it matches them at least half as well as the
+# best match does (rule P1: without it, any record sharing a common word filled the list).
+FLOOR = 0.5
 WEIGHTS = {"relevance": 0.45, "proximity": 0.25, "kind": 0.10, "trust": 0.10, "freshness": 0.10}
 KIND = {"attempt": 1.0, "constraint": 0.9, "gotcha": 0.8, "decision": 0.7, "intent": 0.4, "question": 0.3}
 FRESH = {"active": 1.0, "stale": 0.6, "unverifiable": 0.5, "dormant": 0.4, "orphaned": 0.2}
@@ -107,7 +111,11 @@ def rank(
     now: datetime,
     on: Sequence[Mapping[str, Any]] = (),
     limit: int = 10,
+    floor: float | None = None,
 ) -> list[Ranked]:
+    """The records for a plan, best first; `floor` (default FLOOR): the relevance, as a share of
+    the best match's, a record needs to rank on the plan's words alone (proximity ranks it anyway)."""
+    floor = FLOOR if floor is None else floor
     top = max(relevance.values(), default=0.0) or 1.0
     out = []
     for record in records:
@@ -116,7 +124,7 @@ def rank(
             continue
         near, how = proximity(record, on)
         rel = max(relevance.get(record.id, 0.0), 0.0) / top
-        if rel <= 0 and near <= 0:
+        if near <= 0 and (rel <= 0 or rel < floor):
             continue
         created = datetime.fromisoformat(record.created_at.replace("Z", "+00:00"))
         age = max((now - created).days, 0)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from comind.sanitize import find_secret, looks_like_instruction, strip_invisible
 
@@ -22,9 +21,9 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SPACES = re.compile(r"\s+")
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One record as an agent sees it: every field already a plain string or number."""
+class Entry(NamedTuple):
+    """One record as an agent sees it: every field already a plain string or number. (A named
+    tuple: the hooks read it, and `dataclasses` costs a hook call ~10 ms to import.)"""
 
     id: str
     kind: str
@@ -115,12 +114,11 @@ def entry_lines(entry: Entry) -> list[str]:
     return lines
 
 
-@dataclass
-class Block:
+class Block(NamedTuple):
     """The text an agent receives and which records it holds (for the once-per-session state)."""
 
     text: str
-    shown: list[str] = field(default_factory=list)
+    shown: list[str] = []  # noqa: RUF012  # never mutated: render makes a new list for each block
     left_out: int = 0
 
 

@@ -13,15 +13,13 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from comind.codeindex import Snapshot
-from comind.deps import dependencies
 from comind.git import changed_paths, regular_files
-from comind.graph import build_graph
-from comind.languages import FileSymbols
 
 if TYPE_CHECKING:
     from comind.codeindex import CodeIndex, Snapshot
     from comind.deps import Dependency
     from comind.graph import ImportGraph
+    from comind.symbols import FileSymbols
 
 
 @dataclass(slots=True)
@@ -118,7 +116,9 @@ class CheckContext:
             snap = self._snapshots[commit] = self.index.snapshot(commit)
         return snap
 
+    # graphs, dependencies and symbols are imported where first needed: most checks need none
     def graph(self, revision: str) -> ImportGraph:
+        from comind.graph import build_graph
 
         commit = self.commit(revision)
         graph = self._graphs.get(commit)
@@ -129,6 +129,7 @@ class CheckContext:
     def partial_graph(self, revision: str, paths: frozenset[str]) -> ImportGraph:
         """The import and call edges of ``paths`` only, with every module named as in the full
         graph (names come from the file list; no other file's symbols are loaded)."""
+        from comind.graph import build_graph
 
         commit = self.commit(revision)
         if commit in self._graphs:
@@ -140,6 +141,7 @@ class CheckContext:
         return graph
 
     def dependencies(self, revision: str) -> list[Dependency]:
+        from comind.deps import dependencies
 
         commit = self.commit(revision)
         deps = self._deps.get(commit)
@@ -175,6 +177,7 @@ class CheckContext:
 
 def _partial_snapshot(snapshot: Snapshot, paths: frozenset[str]) -> Snapshot:
     """A snapshot whose files outside ``paths`` have no symbols (their names and languages stay)."""
+    from comind.symbols import FileSymbols
 
     class Partial(Snapshot):
         def symbols(self, path: str) -> FileSymbols | None:

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from comind.checks.context import CheckContext
 from comind.checks.findings import Finding, Report, fingerprint
-from comind.checks.interface import CheckError
-from comind.checks.types import compile_check
 from comind.deps import (
     dependencies,
     exact_pin,
@@ -584,6 +582,8 @@ def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str 
     with_pattern = [r for r in attempts if isinstance(r.fields.get("pattern"), dict)]
     if not with_pattern or run.change is None:
         return {}
+    from comind.checks.interface import CheckError  # on use: most ledgers hold no attempt with a pattern
+    from comind.checks.types import compile_check
 
     ctx = CheckContext(run.ws.index, work_tree=run.ws.root)
     ctx.set_change(run.base, run.head)  # file-local: only the files the change touched

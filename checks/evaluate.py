@@ -32,7 +32,6 @@ from comind.checks.context import CheckContext
 from comind.checks.findings import Finding
 from comind.checks.globs import module_matches
 from comind.checks.interface import Check, Outcome, Violation
-from comind.checks.types.dependency import DependencyCheck
 from comind.records import Record, short_id
 
 
@@ -268,6 +267,8 @@ def _anchor_holds(anchor: dict[str, Any], v: Violation, check: Check, ctx: Check
     if scope == "repo":
         return True
     if scope == "dependency":
+        from comind.checks.types.dependency import DependencyCheck  # only a dependency anchor needs it
+
         dep = anchor.get("dep") or {}
         return (
             isinstance(check, DependencyCheck)

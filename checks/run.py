@@ -14,14 +14,12 @@ from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import comind.checks.inline as inline
 from comind import promisor
 from comind.checks.change import Change, compute_change
 from comind.checks.deadends import report_dead_ends
 from comind.checks.findings import Finding, Report, fingerprint, snippet_of
 from comind.checks.violations import report_violations
 from comind.errors import ComindError
-from comind.harvest.run import harvest
 from comind.harvest.walker import walk
 from comind.query import open_ledger, statuses
 from comind.records import Record, short_id
@@ -237,6 +235,8 @@ def _inline_suppressions(report: Report, snapshot: Snapshot, change: Change | No
         except KeyError:
             return None
 
+    from comind.checks import inline  # `comind check` only: preflight reports no inline suppression
+
     done = inline.apply(report.findings, read, sorted(change.paths) if change else ())
     if done.suppressed:
         report.stats["inline_suppressed"] = [
@@ -268,6 +268,7 @@ def harvest_new(ws: Workspace, head: str | None = None) -> dict[str, Any]:
     """Harvest what is new in git (the harvesters are incremental), with `head`'s branch as HEAD's;
     the counts go into the stats. The term weights the dead-end check reads are counted on another
     core meanwhile."""
+    from comind.harvest.run import harvest  # `comind check` harvests first; `preflight` does not
 
     return harvest(ws, head=head, weigh=True).summary()
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from comind.checks.context import CheckContext
-from comind.checks.evaluate import evaluate
 from comind.checks.findings import Finding, Report
-from comind.checks.types import compile_checks
 from comind.query import current_time
 from comind.records import short_id
 
@@ -22,6 +19,11 @@ def report_violations(run: CheckRun, report: Report) -> None:
     candidates = [r for r in run.records if (r.kind == "constraint" and "check" in r.fields) or r.kind == "suppression"]
     if not candidates:
         return
+    # imported on use: a ledger without a compiled check (preflight's start-up) loads no check machinery
+    from comind.checks.context import CheckContext
+    from comind.checks.evaluate import evaluate
+    from comind.checks.types import compile_checks
+
     derived = run.statuses(candidates)
     live = [r for r in candidates if derived[r.id].state in LIVE]
     checks = compile_checks(r for r in live if r.kind == "constraint")  # CheckError (exit 2) names the record

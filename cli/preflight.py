@@ -30,17 +30,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from comind.agents.preflight import SECTIONS, preflight_change, resolve
-    from comind.agents.render import render
     from comind.cli import workspace
-    from comind.query import open_ledger
 
     ws = workspace(args)
-    if args.plan is not None:
-        result = _plan(ws, args)
-    else:
-        base, head = resolve(ws, args.diff or None, staged=args.staged)
-        result = preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
+    result = _plan(ws, args) if args.plan is not None else _change(ws, args)
+    from comind.agents.preflight import SECTIONS
+    from comind.agents.render import render
+
     for warning in result.warnings:
         print(f"comind: warning: {warning}", file=sys.stderr)
     if args.format == "json":
@@ -64,6 +60,19 @@ def run(args: argparse.Namespace) -> int:
             if e.verify:
                 print(f"          {e.verify}")
     return int(result.exit_code(ws.config.fail_level))
+
+
+def _change(ws: Any, args: argparse.Namespace) -> Any:
+    from comind.agents.worktree import PendingTree
+
+    spec = args.diff or None
+    # git writes the tree of the working tree (or the index) while the check machinery is imported
+    tree = None if spec and ".." in spec else PendingTree(ws.root, ws.head_dir, staged=args.staged)
+    from comind.agents.preflight import preflight_change, resolve
+    from comind.query import open_ledger
+
+    base, head = resolve(ws, spec, staged=args.staged, tree=tree)
+    return preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
 
 
 def _plan(ws: Any, args: argparse.Namespace) -> Any:

@@ -13,11 +13,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "review",
         parents=[common],
         help="confirm, retract, dispute or supersede a record",
-        description="Write a relation record about another record.",
+        description="Write a relation record about another record. An agent's review (COMIND_AUTHOR_KIND=agent) "
+        "of a record no agent wrote waits until a person confirms it: comind review confirm RELATION_ID.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
     for name, help_text in (
-        ("confirm", "the record still holds (resets its staleness baseline)"),
+        ("confirm", "the record still holds (resets its staleness baseline); or an agent's review takes effect"),
         ("retract", "the record was wrong"),
         ("dispute", "the record is contested (kept, marked)"),
     ):
@@ -54,15 +55,30 @@ def run(args: argparse.Namespace) -> int:
             raise ComindError("a record cannot supersede itself")
         fields["source"] = source.id
         title = f"{source.title} supersedes {target.title}"
-    if args.relation == "confirms" and (head := ws.head()):
-        fields["commit"] = head  # the code as it is now becomes the record's new baseline
-    if target.kind == "relation" and args.relation != "retracts":
-        raise ComindError(f"{target.id[:8]} is a relation record: only retract applies to it")
-    record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=provenance(ws, args))
+    prov = provenance(ws, args)
+    agent = prov["author_kind"] == "agent"
+    review = target.kind == "relation" and target.provenance.get("author_kind") == "agent"
+    if target.kind == "relation" and args.relation != "retracts" and not (args.relation == "confirms" and review):
+        raise ComindError(
+            f"{target.id[:8]} is a relation record: only retract applies to it (or confirm, to an agent's review)"
+        )
+    if args.relation == "confirms" and target.kind != "relation" and not agent and (head := ws.head()):
+        fields["commit"] = head  # the code as it is now becomes the record's new baseline (a person's confirmation)
+    record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=prov)
     ws.store.put(record)
     done = {"confirms": "confirmed", "retracts": "retracted", "disputes": "disputed", "supersedes": "superseded"}
     what = f"{done[args.relation]} {short_id(target.id)} “{target.title}”"
     if args.relation == "supersedes":
         what += f" by {short_id(fields['source'])}"
-    print_written(record, args.json, f"{what} (relation {short_id(record.id)}) {stored_where(ws)}")
+    what += f" (relation {short_id(record.id)}) {stored_where(ws)}"
+    if agent and args.relation == "confirms":
+        what += "; an agent's confirmation is its review: it raises no trust and moves no staleness baseline"
+    elif agent and target.provenance.get("author_kind") != "agent":
+        what += (
+            f"; an agent's review: it waits until a person confirms it "
+            f"(comind review confirm {short_id(record.id)}), and {short_id(target.id)} keeps its status meanwhile"
+        )
+    elif review and args.relation == "confirms" and not agent:
+        what += "; the agent's review now takes effect"
+    print_written(record, args.json, what)
     return 0

@@ -38,7 +38,7 @@ from .git import discover_git, head_commit, read_ref
 if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither (~60 ms together)
     import pygit2
 
-    from .languages import Call, Definition, FileSymbols, Import
+    from .symbols import Call, Definition, FileSymbols, Import
 
 CACHE_VERSION = "3"
 MAX_FILE_SIZE = 1 << 20
@@ -107,7 +107,7 @@ def _encode(fs: FileSymbols) -> str:
 
 
 def _decode(language: str, payload: str) -> FileSymbols:
-    from .languages import Call, Definition, FileSymbols, Import
+    from .symbols import Call, Definition, FileSymbols, Import
 
     defs, imports, calls, error = json.loads(payload)
     return FileSymbols(
@@ -529,7 +529,7 @@ class CodeIndex:
 
     # lazy reads for Snapshot ---------------------------------------------------------------------
     def _imports(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[Import, ...]]:
-        from .languages import Import
+        from .symbols import Import
 
         keys = set(keys)
         out: dict[tuple[str, str], tuple[Import, ...]] = {}
@@ -545,7 +545,7 @@ class CodeIndex:
         return out
 
     def _symbols(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], FileSymbols]:
-        from .languages import FileSymbols
+        from .symbols import FileSymbols
 
         keys = set(keys)
         out: dict[tuple[str, str], FileSymbols] = {}
@@ -675,7 +675,7 @@ class Snapshot:
 
     def symbols(self, path: str) -> FileSymbols | None:
         """Everything indexed for one file, or None if the file is not indexed."""
-        from .languages import FileSymbols
+        from .symbols import FileSymbols
 
         if self._only is not None and path not in self._only:
             entry = self.files.get(path)
@@ -695,7 +695,7 @@ class Snapshot:
             for path in self._only:
                 self.symbols(path)
             return
-        from .languages import FileSymbols
+        from .symbols import FileSymbols
 
         missing = {p: (e.blob, e.language) for p, e in self.files.items() if p not in self._symbols}
         if missing:

@@ -25,8 +25,13 @@ RULES = "5"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:
-    """The commit of the latest `confirms` relation that names one: the record's new baseline."""
-    commits = [c.fields["commit"] for c in index.confirmations(record_id) if c.fields.get("commit")]
+    """The commit of the latest `confirms` relation that names one: the record's new baseline. A
+    person's only: an agent's confirmation is its review, and moves no baseline."""
+    commits = [
+        c.fields["commit"]
+        for c in index.confirmations(record_id)
+        if c.fields.get("commit") and c.provenance.get("author_kind") != "agent"
+    ]
     return commits[-1] if commits else None
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -299,8 +298,14 @@ def _pep508(path: str, spec: str, note: str | None, problems: list[str]) -> Depe
     return Dependency("pypi", normalize_pypi(req.name), declared, locked, path, note)
 
 
+def _toml(text: str) -> dict[str, Any]:
+    import tomllib  # on use: a check that reads no TOML manifest does not load the parser
+
+    return tomllib.loads(text)
+
+
 def _pyproject(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
-    doc = tomllib.loads(text)
+    doc = _toml(text)
     project = doc.get("project", {})
     groups: list[tuple[str | None, Any]] = [(None, project.get("dependencies", []))]
     groups += [(f"optional:{extra}", deps) for extra, deps in project.get("optional-dependencies", {}).items()]
@@ -399,7 +404,7 @@ def _go_mod(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
 
 
 def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
-    doc = tomllib.loads(text)
+    doc = _toml(text)
     tables: list[tuple[str | None, Any]] = []
     for base in (doc, *doc.get("target", {}).values()):
         tables += [
@@ -438,7 +443,7 @@ _MANIFEST_PARSERS = {
 
 
 def _toml_packages(path: str, text: str, ecosystem: str) -> Iterator[Dependency]:
-    for pkg in tomllib.loads(text).get("package", []):
+    for pkg in _toml(text).get("package", []):
         source = pkg.get("source")
         if ecosystem == "cargo" and source is None:
             continue  # a workspace member: the project itself

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from .codeindex import Snapshot
 
 if TYPE_CHECKING:
-    from .languages import FileSymbols, Import
+    from .symbols import FileSymbols, Import
 
 _JS_EXTS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _JS_LANGS = frozenset({"javascript", "typescript", "tsx"})

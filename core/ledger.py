@@ -408,13 +408,17 @@ class Ledger:
         return found[0]
 
     def with_context(self, records: Iterable[Record]) -> list[Record]:
-        """The records plus every relation and every superseding record status needs."""
+        """The records plus every relation, every superseding record and every record an agent's
+        relation is about (whether an agent wrote it decides if the review waits) status needs."""
         chosen = {r.id: r for r in records}
         for relation in self.relations():
             chosen[relation.id] = relation
-            source = relation.fields.get("source")
-            if source and source not in chosen:
-                chosen.update({r.id: r for r in self._records("SELECT json FROM records WHERE id=?", (source,))})
+            named = [relation.fields.get("source")]
+            if relation.provenance.get("author_kind") == "agent":
+                named.append(relation.fields.get("target"))
+            for ref in named:
+                if ref and ref not in chosen:
+                    chosen.update({r.id: r for r in self._records("SELECT json FROM records WHERE id=?", (ref,))})
         return list(chosen.values())
 
     def search(self, text: str, limit: int | None = None) -> list[Record]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from comind.rule import Match, Option
@@ -422,22 +422,29 @@ class Pattern(BaseRule):
 
 # -- R: reverts, as the harvester reads them --------------------------------------------------
 
-_SLIP = re.compile(
-    r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
-    r"|unrelated)\b",
-    re.IGNORECASE,
-)
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
-# "This was accidentally merged", "merged by mistake", "Landed by accident"; not "merged too early"
-# (not ready may well mean it failed), nor an adverb inside a description.
-_LANDED_BY_MISTAKE = re.compile(
-    r"(?:\b(?:was|were|got|been|is)[ \t]+|^[ \t]*|[.!;:,][ \t]+)"
-    r"(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
-    r"(?:merged|landed|pushed|committed)\b"
-    r"|\b(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident|by[ \t]+mistake|mistakenly"
-    r"|unintentionally|inadvertently|in[ \t]+error)\b",
-    re.IGNORECASE | re.MULTILINE,
-)
+
+# The R rules' patterns are compiled on first use: only the harvester judges reverts, and a
+# check's start-up (preflight, a hook) should not pay for them.
+@cache
+def _slip() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a slip in a subject, quoted text, landed by mistake in a body)"""
+    slip = re.compile(
+        r"\b(?:accident(?:al|ally)?|unintend(?:ed|edly)|unintentional(?:ly)?|by mistake|mistaken(?:ly)?"
+        r"|unrelated)\b",
+        re.IGNORECASE,
+    )
+    quoted = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
+    # "This was accidentally merged", "merged by mistake", "Landed by accident"; not "merged too early"
+    # (not ready may well mean it failed), nor an adverb inside a description.
+    landed_by_mistake = re.compile(
+        r"(?:\b(?:was|were|got|been|is)[ \t]+|^[ \t]*|[.!;:,][ \t]+)"
+        r"(?:accident(?:al)?ly|mistakenly|unintentionally|inadvertently|erroneously)[ \t]+(?:been[ \t]+)?"
+        r"(?:merged|landed|pushed|committed)\b"
+        r"|\b(?:merged|landed|pushed|committed)[ \t]+(?:accidentally|by[ \t]+accident|by[ \t]+mistake|mistakenly"
+        r"|unintentionally|inadvertently|in[ \t]+error)\b",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    return slip, quoted, landed_by_mistake
 
 
 class Slip(BaseRule):
@@ -445,12 +452,16 @@ class Slip(BaseRule):
     summary = "A revert that calls what it reverts a slip (subject) or says it landed by mistake (body) tries nothing."
 
     def judge(self, subject: str, body: str) -> bool:
-        return _SLIP.search(_QUOTED.sub("", subject)) is not None or _LANDED_BY_MISTAKE.search(body) is not None
+        slip, quoted, landed_by_mistake = _slip()
+        return slip.search(quoted.sub("", subject)) is not None or landed_by_mistake.search(body) is not None
 
 
 # A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"my-lib": "^0.18.9"`.
-_VERSION = re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
-_KEY_ONLY = re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
+@cache
+def _version_line() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a version, a key and nothing else)"""
+    version = re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
+    return version, re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
 
 
 class Release(BaseRule):
@@ -460,8 +471,9 @@ class Release(BaseRule):
     def judge(self, lines: Iterable[str]) -> bool:
         """`lines`: the change's non-trivial lines outside changelogs and their fragments."""
         released = False
+        version, key_only = _version_line()
         for text in lines:
-            key = _KEY_ONLY.fullmatch(_VERSION.sub("", text).strip()) if _VERSION.search(text) else None
+            key = key_only.fullmatch(version.sub("", text).strip()) if version.search(text) else None
             if key is None:
                 return False
             released = released or key.group("key").strip("_").lower() == "version" or "workspace:" in text
@@ -477,14 +489,18 @@ _FEATURE_VERB = (
 )
 # A conventional-commit type before it, but not `revert:` (`revert: add a revert command` is a revert).
 _FEATURE_PREFIX = r"(?:(?!revert\b)[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+)?"
-_FEATURE = re.compile(
-    rf"^{_FEATURE_PREFIX}{_FEATURE_VERB}\b[^\n]{{0,80}}?"
-    r"[`'\"]?\b(?:git[ \t]+)?revert[`'\"]?[ \t]+(?:command|subcommand|cli|option|flag|button|action|api|endpoint|"
-    r"feature|support|operation|method|function|hook|mode|tool)s?\b|"
-    rf"^{_FEATURE_PREFIX}{_FEATURE_VERB}[ \t]+(?:an?[ \t]+|the[ \t]+)?"
-    r"[`'\"](?:git[ \t]+)?revert[`'\"]",
-    re.IGNORECASE,
-)
+
+
+@cache
+def _feature() -> re.Pattern[str]:
+    return re.compile(
+        rf"^{_FEATURE_PREFIX}{_FEATURE_VERB}\b[^\n]{{0,80}}?"
+        r"[`'\"]?\b(?:git[ \t]+)?revert[`'\"]?[ \t]+(?:command|subcommand|cli|option|flag|button|action|api|endpoint|"
+        r"feature|support|operation|method|function|hook|mode|tool)s?\b|"
+        rf"^{_FEATURE_PREFIX}{_FEATURE_VERB}[ \t]+(?:an?[ \t]+|the[ \t]+)?"
+        r"[`'\"](?:git[ \t]+)?revert[`'\"]",
+        re.IGNORECASE,
+    )
 
 
 class RevertFeature(BaseRule):
@@ -492,7 +508,7 @@ class RevertFeature(BaseRule):
     summary = "A subject naming a feature or command called revert (`Add a revert command`) is no revert."
 
     def judge(self, subject: str) -> bool:
-        return _FEATURE.search(subject) is not None
+        return _feature().search(subject) is not None
 
 
 # -- E: relands, as the replay counts them ----------------------------------------------------

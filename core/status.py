@@ -2,6 +2,12 @@
 
 First match wins: quarantined · retracted · superseded · orphaned · stale · dormant · active.
 Nothing ever writes a status; every status carries the reason it was given.
+
+An agent's review (it retracts, supersedes or disputes) of a record no agent wrote is recorded but
+waits: it counts only once a person confirms that relation (a `confirms` whose target is the
+relation record). Until then the record's status is what it was, with a note naming the review;
+what an agent wrote, another agent's review changes at once. (An agent's `confirms` never counts
+as a confirmation: no trust, no new baseline, no restarted clock.)
 """
 
 from __future__ import annotations
@@ -47,27 +53,34 @@ class CodeVerdict(NamedTuple):
     evidence_verified: bool = False  # the cited commits exist on the default branch: T1 -> T2
 
 
+def by_agent(record: Record | None) -> bool:
+    return record is not None and record.data["provenance"].get("author_kind") == "agent"
+
+
 class RelationIndex:
-    """Relations by target, with relations that were themselves retracted left out."""
+    """Relations by target, with relations that were themselves retracted left out, and an
+    agent's reviews of what no agent wrote set apart (`pending`) until a person confirms them."""
 
     def __init__(self, records: dict[str, Record]) -> None:
         self.records = records
         self.by_target: dict[str, list[Record]] = defaultdict(list)
+        self.pending: dict[str, list[Record]] = defaultdict(list)  # target -> agents' reviews waiting
 
     @classmethod
     def build(cls, records: Iterable[Record]) -> RelationIndex:
         by_id = {r.id: r for r in records}
         relations = [r for r in by_id.values() if r.kind == "relation"]
-        # Retracting a relation record undoes that relation.
-        void = {
-            t
-            for r in relations
-            if r.fields["relation"] == "retracts" and (t := r.fields["target"]) in by_id and by_id[t].kind == "relation"
-        }
+        on: dict[str, list[Record]] = defaultdict(list)  # relation id -> the relations naming it
+        for r in relations:
+            if (t := r.fields["target"]) in by_id and by_id[t].kind == "relation":
+                on[t].append(r)
+        waits = _Waits(by_id, on)
         index = cls(by_id)
         for relation in sorted(relations, key=lambda r: (r.created_at, r.id)):
-            if relation.id not in void:
-                index.by_target[relation.fields["target"]].append(relation)
+            if waits.void(relation.id):  # retracting a relation record undoes that relation
+                continue
+            target = relation.fields["target"]
+            (index.by_target if waits.counts(relation) else index.pending)[target].append(relation)
         return index
 
     def of(self, record_id: str, relation: str) -> list[Record]:
@@ -83,6 +96,43 @@ class RelationIndex:
 
     def confirmations(self, record_id: str) -> list[Record]:
         return self.of(record_id, "confirms")
+
+
+class _Waits:
+    """Which relations count. A retraction of a relation record voids it (as ever, whether or not
+    that retraction was itself retracted); an agent's relation about a record no agent wrote
+    counts once a person's `confirms` of it, not itself void, exists. Relations name only records
+    that existed before them, so the recursion ends; a cycle (hand-made records) counts nothing."""
+
+    def __init__(self, by_id: dict[str, Record], on: dict[str, list[Record]]) -> None:
+        self.by_id = by_id
+        self.on = on
+        self._counts: dict[str, bool] = {}
+        self._void: dict[str, bool] = {}
+
+    def void(self, relation_id: str) -> bool:
+        if relation_id not in self._void:
+            self._void[relation_id] = True  # while deciding: a cycle voids
+            self._void[relation_id] = any(
+                r.fields["relation"] == "retracts" and self.counts(r) for r in self.on.get(relation_id, ())
+            )
+        return self._void[relation_id]
+
+    def counts(self, relation: Record) -> bool:
+        """Whether the relation may take effect (its own retraction aside: see `void`)."""
+        if relation.id not in self._counts:
+            target = self.by_id.get(relation.fields["target"])
+            if not by_agent(relation) or by_agent(target) or relation.fields["relation"] == "confirms":
+                self._counts[relation.id] = True
+            else:
+                self._counts[relation.id] = False  # while deciding: a cycle waits
+                self._counts[relation.id] = any(
+                    r.fields["relation"] == "confirms"
+                    and r.data["provenance"].get("author_kind") == "human"
+                    and not self.void(r.id)
+                    for r in self.on.get(relation.id, ())
+                )
+        return self._counts[relation.id]
 
 
 def is_history(record: Record) -> bool:
@@ -118,9 +168,10 @@ class Deriver:
     """The status of one record at a time, against a fixed context: what `derive` computes, for
     callers that stream records instead of holding them all.
 
-    The context must hold every relation and every record a relation names as its source
-    (``Ledger.with_context`` gives them): a record's status depends on nothing else but the
-    record itself, its code verdict and the clock."""
+    The context must hold every relation, every record a relation names as its source and every
+    record an agent's relation names as its target (``Ledger.with_context`` gives them): a record's
+    status depends on nothing else but the record itself, its code verdict and the clock. (Without
+    the target, an agent's review of it waits, as it would of a person's record.)"""
 
     def __init__(
         self,
@@ -181,6 +232,8 @@ def _derive_one(
         trust = 4
     marks = _marks(record, index, related, low_confidence)
     notes = verdict.notes if verdict else ()
+    if record_id in index.pending:
+        notes = (*notes, *(_waiting(r) for r in index.pending[record_id]))
 
     if trust == 0:
         return Status(
@@ -221,6 +274,15 @@ def _derive_one(
     if history:
         return Status("active", f"history (harvested), dated {created_at[:10]}", trust, marks, notes)
     return Status("active", "recorded on " + created_at[:10], trust, marks, notes)
+
+
+def _waiting(review: Record) -> str:
+    what = {"retracts": "retract", "supersedes": "supersede", "disputes": "dispute"}
+    action = what.get(review.fields["relation"], review.fields["relation"])
+    return (
+        f"an agent's review ({action} it, relation {short_id(review.id)}) waits for a person; "
+        f"it takes effect with: comind review confirm {short_id(review.id)}"
+    )
 
 
 def _supersession_reason(superseder: str, index: RelationIndex) -> str:

@@ -30,14 +30,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pygit2
 
 from comind.git import open_repo
-from comind.harvest.walker import RepoLike
 from comind.promisor import fetch_for_diff, promisor_remote
 from comind.rulebook import DEFAULT, Release, RuleBook, Scaffolding
+
+if TYPE_CHECKING:
+    from comind.harvest.walker import RepoLike
 
 MAX_BLOB = 1 << 20  # 1 MiB
 FORMAT = 2  # bump when normalisation or triviality rules change (2: template lines are trivial)

@@ -447,9 +447,11 @@ def command_records(ws: Workspace, command: Command, origin: Origin, resolve: Re
 def _relation(command: Command, origin: Origin, resolve: Resolve) -> Record:
     relation = RELATIONS[command.action]
     target = resolve(command.target)
-    if target.kind == "relation" and relation != "retracts":
-        raise CommandError(
-            f"{target.id[-8:]} is a relation record: only retract applies to it", _usage_of(command.action)
+    review = target.kind == "relation" and target.provenance.get("author_kind") == "agent"
+    if target.kind == "relation" and relation != "retracts" and not (relation == "confirms" and review):
+        raise CommandError(  # confirming an agent's review is how it takes effect (comind.status)
+            f"{target.id[-8:]} is a relation record: only retract applies to it (and confirm, to an agent's review)",
+            _usage_of(command.action),
         )
     return new_record(
         "relation",

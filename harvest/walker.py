@@ -33,7 +33,6 @@ import pygit2
 from pygit2.enums import SortMode
 
 from comind.git import open_repo
-from comind.harvest.markers import normalise_subject
 
 RepoLike = pygit2.Repository | str | os.PathLike[str]
 
@@ -228,6 +227,8 @@ class SubjectIndex:
         self._pending.append((sha, subject))
 
     def _flush(self) -> None:
+        from comind.harvest.markers import normalise_subject  # the reverts harvester's: its patterns are many
+
         for sha, subject in self._pending:
             key = normalise_subject(subject)
             if key:
@@ -236,6 +237,8 @@ class SubjectIndex:
 
     def lookup(self, subject: str) -> list[str]:
         """Every commit whose normalised subject equals this one's; more than one is ambiguous."""
+        from comind.harvest.markers import normalise_subject
+
         self._flush()
         return list(self.by_subject.get(normalise_subject(subject), ()))
 

@@ -10,9 +10,8 @@ each record once per session.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..render import Entry, clean, render
 from . import edits as editing
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
     from comind.workspace import Workspace
 
 
-@dataclass(frozen=True)
-class EditedFile:
+class EditedFile(NamedTuple):
     path: str  # relative to the work tree, with /
     before: str
     after: str
@@ -128,7 +126,7 @@ def _show(
     for record_id, why in whys.items():
         if record_id in view.entries and record_id not in seen:
             entry = Entry.from_json(view.entries[record_id])
-            entries.append(replace(entry, why=why) if why else entry)
+            entries.append(entry._replace(why=why) if why else entry)
     if not entries:
         if dirty:
             session.save()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from blake3 import blake3
@@ -38,11 +37,11 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-@dataclass
 class Session:
-    path: Path
-    shown: list[str] = field(default_factory=list)
-    pending: dict[str, list[str]] = field(default_factory=dict)
+    def __init__(self, path: Path, shown: list[str] | None = None, pending: dict[str, list[str]] | None = None) -> None:
+        self.path = path
+        self.shown: list[str] = shown if shown is not None else []
+        self.pending: dict[str, list[str]] = pending if pending is not None else {}
 
     @classmethod
     def load(cls, folder: Path, session_id: str) -> Session:

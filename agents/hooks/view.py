@@ -12,8 +12,6 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,21 +34,36 @@ def hooks_dir(git_dir: Path) -> Path:
     return git_dir / "comind" / "hooks"
 
 
-@dataclass
 class View:
-    head: str
-    marks: list[str]
-    built: float
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> Entry.to_json()
-    places: dict[str, list[list[str]]] = field(default_factory=dict)  # path -> [[id, symbol or ""]]
-    digest: list[str] = field(default_factory=list)
-    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> record data: must, compiled
-    checked: dict[str, list[str]] = field(default_factory=dict)  # path at head -> ids of checks reading it
-    # path -> [blake3 of its text at HEAD, [[qualname, start, end], …]]: an edit of a file as it
-    # is at HEAD finds what it touches without parsing it (no tree-sitter import, 0.1 s)
-    spans: dict[str, list[Any]] = field(default_factory=dict)
-    suppressions: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    """(A plain class: the hooks read it, and `dataclasses` costs a hook call ~10 ms to import.)"""
+
+    def __init__(
+        self,
+        head: str,
+        marks: list[str],
+        built: float,
+        entries: dict[str, dict[str, Any]] | None = None,
+        places: dict[str, list[list[str]]] | None = None,
+        digest: list[str] | None = None,
+        checks: dict[str, dict[str, Any]] | None = None,
+        checked: dict[str, list[str]] | None = None,
+        spans: dict[str, list[Any]] | None = None,
+        suppressions: list[dict[str, Any]] | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.head = head
+        self.marks = marks
+        self.built = built
+        self.entries: dict[str, dict[str, Any]] = entries or {}  # id -> Entry.to_json()
+        self.places: dict[str, list[list[str]]] = places or {}  # path -> [[id, symbol or ""]]
+        self.digest: list[str] = digest or []
+        self.checks: dict[str, dict[str, Any]] = checks or {}  # id -> record data: must, compiled
+        self.checked: dict[str, list[str]] = checked or {}  # path at head -> ids of checks reading it
+        # path -> [blake3 of its text at HEAD, [[qualname, start, end], …]]: an edit of a file as it
+        # is at HEAD finds what it touches without parsing it (no tree-sitter import, 0.1 s)
+        self.spans: dict[str, list[Any]] = spans or {}
+        self.suppressions: list[dict[str, Any]] = suppressions or []
+        self.warnings: list[str] = warnings or []
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, **self.__dict__}
@@ -271,6 +284,8 @@ def _digest_why(record: Record) -> str:
 
 
 def _digest_order(record: Record, entry: dict[str, Any]) -> tuple[int, int, int, str]:
+    from datetime import UTC, datetime
+
     kind = DIGEST_KINDS.index(record.kind)
     must = 0 if record.fields.get("severity") == "must" else 1
     newest = -int(datetime.fromisoformat(record.created_at.replace("Z", "+00:00")).astimezone(UTC).timestamp())

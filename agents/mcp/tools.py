@@ -171,6 +171,10 @@ class ReviewOut(BaseModel):
     by: str | None
     author_kind: Literal["agent"]
     raises_trust: bool = Field(description="always false: an agent's review never makes a record person-confirmed")
+    takes_effect: bool = Field(
+        description="false when no agent wrote the reviewed record: the review is recorded and waits, the record "
+        "keeping its status for everyone, until a person confirms it (comind review confirm RELATION_ID)"
+    )
     note: str
 
 
@@ -401,12 +405,8 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
         ledger.close()
     if target.kind == "relation" and relation != "retracts":
         raise ToolError(f"review: {target.id[:8]} is a relation record: only retract applies to it")
-    if relation in ("retracts", "supersedes") and target.provenance.get("author_kind") != "agent":
-        # a retraction or supersession hides a record from everyone, `comind check` included
-        raise ToolError(
-            f"review: {target.id[-8:]} was not written by an agent: only a person can {args.action} it "
-            "(dispute marks it contested)"
-        )
+    # a review of what no agent wrote waits for a person (comind.status): recorded, it changes nothing yet
+    waits = target.provenance.get("author_kind") != "agent"
     # no `commit`: a person's confirmation moves the staleness baseline to HEAD, an agent's does not
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=_provenance(ws))
     ws.store.put(record)
@@ -414,11 +414,19 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
         entry = Entry(id=target.id, kind="relation", title=target.title, state="recorded", trust=1, author="")
     else:
         entry = _seen(ws, target, f"{DONE[args.action]} by an agent's review")
-    note = (
-        f"recorded as an agent's review ({DONE[args.action]}, relation {record.id[-8:]}); it does not make the "
-        f"record person-confirmed: it stays T{entry.trust} for agents until a person confirms it with "
-        f"`comind review confirm {target.id[-8:]}`"
-    )
+    said = f"recorded as an agent's review ({DONE[args.action]}, relation {record.id[-8:]})"
+    if args.action == "confirm":
+        note = (
+            f"{said}; it does not make the record person-confirmed: it stays T{entry.trust} for agents until a "
+            f"person confirms it with `comind review confirm {target.id[-8:]}`"
+        )
+    elif waits:
+        note = (
+            f"{said}; no agent wrote {target.id[-8:]}, so it keeps its status for everyone until a person "
+            f"confirms this review with `comind review confirm {record.id[-8:]}`"
+        )
+    else:
+        note = f"{said}; an agent wrote {target.id[-8:]}: the review takes effect now"
     data = ReviewOut(
         action=args.action,
         relation_id=record.id,
@@ -426,6 +434,7 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
         by=fields.get("source"),
         author_kind="agent",
         raises_trust=False,
+        takes_effect=not waits,
         note=note,
     )
     return Answer(data, _block([entry], f"review {args.action}", "") + "\n" + note)
@@ -477,7 +486,8 @@ TOOLS: dict[str, ToolSpec] = {
             "review",
             "Confirm, retract, supersede or dispute a record",
             "Write an agent's review of a record. An agent's confirm is recorded as its review and never "
-            "raises the record to person-confirmed trust.",
+            "raises the record to person-confirmed trust. A review of a record no agent wrote (a person's, or "
+            "harvested history) is recorded and waits: the record keeps its status until a person confirms it.",
             ReviewIn,
             ReviewOut,
             review,

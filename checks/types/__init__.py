@@ -2,7 +2,8 @@
 ``fields.check`` into a :class:`~comind.checks.interface.Check`.
 
 Adding a check type is one module (a :class:`~comind.checks.interface.Check` subclass) and one
-line in :data:`CHECK_TYPES`.
+line in :data:`_MODULES`. A type's module is imported when a check of that type is compiled: a
+ledger with no ast-grep check never loads ast-grep's thread pool.
 """
 
 from __future__ import annotations
@@ -12,25 +13,41 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from comind.records import Record
 
+import importlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from comind import config as configuration
 from comind.checks.interface import Check, CheckError, describe
-from comind.checks.types import astgrep, dependency, graph, semgrep, testref
 
-CHECK_TYPES: dict[str, type[Check]] = {
-    cls.type: cls
-    for cls in (
-        graph.GraphCheck,
-        dependency.DependencyCheck,
-        astgrep.AstGrepCheck,
-        semgrep.SemgrepCheck,
-        testref.TestCheck,
-    )
+# type name -> (its module in this package, its Check class)
+_MODULES = {
+    "graph": ("graph", "GraphCheck"),
+    "dependency": ("dependency", "DependencyCheck"),
+    "ast-grep": ("astgrep", "AstGrepCheck"),
+    "semgrep": ("semgrep", "SemgrepCheck"),
+    "test": ("testref", "TestCheck"),
 }
+
+
+class _Registry(Mapping[str, type[Check]]):
+    """The check types by name, each class imported on first use."""
+
+    def __getitem__(self, name: str) -> type[Check]:
+        module, cls = _MODULES[name]
+        found: type[Check] = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+CHECK_TYPES: Mapping[str, type[Check]] = _Registry()
 
 
 def compile_check(record_id: str, spec: Any) -> Check:

@@ -38,6 +38,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from blake3 import blake3
 
+from comind.symbols import Call as Call  # the data types, re-exported for the language modules
+from comind.symbols import Definition as Definition
+from comind.symbols import FileSymbols as FileSymbols
+from comind.symbols import Import as Import
+
 if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
     from tree_sitter import Language as Grammar
     from tree_sitter import Node, Parser, Query, QueryCursor, Tree, TreeCursor
@@ -45,50 +50,6 @@ if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
 # A function directly inside one of these is a method.
 CONTAINERS = frozenset({"class", "interface", "struct", "enum", "trait", "impl"})
-
-
-@dataclass(frozen=True, slots=True)
-class Definition:
-    qualname: str
-    name: str
-    kind: str
-    start_line: int
-    end_line: int
-    sig_hash: str
-    body_hash: str
-    shape_hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class Import:
-    """One imported module (or one name from it), as written.
-
-    Python ``from m import a as b`` gives ``Import("m", ("a",), "b", line, 0)`` (one Import per
-    name, so each alias stays with its name); ``from .. import x`` has ``module=""``, ``level=2``;
-    a star import has ``names=("*",)``. JS/TS default imports use the name ``default``.
-    """
-
-    module: str
-    names: tuple[str, ...] = ()
-    alias: str | None = None
-    line: int = 0
-    level: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    caller: str  # qualname of the innermost named definition, "" at module level
-    callee: str  # the dotted name as written (``db.raw_query``; Rust keeps ``::``)
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class FileSymbols:
-    language: str
-    definitions: tuple[Definition, ...] = ()
-    imports: tuple[Import, ...] = ()
-    calls: tuple[Call, ...] = ()
-    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """`comind mcp` as a real subprocess, driven by the official SDK's client over stdio, on a real
 repository with a harvested revert: every tool, the resource template and the prompt; the
 structured content validated against each tool's output schema; bad arguments answered as tool
-errors while the server keeps serving; what an agent writes is T1 and labelled, and an agent's
-confirm does not raise trust (a person's does)."""
+errors while the server keeps serving; what an agent writes is T1 and labelled, an agent's
+confirm does not raise trust (a person's does), and its review of a record no agent wrote waits
+until a person confirms it."""
 
 from __future__ import annotations
 
@@ -180,11 +181,19 @@ def test_agent_records_are_t1_labelled_and_an_agents_confirm_raises_nothing(repo
         attempt = next(r for r in why["records"] if r["kind"] == "attempt")
         again = await call(client, schemas, "review", {"action": "confirm", "id": attempt["id"]})
         assert again["target"]["trust"] == 2  # a harvested T2 stays T2: only a person confirms to T3
-        assert "only a person can retract" in await refused(
-            client, "review", {"action": "retract", "id": attempt["id"]}
+        retracted = await call(
+            client, schemas, "review", {"action": "retract", "id": attempt["id"], "reason": "fixed upstream"}
         )
+        assert retracted["takes_effect"] is False and retracted["target"]["status"] == "active"  # harvested: waits
+        assert "until a person confirms this review" in retracted["note"]
+        written["retraction"] = retracted["relation_id"]
         disputed = await call(client, schemas, "review", {"action": "dispute", "id": attempt["id"], "reason": "unsure"})
         assert disputed["target"]["status"] == "active" and disputed["raises_trust"] is False
+        assert disputed["takes_effect"] is False
+        still = await call(client, schemas, "why", {"anchor": "app/perm.py::Checker.check"})
+        assert attempt["id"] in [r["id"] for r in still["records"]]  # other agents see it as before
+        own = await call(client, schemas, "review", {"action": "retract", "id": hostile["id"]})
+        assert own["takes_effect"] is True and own["target"]["status"] == "retracted"  # an agent's: at once
 
     serve(repo.path, session)
     stored = [json.loads(p.read_text()) for p in (repo.path / ".comind/ledger").rglob("*.json")]
@@ -193,16 +202,18 @@ def test_agent_records_are_t1_labelled_and_an_agents_confirm_raises_nothing(repo
     assert prov["author_kind"] == "agent" and prov["source"] == "mcp" and prov["actor"].startswith("p-")
     assert "ada@example.com" not in json.dumps(stored)
     relations = [r for r in stored if r["kind"] == "relation"]
-    assert len(relations) == 3 and all(r["provenance"]["author_kind"] == "agent" for r in relations)
+    assert len(relations) == 5 and all(r["provenance"]["author_kind"] == "agent" for r in relations)
     assert not any("commit" in r["fields"] for r in relations)  # an agent's confirm moves no baseline
 
     assert cli(repo.path, "review", "confirm", written["id"]).code == 0  # a person at the CLI
+    assert cli(repo.path, "review", "confirm", written["retraction"]).code == 0  # and the agent's retraction
 
     async def after(client: Client) -> None:
         schemas = await output_schemas(client)
         why = await call(client, schemas, "why", {"anchor": "app/perm.py::Checker.check"})
         mine = next(r for r in why["records"] if r["id"] == written["id"])
         assert mine["trust"] == 3 and mine["author_kind"] == "agent"
+        assert all(r["kind"] != "attempt" for r in why["records"])  # retracted, now that a person confirmed it
 
     serve(repo.path, after)
 

@@ -155,3 +155,47 @@ def test_harvested_history_never_goes_dormant_and_asks_no_person() -> None:
 def test_an_until_in_harvested_history_still_expires() -> None:
     expired = rec("holds until May", prov=HARVESTED, until="2026-05")
     assert derive([expired], now=NOW)[expired.id].state == "dormant"  # its own words, not the clock
+
+
+def test_an_agents_review_of_a_persons_record_waits_for_a_person() -> None:
+    """What an agent says about a record no agent wrote is recorded and waits: retracting,
+    superseding or disputing it changes nothing until a person confirms that relation; a person
+    retracting the confirmation puts it back to waiting."""
+    kept, old, new, contested = rec("kept"), rec("old"), rec("new"), rec("contested")
+    retract = rel("retracts", kept.id, prov=AGENT, reason="obsolete")
+    supersede = rel("supersedes", old.id, new.id, prov=AGENT)
+    dispute = rel("disputes", contested.id, prov=AGENT, reason="flaky")
+    records = [kept, old, new, contested, retract, supersede, dispute]
+    result = derive(records, now=NOW)
+    assert {r: s.state for r, s in result.items()} == dict.fromkeys((kept.id, old.id, new.id, contested.id), "active")
+    assert result[contested.id].marks == () and result[kept.id].trust == 3
+    assert any(f"comind review confirm {retract.id[-8:]}" in n for n in result[kept.id].notes)
+
+    assert derive([kept, rel("confirms", kept.id, prov=AGENT)], now=NOW)[kept.id].notes == ()  # no review to wait
+    by_agent = [rel("confirms", retract.id, prov=AGENT), rel("confirms", dispute.id, prov=AGENT)]
+    assert states([*records, *by_agent])[kept.id] == "active"  # only a person's confirmation counts
+    approve = [rel("confirms", r.id, created_at="2026-05-26T00:00:00Z") for r in (retract, supersede, dispute)]
+    result = derive([*records, *approve], now=NOW)
+    assert result[kept.id].state == "retracted" and "obsolete" in result[kept.id].reason
+    assert result[old.id].state == "superseded" and result[kept.id].notes == ()
+    assert result[contested.id].marks == ("disputed by p-agent: flaky",)
+    undo = rel("retracts", approve[0].id, created_at="2026-05-27T00:00:00Z")
+    assert states([*records, *approve, undo])[kept.id] == "active"
+
+
+def test_an_agents_review_of_an_agents_record_takes_effect() -> None:
+    guess = rec("guess", prov=AGENT)
+    result = derive([guess, rel("retracts", guess.id, prov=AGENT)], now=NOW)
+    assert result[guess.id].state == "retracted" and result[guess.id].notes == ()
+
+
+def test_an_agent_cannot_undo_a_persons_relation_alone() -> None:
+    """Retracting a person's confirmation (or retraction) is a review of what a person wrote too."""
+    old = rec("old", created_at="2026-01-01T00:00:00Z")
+    confirmation = rel("confirms", old.id, created_at="2026-05-30T00:00:00Z")
+    undo = rel("retracts", confirmation.id, prov=AGENT)
+    assert states([old, confirmation, undo])[old.id] == "active"  # still confirmed: not dormant
+    approved = rel("confirms", undo.id, created_at="2026-05-31T00:00:00Z")
+    assert states([old, confirmation, undo, approved])[old.id] == "dormant"
+    retraction = rel("retracts", old.id)
+    assert states([old, retraction, rel("retracts", retraction.id, prov=AGENT)])[old.id] == "retracted"

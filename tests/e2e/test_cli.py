@@ -195,6 +195,54 @@ def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: 
     assert "no record" in cli(repo, "review", "confirm", "abcdef12").err
 
 
+def test_an_agents_review_of_a_persons_record_waits_for_a_person(  # type: ignore[no-untyped-def]
+    initialised: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """COMIND_AUTHOR_KIND=agent: its retraction, supersession or dispute of a person's record is
+    written and changes nothing anyone sees until a person confirms that relation; its confirm
+    moves no baseline; its review of what an agent wrote takes effect at once."""
+    repo = initialised
+
+    def remember(title: str) -> str:
+        result = cli(repo, "remember", "constraint", "--on", "a.py", "--title", title, "--rule", title,
+                     "--severity", "should")  # fmt: skip
+        assert result.code == 0, result.err
+        return result.out.strip()
+
+    def logged(*flags: str) -> dict[str, dict]:  # type: ignore[type-arg]
+        return {
+            json.loads(line)["id"]: json.loads(line) for line in cli(repo, "log", "--json", *flags).out.splitlines()
+        }
+
+    kept, old, new, contested = remember("kept"), remember("old"), remember("new"), remember("contested")
+    monkeypatch.setenv("COMIND_AUTHOR_KIND", "agent")
+    guess = remember("an agent's guess")
+    retract = cli(repo, "review", "retract", kept, "--reason", "obsolete")
+    assert retract.code == 0 and "waits until a person confirms it" in retract.err
+    retraction = retract.out.strip()
+    supersede = cli(repo, "review", "supersede", old, "--by", new).out.strip()
+    dispute = cli(repo, "review", "dispute", contested, "--reason", "flaky").out.strip()
+    confirm = cli(repo, "review", "confirm", kept, "--json")
+    assert "commit" not in json.loads(confirm.out)["fields"]  # an agent's confirmation moves no baseline
+    assert cli(repo, "review", "retract", guess).code == 0  # an agent's record: at once
+
+    seen = logged()
+    assert set(seen) == {kept, old, new, contested}
+    assert all(seen[i]["status"] == "active" for i in (kept, old, contested)) and seen[contested]["marks"] == []
+    assert any(f"comind review confirm {retraction[-8:]}" in n for n in seen[kept]["notes"])
+    assert logged("--history")[guess]["status"] == "retracted"
+
+    monkeypatch.delenv("COMIND_AUTHOR_KIND")
+    approve = cli(repo, "review", "confirm", retraction)
+    assert approve.code == 0 and "the agent's review now takes effect" in approve.err
+    assert cli(repo, "review", "confirm", dispute[-8:]).code == 0
+    assert "only retract applies" in cli(repo, "review", "dispute", retraction).err  # a relation record
+    seen, history = logged(), logged("--history")
+    assert set(seen) == {old, new, contested} and seen[old]["status"] == "active"  # the supersession still waits
+    assert history[kept]["status"] == "retracted" and "obsolete" in history[kept]["status_reason"]
+    assert seen[contested]["marks"][0].startswith("disputed by p-") and supersede
+
+
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     rid = cli(

@@ -227,3 +227,40 @@ def test_init_hooks_refuses_a_broken_settings_file(cli, tmp_path: Path) -> None:
     result = cli(repo.path, "init-hooks", "claude")
     assert result.code == 2 and "not valid JSON" in result.err and result.err.count("\n") == 1
     assert settings.read_text() == '{"hooks": {,}'
+
+
+def test_a_warm_session_start_reads_the_view_and_loads_nothing_heavy(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A hook call with the view current reads `.git/comind/hooks/` and nothing else: no git
+    objects, no ledger, no store, no parser, no process; and no dataclasses (~10 ms to import)."""
+    import os
+    import subprocess
+    import sys
+
+    repo = build(tmp_path, cli)
+    assert cli(repo.path, "hook", "refresh").code == 0
+    heavy = (
+        "pygit2",
+        "sqlite3",
+        "yaml",
+        "subprocess",
+        "dataclasses",
+        "tree_sitter",
+        "comind.ledger",
+        "comind.records",
+        "comind.status",
+        "comind.store",
+        "comind.codeindex",
+        "comind.languages",
+        "comind.checks",
+    )
+    code = (
+        "import sys\nfrom comind.cli import main\nsys.argv = ['comind', 'hook', 'claude', 'SessionStart']\n"
+        f"code = main()\nprint(code, sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    payload = json.dumps({**base(repo.path, "SessionStart", "s-light"), "source": "startup"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMIND_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo.path, input=payload, capture_output=True, text=True, env=env
+    )
+    assert "<comind-ledger" in done.stdout, done.stderr  # it answered: the digest
+    assert done.stdout.splitlines()[-1] == "0 []"

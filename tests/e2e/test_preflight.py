@@ -83,3 +83,56 @@ def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # 
     items = json.loads(first.out)["items"]
     assert items and items[0]["kind"] == "attempt" and "Redis" in items[0]["title"]
     assert cli(repo.path, "preflight", "--plan", str(tmp_path / "missing.md")).code == 2
+
+
+def _loaded(repo: Path, args: list[str], modules: tuple[str, ...], stdin: str = "") -> list[str]:
+    """Which of `modules` (or a submodule of one) a `comind ARGS` process has loaded by its end."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom comind.cli import main\n"
+        f"sys.argv = ['comind', *{args!r}]\ncode = main()\n"
+        f"print(sorted(m for m in {modules!r} if any(k == m or k.startswith(m + '.') for k in sys.modules)))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMIND_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, input=stdin, capture_output=True, text=True, env=env, check=False
+    )
+    return list(json.loads(done.stdout.splitlines()[-1].replace("'", '"')))
+
+
+def test_warm_preflight_diff_loads_only_what_a_plain_ledger_needs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """With no compiled check in the ledger, `preflight --diff` loads no check type, no
+    evaluator, no harvester (reverts, trailers, Lore), no language module and no graph: its
+    start-up is the diff and the records, not the machinery a ledger does not use."""
+    repo = _reverted(tmp_path)
+    assert cli(repo.path, "harvest").code == 0
+    repo.write("app/perm.py", CACHED)
+    assert cli(repo.path, "preflight", "--diff").code == 1  # warm: the index and the caches filled
+    unused = (
+        "comind.checks.types",
+        "comind.checks.evaluate",
+        "comind.checks.inline",
+        "comind.checks.interface",
+        "comind.harvest.run",
+        "comind.harvest.markers",
+        "comind.harvest.trailers",
+        "comind.harvest.lorekeys",
+        "comind.languages",
+        "comind.graph",
+        "concurrent.futures",
+        "tomllib",
+    )
+    assert _loaded(repo.path, ["preflight", "--diff"], unused) == []
+    # a constraint with a compiled check brings in its type's module, and only that one
+    check = tmp_path / "no-eval.yml"
+    check.write_text("type: ast-grep\nlanguage: python\nrule: {pattern: 'eval($X)'}\nmessage: 'eval() of $X'\n")
+    made = cli(
+        repo.path, "remember", "constraint", "--on", "app/", "--title", "No eval", "--rule", "no eval",
+        "--severity", "must", "--check", str(check),
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    types = ("comind.checks.types.astgrep", "comind.checks.types.semgrep", "comind.checks.types.graph")
+    assert _loaded(repo.path, ["preflight", "--diff"], types) == ["comind.checks.types.astgrep"]
