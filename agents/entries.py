@@ -90,8 +90,11 @@ def entry_of(
     symbol: str | None = None,
     span: Sequence[int] | None = None,
     at: str = "",
+    read: tuple[str, Sequence[int] | None] | None = None,
 ) -> Entry:
-    """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known."""
+    """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known;
+    `read`, the file and lines that bear on it here (where a change re-proposes it, the anchor it
+    touches), when they are not its subject's."""
     anchor = subject_anchor(record)
     on = ""
     if path:
@@ -100,6 +103,7 @@ def entry_of(
         on = format_anchor(anchor)
     if not path and anchor is not None:
         path, span = anchor.get("path"), anchor.get("span")
+    where, lines = read or (path, span)
     return Entry(
         id=record.id,
         kind=record.kind,
@@ -109,7 +113,7 @@ def entry_of(
         on=on,
         verified_at=at or (str(anchor.get("commit", "")) if anchor else ""),
         evidence=evidence_line(record),
-        verify=verify_line(path if path and not path.endswith("/") else None, span),
+        verify=verify_line(where if where and not where.endswith("/") else None, lines),
         why=why,
         detail=detail_lines(record),
         author="agent" if record.provenance.get("author_kind") == "agent" else "",

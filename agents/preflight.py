@@ -16,7 +16,6 @@ from comind.checks.change import compute_change
 from comind.checks.findings import LEVELS, Report
 from comind.checks.run import CheckRun, constraint_violations, dead_ends
 from comind.errors import ComindError
-from comind.status import Status
 
 from .entries import entry_of, person_confirmed
 from .render import Entry
@@ -118,19 +117,22 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
             continue
         section = "breaks" if f.type == "violation" else "rejected" if record.kind == "decision" else "reproposes"
         status = run.statuses([record])[record.id]
-        entry = entry_of(record, status, confirmed=record.id in confirmed, why=f.message[:200])
+        read = (f.path, (f.line, f.end_line or f.line) if f.line else None) if f.path else None  # where it is here
+        entry = entry_of(record, status, confirmed=record.id in confirmed, why=f.message[:200], read=read)
         result.items.append(Item(section, f.level, entry, f.message))
         seen.add(record.id)
     names = sorted({q.rsplit(".", 1)[-1] for _, q in touched})
     near = [r for r in ledger.anchored_near(sorted(change.paths), names) if r.kind != "relation" and r.id not in seen]
     derived = run.statuses(near)
     for record in near:
-        how = _on_touched(record, change.paths, touched)
+        on = _on_touched(record, change.paths, touched)
         status = derived[record.id]
-        if how is None or status.state in HIDDEN or status.trust == 0:
+        if on is None or status.state in HIDDEN or status.trust == 0:
             continue
+        how, anchor = on
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
-        entry = _entry(record, status, record.id in confirmed, how)
+        read = (str(anchor["path"]), anchor.get("span")) if anchor.get("symbol") else (str(anchor["path"]), None)
+        entry = entry_of(record, status, confirmed=record.id in confirmed, why=how, read=read)
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
     order = list(SECTIONS)
@@ -157,19 +159,16 @@ def preflight_plan(
     return result
 
 
-def _entry(record: Record, status: Status, confirmed: bool, why: str) -> Entry:
-    return entry_of(record, status, confirmed=confirmed, why=why)
-
-
-def _on_touched(record: Record, paths: set[str], touched: set[tuple[str, str]]) -> str | None:
-    """How a record's anchor is on the change: a symbol it touches, or a file (or folder) it changes."""
+def _on_touched(record: Record, paths: set[str], touched: set[tuple[str, str]]) -> tuple[str, Mapping[str, Any]] | None:
+    """How a record's anchor is on the change (a symbol it touches, or a file or folder it changes),
+    and that anchor."""
     for anchor in record.anchors:
         path = anchor.get("path")
         if not path:
             continue
         symbol = anchor.get("symbol")
         if symbol and any(p == path and (q == symbol or q.startswith(symbol + ".")) for p, q in touched):
-            return f"on {path}::{symbol}, which the change touches"
+            return f"on {path}::{symbol}, which the change touches", anchor
         if not symbol and (path in paths or (path.endswith("/") and any(p.startswith(path) for p in paths))):
-            return f"on {path}, which the change edits"
+            return f"on {path}, which the change edits", anchor
     return None
