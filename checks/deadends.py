@@ -37,6 +37,7 @@ from comind.rulebook import (
     DependencyMove,
     EditedLine,
     InformativeLine,
+    KeptNames,
     Pattern,
     RuleBook,
     Verdict,
@@ -302,7 +303,8 @@ def match_lines(
         score, weight, evidence = resemblance(tried, again_lines, lines_of, weights)
         if not weights.files:  # nothing measured (no harvest cache, a partial clone): no score, D13 silent
             score = weight = 0.0
-    if weights is not None and weights.files:  # (unmeasured, every name would be rare: D14 silent)
+    # D14's figures, only when it is on (unmeasured, every name would be rare: D14 silent)
+    if weights is not None and weights.files and rules.get(KeptNames).count("names"):
         names, kept, names_evidence, at = kept_names(tried, lines_of, weights)
         where = where or at
     return Match(

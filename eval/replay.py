@@ -1134,7 +1134,7 @@ def replay(
         result.merges_scanned += landing.commit.is_merge
         reland = landing.reland
         if reland and landing.expected and not rules.get(RevertFirst).judge((a.start for a in landing.expected), i):
-            # (later: poetry redid on `develop` a fix that `master` reverted, merged into develop after)
+            # (a branch can redo a fix the default branch reverted, and take the revert in a later merge)
             when = "in the same change" if all(a.start == i for a in landing.expected) else "later, from another branch"
             landing.note = f"its revert landed {when}: no check saw the attempt before it"
             result.relands_skipped.append(landing)

@@ -273,14 +273,14 @@ def test_a_reland_rewritten_line_by_line_keeps_its_names(scaffolded: tuple[Harve
     tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
     repo.revert(tried)
     again = repo.commit("Rebalance shards again\n", {"app/rebalance.py": REWRITTEN})
-    m = match_lines(approach(repo.path, tried), approach(repo.path, again), weights=weights)
+    m = match_lines(approach(repo.path, tried), approach(repo.path, again), ON, weights)
     assert judge(m).kind is None  # too few lines come back for any rule on lines (and D14 is off)
     verdict = judge(m, ON)
     assert (verdict.kind, verdict.rule) == ("names", "D14")
     assert "`RebalancePlan`" in m.names_evidence or "`overloaded_shards`" in m.names_evidence
     assert judge(m, book({**ON_OPTIONS, "D14.names": len(m.kept) + 1})).kind is None
     # with nothing measured, every name would be rare: D14 says nothing
-    assert not match_lines(approach(repo.path, tried), approach(repo.path, again), weights=Weights()).kept
+    assert not match_lines(approach(repo.path, tried), approach(repo.path, again), ON, Weights()).kept
 
 
 def test_the_names_said_in_another_file_are_not_kept(scaffolded: tuple[HarvestRepo, Weights]) -> None:
@@ -290,7 +290,7 @@ def test_the_names_said_in_another_file_are_not_kept(scaffolded: tuple[HarvestRe
     repo.revert(tried)
     report = "def report(plan: RebalancePlan):\n    return [plan.coolest_node(), plan.overloaded_shards()]\n"
     other = repo.commit("Report on a plan\n", {"app/report.py": report})
-    m = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=weights)
+    m = match_lines(approach(repo.path, tried), approach(repo.path, other), ON, weights)
     assert m.names and not m.kept and judge(m, ON).kind is None
 
 
