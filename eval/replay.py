@@ -76,6 +76,7 @@ from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.sources import GIT_SOURCES
 from comind.harvest.walker import CommitInfo, walk
+from comind.harvest.weights import log_command
 from comind.records import Record
 from comind.rulebook import (
     DEFAULT,
@@ -682,24 +683,7 @@ def _logged_from(
 ) -> Generator[tuple[str, set[str], list[set[str]]], None, str | None]:
     """`_logged_keys` from `tip`, one git process; returns the commit it stopped at, if git failed
     on one (OSError when it failed before any)."""
-    cmd = [
-        "git",
-        "--git-dir",
-        repo.path,
-        "log",
-        "--first-parent",
-        "-m",
-        "--format=%x00%H",
-        "-p",
-        "-U0",
-        "--no-renames",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        tip,
-        *(f"^{h}" for h in hide),
-        "--",
-    ]
+    cmd = log_command(repo.path, tip, hide)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
     sha: str | None = None

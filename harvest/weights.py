@@ -24,12 +24,13 @@ from comind.weights import Counts, WeightIndex
 if TYPE_CHECKING:
     import pygit2
 
-__all__ = ["FIRST_CHANGES", "Pending", "changes", "current", "update"]
+__all__ = ["FIRST_CHANGES", "Pending", "changes", "current", "log_command", "update"]
 
 FIRST_CHANGES = 500
 
 
-def _command(git_dir: str, tip: str, hide: list[str], limit: int | None) -> list[str]:
+def log_command(git_dir: str, tip: str, hide: list[str], limit: int | None = None) -> list[str]:
+    """`git log -p -U0` over the first-parent chain from `tip` (a merge: its first-parent diff), down to `hide`."""
     cmd = ["git", "--git-dir", git_dir, "log", "--first-parent", "-m", "--format=%x00%H", "-p", "-U0"]
     cmd += ["--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"]
     cmd += [f"-n{limit}"] if limit else []
@@ -62,7 +63,7 @@ def parse(output: bytes) -> Iterator[tuple[str, list[set[str]]]]:
 def changes(git_dir: str, tip: str, hide: list[str], limit: int | None = None) -> Iterator[tuple[str, list[set[str]]]]:
     """(commit, the normalised changed lines of each file it touched) for each change of the
     first-parent chain from `tip`, newest first, down to (not into) `hide`."""
-    done = subprocess.run(_command(git_dir, tip, hide, limit), capture_output=True, check=False)
+    done = subprocess.run(log_command(git_dir, tip, hide, limit), capture_output=True, check=False)
     if done.returncode != 0:
         raise OSError(f"git log exited with {done.returncode}")
     yield from parse(done.stdout)
@@ -96,7 +97,7 @@ class Pending:
 
 def _run(git_dir: str, cache_dir: Path, tip: str, hide: list[str], fresh: bool) -> int:
     done = subprocess.run(
-        _command(git_dir, tip, hide, FIRST_CHANGES if fresh else None), capture_output=True, check=False
+        log_command(git_dir, tip, hide, FIRST_CHANGES if fresh else None), capture_output=True, check=False
     )
     if done.returncode != 0:
         raise OSError(f"git log exited with {done.returncode}")
