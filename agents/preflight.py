@@ -131,7 +131,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
             continue
         how, anchor = on
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
-        read = (str(anchor["path"]), anchor.get("span")) if anchor.get("symbol") else (str(anchor["path"]), None)
+        read = (str(anchor["path"]), anchor.get("span") if anchor.get("symbol") else None)
         entry = entry_of(record, status, confirmed=record.id in confirmed, why=how, read=read)
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
