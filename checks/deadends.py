@@ -463,6 +463,9 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             continue
         if status.state in IGNORED_STATES:
             continue
+        tried_here = _tried_here(run, record)
+        if tried_here is False:
+            continue  # the change reverts it: it cannot also propose it
         retry = next((n for n in status.notes if n.startswith("retry condition met")), None)
         reason = record.fields.get("reason") or record.body or ""
         what = _evidence_text(record)
@@ -503,12 +506,15 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         if retry:
             message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
             message += "may be the time to try again."
+        if tried_here:
+            message += "" if message.endswith((".", "!", "?")) else "."
+            message += " It was tried and reverted in this change's own commits."
         message += f"\nStrongest evidence: {said}."
         evidence = tuple(record.evidence)
         report.findings.append(
             Finding(
                 type="retry" if retry else "dead_end",
-                level="note" if retry else "error",
+                level="note" if retry else "warning" if tried_here else "error",
                 title=f"{'Retry of' if retry else 'Re-proposes'} a dead end ({rule}): {record.title}",
                 message=message,
                 fingerprint=fingerprint("dead_end", record.id),
@@ -524,6 +530,15 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             )
         )
     _rejected_alternatives(run, report)
+
+
+def _tried_here(run: CheckRun, record: Record) -> bool | None:
+    """None: the attempt's revert is no commit of the change. True: the change tried it and reverted it
+    (its author knows; a reviewer may not). False: the change reverts what its base had."""
+    commits = {e.get("role"): e.get("ref") for e in record.evidence if e.get("type") == "commit"}
+    if commits.get("revert") not in run.commits:
+        return None
+    return commits.get("reverted") in run.commits
 
 
 def _relanded_here(run: CheckRun, retracted: list[Record]) -> dict[str, Record]:

@@ -530,10 +530,10 @@ class SameSubject(ReplayRule):
 
 class RevertFirst(ReplayRule):
     id, name = "E2", "revert-first"
-    summary = "A reland counts only when its revert landed before it (not in the same change, not later)."
+    summary = "A reland counts after its revert's landing, or in it when that landing also brought what was reverted."
 
-    def judge(self, revert_landings: Iterable[int], landing: int) -> bool:
-        return any(start < landing for start in revert_landings)
+    def judge(self, first_landings: Iterable[int], landing: int) -> bool:
+        return any(first <= landing for first in first_landings)
 
 
 class RelandedBefore(ReplayRule):

@@ -152,9 +152,14 @@ class Attempt:
     end: int | None = None  # landing of the reland that retired it (it still counts there)
     lines: int = 0  # informative lines of its fingerprint
     deps: list[dict[str, Any]] = field(default_factory=list)  # its `dep:` anchors with a version range
+    inside: bool = False  # tried and reverted in one landing: it counts there too (a check harvests first)
+
+    @property
+    def first(self) -> int:
+        return self.start if self.inside else self.start + 1
 
     def active(self, landing: int) -> bool:
-        return self.start < landing and (self.end is None or landing <= self.end)
+        return self.first <= landing and (self.end is None or landing <= self.end)
 
 
 @dataclass
@@ -275,6 +280,7 @@ def _attempts(history: History) -> list[Attempt]:
             history.landing[commit.sha],
             lines=net.total if net else 0,
             deps=dependency_ranges(record.anchors),
+            inside=target is not None and history.landing.get(target.sha) == history.landing[commit.sha],
         )
     for n, record in history.records:  # relands retire, as the ledger's status would
         if record.kind == "relation" and record.fields.get("relation") in ("retracts", "supersedes"):
@@ -1117,10 +1123,13 @@ def replay(
         result.commits_scanned += 1
         result.merges_scanned += landing.commit.is_merge
         reland = landing.reland
-        if reland and landing.expected and not rules.get(RevertFirst).judge((a.start for a in landing.expected), i):
+        if reland and landing.expected and not rules.get(RevertFirst).judge((a.first for a in landing.expected), i):
             # (a branch can redo a fix the default branch reverted, and take the revert in a later merge)
-            when = "in the same change" if all(a.start == i for a in landing.expected) else "later, from another branch"
-            landing.note = f"its revert landed {when}: no check saw the attempt before it"
+            landing.note = (
+                "its revert landed in the same change, of a commit the base had: nothing is brought back"
+                if all(a.start == i for a in landing.expected)
+                else "its revert landed later, from another branch: no check saw the attempt before it"
+            )
             result.relands_skipped.append(landing)
             continue
         if reland and not landing.expected and _squashed_cycle(landing, rules):

@@ -149,6 +149,57 @@ def test_a_reland_of_a_revert_that_gave_no_reason_names_no_failure(cli, tmp_path
     assert note["message"].endswith("Read the revert to learn why it was taken out.")
 
 
+def test_a_branch_that_reverted_its_own_change_is_checked_against_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The check harvests the change's own commits first: a change the branch itself tried and
+    reverted, with a reason, is a dead end to what the branch proposes at its head."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("app/perm.py", CACHED)
+    cached = repo.commit("Cache permission checks in Redis")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git("commit", "--amend", "-q", "-m", f"Revert cache\n\nThis reverts commit {cached}.\n\nStale grants.\n")
+    code, report, _ = check(cli, repo, "--base", "main")
+    assert code == 0 and report["findings"] == []  # a change and its revert propose nothing
+    repo.write("app/perm.py", CACHED.replace("ex=300", "ex=600"))
+    repo.commit("Speed up permission checks")
+    code, report, _ = check(cli, repo, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 0 and dead["level"] == "warning"  # shown to the reviewer; the author knows
+    first_line = dead["message"].split("\n")[0]
+    assert first_line.endswith(": Stale grants. It was tried and reverted in this change's own commits.")
+
+
+def test_a_branch_reverting_what_its_base_has_proposes_none_of_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A branch of reverts (a feature taken out before a release): one revert brings back the crate a
+    later commit dropped, the other reverts the commit that added it, and the crate stays. The branch
+    undoes that commit; it does not re-propose it."""
+    toml = '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\ntime = "0.1"\n'
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", toml)
+    repo.write("Cargo.lock", cargo_lock(time="0.1.0"))
+    repo.commit("initial")
+    repo.write("Cargo.toml", toml + 'chrono = "0.2"\n')
+    repo.write("Cargo.lock", cargo_lock(time="0.1.0", chrono="0.2.25"))
+    repo.write("src/year.rs", "pub fn year() -> i32 { chrono::Local::now().year() }\n")
+    added = repo.commit("Add year to the template variables")
+    repo.write("Cargo.toml", toml)
+    repo.write("Cargo.lock", cargo_lock(time="0.1.0"))
+    dropped = repo.commit("Use time directly for the year")
+    repo.branch("revert-template")
+    repo.checkout("revert-template")
+    repo.git("revert", "--no-edit", dropped)
+    repo.git("revert", "--no-edit", added)
+    repo.write("Cargo.toml", toml + 'chrono = "0.2"\n')
+    repo.write("Cargo.lock", cargo_lock(time="0.1.0", chrono="0.2.25"))
+    repo.commit("Clean up after the reverts")  # the crate stays: other code came to use it
+    code, report, _ = check(cli, repo, "--base", "main")
+    assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
+
+
 def test_a_reland_on_another_branch_does_not_clear_the_dead_end_here(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """One clone (or one CI cache) sees many branches: a reland waiting on one branch retires the
     attempt there, and only there, while it is not merged."""

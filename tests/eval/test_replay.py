@@ -593,6 +593,43 @@ def test_a_merge_bringing_its_side_reland_rewritten_is_still_a_reland(cli, tmp_p
     assert [f["commit"] for f in data["flags"]] == [merge]  # it creates the attempt's one file again
 
 
+def test_a_merge_relanding_what_its_own_branch_reverted_is_checked(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A branch lands a change, reverts it and relands it rewritten; the merge carries all three. A
+    check of the branch harvests its own commits first, so it sees the revert: the merge is a reland
+    a check could see, and the matcher flags it. A merge of a change and its revert only is no reland
+    and no flag; one that reverts a change of its base and relands it brings nothing back."""
+    repo = started(tmp_path)
+    stream(repo, "main")
+    repo.branch("pool")
+    repo.checkout("pool")
+    repo.write("app/alpha.py", feature("alpha"))
+    revert(repo, repo.commit("Add alpha client"))
+    repo.write("app/alpha.py", feature("alpha").replace("payload", "body"))
+    repo.commit('Reapply "Add alpha client"')
+    repo.checkout("main")
+    merge = repo.merge("pool", "Merge branch 'pool'")
+    stream(repo, "more")
+    repo.branch("beta")
+    repo.checkout("beta")
+    repo.write("app/beta.py", feature("beta"))
+    revert(repo, repo.commit("Add beta client"))
+    repo.checkout("main")
+    repo.merge("beta", "Merge branch 'beta'")
+    repo.write("app/gamma.py", feature("gamma"))
+    gamma = repo.commit("Add gamma client")
+    stream(repo, "late")
+    repo.branch("gamma")
+    repo.checkout("gamma")
+    undo = revert(repo, gamma)
+    repo.git("revert", "--no-edit", undo)  # a change of the base, reverted and relanded: nothing comes back
+    repo.checkout("main")
+    repo.merge("gamma", "Merge branch 'gamma'")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and [f["commit"] for f in data["flags"]] == [merge] and data["missed"] == []
+    (skipped,) = data["relands_skipped"]
+    assert "of a commit the base had: nothing is brought back" in skipped["note"]
+
+
 def test_a_reland_before_its_revert_reached_the_branch_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """poetry: `master` lands a fix and reverts it; `develop` redoes the fix by the same subject, and
     only later merges `master` in. Its checks never saw the attempt before the redo."""
