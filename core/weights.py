@@ -80,7 +80,8 @@ class Weights:
         """`in 3 of 4,210 changed files`: how rare the term is, for an explanation."""
         if not self.files:
             return "no history measured"
-        return f"in {self.counts(term)[1]:,} of {self.files:,} changed files"
+        held = self.counts(term)[1]
+        return f"in {f'{held:,}' if held else 'none'} of {self.files:,} changed file{'s' if self.files != 1 else ''}"
 
 
 Uniform = Weights

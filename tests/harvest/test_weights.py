@@ -55,6 +55,7 @@ def test_a_line_every_test_file_shares_weighs_less_than_a_rare_identifier(tmp_pa
     assert index.weight(shared) < 0.2 < 0.7 < index.weight("reconcile_ledger_shards")
     assert index.weight("never_seen_anywhere") == 1.0
     assert index.said("reconcile_ledger_shards") == "in 1 of 14 changed files"
+    assert index.said("a_name_no_change_holds") == "in none of 14 changed files"
 
 
 def test_an_incremental_update_equals_a_full_rebuild(tmp_path: Path) -> None:
