@@ -536,9 +536,10 @@ def _tried_here(run: CheckRun, record: Record) -> bool | None:
     """None: the attempt's revert is no commit of the change. True: the change tried it and reverted it
     (its author knows; a reviewer may not). False: the change reverts what its base had."""
     commits = {e.get("role"): e.get("ref") for e in record.evidence if e.get("type") == "commit"}
-    if commits.get("revert") not in run.commits:
+    reverted = commits.get("reverted")  # (unresolved: the revert's own diff is the attempt, matched as ever)
+    if commits.get("revert") not in run.commits or reverted is None:
         return None
-    return commits.get("reverted") in run.commits
+    return reverted in run.commits
 
 
 def _relanded_here(run: CheckRun, retracted: list[Record]) -> dict[str, Record]:
