@@ -926,9 +926,7 @@ def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
 def _undone_in_landing(history: History) -> set[str]:
     """The commits reverted in the landing that brought them (a release branch merged with a
     backport and its revert): they never landed, so they announce nothing."""
-    return {
-        a.reverted for a in history.attempts if a.reverted is not None and history.landing.get(a.reverted) == a.start
-    }
+    return {a.reverted for a in history.attempts if a.reverted is not None and a.inside}
 
 
 def _copies(history: History) -> set[str]:
