@@ -22,7 +22,7 @@ from comind.anchors import AnchorError, parse_anchor
 from comind.deps import EXACT_RANGE, is_manifest, moved
 from comind.git import is_dir
 from comind.harvest import HARVESTER_VERSION
-from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
+from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, language_for_path
@@ -352,8 +352,7 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
         )
         if budget <= 0:
             break
-    data = change.to_json()
-    data["files"] = files
+    data = {"format": FORMAT, "base": change.base, "head": change.head, "skipped": change.skipped, "files": files}
     if budget <= 0:
         data["truncated"] = True
     return data
