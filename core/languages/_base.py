@@ -434,7 +434,7 @@ class Language:
         for index in sorted(needed):
             node, parent = where[index]
             walked = _Walked()
-            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked)
+            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked, notes=False)
             own = walked.opened[0]
             defs.append(_definition(own, qualnames[index], walked.toks, walked.ident))
         return tuple(defs)
@@ -452,10 +452,17 @@ class Language:
     _queries: ClassVar[dict[str, Query]] = {}
 
     def _walk(
-        self, cursor: TreeCursor, src: bytes, frames: list[_Open], callers: list[_Open | None], out: _Walked
+        self,
+        cursor: TreeCursor,
+        src: bytes,
+        frames: list[_Open],
+        callers: list[_Open | None],
+        out: _Walked,
+        notes: bool = True,
     ) -> None:
         """The walk of `analyse`, from the cursor's node down: `frames` are the definitions and
-        namespaces enclosing it, `callers` for each frame the innermost definition (not namespace)."""
+        namespaces enclosing it, `callers` for each frame the innermost definition (not namespace).
+        Without `notes`, the calls and imports are not read (fingerprints need only the tokens)."""
         toks, ident, opened, raw_calls, imports, errors = (
             out.toks,
             out.ident,
@@ -465,7 +472,8 @@ class Language:
             out.errors,
         )
         flags_of = self._kind_flags()
-        not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls, _IDENT
+        not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls and notes, _IDENT
+        noted = (_CALL | _IMPORT) if notes else 0
         tok_append, ident_append = toks.append, ident.append
         # Depth first, in document order, with one tree cursor (no list of children per node).
         # What must happen when the walk leaves a node (a field of a definition ends, the
@@ -523,7 +531,7 @@ class Language:
             else:
                 if flags & _ERROR:
                     errors.append(node.start_point[0] + 1)
-                if flags & (_CALL | _IMPORT):
+                if flags & noted:
                     self._note(node, flags, callers[-1] if callers else None, raw_calls, imports)
                 if flags & _DEF and (new := self._open(node, frames, opened)) is not None:
                     rec = new

@@ -302,3 +302,17 @@ def test_a_longer_name_written_first_hides_no_shorter_one() -> None:
     assert lang is not None
     assert lang.definitions_at(data, [2, 6]) == expected("m.py", data, [2, 6])
     assert [d.qualname for d in lang.definitions_at(data, [2, 6])] == ["formatValue", "format#1"]
+
+
+def test_fingerprints_read_no_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A definition's fingerprints are of its tokens: its calls and imports are not looked at."""
+    src = "def f(a):\n    import os\n    return g(a) + f'{h(a)}'\n"
+    lang = language_for_path("m.py")
+    assert lang is not None
+    noted: list[object] = []
+    monkeypatch.setattr(base.Language, "_note", lambda self, *args: noted.append(args))
+    monkeypatch.setattr(base.Language, "_calls_in_string", lambda self, *args: noted.append(args))
+    found = lang.definitions_at(src.encode(), [3])
+    assert not noted
+    monkeypatch.undo()
+    assert found == expected("m.py", src.encode(), [3])
