@@ -52,8 +52,11 @@ def samples(repo: pygit2.Repository, commits: int) -> list[pygit2.Commit]:
 
 def calls(repo: pygit2.Repository, commit: pygit2.Commit, rnd: random.Random, extra: int):
     """(path, data, lines) of what the commit changed, both sides, and `extra` random sets per file."""
-    diff = repo.diff(commit.parents[0], commit, context_lines=0)
-    for patch in diff:
+    try:
+        patches = list(repo.diff(commit.parents[0], commit, context_lines=0))
+    except pygit2.GitError:  # a blob the clone lacks
+        return
+    for patch in patches:
         delta = patch.delta
         if delta.status_char() != "M" or language_for_path(delta.new_file.path) is None:
             continue
