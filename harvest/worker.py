@@ -10,8 +10,8 @@ The anchors are the same functions of the same commits, so the records are too: 
 that was handed over not be made after all (a field the checks refuse), the harvest is read again
 without the worker (`Diverged`), as it would have been.
 
-`COMIND_HARVEST_WORKER=0` never starts one, `1` always does; by default one is started when the
-machine has a core to spare (more than one, and a load average at least one below their number).
+`COMIND_HARVEST_WORKER=0` never starts one, `1` always does; by default one is started on Linux when
+the machine has a core to spare (more than one, and a load average at least one below their number).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import mmap
 import os
 import pickle
 import struct
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -38,10 +39,15 @@ _FRAME = struct.Struct("!I")
 
 
 def allowed() -> bool:
-    """Is a worker process worth starting (`COMIND_HARVEST_WORKER`, else a core to spare)?"""
+    """Is a worker process worth starting (`COMIND_HARVEST_WORKER`, else a core to spare)? Only where
+    a fork is (and, unasked, only on Linux: macOS's system libraries are not safe across one)."""
     setting = os.environ.get("COMIND_HARVEST_WORKER", "")
-    if setting in ("0", "1"):
-        return setting == "1"
+    if not hasattr(os, "fork") or setting == "0":
+        return False
+    if setting == "1":
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
     cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]

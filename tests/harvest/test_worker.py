@@ -92,6 +92,7 @@ def test_a_worker_gone_leaves_the_walk_to_find_them(tmp_path: Path, monkeypatch:
 
 def test_a_worker_runs_with_a_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COMIND_HARVEST_WORKER", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr("os.getloadavg", lambda: (0.5, 0.5, 0.5))
     assert worker.allowed()
@@ -102,6 +103,10 @@ def test_a_worker_runs_with_a_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> 
     assert not worker.allowed()
     monkeypatch.setenv("COMIND_HARVEST_WORKER", "1")
     assert worker.allowed()
+    monkeypatch.delenv("COMIND_HARVEST_WORKER")
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert not worker.allowed()
 
 
 def test_the_walk_finds_what_the_worker_has_not_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
