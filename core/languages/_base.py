@@ -45,7 +45,7 @@ from comind.symbols import Import as Import
 
 if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
     from tree_sitter import Language as Grammar
-    from tree_sitter import Node, Parser, Query, QueryCursor, Tree, TreeCursor
+    from tree_sitter import Node, Parser, Tree, TreeCursor
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
 # A function directly inside one of these is a method.
@@ -124,12 +124,6 @@ def _definition(r: _Open, qualname: str, toks: list[bytes], ident: bytearray) ->
         sig.extend(toks[marks[i] : marks[i + 1]])
     shape = _rename(body_toks, ident[s:e])
     return Definition(qualname, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
-
-
-def _query_cursor(query: Query) -> QueryCursor:
-    from tree_sitter import QueryCursor
-
-    return QueryCursor(query)
 
 
 def text(node: Node) -> str:
@@ -438,18 +432,6 @@ class Language:
             own = walked.opened[0]
             defs.append(_definition(own, qualnames[index], walked.toks, walked.ident))
         return tuple(defs)
-
-    def _definition_query(self) -> Query:
-        query = self._queries.get(self.name)
-        if query is None:
-            from tree_sitter import Query
-
-            grammar = self.load_grammar()
-            kinds = " ".join(f"({kind})" for kind in self.definition_kinds)
-            query = self._queries[self.name] = Query(grammar, f"[{kinds}] @definition")
-        return query
-
-    _queries: ClassVar[dict[str, Query]] = {}
 
     def _walk(
         self,
