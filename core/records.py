@@ -617,7 +617,8 @@ def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
 
 def _scan_text(data: Mapping[str, Any]) -> list[str]:
     """Secrets are refused and invisible controls reported, naming the field."""
-
+    if not any(map(_flagged, _texts(data))):  # most records: nothing to name, no field's name made
+        return []
     problems = []
     for where, text in _strings(dict(data), ""):
         if where == "hash":
@@ -627,3 +628,25 @@ def _scan_text(data: Mapping[str, Any]) -> list[str]:
         elif re.search(_INVISIBLE, text):
             problems.append(f"{where}: contains invisible Unicode control characters")
     return problems
+
+
+_INVISIBLE_RE = re.compile(_INVISIBLE)
+
+
+def _flagged(text: str) -> bool:
+    return find_secret(text) is not None or (not text.isascii() and _INVISIBLE_RE.search(text) is not None)
+
+
+def _texts(data: Mapping[str, Any]) -> list[str]:
+    """The texts `_strings` names (in strings, lists and dicts; not `hash`), in no order."""
+    texts: list[str] = []
+    todo: list[Any] = [v for k, v in data.items() if k != "hash"]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            todo.extend(value)
+        elif isinstance(value, dict):
+            todo.extend(value.values())
+    return texts

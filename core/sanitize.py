@@ -93,8 +93,11 @@ def each_string(value: Any, clean: Callable[[str], str]) -> Any:
     """`value` (JSON-shaped data) with `clean` applied to every string in it, recursively."""
     if isinstance(value, str):
         return clean(value)
-    if isinstance(value, list | tuple):
-        return [each_string(v, clean) for v in value]
+    if isinstance(value, list | tuple):  # (a string or a number in it: no call of its own)
+        return [
+            clean(v) if isinstance(v, str) else each_string(v, clean) if isinstance(v, list | tuple | dict) else v
+            for v in value
+        ]
     if isinstance(value, dict):
         return {k: each_string(v, clean) for k, v in value.items()}
     return value

@@ -265,7 +265,8 @@ def comment_style(path: str) -> str:
 
 
 def normalise_line(text: str) -> str:
-    return _SPACES.sub(" ", text.strip())
+    text = text.strip()
+    return _SPACES.sub(" ", text) if "  " in text or "\t" in text else text  # (most lines: nothing to fold)
 
 
 def is_trivial(text: str, style: str) -> bool:

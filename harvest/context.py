@@ -20,9 +20,9 @@ from comind.actors import actor_id
 from comind.anchoring import fingerprint, innermost
 from comind.anchors import AnchorError, parse_anchor
 from comind.deps import EXACT_RANGE, is_manifest, moved
-from comind.git import is_dir
+from comind.git import is_dir, open_repo
 from comind.harvest import HARVESTER_VERSION
-from comind.harvest.approach import MAX_BLOB, Approach, approach, bookkeeping
+from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, language_for_path
@@ -30,6 +30,7 @@ from comind.rulebook import rules_of
 from comind.sanitize import clean_text
 
 if TYPE_CHECKING:
+    from comind.harvest.worker import AnchorWorker, Later
     from comind.workspace import Workspace
 
 # Gerrit's change URL: https://host/c/repo/+/N, and the older https://host/N
@@ -67,6 +68,8 @@ class HarvestContext:
         self.reverted: dict[str, list[list[str]]] = {}
         self._definitions: dict[tuple[str, str, tuple[int, ...]], tuple[Definition, ...]] = {}
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
+        self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
+        self._worker: AnchorWorker | None = None
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -235,6 +238,33 @@ class HarvestContext:
                 self._approaches[key] = None
         return self._approaches[key]
 
+    def attempt_anchors(
+        self, change: Approach | None, at: str | None, with_change: str
+    ) -> list[dict[str, Any]] | Later:
+        """An attempt's anchors (`anchors` and `dependency_anchors`): now, or later from the worker
+        process (`harvest.worker`), started for the first attempt with anchors to find."""
+
+        if not self.worker_allowed or change is None or at is None:
+            return self._attempt_anchors(change, at, with_change)
+        if self._worker is None:
+            from comind.harvest.worker import AnchorWorker
+
+            self._worker = AnchorWorker(self._attempt_anchors, self._reopen)
+        return self._worker.submit(change, at, with_change, lambda: self._attempt_anchors(change, at, with_change))
+
+    def _attempt_anchors(self, change: Approach | None, at: str | None, with_change: str) -> list[dict[str, Any]]:
+        return self.anchors(change, at) + dependency_anchors(self, change, at, with_change)
+
+    def _reopen(self) -> None:
+        """A repository handle of this process's own (after a fork)."""
+        self.repo = open_repo(self.repo.path)
+
+    def close(self) -> None:
+        """Stop the worker process, if one was started."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
     def anchors(self, change: Approach | None, at: str | None, side: str = "removed") -> list[dict[str, Any]]:
         """Anchors for what a change touched, resolved at commit `at`: the definitions holding its
         `side` lines (removed: `at` is the change's parent; added: `at` is the change itself), else
@@ -352,8 +382,7 @@ def fingerprint_json(change: Approach) -> dict[str, Any]:
         )
         if budget <= 0:
             break
-    data = change.to_json()
-    data["files"] = files
+    data = {"format": FORMAT, "base": change.base, "head": change.head, "skipped": change.skipped, "files": files}
     if budget <= 0:
         data["truncated"] = True
     return data

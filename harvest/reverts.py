@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from comind.errors import ComindError
 from comind.harvest.approach import Approach, FileChange, is_release
-from comind.harvest.context import HarvestContext, commit_time, dependency_anchors, fingerprint_json, first_line
+from comind.harvest.context import HarvestContext, commit_time, fingerprint_json, first_line
 from comind.harvest.markers import (
     MAX_DEPTH,
     RevertMarker,
@@ -340,26 +341,37 @@ def _attempt(
         "reason": reason[:1000] or None,
         "fingerprint": fingerprint_json(change) if change else None,
     }
-    try:
-        record = new_record(
-            "attempt",
-            record_id=record_id,
-            title=title,
-            body=_clip(reason, 2000) or _no_reason(title),
-            trigger=first_line(f"re-doing: {title}", 200),
-            anchors=ctx.anchors(change, at) + dependency_anchors(ctx, change, at, with_change),
-            evidence=evidence,
-            fields=fields,
-            provenance=ctx.provenance(commit, NAME),
-            created_at=commit_time(commit),
-            valid_from=commit.sha,
-            trust=2 if verified else 1,
-            attributes=attributes,
-        )
-    except ComindError as exc:  # e.g. a secret in the title: skipped and counted, never written
-        ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
-        return None
-    ctx.count("reverts:attempt")
+
+    def make(anchors: list[dict[str, Any]]) -> Record | None:
+        try:
+            return new_record(
+                "attempt",
+                record_id=record_id,
+                title=title,
+                body=_clip(reason, 2000) or _no_reason(title),
+                trigger=first_line(f"re-doing: {title}", 200),
+                anchors=anchors,
+                evidence=evidence,
+                fields=fields,
+                provenance=ctx.provenance(commit, NAME),
+                created_at=commit_time(commit),
+                valid_from=commit.sha,
+                trust=2 if verified else 1,
+                attributes=attributes,
+            )
+        except ComindError as exc:  # e.g. a secret in the title: skipped and counted, never written
+            ctx.skip("invalid-record", f"{commit.sha[:12]}: {exc}")
+            return None
+
+    anchors = ctx.attempt_anchors(change, at, with_change)
+    if not isinstance(anchors, list):  # found by the worker process: the record is made after the walk
+        from comind.harvest.worker import PendingRecord
+
+        ctx.count("reverts:attempt")
+        return PendingRecord(record_id, anchors, make)
+    record = make(anchors)
+    if record is not None:
+        ctx.count("reverts:attempt")
     return record
 
 

@@ -116,6 +116,33 @@ def harvest(
     head: str | None = None,
     weigh: bool = False,
 ) -> HarvestResult:
+    """Harvest the git history new since the last run (`_harvest`), attempts' anchors found in a
+    worker process when a core is to spare (`harvest.worker`): read again without it should a record
+    it was found for not be made after all."""
+    kwargs: dict[str, Any] = {"since": since, "full": full, "publish": publish, "progress": progress, "head": head}
+    if weigh:  # (its weights are counted by a thread: no fork beside one)
+        return _harvest(ws, weigh=True, worker=False, **kwargs)
+    try:
+        return _harvest(ws, worker=True, **kwargs)
+    except Exception as exc:
+        from comind.harvest.worker import Diverged  # (imported once a worker ran)
+
+        if not isinstance(exc, Diverged):
+            raise
+        return _harvest(ws, worker=False, **kwargs)
+
+
+def _harvest(
+    ws: Workspace,
+    *,
+    since: str | None = None,
+    full: bool = False,
+    publish: bool = False,
+    progress: Progress | None = None,
+    head: str | None = None,
+    weigh: bool = False,
+    worker: bool = False,
+) -> HarvestResult:
     """Harvest the git history new since the last run (or since `since`, or all of it with `full`).
 
     Two passes. The default branch's new commits go to the harvest cache (or the shared store with
@@ -152,6 +179,10 @@ def harvest(
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise ComindError(f"unknown revision '{since}'") from exc
     ctx = _context(ws, repo, state)
+    if worker and promisor_remote(repo) is None:  # (a partial clone fetches blobs as it reads them)
+        from comind.harvest.worker import allowed
+
+        ctx.worker_allowed = allowed()
     budget = Budget.from_config(ws.config)
     ctx.search_history([base])
     weights = None
@@ -264,7 +295,6 @@ def _walk(
     from comind.promisor import promisor_remote
 
     sources = GIT_SOURCES
-    records: list[Record] = []
     commits: Iterable[CommitInfo] = walk(repo, tips, hide, oldest_first=True)
     if not hide and tips == ctx.history_tips:  # the history the lookups search: indexed from this walk
         commits = list(commits)
@@ -272,6 +302,24 @@ def _walk(
     if promisor_remote(repo) is not None:
         commits = list(commits)
         _prefetch_reverts(repo, commits)
+    try:
+        return _read(commits, sources, ctx, result, progress, budget, on_default=on_default)
+    finally:
+        ctx.close()
+
+
+def _read(
+    commits: Iterable[CommitInfo],
+    sources: Iterable[Any],
+    ctx: HarvestContext,
+    result: HarvestResult,
+    progress: Progress | None,
+    budget: Budget,
+    *,
+    on_default: bool,
+) -> list[Record]:
+    """`_walk`'s records: every commit given to every source, then the pending ones made."""
+    records: list[Record] = []
     for commit in commits:
         result.commits += 1
         ctx._on_default.setdefault(commit.sha, on_default)  # (no descendant_of per reverted commit)
@@ -284,4 +332,8 @@ def _walk(
         records.extend(budget.commit(made))
         if progress and result.commits % 500 == 0:
             progress(result.commits, 0)
+    if ctx.worker_allowed:
+        from comind.harvest.worker import resolve
+
+        records = resolve(records)
     return records

@@ -21,6 +21,9 @@ os.environ.update(
         "GIT_COMMITTER_EMAIL": "ada@example.com",
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
+        # the harvest's worker process only where a test asks for it (tests/harvest/test_worker.py):
+        # the same records either way, and a test's result not left to the machine's load
+        "COMIND_HARVEST_WORKER": "0",
     }
 )
 for _var in ("COMIND_STORE", "COMIND_CACHE", "COMIND_NOW", "COMIND_AUTHOR_KIND", "COMIND_DEBUG"):

@@ -45,7 +45,7 @@ from comind.symbols import Import as Import
 
 if TYPE_CHECKING:  # imported where used: reading cached symbols needs no parser
     from tree_sitter import Language as Grammar
-    from tree_sitter import Node, Parser, Query, QueryCursor, Tree, TreeCursor
+    from tree_sitter import Node, Parser, Tree, TreeCursor
 
 KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait", "impl", "type")
 # A function directly inside one of these is a method.
@@ -126,12 +126,6 @@ def _definition(r: _Open, qualname: str, toks: list[bytes], ident: bytearray) ->
     return Definition(qualname, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
 
 
-def _query_cursor(query: Query) -> QueryCursor:
-    from tree_sitter import QueryCursor
-
-    return QueryCursor(query)
-
-
 def text(node: Node) -> str:
     """A node's source text (the walk keeps bytes; hooks want str)."""
     return (node.text or b"").decode("utf-8", "surrogatepass")
@@ -141,7 +135,7 @@ def text(node: Node) -> str:
 _SIG, _BODY = range(2)
 _END_SIG, _END_BODY, _CLOSE = range(3)
 # What the walk needs to know about a node kind, computed once per kind.
-_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF = (1 << i for i in range(8))
+_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF, _HELD = (1 << i for i in range(9))
 _NOT_PLAIN = ~_IDENT  # a node with any other flag takes the long way
 
 
@@ -207,6 +201,41 @@ def unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
 
 
+def _innermost_of(opened: list[_Open], wanted: list[int]) -> dict[int, _Open]:
+    """Index -> the definitions innermost for one of the (sorted) lines, as `innermost` picks."""
+    inner: dict[int, _Open] = {}  # line -> the innermost definition holding it
+    for r in opened:
+        for line in wanted[bisect_left(wanted, r.start_line) : bisect_right(wanted, r.end_line)]:
+            best = inner.get(line)
+            if best is None or (r.start_line, -r.end_line) > (best.start_line, -best.end_line):
+                inner[line] = r
+    return {r.index: r for r in inner.values()}
+
+
+def _written(source: bytes, names: set[str]) -> list[int]:
+    """Where the names are written as whole words (in code or not), in order. (The longest name
+    is tried first where several start: a name written whole is the only one that can match there.)"""
+    words = sorted((n.encode("utf-8", "surrogatepass") for n in names), key=lambda w: (-len(w), w))
+    pattern = re.compile(b"|".join(map(re.escape, words)))
+    found = []
+    pos, end = 0, len(source)
+    while (m := pattern.search(source, pos)) is not None:
+        a, b = m.span()
+        if (a and _WORDISH[source[a - 1]]) or (b < end and _WORDISH[source[b]]):
+            pos = a + 1
+        else:
+            found.append(a)
+            pos = b
+    return found
+
+
+def _always(node: Node, flags: int, parent: Node | None) -> bool:
+    return True
+
+
+_WORDISH = [chr(c).isalnum() or chr(c) in "_$" for c in range(128)] + [False] * 128  # ASCII word bytes
+
+
 class Language:
     """The interface of a language module; subclasses set the class attributes and hooks."""
 
@@ -222,6 +251,7 @@ class Language:
     import_kinds: ClassVar[frozenset[str]] = frozenset()
     import_callees: ClassVar[frozenset[str]] = frozenset()  # calls that import: require("x")
     string_calls: ClassVar[bool] = True  # whether an atomic node (a string) may hold calls
+    named_by_parent: ClassVar[frozenset[str]] = frozenset()  # definitions `name_of` may name from their parent
 
     # --- hooks -------------------------------------------------------------------------------
     def name_of(self, node: Node) -> str | None:
@@ -296,32 +326,72 @@ class Language:
         """The innermost definition holding each of `lines` (those :func:`innermost` picks among all
         a file has), exactly as :meth:`analyse` gives them: qualnames made unique among all the
         file's definitions, fingerprints. Anchoring a few changed lines of a large file needs a few
-        of its definitions: the walk goes down only where a definition starts (a query finds them)
-        and reads the tokens of those definitions only."""
+        of its definitions: the walk goes down only into the nodes holding one of the lines, and for
+        the `#n` suffixes into those where the definitions' names are written; only the tokens of
+        the definitions found are read."""
         wanted = sorted(set(lines))
         if not wanted:
             return ()
-        tree = self.parse(source)
-        captured = _query_cursor(self._definition_query()).captures(tree.root_node).values()
-        starts = sorted({n.start_byte for nodes in captured for n in nodes})
-        if not starts:
+        root = self.parse(source).root_node
+        first_line = self.start_line
+
+        def holds_a_line(node: Node, flags: int, parent: Node | None) -> bool:
+            first = node.start_point[0] + 1
+            if flags & _DEF:  # (a Python definition's span starts at its decorators, in its parent)
+                first = first_line(node, first)
+            i = bisect_left(wanted, first)
+            return i < len(wanted) and wanted[i] <= node.end_point[0] + 1
+
+        opened, where = self._opened(root, holds_a_line)
+        needed = _innermost_of(opened, wanted)
+        if not needed:
             return ()
-        # 1. Every definition as the full walk opens it (kind, qualname, span), without tokens.
+        # Every definition of one qualname has the same name, written in it (or, for one named by what
+        # holds it, in its parent): the walk goes down where they are written.
+        spots = _written(source, {r.name.rsplit(" ", 1)[-1] for r in needed.values()})
+
+        def names_one(node: Node, flags: int, parent: Node | None) -> bool:
+            around = parent if flags & _HELD and parent is not None else node
+            i = bisect_left(spots, around.start_byte)
+            return i < len(spots) and spots[i] < around.end_byte
+
+        named, named_where = self._opened(root, names_one)
+        place = {}
+        for n, ((node, _), r) in enumerate(zip(named_where, named, strict=True)):
+            place[node.start_byte, node.end_byte, r.qualname] = n
+        qualnames = {}
+        for index, r in needed.items():
+            found = place.get((where[index][0].start_byte, where[index][0].end_byte, r.qualname))
+            if found is None:  # (not expected) the whole file's qualnames, then
+                return self._fingerprinted(source, needed, where, _unique_qualnames(self._opened(root, _always)[0]))
+            same = [m for m, other in enumerate(named) if other.qualname == r.qualname]
+            k = same.index(found) + 1
+            qualnames[index] = r.qualname if k == len(same) else f"{r.qualname}#{k}"
+        return self._fingerprinted(source, needed, where, qualnames)
+
+    def _opened(
+        self, root: Node, wanted: Callable[[Node, int, Node | None], bool]
+    ) -> tuple[list[_Open], list[tuple[Node, _Open | None]]]:
+        """The definitions as the full walk opens them (kind, qualname, span), without tokens, each
+        with its node and enclosing frame: those on the way down into the nodes `wanted` (node, its
+        kind's flags, its parent) says yes to."""
         flags_of = self._kind_flags()
         opened: list[_Open] = []
-        where: list[tuple[Node, _Open | None]] = []  # each definition's node and enclosing frame
+        where: list[tuple[Node, _Open | None]] = []
         frames: list[_Open] = []
         leaving: list[int] = []  # depths of the open frames' nodes
-        cursor = tree.walk()
+        path: list[Node] = []  # the nodes above the cursor's
+        cursor = root.walk()
         depth = 0
         while True:
             node = cursor.node
             assert node is not None
             flags = flags_of[node.kind_id]
-            down = False
-            if not flags & (_COMMENT | _ATOMIC) and node.child_count:  # what the full walk goes into
-                i = bisect_left(starts, node.start_byte)
-                down = i < len(starts) and starts[i] < node.end_byte  # a definition starts in it
+            down = (
+                not flags & (_COMMENT | _ATOMIC)  # what the full walk goes into
+                and node.child_count > 0
+                and wanted(node, flags, path[-1] if path else None)
+            )
             if down and flags & _DEF:
                 parent = frames[-1] if frames else None
                 if (rec := self._open(node, frames, opened)) is not None:
@@ -330,6 +400,7 @@ class Language:
                     frames.append(rec)
                     leaving.append(depth)
             if down and cursor.goto_first_child():
+                path.append(node)
                 depth += 1
                 continue
             while True:
@@ -339,44 +410,41 @@ class Language:
                 if depth == 0 or cursor.goto_next_sibling():
                     break
                 cursor.goto_parent()
+                path.pop()
                 depth -= 1
             if depth == 0:
                 break
-        # 2. The innermost of them for each line, fingerprinted from a walk of its own subtree.
-        inner: dict[int, _Open] = {}  # line -> the innermost definition holding it, as `innermost` picks
-        for r in opened:
-            for line in wanted[bisect_left(wanted, r.start_line) : bisect_right(wanted, r.end_line)]:
-                best = inner.get(line)
-                if best is None or (r.start_line, -r.end_line) > (best.start_line, -best.end_line):
-                    inner[line] = r
-        needed = {r.index: r for r in inner.values()}
-        final = _unique_qualnames(opened)
+        return opened, where
+
+    def _fingerprinted(
+        self,
+        source: bytes,
+        needed: dict[int, _Open],
+        where: list[tuple[Node, _Open | None]],
+        qualnames: Mapping[int, str],
+    ) -> tuple[Definition, ...]:
+        """The needed definitions with their fingerprints, each from a walk of its own subtree."""
         defs = []
         for index in sorted(needed):
             node, parent = where[index]
             walked = _Walked()
-            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked)
+            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked, notes=False)
             own = walked.opened[0]
-            defs.append(_definition(own, final[index], walked.toks, walked.ident))
+            defs.append(_definition(own, qualnames[index], walked.toks, walked.ident))
         return tuple(defs)
 
-    def _definition_query(self) -> Query:
-        query = self._queries.get(self.name)
-        if query is None:
-            from tree_sitter import Query
-
-            grammar = self.load_grammar()
-            kinds = " ".join(f"({kind})" for kind in self.definition_kinds)
-            query = self._queries[self.name] = Query(grammar, f"[{kinds}] @definition")
-        return query
-
-    _queries: ClassVar[dict[str, Query]] = {}
-
     def _walk(
-        self, cursor: TreeCursor, src: bytes, frames: list[_Open], callers: list[_Open | None], out: _Walked
+        self,
+        cursor: TreeCursor,
+        src: bytes,
+        frames: list[_Open],
+        callers: list[_Open | None],
+        out: _Walked,
+        notes: bool = True,
     ) -> None:
         """The walk of `analyse`, from the cursor's node down: `frames` are the definitions and
-        namespaces enclosing it, `callers` for each frame the innermost definition (not namespace)."""
+        namespaces enclosing it, `callers` for each frame the innermost definition (not namespace).
+        Without `notes`, the calls and imports are not read (fingerprints need only the tokens)."""
         toks, ident, opened, raw_calls, imports, errors = (
             out.toks,
             out.ident,
@@ -386,7 +454,8 @@ class Language:
             out.errors,
         )
         flags_of = self._kind_flags()
-        not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls, _IDENT
+        not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls and notes, _IDENT
+        noted = (_CALL | _IMPORT) if notes else 0
         tok_append, ident_append = toks.append, ident.append
         # Depth first, in document order, with one tree cursor (no list of children per node).
         # What must happen when the walk leaves a node (a field of a definition ends, the
@@ -444,7 +513,7 @@ class Language:
             else:
                 if flags & _ERROR:
                     errors.append(node.start_point[0] + 1)
-                if flags & (_CALL | _IMPORT):
+                if flags & noted:
                     self._note(node, flags, callers[-1] if callers else None, raw_calls, imports)
                 if flags & _DEF and (new := self._open(node, frames, opened)) is not None:
                     rec = new
@@ -555,6 +624,7 @@ class Language:
             (_CALL, kind in self.call_kinds),
             (_IMPORT, kind in self.import_kinds),
             (_DEF, kind in self.definition_kinds),
+            (_HELD, kind in self.named_by_parent),
         ):
             if present:
                 flags |= bit

@@ -42,6 +42,7 @@ class JavaScript(Language):
     call_kinds = frozenset({"call_expression", "new_expression"})
     import_kinds = frozenset({"import_statement", "export_statement"})
     import_callees = frozenset({"require", "import"})
+    named_by_parent = ANONYMOUS
 
     def name_of(self, node: Node) -> str | None:
         if node.type in ANONYMOUS and (held := _holder_name(node)) is not None:

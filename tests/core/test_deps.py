@@ -559,11 +559,34 @@ dependencies = [
         CARGO_LOCK.replace("\n", "\r\n"),  # written on Windows
         CARGO_LOCK.replace('name = "serde"', 'name = "se\\u0072de"'),  # an escape: tomllib reads it
         CARGO_LOCK.replace('[[package]]\nname = "tokio"', '[[package]]\nname = "tokio"\nfeatures = { x = 1 }'),
+        CARGO_LOCK.replace(
+            'name = "serde"\nversion = "1.0.210"', 'version = "1.0.210"\nname = "serde"'
+        ),  # another order
+        CARGO_LOCK.replace('checksum = "c8e3', 'source = "registry+x"\nchecksum = "c8e3'),
     ],
 )
 def test_a_cargo_lock_reads_as_toml_reads_it(lock: str) -> None:
     from comind.deps import _cargo_lock, _toml_packages
 
     fast = list(_cargo_lock("Cargo.lock", lock))
-    assert fast == list(_toml_packages("Cargo.lock", lock.replace("\r\n", "\n"), "cargo"))
+    if 'source = "registry+x"' not in lock:  # (tomllib: a key defined twice is an error)
+        assert fast == list(_toml_packages("Cargo.lock", lock.replace("\r\n", "\n"), "cargo"))
     assert [(d.name, d.locked) for d in fast] == [("serde", "1.0.210"), ("tokio", "1.40.0")]  # not the member
+
+
+def test_cargo_writes_its_lockfile_in_an_order_read_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Name, version and source first in every package: one `findall`, not a dict per package."""
+    from comind import deps
+
+    def slow(path: str, text: str) -> object:
+        raise AssertionError("read package by package")
+
+    monkeypatch.setattr(deps, "_cargo_lock_fields", slow)
+    found = list(deps._cargo_lock("Cargo.lock", CARGO_LOCK))
+    assert [(d.name, d.locked, d.declared) for d in found] == [("serde", "1.0.210", None), ("tokio", "1.40.0", None)]
+    with pytest.raises(AssertionError):  # one package in another order: package by package
+        list(
+            deps._cargo_lock(
+                "Cargo.lock", CARGO_LOCK.replace('name = "app"\nversion', 'version = "0"\nname = "app"\nv')
+            )
+        )

@@ -314,3 +314,55 @@ def test_fuzzed_records_that_validate_never_break_a_reader() -> None:
         assert record.anchors is not None and record.created_at and record.key
 
     check()
+
+
+def _scan_every_text(data: dict[str, object]) -> list[str]:
+    """`_scan_text` as it was: every text's field named, then checked."""
+    import re
+
+    from comind.records import _INVISIBLE, _strings
+    from comind.sanitize import find_secret
+
+    problems = []
+    for where, text in _strings(dict(data), ""):
+        if where == "hash":
+            continue
+        if secret := find_secret(text):
+            problems.append(f"{where}: contains {secret}; remove the secret (records are shared and shown)")
+        elif re.search(_INVISIBLE, text):
+            problems.append(f"{where}: contains invisible Unicode control characters")
+    return problems
+
+
+def test_a_clean_record_names_no_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The texts are checked first; only a record with something to report has its fields named."""
+    from comind import records
+
+    def named(value: object, where: str) -> object:
+        raise AssertionError("fields named")
+
+    monkeypatch.setattr(records, "_strings", named)
+    lines = [[n, f"line {n}", False] for n in range(1, 200)]
+    make("attempt", fields={"approach": "x", "outcome": "reverted", "fingerprint": {"files": [{"added": lines}]}})
+
+
+def test_a_secret_stored_deep_is_named_by_its_field() -> None:
+    record = make()
+    data = dict(
+        record.data, fields={**record.fields, "deep": {"files": [{"added": [[1, "AKIAIOSFODNN7EXAMPLF", False]]}]}}
+    )
+    data["hash"] = content_hash(data)
+    with pytest.raises(CorruptRecord, match=r"fields\.deep\.files\[0\]\.added\[0\]\[1\]: contains aws"):
+        load_record(canonical(data))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    json_values,
+    st.sampled_from(["plain", "AKIAIOSFODNN7EXAMPLF", "x\u202ey", "token = 'hunter2hunter2'", "\u00e9t\u00e9"]),
+)
+def test_texts_are_scanned_as_every_field_named_would_be(value: object, text: str) -> None:
+    from comind.records import _scan_text
+
+    data = {"title": text, "fields": {"v": value, "w": [text, (text,), {"k": text}]}, "hash": "f" * 64}
+    assert _scan_text(data) == _scan_every_text(data)

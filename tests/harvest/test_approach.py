@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from harvest_repo import CACHE, HarvestRepo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from comind.harvest.approach import (
     MAX_BLOB,
@@ -231,3 +233,12 @@ def test_the_siblings_of_a_new_file_are_read_as_each_revision_has_them(tmp_path:
     assert [ln.trivial for f in second.files for ln in f.added] == [True, True, True]
     third = approach(r.path, r.commit("Example f\n", {"examples/f/.gitignore": old}))
     assert [ln.trivial for f in third.files for ln in f.added] == [False, False, False]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t\r\n\x0bab\u00a0\u2003", max_size=30))
+def test_a_line_is_folded_as_the_pattern_folds_it(text: str) -> None:
+    """Most lines hold no run to fold: only those holding a tab or two spaces go through the pattern."""
+    import re
+
+    assert normalise_line(text) == re.sub(r"[ \t]+", " ", text.strip())

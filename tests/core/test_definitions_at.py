@@ -1,0 +1,318 @@
+"""`definitions_at` walks only down to the lines asked for and to where the definitions' names are
+written: the same definitions, qualnames (`#n`) and fingerprints as the whole file's walk."""
+
+from __future__ import annotations
+
+import pytest
+
+from comind.anchoring import innermost
+from comind.languages import Definition, language_for_path, parse_file
+from comind.languages import _base as base
+
+
+def expected(
+    path: str, data: bytes, lines: list[int], definitions: tuple[Definition, ...] = ()
+) -> tuple[Definition, ...]:
+    definitions = definitions or parse_file(path, data).definitions
+    picked = {id(d) for n in lines if (d := innermost(definitions, n)) is not None}
+    return tuple(d for d in definitions if id(d) in picked)
+
+
+def line_of(src: str, text: str) -> int:
+    return src[: src.index(text)].count("\n") + 1
+
+
+FILLER = {
+    ".py": "def f{i}(a):\n    return a * {i}\n\n\n",
+    ".rs": "fn f{i}(a: u32) -> u32 {{\n    a * {i}\n}}\n\n",
+    ".go": "func f{i}(a int) int {{\n\treturn a * {i}\n}}\n\n",
+    ".java": "    int f{i}(int a) {{\n        return a * {i};\n    }}\n\n",
+    ".js": "function f{i}(a) {{\n  return a * {i};\n}}\n\n",
+    ".ts": "function f{i}(a: number): number {{\n  return a * {i};\n}}\n\n",
+}
+
+TRICKY = {
+    "m.py": '''import os
+
+
+def helper(x):
+    return x + 1
+
+
+@decorator(
+    option=1,
+)
+def decorated():
+    return 2
+
+
+TEMPLATE = """
+def fake():
+    return 'not code'
+class Fake:
+    pass
+"""
+OTHER = \'\'\'
+def also_fake(): pass
+\'\'\'
+
+
+def dup():
+    return 1
+
+
+if os.name == "nt":
+    def platform():
+        return "nt"
+else:
+    def platform():
+        return "posix"
+
+total = 1 + \\
+helper(2)
+
+
+class K:
+    def m(self):
+        return 1
+
+    @property
+    def p(self):
+        return 2
+{filler}
+def dup():
+    return 2
+
+
+class K:
+    def m(self):
+        return 3
+''',
+    "m.rs": """use std::fmt;
+
+const RAW: &str = r#"
+fn fake() {
+}
+"#;
+
+fn braces() -> char {
+    let _ = '{';
+    let _s = "}";
+    '}'
+}
+
+struct Holder<'a> {
+    s: &'a str,
+}
+
+impl<'a> Holder<'a> {
+    fn dup(&self) -> u8 {
+        1
+    }
+}
+
+impl fmt::Display for Holder<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn inner() {}
+}
+{filler}
+impl<'a> Holder<'a> {
+    fn dup(&self) -> u8 {
+        2
+    }
+}
+
+/* a /* nested */ comment
+fn commented() {}
+*/
+fn after_nested() {}
+""",
+    "m.js": """const re = /["'`{]/g;
+const t = `line
+${ { a: "}" }.a }
+function fake() {
+}
+`;
+
+class Widget {
+  render() {
+    return 1;
+  }
+}
+
+function dup() {
+  return 1;
+}
+
+if (re) {
+  dup();
+}
+else {
+  dup();
+}
+
+const arrow = (x) => {
+  return x / 2 / 1;
+};
+{filler}
+function dup() {
+  return 2;
+}
+""",
+    "m.ts": """namespace Space {
+  export function inner(): void {}
+}
+
+function over(a: string): string;
+function over(a: number): number;
+function over(a: any): any {
+  return a;
+}
+
+@sealed
+class Decorated {
+  method(): string {
+    return `${"}"}`;
+  }
+}
+
+interface Shape {
+  area(): number;
+}
+{filler}
+function over(a: boolean): boolean {
+  return a;
+}
+""",
+    "m.go": """package main
+
+import "fmt"
+
+var raw = `
+func fake() {
+}
+`
+
+func dup() int {
+	return 1
+}
+
+type T struct{}
+
+func (t T) dup() int {
+	fmt.Println('}')
+	return 2
+}
+{filler}
+func (t T) dup() int {
+	return 3
+}
+""",
+    "M.java": '''package m;
+
+class M {
+    String block = """
+        class Fake {
+        }
+        """;
+
+    int dup() {
+        return 1;
+    }
+{filler}
+    int dup(int a) {
+        return a;
+    }
+}
+''',
+}
+
+
+def tricky(name: str) -> tuple[str, bytes]:
+    ext = name[name.rindex(".") :]
+    filler = "".join(FILLER[ext].format(i=i) for i in range(500))
+    src = TRICKY[name].replace("{filler}", "\n" + filler)
+    return src, src.encode()
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_every_line_is_anchored_as_the_whole_file_anchors_it(name: str) -> None:
+    src, data = tricky(name)
+    lang = language_for_path(name)
+    assert lang is not None
+    full = parse_file(name, data).definitions
+    count = data.count(b"\n") + 1
+    filler = range(line_of(src, "f0("), line_of(src, "f499(") + 4)
+    for line in (n for n in range(1, count + 1) if n not in filler or n % 11 == 0):
+        assert lang.definitions_at(data, [line]) == expected(name, data, [line], full), line
+    spread = list(range(1, count + 1, 97))
+    assert lang.definitions_at(data, spread) == expected(name, data, spread, full)
+
+
+def test_a_few_lines_of_a_large_file_open_a_few_definitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the definitions around the lines and those of the same name are opened, not the file's."""
+    src, data = tricky("m.py")
+    lang = language_for_path("m.py")
+    assert lang is not None
+    opened: list[str] = []
+    real = base.Language._open
+
+    def spy(self: base.Language, node: object, frames: list[base._Open], out: list[base._Open]) -> base._Open | None:
+        rec = real(self, node, frames, out)  # type: ignore[arg-type]
+        opened.append(rec.qualname if rec else "")
+        return rec
+
+    monkeypatch.setattr(base.Language, "_open", spy)
+    line = line_of(src, "def f200(a):") + 1
+    assert [d.qualname for d in lang.definitions_at(data, [line])] == ["f200"]
+    assert opened == ["f200"] * 3  # around the line, where `f200` is written, its fingerprints
+    opened.clear()
+    found = lang.definitions_at(data, [line_of(src, "        return 3")])  # the second `K.m`, named against the first
+    assert [d.qualname for d in found] == ["K.m"]
+    assert sorted(set(opened)) == ["K", "K.m"]
+    opened.clear()
+    found = lang.definitions_at(data, [line_of(src, "        return 1\n\n    @property")])
+    assert [d.qualname for d in found] == ["K.m#1"]
+
+
+def test_a_function_named_by_its_holder_is_numbered_among_its_namesakes() -> None:
+    """`const f = () => …` is named where its parent writes the name."""
+    src = "const f = () => 1;\n" + "".join(f"function g{i}() {{ return {i}; }}\n" for i in range(50))
+    src += "const f = () => 2;\n"
+    data = src.encode()
+    lang = language_for_path("m.js")
+    assert lang is not None
+    first = lang.definitions_at(data, [1])
+    assert [d.qualname for d in first] == ["f#1"] and first == expected("m.js", data, [1])
+    assert [d.qualname for d in lang.definitions_at(data, [52])] == ["f"]
+
+
+def test_a_longer_name_written_first_hides_no_shorter_one() -> None:
+    """`format` inside `formatValue` is no place `format` is written; `format` alone is."""
+    src = "def formatValue():\n    return format\n\n\ndef format():\n    return 1\n\n\ndef format():\n    return 2\n"
+    data = src.encode()
+    lang = language_for_path("m.py")
+    assert lang is not None
+    assert lang.definitions_at(data, [2, 6]) == expected("m.py", data, [2, 6])
+    assert [d.qualname for d in lang.definitions_at(data, [2, 6])] == ["formatValue", "format#1"]
+
+
+def test_fingerprints_read_no_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A definition's fingerprints are of its tokens: its calls and imports are not looked at."""
+    src = "def f(a):\n    import os\n    return g(a) + f'{h(a)}'\n"
+    lang = language_for_path("m.py")
+    assert lang is not None
+    noted: list[object] = []
+    monkeypatch.setattr(base.Language, "_note", lambda self, *args: noted.append(args))
+    monkeypatch.setattr(base.Language, "_calls_in_string", lambda self, *args: noted.append(args))
+    found = lang.definitions_at(src.encode(), [3])
+    assert not noted
+    monkeypatch.undo()
+    assert found == expected("m.py", src.encode(), [3])

@@ -1,0 +1,136 @@
+"""Attempts' anchors found by a worker process (`harvest.worker`): the same records as the walk
+finding them itself. Real repositories in tmp folders."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from comind.harvest import worker
+from comind.harvest.run import harvest
+from comind.workspace import Workspace
+from tests.harvest_repo import HarvestRepo
+
+CARGO = '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nserde = "{v}"\n'
+LOCK = 'version = 3\n\n[[package]]\nname = "serde"\nversion = "{v}"\nsource = "registry+x"\n'
+
+
+def _history(tmp_path: Path) -> HarvestRepo:
+    """Reverts of changes to definitions (one reverted twice, one a dependency bump)."""
+    r = HarvestRepo(tmp_path / "repo")
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    r.commit("root", {"a.py": body, "Cargo.toml": CARGO.format(v="1.0"), "Cargo.lock": LOCK.format(v="1.0.1")})
+    for n in range(6):
+        change = r.commit(f"Make f{n * 5} faster", {"a.py": body.replace(f"x + {n * 5}\n", f"x + {n * 5} + 0\n")})
+        r.revert(change)
+    bump = r.commit("Bump serde", {"Cargo.toml": CARGO.format(v="1.1"), "Cargo.lock": LOCK.format(v="1.1.0")})
+    r.revert(bump)
+    again = r.commit("Make f1 faster", {"a.py": body.replace("x + 1\n", "x + 1 + 0\n")})
+    r.revert(again)
+    return r
+
+
+def _records(path: Path, setting: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    monkeypatch.setenv("COMIND_HARVEST_WORKER", setting)
+    shutil.rmtree(path / ".git" / "comind", ignore_errors=True)
+    ws = Workspace(path)
+    summary = harvest(ws).summary()
+    records = {r.id: r.data for r in ws.harvest_store.iter_records()}
+    return {"summary": summary, "records": records}
+
+
+def test_a_worker_finds_the_anchors_the_walk_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = _history(tmp_path)
+    started: list[int] = []
+    real = worker.AnchorWorker.__init__
+
+    def counted(self: worker.AnchorWorker, *args: object) -> None:
+        real(self, *args)  # type: ignore[arg-type]
+        started.append(self.pid)
+
+    monkeypatch.setattr(worker.AnchorWorker, "__init__", counted)
+    alone = _records(r.path, "0", monkeypatch)
+    assert not started
+    assert _records(r.path, "1", monkeypatch) == alone
+    assert len(started) == 1
+    anchors = [a for data in alone["records"].values() for a in data.get("anchors", [])]  # type: ignore[attr-defined]
+    assert {a.get("symbol") for a in anchors} >= {"f0", "f5", "f1"} and any(a.get("dep") for a in anchors)
+
+
+def test_a_record_not_made_after_all_reads_the_history_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the walk alone would have skipped it, before `_remember` kept its subject."""
+    r = _history(tmp_path)
+    alone = _records(r.path, "0", monkeypatch)
+    calls: list[int] = []
+    real = worker.resolve
+
+    def once(records: list[object]) -> list[object]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise worker.Diverged("a field the checks refuse")
+        return real(records)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(worker, "resolve", once)
+    assert _records(r.path, "1", monkeypatch) == alone
+    assert len(calls) == 1  # the second reading had no worker
+
+
+def test_a_worker_gone_leaves_the_walk_to_find_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = _history(tmp_path)
+    alone = _records(r.path, "0", monkeypatch)
+
+    def gone(*args: object) -> None:
+        import os
+
+        os._exit(0)
+
+    monkeypatch.setattr(worker, "_serve", gone)
+    assert _records(r.path, "1", monkeypatch) == alone
+
+
+def test_a_worker_runs_with_a_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COMIND_HARVEST_WORKER", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert worker.allowed()
+    monkeypatch.setattr("os.getloadavg", lambda: (1.6, 1.5, 1.5))
+    assert not worker.allowed()
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not worker.allowed()
+    monkeypatch.setenv("COMIND_HARVEST_WORKER", "1")
+    assert worker.allowed()
+    monkeypatch.delenv("COMIND_HARVEST_WORKER")
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert not worker.allowed()
+
+
+def test_the_walk_finds_what_the_worker_has_not_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Done with its walk, the walk finds the last attempts' anchors itself, back to where the
+    worker has come (here: nowhere; a worker that answered nothing would be waited for forever)."""
+    import os
+    import signal
+
+    r = _history(tmp_path)
+    alone = _records(r.path, "0", monkeypatch)
+
+    def idle(find: object, reopen: object, claims: object, jobs: object, results: object) -> None:
+        while worker._read(jobs) is not None:  # type: ignore[arg-type]
+            pass
+        os._exit(0)
+
+    def late(signum: int, frame: object) -> None:
+        raise TimeoutError("waited for the worker")
+
+    monkeypatch.setattr(worker, "_serve", idle)
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.alarm(60)
+    try:
+        assert _records(r.path, "1", monkeypatch) == alone
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
