@@ -20,6 +20,7 @@ import contextlib
 import mmap
 import os
 import pickle
+import signal
 import struct
 import sys
 import threading
@@ -36,6 +37,7 @@ _WORKER, _WALK = 1, 2  # who started a job (`AnchorWorker.claims`)
 _CLAIMS = 1 << 20  # jobs either side may start; past them, the worker's
 Find = Callable[["Approach", str, str], Anchors]  # (change, at, with_change) -> the attempt's anchors
 _FRAME = struct.Struct("!I")
+STALL = 60.0  # seconds without an answer after which the worker is given up
 
 
 def allowed() -> bool:
@@ -160,16 +162,27 @@ class AnchorWorker:
         return True
 
     def result(self, job: int) -> tuple[bool, Anchors | None]:
-        """(whether the worker answered, the anchors it found: None for an error)."""
+        """(whether the worker answered, the anchors it found: None for an error). A worker that
+        answers nothing for `STALL` seconds is stopped, and the rest is found here: a harvest may be
+        slower, never stuck (a fork can inherit a lock no thread will release)."""
         with self._done:
             while job not in self._results and not self._ended:
-                self._done.wait()
+                if not self._done.wait(STALL) and job not in self._results and not self._ended:
+                    self._stop()
             return job in self._results, self._results.pop(job, None)
+
+    def _stop(self) -> None:
+        self._ended = True
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self._jobs.close()
-        self._reader.join()
+        self._reader.join(STALL)
+        if self._reader.is_alive():  # a worker that does not end when its jobs do: stuck
+            self._stop()
+            self._reader.join()
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 

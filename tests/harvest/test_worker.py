@@ -134,3 +134,23 @@ def test_the_walk_finds_what_the_worker_has_not_started(tmp_path: Path, monkeypa
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_worker_that_stalls_is_given_up_and_the_walk_finds_the_anchors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked worker that never answers (a lock it inherited, held forever) costs `STALL` seconds,
+    never the harvest: the walk finds what it was given, alike."""
+    import time
+
+    r = _history(tmp_path)
+    alone = _records(r.path, "0", monkeypatch)
+
+    def stuck(*args: object) -> None:
+        time.sleep(3600)
+
+    monkeypatch.setattr(worker, "_serve", stuck)
+    monkeypatch.setattr(worker, "STALL", 0.5, raising=False)
+    started = time.monotonic()
+    assert _records(r.path, "1", monkeypatch) == alone
+    assert time.monotonic() - started < 60
