@@ -159,7 +159,7 @@ class DependencyCheck(Check):
                 and dep.declared is not None
                 and dep.declared.strip().lstrip("=").strip() == dep.locked
                 and dep.declared.strip().startswith("==")
-            )
+            ) or (dep.ecosystem == "toolchain" and dep.locked is not None)  # `.nvmrc`'s 20 is the version used
             if dep.locked is not None:
                 path, line = self._lock_location(ctx, revision, dep, pinned)
                 if self.forbid is not None and self._in(dep.locked, self.forbid):
