@@ -18,9 +18,9 @@ Read from git objects (the revision's tree), never the working tree:
   pyproject's ``requires-python``, and the setup actions of ``.github/workflows/*.yml``.
 
 A declared dependency takes its locked version from the nearest lockfile of its ecosystem in its
-directory or above; lockfile entries no manifest declares are listed with ``declared=None``. When the lockfile locks
-several versions of it (yarn.lock and Cargo.lock list each one some range resolved to), the first
-its declared range admits. A toolchain named in several files resolves to the newest of them.
+directory or above (of several versions locked under its name, as yarn.lock and Cargo.lock list
+them, the first its range admits); lockfile entries no manifest declares are listed with
+``declared=None``. A toolchain named in several files resolves to the newest of them.
 A malformed file is recorded in :attr:`DependencyScan.problems` and the scan goes on.
 
 :func:`version_in_range` checks a version against a range: PEP 440 (via ``packaging``) for pypi,
