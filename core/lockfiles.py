@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 Locked = tuple[str, str, str | None]  # (name, version, note: "dev" or None)
 
-_SEMVER = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
+_SEMVER = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?", re.ASCII)
 
 
 def _name_of(spec: str) -> str:

@@ -47,7 +47,8 @@ VERSION_FILES = (
 )
 
 _VERSION = re.compile(
-    r"(?:v|go)?(\d{1,9}(?:\.\d{1,9}){0,5})(?:[-.]?(a|b|c|rc|alpha|beta|pre|preview)\.?(\d{1,9}))?(?:\+[0-9A-Za-z.-]*)?"
+    r"(?:v|go)?(\d{1,9}(?:\.\d{1,9}){0,5})(?:[-.]?(a|b|c|rc|alpha|beta|pre|preview)\.?(\d{1,9}))?(?:\+[0-9A-Za-z.-]*)?",
+    re.ASCII,
 )
 _WILDCARD = re.compile(r"(?:\.[xX*])+$")
 _PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
