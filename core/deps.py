@@ -770,13 +770,21 @@ def exact_pin(version_range: str) -> str | None:
 
 
 def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest."""
+    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest.
+
+    What a manifest declares wins over what a lockfile alone locks (another folder's lockfile pulling
+    the package in at another version); locked alone at several versions, a package has no one version."""
     out: dict[tuple[str, str], tuple[str, str]] = {}
+    pulled: dict[tuple[str, str], dict[str, str]] = {}  # locked by lockfiles alone: version → lockfile
     for d in deps:
         if d.ecosystem == "toolchain":  # named in several files: the newest, so a bump in any one shows
             key = (d.ecosystem, d.name)
             if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0])):
                 out[key] = (d.locked, d.path)
+            continue
+        if d.declared is None and posixpath.basename(d.path) in _LOCKFILES:
+            if d.locked:
+                pulled.setdefault((d.ecosystem, d.name), {}).setdefault(d.locked, d.path)
             continue
         declared = d.declared or ""
         # Cargo reads a bare "4.5" as ^4.5: only "=4.5.1" pins (npm's bare "1.2.3" and go's "v1.2.3" do)
@@ -784,6 +792,9 @@ def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple
         version = d.locked or (pinned.group(1) if pinned else None)
         if version and ((d.ecosystem, d.name) not in out or d.locked):
             out[(d.ecosystem, d.name)] = (version, d.path)
+    for key, versions in pulled.items():
+        if key not in out and len(versions) == 1:
+            out[key] = next(iter(versions.items()))
     return out
 
 

@@ -342,6 +342,21 @@ def test_resolved_versions_are_locked_or_pinned() -> None:
     }
 
 
+def test_resolved_versions_prefer_declarations_to_what_lockfiles_pull_in() -> None:
+    deps = [
+        Dependency("npm", "source-map", "^0.5.0", "0.5.7", "package.json"),
+        Dependency("npm", "source-map", None, "0.6.1", "packages/env/yarn.lock"),  # another folder's lockfile
+        Dependency("npm", "micromatch", None, "2.3.11", "yarn.lock"),  # declared nowhere, at two versions
+        Dependency("npm", "micromatch", None, "3.1.10", "yarn.lock"),
+        Dependency("cargo", "clap_builder", None, "4.5.35", "Cargo.lock"),
+        Dependency("cargo", "clap_builder", None, "4.5.35", "tools/Cargo.lock"),
+    ]
+    assert resolved_versions(deps) == {
+        ("npm", "source-map"): ("0.5.7", "package.json"),
+        ("cargo", "clap_builder"): ("4.5.35", "Cargo.lock"),
+    }
+
+
 def test_snapshot_and_revisions(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("web/package.json", json.dumps({**PACKAGE_JSON, "dependencies": {"react": "^19.0.0"}}))
     repo.commit("react 19")
