@@ -10,9 +10,9 @@ readers), named ``node``, ``python``, ``go``, ``rust``, ``npm``, ``pnpm``, ``yar
   line; ``<channel>[-<date>]`` with channel ``stable|beta|nightly|<major.minor.patch>``:
   https://rust-lang.github.io/rustup/overrides.html);
 * ``go.mod``'s ``go 1.22`` and ``toolchain go1.22.3`` directives (https://go.dev/doc/toolchain);
-* ``package.json``'s ``packageManager`` (corepack's ``pnpm@8.6.0+sha512.…``), ``volta`` and
-  ``engines`` (a range); Cargo.toml's ``rust-version``; pyproject's ``requires-python`` and
-  Poetry's ``python`` (ranges);
+* ``package.json``'s ``packageManager`` (corepack's ``pnpm@8.6.0+sha512.…``, the hash dropped:
+  https://nodejs.org/api/packages.html#packagemanager), ``volta`` and ``engines`` (a range);
+  Cargo.toml's ``rust-version``; pyproject's ``requires-python`` and Poetry's ``python`` (ranges);
 * GitHub Actions workflows (``.github/workflows/*.yml``): the ``with:`` of a setup action
   (``actions/setup-node`` ``node-version``, ``pnpm/action-setup`` ``version``, ``dtolnay/rust-toolchain``
   ``toolchain`` or its ``@1.75`` ref, …), a literal value only.
