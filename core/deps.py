@@ -6,9 +6,7 @@ Read from git objects (the revision's tree), never the working tree:
   dependency-groups, Poetry dependencies and groups), ``requirements*.txt`` and ``requirements/*.txt``
   (options, ``-r``, URLs and markers left out; an exact ``==`` pin is also the locked version),
   ``poetry.lock``, ``uv.lock``, ``Pipfile.lock``;
-* npm: ``package.json`` (dependencies, dev, peer, optional), ``package-lock.json`` (v1, v2, v3),
-  ``yarn.lock`` (classic v1 and Berry), ``pnpm-lock.yaml`` (lockfile 5.x, 6.x, 9.x), the last two
-  read by :mod:`comind.lockfiles`;
+* npm: ``package.json`` (dependencies, dev, peer, optional), ``package-lock.json`` (v1, v2, v3);
 * go: ``go.mod`` (require blocks; the required version is also the locked one; replacements noted);
 * cargo: ``Cargo.toml`` (dependencies, dev, build, target-specific, workspace), ``Cargo.lock``;
 * toolchain: ``node``, ``python``, ``go``, ``rust``, ``npm``, ``pnpm``, ``yarn``, ``bun``, read by
@@ -18,7 +16,7 @@ Read from git objects (the revision's tree), never the working tree:
   pyproject's ``requires-python``, and the setup actions of ``.github/workflows/*.yml``.
 
 A declared dependency takes its locked version from the nearest lockfile of its ecosystem in its
-directory or above (of several versions locked under its name, as yarn.lock and Cargo.lock list
+directory or above (of several versions locked under its name, as Cargo.lock lists
 them, the first its range admits); lockfile entries no manifest declares are listed with
 ``declared=None``. A toolchain named in several files resolves to the newest of them.
 A malformed file is recorded in :attr:`DependencyScan.problems` and the scan goes on.
@@ -40,7 +38,7 @@ from typing import Any
 
 import pygit2
 
-from . import lockfiles, toolchains
+from . import toolchains
 from .codeindex import Snapshot
 
 ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain")
@@ -73,8 +71,6 @@ _LOCKFILES = {
     "uv.lock": "pypi",
     "Pipfile.lock": "pypi",
     "package-lock.json": "npm",
-    "yarn.lock": "npm",
-    "pnpm-lock.yaml": "npm",
     "Cargo.lock": "cargo",
 }
 
@@ -229,7 +225,7 @@ def scan(
 
 def _locked_for(dep: Dependency, versions: list[str]) -> str:
     """Of the versions a lockfile locks under a declared dependency's name, the first its declared
-    range admits (a yarn.lock lists `lodash@^3` and `lodash@^4`, oldest first), else the first."""
+    range admits (a Cargo.lock lists `syn` 1 and 2, oldest first), else the first."""
     if len(versions) > 1 and dep.declared:
         for version in versions:
             try:
@@ -583,18 +579,11 @@ def _package_lock(path: str, text: str) -> Iterator[Dependency]:
                 stack.append(body["dependencies"])
 
 
-def _npm_locked(path: str, found: Iterable[lockfiles.Locked]) -> Iterator[Dependency]:
-    for name, version, note in found:
-        yield Dependency("npm", name, None, version, path, note)
-
-
 _LOCK_PARSERS = {
     "poetry.lock": _poetry_lock,
     "uv.lock": lambda p, t: _toml_packages(p, t, "pypi"),
     "Pipfile.lock": _pipfile_lock,
     "package-lock.json": _package_lock,
-    "yarn.lock": lambda p, t: _npm_locked(p, lockfiles.yarn_lock(t)),
-    "pnpm-lock.yaml": lambda p, t: _npm_locked(p, lockfiles.pnpm_lock(t)),
     "Cargo.lock": _cargo_lock,
 }
 
@@ -806,8 +795,6 @@ _MANIFESTS = (
     "Pipfile.lock",
     "package.json",
     "package-lock.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
     "go.mod",
     "Cargo.toml",
     "Cargo.lock",

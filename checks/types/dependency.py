@@ -37,7 +37,7 @@ from comind.deps import ECOSYSTEMS, Dependency, is_manifest, normalize_pypi, ver
 
 _LOCKFILES = {
     "pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"),
-    "npm": ("package-lock.json", "yarn.lock", "pnpm-lock.yaml"),
+    "npm": ("package-lock.json",),
     "cargo": ("Cargo.lock",),
     "go": (),
     "toolchain": (),

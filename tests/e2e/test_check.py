@@ -324,34 +324,12 @@ jobs:
       - run: pnpm test
 """
 PACKAGE = '{\n  "name": "web",\n  "packageManager": "pnpm@8.6.0",\n  "dependencies": {"lodash": "^4.17.0"}\n}\n'
-YARN = 'lodash@^4.17.0:\n  version "4.17.20"\n  resolved "https://registry.yarnpkg.com/lodash/-/lodash-4.17.20.tgz"\n'
-PNPM = """\
-lockfileVersion: '9.0'
-
-importers:
-
-  .:
-    dependencies:
-      lodash:
-        specifier: ^4.17.0
-        version: 4.17.20
-
-packages:
-
-  lodash@4.17.20:
-    resolution: {integrity: sha512-PlhdFcillOINfeV7Ni6oF1TAEayyZBoZ8bcshTHqOYJY==}
-
-snapshots:
-
-  lodash@4.17.20: {}
-"""
 
 
-def reverted_move(repo: GitRepo, files: dict[str, str], subject: str, lockfile: str = "pnpm-lock.yaml") -> None:
-    """main: a web project on Node 18 and pnpm 8, lodash 4.17.20 in its `lockfile`, then a commit
-    writing `files` and its `git revert`."""
+def reverted_move(repo: GitRepo, files: dict[str, str], subject: str) -> None:
+    """main: a web project on Node 18 and pnpm 8, then a commit writing `files` and its `git revert`."""
     start = {".nvmrc": "18\n", ".github/workflows/ci.yml": CI, "package.json": PACKAGE, "README.md": "# web\n"}
-    for path, text in {**start, lockfile: YARN if lockfile == "yarn.lock" else PNPM}.items():
+    for path, text in start.items():
         repo.write(path, text)
     repo.commit("initial")
     for path, text in files.items():
@@ -408,27 +386,6 @@ def test_a_reverted_toolchain_bump_made_again_is_a_dead_end(  # type: ignore[no-
     code, [dead] = dead_ends(cli, repo)
     assert code == 1 and "(rule D11 dependency-move)" in dead["title"] and dead["path"] == path
     assert dead["message"].startswith(f"This moves {moves}, the range of ")
-
-
-@pytest.mark.parametrize(
-    ("lockfile", "bumped"),
-    [
-        ("yarn.lock", YARN.replace("4.17.20", "4.17.21")),
-        ("pnpm-lock.yaml", PNPM.replace("4.17.20", "4.17.21")),
-    ],
-)
-def test_a_reverted_yarn_or_pnpm_lock_bump_made_again_is_a_dead_end(  # type: ignore[no-untyped-def]
-    cli, tmp_path: Path, lockfile: str, bumped: str
-) -> None:
-    repo = GitRepo(tmp_path)
-    reverted_move(repo, {lockfile: bumped}, "Update lodash to v4.17.21", lockfile)
-    repo.write(lockfile, bumped)
-    repo.write("README.md", "# web\n\nlodash updated.\n")
-    repo.commit("Update dependencies")
-    code, [dead] = dead_ends(cli, repo)
-    assert code == 1 and "(rule D11 dependency-move)" in dead["title"]
-    assert dead["path"] == lockfile  # where the change moved it (package.json declares it)
-    assert dead["message"].startswith("This moves lodash to 4.17.21, inside 4.17.21, the range of ")
 
 
 def test_a_later_bump_past_a_reverted_one_is_no_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
