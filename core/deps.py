@@ -8,15 +8,23 @@ Read from git objects (the revision's tree), never the working tree:
   ``poetry.lock``, ``uv.lock``, ``Pipfile.lock``;
 * npm: ``package.json`` (dependencies, dev, peer, optional), ``package-lock.json`` (v1, v2, v3);
 * go: ``go.mod`` (require blocks; the required version is also the locked one; replacements noted);
-* cargo: ``Cargo.toml`` (dependencies, dev, build, target-specific, workspace), ``Cargo.lock``.
+* cargo: ``Cargo.toml`` (dependencies, dev, build, target-specific, workspace), ``Cargo.lock``;
+* toolchain: ``node``, ``python``, ``go``, ``rust``, ``npm``, ``pnpm``, ``yarn``, ``bun``, read by
+  :mod:`comind.toolchains` from ``.nvmrc``, ``.node-version``, ``.python-version``,
+  ``.tool-versions``, ``rust-toolchain(.toml)``, ``go.mod``'s ``go`` and ``toolchain``,
+  ``package.json``'s ``packageManager``, ``volta`` and ``engines``, Cargo.toml's ``rust-version``,
+  pyproject's ``requires-python``, and the setup actions of ``.github/workflows/*.yml``.
 
 A declared dependency takes its locked version from the nearest lockfile of its ecosystem in its
-directory or above; lockfile entries no manifest declares are listed with ``declared=None``.
+directory or above (of several versions locked under its name, as Cargo.lock lists
+them, the first its range admits); lockfile entries no manifest declares are listed with
+``declared=None``. A toolchain named in several files resolves to the newest of them.
 A malformed file is recorded in :attr:`DependencyScan.problems` and the scan goes on.
 
 :func:`version_in_range` checks a version against a range: PEP 440 (via ``packaging``) for pypi,
 with Poetry's ``^``/``~``/``*`` translated; node-semver for npm; Cargo's rules for cargo (a bare
-``1.2`` is ``^1.2``); comparators with a ``v`` prefix for go (a bare version is exact).
+``1.2`` is ``^1.2``); comparators with a ``v`` prefix for go (a bare version is exact); for toolchain,
+versions compared part by part, a partial one standing for all its releases (``=20`` holds 20.11.1).
 """
 
 from __future__ import annotations
@@ -30,14 +38,15 @@ from typing import Any
 
 import pygit2
 
+from . import toolchains
 from .codeindex import Snapshot
 
-ECOSYSTEMS = ("pypi", "npm", "go", "cargo")
+ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain")
 
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    ecosystem: str  # pypi | npm | go | cargo
+    ecosystem: str  # pypi | npm | go | cargo | toolchain
     name: str  # PEP 503-normalised for pypi, as written elsewhere
     declared: str | None  # the range as written in the manifest
     locked: str | None  # the version a lockfile (or an exact pin) fixes
@@ -88,6 +97,23 @@ def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, 
     folder = prefix.rstrip("/").rsplit("/", 1)[-1]
     for path, blob in _manifests_under(tree, folder):
         yield prefix + path, blob
+    if not prefix:
+        yield from _workflows(tree)
+
+
+def _workflows(tree: pygit2.Tree) -> Iterator[tuple[str, pygit2.Blob]]:
+    """The root's GitHub Actions workflows (`toolchains.is_workflow`): their setup actions name toolchains."""
+    try:
+        folder = tree[".github/workflows"]
+    except KeyError:
+        return
+    if isinstance(folder, pygit2.Tree):
+        for entry in folder:
+            path = f".github/workflows/{entry.name}"
+            if not isinstance(entry, pygit2.Blob) or entry.filemode not in (0o100644, 0o100755):
+                continue
+            if toolchains.is_workflow(path):
+                yield path, entry
 
 
 # (tree id, its folder's name) -> the manifests under it, by path inside it. Revisions share most
@@ -141,6 +167,8 @@ def _parsed(path: str, blob: pygit2.Blob) -> tuple[tuple[Dependency, ...], tuple
             text = bytes(blob.data).decode("utf-8-sig")  # a BOM is tolerated, as npm and pip do
             if name in _LOCKFILES:  # all of a lockfile or nothing of it
                 deps = list(_LOCK_PARSERS[name](path, text))
+            elif toolchains.is_workflow(path):
+                deps = list(_workflow(path, text))
             else:  # a manifest keeps what it declared before a bad entry
                 deps.extend((_MANIFEST_PARSERS.get(name) or _requirements)(path, text, problems))
         except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -159,7 +187,7 @@ def scan(
     `keep`, of the manifests and lockfiles it keeps only."""
     result = DependencyScan()
     declared: list[Dependency] = []
-    locks: dict[tuple[str, str], dict[str, str]] = {}  # (ecosystem, directory) → name → version
+    locks: dict[tuple[str, str], dict[str, list[str]]] = {}  # (ecosystem, directory) → name → versions
     lock_entries: list[Dependency] = []
     for path, blob in sorted(_manifest_blobs(_tree_of(source)), key=lambda item: item[0]):
         if keep is not None and not keep(path, blob):
@@ -170,7 +198,7 @@ def scan(
         if name in _LOCKFILES:
             table = locks.setdefault((_LOCKFILES[name], posixpath.dirname(path)), {})
             for dep in found:
-                table.setdefault(dep.name, dep.locked or "")
+                table.setdefault(dep.name, []).append(dep.locked or "")
             lock_entries.extend(found)
         else:
             declared.extend(found)
@@ -182,7 +210,7 @@ def scan(
         while locked is None:
             lock = locks.get((dep.ecosystem, directory))
             if lock is not None and dep.name in lock:
-                locked = lock[dep.name] or None
+                locked = _locked_for(dep, lock[dep.name]) or None
                 claimed.add((dep.ecosystem, directory, dep.name))
                 break
             if not directory:
@@ -193,6 +221,19 @@ def scan(
         if (dep.ecosystem, posixpath.dirname(dep.path), dep.name) not in claimed:
             result.dependencies.append(dep)
     return result
+
+
+def _locked_for(dep: Dependency, versions: list[str]) -> str:
+    """Of the versions a lockfile locks under a declared dependency's name, the first its declared
+    range admits (a Cargo.lock lists `syn` 1 and 2, oldest first), else the first."""
+    if len(versions) > 1 and dep.declared:
+        for version in versions:
+            try:
+                if version and version_in_range(dep.ecosystem, version, dep.declared):
+                    return version
+            except (ValueError, TypeError):
+                break  # a range it cannot read (`file:../lib`, a URL)
+    return versions[0]
 
 
 def dependencies(source: Snapshot | pygit2.Tree | pygit2.Commit) -> list[Dependency]:
@@ -211,7 +252,7 @@ def _listed(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
     if not isinstance(entry, pygit2.Blob) or entry.filemode not in (0o100644, 0o100755):
         return None
     folder = folders.rsplit("/", 1)[-1]
-    if name in _MANIFEST_PARSERS or name in _LOCKFILES:
+    if name in _MANIFEST_PARSERS or name in _LOCKFILES or toolchains.is_workflow(path):
         return entry
     return entry if name.endswith(".txt") and _is_requirements(f"{folder}/{name}") else None
 
@@ -226,6 +267,8 @@ def _by_key(found: Iterable[Dependency]) -> dict[tuple[str, str], list[Dependenc
 def _may_name(blob: pygit2.Blob, ecosystem: str, names: frozenset[str]) -> bool:
     """Can this manifest or lockfile declare or lock one of `names`? A file names a dependency in its
     own letters (pypi's normalised): one of plain ASCII without escapes that holds none of them does not."""
+    if ecosystem == "toolchain":
+        return True  # `.nvmrc` names node by its own name, not in its text
     data = bytes(blob.data)
     if not data.isascii() or b"\\" in data:
         return True
@@ -264,8 +307,7 @@ def moved(
         wanted[ecosystem] = wanted.get(ecosystem, frozenset()) | {name}
 
     def keep(path: str, blob: pygit2.Blob) -> bool:
-        ecosystem = manifest_ecosystem(path)
-        return ecosystem in wanted and _may_name(blob, ecosystem, wanted[ecosystem])
+        return any(e in wanted and _may_name(blob, e, wanted[e]) for e in manifest_ecosystems(path))
 
     old = [d for d in scan(before, keep).dependencies if (d.ecosystem, d.name) in changed]
     new = [d for d in scan(after, keep).dependencies if (d.ecosystem, d.name) in changed]
@@ -334,6 +376,7 @@ def _pyproject(path: str, text: str, problems: list[str]) -> Iterator[Dependency
                 path,
                 note or ("optional" if optional else None),
             )
+    yield from _toolchain(path, toolchains.pyproject(doc))
 
 
 def _requirements(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
@@ -368,6 +411,7 @@ def _package_json(path: str, text: str, problems: list[str]) -> Iterator[Depende
             continue
         for name, spec in table.items():
             yield Dependency("npm", name, spec if isinstance(spec, str) else None, None, path, note)
+    yield from _toolchain(path, toolchains.package_json(doc))
 
 
 def _go_mod(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
@@ -401,6 +445,7 @@ def _go_mod(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
     for module, version, indirect in required:
         note = f"replaced by {replaced[module]}" if module in replaced else "indirect" if indirect else None
         yield Dependency("go", module, version, version, path, note)
+    yield from _toolchain(path, toolchains.go_mod(text))
 
 
 def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
@@ -429,6 +474,20 @@ def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependenc
                 )
             else:
                 problems.append(f"{path}: cannot read dependency {name!r}")
+    yield from _toolchain(path, toolchains.cargo_toml(doc))
+
+
+def _toolchain(path: str, entries: Iterable[toolchains.Entry]) -> Iterator[Dependency]:
+    for name, declared, locked, note in entries:
+        yield Dependency("toolchain", name, declared, locked, path, note)
+
+
+def _version_file(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
+    return _toolchain(path, toolchains.version_file(posixpath.basename(path), text))
+
+
+def _workflow(path: str, text: str) -> Iterator[Dependency]:
+    return _toolchain(path, toolchains.workflow(text))
 
 
 _MANIFEST_PARSERS = {
@@ -436,6 +495,7 @@ _MANIFEST_PARSERS = {
     "package.json": _package_json,
     "go.mod": _go_mod,
     "Cargo.toml": _cargo_toml,
+    **dict.fromkeys(toolchains.VERSION_FILES, _version_file),
 }
 
 
@@ -698,11 +758,13 @@ def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
         return _semver_in_range(version, range_, "npm")
     if ecosystem in ("cargo", "go"):
         return _semver_in_range(version, range_, ecosystem)
+    if ecosystem == "toolchain":
+        return toolchains.in_range(version, range_)
     raise ValueError(f"unknown ecosystem {ecosystem!r}; expected one of {', '.join(ECOSYSTEMS)}")
 
 
 _PINNED = re.compile(r"\s*(?:==|=|v(?=\d))?\s*(v?\d[\w.+-]*)\s*")
-EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "="}  # "this version and no other"
+EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "=", "toolchain": "="}  # "this version and no other"
 _EXACT = re.compile(r"\s*(?:==|=)?\s*(v?\d[\w.+-]*)\s*")
 
 
@@ -714,15 +776,31 @@ def exact_pin(version_range: str) -> str | None:
 
 
 def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest."""
+    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest.
+
+    What a manifest declares wins over what a lockfile alone locks (another folder's lockfile pulling
+    the package in at another version); locked alone at several versions, a package has no one version."""
     out: dict[tuple[str, str], tuple[str, str]] = {}
+    pulled: dict[tuple[str, str], dict[str, str]] = {}  # locked by lockfiles alone: version → lockfile
     for d in deps:
+        if d.ecosystem == "toolchain":  # named in several files: the newest, so a bump in any one shows
+            key = (d.ecosystem, d.name)
+            if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0])):
+                out[key] = (d.locked, d.path)
+            continue
+        if d.declared is None and posixpath.basename(d.path) in _LOCKFILES:
+            if d.locked:
+                pulled.setdefault((d.ecosystem, d.name), {}).setdefault(d.locked, d.path)
+            continue
         declared = d.declared or ""
         # Cargo reads a bare "4.5" as ^4.5: only "=4.5.1" pins (npm's bare "1.2.3" and go's "v1.2.3" do)
         pinned = _PINNED.fullmatch(declared) if d.ecosystem != "cargo" or declared.lstrip().startswith("=") else None
         version = d.locked or (pinned.group(1) if pinned else None)
         if version and ((d.ecosystem, d.name) not in out or d.locked):
             out[(d.ecosystem, d.name)] = (version, d.path)
+    for key, versions in pulled.items():
+        if key not in out and len(versions) == 1:
+            out[key] = next(iter(versions.items()))
     return out
 
 
@@ -737,13 +815,14 @@ _MANIFESTS = (
     "go.mod",
     "Cargo.toml",
     "Cargo.lock",
+    *toolchains.VERSION_FILES,
 )
 
 
 def is_manifest(path: str) -> bool:
     """A file `dependencies` reads (a change to it may move a dependency)."""
     name = path.rsplit("/", 1)[-1]
-    return any(name.startswith(m) for m in _MANIFESTS)
+    return any(name.startswith(m) for m in _MANIFESTS) or toolchains.is_workflow(path)
 
 
 _MANIFEST_ECOSYSTEMS = {
@@ -752,10 +831,24 @@ _MANIFEST_ECOSYSTEMS = {
     "go.mod": "go",
     "Cargo.toml": "cargo",
     **_LOCKFILES,
+    **dict.fromkeys(toolchains.VERSION_FILES, "toolchain"),
 }
 
 
 def manifest_ecosystem(path: str) -> str | None:
     """The ecosystem whose dependencies a manifest or lockfile declares (None: not one)."""
     name = path.rsplit("/", 1)[-1]
+    if toolchains.is_workflow(path):
+        return "toolchain"
     return _MANIFEST_ECOSYSTEMS.get(name) or ("pypi" if _is_requirements(path) else None)
+
+
+_ALSO_TOOLCHAINS = ("pyproject.toml", "package.json", "go.mod", "Cargo.toml")
+
+
+def manifest_ecosystems(path: str) -> tuple[str, ...]:
+    """Every ecosystem a manifest or lockfile may name: a package.json names npm packages and toolchains."""
+    ecosystem = manifest_ecosystem(path)
+    if ecosystem is None:
+        return ()
+    return (ecosystem, "toolchain") if path.rsplit("/", 1)[-1] in _ALSO_TOOLCHAINS else (ecosystem,)

@@ -11,5 +11,6 @@ from __future__ import annotations
 # Bump when what is harvested changes: the next harvest re-reads all. 2: "add back" relands; 3: back-outs,
 # "…, reverts #N", merges of a branch's revert, people left out of revert reasons; 4: Go's prefixed
 # 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
-# revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch.
-HARVESTER_VERSION = "13"
+# revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch;
+# 14: `dep:` anchors for toolchain versions.
+HARVESTER_VERSION = "14"

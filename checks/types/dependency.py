@@ -2,7 +2,7 @@
 
 ```yaml
 type: dependency
-ecosystem: pypi            # pypi | npm | go | cargo
+ecosystem: pypi            # pypi | npm | go | cargo | toolchain (node, python, go, rust, pnpm, …)
 package: requests
 forbid: ">=3"              # and/or require: ">=2.31,<3"
 paths: ["services/api/**"] # optional: only manifests and lockfiles under these globs
@@ -33,37 +33,22 @@ from typing import ClassVar
 from comind.checks.context import CheckContext
 from comind.checks.globs import any_path_matches
 from comind.checks.interface import Check, CheckError, CheckField, Violation
-from comind.deps import ECOSYSTEMS, Dependency, normalize_pypi, version_in_range
+from comind.deps import ECOSYSTEMS, Dependency, is_manifest, normalize_pypi, version_in_range
 
 _LOCKFILES = {
     "pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"),
     "npm": ("package-lock.json",),
     "cargo": ("Cargo.lock",),
     "go": (),
+    "toolchain": (),
 }
-_MANIFESTS = frozenset(
-    {
-        "pyproject.toml",
-        "package.json",
-        "go.mod",
-        "Cargo.toml",
-        "poetry.lock",
-        "uv.lock",
-        "Pipfile.lock",
-        "package-lock.json",
-        "Cargo.lock",
-    }
-)
-_EXAMPLES = {"pypi": '">=2.31,<3"', "npm": '"^4.17.21"', "cargo": '"^1.0"', "go": '">=v1.2.0"'}
-
-
-def _is_dependency_file(path: str) -> bool:
-    base = posixpath.basename(path)
-    if base in _MANIFESTS:
-        return True
-    return base.endswith(".txt") and (
-        base.startswith("requirements") or posixpath.basename(posixpath.dirname(path)) == "requirements"
-    )
+_EXAMPLES = {
+    "pypi": '">=2.31,<3"',
+    "npm": '"^4.17.21"',
+    "cargo": '"^1.0"',
+    "go": '">=v1.2.0"',
+    "toolchain": '">=20"',
+}
 
 
 def _fmt(ecosystem: str, parts: tuple[int, int, int]) -> str:
@@ -134,7 +119,7 @@ class DependencyCheck(Check):
         return range_
 
     def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
-        return any(_is_dependency_file(p) for p in paths)
+        return any(is_manifest(p) for p in paths)
 
     def _in(self, version: str, range_: str) -> bool | None:
         try:
@@ -174,7 +159,7 @@ class DependencyCheck(Check):
                 and dep.declared is not None
                 and dep.declared.strip().lstrip("=").strip() == dep.locked
                 and dep.declared.strip().startswith("==")
-            )
+            ) or (dep.ecosystem == "toolchain" and dep.locked is not None)  # `.nvmrc`'s 20 is the version used
             if dep.locked is not None:
                 path, line = self._lock_location(ctx, revision, dep, pinned)
                 if self.forbid is not None and self._in(dep.locked, self.forbid):

@@ -209,6 +209,18 @@ def test_dependency_npm_lockfile(tmp_path: Path) -> None:
     assert ev.violations[0].path == "package-lock.json"
 
 
+def test_dependency_toolchain(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write(".nvmrc", "18\n")
+    base = repo.commit("deps")
+    repo.write(".nvmrc", "16\n")
+    repo.commit("downgrade")
+    node = {"type": "dependency", "ecosystem": "toolchain", "package": "node", "forbid": "<18"}
+    ev = check_all(repo, node, base=base)
+    assert texts(ev) == ["toolchain/node locked in forbidden range <18"]
+    assert ev.violations[0].path == ".nvmrc"
+
+
 # --- ast-grep -------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,10 @@ from comind.anchors import AnchorError, format_anchor, parse_anchor
             "dep:npm/@types/node@^20",
             {"scope": "dependency", "dep": {"ecosystem": "npm", "package": "@types/node", "version_range": "^20"}},
         ),
+        (
+            "dep:toolchain/node@=20",
+            {"scope": "dependency", "dep": {"ecosystem": "toolchain", "package": "node", "version_range": "=20"}},
+        ),
         ("repo:", {"scope": "repo"}),
     ],
 )

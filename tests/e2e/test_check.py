@@ -307,6 +307,101 @@ def test_a_reverted_lockfile_refresh_is_matched_by_its_share_of_moves(
     assert bool([f for f in report["findings"] if f["type"] == "dead_end"]) is flagged and code == int(flagged)
 
 
+CI = """\
+name: CI
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: pnpm/action-setup@v4
+      - uses: actions/setup-node@v4
+        with:
+          node-version: 18
+          cache: pnpm
+      - run: pnpm install --frozen-lockfile
+      - run: pnpm test
+"""
+PACKAGE = '{\n  "name": "web",\n  "packageManager": "pnpm@8.6.0",\n  "dependencies": {"lodash": "^4.17.0"}\n}\n'
+
+
+def reverted_move(repo: GitRepo, files: dict[str, str], subject: str) -> None:
+    """main: a web project on Node 18 and pnpm 8, then a commit writing `files` and its `git revert`."""
+    start = {".nvmrc": "18\n", ".github/workflows/ci.yml": CI, "package.json": PACKAGE, "README.md": "# web\n"}
+    for path, text in start.items():
+        repo.write(path, text)
+    repo.commit("initial")
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit(subject)
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.branch("feature")
+    repo.checkout("feature")
+
+
+def dead_ends(cli, repo: GitRepo) -> tuple[int, list[dict[str, Any]]]:  # type: ignore[no-untyped-def]
+    code, report, _ = check(cli, repo, "--base", "main")
+    return code, [f for f in report["findings"] if f["type"] == "dead_end"]
+
+
+@pytest.mark.parametrize(
+    ("attempt", "again", "path", "moves"),
+    [
+        # .nvmrc reverted from 20; the same move made in the CI workflow
+        (
+            {".nvmrc": "20\n"},
+            {".github/workflows/ci.yml": CI.replace("node-version: 18", "node-version: 20")},
+            ".github/workflows/ci.yml",
+            "node to 20, inside =20",
+        ),
+        # written otherwise, alongside other work: `v20.11.1` is one of Node 20's releases
+        (
+            {".nvmrc": "20\n"},
+            {".nvmrc": "v20.11.1\n", "README.md": "# web\n\nNode 20.\n"},
+            ".nvmrc",
+            "node to 20.11.1, inside =20",
+        ),
+        # corepack's packageManager: pnpm 8 to 9; again in the workflow's pnpm/action-setup
+        (
+            {"package.json": PACKAGE.replace("pnpm@8.6.0", "pnpm@9.1.0")},
+            {
+                ".github/workflows/ci.yml": CI.replace(
+                    "pnpm/action-setup@v4\n", "pnpm/action-setup@v4\n        with:\n          version: 9.1.0\n"
+                )
+            },
+            ".github/workflows/ci.yml",
+            "pnpm to 9.1.0, inside =9.1.0",
+        ),
+    ],
+)
+def test_a_reverted_toolchain_bump_made_again_is_a_dead_end(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, attempt: dict[str, str], again: dict[str, str], path: str, moves: str
+) -> None:
+    repo = GitRepo(tmp_path)
+    reverted_move(repo, attempt, "Move to the next toolchain")
+    for file, text in again.items():
+        repo.write(file, text)
+    repo.commit("Use the next toolchain")
+    code, [dead] = dead_ends(cli, repo)
+    assert code == 1 and "(rule D11 dependency-move)" in dead["title"] and dead["path"] == path
+    assert dead["message"].startswith(f"This moves {moves}, the range of ")
+
+
+def test_a_later_bump_past_a_reverted_one_is_no_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    reverted_move(repo, {".nvmrc": "20\n"}, "Bump Node to 20")
+    repo.write(".nvmrc", "22\n")
+    repo.write(".github/workflows/ci.yml", CI.replace("node-version: 18", "node-version: 22"))
+    repo.commit("Bump Node to 22")
+    code, found = dead_ends(cli, repo)
+    assert (code, found) == (0, [])
+    attempt = json.loads(cli(repo.path, "log", "--kind", "attempt", "--json").out)
+    assert [a["raw"] for a in attempt["anchors"] if a["scope"] == "dependency"] == ["dep:toolchain/node@=20"]
+    notes = json.loads(cli(repo.path, "show", attempt["id"], "--json").out)["notes"]
+    assert "retry condition met: node is now 22, outside =20" in notes
+
+
 def test_unrelated_change_has_no_finding(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
