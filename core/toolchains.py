@@ -291,17 +291,27 @@ def _yaml(text: str) -> Any:
         raise ValueError(f"not YAML: {exc}") from None
 
 
+WORKFLOW_BYTES = 512 * 1024  # a workflow larger than this is not read (GitHub's own limit is lower)
+
+
 def workflow(text: str) -> Iterator[Entry]:
+    if len(text) > WORKFLOW_BYTES:
+        raise ValueError(f"over {WORKFLOW_BYTES // 1024} KiB: not read")
     doc = _yaml(text)
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
     if not isinstance(jobs, dict):
         return
+    seen: set[int] = set()  # YAML aliases repeat one object: each read once, not once per alias
     for job in jobs.values():
         steps = job.get("steps") if isinstance(job, dict) else None
+        if id(steps) in seen:
+            continue
+        seen.add(id(steps))
         for step in steps if isinstance(steps, list) else ():
             uses = step.get("uses") if isinstance(step, dict) else None
-            if not isinstance(uses, str):
+            if not isinstance(uses, str) or id(step) in seen:
                 continue
+            seen.add(id(step))
             action, _, ref = uses.partition("@")
             if action not in _SETUP_ACTIONS:
                 continue

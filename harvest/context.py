@@ -249,7 +249,11 @@ class HarvestContext:
         if self._worker is None:
             from comind.harvest.worker import AnchorWorker
 
-            self._worker = AnchorWorker(self._attempt_anchors, self._reopen)
+            try:
+                self._worker = AnchorWorker(self._attempt_anchors, self._reopen)
+            except OSError:  # no process to spare (a pids limit, no memory): found here, alike
+                self.worker_allowed = False
+                return self._attempt_anchors(change, at, with_change)
         return self._worker.submit(change, at, with_change, lambda: self._attempt_anchors(change, at, with_change))
 
     def _attempt_anchors(self, change: Approach | None, at: str | None, with_change: str) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Attempts' anchors found in a second process while the walk goes on.
 
-A first harvest spends 30-55% of its time finding the definitions and dependencies a reverted
-change touched (`HarvestContext.anchors`, `dependency_anchors`); nothing else the walk decides
-reads them. With a second core idle, a forked process finds them while the walk reads on: the walk
+A first harvest spends much of its time (docs/benchmarks.md) finding the definitions and
+dependencies a reverted change touched (`HarvestContext.anchors`, `dependency_anchors`); nothing
+else the walk decides reads them. With a second core idle, a forked process finds them while the walk reads on: the walk
 hands each attempt over (what its anchors read: the files, their removed lines, the commits) and
 keeps a `PendingRecord` in the record's place; after the walk each is made, in order, from its
 anchors (the walk, done first, finds the last ones itself while the worker finishes the others).
@@ -17,9 +17,11 @@ the machine has a core to spare (more than one, and a load average at least one 
 from __future__ import annotations
 
 import contextlib
+import gc
 import mmap
 import os
 import pickle
+import queue
 import signal
 import struct
 import sys
@@ -49,6 +51,8 @@ def allowed() -> bool:
     if setting == "1":
         return True
     if not sys.platform.startswith("linux"):
+        return False
+    if threading.active_count() > 1:  # a fork copies no other thread, only the locks it holds
         return False
     cores = os.cpu_count() or 1
     try:
@@ -127,32 +131,54 @@ class AnchorWorker:
     parent's); a thread of this process reads what it finds."""
 
     def __init__(self, find: Find, reopen: Callable[[], None]) -> None:
-        jobs_r, jobs_w = os.pipe()
-        results_r, results_w = os.pipe()
+        """Fork the worker; OSError (nothing opened is left behind) when no process can be had."""
+        fds = [*os.pipe(), *os.pipe()]
+        jobs_r, jobs_w, results_r, results_w = fds
         self.claims = mmap.mmap(-1, _CLAIMS)  # shared: who started each job (0: neither yet)
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns
-            os.close(jobs_w)
-            os.close(results_r)
-            _serve(find, reopen, self.claims, os.fdopen(jobs_r, "rb"), os.fdopen(results_w, "wb"))
+        try:
+            gc.freeze()  # (the child's copy of the heap stays shared while it runs)
+            pid = os.fork()
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            self.claims.close()
+            raise
+        finally:
+            gc.unfreeze()
+        if pid == 0:  # the worker: never returns, whatever happens here
+            try:
+                os.close(jobs_w)
+                os.close(results_r)
+                _serve(find, reopen, self.claims, os.fdopen(jobs_r, "rb"), os.fdopen(results_w, "wb"))
+            finally:
+                os._exit(1)
         os.close(jobs_r)
         os.close(results_w)
         self.pid = pid
-        self._jobs = os.fdopen(jobs_w, "wb")
         self._results: dict[int, Anchors | None] = {}
         self._done = threading.Condition()
         self._ended = False
         self._sent = 0
         self._reader = threading.Thread(target=self._read, args=(os.fdopen(results_r, "rb"),), daemon=True)
         self._reader.start()
+        # jobs are written by a thread of their own: a full pipe to a stuck worker never holds the walk
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write, args=(os.fdopen(jobs_w, "wb"),), daemon=True)
+        self._writer.start()
 
     def submit(self, change: Approach, at: str, with_change: str, inline: Callable[[], Anchors]) -> Later:
         job = self._sent
         self._sent += 1
         files = [(f.path, f.old_path, f.status, f.binary, [ln.lineno for ln in f.removed]) for f in change.files]
-        with contextlib.suppress(OSError):  # the worker gone: its result is found here when asked for
-            _write(self._jobs, (job, change.base, change.head, files, at, with_change))
+        self._queue.put((job, change.base, change.head, files, at, with_change))
         return Later(self, job, inline)
+
+    def _write(self, jobs: BinaryIO) -> None:
+        with contextlib.suppress(OSError):  # the worker gone: its results are found here when asked for
+            while (job := self._queue.get()) is not None:
+                _write(jobs, job)
+        with contextlib.suppress(OSError):
+            jobs.close()
 
     def claim(self, job: int) -> bool:
         """Take a job the worker has not started (both may take one at once: found twice, alike)."""
@@ -177,12 +203,13 @@ class AnchorWorker:
             os.kill(self.pid, signal.SIGKILL)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._jobs.close()
+        self._queue.put(None)  # no more jobs: the writer closes the pipe, the worker ends
         self._reader.join(STALL)
         if self._reader.is_alive():  # a worker that does not end when its jobs do: stuck
             self._stop()
             self._reader.join()
+        self._writer.join(STALL)
+        self.claims.close()
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 

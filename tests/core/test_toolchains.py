@@ -340,3 +340,14 @@ def test_text_readers_raise_nothing_but_value_error(lines: list[str]) -> None:
         for name, _, locked, _ in found:
             assert name in ("node", "python", "go", "rust", "npm", "pnpm", "yarn", "bun")
             assert locked is None or in_range(locked, f"={locked}")
+
+
+def test_a_workflow_repeating_steps_by_alias_reads_each_once_and_a_huge_one_not_at_all() -> None:
+    """Content of a merge request: YAML aliases may name one list of steps from every job."""
+    steps = "s: &s\n" + "".join(
+        f"  - uses: actions/setup-node@v4\n    with:\n      node-version: '{i}'\n" for i in range(50)
+    )
+    jobs = "jobs:\n" + "".join(f"  j{i}: {{steps: *s}}\n" for i in range(50))
+    assert len(list(toolchains.workflow(steps + jobs))) == 50
+    with pytest.raises(ValueError, match="not read"):
+        list(toolchains.workflow("jobs: {}\n" + "#" * toolchains.WORKFLOW_BYTES))

@@ -92,6 +92,11 @@ def test_a_worker_gone_leaves_the_walk_to_find_them(tmp_path: Path, monkeypatch:
 
 def test_a_worker_runs_with_a_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COMIND_HARVEST_WORKER", raising=False)
+    monkeypatch.setattr("threading.active_count", lambda: 2)  # another thread: a fork would copy its locks
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert not worker.allowed()
+    monkeypatch.setattr("threading.active_count", lambda: 1)
     monkeypatch.setattr("sys.platform", "linux")
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr("os.getloadavg", lambda: (0.5, 0.5, 0.5))
@@ -154,3 +159,41 @@ def test_a_worker_that_stalls_is_given_up_and_the_walk_finds_the_anchors(
     started = time.monotonic()
     assert _records(r.path, "1", monkeypatch) == alone
     assert time.monotonic() - started < 60
+
+
+def test_no_process_to_spare_finds_the_anchors_here_and_leaves_nothing_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    r = _history(tmp_path)
+    alone = _records(r.path, "0", monkeypatch)
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(worker.os, "fork", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    assert _records(r.path, "1", monkeypatch) == alone
+    assert len(os.listdir("/proc/self/fd")) <= before
+
+
+def test_handing_over_never_waits_on_a_stuck_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs far beyond a pipe's buffer, to a worker that never reads them: `submit` returns at once,
+    and `close` gives the worker up after `STALL`."""
+    import time
+
+    from comind.harvest.approach import Approach, FileChange, Line
+
+    monkeypatch.setattr(worker, "STALL", 0.5)
+    stuck = worker.AnchorWorker(lambda change, at, with_change: [], lambda: time.sleep(3600))
+    removed = tuple(Line(n, "", False) for n in range(200))
+    change = Approach(
+        "a" * 40, "b" * 40, tuple(FileChange(f"f{i}.py", None, "M", False, removed=removed) for i in range(100))
+    )
+    started = time.monotonic()
+    for _ in range(20):
+        stuck.submit(change, "a" * 40, "b" * 40, lambda: [])
+    assert time.monotonic() - started < 5
+    stuck.close()
+    assert time.monotonic() - started < 30
