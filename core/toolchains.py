@@ -297,6 +297,8 @@ WORKFLOW_BYTES = 512 * 1024  # a workflow larger than this is not read (GitHub's
 def workflow(text: str) -> Iterator[Entry]:
     if len(text) > WORKFLOW_BYTES:
         raise ValueError(f"over {WORKFLOW_BYTES // 1024} KiB: not read")
+    if not any(action in text for action in _SETUP_ACTIONS):
+        return  # no setup action named: nothing to parse (most workflows)
     doc = _yaml(text)
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
     if not isinstance(jobs, dict):

@@ -756,7 +756,7 @@ def test_toolchain_ranges_and_pins() -> None:
 def test_new_malformed_files_are_problems_not_crashes(tmp_path: Path) -> None:
     r = GitRepo(tmp_path)
     r.write("rust-toolchain.toml", "[toolchain\n")
-    r.write(".github/workflows/ci.yml", "jobs: [\n")
+    r.write(".github/workflows/ci.yml", "# uses: actions/setup-node\njobs: [\n")
     r.write(".nvmrc", b"\xff\xfe20")
     r.write("c/package.json", '{"dependencies": {"ok": "^1.0.0"}, "packageManager": ["pnpm"]}')
     r.commit("broken")
