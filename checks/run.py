@@ -295,7 +295,7 @@ def stale_records(run: CheckRun, report: Report) -> None:
         status = derived[record.id]
         if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
-        path, line = _location(record)
+        path, line = _location(run, record)
         if is_history(record):  # harvested evidence stays true: read it, nothing to confirm
             commands: tuple[str, ...] = (f"comind show {short_id(record.id)}",)
             ask = "It is history (harvested), still true of when it was written: read it before changing this code."
@@ -355,7 +355,7 @@ def context_notes(run: CheckRun, report: Report) -> None:
         )
     ranked.sort(key=lambda item: item[:3])
     for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
-        path, line = _location(record)
+        path, line = _location(run, record)
         what = str(record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or "")
         if what.strip().lower() in record.title.lower():
             what = ""  # a Lore constraint's rule is its title; a rejected option's approach is in its title
@@ -379,11 +379,29 @@ def context_notes(run: CheckRun, report: Report) -> None:
         )
 
 
-def _location(record: Record) -> tuple[str | None, int | None]:
-    for anchor in record.anchors:
-        if anchor.get("role", "subject") == "subject" and anchor.get("path") and not anchor["path"].endswith("/"):
-            span = anchor.get("span") or [anchor.get("line")]
-            return anchor["path"], span[0]
+def _location(run: CheckRun, record: Record) -> tuple[str | None, int | None]:
+    """Where a record is shown: a subject anchor as it is at head, those on the change's files first:
+    its definition's line now, else its file when still there. An anchor's span is where it was
+    when written; shown on today's file it points at whatever took that line."""
+    import pygit2
+
+    touched = run.touched_paths()
+    subjects = [
+        a
+        for a in record.anchors
+        if a.get("role", "subject") == "subject" and a.get("path") and not a["path"].endswith("/")
+    ]
+    try:
+        tree = run.ws.index.repo[run.head].peel(pygit2.Tree)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None, None
+    for anchor in sorted(subjects, key=lambda a: a["path"] not in touched):
+        path = anchor["path"]
+        if path not in tree:
+            continue
+        symbol = anchor.get("symbol")
+        found = next((d for d in run.head_snapshot.definitions(path) if d.qualname == symbol), None) if symbol else None
+        return path, found.start_line if found else None
     return None, None
 
 

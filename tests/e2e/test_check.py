@@ -920,3 +920,39 @@ def test_inline_suppressions_need_a_reason_and_work_in_any_comment_syntax(cli, r
     ):
         [mark] = parse("x", f"code {comment}\n")
         assert mark.names == ("abcd1234",) and mark.reason == "why", comment
+
+
+def test_a_stale_record_is_shown_where_its_code_is_now(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Its anchors' spans are where the code was when it was written; the note points at the
+    definition as it is at head, on a file that is still there, not at whatever took the old line."""
+    reverted.write("app/extra.py", "def helper(x):\n    return x * 2\n")
+    reverted.commit("helper")
+    rid = cli(
+        reverted.path,
+        "remember",
+        "gotcha",
+        "--on",
+        "app/extra.py::helper",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Admins bypass grants",
+        "--symptom",
+        "admins see everything",
+        "--cause",
+        "is_admin short-circuit",
+    ).out.strip()
+    reverted.commit("record")
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.rm("app/extra.py")
+    reverted.write(
+        "app/perm.py",
+        "import policy_engine\n\n\n# Grants come from the policy engine now.\n\n\nclass Checker:\n"
+        "    def check(self, user, perm):\n"
+        "        return policy_engine.evaluate(user.roles, perm, context=request_context())\n",
+    )
+    reverted.commit("Delegate to the policy engine")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    [stale] = [f for f in report["findings"] if f["record_id"] == rid]
+    assert (stale["path"], stale["line"]) == ("app/perm.py", 8), stale
