@@ -291,11 +291,12 @@ def stale_records(run: CheckRun, report: Report) -> None:
     derived = run.statuses(candidates)
     level = {"stale": "warning", "orphaned": "warning", "unverifiable": "note"}
     reported = {f.record_id for f in report.findings}  # a re-proposed dead end is not also "stale"
+    locate = _locator(run)
     for record in candidates:
         status = derived[record.id]
         if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
-        path, line = _location(run, record)
+        path, line = locate(record)
         if is_history(record):  # harvested evidence stays true: read it, nothing to confirm
             commands: tuple[str, ...] = (f"comind show {short_id(record.id)}",)
             ask = "It is history (harvested), still true of when it was written: read it before changing this code."
@@ -354,8 +355,9 @@ def context_notes(run: CheckRun, report: Report) -> None:
             )
         )
     ranked.sort(key=lambda item: item[:3])
+    locate = _locator(run)
     for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
-        path, line = _location(run, record)
+        path, line = locate(record)
         what = str(record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or "")
         if what.strip().lower() in record.title.lower():
             what = ""  # a Lore constraint's rule is its title; a rejected option's approach is in its title
@@ -379,30 +381,34 @@ def context_notes(run: CheckRun, report: Report) -> None:
         )
 
 
-def _location(run: CheckRun, record: Record) -> tuple[str | None, int | None]:
+def _locator(run: CheckRun) -> Callable[[Record], tuple[str | None, int | None]]:
     """Where a record is shown: a subject anchor as it is at head, those on the change's files first:
     its definition's line now, else its file when still there. An anchor's span is where it was
     when written; shown on today's file it points at whatever took that line."""
     import pygit2
 
     touched = run.touched_paths()
-    subjects = [
-        a
-        for a in record.anchors
-        if a.get("role", "subject") == "subject" and a.get("path") and not a["path"].endswith("/")
-    ]
     try:
         tree = run.ws.index.repo[run.head].peel(pygit2.Tree)
     except (KeyError, ValueError, pygit2.GitError):
+        return lambda record: (None, None)
+
+    def locate(record: Record) -> tuple[str | None, int | None]:
+        subjects = [
+            a
+            for a in record.anchors
+            if a.get("role", "subject") == "subject" and a.get("path") and not a["path"].endswith("/")
+        ]
+        for anchor in sorted(subjects, key=lambda a: a["path"] not in touched):
+            path, symbol = anchor["path"], anchor.get("symbol")
+            if path not in tree:
+                continue
+            defs = run.head_snapshot.definitions(path) if symbol else ()
+            found = next((d for d in defs if d.qualname == symbol), None)
+            return path, found.start_line if found else None
         return None, None
-    for anchor in sorted(subjects, key=lambda a: a["path"] not in touched):
-        path = anchor["path"]
-        if path not in tree:
-            continue
-        symbol = anchor.get("symbol")
-        found = next((d for d in run.head_snapshot.definitions(path) if d.qualname == symbol), None) if symbol else None
-        return path, found.start_line if found else None
-    return None, None
+
+    return locate
 
 
 def constraint_violations(run: CheckRun, report: Report) -> None:

@@ -110,10 +110,8 @@ def _workflows(tree: pygit2.Tree) -> Iterator[tuple[str, pygit2.Blob]]:
     if isinstance(folder, pygit2.Tree):
         for entry in folder:
             path = f".github/workflows/{entry.name}"
-            if not isinstance(entry, pygit2.Blob) or entry.filemode not in (0o100644, 0o100755):
-                continue
-            if toolchains.is_workflow(path):
-                yield path, entry
+            if toolchains.is_workflow(path) and (blob := _listed(tree, path)) is not None:
+                yield path, blob
 
 
 # (tree id, its folder's name) -> the manifests under it, by path inside it. Revisions share most

@@ -15,6 +15,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from comind.errors import ComindError
@@ -119,17 +120,17 @@ def harvest(
     """Harvest the git history new since the last run (`_harvest`), attempts' anchors found in a
     worker process when a core is to spare (`harvest.worker`): read again without it should a record
     it was found for not be made after all."""
-    kwargs: dict[str, Any] = {"since": since, "full": full, "publish": publish, "progress": progress, "head": head}
+    run = partial(_harvest, ws, since=since, full=full, publish=publish, progress=progress, head=head)
     if weigh:  # (its weights are counted by a thread: no fork beside one)
-        return _harvest(ws, weigh=True, worker=False, **kwargs)
+        return run(weigh=True)
     try:
-        return _harvest(ws, worker=True, **kwargs)
+        return run(worker=True)
     except Exception as exc:
         from comind.harvest.worker import Diverged  # (imported once a worker ran)
 
         if not isinstance(exc, Diverged):
             raise
-        return _harvest(ws, worker=False, **kwargs)
+        return run()
 
 
 def _harvest(
