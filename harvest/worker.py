@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from comind.errors import ComindError
 from comind.records import Record
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ def allowed() -> bool:
     """Is a worker process worth starting (`COMIND_HARVEST_WORKER`, else a core to spare)? Only where
     a fork is (and, unasked, only on Linux: macOS's system libraries are not safe across one)."""
     setting = os.environ.get("COMIND_HARVEST_WORKER", "")
+    if setting not in ("", "0", "1"):
+        raise ComindError(f"COMIND_HARVEST_WORKER={setting!r}: expected 0 (never), 1 (always) or unset")
     if not hasattr(os, "fork") or setting == "0":
         return False
     if setting == "1":

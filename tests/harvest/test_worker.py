@@ -197,3 +197,13 @@ def test_handing_over_never_waits_on_a_stuck_worker(monkeypatch: pytest.MonkeyPa
     assert time.monotonic() - started < 5
     stuck.close()
     assert time.monotonic() - started < 30
+
+
+def test_a_setting_that_is_neither_0_nor_1_is_refused_by_name(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    r = _history(tmp_path)
+    monkeypatch.setenv("COMIND_HARVEST_WORKER", "yes")
+    result = cli(r.path, "harvest")
+    assert result.code == 2 and "COMIND_HARVEST_WORKER='yes'" in result.err
+    assert not (r.path / ".git" / "comind").exists() or not any((r.path / ".git" / "comind").rglob("*.json"))
