@@ -45,7 +45,6 @@ from comind.rulebook import (
     rules_of,
     words,
 )
-from comind.status import is_history
 from comind.weights import IDENT, WeightIndex, Weights
 
 if TYPE_CHECKING:
@@ -479,7 +478,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 message = f"{describe(m, verdict.kind)} of {what}"
                 found.append((message, path, line, rule_label(verdict.rule), strongest(m, verdict.kind)))
-        for dep, before, version, path in moves_into(record.anchors, dep_moves, rules, harvested=is_history(record)):
+        for dep, before, version, path in moves_into(record.anchors, dep_moves, rules):
             found.append(
                 (
                     f"This moves {dep['package']} to {version}, inside {dep['version_range']}, the range of {what}",
@@ -659,8 +658,8 @@ def dependency_moves(base: Any, head: Any) -> Moves:
     whose locked (else declared) version the change from `base` to `head` (snapshots, trees or
     commits) moves."""
 
-    before = resolved_versions(dependencies(base), floors=True)
-    after = resolved_versions(dependencies(head), floors=True)
+    before = resolved_versions(dependencies(base))
+    after = resolved_versions(dependencies(head))
     return {
         key: (before.get(key, (None, ""))[0], version, path)
         for key, (version, path) in after.items()
@@ -674,19 +673,19 @@ def dependency_ranges(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def moves_into(
-    anchors: list[dict[str, Any]], moves: Moves, rules: RuleBook = DEFAULT, *, harvested: bool = False
+    anchors: list[dict[str, Any]], moves: Moves, rules: RuleBook = DEFAULT
 ) -> list[tuple[dict[str, Any], str | None, str, str]]:
     """(dep, version before, version after, manifest path) for each dependency the moves take into
     an attempt's range from outside it: the attempt's dependency move again.
 
-    A range someone declared (`dep:pypi/lance@<0.8`) counts alone; what a `harvested` change moved
-    its dependencies to (exact versions, or ranges where no lockfile said) counts as rule D11 says."""
+    A range someone declared (`dep:pypi/lance@<0.8`) counts alone; exact versions (what a harvested
+    change moved its dependencies to) count as rule D11 says."""
 
     declared: list[tuple[dict[str, Any], str | None, str, str]] = []
     exact: list[tuple[dict[str, Any], str | None, str, str]] = []
     pinned = 0
     for dep in dependency_ranges(anchors):
-        is_exact = harvested or exact_pin(dep["version_range"]) is not None
+        is_exact = exact_pin(dep["version_range"]) is not None
         pinned += is_exact
         moved = moves.get((dep["ecosystem"], _dep_name(dep)))
         if (

@@ -281,40 +281,35 @@ Versions = dict[tuple[str, str], tuple[str, str]]
 
 def moved(
     before: pygit2.Tree, after: pygit2.Tree, paths: Iterable[str] | None = None
-) -> tuple[Versions, Versions, dict[tuple[str, str], str | None]]:
-    """`resolved_versions` of both trees, floors included, and the direct dependencies of `after`,
-    each with its declared range when only that range's floor gave its version. Given `paths`,
+) -> tuple[Versions, Versions, set[tuple[str, str]]]:
+    """`resolved_versions` of both trees and the direct dependencies of `after`. Given `paths`,
     every path where the two trees differ, only for the dependencies whose entries in those files
     differ: every other one has the same entries in both trees, and so the same version (a lockfile
     that does not lock it does not resolve it); the files read are then those that may name one of
     them (`_may_name`), not every manifest of the trees."""
     if paths is None:
-        old, new = dependencies(before), dependencies(after)
-    else:
-        changed: set[tuple[str, str]] = set()
-        for path in dict.fromkeys(paths):
-            sides = [
-                _by_key(_parsed(path, b)[0]) if (b := _listed(t, path)) is not None else {} for t in (before, after)
-            ]
-            changed |= {k for k in sides[0].keys() | sides[1].keys() if sides[0].get(k) != sides[1].get(k)}
-        if not changed:
-            return {}, {}, {}
-        wanted: dict[str, frozenset[str]] = {}
-        for ecosystem, name in changed:
-            wanted[ecosystem] = wanted.get(ecosystem, frozenset()) | {name}
+        now = dependencies(after)
+        return (
+            resolved_versions(dependencies(before)),
+            resolved_versions(now),
+            {(d.ecosystem, d.name) for d in now if is_direct(d)},
+        )
+    changed: set[tuple[str, str]] = set()
+    for path in dict.fromkeys(paths):
+        sides = [_by_key(_parsed(path, b)[0]) if (b := _listed(t, path)) is not None else {} for t in (before, after)]
+        changed |= {k for k in sides[0].keys() | sides[1].keys() if sides[0].get(k) != sides[1].get(k)}
+    if not changed:
+        return {}, {}, set()
+    wanted: dict[str, frozenset[str]] = {}
+    for ecosystem, name in changed:
+        wanted[ecosystem] = wanted.get(ecosystem, frozenset()) | {name}
 
-        def keep(path: str, blob: pygit2.Blob) -> bool:
-            return any(e in wanted and _may_name(blob, e, wanted[e]) for e in manifest_ecosystems(path))
+    def keep(path: str, blob: pygit2.Blob) -> bool:
+        return any(e in wanted and _may_name(blob, e, wanted[e]) for e in manifest_ecosystems(path))
 
-        old = [d for d in scan(before, keep).dependencies if (d.ecosystem, d.name) in changed]
-        new = [d for d in scan(after, keep).dependencies if (d.ecosystem, d.name) in changed]
-    now = _resolved(new, True)
-    direct = {(d.ecosystem, d.name) for d in new if is_direct(d)}
-    return (
-        resolved_versions(old, floors=True),
-        {key: (version, path) for key, (version, path, _range) in now.items()},
-        {key: now[key][2] if key in now else None for key in direct},
-    )
+    old = [d for d in scan(before, keep).dependencies if (d.ecosystem, d.name) in changed]
+    new = [d for d in scan(after, keep).dependencies if (d.ecosystem, d.name) in changed]
+    return resolved_versions(old), resolved_versions(new), {(d.ecosystem, d.name) for d in new if is_direct(d)}
 
 
 def is_direct(dep: Dependency) -> bool:
@@ -778,72 +773,33 @@ def exact_pin(version_range: str) -> str | None:
     return m.group(1) if m else None
 
 
-def resolved_versions(deps: Iterable[Dependency], *, floors: bool = False) -> dict[tuple[str, str], tuple[str, str]]:
-    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest;
-    with `floors`, else the lowest version a declared range admits (`range_floor`).
+def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(ecosystem, name) -> (version, path): the locked version, else an exact pin in a manifest.
 
     What a manifest declares wins over what a lockfile alone locks (another folder's lockfile pulling
     the package in at another version); locked alone at several versions, a package has no one version."""
-    return {key: (version, path) for key, (version, path, _range) in _resolved(deps, floors).items()}
-
-
-def _resolved(deps: Iterable[Dependency], floors: bool) -> dict[tuple[str, str], tuple[str, str, str | None]]:
-    """`resolved_versions`, each with the declared range when only its floor gave the version."""
-    out: dict[tuple[str, str], tuple[str, str, str | None]] = {}
+    out: dict[tuple[str, str], tuple[str, str]] = {}
     pulled: dict[tuple[str, str], dict[str, str]] = {}  # locked by lockfiles alone: version → lockfile
     for d in deps:
-        key = (d.ecosystem, d.name)
         if d.ecosystem == "toolchain":  # named in several files: the newest, so a bump in any one shows
+            key = (d.ecosystem, d.name)
             if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0])):
-                out[key] = (d.locked, d.path, None)
+                out[key] = (d.locked, d.path)
             continue
         if d.declared is None and posixpath.basename(d.path) in _LOCKFILES:
             if d.locked:
-                pulled.setdefault(key, {}).setdefault(d.locked, d.path)
+                pulled.setdefault((d.ecosystem, d.name), {}).setdefault(d.locked, d.path)
             continue
         declared = d.declared or ""
         # Cargo reads a bare "4.5" as ^4.5: only "=4.5.1" pins (npm's bare "1.2.3" and go's "v1.2.3" do)
         pinned = _PINNED.fullmatch(declared) if d.ecosystem != "cargo" or declared.lstrip().startswith("=") else None
         version = d.locked or (pinned.group(1) if pinned else None)
-        floor = range_floor(d.ecosystem, declared) if floors and not version and declared else None
-        if version and (key not in out or out[key][2] is not None or d.locked):
-            out[key] = (version, d.path, None)
-        elif floor and key not in out:
-            out[key] = (floor, d.path, declared.strip())
+        if version and ((d.ecosystem, d.name) not in out or d.locked):
+            out[(d.ecosystem, d.name)] = (version, d.path)
     for key, versions in pulled.items():
-        if (key not in out or out[key][2] is not None) and len(versions) == 1:  # locked beats a floor
-            version, path = next(iter(versions.items()))
-            out[key] = (version, path, None)
+        if key not in out and len(versions) == 1:
+            out[key] = next(iter(versions.items()))
     return out
-
-
-# A comparator and its version in a declared range: `^6.1.1`, `>=2.0`, `~=1.4`, `1.2.x`, Cargo's `4.5`.
-_BOUND = re.compile(r"(\^|~=|~|>=|===|==|=|<=|<|>|!=)?\s*v?(\d+(?:\.(?:\d+|[xX*]))*(?:-[0-9A-Za-z.-]+)?)")
-
-
-def range_floor(ecosystem: str, range_: str) -> str | None:
-    """The lowest version a declared range admits, when it names it (`^6.1.1` 6.1.1, `>=2.0,<3` 2.0,
-    `1.2.x` 1.2.0): where no lockfile says, a change moving the range moves its floor. None for
-    alternatives (`||`), a range with no lower bound, and what the ecosystem cannot read."""
-    text = range_.strip().removeprefix("workspace:")
-    if text.startswith("npm:"):  # an alias: npm:real-name@^1.2
-        text = text.rpartition("@")[2]
-    if "||" in text or ecosystem not in ("pypi", "npm", "cargo"):
-        return None
-    for m in _BOUND.finditer(text):
-        if m.group(1) in ("<", "<=", ">", "!="):
-            continue  # an upper or exclusive bound: not a version the range admits
-        parts = [p if p.isdigit() else "0" for p in m.group(2).split("-", 1)[0].split(".")]
-        if ecosystem != "pypi":
-            parts = [*parts, "0", "0"][:3]
-        pre = m.group(2).partition("-")[2]
-        candidate = ".".join(parts) + (f"-{pre}" if pre and ecosystem != "pypi" else "")
-        try:
-            if version_in_range(ecosystem, candidate, range_):
-                return candidate
-        except (ValueError, TypeError):
-            return None
-    return None
 
 
 _MANIFESTS = (

@@ -95,7 +95,6 @@ from comind.rulebook import (
     Verdict,
     rules_of,
 )
-from comind.status import is_history
 from comind.weights import IDENT, Weights
 from comind.workspace import Workspace
 
@@ -1233,7 +1232,7 @@ def _dependency_hits(
         return []
     out = []
     for attempt in moving:
-        if found := moves_into(attempt.record.anchors, moves, rules, harvested=is_history(attempt.record)):
+        if found := moves_into(attempt.record.anchors, moves, rules):
             dep, before, version, _path = found[0]
             out.append((attempt, f"{dep['package']} {before or '(none)'} -> {version}"))
     return out

@@ -335,10 +335,9 @@ def dependency_anchors(
     ctx: HarvestContext, change: Approach | None, before: str | None, after: str
 ) -> list[dict[str, Any]]:
     """`dep:` anchors for the direct dependencies a change moved, each with the exact version it
-    moved to as its range (or, where no lockfile or pin says, the range it declared): a later change
-    moving there again re-proposes the approach. What a lockfile alone moves (transitive crates,
-    `winapi-i686-pc-windows-gnu` 0.4.0, its only version) follows from the direct moves, and comes
-    back with any change that pulls the same crate in."""
+    moved to as its range: a later change moving there again re-proposes the approach. What a
+    lockfile alone moves (transitive crates, `winapi-i686-pc-windows-gnu` 0.4.0, its only version)
+    follows from the direct moves, and comes back with any change that pulls the same crate in."""
 
     if change is None or before is None or not any(is_manifest(f.path) for f in change.files):
         return []
@@ -355,13 +354,9 @@ def dependency_anchors(
     anchors = []
     for (ecosystem, name), (version, _path) in sorted(new.items()):
         if (ecosystem, name) in direct and old.get((ecosystem, name), (None,))[0] != version:
-            exact = f"dep:{ecosystem}/{name}@{EXACT_RANGE[ecosystem]}{version}"
-            declared = direct[ecosystem, name]
-            try:
-                anchor = parse_anchor(f"dep:{ecosystem}/{name}@{declared}" if declared else exact)
-            except AnchorError:  # a declared range no anchor can hold: its floor, exactly
-                anchor = parse_anchor(exact)
-            anchors.append(anchor | {"commit": before})
+            anchors.append(
+                parse_anchor(f"dep:{ecosystem}/{name}@{EXACT_RANGE[ecosystem]}{version}") | {"commit": before}
+            )
     return anchors[:MAX_ANCHORS]
 
 

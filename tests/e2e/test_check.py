@@ -402,30 +402,6 @@ def test_a_later_bump_past_a_reverted_one_is_no_dead_end(cli, tmp_path: Path) ->
     assert "retry condition met: node is now 22, outside =20" in notes
 
 
-@pytest.mark.parametrize(
-    ("again", "flagged"),
-    [
-        ("^5.1.0", True),  # no lockfile read: the declared range moved into the reverted one again
-        ("5.0.2", True),  # pinned inside it
-        ("^4.18.0", False),  # a bump within the old major
-    ],
-)
-def test_a_reverted_range_bump_made_again_is_a_dead_end(  # type: ignore[no-untyped-def]
-    cli, tmp_path: Path, again: str, flagged: bool
-) -> None:
-    repo = GitRepo(tmp_path)
-    reverted_move(repo, {"package.json": PACKAGE.replace("^4.17.0", "^5.0.0")}, "Upgrade lodash to 5")
-    repo.write("package.json", PACKAGE.replace("^4.17.0", again))
-    repo.commit("Move lodash")
-    code, found = dead_ends(cli, repo)
-    attempt = json.loads(cli(repo.path, "log", "--kind", "attempt", "--json").out)
-    assert [a["raw"] for a in attempt["anchors"] if a["scope"] == "dependency"] == ["dep:npm/lodash@^5.0.0"]
-    assert code == int(flagged) and len(found) == int(flagged)
-    if flagged:
-        assert "(rule D11 dependency-move)" in found[0]["title"] and found[0]["path"] == "package.json"
-        assert found[0]["message"].startswith(f"This moves lodash to {again.lstrip('^')}, inside ^5.0.0, the range of ")
-
-
 def test_unrelated_change_has_no_finding(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
