@@ -8,6 +8,7 @@ evidence; the report renders to every format.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -359,8 +360,10 @@ def context_notes(run: CheckRun, report: Report) -> None:
     for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
         path, line = locate(record)
         what = str(record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or "")
-        if what.strip().lower() in record.title.lower():
-            what = ""  # a Lore constraint's rule is its title; a rejected option's approach is in its title
+        # a Lore constraint's rule is its title; a rejected option's approach is in its title, and a
+        # harvested attempt's is its title and the reverted commit
+        if _COMMIT_SUFFIX.sub("", what).strip().lower() in record.title.lower():
+            what = ""
         article = "an" if record.kind[0] in "aeiou" else "a"
         report.findings.append(
             Finding(
@@ -379,6 +382,9 @@ def context_notes(run: CheckRun, report: Report) -> None:
                 commands=(f"comind show {short_id(record.id)}",),
             )
         )
+
+
+_COMMIT_SUFFIX = re.compile(r"\s*\([0-9a-f]{7,40}\)$")
 
 
 def _locator(run: CheckRun) -> Callable[[Record], tuple[str | None, int | None]]:

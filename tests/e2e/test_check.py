@@ -265,6 +265,18 @@ def test_lore_on_the_touched_code_comes_back_as_context(
     assert attempt.startswith("This change touches code that an attempt is about: Rejected: memcached cache (")
 
 
+def test_a_harvested_attempt_on_the_touched_code_is_named_once(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", PERM.replace("return perm in grants", "return perm in set(grants)"))
+    reverted.commit("Compare grants as a set")
+    code, report, _ = check(cli, reverted, "--base", "main")
+    [note] = [f for f in report["findings"] if f["type"] == "context"]
+    assert code == 0 and note["message"].startswith(
+        "This change touches code that an attempt is about: Cache permission checks in Redis (history"
+    )
+
+
 def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # as in astral-sh/ruff: `Update Rust crate clap to v4.5.35` touched Cargo.lock only, was reverted, and came back
     repo = GitRepo(tmp_path)
