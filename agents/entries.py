@@ -35,8 +35,17 @@ def agent_trust(record: Record, status: Status, confirmed: bool) -> int:
 
 
 def subject_anchor(record: Record) -> dict[str, Any] | None:
+    """The anchor a record is shown by: of its subjects, the first symbol, else the first file in a
+    language comind reads, else the first (an attempt that also touched AUTHORS and a changelog
+    is shown by its code)."""
     subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
-    return subjects[0] if subjects else None
+    symbol = next((a for a in subjects if a.get("scope") == "symbol"), None)
+    if symbol is not None or len(subjects) < 2:
+        return symbol or (subjects[0] if subjects else None)
+    from comind.languages import language_for_path  # only to choose among files: a hook starts without it
+
+    code = (a for a in subjects if a.get("scope") == "file" and language_for_path(str(a.get("path", ""))))
+    return next(code, subjects[0])
 
 
 def evidence_line(record: Record) -> str:

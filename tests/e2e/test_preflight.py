@@ -157,3 +157,22 @@ def test_verify_names_where_the_change_re_proposes_it(cli, tmp_path: Path) -> No
     data = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)
     [item] = [i for i in data["items"] if i["section"] == "reproposes"]
     assert item["verify"].startswith("read app/perm.py:"), item["verify"]
+
+
+def test_a_plan_shows_an_attempt_by_its_code(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An attempt that also wrote docs, ranked for a plan: what to read is its code, not its first anchor."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    repo.write("README.md", "demo\n\nPermission checks are cached in Redis for five minutes.\n")
+    repo.commit("Cache permission checks in Redis")
+    repo.git("revert", "--no-edit", "HEAD")
+    assert cli(repo.path, "harvest").code == 0
+    plan = repo.path.parent / "plan.txt"
+    plan.write_text("cache the permission checks in redis\n")
+    data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
+    [item] = [i for i in data["items"] if i["kind"] == "attempt"]
+    assert item["verify"].startswith("read app/perm.py:"), item["verify"]
