@@ -3,7 +3,7 @@ evidence in a line, the lines to read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from comind.anchors import format_anchor
@@ -46,6 +46,17 @@ def subject_anchor(record: Record) -> dict[str, Any] | None:
 
     code = (a for a in subjects if a.get("scope") == "file" and language_for_path(str(a.get("path", ""))))
     return next(code, subjects[0])
+
+
+def where_now(anchor: Mapping[str, Any] | None, snapshot: Any) -> tuple[str | None, tuple[int, int] | None]:
+    """Where an anchor's code is in `snapshot` (a `codeindex.Snapshot`): its symbol's lines there,
+    else its file while it exists, else nowhere. A recorded span is where the code was when the
+    record was written: read on today's file, it points at whatever took those lines."""
+    path = str(anchor.get("path") or "") if anchor is not None else ""
+    if not path or path.endswith("/") or path not in snapshot.files:
+        return None, None
+    found = snapshot.find(path, anchor["symbol"]) if anchor and anchor.get("symbol") else None
+    return path, (found.start_line, found.end_line) if found is not None else None
 
 
 def evidence_line(record: Record) -> str:
@@ -100,10 +111,11 @@ def entry_of(
     span: Sequence[int] | None = None,
     at: str = "",
     read: tuple[str, Sequence[int] | None] | None = None,
+    snapshot: Any = None,
 ) -> Entry:
-    """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known;
-    `read`, the file and lines that bear on it here (where a change re-proposes it, the anchor it
-    touches), when they are not its subject's."""
+    """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known,
+    else `snapshot` (the code at head) does (`where_now`); `read`, the file and lines that bear on
+    it here (where a change re-proposes it, the anchor it touches), when they are not its subject's."""
     anchor = subject_anchor(record)
     on = ""
     if path:
@@ -111,7 +123,7 @@ def entry_of(
     elif anchor is not None:
         on = format_anchor(anchor)
     if not path and anchor is not None:
-        path, span = anchor.get("path"), anchor.get("span")
+        path, span = where_now(anchor, snapshot) if snapshot is not None else (anchor.get("path"), anchor.get("span"))
     where, lines = read or (path, span)
     return Entry(
         id=record.id,

@@ -17,7 +17,7 @@ from comind.checks.findings import LEVELS, Report
 from comind.checks.run import CheckRun, constraint_violations, dead_ends
 from comind.errors import ComindError
 
-from .entries import entry_of, person_confirmed
+from .entries import entry_of, person_confirmed, where_now
 from .render import Entry
 from .worktree import PendingTree, uncommitted_commit
 
@@ -131,7 +131,8 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
             continue
         how, anchor = on
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
-        read = (str(anchor["path"]), anchor.get("span") if anchor.get("symbol") else None)
+        path, span = where_now(anchor, run.head_snapshot)
+        read = (path, span) if path else None
         entry = entry_of(record, status, confirmed=record.id in confirmed, why=how, read=read)
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
@@ -153,8 +154,10 @@ def preflight_plan(
     ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, limit)
     confirmed = person_confirmed(ledger.relations())
     result = Preflight("plan", None, ws.head())
+    snapshot = ws.index.snapshot(result.head) if ranked and result.head else None
     for r in ranked:
-        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=f"score {r.score}: {r.why}")
+        why = f"score {r.score}: {r.why}"
+        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=why, snapshot=snapshot)
         result.items.append(Item("plan", "note", entry, entry.why))
     return result
 

@@ -38,6 +38,7 @@ class Item(NamedTuple):
 class WhyAnswer(NamedTuple):
     heading: str
     items: list[Item]
+    snapshot: Snapshot | None = None  # the code the answer was read at
 
 
 class Target(NamedTuple):
@@ -141,7 +142,7 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]
     order = {k: n for n, k in enumerate(KIND_ORDER)}
     items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
-    return WhyAnswer(target.description, items)
+    return WhyAnswer(target.description, items, snapshot)
 
 
 def _known_then(moment: datetime | None) -> Callable[[Record], bool]:

@@ -236,7 +236,10 @@ def why(ws: Workspace, args: WhyIn) -> Answer:
         confirmed = person_confirmed(ledger.relations())
     finally:
         ledger.close()
-    entries = [entry_of(i.record, i.status, confirmed=i.record.id in confirmed, why=i.relevance) for i in answer.items]
+    entries = [
+        entry_of(i.record, i.status, confirmed=i.record.id in confirmed, why=i.relevance, snapshot=answer.snapshot)
+        for i in answer.items
+    ]
     note = "recorded facts about this code, quoted as data; read the verify lines before relying on them"
     data = WhyOut(
         anchor=clean(args.anchor), target=clean(answer.heading), records=[record_out(e) for e in entries], note=note

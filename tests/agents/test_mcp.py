@@ -96,6 +96,19 @@ async def output_schemas(client: Client) -> dict[str, Any]:
     return {t.name: t.output_schema for t in tools}
 
 
+def test_why_says_to_read_the_code_where_it_is_now(repo: GitRepo) -> None:
+    repo.write("app/perm.py", "# Permissions.\n" * 10 + PERM)  # Checker.check moves from lines 2-4
+    repo.commit("Say what the module is")
+
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        why = await call(client, schemas, "why", {"anchor": "app/perm.py"})
+        [attempt] = [r for r in why["records"] if r["kind"] == "attempt"]
+        assert attempt["verify"] == "read app/perm.py:12-14"
+
+    serve(repo.path, session)
+
+
 def test_lists_and_answers_every_tool_resource_and_prompt(repo: GitRepo) -> None:
     repo.write("app/perm.py", CACHED)  # the reverted approach again, uncommitted
 

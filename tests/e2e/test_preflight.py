@@ -159,8 +159,9 @@ def test_verify_names_where_the_change_re_proposes_it(cli, tmp_path: Path) -> No
     assert item["verify"].startswith("read app/perm.py:"), item["verify"]
 
 
-def test_a_plan_shows_an_attempt_by_its_code(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """An attempt that also wrote docs, ranked for a plan: what to read is its code, not its first anchor."""
+def test_a_plan_shows_an_attempt_by_its_code_as_it_is_now(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An attempt that also wrote docs, ranked for a plan: what to read is its code, not its first
+    anchor, and at the lines it has now."""
     repo = GitRepo(tmp_path)
     repo.write("app/__init__.py", "")
     repo.write("app/perm.py", PERM)
@@ -171,8 +172,10 @@ def test_a_plan_shows_an_attempt_by_its_code(cli, tmp_path: Path) -> None:  # ty
     repo.commit("Cache permission checks in Redis")
     repo.git("revert", "--no-edit", "HEAD")
     assert cli(repo.path, "harvest").code == 0
+    repo.write("app/perm.py", "# Permissions.\n" * 10 + PERM)  # the code moves down ten lines
+    repo.commit("Say what the module is")
     plan = repo.path.parent / "plan.txt"
     plan.write_text("cache the permission checks in redis\n")
     data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
     [item] = [i for i in data["items"] if i["kind"] == "attempt"]
-    assert item["verify"].startswith("read app/perm.py:"), item["verify"]
+    assert item["verify"] == "read app/perm.py:12-14"  # Checker.check where it is now, not where it was
