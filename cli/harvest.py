@@ -43,14 +43,19 @@ def _progress() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from comind.cli import workspace
+    from comind.cli import verbosity, workspace
     from comind.harvest.run import harvest
+    from comind.sanitize import shown
 
     ws = workspace(args)
     # the term weights are the dead-end check's: left to it, but counted again with --full
     result = harvest(ws, since=args.since, full=args.full, publish=args.publish, progress=_progress(), weigh=args.full)
     if args.json:
         print(json.dumps(result.summary() | {"examples": result.examples}, sort_keys=True, indent=2))
-    else:
-        print("nothing new since the last harvest" if result.up_to_date else result.line())
+        return 0
+    print("nothing new since the last harvest" if result.up_to_date else result.line())
+    if verbosity() > 0:  # -v: what was skipped, and why, with the commits it was seen at
+        for reason, count in sorted(result.skipped.items(), key=lambda item: (-item[1], item[0])):
+            seen = result.examples.get(f"skipped:{reason}", [])[:3]
+            print(shown(f"  skipped {count} {reason}" + (f": {'; '.join(seen)}" if seen else "")))
     return 0

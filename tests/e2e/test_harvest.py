@@ -1075,3 +1075,13 @@ def test_a_subject_naming_a_command_called_revert_is_no_revert(cli, gr: GitRepo,
     gr.commit(subject.format(sha=sha))
     harvest(cli, gr)
     assert sum(r["kind"] == "attempt" for r in records(cli, gr)) == attempts
+
+
+def test_verbose_says_what_was_skipped_and_why(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("tests/fmt.rs", "fn f() {}\n")
+    sha = gr.commit("test: migrate message_format\n\nThis reverts commit 2fbba5300c94237960540e176cdc9b0c829d.")
+    quiet = cli(gr.path, "harvest")
+    assert quiet.code == 0 and quiet.out.rstrip().endswith("; 1 skipped") and "body-revert" not in quiet.out
+    said = cli(gr.path, "harvest", "--full", "-v")
+    skipped = f"  skipped 1 body-revert-of-a-commit-not-here: {sha[:12]} test: migrate message_format"
+    assert said.code == 0 and said.out.splitlines()[1:] == [skipped]
