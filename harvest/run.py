@@ -123,14 +123,17 @@ def harvest(
     run = partial(_harvest, ws, since=since, full=full, publish=publish, progress=progress, head=head)
     if weigh:  # (its weights are counted by a thread: no fork beside one)
         return run(weigh=True)
+    first = HarvestResult()
     try:
-        return run(worker=True)
+        return run(worker=True, result=first)
     except Exception as exc:
         from comind.harvest.worker import Diverged  # (imported once a worker ran)
 
         if not isinstance(exc, Diverged):
             raise
-        return run()
+        again = run()
+        again.written += first.written  # the default branch's, written before the branch's diverged
+        return again
 
 
 def _harvest(
@@ -143,6 +146,7 @@ def _harvest(
     head: str | None = None,
     weigh: bool = False,
     worker: bool = False,
+    result: HarvestResult | None = None,
 ) -> HarvestResult:
     """Harvest the git history new since the last run (or since `since`, or all of it with `full`).
 
@@ -153,7 +157,7 @@ def _harvest(
     attempt, say) is gone once HEAD is elsewhere. `head` (a commit id) stands for HEAD: `check --head`.
     `weigh`: bring the term weights (`harvest.weights`) up to the default branch in a process of its
     own while the walk runs; otherwise the first check that reads them does (`weights.current`)."""
-    result = HarvestResult()
+    result = result or HarvestResult()
     # publishing reads the whole default branch: what a local harvest already read must reach the store too
     state = {} if full or publish else _load_state(ws)
     tips = _tips(ws, head)

@@ -77,6 +77,31 @@ def test_a_record_not_made_after_all_reads_the_history_again(tmp_path: Path, mon
     assert len(calls) == 1  # the second reading had no worker
 
 
+def test_a_branch_read_again_counts_what_the_default_branch_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The branch's records diverge after the default branch's were written: the summary still
+    counts those, as one reading alone would have."""
+    r = _history(tmp_path)
+    r.checkout("-q", "-b", "topic")
+    r.revert(r.commit("Make f2 faster", {"a.py": (r.path / "a.py").read_text().replace("x + 2\n", "x + 2 + 0\n")}))
+    alone = _records(r.path, "0", monkeypatch)
+    calls: list[int] = []
+    real = worker.resolve
+
+    def second(records: list[object]) -> list[object]:
+        calls.append(1)
+        if len(calls) == 2:  # the branch's walk, after the default branch's records were written
+            raise worker.Diverged("a field the checks refuse")
+        return real(records)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(worker, "resolve", second)
+    again = _records(r.path, "1", monkeypatch)
+    assert again == alone and len(calls) == 2
+    written = alone["summary"]["written"]  # type: ignore[index]
+    assert written > len(alone["records"])  # type: ignore[arg-type]  # the default branch's, and the branch's
+
+
 def test_a_worker_gone_leaves_the_walk_to_find_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     r = _history(tmp_path)
     alone = _records(r.path, "0", monkeypatch)
