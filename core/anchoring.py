@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -506,15 +507,18 @@ class Anchorer:
         if found is not None:
             tokens: list[str] | None = json.loads(found)
             return tokens
-        if parsed not in self._parsed:
+        if parsed in self._parsed:
+            by_name = self._parsed[parsed]
+            tokens = by_name.get(qualname) if by_name is not None else None
+        elif (raw := data()) is not None and not may_define(raw, qualname):
+            tokens = None  # (history's searches for where a symbol went ask this of many versions)
+        else:
             from comind.languages import all_body_tokens
 
-            raw = data()
             if len(self._parsed) >= 64:  # records anchor a few symbols per file: recent files suffice
                 del self._parsed[next(iter(self._parsed))]
-            self._parsed[parsed] = all_body_tokens(path, raw) if raw is not None else None
-        by_name = self._parsed[parsed]
-        tokens = by_name.get(qualname) if by_name is not None else None
+            by_name = self._parsed[parsed] = all_body_tokens(path, raw) if raw is not None else None
+            tokens = by_name.get(qualname) if by_name is not None else None
         self.index.memo_put("tokens", {key: json.dumps(tokens)})
         return tokens
 
@@ -812,6 +816,17 @@ def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
     """The id of the blob at `path` in `commit`."""
     entry = tree_entry(index.repo, commit, path)
     return None if entry is None else str(entry.id)
+
+
+_WORD = re.compile(r"[A-Za-z0-9_$]+")
+
+
+def may_define(data: bytes, qualname: str) -> bool:
+    """Can a file define `qualname`? Every part of a qualified name is a name written in the file
+    (`Guard.drop`, `impl Drop for Guard` word by word; `#2` counts namesakes): a file missing one of
+    its words does not define it, and need not be parsed to say so."""
+    name = qualname.split("#", 1)[0] if qualname.rsplit("#", 1)[-1].isdigit() else qualname
+    return not name.isascii() or all(word.encode() in data for word in _WORD.findall(name))
 
 
 def _first_without(chain: list[str], start: int, holds: Callable[[str], bool]) -> int:

@@ -316,3 +316,43 @@ def test_fingerprints_read_no_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not noted
     monkeypatch.undo()
     assert found == expected("m.py", src.encode(), [3])
+
+
+def _sources() -> list[tuple[str, bytes]]:
+    """The tricky files above, and every source file of comind itself."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    own = [(str(p.relative_to(root)), p.read_bytes()) for p in sorted(root.glob("*/**/*.py")) if "/." not in str(p)]
+    return [(name, text.encode()) for name, text in TRICKY.items()] + own
+
+
+def test_a_file_defining_a_name_may_define_it() -> None:
+    """`may_define` says no only where the whole file's walk finds no such definition."""
+    from comind.anchoring import may_define
+
+    checked = 0
+    for path, data in _sources():
+        for d in parse_file(path, data).definitions:
+            assert may_define(data, d.qualname), (path, d.qualname)
+            checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize(
+    ("qualname", "defined"),
+    [
+        ("Guard.drop", True),
+        ("impl Drop for Guard", True),
+        ("Guard.close", False),  # no `close` written anywhere
+        ("Lock.drop", False),
+        ("Guard.drop#2", True),  # namesakes are numbered, not named
+        ("Guard.#drop", True),
+        ("Gärd.drop", True),  # not ASCII: parsed to say
+    ],
+)
+def test_may_define(qualname: str, defined: bool) -> None:
+    from comind.anchoring import may_define
+
+    data = b"struct Guard;\nimpl Drop for Guard {\n    fn drop(&mut self) {}\n}\n"
+    assert may_define(data, qualname) is defined
