@@ -480,11 +480,26 @@ class Anchorer:
         return chain[_first_without(chain, start, lambda commit: self._defines(commit, path, qualname))]
 
     def _defines(self, commit: str, path: str, qualname: str) -> bool:
+        """Does `path` define `qualname` at `commit`? Kept in the index cache: the search for where a
+        symbol went asks it of a dozen versions of its file, each read only where the name is written."""
         blob = _blob_at(self.index, commit, path)
-        return (
-            blob is not None
-            and self.tokens_of(blob, path, qualname, lambda: _blob_data(self.index, commit, path)) is not None
-        )
+        if blob is None:
+            return False
+        parsed = f"{blob}\0{posixpath.splitext(path)[1].lower()}"
+        key = f"{parsed}\0{qualname}"
+        found = self.index.memo_get("defines", [key]).get(key)
+        if found is None:
+            if parsed in self._parsed:  # read whole already, for its tokens
+                by_name = self._parsed[parsed]
+                held = by_name is not None and qualname in by_name
+            else:
+                from comind.languages import defines
+
+                data = _blob_data(self.index, commit, path)
+                held = data is not None and may_define(data, qualname) and defines(path, data, qualname)
+            found = "1" if held else ""
+            self.index.memo_put("defines", {key: found})
+        return found == "1"
 
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
         key = (commit, path, qualname)

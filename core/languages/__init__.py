@@ -26,6 +26,7 @@ __all__ = [
     "LanguageModule",
     "all_body_tokens",
     "body_tokens",
+    "defines",
     "definitions_at",
     "is_binary",
     "language_for_path",
@@ -104,6 +105,24 @@ def definitions_at(path: str, data: bytes, lines: Iterable[int]) -> tuple[Defini
         raise
     except BaseException:  # what `parse_file` turns into an error, with no definitions
         return ()
+
+
+def defines(path: str, data: bytes, qualname: str) -> bool:
+    """Whether `parse_file(path, data)` has a definition of `qualname`, found reading only where
+    its name is written; never raises."""
+    lang = language_for_path(path)
+    if lang is None or is_binary(data):
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        data = data.decode("utf-8", errors="replace").encode("utf-8")
+    try:
+        return lang.defines(data, qualname)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # what `parse_file` turns into an error, with no definitions
+        return False
 
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:

@@ -369,6 +369,26 @@ class Language:
             qualnames[index] = r.qualname if k == len(same) else f"{r.qualname}#{k}"
         return self._fingerprinted(source, needed, where, qualnames)
 
+    def defines(self, source: bytes, qualname: str) -> bool:
+        """Whether the file has a definition of `qualname` as :meth:`analyse` names it (`#n` for all
+        but the last of namesakes), found walking only into the nodes where its name is written."""
+        base, _, n = qualname.rpartition("#")
+        if not (base and n.isdigit()):
+            base, n = qualname, ""
+        word = base.rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
+        if not word:
+            return False
+        root = self.parse(source).root_node
+        spots = _written(source, {word})
+
+        def names_it(node: Node, flags: int, parent: Node | None) -> bool:
+            around = parent if flags & _HELD and parent is not None else node
+            i = bisect_left(spots, around.start_byte)
+            return i < len(spots) and spots[i] < around.end_byte
+
+        namesakes = sum(1 for r in self._opened(root, names_it)[0] if r.qualname == base)
+        return 0 < int(n) < namesakes if n else namesakes > 0
+
     def _opened(
         self, root: Node, wanted: Callable[[Node, int, Node | None], bool]
     ) -> tuple[list[_Open], list[tuple[Node, _Open | None]]]:

@@ -356,3 +356,21 @@ def test_may_define(qualname: str, defined: bool) -> None:
 
     data = b"struct Guard;\nimpl Drop for Guard {\n    fn drop(&mut self) {}\n}\n"
     assert may_define(data, qualname) is defined
+
+
+def test_defines_agrees_with_the_whole_file_walk() -> None:
+    """`defines` finds every qualname the whole walk gives (namesakes numbered), and no other."""
+    from comind.languages import defines
+
+    checked = 0
+    own = ("core/languages/_base.py", "harvest/reverts.py", "checks/deadends.py")  # (a parse per name: a few)
+    for path, data in _sources():
+        if language_for_path(path) is None or (path not in TRICKY and path not in own):
+            continue
+        names = {d.qualname for d in parse_file(path, data).definitions}
+        bases = {q.split("#", 1)[0] for q in names}
+        others = {f"{b}#{n}" for b in bases for n in (1, 2, 3)} | {f"{b}.nowhere" for b in list(bases)[:5]}
+        for q in names | others:
+            assert defines(path, data, q) is (q in names), (path, q)
+            checked += 1
+    assert checked > 500
