@@ -33,6 +33,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import compress
 from typing import TYPE_CHECKING, ClassVar
 
@@ -233,6 +234,14 @@ def _always(node: Node, flags: int, parent: Node | None) -> bool:
     return True
 
 
+def _names_one(spots: list[int], node: Node, flags: int, parent: Node | None) -> bool:
+    """Does the node hold one of `spots` (`_written`'s)? A definition named by what holds it
+    (`_HELD`) is asked of its parent."""
+    around = parent if flags & _HELD and parent is not None else node
+    i = bisect_left(spots, around.start_byte)
+    return i < len(spots) and spots[i] < around.end_byte
+
+
 _WORDISH = [chr(c).isalnum() or chr(c) in "_$" for c in range(128)] + [False] * 128  # ASCII word bytes
 
 
@@ -349,13 +358,7 @@ class Language:
         # Every definition of one qualname has the same name, written in it (or, for one named by what
         # holds it, in its parent): the walk goes down where they are written.
         spots = _written(source, {r.name.rsplit(" ", 1)[-1] for r in needed.values()})
-
-        def names_one(node: Node, flags: int, parent: Node | None) -> bool:
-            around = parent if flags & _HELD and parent is not None else node
-            i = bisect_left(spots, around.start_byte)
-            return i < len(spots) and spots[i] < around.end_byte
-
-        named, named_where = self._opened(root, names_one)
+        named, named_where = self._opened(root, partial(_names_one, spots))
         place = {}
         for n, ((node, _), r) in enumerate(zip(named_where, named, strict=True)):
             place[node.start_byte, node.end_byte, r.qualname] = n
@@ -378,15 +381,8 @@ class Language:
         word = base.rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
         if not word:
             return False
-        root = self.parse(source).root_node
-        spots = _written(source, {word})
-
-        def names_it(node: Node, flags: int, parent: Node | None) -> bool:
-            around = parent if flags & _HELD and parent is not None else node
-            i = bisect_left(spots, around.start_byte)
-            return i < len(spots) and spots[i] < around.end_byte
-
-        namesakes = sum(1 for r in self._opened(root, names_it)[0] if r.qualname == base)
+        opened = self._opened(self.parse(source).root_node, partial(_names_one, _written(source, {word})))[0]
+        namesakes = sum(1 for r in opened if r.qualname == base)
         return 0 < int(n) < namesakes if n else namesakes > 0
 
     def _opened(
