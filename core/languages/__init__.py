@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from difflib import SequenceMatcher
+from typing import TypeVar
 
 from . import go, java, javascript, python, rust, typescript
 from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 LanguageModule = Language
+_T = TypeVar("_T")
 
 LANGUAGES: dict[str, Language] = {
     lang.name: lang
@@ -92,37 +94,31 @@ def parse_file(path: str, data: bytes) -> FileSymbols:
 def definitions_at(path: str, data: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
     """The definitions of `parse_file(path, data)` whose span holds one of `lines`, the same ones,
     found reading only those definitions' tokens; never raises."""
-    lang = language_for_path(path)
-    if lang is None or is_binary(data):
-        return ()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        data = data.decode("utf-8", errors="replace").encode("utf-8")
-    try:
-        return lang.definitions_at(data, lines)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:  # what `parse_file` turns into an error, with no definitions
-        return ()
+    return _read_part(path, data, lambda lang, source: lang.definitions_at(source, lines), ())
 
 
 def defines(path: str, data: bytes, qualname: str) -> bool:
     """Whether `parse_file(path, data)` has a definition of `qualname`, found reading only where
     its name is written; never raises."""
+    return _read_part(path, data, lambda lang, source: lang.defines(source, qualname), False)
+
+
+def _read_part(path: str, data: bytes, read: Callable[[Language, bytes], _T], nothing: _T) -> _T:
+    """`read(language, data)` on the file as `parse_file` reads it (invalid UTF-8 replaced), or
+    `nothing` where `parse_file` finds no definitions (no language, binary, a failed parse)."""
     lang = language_for_path(path)
     if lang is None or is_binary(data):
-        return False
+        return nothing
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         data = data.decode("utf-8", errors="replace").encode("utf-8")
     try:
-        return lang.defines(data, qualname)
+        return read(lang, data)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # what `parse_file` turns into an error, with no definitions
-        return False
+        return nothing
 
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:

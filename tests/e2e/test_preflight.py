@@ -138,30 +138,8 @@ def test_warm_preflight_diff_loads_only_what_a_plain_ledger_needs(cli, tmp_path:
     assert _loaded(repo.path, ["preflight", "--diff"], types) == ["comind.checks.types.astgrep"]
 
 
-def test_verify_names_where_the_change_re_proposes_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """An attempt that also wrote docs: what to read is the code the change brings back, not its first anchor."""
-    repo = GitRepo(tmp_path)
-    repo.write("app/__init__.py", "")
-    repo.write("app/perm.py", PERM)
-    repo.write("README.md", "demo\n")
-    repo.commit("initial")
-    repo.write("app/perm.py", CACHED)
-    repo.write("README.md", "demo\n\nPermission checks are cached in Redis for five minutes.\n")
-    cached = repo.commit("Cache permission checks in Redis")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit", "--amend", "-q", "-m", f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n'
-    )
-    assert cli(repo.path, "harvest").code == 0
-    repo.write("app/perm.py", CACHED)
-    data = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)
-    [item] = [i for i in data["items"] if i["section"] == "reproposes"]
-    assert item["verify"].startswith("read app/perm.py:"), item["verify"]
-
-
-def test_a_plan_shows_an_attempt_by_its_code_as_it_is_now(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """An attempt that also wrote docs, ranked for a plan: what to read is its code, not its first
-    anchor, and at the lines it has now."""
+def _reverted_with_docs(cli, tmp_path: Path) -> GitRepo:  # type: ignore[no-untyped-def]
+    """A harvested revert of an attempt that also wrote docs: README.md is its first anchor."""
     repo = GitRepo(tmp_path)
     repo.write("app/__init__.py", "")
     repo.write("app/perm.py", PERM)
@@ -172,6 +150,22 @@ def test_a_plan_shows_an_attempt_by_its_code_as_it_is_now(cli, tmp_path: Path) -
     repo.commit("Cache permission checks in Redis")
     repo.git("revert", "--no-edit", "HEAD")
     assert cli(repo.path, "harvest").code == 0
+    return repo
+
+
+def test_verify_names_where_the_change_re_proposes_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An attempt that also wrote docs: what to read is the code the change brings back, not its first anchor."""
+    repo = _reverted_with_docs(cli, tmp_path)
+    repo.write("app/perm.py", CACHED)
+    data = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)
+    [item] = [i for i in data["items"] if i["section"] == "reproposes"]
+    assert item["verify"].startswith("read app/perm.py:"), item["verify"]
+
+
+def test_a_plan_shows_an_attempt_by_its_code_as_it_is_now(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An attempt that also wrote docs, ranked for a plan: what to read is its code, not its first
+    anchor, and at the lines it has now."""
+    repo = _reverted_with_docs(cli, tmp_path)
     repo.write("app/perm.py", "# Permissions.\n" * 10 + PERM)  # the code moves down ten lines
     repo.commit("Say what the module is")
     plan = repo.path.parent / "plan.txt"
