@@ -182,7 +182,6 @@ class Anchorer:
         self._chains: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._merges: dict[str, dict[str, tuple[int, str]]] = {}
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
-        self._parsed: dict[str, dict[str, list[str]] | None] = {}  # blob and extension -> tokens by qualname
         self._deps: dict[str, list[Any]] = {}
         self._located: dict[str, Location] = {}
         self._pending: dict[str, str] = {}  # locations not yet written to the index cache
@@ -489,14 +488,10 @@ class Anchorer:
         key = f"{parsed}\0{qualname}"
         found = self.index.memo_get("defines", [key]).get(key)
         if found is None:
-            if parsed in self._parsed:  # read whole already, for its tokens
-                by_name = self._parsed[parsed]
-                held = by_name is not None and qualname in by_name
-            else:
-                from comind.languages import defines
+            from comind.languages import defines
 
-                data = _blob_data(self.index, commit, path)
-                held = data is not None and may_define(data, qualname) and defines(path, data, qualname)
+            data = _blob_data(self.index, commit, path)
+            held = data is not None and may_define(data, qualname) and defines(path, data, qualname)
             found = "1" if held else ""
             self.index.memo_put("defines", {key: found})
         return found == "1"
@@ -522,18 +517,11 @@ class Anchorer:
         if found is not None:
             tokens: list[str] | None = json.loads(found)
             return tokens
-        if parsed in self._parsed:
-            by_name = self._parsed[parsed]
-            tokens = by_name.get(qualname) if by_name is not None else None
-        elif (raw := data()) is not None and not may_define(raw, qualname):
-            tokens = None  # (history's searches for where a symbol went ask this of many versions)
-        else:
-            from comind.languages import all_body_tokens
+        tokens = None
+        if (raw := data()) is not None and may_define(raw, qualname):
+            from comind.languages import body_tokens
 
-            if len(self._parsed) >= 64:  # records anchor a few symbols per file: recent files suffice
-                del self._parsed[next(iter(self._parsed))]
-            by_name = self._parsed[parsed] = all_body_tokens(path, raw) if raw is not None else None
-            tokens = by_name.get(qualname) if by_name is not None else None
+            tokens = body_tokens(path, raw, qualname)  # read where it is named, and its own subtree
         self.index.memo_put("tokens", {key: json.dumps(tokens)})
         return tokens
 

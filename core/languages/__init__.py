@@ -122,8 +122,9 @@ def _read_part(path: str, data: bytes, read: Callable[[Language, bytes], _T], no
 
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:
-    """The normalised body tokens of one definition (None if the file has no such qualname)."""
-    return all_body_tokens(path, data).get(qualname)
+    """The normalised body tokens of one definition (None if the file has no such qualname), read
+    from its own subtree; never raises."""
+    return _read_part(path, data, lambda lang, source: lang.body_tokens_of(source, qualname), None)
 
 
 def all_body_tokens(path: str, data: bytes) -> dict[str, list[str]]:

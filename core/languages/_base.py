@@ -375,15 +375,34 @@ class Language:
     def defines(self, source: bytes, qualname: str) -> bool:
         """Whether the file has a definition of `qualname` as :meth:`analyse` names it (`#n` for all
         but the last of namesakes), found walking only into the nodes where its name is written."""
+        return self._named(source, qualname) is not None
+
+    def body_tokens_of(self, source: bytes, qualname: str) -> list[str] | None:
+        """The body tokens :meth:`analyse` keeps for `qualname` (None: no such definition), read
+        from its own subtree once found where its name is written."""
+        found = self._named(source, qualname)
+        if found is None:
+            return None
+        node, parent = found
+        walked = _Walked()
+        self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked, notes=False)
+        s, e = walked.opened[0].body
+        return [t.decode("utf-8", "surrogatepass") for t in walked.toks[s:e]]
+
+    def _named(self, source: bytes, qualname: str) -> tuple[Node, _Open | None] | None:
+        """The node of the definition `qualname` names (and its enclosing one), or None."""
         base, _, n = qualname.rpartition("#")
         if not (base and n.isdigit()):
             base, n = qualname, ""
         word = base.rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
         if not word:
-            return False
-        opened = self._opened(self.parse(source).root_node, partial(_names_one, _written(source, {word})))[0]
-        namesakes = sum(1 for r in opened if r.qualname == base)
-        return 0 < int(n) < namesakes if n else namesakes > 0
+            return None
+        named, where = self._opened(self.parse(source).root_node, partial(_names_one, _written(source, {word})))
+        namesakes = [i for i, r in enumerate(named) if r.qualname == base]
+        if n:  # `#k`: the k-th of several, never the last (which keeps the plain name)
+            k = int(n)
+            return where[namesakes[k - 1]] if 0 < k < len(namesakes) else None
+        return where[namesakes[-1]] if namesakes else None
 
     def _opened(
         self, root: Node, wanted: Callable[[Node, int, Node | None], bool]

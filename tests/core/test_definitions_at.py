@@ -359,8 +359,9 @@ def test_may_define(qualname: str, defined: bool) -> None:
 
 
 def test_defines_agrees_with_the_whole_file_walk() -> None:
-    """`defines` finds every qualname the whole walk gives (namesakes numbered), and no other."""
-    from comind.languages import defines
+    """`defines` finds every qualname the whole walk gives (namesakes numbered), and no other, and
+    `body_tokens` reads the same tokens as the whole walk keeps."""
+    from comind.languages import all_body_tokens, body_tokens, defines
 
     checked = 0
     own = ("core/languages/_base.py", "harvest/reverts.py", "checks/deadends.py")  # (a parse per name: a few)
@@ -370,7 +371,9 @@ def test_defines_agrees_with_the_whole_file_walk() -> None:
         names = {d.qualname for d in parse_file(path, data).definitions}
         bases = {q.split("#", 1)[0] for q in names}
         others = {f"{b}#{n}" for b in bases for n in (1, 2, 3)} | {f"{b}.nowhere" for b in list(bases)[:5]}
+        tokens = all_body_tokens(path, data)
         for q in names | others:
             assert defines(path, data, q) is (q in names), (path, q)
+            assert body_tokens(path, data, q) == tokens.get(q), (path, q)
             checked += 1
     assert checked > 500
