@@ -118,7 +118,9 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         section = "breaks" if f.type == "violation" else "rejected" if record.kind == "decision" else "reproposes"
         status = run.statuses([record])[record.id]
         read = (f.path, (f.line, f.end_line or f.line) if f.line else None) if f.path else None  # where it is here
-        entry = entry_of(record, status, confirmed=record.id in confirmed, why=f.message[:200], read=read)
+        entry = entry_of(
+            record, status, confirmed=record.id in confirmed, why=f.message[:200], read=read, snapshot=run.head_snapshot
+        )
         result.items.append(Item(section, f.level, entry, f.message))
         seen.add(record.id)
     names = sorted({q.rsplit(".", 1)[-1] for _, q in touched})
@@ -133,7 +135,9 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
         path, span = where_now(anchor, run.head_snapshot)
         read = (path, span) if path else None
-        entry = entry_of(record, status, confirmed=record.id in confirmed, why=how, read=read)
+        entry = entry_of(
+            record, status, confirmed=record.id in confirmed, why=how, read=read, snapshot=run.head_snapshot
+        )
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
     order = list(SECTIONS)
