@@ -217,6 +217,7 @@ def build(ws: Workspace) -> View:
             symbol=symbol,
             span=span,
             at=head,
+            snapshot=snapshot,
         )
         view.entries[record.id] = entry.to_json()
         if record.kind in DIGEST_KINDS:
