@@ -53,10 +53,17 @@ def where_now(anchor: Mapping[str, Any] | None, snapshot: Any) -> tuple[str | No
     else its file while it exists, else nowhere. A recorded span is where the code was when the
     record was written: read on today's file, it points at whatever took those lines."""
     path = str(anchor.get("path") or "") if anchor is not None else ""
-    if not path or path.endswith("/") or path not in snapshot.files:
+    if not path or path.endswith("/") or not exists(snapshot, path):
         return None, None
     found = snapshot.find(path, anchor["symbol"]) if anchor and anchor.get("symbol") else None
     return path, (found.start_line, found.end_line) if found is not None else None
+
+
+def exists(snapshot: Any, path: str) -> bool:
+    """Is `path` a file at the snapshot's commit? (The index lists only files in a language it reads.)"""
+    from comind.git import tree_entry
+
+    return path in snapshot.files or tree_entry(snapshot.index.repo, snapshot.commit, path) is not None
 
 
 def evidence_line(record: Record) -> str:

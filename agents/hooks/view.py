@@ -207,7 +207,7 @@ def build(ws: Workspace) -> View:
         places = _places(record, anchorer, snapshot)
         for place, name in places:
             view.places.setdefault(place, []).append([record.id, name])
-        path, symbol, span = _where_subject(subject_anchor(record), places, snapshot)
+        path, symbol, span = _where_subject(subject_anchor(record), anchorer, snapshot)
         entry = entry_of(
             record,
             status,
@@ -248,32 +248,32 @@ def _spans(view: View, snapshot: Any) -> None:
 def _places(record: Record, anchorer: Any, snapshot: Any) -> list[tuple[str, str]]:
     """(path, symbol or "") of each anchor with a path: where it is at HEAD when it can be
     followed there, else as written."""
-    out = []
-    for anchor in record.anchors:
-        path = anchor.get("path")
-        if not path:
-            continue
-        symbol = anchor.get("symbol") or ""
-        if anchor.get("commit") and not path.endswith("/"):
-            state, found_path, found_symbol = anchorer.where(anchor, snapshot)
-            if state == "found" and found_path:
-                path, symbol = found_path, found_symbol if found_symbol else symbol
-        out.append((path, symbol))
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(_place(a, anchorer, snapshot) for a in record.anchors if a.get("path")))
+
+
+def _place(anchor: dict[str, Any], anchorer: Any, snapshot: Any) -> tuple[str, str]:
+    path, symbol = str(anchor["path"]), str(anchor.get("symbol") or "")
+    if anchor.get("commit") and not path.endswith("/"):
+        state, found_path, found_symbol = anchorer.where(anchor, snapshot)
+        if state == "found" and found_path:
+            path, symbol = found_path, found_symbol if found_symbol else symbol
+    return path, symbol
 
 
 def _where_subject(
-    subject: dict[str, Any] | None, places: list[tuple[str, str]], snapshot: Any
+    subject: dict[str, Any] | None, anchorer: Any, snapshot: Any
 ) -> tuple[str | None, str | None, tuple[int, int] | None]:
-    if subject is None or not subject.get("path") or not places:
+    """The subject anchor where it is at HEAD (followed through renames and moves): its symbol's
+    lines, else its file while it exists, else nowhere."""
+    from ..entries import exists
+
+    if subject is None or not subject.get("path"):
         return None, None, None
-    path, symbol = places[0]
-    span = None
-    if symbol and not path.endswith("/"):
-        found = snapshot.find(path, symbol)
-        if found is not None:
-            span = (found.start_line, found.end_line)
-    return path, symbol or None, span
+    path, symbol = _place(subject, anchorer, snapshot)
+    if path.endswith("/") or not exists(snapshot, path):
+        return None, None, None
+    found = snapshot.find(path, symbol) if symbol else None
+    return path, symbol or None, (found.start_line, found.end_line) if found is not None else None
 
 
 def _digest_why(record: Record) -> str:

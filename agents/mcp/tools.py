@@ -380,7 +380,9 @@ def _seen(ws: Workspace, record: Record, why: str) -> Entry:
         confirmed = person_confirmed(ledger.relations())
     finally:
         ledger.close()
-    return entry_of(record, status, confirmed=record.id in confirmed, why=why)
+    head = ws.head()
+    snapshot = ws.index.snapshot(head) if head else None
+    return entry_of(record, status, confirmed=record.id in confirmed, why=why, snapshot=snapshot)
 
 
 RELATION = {"confirm": "confirms", "retract": "retracts", "supersede": "supersedes", "dispute": "disputes"}

@@ -214,15 +214,18 @@ def _innermost_of(opened: list[_Open], wanted: list[int]) -> dict[int, _Open]:
 
 
 def _written(source: bytes, names: set[str]) -> list[int]:
-    """Where the names are written as whole words (in code or not), in order. (The longest name
-    is tried first where several start: a name written whole is the only one that can match there.)"""
+    """Where the names are written as whole words (in code or not), in order: a word edge of a name
+    must not run on into a word (`#x` may follow `static`). (The longest name is tried first where
+    several start: a name written whole is the only one that can match there.)"""
     words = sorted((n.encode("utf-8", "surrogatepass") for n in names), key=lambda w: (-len(w), w))
     pattern = re.compile(b"|".join(map(re.escape, words)))
     found = []
     pos, end = 0, len(source)
     while (m := pattern.search(source, pos)) is not None:
         a, b = m.span()
-        if (a and _WORDISH[source[a - 1]]) or (b < end and _WORDISH[source[b]]):
+        if (a and _WORDISH[source[a]] and _WORDISH[source[a - 1]]) or (
+            b < end and _WORDISH[source[b - 1]] and _WORDISH[source[b]]
+        ):
             pos = a + 1
         else:
             found.append(a)

@@ -377,3 +377,21 @@ def test_defines_agrees_with_the_whole_file_walk() -> None:
             assert body_tokens(path, data, q) == tokens.get(q), (path, q)
             checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        # minified: a private member's `#` right after a keyword (yarn's release bundles)
+        ("m.js", "class C{static#foo(){return 1}get#x(){return 2}set#x(v){this.y=v}static#h=()=>3;async#z(){}}\n"),
+        ("m.rs", "trait Foo {}\nimpl Foo for(){}\nimpl Foo for[u8; 2]{fn f(){}}\n"),
+    ],
+)
+def test_a_name_written_straight_after_a_word_is_found(path: str, text: str) -> None:
+    from comind.languages import all_body_tokens, body_tokens, defines
+
+    data = text.encode()
+    tokens = all_body_tokens(path, data)
+    assert tokens
+    for qualname, body in tokens.items():
+        assert defines(path, data, qualname) and body_tokens(path, data, qualname) == body, qualname

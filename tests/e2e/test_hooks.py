@@ -264,3 +264,24 @@ def test_a_warm_session_start_reads_the_view_and_loads_nothing_heavy(cli, tmp_pa
     )
     assert "<comind-ledger" in done.stdout, done.stderr  # it answered: the digest
     assert done.stdout.splitlines()[-1] == "0 []"
+
+
+def test_an_edit_is_told_to_read_the_attempts_code_where_it_is_now(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An attempt that also wrote docs: the hook shows its code (not its first anchor, README.md), at
+    the lines the code has now."""
+    from gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.write("README.md", "demo\n")
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    repo.write("README.md", "demo\n\nGrants are cached in the checker.\n")
+    repo.commit("Cache grants in the checker")
+    repo.git("revert", "--no-edit", "HEAD")
+    assert cli(repo.path, "harvest").code == 0
+    repo.write("app/perm.py", "# Permissions.\n" * 10 + PERM)
+    repo.commit("Say what the module is")
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "Cache grants in the checker" in text and "verify: read app/perm.py:12-14" in text

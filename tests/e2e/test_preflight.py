@@ -173,3 +173,19 @@ def test_a_plan_shows_an_attempt_by_its_code_as_it_is_now(cli, tmp_path: Path) -
     data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
     [item] = [i for i in data["items"] if i["kind"] == "attempt"]
     assert item["verify"] == "read app/perm.py:12-14"  # Checker.check where it is now, not where it was
+
+
+def test_a_record_on_a_file_comind_does_not_parse_still_says_to_read_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("pyproject.toml", '[project]\nname = "app"\nrequires-python = ">=3.11"\n')
+    repo.commit("initial")
+    made = cli(
+        repo.path, "remember", "constraint", "--on", "pyproject.toml", "--title", "Python 3.11 is the floor",
+        "--rule", "do not lower requires-python below 3.11", "--severity", "should",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    plan = repo.path.parent / "plan.txt"
+    plan.write_text("lower requires-python to support older Python\n")
+    data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
+    [item] = [i for i in data["items"] if i["kind"] == "constraint"]
+    assert item["verify"] == "read pyproject.toml"
