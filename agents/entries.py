@@ -48,15 +48,31 @@ def subject_anchor(record: Record) -> dict[str, Any] | None:
     return next(code, subjects[0])
 
 
-def where_now(anchor: Mapping[str, Any] | None, snapshot: Any) -> tuple[str | None, tuple[int, int] | None]:
-    """Where an anchor's code is in `snapshot` (a `codeindex.Snapshot`): its symbol's lines there,
-    else its file while it exists, else nowhere. A recorded span is where the code was when the
-    record was written: read on today's file, it points at whatever took those lines."""
-    path = str(anchor.get("path") or "") if anchor is not None else ""
-    if not path or path.endswith("/") or not exists(snapshot, path):
-        return None, None
-    found = snapshot.find(path, anchor["symbol"]) if anchor and anchor.get("symbol") else None
-    return path, (found.start_line, found.end_line) if found is not None else None
+def where_now(
+    anchor: Mapping[str, Any] | None, snapshot: Any, anchorer: Any = None
+) -> tuple[str | None, str | None, tuple[int, int] | None]:
+    """(path, symbol, lines) of an anchor's code in `snapshot` (a `codeindex.Snapshot`): followed
+    through renames and moves when an `anchorer` (`anchoring.Anchorer`) is given, its symbol's lines
+    there, else its file while it exists, else nothing. A recorded span is where the code was when
+    the record was written: read on today's file, it points at whatever took those lines."""
+    if anchor is None or not anchor.get("path"):
+        return None, None, None
+    path, symbol = followed(anchor, snapshot, anchorer)
+    if path.endswith("/") or not exists(snapshot, path):
+        return None, None, None
+    found = snapshot.find(path, symbol) if symbol else None
+    return path, symbol or None, (found.start_line, found.end_line) if found is not None else None
+
+
+def followed(anchor: Mapping[str, Any], snapshot: Any, anchorer: Any = None) -> tuple[str, str]:
+    """(path, symbol or "") of an anchor with a path: where it is in `snapshot` when the anchorer
+    can follow it there (what the records' statuses found, from the index cache), else as written."""
+    path, symbol = str(anchor["path"]), str(anchor.get("symbol") or "")
+    if anchorer is not None and anchor.get("commit") and not path.endswith("/"):
+        state, found_path, found_symbol = anchorer.where(anchor, snapshot)
+        if state == "found" and found_path:
+            path, symbol = found_path, found_symbol or symbol
+    return path, symbol
 
 
 def exists(snapshot: Any, path: str) -> bool:
@@ -119,18 +135,22 @@ def entry_of(
     at: str = "",
     read: tuple[str, Sequence[int] | None] | None = None,
     snapshot: Any = None,
+    anchorer: Any = None,
 ) -> Entry:
     """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known,
-    else `snapshot` (the code at head) does (`where_now`); `read`, the file and lines that bear on
-    it here (where a change re-proposes it, the anchor it touches), when they are not its subject's."""
+    else `snapshot` (the code at head) does (`where_now`, following moves with `anchorer`); `read`,
+    the file and lines that bear on it here (where a change re-proposes it, the anchor it touches),
+    when they are not its subject's."""
     anchor = subject_anchor(record)
+    if not path and snapshot is not None:
+        path, symbol, span = where_now(anchor, snapshot, anchorer)
     on = ""
     if path:
         on = f"{path}::{symbol}" if symbol else path
     elif anchor is not None:
         on = format_anchor(anchor)
-    if not path and anchor is not None:
-        path, span = where_now(anchor, snapshot) if snapshot is not None else (anchor.get("path"), anchor.get("span"))
+    if not path and anchor is not None and snapshot is None:
+        path, span = anchor.get("path"), anchor.get("span")
     where, lines = read or (path, span)
     return Entry(
         id=record.id,

@@ -133,7 +133,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
             continue
         how, anchor = on
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
-        path, span = where_now(anchor, run.head_snapshot)
+        path, _symbol, span = where_now(anchor, run.head_snapshot)
         read = (path, span) if path else None
         entry = entry_of(
             record, status, confirmed=record.id in confirmed, why=how, read=read, snapshot=run.head_snapshot
@@ -158,11 +158,19 @@ def preflight_plan(
     ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, limit)
     confirmed = person_confirmed(ledger.relations())
     result = Preflight("plan", None, ws.head())
-    snapshot = ws.index.snapshot(result.head) if ranked and result.head else None
+    snapshot = anchorer = None
+    if ranked and result.head:  # where the code is now, as the statuses found it (from the index cache)
+        from comind.anchoring import Anchorer
+
+        snapshot, anchorer = ws.index.snapshot(result.head), Anchorer(ws.index, ws.config.drift_threshold)
     for r in ranked:
         why = f"score {r.score}: {r.why}"
-        entry = entry_of(r.record, r.status, confirmed=r.record.id in confirmed, why=why, snapshot=snapshot)
+        entry = entry_of(
+            r.record, r.status, confirmed=r.record.id in confirmed, why=why, snapshot=snapshot, anchorer=anchorer
+        )
         result.items.append(Item("plan", "note", entry, entry.why))
+    if anchorer is not None:
+        anchorer.flush()
     return result
 
 

@@ -180,7 +180,7 @@ def build(ws: Workspace) -> View:
     from comind.anchoring import Anchorer
     from comind.query import open_ledger, statuses
 
-    from ..entries import MIN_TRUST, SURFACED, agent_trust, entry_of, person_confirmed, subject_anchor
+    from ..entries import MIN_TRUST, SURFACED, agent_trust, entry_of, person_confirmed
 
     marks = ledger_marks(ws)  # before reading: a write meanwhile makes the next call refresh again
     head = ws.head() or ""
@@ -207,17 +207,14 @@ def build(ws: Workspace) -> View:
         places = _places(record, anchorer, snapshot)
         for place, name in places:
             view.places.setdefault(place, []).append([record.id, name])
-        path, symbol, span = _where_subject(subject_anchor(record), anchorer, snapshot)
         entry = entry_of(
             record,
             status,
             confirmed=record.id in confirmed,
             why=_digest_why(record),
-            path=path,
-            symbol=symbol,
-            span=span,
             at=head,
             snapshot=snapshot,
+            anchorer=anchorer,
         )
         view.entries[record.id] = entry.to_json()
         if record.kind in DIGEST_KINDS:
@@ -248,32 +245,9 @@ def _spans(view: View, snapshot: Any) -> None:
 def _places(record: Record, anchorer: Any, snapshot: Any) -> list[tuple[str, str]]:
     """(path, symbol or "") of each anchor with a path: where it is at HEAD when it can be
     followed there, else as written."""
-    return list(dict.fromkeys(_place(a, anchorer, snapshot) for a in record.anchors if a.get("path")))
+    from ..entries import followed
 
-
-def _place(anchor: dict[str, Any], anchorer: Any, snapshot: Any) -> tuple[str, str]:
-    path, symbol = str(anchor["path"]), str(anchor.get("symbol") or "")
-    if anchor.get("commit") and not path.endswith("/"):
-        state, found_path, found_symbol = anchorer.where(anchor, snapshot)
-        if state == "found" and found_path:
-            path, symbol = found_path, found_symbol if found_symbol else symbol
-    return path, symbol
-
-
-def _where_subject(
-    subject: dict[str, Any] | None, anchorer: Any, snapshot: Any
-) -> tuple[str | None, str | None, tuple[int, int] | None]:
-    """The subject anchor where it is at HEAD (followed through renames and moves): its symbol's
-    lines, else its file while it exists, else nowhere."""
-    from ..entries import exists
-
-    if subject is None or not subject.get("path"):
-        return None, None, None
-    path, symbol = _place(subject, anchorer, snapshot)
-    if path.endswith("/") or not exists(snapshot, path):
-        return None, None, None
-    found = snapshot.find(path, symbol) if symbol else None
-    return path, symbol or None, (found.start_line, found.end_line) if found is not None else None
+    return list(dict.fromkeys(followed(a, snapshot, anchorer) for a in record.anchors if a.get("path")))
 
 
 def _digest_why(record: Record) -> str:

@@ -236,10 +236,21 @@ def why(ws: Workspace, args: WhyIn) -> Answer:
         confirmed = person_confirmed(ledger.relations())
     finally:
         ledger.close()
+    from comind.anchoring import Anchorer
+
+    anchorer = Anchorer(ws.index, ws.config.drift_threshold)  # (where the statuses found the code: cached)
     entries = [
-        entry_of(i.record, i.status, confirmed=i.record.id in confirmed, why=i.relevance, snapshot=answer.snapshot)
+        entry_of(
+            i.record,
+            i.status,
+            confirmed=i.record.id in confirmed,
+            why=i.relevance,
+            snapshot=answer.snapshot,
+            anchorer=anchorer,
+        )
         for i in answer.items
     ]
+    anchorer.flush()
     note = "recorded facts about this code, quoted as data; read the verify lines before relying on them"
     data = WhyOut(
         anchor=clean(args.anchor), target=clean(answer.heading), records=[record_out(e) for e in entries], note=note

@@ -189,3 +189,15 @@ def test_a_record_on_a_file_comind_does_not_parse_still_says_to_read_it(cli, tmp
     data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
     [item] = [i for i in data["items"] if i["kind"] == "constraint"]
     assert item["verify"] == "read pyproject.toml"
+
+
+def test_a_plan_follows_an_attempts_code_to_the_file_it_moved_to(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted_with_docs(cli, tmp_path)
+    repo.write("app/perm.py", "")
+    repo.write("app/checker.py", "import os\n\n\n" + PERM)  # Checker moves, its body the same
+    repo.commit("Move the checker to a module of its own")
+    plan = repo.path.parent / "plan.txt"
+    plan.write_text("cache the permission checks in redis\n")
+    data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
+    [item] = [i for i in data["items"] if i["kind"] == "attempt"]
+    assert item["verify"] == "read app/checker.py:5-7" and item["on"] == "app/checker.py::Checker.check"
