@@ -392,8 +392,16 @@ def _seen(ws: Workspace, record: Record, why: str) -> Entry:
     finally:
         ledger.close()
     head = ws.head()
-    snapshot = ws.index.snapshot(head) if head else None
-    return entry_of(record, status, confirmed=record.id in confirmed, why=why, snapshot=snapshot)
+    if head is None:
+        return entry_of(record, status, confirmed=record.id in confirmed, why=why)
+    from comind.anchoring import Anchorer
+
+    anchorer = Anchorer(ws.index, ws.config.drift_threshold)  # (where the status found the code: cached)
+    entry = entry_of(
+        record, status, confirmed=record.id in confirmed, why=why, snapshot=ws.index.snapshot(head), anchorer=anchorer
+    )
+    anchorer.flush()
+    return entry
 
 
 RELATION = {"confirm": "confirms", "retract": "retracts", "supersede": "supersedes", "dispute": "disputes"}
