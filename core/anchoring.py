@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -491,7 +490,7 @@ class Anchorer:
             from comind.languages import defines
 
             data = _blob_data(self.index, commit, path)
-            held = data is not None and may_define(data, qualname) and defines(path, data, qualname)
+            held = data is not None and defines(path, data, qualname)
             found = "1" if held else ""
             self.index.memo_put("defines", {key: found})
         return found == "1"
@@ -518,7 +517,7 @@ class Anchorer:
             tokens: list[str] | None = json.loads(found)
             return tokens
         tokens = None
-        if (raw := data()) is not None and may_define(raw, qualname):
+        if (raw := data()) is not None:
             from comind.languages import body_tokens
 
             tokens = body_tokens(path, raw, qualname)  # read where it is named, and its own subtree
@@ -819,17 +818,6 @@ def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
     """The id of the blob at `path` in `commit`."""
     entry = tree_entry(index.repo, commit, path)
     return None if entry is None else str(entry.id)
-
-
-_WORD = re.compile(r"[A-Za-z0-9_$]+")
-
-
-def may_define(data: bytes, qualname: str) -> bool:
-    """Can a file define `qualname`? Every part of a qualified name is a name written in the file
-    (`Guard.drop`, `impl Drop for Guard` word by word; `#2` counts namesakes): a file missing one of
-    its words does not define it, and need not be parsed to say so."""
-    name = qualname.split("#", 1)[0] if qualname.rsplit("#", 1)[-1].isdigit() else qualname
-    return not name.isascii() or all(word.encode() in data for word in _WORD.findall(name))
 
 
 def _first_without(chain: list[str], start: int, holds: Callable[[str], bool]) -> int:

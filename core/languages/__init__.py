@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 from typing import TypeVar
 
 from . import go, java, javascript, python, rust, typescript
-from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language
+from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language, may_define
 
 __all__ = [
     "KINDS",
@@ -31,6 +31,7 @@ __all__ = [
     "definitions_at",
     "is_binary",
     "language_for_path",
+    "may_define",
     "parse_file",
     "token_similarity",
 ]

@@ -237,6 +237,17 @@ def _always(node: Node, flags: int, parent: Node | None) -> bool:
     return True
 
 
+_NAME_WORD = re.compile(r"[A-Za-z0-9_$]+")
+
+
+def may_define(source: bytes, qualname: str) -> bool:
+    """Can a file define `qualname`? Every part of a qualified name is a name written in the file
+    (`Guard.drop`, `impl Drop for Guard` word by word; `#2` counts namesakes): a file missing one of
+    its words does not define it, and need not be parsed to say so."""
+    name = qualname.split("#", 1)[0] if qualname.rsplit("#", 1)[-1].isdigit() else qualname
+    return not name.isascii() or all(word.encode() in source for word in _NAME_WORD.findall(name))
+
+
 def _names_one(spots: list[int], node: Node, flags: int, parent: Node | None) -> bool:
     """Does the node hold one of `spots` (`_written`'s)? A definition named by what holds it
     (`_HELD`) is asked of its parent."""
@@ -394,6 +405,8 @@ class Language:
 
     def _named(self, source: bytes, qualname: str) -> tuple[Node, _Open | None] | None:
         """The node of the definition `qualname` names (and its enclosing one), or None."""
+        if not may_define(source, qualname):
+            return None  # (history's searches for where a symbol went ask this of many versions)
         base, _, n = qualname.rpartition("#")
         if not (base and n.isdigit()):
             base, n = qualname, ""

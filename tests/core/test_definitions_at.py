@@ -329,7 +329,7 @@ def _sources() -> list[tuple[str, bytes]]:
 
 def test_a_file_defining_a_name_may_define_it() -> None:
     """`may_define` says no only where the whole file's walk finds no such definition."""
-    from comind.anchoring import may_define
+    from comind.languages import may_define
 
     checked = 0
     for path, data in _sources():
@@ -352,7 +352,7 @@ def test_a_file_defining_a_name_may_define_it() -> None:
     ],
 )
 def test_may_define(qualname: str, defined: bool) -> None:
-    from comind.anchoring import may_define
+    from comind.languages import may_define
 
     data = b"struct Guard;\nimpl Drop for Guard {\n    fn drop(&mut self) {}\n}\n"
     assert may_define(data, qualname) is defined
