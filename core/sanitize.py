@@ -72,6 +72,16 @@ def _random_looking(token: str) -> bool:
     )
 
 
+# A path in a repository (`okhttp/src/jvmTest/java/okhttp3/tls/PinnerTest`) is no key: two folders
+# or more named by words (lower case first, capitals starting humps of three letters), then a name not
+# random-looking itself. None of 2,000,000 random base64 keys is shaped so (545,000 had two slashes).
+_PATH_LIKE = re.compile(r"/?(?:[a-z][a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)*/){2,}[A-Za-z0-9]+")
+
+
+def _path_like(token: str) -> bool:
+    return _PATH_LIKE.fullmatch(token) is not None and not _random_looking(token.rsplit("/", 1)[-1])
+
+
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
 _INSTRUCTION = (
     r"(?i)\b(?:ignore (?:all |any )?(?:previous|prior|above) (?:instructions|prompts)"
@@ -215,7 +225,9 @@ def redact_secrets(text: str) -> str:
 
     def token(match: re.Match[str]) -> str:
         kind = _SECRETS[int(str(match.lastgroup)[1:])][0]
-        if kind in ("aws-secret-key", "high-entropy-string") and not _random_looking(match.group()):
+        if kind in ("aws-secret-key", "high-entropy-string") and (
+            not _random_looking(match.group()) or _path_like(match.group())
+        ):
             return match.group()
         return _marker(kind)
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from comind.sanitize import clean_text, find_secret, shown
+from comind.sanitize import _random_looking, clean_text, find_secret, shown
 
 
 @pytest.mark.parametrize(
@@ -39,6 +39,11 @@ def test_each_secret_is_replaced_by_a_marker_naming_its_kind(text: str, kind: st
         "0123456789abcdef0123456789abcdef01234567",  # a commit id
         "AbstractSingletonProxyFactoryBean2ForTesting",
         "src/comind/harvest/approach/fingerprint/lines.py",
+        # repository paths are no keys, digits and capitals notwithstanding
+        "okhttp/src/jvmTest/java/okhttp3/internal/tls/CertificatePinnerChainValidationTest.java",
+        "okhttp/src/commonJvmAndroid/kotlin/okhttp3/internal/IsProbablyUtf8.kt",
+        "gson/src/main/java/com/google/gson/internal/bind/util/ISO8601Utils.java",
+        "M okhttp-testing-support/src/main/kotlin/okhttp3/OkHttpDebugLogging.kt (3 lines)",
         "postgres://user:${DB_PASSWORD}@db/x",
     ],
 )
@@ -153,3 +158,26 @@ def test_text_looked_over_first_is_redacted_as_the_patterns_redact_it(parts: lis
     finally:
         sanitize._may_hold_secret = looks
     assert not sanitize._may_hold_secret("const total = items.reduce((sum, item) => sum + item.price, 0);")
+
+
+@settings(max_examples=500)
+@given(st.binary(min_size=31, max_size=70))
+def test_a_random_key_is_redacted_even_where_its_slashes_make_it_look_like_a_path(raw: bytes) -> None:
+    import base64
+
+    key = base64.b64encode(raw).decode().rstrip("=")
+    if _random_looking(key):  # (what the patterns call a key: upper, lower, digits, high entropy)
+        assert "[redacted:" in clean_text(f"key {key} here")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "x/lculn/fikZydUD576vlQEDOl4tGgC1mrcihdxF0iM9Ddxp20zgmdIJAFy",  # word-like folders, random name
+        "w/rltrt/d5atSbUSmBvxeCJuHv1P7fMEYWQdvGjzIKcHl3DBuMzLPth5R9AbKUPrp",
+        "src/main/java/okhttp3/Zk9QbX2mL7vR4tW8yH3nJ6pC1sF5dG0aK2eU7iO9",
+    ],
+)
+def test_a_key_with_word_like_folders_is_still_redacted(key: str) -> None:
+    assert "[redacted:" in clean_text(key)

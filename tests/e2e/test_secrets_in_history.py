@@ -83,3 +83,21 @@ def test_nothing_under_git_comind_holds_a_secret(harvested: GitRepo, cli) -> Non
         data = path.read_bytes()
         for secret in [*SECRETS.values(), GHP[:10], GHP[10:], "s3cretpw9"]:
             assert secret.encode() not in data, (path, secret)
+
+
+JVM_PATH = "okhttp/src/jvmTest/java/okhttp3/internal/tls/CertificatePinnerChainValidationTest.java"
+
+
+def test_a_deep_path_with_digits_and_capitals_is_kept_whole(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    # 80 characters of letters, digits and slashes: the shape of a base64 key, but a path of the tree
+    gr = GitRepo(tmp_path)
+    source = "class CertificatePinnerChainValidationTest {\n  void pins() {\n%s  }\n}\n"
+    gr.write(JVM_PATH, source % "")
+    gr.commit("initial")
+    gr.write(JVM_PATH, source % "    expectFailure(19);\n")
+    gr.commit("Expect the chain validation to fail on JDK 19")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert cli(gr.path, "harvest").code == 0
+    record = attempt(cli, gr)
+    assert {a.get("path") for a in record["anchors"]} == {JVM_PATH}
+    assert [f["path"] for f in record["fields"]["fingerprint"]["files"]] == [JVM_PATH]
