@@ -43,6 +43,7 @@ def test_each_secret_is_replaced_by_a_marker_naming_its_kind(text: str, kind: st
         "okhttp/src/jvmTest/java/okhttp3/internal/tls/CertificatePinnerChainValidationTest.java",
         "okhttp/src/commonJvmAndroid/kotlin/okhttp3/internal/IsProbablyUtf8.kt",
         "gson/src/main/java/com/google/gson/internal/bind/util/ISO8601Utils.java",
+        "handler/src/main/java/io/netty/handler/ssl/OpenSslJavaxX509Certificate.java",
         "M okhttp-testing-support/src/main/kotlin/okhttp3/OkHttpDebugLogging.kt (3 lines)",
         "postgres://user:${DB_PASSWORD}@db/x",
     ],
@@ -176,6 +177,7 @@ def test_a_random_key_is_redacted_even_where_its_slashes_make_it_look_like_a_pat
         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "x/lculn/fikZydUD576vlQEDOl4tGgC1mrcihdxF0iM9Ddxp20zgmdIJAFy",  # word-like folders, random name
         "w/rltrt/d5atSbUSmBvxeCJuHv1P7fMEYWQdvGjzIKcHl3DBuMzLPth5R9AbKUPrp",
+        "qDjt558d/i8/TlA3OApzmlDl3XxCBtsll3zbZQDcx",  # a name short enough to look plain
         "src/main/java/okhttp3/Zk9QbX2mL7vR4tW8yH3nJ6pC1sF5dG0aK2eU7iO9",
     ],
 )
