@@ -466,7 +466,9 @@ def _version_line() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 class Release(BaseRule):
     id, name, family = "R2", "release", "reverts"
-    summary = "A revert of a release (own versions set, changelogs aside) tries nothing."
+    summary = (
+        "A revert of a release (own versions set, in manifests or a VERSION file; changelogs aside) tries nothing."
+    )
 
     def judge(self, lines: Iterable[str]) -> bool:
         """`lines`: the change's non-trivial lines outside changelogs and their fragments."""

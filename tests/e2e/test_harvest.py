@@ -332,6 +332,7 @@ def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> No
             ".changeset/brave-dogs.md": "",
         },
         {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
+        {"VERSION": "2.16.0-rc.0\n", "CHANGELOG.md": "## 2.16.0-rc.0\n\n- Fixes head injection\n"},
         {
             "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
             ".changeset/pre.json": '{\n  "mode": "exit"\n}\n',
@@ -346,6 +347,7 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
         ".changeset/brave-dogs.md": "---\n'astro': patch\n---\n\nFixes head injection\n",
         "src/pip/__init__.py": '__version__ = "21.0.dev0"\n',
         "news/9876.bugfix.rst": "Fix the cache key.\n",
+        "VERSION": "2.15.2\n",
     }
     for path in released:
         if path in before:
