@@ -332,6 +332,29 @@ def full_subject(subject: str, body: str) -> tuple[str, str]:
     return subject[:cut] + line[1:].rstrip() + after, rest.lstrip("\n")
 
 
+# The merge commits forges write, each with the request's title first in the body: GitHub's merge
+# button, bors (`Auto merge of #N - user:branch, r=x`) and GitLab (`… See merge request group/p!N`).
+_FORGE_MERGE = re.compile(
+    r"Merge pull request #(?P<pr>\d{1,9}) from \S+$"
+    r"|Auto merge of #(?P<bors>\d{1,9}) - \S+"
+    r"|Merge branch '[^'\n]+' into '[^'\n]+'$"
+)
+_MERGE_REQUEST = re.compile(r"^See merge request \S*!(\d{1,9})\s*$", re.M)
+
+
+def merge_title(subject: str, body: str) -> str | None:
+    """The title of the request a forge's merge commit landed, with its number (`Support reload
+    config automatically (#14769)`), or None for any other commit."""
+    m = _FORGE_MERGE.match(subject.strip())
+    title = next((line.strip() for line in body.split("\n") if line.strip()), "")
+    if m is None or not title:
+        return None
+    if number := m.group("pr") or m.group("bors"):
+        return f"{title} (#{number})"
+    request = _MERGE_REQUEST.search(body)
+    return f"{title} (!{request.group(1)})" if request and not title.startswith("See merge request") else None
+
+
 def revert_depth(subject: str) -> int:
     """How many reverts deep a subject is: 0 for an ordinary one, 1 for ``Revert "x"``, 2 for a reland
     (``Reapply "x"``, ``Revert "Revert "x""``), and so on; conventional ``revert:`` counts 1."""

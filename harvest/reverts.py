@@ -37,6 +37,7 @@ from comind.harvest.markers import (
     RevertMarker,
     cut_prefix,
     full_subject,
+    merge_title,
     reland_key,
     reland_references,
     reland_subject,
@@ -318,7 +319,9 @@ def _attempt(
         return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
-    title = first_line(target.subject if target else (_quoted(markers) or commit.subject))
+    title = first_line(
+        (merge_title(target.subject, target.body) or target.subject) if target else (_quoted(markers) or commit.subject)
+    )
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:

@@ -308,6 +308,33 @@ def test_revert_of_a_merge_uses_the_mainline_diff(cli, gr: GitRepo) -> None:  # 
     assert paths == ["app/feature.py"]
 
 
+@pytest.mark.parametrize(
+    ("message", "title"),
+    [
+        (
+            "Merge pull request #14769 from ada/autoreload\n\nSupport reload config automatically",
+            "Support reload config automatically (#14769)",
+        ),
+        (
+            "Merge branch 'autoreload' into 'main'\n\nSupport reload config automatically\n\n"
+            "See merge request ops/server!42",
+            "Support reload config automatically (!42)",
+        ),
+        ("Merge branch 'feature'", "Merge branch 'feature'"),  # no request: the subject, as written
+    ],
+)
+def test_a_reverted_merge_is_titled_by_its_request(cli, gr: GitRepo, message: str, title: str) -> None:  # type: ignore[no-untyped-def]
+    gr.branch("autoreload")
+    gr.checkout("autoreload")
+    gr.write("app/reload.py", "def watch_config(path):\n    return reload_on_change(path)\n")
+    gr.commit("Reload on change")
+    gr.checkout("main")
+    merge = gr.merge("autoreload", message)
+    gr.git("revert", "--no-edit", "-m", "1", merge)
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["title"] == title
+
+
 def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # golang/tools: "internal/mcp: partial revert of go.dev/cl/731503 … brings back only internal/mcp/*"
     gr.write("internal/mcp/sdk.go", "func Serve(transport Transport) error {\n\treturn loop(transport)\n}\n")

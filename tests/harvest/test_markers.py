@@ -13,6 +13,7 @@ from comind.harvest.markers import (
     RevertMarker,
     cut_prefix,
     full_subject,
+    merge_title,
     normalise_subject,
     reland_key,
     reland_references,
@@ -526,3 +527,30 @@ def test_the_words_looked_for_before_the_reland_patterns_miss_nothing_they_match
         expected = ("again", m.group("rest").strip(), False) if m and m.group("rest").strip() else None
         assert reland_subject(subject) == expected
     assert reland_subject("Cache lookups, taKe 2") == ("again", "Cache lookups", False)
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "title"),
+    [
+        ("Merge pull request #7 from ada/fix-x", "Fix x\n\nlonger text", "Fix x (#7)"),
+        (
+            "Auto merge of #4680 - ada:login, r=bob",
+            "Credentials for multiple hosts.\n\nmore",
+            "Credentials for multiple hosts. (#4680)",
+        ),
+        ("Merge branch 'fix-x' into 'main'", "Fix x\n\nSee merge request grp/proj!12", "Fix x (!12)"),
+        ("Merge branch 'fix-x' into 'main'", "See merge request grp/proj!12", None),  # no title before it
+        ("Merge branch 'fix-x' into 'main'", "Fix x", None),  # not GitLab's: no request named
+        ("Merge pull request #7 from ada/fix-x", "", None),  # no title in the body
+        ("Merge branch 'main' into next", "Conflicts:\n\ta.py", None),
+        ("Fix x (#7)", "* Fix x", None),
+    ],
+)
+def test_merge_title_reads_the_request_a_forge_merged(subject: str, body: str, title: str | None) -> None:
+    assert merge_title(subject, body) == title
+
+
+@given(st.text(max_size=120), st.text(max_size=300))
+def test_merge_title_never_raises(subject: str, body: str) -> None:
+    found = merge_title(subject, body)
+    assert found is None or "\n" not in found
