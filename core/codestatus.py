@@ -89,6 +89,7 @@ def code_verdicts(
             missing.append(record)
     if missing:
         from comind.anchoring import Anchorer, evidence_verifier
+        from comind.languages import keeping_trees
 
         index = ws.index
         snapshot = index.snapshot(commit)
@@ -96,12 +97,13 @@ def code_verdicts(
         anchorer.prefetch(missing)
         verify = evidence_verifier(index, tip or None)
         fresh = {}
-        for record in missing:
-            verdict = anchorer.verdict(record, snapshot, confirmed_commit(relations, record.id), verify)
-            result[record.id] = verdict
-            fresh[keys[record.id]] = json.dumps(
-                [verdict.state, verdict.reason, list(verdict.notes), verdict.evidence_verified]
-            )
+        with keeping_trees():  # (the records on one large file read the same versions of it)
+            for record in missing:
+                verdict = anchorer.verdict(record, snapshot, confirmed_commit(relations, record.id), verify)
+                result[record.id] = verdict
+                fresh[keys[record.id]] = json.dumps(
+                    [verdict.state, verdict.reason, list(verdict.notes), verdict.evidence_verified]
+                )
         anchorer.flush()
         ledger.store_verdicts(fresh)
     return result

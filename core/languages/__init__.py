@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 from typing import TypeVar
 
 from . import go, java, javascript, python, rust, typescript
-from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language, may_define
+from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language, keeping_trees, may_define
 
 __all__ = [
     "KINDS",
@@ -30,6 +30,7 @@ __all__ = [
     "defines",
     "definitions_at",
     "is_binary",
+    "keeping_trees",
     "language_for_path",
     "may_define",
     "parse_file",

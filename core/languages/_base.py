@@ -29,9 +29,11 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_left, bisect_right
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress
@@ -256,6 +258,59 @@ def _names_one(spots: list[int], node: Node, flags: int, parent: Node | None) ->
     return i < len(spots) and spots[i] < around.end_byte
 
 
+class _Trees:
+    """The trees of the files parsed last, up to `limit` bytes of source in all, while some caller
+    keeps them (`keeping_trees`); a tree takes about 25 times its source in memory. Following
+    records to head reads the same versions of a large file for each symbol it held: on deno's
+    first check 4 MiB spares 3.6 s of 9.9 s of parsing. A harvest reads each version about once."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.size, self.users = limit, 0, 0
+        self._trees: OrderedDict[tuple[str, bytes], Tree] = OrderedDict()
+        self._lock = threading.Lock()  # (the MCP server's and the hooks' threads may parse too)
+
+    def get(self, language: str, source: bytes) -> Tree | None:
+        if not self.users:
+            return None
+        with self._lock:
+            tree = self._trees.get((language, source))
+            if tree is not None:
+                self._trees.move_to_end((language, source))
+            return tree
+
+    def put(self, language: str, source: bytes, tree: Tree) -> None:
+        if not self.users or len(source) > self.limit // 4:  # (one file would push out the others)
+            return
+        with self._lock:
+            if (language, source) not in self._trees:
+                self._trees[language, source] = tree
+                self.size += len(source)
+            while self.size > self.limit:
+                (_, old), _ = self._trees.popitem(last=False)
+                self.size -= len(old)
+
+    @contextmanager
+    def kept(self) -> Iterator[None]:
+        with self._lock:
+            self.users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.users -= 1
+                if not self.users:
+                    self._trees.clear()
+                    self.size = 0
+
+
+_TREES = _Trees(4 << 20)
+
+
+def keeping_trees() -> AbstractContextManager[None]:
+    """Within it, a source parsed again (the same language and bytes) gets the tree parsed before."""
+    return _TREES.kept()
+
+
 _WORDISH = [chr(c).isalnum() or chr(c) in "_$" for c in range(128)] + [False] * 128  # ASCII word bytes
 
 
@@ -325,13 +380,19 @@ class Language:
         return grammar
 
     def parse(self, source: str | bytes) -> Tree:
-        """The tree of ``source`` (str is encoded as UTF-8; bytes must be UTF-8 already)."""
+        """The tree of ``source`` (str is encoded as UTF-8; bytes must be UTF-8 already); within
+        `keeping_trees`, the tree parsed before for the same source. Trees are read, never edited."""
+        data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+        if (tree := _TREES.get(self.name, data)) is not None:
+            return tree
         parser = self._parsers.get(self.name)
         if parser is None:
             from tree_sitter import Parser
 
             parser = self._parsers[self.name] = Parser(self.load_grammar())
-        return parser.parse(source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source)
+        tree = parser.parse(data)
+        _TREES.put(self.name, data, tree)
+        return tree
 
     def analyse(self, source: str | bytes, *, keep_tokens: bool = False) -> tuple[FileSymbols, dict[str, list[str]]]:
         """Walk the tree once: definitions with fingerprints, imports, calls, syntax errors.

@@ -21,10 +21,12 @@ from comind.languages import (
     Definition,
     Import,
     body_tokens,
+    keeping_trees,
     language_for_path,
     parse_file,
     token_similarity,
 )
+from comind.languages._base import _TREES
 
 
 def parse(path: str, source: str) -> dict[str, Definition]:
@@ -853,3 +855,20 @@ def test_definitions_at_agree_with_the_walk_on_any_input(pieces: list[str], name
     path = f"x{LANGUAGES[name].extensions[0]}"
     data = "".join(pieces).encode()
     assert definitions_at(path, data, lines) == _innermost_each(parse_file(path, data).definitions, lines)
+
+
+def test_trees_are_kept_only_while_asked_and_within_their_budget() -> None:
+    python = language_for_path("a.py")
+    assert python is not None
+    source = b"def f():\n    return 1\n"
+    assert python.parse(source) is not python.parse(source)  # nothing is kept by default
+    with keeping_trees():
+        with keeping_trees():  # (nested: the outer caller still keeps them)
+            kept = python.parse(source)
+        assert python.parse(source) is kept
+        assert python.parse(bytearray(source).decode()) is kept  # the same text, as str
+        others = [python.parse(b"x = %d\n" % n + b"#" * (_TREES.limit // 8)) for n in range(16)]
+        assert python.parse(source) is not kept  # pushed out by newer ones, past the budget
+        assert python.parse(others[-1].root_node.text or b"") is others[-1]
+        assert _TREES.size <= _TREES.limit
+    assert _TREES.size == 0 and python.parse(source) is not python.parse(source)  # let go after
