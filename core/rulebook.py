@@ -467,19 +467,33 @@ def _version_line() -> tuple[re.Pattern[str], re.Pattern[str]]:
 class Release(BaseRule):
     id, name, family = "R2", "release", "reverts"
     summary = (
-        "A revert of a release (own versions set, in manifests or a VERSION file; changelogs aside) tries nothing."
+        "A revert of a release (own versions set, in manifests, a VERSION file or POMs naming their"
+        " release tag; changelogs aside) tries nothing."
     )
 
     def judge(self, lines: Iterable[str]) -> bool:
-        """`lines`: the change's non-trivial lines outside changelogs and their fragments."""
+        """`lines`: the change's non-trivial lines outside changelogs and their fragments. An XML
+        element holding a value (`<version>1.2</version>`) reads as a key and its value; whether it
+        is the project's version or a dependency's, only a release moves the tag a POM names
+        (`<scm><tag>`)."""
         released = False
         version, key_only = _version_line()
         for text in lines:
+            element = _ELEMENT.fullmatch(text.strip())
+            if element is not None and element["key"] == "tag":
+                released = True
+                continue
+            if element is not None:
+                text = f"{element['key']}: {element['value']}"
             key = key_only.fullmatch(version.sub("", text).strip()) if version.search(text) else None
             if key is None:
                 return False
-            released = released or key.group("key").strip("_").lower() == "version" or "workspace:" in text
+            own = element is None and key.group("key").strip("_").lower() == "version"
+            released = released or own or "workspace:" in text
         return released
+
+
+_ELEMENT = re.compile(r"<(?P<key>[\w.-]+)>(?P<value>[^<>]*)</(?P=key)>")
 
 
 # A subject about a feature called revert: `Add a revert command`, "feat: support `git revert`",

@@ -349,6 +349,21 @@ def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> No
     assert [f["path"] for f in attempt["fields"]["fingerprint"]["files"]] == ["internal/mcp/sdk.go"]
 
 
+POM = """<project>
+  <groupId>com.example</groupId>
+  <artifactId>parent</artifactId>
+  <version>%s</version>
+  <scm>
+    <tag>%s</tag>
+  </scm>
+</project>
+"""
+MODULE_POM = (
+    "<project>\n  <parent>\n    <artifactId>parent</artifactId>\n    <version>%s</version>\n  </parent>\n</project>\n"
+)
+GUAVA = "<dependencies>\n  <dependency>\n    <artifactId>guava</artifactId>\n    <version>%s</version>\n"
+
+
 @pytest.mark.parametrize(
     "released",
     [
@@ -360,6 +375,7 @@ def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> No
         },
         {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
         {"VERSION": "2.16.0-rc.0\n", "CHANGELOG.md": "## 2.16.0-rc.0\n\n- Fixes head injection\n"},
+        {"pom.xml": POM % ("1.2", "parent-1.2"), "core/pom.xml": MODULE_POM % "1.2"},  # maven-release-plugin
         {
             "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
             ".changeset/pre.json": '{\n  "mode": "exit"\n}\n',
@@ -375,6 +391,8 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
         "src/pip/__init__.py": '__version__ = "21.0.dev0"\n',
         "news/9876.bugfix.rst": "Fix the cache key.\n",
         "VERSION": "2.15.2\n",
+        "pom.xml": POM % ("1.1.2-SNAPSHOT", "HEAD"),
+        "core/pom.xml": MODULE_POM % "1.1.2-SNAPSHOT",
     }
     for path in released:
         if path in before:
@@ -397,6 +415,16 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
     for path, text in released.items():
         gr.write(path, text)
     gr.commit("Release, with the reuse fix")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
+
+
+def test_a_reverted_dependency_bump_in_a_pom_is_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # a dependency's <version> reads like the project's own: only a release moves the POM's tag
+    gr.write("pom.xml", POM % ("1.1.2-SNAPSHOT", "HEAD") + GUAVA % "31.0")
+    gr.commit("Add guava")
+    gr.write("pom.xml", POM % ("1.1.2-SNAPSHOT", "HEAD") + GUAVA % "32.1")
+    gr.commit("Bump guava to 32.1")
     gr.git("revert", "--no-edit", "HEAD")
     assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
 
