@@ -479,6 +479,8 @@ class Release(BaseRule):
         released = False
         version, key_only = _version_line()
         for text in lines:
+            if _TAG.fullmatch(text.strip()):  # `<scm>`, `</scm>`: XML's braces
+                continue
             element = _ELEMENT.fullmatch(text.strip())
             if element is not None and element["key"] == "tag":
                 released = True
@@ -494,6 +496,7 @@ class Release(BaseRule):
 
 
 _ELEMENT = re.compile(r"<(?P<key>[\w.-]+)>(?P<value>[^<>]*)</(?P=key)>")
+_TAG = re.compile(r"</?[\w.-]+>")
 
 
 # A subject about a feature called revert: `Add a revert command`, "feat: support `git revert`",

@@ -376,6 +376,7 @@ GUAVA = "<dependencies>\n  <dependency>\n    <artifactId>guava</artifactId>\n   
         {"src/pip/__init__.py": '__version__ = "21.0"\n', "news/9876.bugfix.rst": "", "NEWS.rst": "21.0\n----\n"},
         {"VERSION": "2.16.0-rc.0\n", "CHANGELOG.md": "## 2.16.0-rc.0\n\n- Fixes head injection\n"},
         {"pom.xml": POM % ("1.2", "parent-1.2"), "core/pom.xml": MODULE_POM % "1.2"},  # maven-release-plugin
+        {"pom.xml": POM % ("1.2", "parent-1.2") + "<scm>\n  <tag>parent-1.2</tag>\n</scm>\n"},  # a module's scm too
         {
             "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
             ".changeset/pre.json": '{\n  "mode": "exit"\n}\n',
