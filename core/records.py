@@ -10,13 +10,13 @@ from __future__ import annotations
 import calendar
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
 from comind.anchors import ROLES, SCOPES
 from comind.errors import ValidationError
-from comind.sanitize import clean_text, each_string, find_secret, shown
+from comind.sanitize import clean_path, clean_text, each_string, find_secret, shown
 
 SCHEMA = 1
 KNOWLEDGE_KINDS = ("intent", "decision", "attempt", "constraint", "gotcha", "question", "suppression")
@@ -248,9 +248,39 @@ class Record:
         return hash(self.data["hash"])
 
 
-def _clean(value: Any) -> Any:
-    """Strip invisible controls and redact secrets in every string, recursively."""
-    return each_string(value, clean_text)
+def _clean(data: dict[str, Any]) -> dict[str, Any]:
+    """Strip invisible controls and redact secrets in every string, recursively; the paths of the
+    tree (`_PATH_FIELD`) as `clean_path` cleans them."""
+    cleaned: dict[str, Any] = each_string(data, clean_text)
+    for container, key in _paths(data):
+        _at(cleaned, container)[key] = clean_path(_at(data, container)[key])
+    return cleaned
+
+
+# The fields holding a path of the repository's tree: an anchor's, a fingerprint file's.
+_PATH_FIELD = re.compile(r"anchors\[\d+\]\.(?:path|raw)|fields\.fingerprint\.files\[\d+\]\.(?:path|old_path)")
+
+
+def _paths(data: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(where its container is, its key) of each path field (`_PATH_FIELD`) holding text."""
+    anchors = data.get("anchors")
+    for i, anchor in enumerate(anchors if isinstance(anchors, list) else []):
+        for key in ("path", "raw"):
+            if isinstance(anchor, dict) and isinstance(anchor.get(key), str):
+                yield ("anchors", i), key
+    fields = data.get("fields")
+    fingerprint = fields.get("fingerprint") if isinstance(fields, dict) else None
+    files = fingerprint.get("files") if isinstance(fingerprint, dict) else None
+    for i, file in enumerate(files if isinstance(files, list) else []):
+        for key in ("path", "old_path"):
+            if isinstance(file, dict) and isinstance(file.get(key), str):
+                yield ("fields", "fingerprint", "files", i), key
+
+
+def _at(value: Any, where: tuple[str | int, ...]) -> Any:
+    for step in where:
+        value = value[step]
+    return value
 
 
 def _too_deep(value: Any, limit: int = DEPTH_MAX) -> bool:
@@ -623,7 +653,7 @@ def _scan_text(data: Mapping[str, Any]) -> list[str]:
     for where, text in _strings(dict(data), ""):
         if where == "hash":
             continue
-        if secret := find_secret(text):
+        if secret := find_secret(text, path=_PATH_FIELD.fullmatch(where) is not None):
             problems.append(f"{where}: contains {secret}; remove the secret (records are shared and shown)")
         elif re.search(_INVISIBLE, text):
             problems.append(f"{where}: contains invisible Unicode control characters")

@@ -72,21 +72,6 @@ def _random_looking(token: str) -> bool:
     )
 
 
-# A path in a repository (`handler/src/main/java/io/netty/ssl/OpenSslJavaxX509Certificate`) is no key:
-# three folders or more named by words (lower case first, capitals starting humps of three letters),
-# then a name of camel humps three characters long on average, or not random-looking. None of
-# 4,000,000 random base64 keys of 41-90 characters is shaped so (1,090,000 had two slashes or more).
-_PATH_LIKE = re.compile(r"/?(?:[a-z][a-z0-9]*(?:[A-Z][a-z]{2,}[a-z0-9]*)*/){3,}[A-Za-z0-9]+")
-_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-
-def _path_like(token: str) -> bool:
-    name = token.rsplit("/", 1)[-1]
-    return _PATH_LIKE.fullmatch(token) is not None and (
-        3 * len(_HUMP.findall(name)) <= len(name) or not _random_looking(name)
-    )
-
-
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
 _INSTRUCTION = (
     r"(?i)\b(?:ignore (?:all |any )?(?:previous|prior|above) (?:instructions|prompts)"
@@ -221,18 +206,32 @@ def _may_hold_secret(text: str) -> bool:
     return any(key in low for key in _SECRET_KEYS) or _secret_shapes().search(text) is not None
 
 
-@lru_cache(maxsize=1 << 16)  # a harvested line is checked where it is kept, cleaned, validated: once
+# Keys told only by their shape and entropy, with no prefix of their own.
+_KEYLESS = ("aws-secret-key", "high-entropy-string")
+
+
 def redact_secrets(text: str) -> str:
     """The text with each secret replaced by ``[redacted:<kind>]``; the rest is kept."""
+    return _redacted(text, True)
+
+
+def clean_path(path: str) -> str:
+    """A path of the repository's tree fit to store: `clean_text` but for the keys told by their
+    shape alone. `okhttp/src/jvmTest/java/okhttp3/…/CertificatePinnerChainValidationTest` has the
+    shape of a base64 key; a path the tree holds is no secret, and its own shape cannot tell it
+    from a key written after a path (`api/v1/keys/<key>`) in free text."""
+    return _redacted(strip_invisible(path), False)
+
+
+@lru_cache(maxsize=1 << 16)  # a harvested line is checked where it is kept, cleaned, validated: once
+def _redacted(text: str, keyless: bool) -> str:
     if not _may_hold_secret(text):
         return text
     any_secret, url_password, password, placeholder = _secret_scanner()
 
     def token(match: re.Match[str]) -> str:
         kind = _SECRETS[int(str(match.lastgroup)[1:])][0]
-        if kind in ("aws-secret-key", "high-entropy-string") and (
-            not _random_looking(match.group()) or _path_like(match.group())
-        ):
+        if kind in _KEYLESS and not (keyless and _random_looking(match.group())):
             return match.group()
         return _marker(kind)
 
@@ -257,9 +256,9 @@ def redact_secrets(text: str) -> str:
     return password.sub(assignment, text)
 
 
-def find_secret(text: str) -> str | None:
-    """Name the kind of secret the text carries, or None."""
-    redacted = redact_secrets(text)
+def find_secret(text: str, *, path: bool = False) -> str | None:
+    """Name the kind of secret the text carries (a path of the tree: as `clean_path` reads it), or None."""
+    redacted = _redacted(text, not path)
     if redacted == text:
         return None
     found = re.search(r"\[redacted:([a-z0-9-]+)\]", redacted)

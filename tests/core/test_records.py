@@ -346,6 +346,24 @@ def test_a_clean_record_names_no_field(monkeypatch: pytest.MonkeyPatch) -> None:
     make("attempt", fields={"approach": "x", "outcome": "reverted", "fingerprint": {"files": [{"added": lines}]}})
 
 
+JVM_PATH = "okhttp/src/jvmTest/java/okhttp3/internal/tls/CertificatePinnerChainValidationTest.java"
+
+
+def test_paths_of_the_tree_are_kept_whole_where_text_would_be_redacted() -> None:
+    # the path has the shape of a base64 key; as an anchor's or a fingerprint file's path it is none
+    anchor = {"scope": "file", "path": JVM_PATH, "raw": JVM_PATH, "commit": "a" * 40}
+    files = [{"path": JVM_PATH, "old_path": JVM_PATH, "added": [[1, f"see {JVM_PATH}", False]]}]
+    fields = {"approach": "x", "outcome": "reverted", "fingerprint": {"files": files}}
+    record = make("attempt", anchors=[anchor], fields=fields, body=f"see {JVM_PATH}")
+    assert record.anchors[0]["path"] == record.anchors[0]["raw"] == JVM_PATH
+    kept = record.fields["fingerprint"]["files"][0]
+    assert kept["path"] == kept["old_path"] == JVM_PATH
+    assert "[redacted:" in kept["added"][0][1] and "[redacted:" in record.body  # text is text
+    assert load_record(canonical(record.data)) == record  # and it validates as stored
+    secret = {"scope": "file", "path": "AKIAIOSFODNN7EXAMPLE/key.txt"}  # a key with a prefix: a key anywhere
+    assert "[redacted:" in make("attempt", anchors=[secret], fields=fields).anchors[0]["path"]
+
+
 def test_a_secret_stored_deep_is_named_by_its_field() -> None:
     record = make()
     data = dict(
