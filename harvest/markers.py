@@ -344,15 +344,24 @@ _MERGE_REQUEST = re.compile(r"^See merge request \S*!(\d{1,9})\s*$", re.M)
 
 def merge_title(subject: str, body: str) -> str | None:
     """The title of the request a forge's merge commit landed, with its number (`Support reload
-    config automatically (#14769)`), or None for any other commit."""
+    config automatically (#14769)`), or None for any other commit, or a body not shaped so (its
+    first line a person trailer, or a link alone). People are left out (`redact_people`)."""
     m = _FORGE_MERGE.match(subject.strip())
-    title = next((line.strip() for line in body.split("\n") if line.strip()), "")
-    if m is None or not title:
+    if m is None:
         return None
+    line = next((line.strip() for line in body.split("\n") if line.strip()), "")
+    title = " ".join(redact_people(line).split())
+    if not title or _LINK.fullmatch(title) or title.startswith("See merge request"):
+        return None
+    title = title if len(title) <= _TITLE_BUDGET else title[: _TITLE_BUDGET - 1] + "…"  # (the number stays)
     if number := m.group("pr") or m.group("bors"):
         return f"{title} (#{number})"
     request = _MERGE_REQUEST.search(body)
-    return f"{title} (!{request.group(1)})" if request and not title.startswith("See merge request") else None
+    return f"{title} (!{request.group(1)})" if request else None
+
+
+_LINK = re.compile(r"<?https?://\S+>?")
+_TITLE_BUDGET = 100
 
 
 def revert_depth(subject: str) -> int:

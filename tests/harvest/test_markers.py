@@ -544,6 +544,10 @@ def test_the_words_looked_for_before_the_reland_patterns_miss_nothing_they_match
         ("Merge pull request #7 from ada/fix-x", "", None),  # no title in the body
         ("Merge branch 'main' into next", "Conflicts:\n\ta.py", None),
         ("Fix x (#7)", "* Fix x", None),
+        ("Merge pull request #7 from ada/fix-x", "Co-authored-by: Bob <bob@corp.example>", None),  # no person
+        ("Merge pull request #7 from ada/fix-x", "Fix x for bob@corp.example", "Fix x for <email> (#7)"),
+        ("Merge pull request #7 from ada/fix-x", "https://example.com/issues/7", None),
+        ("Merge pull request #7 from ada/fix-x", "fix: " + "x" * 200, "fix: " + "x" * 94 + "… (#7)"),
     ],
 )
 def test_merge_title_reads_the_request_a_forge_merged(subject: str, body: str, title: str | None) -> None:
