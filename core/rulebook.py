@@ -467,31 +467,35 @@ def _version_line() -> tuple[re.Pattern[str], re.Pattern[str]]:
 class Release(BaseRule):
     id, name, family = "R2", "release", "reverts"
     summary = (
-        "A revert of a release (own versions set, in manifests, a VERSION file or POMs naming their"
-        " release tag; changelogs aside) tries nothing."
+        "A revert of a release (own versions set in manifests, a root VERSION file or POMs moving"
+        " their SCM tag from or to HEAD; changelogs aside) tries nothing."
     )
 
-    def judge(self, lines: Iterable[str]) -> bool:
-        """`lines`: the change's non-trivial lines outside changelogs and their fragments. An XML
-        element holding a value (`<version>1.2</version>`) reads as a key and its value; whether it
-        is the project's version or a dependency's, only a release moves the tag a POM names
-        (`<scm><tag>`)."""
+    def judge(self, lines: Iterable[tuple[str, str]]) -> bool:
+        """`lines`: (path, text) of the change's non-trivial lines outside changelogs and their
+        fragments. A VERSION file's line is the version it names, the project's own at the root. In
+        a POM an element holding a value (`<version>1.2</version>`) reads as a key and its value,
+        a dependency's as alike as the project's; only a release moves `<scm><tag>` from or to HEAD
+        (Maven's default between releases)."""
         released = False
         version, key_only = _version_line()
-        for text in lines:
-            if _TAG.fullmatch(text.strip()):  # `<scm>`, `</scm>`: XML's braces
-                continue
-            element = _ELEMENT.fullmatch(text.strip())
-            if element is not None and element["key"] == "tag":
-                released = True
-                continue
-            if element is not None:
-                text = f"{element['key']}: {element['value']}"
-            key = key_only.fullmatch(version.sub("", text).strip()) if version.search(text) else None
+        for path, text in lines:
+            line, own, name = text.strip(), True, path.rsplit("/", 1)[-1].lower()
+            if name in ("version", "version.txt"):
+                line, own = f"version: {line}", "/" not in path
+            elif name == "pom.xml":
+                if _TAG.fullmatch(line):  # `<scm>`, `</scm>`: XML's braces
+                    continue
+                element = _ELEMENT.fullmatch(line)
+                if element is not None and element["key"] == "tag":
+                    released = released or element["value"] == "HEAD"
+                    continue
+                if element is not None:
+                    line, own = f"{element['key']}: {element['value']}", False
+            key = key_only.fullmatch(version.sub("", line).strip()) if version.search(line) else None
             if key is None:
                 return False
-            own = element is None and key.group("key").strip("_").lower() == "version"
-            released = released or own or "workspace:" in text
+            released = released or (own and key.group("key").strip("_").lower() == "version") or "workspace:" in line
         return released
 
 

@@ -245,20 +245,15 @@ def release_notes(path: str) -> bool:
 
 def is_release(change: Approach, rules: RuleBook = DEFAULT) -> bool:
     """Does the change only release: set its packages' own versions and the ranges that follow them,
-    besides changelogs (rule R2)? A dependency bump alone sets no own version: it stays a change.
-    A `VERSION` file's line is the version it names (`2.16.0-rc.0` there is `version: 2.16.0-rc.0`)."""
+    besides changelogs (rule R2)? A dependency bump alone sets no own version: it stays a change."""
     lines = (
-        f"version: {ln.text}" if _version_file(f.path) else ln.text
+        (f.path, ln.text)
         for f in change.files
         if not release_notes(f.path)
         for ln in (*f.added, *f.removed)
         if not ln.trivial
     )
     return rules.get(Release).judge(lines)
-
-
-def _version_file(path: str) -> bool:
-    return path.rsplit("/", 1)[-1].lower() in ("version", "version.txt")
 
 
 def comment_style(path: str) -> str:

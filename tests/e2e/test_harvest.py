@@ -361,6 +361,7 @@ POM = """<project>
 MODULE_POM = (
     "<project>\n  <parent>\n    <artifactId>parent</artifactId>\n    <version>%s</version>\n  </parent>\n</project>\n"
 )
+IMAGE = "<configuration>\n  <image>\n    <name>app</name>\n    <tag>%s</tag>\n"  # a container image's tag
 GUAVA = "<dependencies>\n  <dependency>\n    <artifactId>guava</artifactId>\n    <version>%s</version>\n"
 
 
@@ -420,12 +421,30 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
     assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
 
 
-def test_a_reverted_dependency_bump_in_a_pom_is_an_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    # a dependency's <version> reads like the project's own: only a release moves the POM's tag
-    gr.write("pom.xml", POM % ("1.1.2-SNAPSHOT", "HEAD") + GUAVA % "31.0")
-    gr.commit("Add guava")
-    gr.write("pom.xml", POM % ("1.1.2-SNAPSHOT", "HEAD") + GUAVA % "32.1")
-    gr.commit("Bump guava to 32.1")
+@pytest.mark.parametrize(
+    ("path", "before", "after"),
+    [  # each looks like a release line, and is not the project's release
+        (
+            "pom.xml",
+            POM % ("1.1.2-SNAPSHOT", "HEAD") + GUAVA % "31.0",
+            POM % ("1.1.2-SNAPSHOT", "HEAD") + GUAVA % "32.1",
+        ),
+        (
+            "pom.xml",
+            POM % ("1.1.2-SNAPSHOT", "HEAD") + IMAGE % "1.4.0",
+            POM % ("1.1.2-SNAPSHOT", "HEAD") + IMAGE % "1.5.0",
+        ),
+        ("third_party/zlib/VERSION", "1.3.0\n", "1.3.1\n"),  # a vendored library's version
+        ("web/index.html", "<ul>\n<li>1.4.0</li>\n</ul>\n", "<ul>\n<li>1.5.0</li>\n</ul>\n"),
+    ],
+)
+def test_a_reverted_change_that_only_looks_like_a_release_is_an_attempt(
+    cli, gr: GitRepo, path: str, before: str, after: str
+) -> None:  # type: ignore[no-untyped-def]
+    gr.write(path, before)
+    gr.commit("Add it")
+    gr.write(path, after)
+    gr.commit("Bump it")
     gr.git("revert", "--no-edit", "HEAD")
     assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
 
