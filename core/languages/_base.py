@@ -282,6 +282,8 @@ class _Trees:
         if not self.users or len(source) > self.limit // 4:  # (one file would push out the others)
             return
         with self._lock:
+            if not self.users:  # (the last caller left meanwhile, and emptied it)
+                return
             if (language, source) not in self._trees:
                 self._trees[language, source] = tree
                 self.size += len(source)
