@@ -12,6 +12,6 @@ from __future__ import annotations
 # "…, reverts #N", merges of a branch's revert, people left out of revert reasons; 4: Go's prefixed
 # 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
 # revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch;
-# 14: `dep:` anchors for toolchain versions; 15: repository paths kept whole (not redacted as keys), a
-# VERSION file's bump a release.
+# 14: `dep:` anchors for toolchain versions; 15: tree paths kept whole in anchors and fingerprints,
+# releases read from a root VERSION file and POMs, a reverted forge merge titled by its request.
 HARVESTER_VERSION = "15"
