@@ -217,7 +217,7 @@ def redact_secrets(text: str) -> str:
 
 def clean_path(path: str) -> str:
     """A path of the repository's tree fit to store: `clean_text` but for the keys told by their
-    shape alone. `okhttp/src/jvmTest/java/okhttp3/…/CertificatePinnerChainValidationTest` has the
+    shape alone. `app/src/jvmTest/java/org/example2/tls/CertificateChainValidationTest` has the
     shape of a base64 key; a path the tree holds is no secret, and its own shape cannot tell it
     from a key written after a path (`api/v1/keys/<key>`) in free text."""
     return _redacted(strip_invisible(path), False)

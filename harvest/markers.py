@@ -343,8 +343,8 @@ _MERGE_REQUEST = re.compile(r"^See merge request \S*!(\d{1,9})\s*$", re.M)
 
 
 def merge_title(subject: str, body: str) -> str | None:
-    """The title of the request a forge's merge commit landed, with its number (`Support reload
-    config automatically (#14769)`), or None for any other commit, or a body not shaped so (its
+    """The title of the request a forge's merge commit landed, with its number (`Reload the config
+    on change (#1234)`), or None for any other commit, or a body not shaped so (its
     first line a person trailer, or a link alone). People are left out (`redact_people`)."""
     m = _FORGE_MERGE.match(subject.strip())
     if m is None:
