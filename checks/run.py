@@ -409,8 +409,7 @@ def _locator(run: CheckRun) -> Callable[[Record], tuple[str | None, int | None]]
             path, symbol = anchor["path"], anchor.get("symbol")
             if path not in tree:
                 continue
-            defs = run.head_snapshot.definitions(path) if symbol else ()
-            found = next((d for d in defs if d.qualname == symbol), None)
+            found = run.head_snapshot.find(path, symbol) if symbol else None
             return path, found.start_line if found else None
         return None, None
 

@@ -483,8 +483,7 @@ class Anchorer:
         blob = _blob_at(self.index, commit, path)
         if blob is None:
             return False
-        parsed = f"{blob}\0{posixpath.splitext(path)[1].lower()}"
-        key = f"{parsed}\0{qualname}"
+        key = _symbol_key(blob, path, qualname)
         found = self.index.memo_get("defines", [key]).get(key)
         if found is None:
             from comind.languages import defines
@@ -510,8 +509,7 @@ class Anchorer:
         """The body tokens of ``qualname`` in the blob (parsed as ``path``'s language), kept in the
         index cache: drift compares the anchored body with the current one at every new head, and
         the anchored side never changes."""
-        parsed = f"{blob}\0{posixpath.splitext(path)[1].lower()}"  # the file, parsed as its language
-        key = f"{parsed}\0{qualname}"
+        key = _symbol_key(blob, path, qualname)
         found = self.index.memo_get("tokens", [key]).get(key)
         if found is not None:
             tokens: list[str] | None = json.loads(found)
@@ -812,6 +810,11 @@ def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
         return bytes(cast("pygit2.Blob", index.repo[entry.id]).data)
     except (KeyError, ValueError, pygit2.GitError):
         return None
+
+
+def _symbol_key(blob: str, path: str, qualname: str) -> str:
+    """A definition of a blob, parsed as `path`'s language: what the index cache keeps answers by."""
+    return f"{blob}\0{posixpath.splitext(path)[1].lower()}\0{qualname}"
 
 
 def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:

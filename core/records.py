@@ -250,19 +250,16 @@ class Record:
 
 def _clean(data: dict[str, Any]) -> dict[str, Any]:
     """Strip invisible controls and redact secrets in every string, recursively; the paths of the
-    tree (`_PATH_FIELD`) as `clean_path` cleans them."""
+    tree (`_paths`) as `clean_path` cleans them."""
     cleaned: dict[str, Any] = each_string(data, clean_text)
     for container, key in _paths(data):
         _at(cleaned, container)[key] = clean_path(_at(data, container)[key])
     return cleaned
 
 
-# The fields holding a path of the repository's tree: an anchor's, a fingerprint file's.
-_PATH_FIELD = re.compile(r"anchors\[\d+\]\.(?:path|raw)|fields\.fingerprint\.files\[\d+\]\.(?:path|old_path)")
-
-
 def _paths(data: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """(where its container is, its key) of each path field (`_PATH_FIELD`) holding text."""
+    """(where its container is, its key) of each field holding a path of the repository's tree as
+    text: an anchor's, a fingerprint file's."""
     anchors = data.get("anchors")
     for i, anchor in enumerate(anchors if isinstance(anchors, list) else []):
         for key in ("path", "raw"):
@@ -275,6 +272,14 @@ def _paths(data: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str
         for key in ("path", "old_path"):
             if isinstance(file, dict) and isinstance(file.get(key), str):
                 yield ("fields", "fingerprint", "files", i), key
+
+
+def _path_fields(data: Mapping[str, Any]) -> set[str]:
+    """The names `_strings` gives the fields `_paths` finds (`anchors[0].path`)."""
+    return {
+        "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in (*container, key)).lstrip(".")
+        for container, key in _paths(data)
+    }
 
 
 def _at(value: Any, where: tuple[str | int, ...]) -> Any:
@@ -650,10 +655,11 @@ def _scan_text(data: Mapping[str, Any]) -> list[str]:
     if not any(map(_flagged, _texts(data))):  # most records: nothing to name, no field's name made
         return []
     problems = []
+    paths = _path_fields(data)
     for where, text in _strings(dict(data), ""):
         if where == "hash":
             continue
-        if secret := find_secret(text, path=_PATH_FIELD.fullmatch(where) is not None):
+        if secret := find_secret(text, path=where in paths):
             problems.append(f"{where}: contains {secret}; remove the secret (records are shared and shown)")
         elif re.search(_INVISIBLE, text):
             problems.append(f"{where}: contains invisible Unicode control characters")
