@@ -1,6 +1,7 @@
 """The first `comind check` after a first harvest: README's first command, less the harvest.
 
     python benchmarks/bench_first_check.py REPO [REPO ...] --before OTHER_COMIND [--repeat 2] [--work DIR]
+                                           [--behind N]
 
 For each repository (a bare mirror or a work tree), in a `git clone --shared` of it: each turn
 removes `.git/comind`, harvests (untimed), and times `comind check` (the CLI, interpreter start
@@ -8,6 +9,8 @@ included): the code index at HEAD, then every record's code followed to HEAD (re
 drift, the landing that removed a symbol). `--before` does the same with another build's `comind`
 in the same turns, so load from other processes hits both alike; the figure is the ratio. Both
 builds must find the same statuses: `comind log --json --history` is compared after each turn.
+`--behind N` checks out a branch N first-parent landings behind the default branch's tip, as a
+branch forked a while ago: the records anchored after its fork are followed back to it.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", required=True, help="another build's comind executable, timed alike")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--work", default=None, help="where the shared clones go (default: a temporary folder)")
+    ap.add_argument("--behind", type=int, default=0, help="check a branch this many landings behind the tip")
     args = ap.parse_args(argv)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-first-check-"))
     load = " · load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
@@ -54,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         clone = work / name_of(repo)
         if not clone.exists():
             subprocess.run(["git", "clone", "-q", "--shared", repo, str(clone)], capture_output=True)
+        if args.behind:
+            fork = f"origin/HEAD~{args.behind}"
+            # HEAD moved without a checkout: comind reads git objects, and a mirror may lack large blobs
+            subprocess.run(["git", "update-ref", "refs/heads/forked", fork], cwd=clone, capture_output=True, check=True)
+            subprocess.run(["git", "symbolic-ref", "HEAD", "refs/heads/forked"], cwd=clone, check=True)
         best = {"before": (float("inf"), float("inf")), "after": (float("inf"), float("inf"))}
         same = True
         for _ in range(args.repeat):

@@ -301,15 +301,11 @@ class Anchorer:
         return None, False, None
 
     def _follow_between(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
-        """follow_path by the renames between the two trees."""
-        if self._has_path(new, path):
-            return path, False
-        renamed, deleted = self.renames(old, new)
-        if path in renamed:
-            return renamed[path], True
-        if path in deleted:
-            return None, False
-        return path, False
+        """follow_path by the renames between the two trees, as git finds them (`rename_of`)."""
+        if self._has_path(new, path) or not self._has_path(old, path):
+            return path, False  # there, or not known: neither tree has it
+        moved = self.rename_of(path, old, new)
+        return moved, moved is not None
 
     def _has_folder(self, commit: str, path: str) -> bool:
         return is_dir(cast("pygit2.Tree", self.index.repo[self.index.commit_info(commit)[1]]), path.rstrip("/"))
@@ -690,19 +686,27 @@ class Anchorer:
             stale.append(f"re-check: {text}")
 
 
+# git's `diff.renameLimit`: past this many deleted files times this many added ones (after the
+# unchanged moves), inexact rename detection is skipped, as git skips it, for exact moves only.
+# Two trees years apart pair thousands with thousands: 30 s of similarity for one pair.
+RENAME_LIMIT = 1000
+
+
 def _renames(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], set[str]]:
     import pygit2
 
+    exact, deleted, added = _exact_moves(index, old_tree, new_tree)
+    if not deleted or not added or len(deleted) * len(added) > RENAME_LIMIT**2:
+        return exact, set(deleted)
     repo = index.repo
     diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
     find = pygit2.enums.DiffFind
     try:
         diff.find_similar(flags=find.FIND_RENAMES)
     except pygit2.GitError:  # a blob this copy lacks (partial clone): renames by object id only
-        diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
-        diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY)
-    renamed, deleted, _ = _changes(diff)
-    return renamed, set(deleted)
+        return exact, set(deleted)
+    renamed, gone, _ = _changes(diff)
+    return renamed, set(gone)
 
 
 def _changes(diff: pygit2.Diff) -> tuple[dict[str, str], list[str], list[str]]:

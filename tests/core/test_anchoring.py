@@ -581,6 +581,42 @@ def test_a_big_move_is_followed_by_content_then_by_name_or_folder_then_in_full(g
     assert fresh._renames == {}
 
 
+def test_trees_far_apart_pair_edited_files_as_git_does_past_its_rename_limit(gr: GitRepo) -> None:
+    """Past `diff.renameLimit` (1000) git computes no similarity for more than a million deleted-added
+    pairs: unchanged moves and unique file names are renames, the rest deleted and added. Two trees a
+    branch forked long ago apart cost 30 s a pair otherwise."""
+    from comind.anchoring import RENAME_LIMIT, Anchorer
+    from comind.codeindex import CodeIndex
+
+    count = RENAME_LIMIT + 1
+
+    def body(name: object) -> str:
+        return "".join(f"line {j} of module {name}\n" for j in range(12))
+
+    for i in range(count):
+        gr.write(f"old/p{i}/mod.txt", f"module {i}\n{body(i)}")
+    gr.write("old/kept.txt", body("kept"))
+    gr.write("old/unique.txt", f"unique\n{body('unique')}")
+    start = gr.commit("many modules")
+    gr.git("rm", "-rq", "old")
+    for i in range(count):
+        gr.write(f"new/q{i}/mod.txt", f"module {i}, edited\n{body(i)}")  # moved and edited, a common name
+    gr.write("new/kept.txt", body("kept"))
+    gr.write("new/unique.txt", f"unique, edited\n{body('unique')}")
+    gr.commit("move and edit them all")
+
+    def git_says(limit: int) -> list[str]:
+        status = gr.git("-c", f"diff.renameLimit={limit}", "diff", "-M", "--name-status", start, "HEAD")
+        return [line.split("\t")[0][0] for line in status.splitlines() if "p7/" in line or "q7/" in line]
+
+    assert git_says(RENAME_LIMIT) == ["A", "D"]  # git skips it
+    assert git_says(10 * RENAME_LIMIT) == ["R"]
+    anchorer = Anchorer(CodeIndex(gr.path))
+    assert anchorer._follow_between("old/p7/mod.txt", start, gr.head()) == (None, False)
+    assert anchorer._follow_between("old/kept.txt", start, gr.head()) == ("new/kept.txt", True)
+    assert anchorer._follow_between("old/unique.txt", start, gr.head()) == ("new/unique.txt", True)
+
+
 def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> None:
     from comind.anchoring import Anchorer
     from comind.codeindex import CodeIndex
