@@ -19,7 +19,7 @@ from comind.errors import ComindError
 
 SCOPES = ("symbol", "file", "module", "repo", "dependency")
 ROLES = ("subject", "context", "evidence")
-ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain")
+ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain", "actions")
 
 _LINE = r"^(?P<path>.+?):(?P<line>\d+)(?:-(?P<end>\d+))?$"
 _SYMBOL = r"^[^\s:.]+(?:\.[^\s:.]+)*$"

@@ -13,18 +13,22 @@ Read from git objects (the revision's tree), never the working tree:
   :mod:`comind.toolchains` from ``.nvmrc``, ``.node-version``, ``.python-version``,
   ``.tool-versions``, ``rust-toolchain(.toml)``, ``go.mod``'s ``go`` and ``toolchain``,
   ``package.json``'s ``packageManager``, ``volta`` and ``engines``, Cargo.toml's ``rust-version``,
-  pyproject's ``requires-python``, and the setup actions of ``.github/workflows/*.yml``.
+  pyproject's ``requires-python``, and the setup actions of ``.github/workflows/*.yml``;
+* actions: the GitHub Actions a root workflow ``uses:`` (``actions/checkout@v4``; a commit pin's version
+  from the comment Dependabot and Renovate write after it, ``@<sha> # v4.1.2``; branches, local and
+  ``docker://`` actions left out).
 
 A declared dependency takes its locked version from the nearest lockfile of its ecosystem in its
 directory or above (of several versions locked under its name, as Cargo.lock lists
 them, the first its range admits); lockfile entries no manifest declares are listed with
-``declared=None``. A toolchain named in several files resolves to the newest of them.
+``declared=None``. A toolchain or an action named in several files resolves to the newest of them.
 A malformed file is recorded in :attr:`DependencyScan.problems` and the scan goes on.
 
 :func:`version_in_range` checks a version against a range: PEP 440 (via ``packaging``) for pypi,
 with Poetry's ``^``/``~``/``*`` translated; node-semver for npm; Cargo's rules for cargo (a bare
 ``1.2`` is ``^1.2``); comparators with a ``v`` prefix for go (a bare version is exact); for toolchain,
-versions compared part by part, a partial one standing for all its releases (``=20`` holds 20.11.1).
+versions compared part by part, a partial one standing for all its releases (``=20`` holds 20.11.1),
+and so for actions (``=4`` holds v4.1.2).
 """
 
 from __future__ import annotations
@@ -41,12 +45,12 @@ import pygit2
 from . import toolchains
 from .codeindex import Snapshot
 
-ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain")
+ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain", "actions")
 
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    ecosystem: str  # pypi | npm | go | cargo | toolchain
+    ecosystem: str  # pypi | npm | go | cargo | toolchain | actions
     name: str  # PEP 503-normalised for pypi, as written elsewhere
     declared: str | None  # the range as written in the manifest
     locked: str | None  # the version a lockfile (or an exact pin) fixes
@@ -102,7 +106,8 @@ def _manifest_blobs(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, 
 
 
 def _workflows(tree: pygit2.Tree) -> Iterator[tuple[str, pygit2.Blob]]:
-    """The root's GitHub Actions workflows (`toolchains.is_workflow`): their setup actions name toolchains."""
+    """The root's GitHub Actions workflows (`toolchains.is_workflow`): the actions they use, and the
+    toolchains their setup actions name."""
     try:
         folder = tree[".github/workflows"]
     except KeyError:
@@ -485,7 +490,21 @@ def _version_file(path: str, text: str, problems: list[str]) -> Iterator[Depende
 
 
 def _workflow(path: str, text: str) -> Iterator[Dependency]:
-    return _toolchain(path, toolchains.workflow(text))
+    yield from _toolchain(path, toolchains.workflow(text))
+    yield from _actions(path, text)
+
+
+# `uses: owner/repo[/path]@ref`, and the version a commit pin is commented with (`@<sha> # v4.1.2`)
+_USES = re.compile(r"^[ \t-]*uses:[ \t]*['\"]?([\w.-]+/[\w./-]+)@([\w./-]+)['\"]?[ \t]*(?:#[ \t]*(\S+))?", re.MULTILINE)
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _actions(path: str, text: str) -> Iterator[Dependency]:
+    for m in _USES.finditer(text):
+        name, ref, comment = m.groups()
+        found = toolchains.version(comment if comment and _COMMIT.fullmatch(ref) else ref)
+        if found is not None:  # a branch (`@main`) or an uncommented commit names no version
+            yield Dependency("actions", name.lower(), ref, found, path)
 
 
 _MANIFEST_PARSERS = {
@@ -756,13 +775,14 @@ def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
         return _semver_in_range(version, range_, "npm")
     if ecosystem in ("cargo", "go"):
         return _semver_in_range(version, range_, ecosystem)
-    if ecosystem == "toolchain":
+    if ecosystem in ("toolchain", "actions"):
         return toolchains.in_range(version, range_)
     raise ValueError(f"unknown ecosystem {ecosystem!r}; expected one of {', '.join(ECOSYSTEMS)}")
 
 
 _PINNED = re.compile(r"\s*(?:==|=|v(?=\d))?\s*(v?\d[\w.+-]*)\s*")
-EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "=", "toolchain": "="}  # "this version and no other"
+# "this version and no other"
+EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "=", "toolchain": "=", "actions": "="}
 _EXACT = re.compile(r"\s*(?:==|=)?\s*(v?\d[\w.+-]*)\s*")
 
 
@@ -781,7 +801,7 @@ def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple
     out: dict[tuple[str, str], tuple[str, str]] = {}
     pulled: dict[tuple[str, str], dict[str, str]] = {}  # locked by lockfiles alone: version → lockfile
     for d in deps:
-        if d.ecosystem == "toolchain":  # named in several files: the newest, so a bump in any one shows
+        if d.ecosystem in ("toolchain", "actions"):  # in several files: the newest, so a bump in any one shows
             key = (d.ecosystem, d.name)
             if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0])):
                 out[key] = (d.locked, d.path)
@@ -837,7 +857,7 @@ def manifest_ecosystem(path: str) -> str | None:
     """The ecosystem whose dependencies a manifest or lockfile declares (None: not one)."""
     name = path.rsplit("/", 1)[-1]
     if toolchains.is_workflow(path):
-        return "toolchain"
+        return "actions"
     return _MANIFEST_ECOSYSTEMS.get(name) or ("pypi" if _is_requirements(path) else None)
 
 
@@ -845,8 +865,10 @@ _ALSO_TOOLCHAINS = ("pyproject.toml", "package.json", "go.mod", "Cargo.toml")
 
 
 def manifest_ecosystems(path: str) -> tuple[str, ...]:
-    """Every ecosystem a manifest or lockfile may name: a package.json names npm packages and toolchains."""
+    """Every ecosystem a manifest or lockfile may name: a package.json names npm packages and toolchains,
+    a workflow actions and toolchains."""
     ecosystem = manifest_ecosystem(path)
     if ecosystem is None:
         return ()
-    return (ecosystem, "toolchain") if path.rsplit("/", 1)[-1] in _ALSO_TOOLCHAINS else (ecosystem,)
+    also = ecosystem == "actions" or path.rsplit("/", 1)[-1] in _ALSO_TOOLCHAINS
+    return (ecosystem, "toolchain") if also else (ecosystem,)

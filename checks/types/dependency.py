@@ -2,7 +2,7 @@
 
 ```yaml
 type: dependency
-ecosystem: pypi            # pypi | npm | go | cargo | toolchain (node, python, go, rust, pnpm, …)
+ecosystem: pypi            # pypi | npm | go | cargo | toolchain (node, python, go, rust, pnpm, …) | actions
 package: requests
 forbid: ">=3"              # and/or require: ">=2.31,<3"
 paths: ["services/api/**"] # optional: only manifests and lockfiles under these globs
@@ -41,6 +41,7 @@ _LOCKFILES = {
     "cargo": ("Cargo.lock",),
     "go": (),
     "toolchain": (),
+    "actions": (),
 }
 _EXAMPLES = {
     "pypi": '">=2.31,<3"',
@@ -48,6 +49,7 @@ _EXAMPLES = {
     "cargo": '"^1.0"',
     "go": '">=v1.2.0"',
     "toolchain": '">=20"',
+    "actions": '">=4"',
 }
 
 
@@ -159,7 +161,7 @@ class DependencyCheck(Check):
                 and dep.declared is not None
                 and dep.declared.strip().lstrip("=").strip() == dep.locked
                 and dep.declared.strip().startswith("==")
-            ) or (dep.ecosystem == "toolchain" and dep.locked is not None)  # `.nvmrc`'s 20 is the version used
+            ) or (dep.ecosystem in ("toolchain", "actions") and dep.locked is not None)  # `.nvmrc`'s 20: the one used
             if dep.locked is not None:
                 path, line = self._lock_location(ctx, revision, dep, pinned)
                 if self.forbid is not None and self._in(dep.locked, self.forbid):

@@ -689,7 +689,7 @@ def test_toolchains(tmp_path: Path) -> None:
         (".nvmrc", True, ("toolchain",)),
         ("api/.python-version", True, ("toolchain",)),
         ("rust-toolchain.toml", True, ("toolchain",)),
-        (".github/workflows/ci.yml", True, ("toolchain",)),
+        (".github/workflows/ci.yml", True, ("actions", "toolchain")),
         ("package.json", True, ("npm", "toolchain")),
         ("go.mod", True, ("go", "toolchain")),
         ("Cargo.lock", True, ("cargo",)),
@@ -718,6 +718,11 @@ def test_manifests_and_their_ecosystems(path: str, manifest: bool, ecosystems: t
             {".github/workflows/ci.yml": CI_WORKFLOW.replace("node-version: 18", "node-version: 22")},
             {("toolchain", "node"): "22"},
         ),
+        (
+            {".github/workflows/ci.yml": CI_WORKFLOW},
+            {".github/workflows/ci.yml": CI_WORKFLOW.replace("actions/setup-node@v4", "actions/setup-node@v5")},
+            {("actions", "actions/setup-node"): "5"},
+        ),
     ],
 )
 def test_moved_reads_the_new_files(
@@ -739,6 +744,47 @@ def test_moved_reads_the_new_files(
         moves = {k: v for k, (v, _) in new.items() if old.get(k, (None,))[0] != v}
         assert moves == moved_to
         assert set(moved_to) <= direct
+
+
+ACTIONS_WORKFLOW = """\
+jobs:
+  build:
+    steps:
+      - uses: actions/checkout@v4
+      - name: Cache
+        uses: "actions/cache@v3.3.1"
+      - uses: pnpm/action-setup@0e279bb959325dab635dd2c09392533439d90093 # v6.0.8
+      - uses: Org/Tool/sub/action@11bd71901bbe5b1630ceea73d27597364c9af683
+      - uses: owner/nightly@main
+      - uses: ./.github/actions/install
+      - uses: docker://alpine:3.19
+  release:
+    uses: org/workflows/.github/workflows/release.yml@v2 # a reusable workflow
+  older:
+    steps:
+      - uses: actions/checkout@v3
+"""
+
+
+def test_the_actions_a_workflow_uses_are_dependencies(tmp_path: Path) -> None:
+    """Dependabot and Renovate bump them: a commit pin's version is the comment they write after it;
+    a branch, an uncommented commit, a local or a docker action names no version."""
+    r = GitRepo(tmp_path)
+    r.write(".github/workflows/ci.yml", ACTIONS_WORKFLOW)
+    r.write("docs/.github/workflows/ci.yml", ACTIONS_WORKFLOW.replace("@v4", "@v9"))  # not the repository's
+    r.commit("workflows")
+    tree = pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree)
+    found = [(d.name, d.declared, d.locked) for d in scan(tree).dependencies if d.ecosystem == "actions"]
+    assert found == [
+        ("actions/checkout", "v4", "4"),
+        ("actions/cache", "v3.3.1", "3.3.1"),
+        ("pnpm/action-setup", "0e279bb959325dab635dd2c09392533439d90093", "6.0.8"),
+        ("org/workflows/.github/workflows/release.yml", "v2", "2"),
+        ("actions/checkout", "v3", "3"),
+    ]
+    versions = resolved_versions(scan(tree).dependencies)
+    assert versions[("actions", "actions/checkout")] == ("4", ".github/workflows/ci.yml")  # the newest
+    assert version_in_range("actions", "6.0.8", "=6") and not version_in_range("actions", "5.0.0", "=6")
 
 
 def test_toolchain_ranges_and_pins() -> None:

@@ -385,6 +385,17 @@ def dead_ends(cli, repo: GitRepo) -> tuple[int, list[dict[str, Any]]]:  # type: 
             ".github/workflows/ci.yml",
             "pnpm to 9.1.0, inside =9.1.0",
         ),
+        # an action's major bump, again in another workflow, pinned by commit with the version
+        # Renovate comments after it
+        (
+            {".github/workflows/ci.yml": CI.replace("actions/checkout@v4", "actions/checkout@v5")},
+            {
+                ".github/workflows/lint.yml": "jobs:\n  lint:\n    steps:\n      - uses: actions/checkout@"
+                "08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0\n      - run: pnpm lint\n"
+            },
+            ".github/workflows/lint.yml",
+            "actions/checkout to 5.0.0, inside =5",
+        ),
     ],
 )
 def test_a_reverted_toolchain_bump_made_again_is_a_dead_end(  # type: ignore[no-untyped-def]
