@@ -249,12 +249,27 @@ class Anchorer:
         candidates = same if len(same) == 1 and sum(1 for p in deleted if p.rsplit("/", 1)[-1] == name) == 1 else []
         # where the folder's unchanged files went (`cli/tests/` -> `tests/`), the same name
         candidates += [c for c in _in_moved_folder(path, folders) if c in added_set and c not in candidates]
+        if found := self._similar(path, old, new, candidates):
+            return found
+        if found := self.renames(old, new)[0].get(path):
+            return found
+        if len(deleted) * len(added) > RENAME_LIMIT**2 and len(same) <= SAME_NAMES:
+            # git computed no similarity: the most similar file of the same name, as a person would look
+            found = self._similar(path, old, new, same, best=True)
+        return found or _converted(path, deleted, added)
+
+    def _similar(self, path: str, old: str, new: str, candidates: list[str], best: bool = False) -> str | None:
+        """The first of `candidates` at `new` at least half the same as `path` at `old` (or the most similar)."""
         before = _blob_data(self.index, old, path) if candidates else None
-        for candidate in candidates:
+        scored = []
+        for candidate in candidates if before is not None else ():
             after = _blob_data(self.index, new, candidate)
-            if before is not None and after is not None and _similarity(before, after) >= 0.5:
+            score = _similarity(before, after) if before is not None and after is not None else 0.0
+            if score >= 0.5 and not best:
                 return candidate
-        return self.renames(old, new)[0].get(path) or _converted(path, deleted, added)
+            scored.append((score, candidate))
+        score, found = max(scored, default=(0.0, None))
+        return found if score >= 0.5 else None
 
     def follow_path(self, path: str, old: str, new: str) -> tuple[str | None, bool, str | None]:
         """(the path at `new`, whether it was renamed, the landing that deleted it); the path is None
@@ -690,6 +705,7 @@ class Anchorer:
 # unchanged moves), inexact rename detection is skipped, as git skips it, for exact moves only.
 # Two trees years apart pair thousands with thousands: 30 s of similarity for one pair.
 RENAME_LIMIT = 1000
+SAME_NAMES = 20  # past the limit, at most this many files of a deleted file's name are compared with it
 
 
 def _renames(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], set[str]]:

@@ -583,8 +583,9 @@ def test_a_big_move_is_followed_by_content_then_by_name_or_folder_then_in_full(g
 
 def test_trees_far_apart_pair_edited_files_as_git_does_past_its_rename_limit(gr: GitRepo) -> None:
     """Past `diff.renameLimit` (1000) git computes no similarity for more than a million deleted-added
-    pairs: unchanged moves and unique file names are renames, the rest deleted and added. Two trees a
-    branch forked long ago apart cost 30 s a pair otherwise."""
+    pairs: unchanged moves and unique file names are renames, the rest deleted and added; comind also
+    compares a file with the few of its name. Two trees a branch forked long ago apart cost 30 s a
+    pair otherwise."""
     from comind.anchoring import RENAME_LIMIT, Anchorer
     from comind.codeindex import CodeIndex
 
@@ -597,12 +598,16 @@ def test_trees_far_apart_pair_edited_files_as_git_does_past_its_rename_limit(gr:
         gr.write(f"old/p{i}/mod.txt", f"module {i}\n{body(i)}")
     gr.write("old/kept.txt", body("kept"))
     gr.write("old/unique.txt", f"unique\n{body('unique')}")
+    gr.write("old/a/keys.txt", f"a\n{body('a')}")
+    gr.write("old/b/keys.txt", f"b\n{body('b')}")
     start = gr.commit("many modules")
     gr.git("rm", "-rq", "old")
     for i in range(count):
         gr.write(f"new/q{i}/mod.txt", f"module {i}, edited\n{body(i)}")  # moved and edited, a common name
     gr.write("new/kept.txt", body("kept"))
     gr.write("new/unique.txt", f"unique, edited\n{body('unique')}")
+    gr.write("new/x/keys.txt", f"b, edited\n{body('b')}")
+    gr.write("new/y/keys.txt", f"a, edited\n{body('a')}")
     gr.commit("move and edit them all")
 
     def git_says(limit: int) -> list[str]:
@@ -615,6 +620,9 @@ def test_trees_far_apart_pair_edited_files_as_git_does_past_its_rename_limit(gr:
     assert anchorer._follow_between("old/p7/mod.txt", start, gr.head()) == (None, False)
     assert anchorer._follow_between("old/kept.txt", start, gr.head()) == ("new/kept.txt", True)
     assert anchorer._follow_between("old/unique.txt", start, gr.head()) == ("new/unique.txt", True)
+    # a name a few files share: the most similar of them, where git would compare none
+    assert anchorer._follow_between("old/a/keys.txt", start, gr.head()) == ("new/y/keys.txt", True)
+    assert anchorer._follow_between("old/b/keys.txt", start, gr.head()) == ("new/x/keys.txt", True)
 
 
 def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> None:
