@@ -803,7 +803,7 @@ def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple
     for d in deps:
         if d.ecosystem in ("toolchain", "actions"):  # in several files: the newest, so a bump in any one shows
             key = (d.ecosystem, d.name)
-            if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0])):
+            if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0], shorter=True)):
                 out[key] = (d.locked, d.path)
             continue
         if d.declared is None and posixpath.basename(d.path) in _LOCKFILES:

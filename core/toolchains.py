@@ -79,10 +79,11 @@ def key(text: str) -> tuple[Any, ...]:
     return (*nums, *(0,) * (_WIDTH - len(nums)), *pre)
 
 
-def newer(a: str, b: str) -> bool:
-    """Is version `a` after version `b` (False when either is unreadable)?"""
+def newer(a: str, b: str, shorter: bool = False) -> bool:
+    """Is version `a` after version `b` (False when either is unreadable)? With `shorter`, an equal
+    version written shorter counts as after: `6` stands for all of 6.0.0's releases."""
     try:
-        return key(a) > key(b)
+        return key(a) > key(b) or (shorter and key(a) == key(b) and len(a) < len(b))
     except ValueError:
         return False
 

@@ -784,6 +784,11 @@ def test_the_actions_a_workflow_uses_are_dependencies(tmp_path: Path) -> None:
     ]
     versions = resolved_versions(scan(tree).dependencies)
     assert versions[("actions", "actions/checkout")] == ("4", ".github/workflows/ci.yml")  # the newest
+    r.write(".github/workflows/a.yml", "jobs:\n  a:\n    steps:\n      - uses: actions/checkout@v4.0.0\n")
+    r.commit("v4.0.0 first")
+    tree = pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree)
+    versions = resolved_versions(scan(tree).dependencies)
+    assert versions[("actions", "actions/checkout")] == ("4", ".github/workflows/ci.yml")  # v4 holds v4.0.0
     assert version_in_range("actions", "6.0.8", "=6") and not version_in_range("actions", "5.0.0", "=6")
 
 
