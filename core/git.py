@@ -38,6 +38,8 @@ def find_git(start: Path) -> tuple[Path, Path, Path]:
                 common = git_dir / "commondir"
                 common_dir = (git_dir / common.read_text().strip()).resolve() if common.is_file() else git_dir
                 return folder, git_dir, common_dir
+    if discover_git(start) is not None:  # a bare repository or a mirror: there is no work tree to check
+        raise ComindError(f"{start} is a bare repository: run comind in a clone with a work tree (git clone {start})")
     raise ComindError(f"not inside a git repository: {start}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -382,6 +383,13 @@ def test_outside_a_repository_and_no_command(tmp_path: Path, cli) -> None:  # ty
     result = cli(tmp_path, "log")
     assert result.code == 2 and "not inside a git repository" in result.err
     assert cli(tmp_path).code == 2
+
+
+def test_a_bare_repository_is_named_as_one(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "mirror.git")], check=True)
+    result = cli(tmp_path / "mirror.git", "check")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err.startswith("comind: ") and "mirror.git is a bare repository: run comind in a clone" in result.err
 
 
 def test_config_parse_is_remembered_by_exact_text(tmp_path: Path) -> None:
