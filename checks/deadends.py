@@ -21,8 +21,8 @@ from comind.deps import (
     dependencies,
     exact_pin,
     is_manifest,
-    manifest_ecosystem,
-    normalize_pypi,
+    manifest_ecosystems,
+    normalize_name,
     resolved_versions,
     version_in_range,
 )
@@ -622,7 +622,7 @@ def _pattern_hits(run: CheckRun, attempts: list[Record]) -> dict[str, tuple[str 
 
 def _dep_name(dep: dict[str, Any]) -> str:
 
-    return normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else str(dep["package"])
+    return normalize_name(dep["ecosystem"], str(dep["package"]))
 
 
 def _in_range(ecosystem: str, version: str, version_range: str) -> bool:
@@ -650,7 +650,7 @@ def _dependency_moves(run: CheckRun) -> Moves:
 
 def _changed_manifest(ecosystem: str, changed: list[str]) -> str | None:
 
-    return next((p for p in changed if manifest_ecosystem(p) == ecosystem), None)
+    return next((p for p in changed if ecosystem in manifest_ecosystems(p)), None)
 
 
 def dependency_moves(base: Any, head: Any) -> Moves:

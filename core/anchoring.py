@@ -144,10 +144,10 @@ def innermost(definitions: Iterable[Definition], line: int) -> Definition | None
 
 
 def _resolve_dependency(index: CodeIndex, anchor: Mapping[str, Any], rev: str) -> dict[str, Any]:
-    from comind.deps import dependencies, normalize_pypi, version_in_range
+    from comind.deps import dependencies, normalize_name, version_in_range
 
     dep = dict(anchor["dep"])
-    name = normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else dep["package"]
+    name = normalize_name(dep["ecosystem"], dep["package"])
     found = [d for d in dependencies(index.snapshot(rev)) if d.ecosystem == dep["ecosystem"] and d.name == name]
     locked = next((d.locked for d in found if d.locked), None) or next((d.declared for d in found if d.declared), None)
     if dep.get("version_range") and locked and locked[0].isdigit():
@@ -176,7 +176,7 @@ class Anchorer:
     def __init__(self, index: CodeIndex, threshold: float = DEFAULT_THRESHOLD) -> None:
         self.index = index
         self.threshold = threshold
-        self._renames: dict[tuple[str, str], tuple[dict[str, str], set[str]]] = {}
+        self._renames: dict[tuple[str, str, bool], tuple[dict[str, str], set[str]]] = {}
         self._moves: dict[tuple[str, str], _Moves] = {}
         self._chains: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._merges: dict[str, dict[str, tuple[int, str]]] = {}
@@ -203,40 +203,44 @@ class Anchorer:
         )
         return fetch_missing(self.index.repo, [entry.id for entry in entries if entry is not None])
 
-    def renames(self, old: str, new: str) -> tuple[dict[str, str], set[str]]:
-        """(old path -> new path for renamed files, deleted paths) between two commits.
+    def renames(self, old: str, new: str, far: bool = False) -> tuple[dict[str, str], set[str]]:
+        """(old path -> new path for renamed files, deleted paths) between two commits; between
+        trees `far` apart, within `RENAME_LIMIT`.
 
         Rename detection over years of history takes seconds, so the answer is kept in the index
         cache per pair of trees."""
-        key = (old, new)
+        key = (old, new, far)
         if key not in self._renames:
             old_tree, new_tree = self.index.commit_info(old)[1], self.index.commit_info(new)[1]
-            memo_key = f"{old_tree}:{new_tree}"
-            cached = self.index.memo_get("renames", [memo_key]).get(memo_key)
+            memo_key, kind = f"{old_tree}:{new_tree}", "renames-far" if far else "renames"
+            cached = self.index.memo_get(kind, [memo_key]).get(memo_key)
             if cached is not None:
                 renamed, deleted = json.loads(cached)
                 self._renames[key] = (dict(renamed), set(deleted))
             else:
-                self._renames[key] = _renames(self.index, old_tree, new_tree)
+                self._renames[key] = _renames(self.index, old_tree, new_tree, RENAME_LIMIT if far else None)
                 renamed, deleted = self._renames[key]
-                self.index.memo_put("renames", {memo_key: json.dumps([renamed, sorted(deleted)])})
+                self.index.memo_put(kind, {memo_key: json.dumps([renamed, sorted(deleted)])})
         return self._renames[key]
 
-    def rename_of(self, path: str, old: str, new: str) -> str | None:
-        """Where a path `new` lacks went between two commits (None: deleted), the way git decides
-        it since 2.33: an added file with the same content; else, when the path's file name is
-        unique among the deleted and among the added files, that added file if it is at least half
-        the same; else full rename detection. One landing that moves 7,000 files (`move
-        cli/tests/ -> tests/`) costs 5 s of full detection and 20 ms of the first steps. A file the
-        landing edited in a folder it moved is looked for where that folder's unchanged files went."""
+    def rename_of(self, path: str, old: str, new: str, far: bool = False) -> str | None:
+        """Where a path `new` lacks went between two commits (None: deleted), in git's order since
+        2.33: an added file with the same content; else, when the path's file name is unique among
+        the deleted and among the added files, that added file if it is at least half the same; else
+        full rename detection. One landing that moves 7,000 files (`move cli/tests/ -> tests/`)
+        costs 5 s of full detection and 20 ms of the first steps. A file the landing edited in a
+        folder it moved is looked for where that folder's unchanged files went.
+
+        Between trees `far` apart (a branch forked long ago), full detection is skipped past
+        `RENAME_LIMIT`, as git's diff does, and the few files of the path's name are compared."""
         key = (old, new)
         if key not in self._moves:
             old_tree, new_tree = self.index.commit_info(old)[1], self.index.commit_info(new)[1]
             memo_key = f"{old_tree}:{new_tree}"
-            cached = self.index.memo_get("moves", [memo_key]).get(memo_key)
+            cached = self.index.memo_get("moves-2", [memo_key]).get(memo_key)
             if cached is None:
                 cached = json.dumps(_exact_moves(self.index, old_tree, new_tree))
-                self.index.memo_put("moves", {memo_key: cached})
+                self.index.memo_put("moves-2", {memo_key: cached})
             exact, deleted, added = json.loads(cached)
             self._moves[key] = _Moves(exact, set(deleted), added, set(added), _moved_folders(exact))
         exact, deleted, added, added_set, folders = self._moves[key]
@@ -251,19 +255,20 @@ class Anchorer:
         candidates += [c for c in _in_moved_folder(path, folders) if c in added_set and c not in candidates]
         if found := self._similar(path, old, new, candidates):
             return found
-        if found := self.renames(old, new)[0].get(path):
+        if found := self.renames(old, new, far)[0].get(path):
             return found
-        if len(deleted) * len(added) > RENAME_LIMIT**2 and len(same) <= SAME_NAMES:
-            # git computed no similarity: the most similar file of the same name, as a person would look
+        if far and len(deleted) * len(added) > RENAME_LIMIT**2 and len(same) <= SAME_NAMES:
+            # no similarity computed: the most similar file of the same name, as a person would look
             found = self._similar(path, old, new, same, best=True)
         return found or _converted(path, deleted, added)
 
     def _similar(self, path: str, old: str, new: str, candidates: list[str], best: bool = False) -> str | None:
-        """The first of `candidates` at `new` at least half the same as `path` at `old` (or the most similar)."""
+        """The first of `candidates` at `new` at least half the same as `path` at `old`; with `best`,
+        the most similar, of the blobs the clone has (no fetch for each of a guess's candidates)."""
         before = _blob_data(self.index, old, path) if candidates else None
         scored = []
         for candidate in candidates if before is not None else ():
-            after = _blob_data(self.index, new, candidate)
+            after = _blob_data(self.index, new, candidate, fetch=not best)
             score = _similarity(before, after) if before is not None and after is not None else 0.0
             if score >= 0.5 and not best:
                 return candidate
@@ -319,7 +324,7 @@ class Anchorer:
         """follow_path by the renames between the two trees, as git finds them (`rename_of`)."""
         if self._has_path(new, path) or not self._has_path(old, path):
             return path, False  # there, or not known: neither tree has it
-        moved = self.rename_of(path, old, new)
+        moved = self.rename_of(path, old, new, far=True)
         return moved, moved is not None
 
     def _has_folder(self, commit: str, path: str) -> bool:
@@ -415,11 +420,12 @@ class Anchorer:
         if not anchor.get("commit"):
             return None
         # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
-        # (3: the landing that deleted a file, files converted to another format; 4: or a symbol);
+        # (3: the landing that deleted a file, files converted to another format; 4: or a symbol;
+        # 5: trees far apart within git's rename limit, every unchanged move paired);
         # keys without it hold whole-tree answers
         return json.dumps(
             [
-                "follow-4",
+                "follow-5",
                 anchor["commit"],
                 anchor.get("path"),
                 anchor.get("scope"),
@@ -674,12 +680,12 @@ class Anchorer:
     def _dependency(
         self, record: Record, anchor: Mapping[str, Any], target: Snapshot, notes: list[str], stale: list[str]
     ) -> None:
-        from comind.deps import exact_pin, normalize_pypi, version_in_range
+        from comind.deps import exact_pin, normalize_name, version_in_range
 
         dep = anchor["dep"]
         if not dep.get("version_range"):
             return
-        name = normalize_pypi(dep["package"]) if dep["ecosystem"] == "pypi" else dep["package"]
+        name = normalize_name(dep["ecosystem"], dep["package"])
         found = [d for d in self.dependencies(target.commit) if d.ecosystem == dep["ecosystem"] and d.name == name]
         version = next((d.locked for d in found if d.locked), None)
         if version is None:
@@ -701,18 +707,18 @@ class Anchorer:
             stale.append(f"re-check: {text}")
 
 
-# git's `diff.renameLimit`: past this many deleted files times this many added ones (after the
-# unchanged moves), inexact rename detection is skipped, as git skips it, for exact moves only.
-# Two trees years apart pair thousands with thousands: 30 s of similarity for one pair.
+# git's `diff.renameLimit`: between trees far apart, past this many deleted files times this many
+# added ones left after the unchanged moves, inexact rename detection is skipped, as git's diff
+# skips it. Two trees years apart pair thousands with thousands: 30 s of similarity for one pair.
 RENAME_LIMIT = 1000
 SAME_NAMES = 20  # past the limit, at most this many files of a deleted file's name are compared with it
 
 
-def _renames(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], set[str]]:
+def _renames(index: CodeIndex, old_tree: str, new_tree: str, limit: int | None) -> tuple[dict[str, str], set[str]]:
     import pygit2
 
     exact, deleted, added = _exact_moves(index, old_tree, new_tree)
-    if not deleted or not added or len(deleted) * len(added) > RENAME_LIMIT**2:
+    if not deleted or not added or (limit is not None and len(deleted) * len(added) > limit**2):
         return exact, set(deleted)
     repo = index.repo
     diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
@@ -757,7 +763,8 @@ def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[s
     repo = index.repo
     diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
     find = pygit2.enums.DiffFind
-    diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY)
+    # libgit2 stops pairing even unchanged files after `rename_limit` (1000) of them
+    diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY, rename_limit=1 << 30)
     return _changes(diff)
 
 
@@ -806,18 +813,21 @@ def _in_moved_folder(path: str, folders: Mapping[str, str]) -> list[str]:
 
 
 def _similarity(a: bytes, b: bytes) -> float:
-    """The share of lines two texts have in common, as git scores a rename (of the larger one)."""
+    """The share of lines two texts have in common, as git scores a rename (of the larger one);
+    binary files (a NUL in their first 8,000 bytes, as git tells) are the same or not at all."""
     import pygit2
 
     if a == b:
         return 1.0
+    if b"\0" in a[:8000] or b"\0" in b[:8000]:
+        return 0.0
     removed = pygit2.Patch.create_from(a, b, context_lines=0).line_stats[2]
     lines_a, lines_b = len(a.splitlines()), len(b.splitlines())
     longest = max(lines_a, lines_b)
     return (lines_a - removed) / longest if longest else 1.0
 
 
-def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
+def _blob_data(index: CodeIndex, commit: str, path: str, fetch: bool = True) -> bytes | None:
     import pygit2
 
     from comind.promisor import fetch_missing
@@ -825,7 +835,8 @@ def _blob_data(index: CodeIndex, commit: str, path: str) -> bytes | None:
     entry = tree_entry(index.repo, commit, path)
     if entry is None or entry.type_str != "blob":
         return None
-    fetch_missing(index.repo, [entry.id])
+    if fetch:
+        fetch_missing(index.repo, [entry.id])
     try:
         return bytes(cast("pygit2.Blob", index.repo[entry.id]).data)
     except (KeyError, ValueError, pygit2.GitError):

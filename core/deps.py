@@ -68,6 +68,14 @@ def normalize_pypi(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def normalize_name(ecosystem: str, name: str) -> str:
+    """A package's name as compared: PEP 503's for pypi, lower case for actions (GitHub's are not
+    case-sensitive), as written elsewhere."""
+    if ecosystem == "pypi":
+        return normalize_pypi(name)
+    return name.lower() if ecosystem == "actions" else name
+
+
 # --- reading the tree ----------------------------------------------------------------------------
 
 _LOCKFILES = {
@@ -276,8 +284,8 @@ def _may_name(blob: pygit2.Blob, ecosystem: str, names: frozenset[str]) -> bool:
     if not data.isascii() or b"\\" in data:
         return True
     text = data.decode("ascii")
-    if ecosystem == "pypi":
-        text = normalize_pypi(text)
+    if ecosystem in ("pypi", "actions"):
+        text = normalize_pypi(text) if ecosystem == "pypi" else text.lower()
     return any(name in text for name in names)
 
 
@@ -494,17 +502,22 @@ def _workflow(path: str, text: str) -> Iterator[Dependency]:
     yield from _actions(path, text)
 
 
-# `uses: owner/repo[/path]@ref`, and the version a commit pin is commented with (`@<sha> # v4.1.2`)
+# `uses: owner/repo[/path]@ref`, and the version a commit pin is commented with (`@<sha> # v4.1.2`):
+# read from the lines, as YAML drops comments; kept where the YAML has that step or job, not a line
+# of a `run:` script
 _USES = re.compile(r"^[ \t-]*uses:[ \t]*['\"]?([\w.-]+/[\w./-]+)@([\w./-]+)['\"]?[ \t]*(?:#[ \t]*(\S+))?", re.MULTILINE)
-_COMMIT = re.compile(r"[0-9a-f]{40}")
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
 def _actions(path: str, text: str) -> Iterator[Dependency]:
-    for m in _USES.finditer(text):
+    found = list(_USES.finditer(text))
+    used = toolchains.workflow_uses(text) if found else set()
+    for m in found:
         name, ref, comment = m.groups()
-        found = toolchains.version(comment if comment and _COMMIT.fullmatch(ref) else ref)
-        if found is not None:  # a branch (`@main`) or an uncommented commit names no version
-            yield Dependency("actions", name.lower(), ref, found, path)
+        pinned = _COMMIT.fullmatch(ref) is not None
+        version = toolchains.version(comment if pinned and comment else ref) if comment or not pinned else None
+        if version is not None and f"{name}@{ref}" in used:  # a branch or an uncommented commit: none
+            yield Dependency("actions", name.lower(), ref, version, path)
 
 
 _MANIFEST_PARSERS = {

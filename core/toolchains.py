@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 # (name, declared as written, the version it fixes or None for a range, note)
@@ -282,6 +283,7 @@ def is_workflow(path: str) -> bool:
     return folder == ".github/workflows" and name.endswith((".yml", ".yaml"))
 
 
+@lru_cache(maxsize=4)  # a workflow is read for its toolchains and for its actions
 def _yaml(text: str) -> Any:
     import yaml  # on use: only workflows need it
 
@@ -293,6 +295,22 @@ def _yaml(text: str) -> Any:
 
 
 WORKFLOW_BYTES = 512 * 1024  # a workflow larger than this is not read (GitHub's own limit is lower)
+
+
+def workflow_uses(text: str) -> set[str]:
+    """The `owner/repo@ref` each step and each job of a workflow uses (not what a script says)."""
+    if len(text) > WORKFLOW_BYTES:
+        raise ValueError(f"over {WORKFLOW_BYTES // 1024} KiB: not read")
+    doc = _yaml(text)
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    used: set[str] = set()
+    for job in jobs.values() if isinstance(jobs, dict) else ():
+        steps = job.get("steps") if isinstance(job, dict) else None
+        for item in [job, *(steps if isinstance(steps, list) else ())]:
+            uses = item.get("uses") if isinstance(item, dict) else None
+            if isinstance(uses, str):
+                used.add(uses.strip())
+    return used
 
 
 def workflow(text: str) -> Iterator[Entry]:

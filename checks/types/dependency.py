@@ -33,7 +33,7 @@ from typing import ClassVar
 from comind.checks.context import CheckContext
 from comind.checks.globs import any_path_matches
 from comind.checks.interface import Check, CheckError, CheckField, Violation
-from comind.deps import ECOSYSTEMS, Dependency, is_manifest, normalize_pypi, version_in_range
+from comind.deps import ECOSYSTEMS, Dependency, is_manifest, normalize_name, version_in_range
 
 _LOCKFILES = {
     "pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"),
@@ -93,7 +93,7 @@ class DependencyCheck(Check):
         package = spec["package"].strip()
         if any(c.isspace() for c in package) or len(package) > 214:
             raise CheckError(f"expected a package name, got {package!r}"[:200], "check.package")
-        self.package = normalize_pypi(package) if self.ecosystem == "pypi" else package
+        self.package = normalize_name(self.ecosystem, package)
         self.forbid: str | None = self._range("forbid")
         self.require: str | None = self._range("require")
         if self.forbid is None and self.require is None:

@@ -623,6 +623,24 @@ def test_trees_far_apart_pair_edited_files_as_git_does_past_its_rename_limit(gr:
     # a name a few files share: the most similar of them, where git would compare none
     assert anchorer._follow_between("old/a/keys.txt", start, gr.head()) == ("new/y/keys.txt", True)
     assert anchorer._follow_between("old/b/keys.txt", start, gr.head()) == ("new/x/keys.txt", True)
+    # one landing is followed in full, as `git log --follow` does (it looks for one file)
+    assert anchorer.follow_path("old/p7/mod.txt", start, gr.head()) == ("new/q7/mod.txt", True, None)
+
+
+def test_every_unchanged_move_is_paired_however_many(gr: GitRepo) -> None:
+    """libgit2 stops pairing even unchanged files after 1000 of them unless told otherwise."""
+    from comind.anchoring import _exact_moves
+    from comind.codeindex import CodeIndex
+
+    for i in range(1500):
+        gr.write(f"old/f{i}.txt", f"file {i}\n")
+    start = gr.commit("many files")
+    gr.git("mv", "old", "new")
+    gr.commit("move them")
+    index = CodeIndex(gr.path)
+    trees = [index.commit_info(rev)[1] for rev in (start, gr.head())]
+    moved, deleted, added = _exact_moves(index, *trees)
+    assert (len(moved), deleted, added) == (1500, [], [])
 
 
 def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> None:

@@ -792,6 +792,26 @@ def test_the_actions_a_workflow_uses_are_dependencies(tmp_path: Path) -> None:
     assert version_in_range("actions", "6.0.8", "=6") and not version_in_range("actions", "5.0.0", "=6")
 
 
+def test_actions_are_read_from_steps_and_jobs_not_scripts_and_named_in_any_case(tmp_path: Path) -> None:
+    from comind.deps import moved
+
+    script = "      - run: |\n          cat > ci.yml <<'YAML'\n          - uses: actions/checkout@v9\n          YAML\n"
+    before = "jobs:\n  a:\n    steps:\n      - uses: Swatinem/rust-cache@v2\n      - uses: actions/checkout@v4\n"
+    r = GitRepo(tmp_path)
+    r.write(".github/workflows/ci.yml", before + script)
+    r.commit("before")
+    tree = pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree)
+    versions = resolved_versions(scan(tree).dependencies)
+    assert versions[("actions", "actions/checkout")][0] == "4"  # not the script's v9
+    r.write(".github/workflows/ci.yml", before.replace("rust-cache@v2", "rust-cache@v3") + script)
+    r.commit("after")
+    git = pygit2.Repository(str(r.path))
+    trees = [git.revparse_single(rev).peel(pygit2.Tree) for rev in ("HEAD~1", "HEAD")]
+    for paths in ([".github/workflows/ci.yml"], None):
+        old, new, _direct = moved(*trees, paths)
+        assert new[("actions", "swatinem/rust-cache")][0] == "3" and old[("actions", "swatinem/rust-cache")][0] == "2"
+
+
 def test_toolchain_ranges_and_pins() -> None:
     from comind.deps import EXACT_RANGE, exact_pin
 
