@@ -608,7 +608,9 @@ class _Index:
         if not any(k.startswith("+++ b/") and is_manifest(k[6:]) for k in keys):
             return False
         found = {_bare_version(v) for k in keys if k.startswith("+") for v in _VERSION.findall(k)}
-        return any(a.active(landing) for v in found & self.versions.keys() for a in self.versions[v])
+        # a version written short holds its releases (`=6` holds 6.0.8): every leading part is one
+        held = {".".join(parts[:n]) for v in found for parts in [v.split(".")] for n in range(1, len(parts) + 1)}
+        return any(a.active(landing) for v in held & self.versions.keys() for a in self.versions[v])
 
     def moving_at(self, landing: int) -> list[Attempt]:
         return [a for a in self.moving if a.active(landing)]
@@ -634,7 +636,7 @@ class _Index:
         return list(out.values())
 
 
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.[0-9A-Za-z+-]+)+")
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.[0-9A-Za-z+-]+)+|(?<=@)v?\d+\b")  # `@v6`: an action's major
 
 
 def _bare_version(text: str) -> str:

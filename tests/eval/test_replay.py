@@ -703,6 +703,24 @@ def test_a_dependency_move_made_again_is_flagged_as_check_flags_it(cli, tmp_path
     assert "moves clap 4.5.34 -> 4.5.35, the dependency move of 'Update Rust crate clap to v4.5.35" in text
 
 
+def test_a_major_moved_again_at_one_of_its_releases_is_flagged_as_check_flags_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reverted bump of an action to `@v6`, made again pinned by commit at `# v6.0.8`: `=6` holds
+    6.0.8, so the replay reads the patch and flags it, as `comind check` does."""
+    workflow = "jobs:\n  ci:\n    steps:\n      - uses: pnpm/action-setup@{}\n      - run: pnpm test\n"
+    repo = started(tmp_path)
+    repo.write(".github/workflows/ci.yml", workflow.format("v5"))
+    repo.commit("Add CI")
+    repo.write(".github/workflows/ci.yml", workflow.format("v6"))
+    revert(repo, repo.commit("Update pnpm/action-setup action to v6 (#1)"))
+    stream(repo, "middle")
+    repo.write(".github/workflows/lint.yml", workflow.format("0e279bb959325dab635dd2c09392533439d90093 # v6.0.8"))
+    again = repo.commit("Update pnpm/action-setup action to v6 (#2)")  # in another workflow: no line comes back
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1
+    (flag,) = data["flags"]
+    assert flag["commit"] == again and flag["matches"][0]["moved"] == "pnpm/action-setup 5 -> 6.0.8"
+
+
 def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
     repo = started(tmp_path)
