@@ -221,6 +221,19 @@ def test_dependency_toolchain(tmp_path: Path) -> None:
     assert ev.violations[0].path == ".nvmrc"
 
 
+def test_dependency_action_named_as_github_spells_it(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    workflow = "jobs:\n  ci:\n    steps:\n      - uses: Swatinem/rust-cache@{}\n"
+    repo.write(".github/workflows/ci.yml", workflow.format("v2"))
+    base = repo.commit("ci")
+    repo.write(".github/workflows/ci.yml", workflow.format("v3"))
+    repo.commit("bump")
+    spec = {"type": "dependency", "ecosystem": "actions", "package": "Swatinem/rust-cache", "forbid": ">=3"}
+    ev = check_all(repo, spec, base=base)
+    assert texts(ev) == ["actions/swatinem/rust-cache locked in forbidden range >=3"]
+    assert (ev.violations[0].path, ev.violations[0].line) == (".github/workflows/ci.yml", 4)
+
+
 # --- ast-grep -------------------------------------------------------------------------------------
 
 
