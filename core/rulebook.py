@@ -534,6 +534,15 @@ class RevertFeature(BaseRule):
         return _feature().search(subject) is not None
 
 
+class Untouched(BaseRule):
+    id, name, family = "R4", "untouched", "reverts"
+    summary = "A commit a revert names, none of whose files (by name) the revert's diff touches, was not reverted."
+
+    def judge(self, named: set[str], touched: set[str]) -> bool:
+        """`named`, `touched`: the file names (no folder: a file may have moved since) of each diff."""
+        return bool(named) and bool(touched) and not named & touched
+
+
 # -- E: relands, as the replay counts them ----------------------------------------------------
 
 
@@ -641,6 +650,7 @@ RULES: tuple[type[BaseRule], ...] = (
     Slip,
     Release,
     RevertFeature,
+    Untouched,
     SameSubject,
     RevertFirst,
     RelandedBefore,

@@ -13,5 +13,7 @@ from __future__ import annotations
 # 'pkg: revert "x"' and "This CL reverts commit <sha>", relands said in the body only (a revert of a
 # revert, "Reland of #N"), markers in a squash body real only when their target is on the default branch;
 # 14: `dep:` anchors for toolchain versions; 15: tree paths kept whole in anchors and fingerprints,
-# releases read from a root VERSION file and POMs, a reverted forge merge titled by its request.
-HARVESTER_VERSION = "15"
+# releases read from a root VERSION file and POMs, a reverted forge merge titled by its request;
+# 16: the actions a workflow uses as `dep:` anchors, no attempt for a named commit a revert leaves
+# untouched (R4).
+HARVESTER_VERSION = "16"

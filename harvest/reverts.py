@@ -25,12 +25,15 @@ reverted subjects are kept in `HarvestContext.reverted`, across incremental harv
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 from typing import Any
 
+import pygit2
+
 from comind.errors import ComindError
-from comind.harvest.approach import Approach, FileChange, is_release
+from comind.harvest.approach import Approach, FileChange, changed_paths, is_release
 from comind.harvest.context import HarvestContext, commit_time, fingerprint_json, first_line
 from comind.harvest.markers import (
     MAX_DEPTH,
@@ -48,7 +51,7 @@ from comind.harvest.markers import (
 )
 from comind.harvest.walker import CommitInfo, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
-from comind.rulebook import DEFAULT, Slip
+from comind.rulebook import DEFAULT, Slip, Untouched
 from comind.sanitize import find_secret
 
 NAME = "reverts"
@@ -303,6 +306,14 @@ def _reverted_change(
     return _inverted(ctx.approach(commit.sha)), commit.sha
 
 
+def _untouched(revert: CommitInfo, change: Approach, ctx: HarvestContext) -> bool:
+    """Rule R4: the revert's diff touches no file of the name of any the reverted change touched."""
+    named = {posixpath.basename(p) for f in change.files for p in (f.path, f.old_path) if p}
+    parent = ctx.repo[revert.parents[0]].peel(pygit2.Tree) if revert.parents else None
+    touched = {posixpath.basename(p) for p in changed_paths(parent, ctx.repo[revert.sha].peel(pygit2.Tree))}
+    return DEFAULT.get(Untouched).judge(named, touched)
+
+
 def _attempt(
     commit: CommitInfo,
     markers: list[RevertMarker],
@@ -316,6 +327,10 @@ def _attempt(
     change, at = _reverted_change(commit, markers, target, ctx)
     if change is not None and is_release(change):
         ctx.skip("revert-of-a-release", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing was tried
+        return None
+    if change is not None and target is not None and _untouched(commit, change, ctx):
+        # a squashed pull request names each revert it made on the way, one of them undone again
+        ctx.skip("revert-leaves-it-untouched", f"{commit.sha[:12]} names {target.sha[:12]}")
         return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)

@@ -924,6 +924,24 @@ def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> 
     assert len({a["id"] for a in attempts.values()}) == 4 and summary["counts"]["reverts:attempt"] == 4
 
 
+def test_a_squash_naming_a_revert_it_undid_again_reverts_only_what_its_diff_touches(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Rule R4: a squashed pull request lists each revert made on the way; one of them was undone
+    before it landed, so its diff leaves that commit's files untouched: that one is no attempt."""
+    gr.write("app/assertions.py", "def assert_json_missing_exact(data):\n    return compare_exactly(data)\n")
+    kept = gr.commit("Add assertJsonMissingExact (#21881)")
+    gr.write("app/collection.py", "def where_attribute(items, name):\n    return filter_by_attribute(items, name)\n")
+    dropped = gr.commit("Add filter by attribute (#21898)")
+    gr.write("app/collection.py", "")
+    gr.commit(
+        f'Revert "Add filter by attribute" (#21909)\n\n* Revert "Add assertJsonMissingExact (#21881)"\n\n'
+        f'This reverts commit {kept}.\n\n* Revert "Add filter by attribute (#21898)"\n\n'
+        f"This reverts commit {dropped}.\n"
+    )
+    summary = harvest(cli, gr)
+    assert set(_attempts(cli, gr)) == {"Add filter by attribute (#21898)"}
+    assert summary["skipped"]["revert-leaves-it-untouched"] == 1
+
+
 def test_cut_titles_urls_backticks_and_bare_pr_numbers_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     def reverted_as(message: str) -> Callable[[str], str]:
         return lambda _: message
