@@ -8,7 +8,8 @@ removes `.git/comind`, harvests (untimed), and times `comind check` (the CLI, in
 included): the code index at HEAD, then every record's code followed to HEAD (renames, moves,
 drift, the landing that removed a symbol). `--before` does the same with another build's `comind`
 in the same turns, so load from other processes hits both alike; the figure is the ratio. Both
-builds must find the same statuses: `comind log --json --history` is compared after each turn.
+builds must find the same statuses: each record's status, reason and notes in `comind log --json
+--history` are compared after each turn (a build that harvests other records differs elsewhere).
 `--behind N` checks out a branch N first-parent landings behind the default branch's tip, as a
 branch forked a while ago: the records anchored after its fork are followed back to it.
 """
@@ -26,6 +27,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_harvest import COMIND, children_cpu, name_of
 from common import cli_env
+
+
+def statuses(log: bytes) -> dict[str, tuple[object, ...]]:
+    """Each record's status, its reason and notes, by id: what following the code decided (a build
+    that harvests other fields, anchors or records differs elsewhere)."""
+    import json
+
+    rows = (json.loads(line) for line in log.splitlines() if line.strip())
+    return {r["id"]: (r.get("status"), r.get("status_reason"), tuple(r.get("notes") or ())) for r in rows}
 
 
 def turn(comind: str, clone: Path) -> tuple[float, float, bytes]:
@@ -70,11 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             for key, comind in (("before", args.before), ("after", COMIND)):
                 wall, cpu, logs[key] = turn(comind, clone)
                 best[key] = (min(best[key][0], wall), min(best[key][1], cpu))
-            same = same and logs["before"] == logs["after"]
+            before, after = statuses(logs["before"]), statuses(logs["after"])
+            differ = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
+            same = same and not differ
         (bw, bc), (aw, ac) = best["before"], best["after"]
         print(
             f"| {name_of(repo)} | {bw:.2f} s, {bc:.2f} s | {aw:.2f} s, {ac:.2f} s | {aw / bw:.2f}× | {ac / bc:.2f}× "
-            f"| {'yes' if same else 'NO'} |",
+            f"| {'yes' if same else f'NO: {len(differ)} of {len(before)}'} |",
             flush=True,
         )
     if not args.work:
