@@ -536,10 +536,14 @@ class RevertFeature(BaseRule):
 
 class Untouched(BaseRule):
     id, name, family = "R4", "untouched", "reverts"
-    summary = "A commit a revert names, none of whose files (by name) the revert's diff touches, was not reverted."
+    summary = (
+        "A commit a revert names in its body only, none of whose files (by name, any extension) the revert's "
+        "diff touches, was not reverted."
+    )
 
     def judge(self, named: set[str], touched: set[str]) -> bool:
-        """`named`, `touched`: the file names (no folder: a file may have moved since) of each diff."""
+        """`named`, `touched`: the file names of each diff, without folder or extension (a file may
+        have moved or changed format since)."""
         return bool(named) and bool(touched) and not named & touched
 
 

@@ -607,8 +607,10 @@ class _Index:
             return False
         if not any(k.startswith("+++ b/") and is_manifest(k[6:]) for k in keys):
             return False
+        if any(a.active(landing) for v, moved in self.versions.items() if "." not in v for a in moved):
+            return True  # a major alone (`=20`, `=6`): written in too many ways (`.nvmrc`'s `20`) to look for
         found = {_bare_version(v) for k in keys if k.startswith("+") for v in _VERSION.findall(k)}
-        # a version written short holds its releases (`=6` holds 6.0.8): every leading part is one
+        # a version written short holds its releases (`=6.0` holds 6.0.8): every leading part is one
         held = {".".join(parts[:n]) for v in found for parts in [v.split(".")] for n in range(1, len(parts) + 1)}
         return any(a.active(landing) for v in held & self.versions.keys() for a in self.versions[v])
 
@@ -636,12 +638,12 @@ class _Index:
         return list(out.values())
 
 
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.[0-9A-Za-z+-]+)+|(?<=@)v?\d+\b")  # `@v6`: an action's major
+_VERSION = re.compile(r"(?<![\w.])(?:v|go)?\d+(?:\.[0-9A-Za-z+-]+)+")  # `go1.22.3`: go.mod's toolchain
 
 
 def _bare_version(text: str) -> str:
     """`=4.5.35`, `==4.5.35`, `v4.5.35` -> `4.5.35`: versions as a raw patch may show them."""
-    return text.lstrip("=<>~^ ").removeprefix("v")
+    return text.lstrip("=<>~^ ").removeprefix("v").removeprefix("go")
 
 
 def _key(sign: str, text: str) -> str:

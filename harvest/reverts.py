@@ -306,12 +306,22 @@ def _reverted_change(
     return _inverted(ctx.approach(commit.sha)), commit.sha
 
 
-def _untouched(revert: CommitInfo, change: Approach, ctx: HarvestContext) -> bool:
-    """Rule R4: the revert's diff touches no file of the name of any the reverted change touched."""
-    named = {posixpath.basename(p) for f in change.files for p in (f.path, f.old_path) if p}
+def _untouched(revert: CommitInfo, target: CommitInfo, change: Approach, ctx: HarvestContext) -> bool:
+    """Rule R4: the revert names the target in its body only, and its diff touches no file of the
+    name of any the reverted change touched (a title saying what it reverts is believed: a setting
+    may have moved to another file since)."""
+    if target.subject.strip().lower() in revert.subject.lower():
+        return False
+    named = {_stem(p) for f in change.files for p in (f.path, f.old_path) if p}
     parent = ctx.repo[revert.parents[0]].peel(pygit2.Tree) if revert.parents else None
-    touched = {posixpath.basename(p) for p in changed_paths(parent, ctx.repo[revert.sha].peel(pygit2.Tree))}
+    touched = {_stem(p) for p in changed_paths(parent, ctx.repo[revert.sha].peel(pygit2.Tree))}
     return DEFAULT.get(Untouched).judge(named, touched)
+
+
+def _stem(path: str) -> str:
+    """A file's name as R4 compares it: no folder, no extension, any case (`src/setup.js` and
+    `lib/Setup.ts` are one file moved and converted)."""
+    return posixpath.splitext(posixpath.basename(path))[0].lower()
 
 
 def _attempt(
@@ -328,7 +338,7 @@ def _attempt(
     if change is not None and is_release(change):
         ctx.skip("revert-of-a-release", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing was tried
         return None
-    if change is not None and target is not None and _untouched(commit, change, ctx):
+    if change is not None and target is not None and _untouched(commit, target, change, ctx):
         # a squashed pull request names each revert it made on the way, one of them undone again
         ctx.skip("revert-leaves-it-untouched", f"{commit.sha[:12]} names {target.sha[:12]}")
         return None

@@ -926,7 +926,8 @@ def test_one_revert_of_several_commits_is_one_attempt_each(cli, gr: GitRepo) -> 
 
 def test_a_squash_naming_a_revert_it_undid_again_reverts_only_what_its_diff_touches(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """Rule R4: a squashed pull request lists each revert made on the way; one of them was undone
-    before it landed, so its diff leaves that commit's files untouched: that one is no attempt."""
+    before it landed, so its diff leaves that commit's files untouched: that one is no attempt. A
+    file moved and converted since is the same file; a title naming what it reverts is believed."""
     gr.write("app/assertions.py", "def assert_json_missing_exact(data):\n    return compare_exactly(data)\n")
     kept = gr.commit("Add assertJsonMissingExact (#21881)")
     gr.write("app/collection.py", "def where_attribute(items, name):\n    return filter_by_attribute(items, name)\n")
@@ -937,8 +938,22 @@ def test_a_squash_naming_a_revert_it_undid_again_reverts_only_what_its_diff_touc
         f'This reverts commit {kept}.\n\n* Revert "Add filter by attribute (#21898)"\n\n'
         f"This reverts commit {dropped}.\n"
     )
+    gr.write("src/setup.js", "export function setup() {\n  return cache.get() || computeSetup()\n}\n")
+    cached = gr.commit("Cache the setup result")
+    gr.mv("src/setup.js", "lib/Setup.ts")
+    gr.commit("Convert setup to TypeScript")
+    gr.write("lib/Setup.ts", "export function setup() {\n  return computeSetup()\n}\n")
+    gr.commit(f"Back out the setup cache\n\nThis reverts commit {cached}.\n")  # moved and converted since
+    gr.write("setup.cfg", "[options]\ninclude_package_data = False\n")
+    moved = gr.commit("Disable package data")
+    gr.write("pyproject.toml", "[tool.setuptools]\ninclude-package-data = true\n")
+    gr.commit(f'Revert "Disable package data"\n\nThis reverts commit {moved}.\n')  # the setting moved files
     summary = harvest(cli, gr)
-    assert set(_attempts(cli, gr)) == {"Add filter by attribute (#21898)"}
+    assert set(_attempts(cli, gr)) == {
+        "Add filter by attribute (#21898)",
+        "Cache the setup result",
+        "Disable package data",
+    }
     assert summary["skipped"]["revert-leaves-it-untouched"] == 1
 
 

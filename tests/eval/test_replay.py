@@ -721,6 +721,21 @@ def test_a_major_moved_again_at_one_of_its_releases_is_flagged_as_check_flags_it
     assert flag["commit"] == again and flag["matches"][0]["moved"] == "pnpm/action-setup 5 -> 6.0.8"
 
 
+def test_a_major_moved_again_in_a_version_file_is_flagged_as_check_flags_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`.nvmrc`'s `20`, a major written with no dot: the replay reads the patch, as check flags it."""
+    repo = started(tmp_path)
+    repo.write(".nvmrc", "18\n")
+    repo.commit("Pin Node")
+    repo.write(".nvmrc", "20\n")
+    revert(repo, repo.commit("Move to Node 20 (#1)"))
+    stream(repo, "middle")
+    repo.write(".tool-versions", "nodejs 20\n")
+    again = repo.commit("Use asdf's Node 20 (#2)")
+    data = replay(cli, repo.path)
+    (flag,) = data["flags"]
+    assert flag["commit"] == again and flag["matches"][0]["moved"] == "node 18 -> 20"
+
+
 def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
     repo = started(tmp_path)
