@@ -640,7 +640,7 @@ def _dependency_moves(run: CheckRun) -> Moves:
     changed = [p for p in run.change.paths if _is_manifest(p)] if run.change is not None else []
     if run.base_snapshot is None or not changed:
         return {}
-    moves = dependency_moves(run.base_snapshot, run.head_snapshot)
+    moves = dependency_moves(run.base_snapshot, run.head_snapshot, changed)
     # shown where the change made the move (a lockfile-only bump), not in the manifest declaring it
     return {
         key: (before, after, path if path in changed else _changed_manifest(key[0], changed) or path)
@@ -653,10 +653,12 @@ def _changed_manifest(ecosystem: str, changed: list[str]) -> str | None:
     return next((p for p in changed if ecosystem in manifest_ecosystems(p)), None)
 
 
-def dependency_moves(base: Any, head: Any) -> Moves:
+def dependency_moves(base: Any, head: Any, changed: list[str] | None = None) -> Moves:
     """(ecosystem, name) -> (version at base, version at head, manifest path) for every package
     whose locked (else declared) version the change from `base` to `head` (snapshots, trees or
-    commits) moves."""
+    commits) moves. Given the paths the change touched, a toolchain or an action (the newest of
+    several files) moves only where the change writes its new version: a literal turned expression
+    elsewhere (`node-version: 22` to `${{ inputs.node }}`) lets an older one show through, no move."""
 
     before = resolved_versions(dependencies(base))
     after = resolved_versions(dependencies(head))
@@ -664,6 +666,7 @@ def dependency_moves(base: Any, head: Any) -> Moves:
         key: (before.get(key, (None, ""))[0], version, path)
         for key, (version, path) in after.items()
         if before.get(key, (None, ""))[0] != version
+        and (changed is None or key[0] not in ("toolchain", "actions") or path in changed)
     }
 
 

@@ -1181,7 +1181,7 @@ def replay(
                 result.near_misses.append(_near_miss(landing, attempt, m, verdict, id(attempt) in expected))
         moving = [a for a in index.moving_at(i) if all(h.attempt is not a for h in landing.hits)]
         if moving and any(is_manifest(f.path) for f in change.files):
-            for attempt, moved in _dependency_hits(history, landing, moving, rules):
+            for attempt, moved in _dependency_hits(history, landing, change, moving, rules):
                 hit = Hit(attempt, Match(0, 0, None), id(attempt) in expected, "dependency", DependencyMove.id, moved)
                 landing.hits.append(hit)
         if landing.hits:
@@ -1222,7 +1222,7 @@ def _near_miss(landing: Landing, attempt: Attempt, m: Match, verdict: Verdict, e
 
 
 def _dependency_hits(
-    history: History, landing: Landing, moving: list[Attempt], rules: RuleBook
+    history: History, landing: Landing, change: Approach, moving: list[Attempt], rules: RuleBook
 ) -> list[tuple[Attempt, str]]:
     """The attempts whose dependency move the landing makes again, as `comind check` finds them
     (`deadends.moves_into`), each with what moved."""
@@ -1231,7 +1231,10 @@ def _dependency_hits(
     if base is None:
         return []
     try:
-        moves = dependency_moves(history.repo[base].peel(pygit2.Commit), history.repo[commit.sha].peel(pygit2.Commit))
+        changed = [p for f in change.files for p in (f.path, f.old_path) if p]
+        moves = dependency_moves(
+            history.repo[base].peel(pygit2.Commit), history.repo[commit.sha].peel(pygit2.Commit), changed
+        )
     except (KeyError, ValueError, pygit2.GitError):
         return []
     out = []

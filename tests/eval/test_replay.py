@@ -736,6 +736,27 @@ def test_a_major_moved_again_in_a_version_file_is_flagged_as_check_flags_it(cli,
     assert flag["commit"] == again and flag["matches"][0]["moved"] == "node 18 -> 20"
 
 
+def test_an_older_toolchain_showing_through_is_no_move(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A workflow's `node-version: 22` turned into an expression: the newest literal Node is now
+    another, untouched workflow's 20. The change wrote no 20: no move into a reverted `=20`."""
+    workflow = (
+        "jobs:\n  {0}:\n    steps:\n      - uses: actions/setup-node@v4\n        with:\n          node-version: {1}\n"
+    )
+    repo = started(tmp_path)
+    repo.write(".nvmrc", "18\n")
+    repo.commit("Pin Node")
+    repo.write(".nvmrc", "20\n")
+    revert(repo, repo.commit("Move to Node 20 (#1)"))
+    stream(repo, "middle")
+    repo.write(".github/workflows/ci.yml", workflow.format("ci", "22"))
+    repo.write(".github/workflows/lint.yml", workflow.format("lint", "20"))
+    repo.commit("Add CI on Node 22, lint on 20")
+    repo.write(".github/workflows/ci.yml", workflow.format("ci", "${{ inputs.node || '22' }}"))
+    repo.commit("Make CI reusable")
+    data = replay(cli, repo.path)
+    assert data["flags"] == []
+
+
 def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """mypy's `sync typeshed again` long after a sync was reverted and redone: nothing is reverted then."""
     repo = started(tmp_path)
