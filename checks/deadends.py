@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from comind.checks.context import CheckContext
 from comind.checks.findings import Finding, Report, fingerprint
 from comind.deps import (
+    NEWEST_OF_FILES,
     dependencies,
     exact_pin,
     is_manifest,
@@ -666,7 +667,7 @@ def dependency_moves(base: Any, head: Any, changed: list[str] | None = None) -> 
         key: (before.get(key, (None, ""))[0], version, path)
         for key, (version, path) in after.items()
         if before.get(key, (None, ""))[0] != version
-        and (changed is None or key[0] not in ("toolchain", "actions") or path in changed)
+        and (changed is None or key[0] not in NEWEST_OF_FILES or path in changed)
     }
 
 

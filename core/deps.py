@@ -46,6 +46,8 @@ from . import toolchains
 from .codeindex import Snapshot
 
 ECOSYSTEMS = ("pypi", "npm", "go", "cargo", "toolchain", "actions")
+# named in several files, resolved to the newest of them; versions compared part by part
+NEWEST_OF_FILES = ("toolchain", "actions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,8 +286,7 @@ def _may_name(blob: pygit2.Blob, ecosystem: str, names: frozenset[str]) -> bool:
     if not data.isascii() or b"\\" in data:
         return True
     text = data.decode("ascii")
-    if ecosystem in ("pypi", "actions"):
-        text = normalize_pypi(text) if ecosystem == "pypi" else text.lower()
+    text = normalize_name(ecosystem, text)
     return any(name in text for name in names)
 
 
@@ -514,8 +515,8 @@ def _actions(path: str, text: str) -> Iterator[Dependency]:
     used = toolchains.workflow_uses(text) if found else set()
     for m in found:
         name, ref, comment = m.groups()
-        pinned = _COMMIT.fullmatch(ref) is not None
-        version = toolchains.version(comment if pinned and comment else ref) if comment or not pinned else None
+        written = comment if _COMMIT.fullmatch(ref) else ref  # a commit pin's version is its comment
+        version = toolchains.version(written) if written else None
         if version is not None and f"{name}@{ref}" in used:  # a branch or an uncommented commit: none
             yield Dependency("actions", name.lower(), ref, version, path)
 
@@ -788,7 +789,7 @@ def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
         return _semver_in_range(version, range_, "npm")
     if ecosystem in ("cargo", "go"):
         return _semver_in_range(version, range_, ecosystem)
-    if ecosystem in ("toolchain", "actions"):
+    if ecosystem in NEWEST_OF_FILES:
         return toolchains.in_range(version, range_)
     raise ValueError(f"unknown ecosystem {ecosystem!r}; expected one of {', '.join(ECOSYSTEMS)}")
 
@@ -814,7 +815,7 @@ def resolved_versions(deps: Iterable[Dependency]) -> dict[tuple[str, str], tuple
     out: dict[tuple[str, str], tuple[str, str]] = {}
     pulled: dict[tuple[str, str], dict[str, str]] = {}  # locked by lockfiles alone: version → lockfile
     for d in deps:
-        if d.ecosystem in ("toolchain", "actions"):  # in several files: the newest, so a bump in any one shows
+        if d.ecosystem in NEWEST_OF_FILES:  # the newest, so a bump in any one file shows
             key = (d.ecosystem, d.name)
             if d.locked and (key not in out or toolchains.newer(d.locked, out[key][0], shorter=True)):
                 out[key] = (d.locked, d.path)

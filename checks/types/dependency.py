@@ -33,7 +33,7 @@ from typing import ClassVar
 from comind.checks.context import CheckContext
 from comind.checks.globs import any_path_matches
 from comind.checks.interface import Check, CheckError, CheckField, Violation
-from comind.deps import ECOSYSTEMS, Dependency, is_manifest, normalize_name, version_in_range
+from comind.deps import ECOSYSTEMS, NEWEST_OF_FILES, Dependency, is_manifest, normalize_name, version_in_range
 
 _LOCKFILES = {
     "pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"),
@@ -161,7 +161,7 @@ class DependencyCheck(Check):
                 and dep.declared is not None
                 and dep.declared.strip().lstrip("=").strip() == dep.locked
                 and dep.declared.strip().startswith("==")
-            ) or (dep.ecosystem in ("toolchain", "actions") and dep.locked is not None)  # `.nvmrc`'s 20: the one used
+            ) or (dep.ecosystem in NEWEST_OF_FILES and dep.locked is not None)  # `.nvmrc`'s 20: the one used
             if dep.locked is not None:
                 path, line = self._lock_location(ctx, revision, dep, pinned)
                 if self.forbid is not None and self._in(dep.locked, self.forbid):
