@@ -5,15 +5,18 @@ per file). The rules of `comind.rulebook` (D1-D12, and L1-L2 for which lines cou
 change re-proposes it: by its lines, the files it created, its whole edit, a dependency move or a
 compiled pattern. Titles and commit messages that name a rejected alternative anchored to the
 touched code are a note. An attempt whose retry condition is met reports a note, not a failure; a
-relanded (retracted) or superseded attempt reports nothing.
+relanded (retracted) or superseded attempt reports nothing, nor one the base holds again (D15).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+import pygit2
 
 from comind.checks.context import CheckContext
 from comind.checks.findings import Finding, Report, fingerprint
@@ -27,13 +30,14 @@ from comind.deps import (
     resolved_versions,
     version_in_range,
 )
-from comind.harvest.approach import Approach, FileChange, Line, bookkeeping
+from comind.harvest.approach import Approach, FileChange, Line, bookkeeping, file_lines
 from comind.harvest.walker import walk
 from comind.records import Record, short_id
 from comind.rule import Match
 from comind.rulebook import (
     BY_ID,
     DEFAULT,
+    BackAlready,
     BaseRule,
     DependencyMove,
     EditedLine,
@@ -357,6 +361,48 @@ def judge(m: Match, rules: RuleBook = DEFAULT) -> Verdict:
     return judge_match(m, rules)
 
 
+def lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> Counter[str]:
+    """The normalised lines of these files at `commit` (those it has)."""
+    tree = repo[commit].peel(pygit2.Tree)
+    found: Counter[str] = Counter()
+    for path in paths:
+        try:
+            found.update(file_lines(repo, tree, path) or ())
+        except (KeyError, ValueError, pygit2.GitError):
+            continue  # not readable (a partial clone): as if absent
+    return found
+
+
+def held_at(repo: pygit2.Repository, commit: str, attempt: Approach, tried: ChangeLines, lines: int) -> float | None:
+    """The share of the attempt's informative added lines that the tree at `commit` holds in the
+    files the attempt touched; None when it added under `lines` of them (too few to tell)."""
+    wanted = tried.adds
+    if sum(wanted.values()) < lines:
+        return None
+    have = lines_at(repo, commit, [f.path for f in attempt.files if f.status != "D"])
+    return sum(min(n, have[text]) for text, n in wanted.items()) / sum(wanted.values())
+
+
+def back_already(
+    repo: pygit2.Repository,
+    base: str,
+    attempt: Approach,
+    m: Match,
+    rules: RuleBook = DEFAULT,
+    tried: ChangeLines | None = None,
+) -> str | None:
+    """Why a line match re-proposes nothing, if it does not (rule D15): the base holds the attempt's
+    lines in its files again (brought back under another title), so the change copies what is there."""
+    rule = rules.get(BackAlready)
+    try:
+        held = held_at(repo, base, attempt, tried or ChangeLines(attempt, rules), rule.count("lines"))
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    if not rule.judge(held, m):
+        return None
+    return f"the base holds {held:.0%} of the attempt's added lines in its files already: it is back"
+
+
 def is_match(m: Match, rules: RuleBook = DEFAULT) -> bool:
     return judge_match(m, rules).kind is not None
 
@@ -475,6 +521,8 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         if attempt_approach is not None:
             m = match_lines(attempt_approach, change, rules, weights)
             verdict = judge(m, rules)
+            if verdict.kind == "lines" and back_already(run.ws.index.repo, run.change.base, attempt_approach, m, rules):
+                verdict = Verdict(None, BackAlready.id)
             if verdict.kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 message = f"{describe(m, verdict.kind)} of {what}"

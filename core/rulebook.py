@@ -403,6 +403,19 @@ class RemovalsOnly(MatchRule):
         )
 
 
+class BackAlready(BaseRule):
+    id, name, family = "D15", "back-already", "dead ends"
+    summary = "An attempt whose added lines the base holds (`share`, in its files) is back: a copy proposes nothing."
+    options = (
+        Option("share", 0.9, "share of the attempt's informative added lines the base must hold in its files"),
+        Option("lines", 3, "added lines an attempt needs to be judged so", whole=True),
+    )
+
+    def judge(self, held: float | None, m: Match) -> bool:
+        """Is the attempt back already? A change re-adding every line of it is still a re-proposal."""
+        return held is not None and held >= self.value("share") and m.matched < m.total
+
+
 class DependencyMove(BaseRule):
     id, name, family = "D11", "dependency-move", "dead ends"
     summary = "A change moving a dependency into a range an attempt declared, or D1's `share` of its exact versions."
@@ -651,6 +664,7 @@ RULES: tuple[type[BaseRule], ...] = (
     Pattern,
     Resemblance,
     KeptNames,
+    BackAlready,
     Slip,
     Release,
     RevertFeature,

@@ -59,9 +59,11 @@ from comind import config as configuration
 from comind.checks.deadends import (
     ChangeLines,
     Match,
+    back_already,
     dependency_moves,
     dependency_ranges,
     fingerprint_of,
+    held_at,
     judge,
     match_lines,
     moves_into,
@@ -71,7 +73,7 @@ from comind.checks.deadends import (
 from comind.deps import is_manifest
 from comind.errors import ComindError
 from comind.git import find_git, open_repo
-from comind.harvest.approach import Approach, approach, file_lines
+from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.sources import GIT_SOURCES
@@ -80,6 +82,7 @@ from comind.harvest.weights import log_command
 from comind.records import Record
 from comind.rulebook import (
     DEFAULT,
+    BackAlready,
     Brought,
     DependencyMove,
     ExactReapply,
@@ -888,6 +891,16 @@ def _exact_reapply(repo: pygit2.Repository, landing: Landing, before: str, rules
     return any(a.lines_of is not None and rule.judge(match_lines(a.lines_of, lines, rules)) for a in landing.expected)
 
 
+def _back_already(history: History, landing: Landing, attempt: Attempt, m: Match, rules: RuleBook) -> str | None:
+    """Rule D15, as `comind check` applies it, against the tree before the landing."""
+    commit = landing.commit
+    base = history.base.get(landing.index) or (commit.parents[0] if commit.parents else None)
+    approach_ = fingerprint_of(attempt.record)
+    if base is None or approach_ is None:
+        return None
+    return back_already(history.repo, base, approach_, m, rules, attempt.lines_of)
+
+
 def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: HadAlready) -> str | None:
     """The tree before the landing held (nearly, `HAD_SHARE`) all the added lines of every attempt it relands,
     in the files those attempts touched: someone brought them back before, under a title of its own
@@ -899,26 +912,13 @@ def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: H
         change = fingerprint_of(attempt.record)
         if attempt.lines_of is None or change is None:
             return None
-        wanted = attempt.lines_of.adds
-        if sum(wanted.values()) < rule.count("lines"):
+        held = held_at(repo, before, change, attempt.lines_of, rule.count("lines"))
+        if held is None:
             return None  # too few lines to tell
-        have = _lines_at(repo, before, [f.path for f in change.files if f.status != "D"])
-        shares.append(sum(min(n, have[text]) for text, n in wanted.items()) / sum(wanted.values()))
+        shares.append(held)
     if not rule.judge(shares):
         return None
     return f"the tree had {min(shares):.0%} of what it relands already, before it landed"
-
-
-def _lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> Counter[str]:
-    """The normalised lines of these files at `commit` (those it has)."""
-    tree = repo[commit].peel(pygit2.Tree)
-    found: Counter[str] = Counter()
-    for path in paths:
-        try:
-            found.update(file_lines(repo, tree, path) or ())
-        except (KeyError, ValueError, pygit2.GitError):
-            continue  # not readable (a partial mirror): as if absent
-    return found
 
 
 def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
@@ -1175,6 +1175,8 @@ def replay(
             assert attempt.lines_of is not None
             m = match_lines(attempt.lines_of, lines, rules, weights)
             verdict = judge(m, rules)
+            if verdict.kind == "lines" and (back := _back_already(history, landing, attempt, m, rules)):
+                verdict = Verdict(None, BackAlready.id, back)
             if verdict.kind:
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, verdict.kind, verdict.rule))
             if m.matched >= NEAR_MISS or verdict.kind or m.kept:

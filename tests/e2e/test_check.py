@@ -128,6 +128,25 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
 
 
+def test_copying_a_dead_end_the_base_holds_again_is_no_reproposal(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Rule D15: once the cache is back in app/perm.py under a title of its own, a change copying
+    most of it elsewhere copies what the code has; before that, the same copy is a re-proposal."""
+    copy = CACHED.replace("import redis\n\n", "import redis  # shared\n\n").replace("class Checker", "class Admin")
+
+    def copied(name: str) -> list[dict[str, Any]]:
+        reverted.git("checkout", "-q", "-b", name, "main")
+        reverted.write("app/admin.py", copy)
+        reverted.commit("Admin permissions")
+        reverted.checkout("main")
+        _, report, _ = check(cli, reverted, "--base", "main", "--head", name)
+        return [f for f in report["findings"] if f["type"] == "dead_end"]
+
+    assert copied("before")  # the dead end is still one
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Rework the permission checker")  # back, without saying so
+    assert copied("after") == []
+
+
 def test_a_reland_of_a_revert_that_gave_no_reason_names_no_failure(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A revert without a reason states no way it failed: the reland's note says to read the revert
     instead of asking to check that "it no longer fails that way"."""
