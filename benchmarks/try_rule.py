@@ -70,8 +70,9 @@ def history(path: Path, overrides: dict[str, float]) -> dict[str, object]:
     for line in nm.read_text().splitlines() if nm.exists() else []:
         row = json.loads(line)
         pairs[str(row["commit"])].append(row)
-        # (files and edits are judged by rules no line option moves)
-        if row.get("kind") in ("files", "edit") or judge_match(_match(row), rules).kind:
+        # (files and edits are judged by rules no line option moves; D15 reads the tree, so a pair it
+        # turned down stays down)
+        if row.get("rule") != "D15" and (row.get("kind") in ("files", "edit") or judge_match(_match(row), rules).kind):
             after.add(str(row["commit"]))
         kind.setdefault(str(row["commit"]), "reland" if row.get("reland") else "ordinary")
 

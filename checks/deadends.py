@@ -1,7 +1,7 @@
 """Dead ends: does the change re-propose an approach that already failed?
 
 An attempt carries its approach fingerprint (the normalised lines its change added and removed,
-per file). The rules of `comind.rulebook` (D1-D12, and L1-L2 for which lines count) decide when a
+per file). The rules of `comind.rulebook` (the D rules, and L1-L3 for which lines count) decide when a
 change re-proposes it: by its lines, the files it created, its whole edit, a dependency move or a
 compiled pattern. Titles and commit messages that name a rejected alternative anchored to the
 touched code are a note. An attempt whose retry condition is met reports a note, not a failure; a
@@ -373,13 +373,19 @@ def lines_at(repo: pygit2.Repository, commit: str, paths: Iterable[str]) -> Coun
     return found
 
 
-def held_at(repo: pygit2.Repository, commit: str, attempt: Approach, tried: ChangeLines, lines: int) -> float | None:
+def held_at(
+    repo: pygit2.Repository, commit: str, attempt: Approach, tried: ChangeLines, lines: int, beyond: bool = False
+) -> float | None:
     """The share of the attempt's informative added lines that the tree at `commit` holds in the
-    files the attempt touched; None when it added under `lines` of them (too few to tell)."""
+    files the attempt touched; None when it added under `lines` of them (too few to tell). With
+    `beyond`, only the copies its files hold beyond those they held without it (at its base): lines
+    it repeated from its own files (a test written like the one beside it) are not brought back."""
     wanted = tried.adds
     if sum(wanted.values()) < lines:
         return None
     have = lines_at(repo, commit, [f.path for f in attempt.files if f.status != "D"])
+    if beyond and attempt.base:
+        have -= lines_at(repo, attempt.base, [f.old_path or f.path for f in attempt.files if f.status != "A"])
     return sum(min(n, have[text]) for text, n in wanted.items()) / sum(wanted.values())
 
 
@@ -387,20 +393,22 @@ def back_already(
     repo: pygit2.Repository,
     base: str,
     attempt: Approach,
-    m: Match,
     rules: RuleBook = DEFAULT,
     tried: ChangeLines | None = None,
 ) -> str | None:
     """Why a line match re-proposes nothing, if it does not (rule D15): the base holds the attempt's
-    lines in its files again (brought back under another title), so the change copies what is there."""
+    added lines in its files again, beyond what they held without it (brought back under another
+    title), so the change copies what is there. A merge request's attempt (no commits) is not judged."""
     rule = rules.get(BackAlready)
+    if not attempt.head or not rule.value("share"):
+        return None
     try:
-        held = held_at(repo, base, attempt, tried or ChangeLines(attempt, rules), rule.count("lines"))
+        held = held_at(repo, base, attempt, tried or ChangeLines(attempt, rules), rule.count("lines"), beyond=True)
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    if not rule.judge(held, m):
+    if not rule.judge(held):
         return None
-    return f"the base holds {held:.0%} of the attempt's added lines in its files already: it is back"
+    return f"the base holds {held:.0%} of the attempt's added lines in its files again: it is back"
 
 
 def is_match(m: Match, rules: RuleBook = DEFAULT) -> bool:
@@ -519,10 +527,13 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         found: list[tuple[str, str | None, int | None, str, str]] = []  # (message, path, line, rule, evidence)
         attempt_approach = fingerprint_of(record)
         if attempt_approach is not None:
-            m = match_lines(attempt_approach, change, rules, weights)
+            tried = ChangeLines(attempt_approach, rules)
+            m = match_lines(tried, change, rules, weights)
             verdict = judge(m, rules)
-            if verdict.kind == "lines" and back_already(run.ws.index.repo, run.change.base, attempt_approach, m, rules):
-                verdict = Verdict(None, BackAlready.id)
+            if verdict.kind == "lines" and (
+                back := back_already(run.ws.index.repo, run.change.base, attempt_approach, rules, tried)
+            ):
+                verdict = Verdict(None, BackAlready.id, back)
             if verdict.kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 message = f"{describe(m, verdict.kind)} of {what}"

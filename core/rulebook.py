@@ -405,15 +405,20 @@ class RemovalsOnly(MatchRule):
 
 class BackAlready(BaseRule):
     id, name, family = "D15", "back-already", "dead ends"
-    summary = "An attempt whose added lines the base holds (`share`, in its files) is back: a copy proposes nothing."
+    summary = (
+        "An attempt its files hold again (`share` of what it added, beyond their own) is back: copying it is no retry."
+    )
     options = (
-        Option("share", 0.9, "share of the attempt's informative added lines the base must hold in its files"),
+        Option(
+            "share", 0.9, "share of the attempt's informative added lines its files hold again at the base (0: off)"
+        ),
         Option("lines", 3, "added lines an attempt needs to be judged so", whole=True),
     )
 
-    def judge(self, held: float | None, m: Match) -> bool:
-        """Is the attempt back already? A change re-adding every line of it is still a re-proposal."""
-        return held is not None and held >= self.value("share") and m.matched < m.total
+    def judge(self, held: float | None) -> bool:
+        """Is the attempt back already (`held`: the share its files hold again; None: too few lines)?"""
+        share = self.value("share")
+        return held is not None and share > 0 and held >= share
 
 
 class DependencyMove(BaseRule):

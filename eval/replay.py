@@ -398,6 +398,7 @@ class Landing:
     run: list[str] = field(default_factory=list)  # the commits that landed with it, in one run
     expected: list[Attempt] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
+    judged: dict[int, Verdict] = field(default_factory=dict)  # id(expected attempt) -> the scan's verdict
     note: str = ""
 
 
@@ -891,14 +892,14 @@ def _exact_reapply(repo: pygit2.Repository, landing: Landing, before: str, rules
     return any(a.lines_of is not None and rule.judge(match_lines(a.lines_of, lines, rules)) for a in landing.expected)
 
 
-def _back_already(history: History, landing: Landing, attempt: Attempt, m: Match, rules: RuleBook) -> str | None:
+def _back_already(history: History, landing: Landing, attempt: Attempt, rules: RuleBook) -> str | None:
     """Rule D15, as `comind check` applies it, against the tree before the landing."""
     commit = landing.commit
     base = history.base.get(landing.index) or (commit.parents[0] if commit.parents else None)
     approach_ = fingerprint_of(attempt.record)
     if base is None or approach_ is None:
         return None
-    return back_already(history.repo, base, approach_, m, rules, attempt.lines_of)
+    return back_already(history.repo, base, approach_, rules, attempt.lines_of)
 
 
 def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: HadAlready) -> str | None:
@@ -1175,8 +1176,10 @@ def replay(
             assert attempt.lines_of is not None
             m = match_lines(attempt.lines_of, lines, rules, weights)
             verdict = judge(m, rules)
-            if verdict.kind == "lines" and (back := _back_already(history, landing, attempt, m, rules)):
+            if verdict.kind == "lines" and (back := _back_already(history, landing, attempt, rules)):
                 verdict = Verdict(None, BackAlready.id, back)
+            if id(attempt) in expected:
+                landing.judged[id(attempt)] = verdict
             if verdict.kind:
                 landing.hits.append(Hit(attempt, m, id(attempt) in expected, verdict.kind, verdict.rule))
             if m.matched >= NEAR_MISS or verdict.kind or m.kept:
@@ -1265,5 +1268,5 @@ def _explain(landing: Landing, change: ChangeLines | None, rules: RuleBook) -> N
     elif change is None:
         landing.note = "it re-adds none of the attempt's informative lines"
     else:
-        verdict = judge(match_lines(best.lines_of, change, rules), rules)
+        verdict = landing.judged.get(id(best)) or judge(match_lines(best.lines_of, change, rules), rules)
         landing.note = f"{verdict.shortfall} ({rule_label(verdict.rule)})"

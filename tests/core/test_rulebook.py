@@ -54,3 +54,12 @@ def test_a_bad_option_is_one_line_naming_it(tmp_path: Path, text: str, says: str
 def test_the_environment_form() -> None:
     assert parse_overrides("D5.lines=50, D1.share=0.5") == {"D5.lines": 50, "D1.share": 0.5}
     assert book({"D5.lines": 50}) is book({"D5.lines": 50})
+
+
+def test_d15_judges_the_share_held_again_and_has_an_off_switch() -> None:
+    from comind.rulebook import BackAlready
+
+    assert book().get(BackAlready).judge(0.95)
+    assert not book().get(BackAlready).judge(0.85)
+    assert not book().get(BackAlready).judge(None)  # too few lines to tell
+    assert not book({"D15.share": 0}).get(BackAlready).judge(1.0)

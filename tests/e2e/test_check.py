@@ -147,6 +147,33 @@ def test_copying_a_dead_end_the_base_holds_again_is_no_reproposal(cli, reverted:
     assert copied("after") == []
 
 
+def test_a_dead_end_repeating_its_files_own_lines_is_not_back(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Rule D15 counts what the files hold beyond what they held without the attempt: a test written
+    like the one beside it is not back because its neighbour's lines are there."""
+    body = "".join(f'    assert payload["field_{i}"] == expected_value_{i}\n' for i in range(20))
+    one = "def test_one(client):\n    payload = client.get_user_payload(42)\n" + body
+    two = "def test_two(client):\n    payload = client.get_user_payload(42)\n" + body
+    repo = GitRepo(tmp_path)
+    repo.write("tests/test_users.py", one)
+    repo.commit("initial")
+    repo.write("tests/test_users.py", one + "\n\n" + two + '    assert payload["cache"] == "warm"\n')
+    tried = repo.commit("Test the warm user cache")
+    repo.git("revert", "--no-edit", "HEAD")
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Test the warm user cache"\n\nThis reverts commit {tried}.\n\nFlaky.\n',
+    )
+    repo.branch("again")
+    repo.checkout("again")
+    repo.write("tests/test_users.py", one + "\n\n" + two)  # all of it but its one new line
+    repo.commit("Test the user cache")
+    _, report, _ = check(cli, repo, "--base", "main")
+    assert [f["title"] for f in report["findings"] if f["type"] == "dead_end"]
+
+
 def test_a_reland_of_a_revert_that_gave_no_reason_names_no_failure(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A revert without a reason states no way it failed: the reland's note says to read the revert
     instead of asking to check that "it no longer fails that way"."""

@@ -119,7 +119,7 @@ def test_the_audited_report_is_json_that_round_trips(cli, tmp_path: Path) -> Non
 def test_the_audits_kept_with_the_benchmarks_are_valid() -> None:
     from comind.eval.verdicts import load
 
-    files = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "replay-audit").glob("*.yml"))
+    files = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "replay-audit").rglob("*.yml"))
     assert files
     for path in files:
         judged = load(path)
