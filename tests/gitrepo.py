@@ -92,6 +92,14 @@ class GitRepo:
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").strip()
 
+    def revert_head(self, reason: str = "") -> str:
+        """Revert HEAD as `git revert` writes it, with `reason` as the message's last paragraph."""
+        sha, subject = self.head(), self.git("log", "-1", "--format=%s").strip()
+        self.git("revert", "--no-edit", "HEAD")
+        message = f'Revert "{subject}"\n\nThis reverts commit {sha}.\n' + (f"\n{reason}\n" if reason else "")
+        self.git("commit", "--amend", "-q", "-m", message)
+        return self.head()
+
     def branch(self, name: str, start: str = "HEAD") -> None:
         self.git("branch", name, start)
 

@@ -67,15 +67,8 @@ def build(tmp_path: Path, cli: Any) -> GitRepo:
     repo.write("app/other.py", "def other():\n    return 1\n")
     repo.commit("initial")
     repo.write("app/perm.py", CACHED)
-    cached = repo.commit("Cache grants in the checker")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit",
-        "--amend",
-        "-q",
-        "-m",
-        f'Revert "Cache grants in the checker"\n\nThis reverts commit {cached}.\n\nStale grants.\n',
-    )
+    repo.commit("Cache grants in the checker")
+    repo.revert_head("Stale grants.")
     check = tmp_path / "no-eval.yml"
     check.write_text(NO_EVAL)
     assert cli(repo.path, "harvest").code == 0

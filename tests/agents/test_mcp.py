@@ -42,15 +42,8 @@ def repo(tmp_path: Path, cli) -> GitRepo:  # type: ignore[no-untyped-def]
     repo.write("app/perm.py", PERM)
     repo.commit("initial")
     repo.write("app/perm.py", CACHED)
-    cached = repo.commit("Cache permission checks in Redis")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit",
-        "--amend",
-        "-q",
-        "-m",
-        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n\nStale grants.\n',
-    )
+    repo.commit("Cache permission checks in Redis")
+    repo.revert_head("Stale grants.")
     assert cli(repo.path, "harvest").code == 0
     return repo
 

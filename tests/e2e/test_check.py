@@ -37,16 +37,8 @@ def reverted(tmp_path: Path) -> GitRepo:
     repo.write("app/perm.py", PERM)
     repo.commit("initial")
     repo.write("app/perm.py", CACHED)
-    cached = repo.commit("Cache permission checks in Redis")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit",
-        "--amend",
-        "-q",
-        "-m",
-        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit '
-        f"{cached}.\n\nStale grants after role change: nothing invalidated the cache.\n",
-    )
+    repo.commit("Cache permission checks in Redis")
+    repo.revert_head("Stale grants after role change: nothing invalidated the cache.")
     return repo
 
 
@@ -103,14 +95,7 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     repo.commit("initial")
     repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
     tried = repo.commit("ci: test on Node.js 17")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit",
-        "--amend",
-        "-q",
-        "-m",
-        f'Revert "ci: test on Node.js 17"\n\nThis reverts commit {tried}.\n\nnode-gyp fails to build on 17.\n',
-    )
+    repo.revert_head("node-gyp fails to build on 17.")
     repo.branch("feature")
     repo.checkout("feature")
     repo.write(".github/workflows/ci.yml", ci + "          - '17'\n")
@@ -157,15 +142,8 @@ def test_a_dead_end_repeating_its_files_own_lines_is_not_back(cli, tmp_path: Pat
     repo.write("tests/test_users.py", one)
     repo.commit("initial")
     repo.write("tests/test_users.py", one + "\n\n" + two + '    assert payload["cache"] == "warm"\n')
-    tried = repo.commit("Test the warm user cache")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit",
-        "--amend",
-        "-q",
-        "-m",
-        f'Revert "Test the warm user cache"\n\nThis reverts commit {tried}.\n\nFlaky.\n',
-    )
+    repo.commit("Test the warm user cache")
+    repo.revert_head("Flaky.")
     repo.branch("again")
     repo.checkout("again")
     repo.write("tests/test_users.py", one + "\n\n" + two)  # all of it but its one new line

@@ -26,15 +26,8 @@ def _reverted(tmp_path: Path) -> GitRepo:
     repo.write("app/other.py", "def other():\n    return 1\n" * 5)
     repo.commit("initial")
     repo.write("app/perm.py", CACHED)
-    cached = repo.commit("Cache permission checks in Redis")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git(
-        "commit",
-        "--amend",
-        "-q",
-        "-m",
-        f'Revert "Cache permission checks in Redis"\n\nThis reverts commit {cached}.\n\nStale grants.\n',
-    )
+    repo.commit("Cache permission checks in Redis")
+    repo.revert_head("Stale grants.")
     return repo
 
 
