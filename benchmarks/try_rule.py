@@ -113,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"try_rule: {exc}", file=sys.stderr)
         return 2
+    if any(key.startswith("D15.") for key in overrides):
+        print("try_rule: D15 reads the trees: replay to try its options", file=sys.stderr)
+        return 2
     rows = [history(p, overrides) for p in sorted(args.dir.glob("*.json")) if not p.name.startswith("summary")]
     for which in ("validation", "tuning"):
         if args.set and which != args.set:

@@ -378,15 +378,24 @@ def held_at(
 ) -> float | None:
     """The share of the attempt's informative added lines that the tree at `commit` holds in the
     files the attempt touched; None when it added under `lines` of them (too few to tell). With
-    `beyond`, only the copies its files hold beyond those they held without it (at its base): lines
-    it repeated from its own files (a test written like the one beside it) are not brought back."""
+    `beyond`, only the copies its files hold beyond those they held without it: lines it repeated
+    from its own files (a test written like the one beside it) are not brought back."""
     wanted = tried.adds
     if sum(wanted.values()) < lines:
         return None
     have = lines_at(repo, commit, [f.path for f in attempt.files if f.status != "D"])
-    if beyond and attempt.base:
-        have -= lines_at(repo, attempt.base, [f.old_path or f.path for f in attempt.files if f.status != "A"])
-    return sum(min(n, have[text]) for text, n in wanted.items()) / sum(wanted.values())
+    if beyond and attempt.base and attempt.head:
+        # Without it is the side of its own diff holding fewer of its lines: its base, or, for an
+        # attempt read backwards from its revert, the revert itself.
+        paths = sorted({p for f in attempt.files for p in (f.path, f.old_path) if p})
+        before, after = (lines_at(repo, side, paths) for side in (attempt.base, attempt.head))
+        have -= before if _held(wanted, before) <= _held(wanted, after) else after
+    return _held(wanted, have) / sum(wanted.values())
+
+
+def _held(wanted: Counter[str], have: Counter[str]) -> int:
+    """How many of the `wanted` lines `have` holds, each at most as often as wanted."""
+    return sum(min(n, have[text]) for text, n in wanted.items())
 
 
 def back_already(
@@ -398,9 +407,10 @@ def back_already(
 ) -> str | None:
     """Why a line match re-proposes nothing, if it does not (rule D15): the base holds the attempt's
     added lines in its files again, beyond what they held without it (brought back under another
-    title), so the change copies what is there. A merge request's attempt (no commits) is not judged."""
+    title), so the change copies what is there. An attempt whose own two trees are not both known
+    (a merge request read without its commits) is not judged: what its files held is unknown."""
     rule = rules.get(BackAlready)
-    if not attempt.head or not rule.value("share"):
+    if not (attempt.base and attempt.head) or not rule.value("share"):
         return None
     try:
         held = held_at(repo, base, attempt, tried or ChangeLines(attempt, rules), rule.count("lines"), beyond=True)

@@ -31,6 +31,10 @@ CACHED = (
 
 @pytest.fixture
 def reverted(tmp_path: Path) -> GitRepo:
+    return _reverted(tmp_path)
+
+
+def _reverted(tmp_path: Path) -> GitRepo:
     """main: a permission check, a Redis cache for it, and the revert of that cache with its reason."""
     repo = GitRepo(tmp_path)
     repo.write("app/__init__.py", "")
@@ -113,9 +117,23 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
 
 
-def test_copying_a_dead_end_the_base_holds_again_is_no_reproposal(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+def _named_no_commit(tmp_path: Path) -> GitRepo:
+    """main: the cache, then a revert of it that names no commit (read backwards from its own diff)."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("initial")
+    repo.write("app/perm.py", PERM)
+    repo.commit("revert the permission cache\n\nStale grants after role change.")
+    return repo
+
+
+@pytest.mark.parametrize("made", ["reverted", "named_no_commit"])
+def test_copying_a_dead_end_the_base_holds_again_is_no_reproposal(cli, tmp_path: Path, made: str) -> None:  # type: ignore[no-untyped-def]
     """Rule D15: once the cache is back in app/perm.py under a title of its own, a change copying
-    most of it elsewhere copies what the code has; before that, the same copy is a re-proposal."""
+    most of it elsewhere copies what the code has; before that, the same copy is a re-proposal.
+    The same for a revert that names nothing: what its files held without the attempt is the revert."""
+    reverted = _named_no_commit(tmp_path) if made == "named_no_commit" else _reverted(tmp_path)
     copy = CACHED.replace("import redis\n\n", "import redis  # shared\n\n").replace("class Checker", "class Admin")
 
     def copied(name: str) -> list[dict[str, Any]]:

@@ -32,9 +32,8 @@ def old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
     repo.write("app/perm.py", PERM)
     repo.commit("initial")
     repo.write("app/perm.py", CACHED)
-    cached = repo.commit("Cache permission checks")
-    repo.git("revert", "--no-edit", "HEAD")
-    repo.git("commit", "--amend", "-q", "-m", f'Revert "Cache permission checks"\n\nThis reverts commit {cached}.\n')
+    repo.commit("Cache permission checks")
+    repo.revert_head()
     return repo
 
 
