@@ -9,6 +9,8 @@ included); a landing is flagged when one of its pairs matches, or when the repla
 dependency move (not in the near misses). Prints, per set (the rule of benchmarks/histories.yml:
 validation when sha256(name) mod 5 < 2), relands caught and flags on ordinary commits before and after,
 the audited false ones (a flag the audit has not judged counts as false), and each landing that changes.
+D15 reads the trees, which the near misses do not hold: its options are refused, and a pair it turned
+down stays down.
 """
 
 from __future__ import annotations
