@@ -74,12 +74,8 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """flask's `revert run debug docs` names nothing to find the reverted change by: its own subject
     is the attempt's title, and the message says so rather than "'revert run debug docs', reverted in"."""
-    repo = GitRepo(tmp_path)
-    repo.write("app/__init__.py", "")
-    repo.write("app/perm.py", CACHED)
-    repo.commit("initial")
-    repo.write("app/perm.py", PERM)
-    revert = repo.commit("revert the permission cache\n\nStale grants after role change.")
+    repo = _named_no_commit(tmp_path)
+    revert = repo.head()
     repo.branch("feature")
     repo.checkout("feature")
     repo.write("app/perm.py", CACHED)
