@@ -208,17 +208,20 @@ def tree_entry(repo: pygit2.Repository, commit: str, path: str) -> pygit2.Object
         return None
 
 
-def changed_paths(repo: pygit2.Repository, base: str, head: str) -> list[tuple[str, str | None, str]]:
+def changed_paths(
+    repo: pygit2.Repository, base: str, head: str, renames: bool = True
+) -> list[tuple[str, str | None, str]]:
     """(path, old path, status) of each file that differs between two commits, with git's default
-    rename detection (50 % similarity); status is one of A, C, D, M, R, T, and `path` the old
-    one for D."""
+    rename detection (50 % similarity) unless `renames` is off; status is one of A, C, D, M, R, T,
+    and `path` the old one for D."""
     import pygit2
     from pygit2.enums import DiffFind
 
     base_commit, head_commit = repo[base], repo[head]
     assert isinstance(base_commit, pygit2.Commit) and isinstance(head_commit, pygit2.Commit)
     diff = repo.diff(base_commit.tree, head_commit.tree)
-    diff.find_similar(flags=DiffFind.FIND_RENAMES)
+    if renames:
+        diff.find_similar(flags=DiffFind.FIND_RENAMES)
     out: list[tuple[str, str | None, str]] = []
     for delta in diff.deltas:
         status = delta.status_char()

@@ -72,7 +72,7 @@ from comind.checks.deadends import (
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
-from comind.git import find_git, open_repo
+from comind.git import changed_paths, find_git, open_repo
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
@@ -924,8 +924,9 @@ def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: H
 
 def _names(repo: pygit2.Repository, sha: str, base: str) -> set[str]:
     """The names of the files a change from `base` to `sha` touches (no patch, no rename detection)."""
-    diff = repo[base].peel(pygit2.Tree).diff_to_tree(repo[sha].peel(pygit2.Tree))
-    return {p.rsplit("/", 1)[-1] for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+    return {
+        p.rsplit("/", 1)[-1] for path, old, _ in changed_paths(repo, base, sha, renames=False) for p in (path, old) if p
+    }
 
 
 def _undone_in_landing(history: History) -> set[str]:

@@ -468,22 +468,6 @@ def _copies(repo: pygit2.Repository) -> bool:
     return "diff.renames" in config and str(config["diff.renames"]).lower().startswith("cop")
 
 
-def changed_paths(old: pygit2.Tree | None, new: pygit2.Tree | None, at: str = "") -> Iterator[str]:
-    """Every path two trees differ in (a file, a link or a submodule), reading only the folders
-    that differ; None for a side is an empty tree."""
-    mine = {e.name or "": e for e in old} if old is not None else {}
-    theirs = {e.name or "": e for e in new} if new is not None else {}
-    for name in sorted(mine.keys() | theirs.keys()):
-        a, b = mine.get(name), theirs.get(name)
-        if a is not None and b is not None and a.id == b.id and a.filemode == b.filemode:
-            continue
-        inner = [e if isinstance(e, pygit2.Tree) else None for e in (a, b)]
-        if any(inner):
-            yield from changed_paths(inner[0], inner[1], f"{at}{name}/")
-        if not all(isinstance(e, pygit2.Tree) for e in (a, b) if e is not None):
-            yield at + name  # a file on one side at least
-
-
 def _changed_files(
     old: pygit2.Tree, new: pygit2.Tree, at: str
 ) -> list[tuple[str, pygit2.Blob | None, pygit2.Blob | None]] | None:

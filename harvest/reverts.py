@@ -30,10 +30,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import pygit2
-
 from comind.errors import ComindError
-from comind.harvest.approach import Approach, FileChange, changed_paths, is_release
+from comind.git import changed_paths
+from comind.harvest.approach import Approach, FileChange, is_release
 from comind.harvest.context import HarvestContext, commit_time, fingerprint_json, first_line
 from comind.harvest.markers import (
     MAX_DEPTH,
@@ -312,9 +311,11 @@ def _untouched(revert: CommitInfo, target: CommitInfo, change: Approach, ctx: Ha
     may have moved to another file since)."""
     if target.subject.strip().lower() in revert.subject.lower():
         return False
+    if not revert.parents:
+        return False
     named = {_stem(p) for f in change.files for p in (f.path, f.old_path) if p}
-    parent = ctx.repo[revert.parents[0]].peel(pygit2.Tree) if revert.parents else None
-    touched = {_stem(p) for p in changed_paths(parent, ctx.repo[revert.sha].peel(pygit2.Tree))}
+    diff = changed_paths(ctx.repo, revert.parents[0], revert.sha, renames=False)
+    touched = {_stem(p) for path, old, _ in diff for p in (path, old) if p}
     return DEFAULT.get(Untouched).judge(named, touched)
 
 
