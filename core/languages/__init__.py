@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from difflib import SequenceMatcher
 from typing import TypeVar
 
-from . import go, java, javascript, python, rust, typescript
+from . import c, cpp, go, java, javascript, php, python, ruby, rust, typescript
 from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language, keeping_trees, may_define
 
 __all__ = [
@@ -50,6 +50,10 @@ LANGUAGES: dict[str, Language] = {
         go.LANGUAGE,
         rust.LANGUAGE,
         java.LANGUAGE,
+        c.LANGUAGE,
+        cpp.LANGUAGE,
+        ruby.LANGUAGE,
+        php.LANGUAGE,
     )
 }
 _BY_EXTENSION = {ext: lang for lang in LANGUAGES.values() for ext in lang.extensions}

@@ -333,6 +333,7 @@ class Language:
     import_callees: ClassVar[frozenset[str]] = frozenset()  # calls that import: require("x")
     string_calls: ClassVar[bool] = True  # whether an atomic node (a string) may hold calls
     named_by_parent: ClassVar[frozenset[str]] = frozenset()  # definitions `name_of` may name from their parent
+    owner_nests: ClassVar[bool] = False  # an `owner_of` is inside the enclosing namespace (C++), not instead of it
 
     # --- hooks -------------------------------------------------------------------------------
     def name_of(self, node: Node) -> str | None:
@@ -752,7 +753,9 @@ class Language:
             return None
         parent = frames[-1] if frames else None
         owner = self.owner_of(node)
-        prefix = owner if owner is not None else (parent.frame if parent is not None else "")
+        frame = parent.frame if parent is not None else ""
+        nested = owner is not None and self.owner_nests and frame
+        prefix = f"{frame}.{owner}" if nested else owner if owner is not None else frame
         qualname = f"{prefix}.{name}" if prefix else name
         start, end = self.start_line(node, node.start_point[0] + 1), node.end_point[0] + 1
         if not spec.kind:  # a namespace: prefixes qualnames, defines nothing

@@ -331,8 +331,114 @@ def test_java_nested_classes_and_overloads() -> None:
     assert Call("Checker.check", "check", 10) in fs.calls
 
 
+def test_c_functions_through_their_declarators() -> None:
+    src = """\
+        #include <stdio.h>
+        static int *first(void) { return lookup(table, 0); }
+        struct point { int x, y; };
+        struct point origin;
+        typedef struct { int w; } size_t2;
+        typedef int (*callback)(int);
+        enum color { RED, GREEN };
+        #define MAX(a, b) ((a) > (b) ? (a) : (b))
+    """
+    assert kinds("src/util.c", src) == {
+        "first": "function",
+        "point": "struct",
+        "size_t2": "type",
+        "callback": "type",
+        "color": "enum",
+        "MAX": "function",
+    }
+    assert language_for_path("include/util.h") is LANGUAGES["cpp"]  # a header: C++ reads C's as well
+    assert Call("first", "lookup", 2) in parse_file("util.c", textwrap.dedent(src).encode()).calls
+
+
+def test_cpp_methods_in_and_out_of_their_class() -> None:
+    src = """\
+        namespace net {
+        template <typename T> class Pool : public Base {
+         public:
+          T* take() { return items_.back(); }
+          bool operator==(const Pool& o) const { return true; }
+          ~Pool() {}
+        };
+        void Pool::drain() { sockets::close(fd_); conn->reset(); }
+        template <typename T> int Pool<T>::size() const { return 0; }
+        namespace detail::io { int read_all() { return 0; } }
+        }
+        namespace { void hidden() {} }
+        void* operator new(size_t n) { return nullptr; }
+        using Handle = int;
+    """
+    assert kinds("src/pool.cpp", src) == {
+        "net.Pool": "class",
+        "net.Pool.take": "method",
+        "net.Pool.operator==": "method",
+        "net.Pool.~Pool": "method",
+        "net.Pool.drain": "method",
+        "net.Pool.size": "method",
+        "net.detail.io.read_all": "function",
+        "hidden": "function",
+        "operator new": "function",
+        "Handle": "type",
+    }
+    calls = parse_file("pool.cpp", textwrap.dedent(src).encode()).calls
+    assert Call("net.Pool.drain", "sockets::close", 8) in calls and Call("net.Pool.drain", "conn.reset", 8) in calls
+
+
+def test_ruby_classes_modules_and_singleton_methods() -> None:
+    src = """\
+        module Rack::Auth
+          class Basic < AbstractHandler
+            def call(env) = valid?(env) ? app.call(env) : unauthorized
+            def self.realm; end
+            class << self
+              def build; end
+            end
+          end
+        end
+    """
+    assert kinds("lib/rack/auth/basic.rb", src) == {
+        "Rack.Auth": "class",
+        "Rack.Auth.Basic": "class",
+        "Rack.Auth.Basic.call": "method",
+        "Rack.Auth.Basic.realm": "method",
+        "Rack.Auth.Basic.build": "method",
+    }
+    assert Call("Rack.Auth.Basic.call", "app.call", 3) in parse_file("basic.rb", textwrap.dedent(src).encode()).calls
+
+
+def test_php_classes_traits_and_calls() -> None:
+    src = """\
+        <?php
+        namespace App\\Http;
+        function helper($a) { return format($a); }
+        abstract class Kernel extends Base implements Contract {
+            public function handle(int $x): int { return $this->send($x) + static::boot() + new \\Lib\\Pipe(); }
+        }
+        interface Contract { public function handle(int $x): int; }
+        trait Loggable { function log() {} }
+        enum Mode: string { case On = 'on'; }
+    """
+    assert kinds("src/Http/Kernel.php", src) == {
+        "helper": "function",
+        "Kernel": "class",
+        "Kernel.handle": "method",
+        "Contract": "interface",
+        "Contract.handle": "method",
+        "Loggable": "trait",
+        "Loggable.log": "method",
+        "Mode": "enum",
+    }
+    calls = {(c.caller, c.callee) for c in parse_file("Kernel.php", textwrap.dedent(src).encode()).calls}
+    assert {("helper", "format"), ("Kernel.handle", "this.send"), ("Kernel.handle", "static.boot")} <= calls
+    assert ("Kernel.handle", "Lib.Pipe") in calls
+
+
 def test_language_registry() -> None:
-    assert set(LANGUAGES) == {"python", "javascript", "typescript", "tsx", "go", "rust", "java"}
+    first = {"python", "javascript", "typescript", "tsx", "go", "rust", "java"}
+    assert set(LANGUAGES) == first | {"c", "cpp", "ruby", "php"}
     for path, name in [
         ("a.py", "python"),
         ("a.pyi", "python"),
@@ -345,6 +451,13 @@ def test_language_registry() -> None:
         ("a.go", "go"),
         ("a.rs", "rust"),
         ("A.java", "java"),
+        ("a.c", "c"),
+        ("a.h", "cpp"),
+        ("a.cc", "cpp"),
+        ("a.HPP", "cpp"),
+        ("a.rb", "ruby"),
+        ("a.gemspec", "ruby"),
+        ("a.php", "php"),
     ]:
         lang = language_for_path(path)
         assert lang is not None and lang.name == name, path
@@ -777,6 +890,15 @@ _PIECES = [
     "*/",
     '"""',
     "\\",
+    "::",
+    "->",
+    "$",
+    "namespace ",
+    "template<",
+    "#define ",
+    "<?php ",
+    "module ",
+    "end\n",
     "@dec\n",
     "\n",
     "\n    ",

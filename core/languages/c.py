@@ -1,0 +1,76 @@
+"""C: functions, function-like macros, and structs, unions and enums that have a body, and
+typedefs. A function's name is read through its declarators (``static int *f(void)`` is ``f``);
+``struct S s;`` uses ``S`` and defines nothing. Headers (``.h``) are read as C++ (see cpp)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
+
+from ._base import DefSpec, Language, dotted, text, type_name
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+FUNCTION = DefSpec("function", sig=("type", "declarator"))
+MACRO = DefSpec("function", sig=("parameters",), body="value")
+# Declarators that wrap the one naming a function: `*f(void)`, `(f)(int)`, `&f()` in C++.
+WRAPPERS = frozenset(
+    {"pointer_declarator", "reference_declarator", "parenthesized_declarator", "attributed_declarator"}
+)
+
+
+def declared(node: Node) -> Node | None:
+    """The node naming what a function definition declares, through its declarators."""
+    d = node.child_by_field_name("declarator")
+    while d is not None and (d.type in WRAPPERS or d.type == "function_declarator"):
+        inner = d.child_by_field_name("declarator")
+        if inner is None:  # C++'s reference_declarator holds its declarator unnamed
+            inner = next((c for c in d.named_children if c.type.endswith("declarator")), None)
+        d = inner
+    return d
+
+
+def spaced(node: Node) -> str:
+    """A name as written, its whitespace collapsed (`operator new`, `~Foo`)."""
+    return " ".join(text(node).split())
+
+
+class C(Language):
+    name = "c"
+    grammar = ("tree_sitter_c", "language")
+    ast_grep_name = "c"
+    extensions: ClassVar[tuple[str, ...]] = (".c",)
+    definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
+        "function_definition": FUNCTION,
+        "preproc_function_def": MACRO,
+        "struct_specifier": DefSpec("struct", sig=()),
+        "union_specifier": DefSpec("struct", sig=()),
+        "enum_specifier": DefSpec("enum", sig=()),
+        "type_definition": DefSpec("type", sig=(), body="type"),
+    }
+    atomic_kinds = frozenset({"string_literal", "char_literal", "system_lib_string"})
+    call_kinds = frozenset({"call_expression"})
+    string_calls = False  # no interpolation in its string literals
+
+    def name_of(self, node: Node) -> str | None:
+        kind = node.type
+        if kind == "function_definition":
+            d = declared(node)
+            return spaced(d) if d is not None else None
+        if kind == "type_definition":
+            d = declared(node)
+            return text(d) if d is not None and d.type == "type_identifier" else None
+        if kind in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
+            name = node.child_by_field_name("name")
+            if name is None or node.child_by_field_name("body") is None:
+                return None  # anonymous, or a use (`struct S s;`), not a definition
+            return type_name(text(name))
+        return super().name_of(node)
+
+    def callee(self, node: Node) -> str | None:
+        f = node.child_by_field_name("function")
+        return dotted(text(f).replace("->", ".")) if f is not None else None
+
+
+LANGUAGE = C()

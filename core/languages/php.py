@@ -1,0 +1,52 @@
+"""PHP: functions, classes, interfaces, traits, enums and their methods. A file's ``namespace``
+statement does not prefix qualnames (a braced ``namespace N { … }`` does not either): an anchor
+names its file already. Calls are functions, methods (``$this->m``), static ones and ``new``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
+
+from ._base import DefSpec, Language, dotted, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+METHOD = DefSpec("function", sig=("parameters", "return_type"))
+
+
+class Php(Language):
+    name = "php"
+    grammar = ("tree_sitter_php", "language_php")
+    ast_grep_name = "php"
+    extensions: ClassVar[tuple[str, ...]] = (".php",)
+    definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
+        "function_definition": METHOD,
+        "method_declaration": METHOD,
+        "class_declaration": DefSpec("class", sig=()),
+        "interface_declaration": DefSpec("interface", sig=()),
+        "trait_declaration": DefSpec("trait", sig=()),
+        "enum_declaration": DefSpec("enum", sig=()),
+    }
+    atomic_kinds = frozenset({"string", "encapsed_string", "heredoc", "nowdoc"})
+    call_kinds = frozenset(
+        {"function_call_expression", "member_call_expression", "scoped_call_expression", "object_creation_expression"}
+    )
+
+    def callee(self, node: Node) -> str | None:
+        kind = node.type
+        if kind == "function_call_expression":
+            f = node.child_by_field_name("function")
+            return dotted(text(f).lstrip("\\").replace("\\", ".")) if f is not None else None
+        if kind == "object_creation_expression":
+            named = next((c for c in node.named_children if c.type in ("name", "qualified_name")), None)
+            return dotted(text(named).lstrip("\\").replace("\\", ".")) if named is not None else None
+        name = node.child_by_field_name("name")
+        holder = node.child_by_field_name("object" if kind == "member_call_expression" else "scope")
+        if name is None:
+            return None
+        written = text(holder).lstrip("$\\").replace("\\", ".") if holder is not None else ""
+        return dotted(f"{written}.{text(name)}" if written else text(name))
+
+
+LANGUAGE = Php()
