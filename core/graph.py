@@ -9,6 +9,14 @@ Module names:
 * Go: the package import path (``go.mod`` module path + directory), as imports write it.
 * Java: the dotted path under ``…/java/`` or ``src/`` (``com.acme.Db``).
 * Rust: the path without ``.rs``; its ``use`` paths stay unresolved (not internal).
+* C and C++: the path without its extension, so a header and its source are one module
+  (``src/net/sock``); an ``#include`` is resolved beside the file (``"x.h"``), then to the one file
+  whose path ends with what it names (the nearest to the includer when several do).
+* Ruby: the path without ``.rb``, below the last ``lib/`` when there is one (``rack/utils``, as
+  ``require`` writes it); ``require_relative`` is resolved beside the file.
+* PHP: the class name by composer.json's PSR-4 prefixes (``App.Http.Kernel`` for
+  ``app/Http/Kernel.php`` under ``"App\\": "app/"``), else the path without ``.php``; ``use``
+  clauses name classes, internal when one is indexed.
 
 Python imports follow grimp's rule, so the internal edges equal ``grimp.build_graph``'s: each
 imported name ``F`` (``import a.b`` → ``a.b``; ``from a import b`` → ``a.b``; ``from a import *``
@@ -45,6 +53,7 @@ if TYPE_CHECKING:
 
 _JS_EXTS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
+_C_LANGS = frozenset({"c", "cpp"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,7 @@ class ImportGraph:
         imports = snapshot.all_imports()  # of the restricted paths only, for a restricted view
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
+        self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
         self._name_modules({path: entry.language for path, entry in snapshot.files.items()})
         self.modules: dict[str, str] = {}  # module → path (first by path order on a clash)
         for path in sorted(self._module_of):
@@ -166,6 +176,32 @@ class ImportGraph:
             self._module_of[path] = _java_module(path)
         for path in by_lang.get("rust", []):
             self._module_of[path] = path[:-3]
+        for lang in _C_LANGS:
+            for path in by_lang.get(lang, []):
+                self._module_of[path] = posixpath.splitext(path)[0]
+        for path in by_lang.get("ruby", []):
+            self._module_of[path] = _ruby_module(path)
+        if php := by_lang.get("php", []):
+            prefixes = self._psr4()
+            for path in php:
+                self._module_of[path] = _php_module(path, prefixes)
+
+    def _psr4(self) -> list[tuple[str, str]]:
+        """(folder, namespace) pairs of the root composer.json's PSR-4 autoload, longest first."""
+        try:
+            manifest = json.loads(self.snapshot.blob_text("composer.json"))
+        except (KeyError, ValueError):
+            return []
+        pairs = []
+        for section in ("autoload", "autoload-dev"):
+            mapping = manifest.get(section, {}).get("psr-4", {}) if isinstance(manifest, dict) else {}
+            for prefix, folders in mapping.items() if isinstance(mapping, dict) else ():
+                for folder in [folders] if isinstance(folders, str) else folders if isinstance(folders, list) else []:
+                    if isinstance(folder, str) and isinstance(prefix, str):
+                        namespace = ".".join(p for p in prefix.split("\\") if p)
+                        where = posixpath.normpath(folder).strip("/")
+                        pairs.append(("" if where == "." else where, namespace))
+        return sorted(pairs, key=lambda p: -len(p[0]))
 
     def _go_package(self, directory: str) -> str:
         """The import path of the Go package in ``directory``, from the nearest go.mod."""
@@ -204,6 +240,12 @@ class ImportGraph:
             bindings = self._go_imports(path, module, imports)
         elif language == "java":
             bindings = self._java_imports(path, module, imports)
+        elif language in _C_LANGS:
+            bindings = self._include_edges(path, module, imports)
+        elif language == "ruby":
+            bindings = self._require_edges(path, module, imports)
+        elif language == "php":
+            bindings = self._php_imports(path, module, imports)
         else:
             bindings = {}
             for imp in imports:
@@ -314,6 +356,53 @@ class ImportGraph:
             bindings[imp.names[0]] = name
         return bindings
 
+    def _include_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        for imp in imports:
+            target = self._resolve_include(path, imp.module, imp.level)
+            self._edge(module, target or imp.module, path, imp.line, target is not None)
+        return {}
+
+    def _resolve_include(self, path: str, written: str, beside: int) -> str | None:
+        """The module an include names: the file beside the includer (for `"x.h"`), else the
+        indexed C or C++ file whose path ends with it, the nearest to the includer of several."""
+        files = self.snapshot.files
+        if beside:
+            here = posixpath.normpath(posixpath.join(posixpath.dirname(path), written))
+            if here in files and files[here].language in _C_LANGS:
+                return self._module_of.get(here)
+        if self._headers is None:
+            self._headers = {}
+            for p, entry in files.items():
+                if entry.language in _C_LANGS:
+                    self._headers.setdefault(posixpath.basename(p), []).append(p)
+        name = posixpath.normpath(written)
+        found = [p for p in self._headers.get(posixpath.basename(name), []) if p == name or p.endswith("/" + name)]
+        if not found:
+            return None
+        folder = posixpath.dirname(path).split("/")
+        best = max(found, key=lambda p: (_shared(folder, p.split("/")), -len(p), p))
+        return self._module_of.get(best)
+
+    def _require_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        for imp in imports:
+            if imp.level:  # require_relative
+                here = posixpath.normpath(posixpath.join(posixpath.dirname(path), imp.module))
+                target = self._module_of.get(here if here.endswith(".rb") else here + ".rb")
+            else:
+                name = imp.module.removesuffix(".rb")
+                target = name if name in self.modules else None
+            self._edge(module, target or imp.module, path, imp.line, target is not None)
+        return {}
+
+    def _php_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        bindings: dict[str, str] = {}
+        for imp in imports:
+            for name in imp.names:
+                full = f"{imp.module}.{name}" if imp.module else name
+                self._edge(module, full, path, imp.line, full in self.modules)
+                bindings[imp.alias or name] = full
+        return bindings
+
     def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
         quals = {d.qualname for d in fs.definitions}
         classes = {
@@ -380,6 +469,31 @@ def _java_module(path: str) -> str:
             rel = rel[i + len(marker) :]
             break
     return rel.replace("/", ".")
+
+
+def _ruby_module(path: str) -> str:
+    stem = path.removesuffix(".rb")
+    i = stem.rfind("lib/")
+    return stem[i + 4 :] if i >= 0 and (i == 0 or stem[i - 1] == "/") else stem
+
+
+def _php_module(path: str, prefixes: list[tuple[str, str]]) -> str:
+    stem = path.removesuffix(".php")
+    for folder, namespace in prefixes:
+        if not folder or stem.startswith(folder + "/"):
+            rest = stem[len(folder) + 1 :] if folder else stem
+            return ".".join(p for p in (namespace, rest.replace("/", ".")) if p)
+    return stem
+
+
+def _shared(a: list[str], b: list[str]) -> int:
+    """How many leading folders two paths share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def build_graph(snapshot: Snapshot) -> ImportGraph:

@@ -1,13 +1,16 @@
 """C: functions, function-like macros, and structs, unions and enums that have a body, and
 typedefs. A function's name is read through its declarators (``static int *f(void)`` is ``f``);
-``struct S s;`` uses ``S`` and defines nothing. Headers (``.h``) are read as C++ (see cpp)."""
+``struct S s;`` uses ``S`` and defines nothing. Headers (``.h``) are read as C++ (see cpp).
+
+Imports are ``#include``s, as written: ``"net/sock.h"`` with level 1 (looked up beside the file
+first), ``<stdio.h>`` with level 0."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Language, dotted, text, type_name
+from ._base import DefSpec, Import, Language, dotted, text, type_name
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -51,6 +54,7 @@ class C(Language):
     }
     atomic_kinds = frozenset({"string_literal", "char_literal", "system_lib_string"})
     call_kinds = frozenset({"call_expression"})
+    import_kinds = frozenset({"preproc_include"})
     string_calls = False  # no interpolation in its string literals
 
     def name_of(self, node: Node) -> str | None:
@@ -71,6 +75,13 @@ class C(Language):
     def callee(self, node: Node) -> str | None:
         f = node.child_by_field_name("function")
         return dotted(text(f).replace("->", ".")) if f is not None else None
+
+    def imports(self, node: Node) -> list[Import]:
+        path = node.child_by_field_name("path")
+        if path is None or path.type not in ("string_literal", "system_lib_string"):
+            return []  # `#include MACRO`
+        written, beside = text(path).strip()[1:-1].strip(), int(path.type == "string_literal")
+        return [Import(written, (), None, node.start_point[0] + 1, beside)] if written else []
 
 
 LANGUAGE = C()

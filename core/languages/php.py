@@ -1,13 +1,16 @@
 """PHP: functions, classes, interfaces, traits, enums and their methods. A file's ``namespace``
 statement does not prefix qualnames (a braced ``namespace N { … }`` does not either): an anchor
-names its file already. Calls are functions, methods (``$this->m``), static ones and ``new``."""
+names its file already. Calls are functions, methods (``$this->m``), static ones and ``new``.
+
+Imports are ``use`` clauses, dotted: ``use App\\Http\\Kernel;`` is ``Import("App.Http", ("Kernel",))``,
+a group ``use Foo\\{Bar, Baz as Q}`` one per name; ``use function``/``use const`` too."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Language, dotted, text
+from ._base import DefSpec, Import, Language, dotted, text
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -29,6 +32,7 @@ class Php(Language):
         "enum_declaration": DefSpec("enum", sig=()),
     }
     atomic_kinds = frozenset({"string", "encapsed_string", "heredoc", "nowdoc"})
+    import_kinds = frozenset({"namespace_use_declaration"})
     call_kinds = frozenset(
         {"function_call_expression", "member_call_expression", "scoped_call_expression", "object_creation_expression"}
     )
@@ -47,6 +51,28 @@ class Php(Language):
             return None
         written = text(holder).lstrip("$\\").replace("\\", ".") if holder is not None else ""
         return dotted(f"{written}.{text(name)}" if written else text(name))
+
+    def imports(self, node: Node) -> list[Import]:
+        line = node.start_point[0] + 1
+        group = node.child_by_field_name("body")
+        prefix = next((_dotted(c) for c in node.named_children if c.type == "namespace_name"), "") if group else ""
+        out = []
+        for clause in (group or node).named_children:
+            if clause.type != "namespace_use_clause":
+                continue
+            named = next((c for c in clause.named_children if c.type in ("qualified_name", "name")), None)
+            alias = clause.child_by_field_name("alias")
+            if named is None:
+                continue
+            full = ".".join(p for p in (prefix, _dotted(named)) if p)
+            module, _, last = full.rpartition(".")
+            out.append(Import(module, (last,), text(alias) if alias is not None else None, line))
+        return out
+
+
+def _dotted(node: Node) -> str:
+    """`\\App\\Http\\Kernel` → `App.Http.Kernel`."""
+    return ".".join(p for p in text(node).replace(" ", "").split("\\") if p)
 
 
 LANGUAGE = Php()

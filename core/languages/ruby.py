@@ -1,13 +1,16 @@
 """Ruby: classes, modules, methods and singleton methods. ``class A::B`` inside ``module M`` is
 ``M.A.B``; ``def self.m`` and methods in ``class << self`` are ``Class.m`` like instance methods
-(namesakes are numbered, see _base), and so is ``def Foo.m``. Modules are classes here."""
+(namesakes are numbered, see _base), and so is ``def Foo.m``. Modules are classes here.
+
+Imports are ``require "rack/utils"`` (level 0) and ``require_relative "../x"`` (level 1) of a
+string literal; a computed one is not read."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ._base import DefSpec, Language, dotted, text
+from ._base import DefSpec, Import, Language, dotted, text
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -26,6 +29,7 @@ class Ruby(Language):
     }
     atomic_kinds = frozenset({"string", "heredoc_body", "regex", "simple_symbol", "delimited_symbol"})
     call_kinds = frozenset({"call"})
+    import_callees = frozenset({"require", "require_relative"})
     owner_nests = True  # `module M; class A::B` is M.A.B
 
     def name_of(self, node: Node) -> str | None:
@@ -49,6 +53,20 @@ class Ruby(Language):
         if method is None:
             return None
         return dotted(f"{text(receiver)}.{text(method)}" if receiver is not None else text(method))
+
+    def imports(self, node: Node) -> list[Import]:
+        found = _required(node)
+        return [found] if found is not None else []
+
+
+def _required(node: Node) -> Import | None:
+    args = node.child_by_field_name("arguments")
+    first = args.named_children[0] if args is not None and args.named_children else None
+    if first is None or first.type != "string" or any(c.type == "interpolation" for c in first.named_children):
+        return None
+    written = text(first)[1:-1].strip()
+    relative = int(text(node.child_by_field_name("method") or first) == "require_relative")
+    return Import(written, (), None, node.start_point[0] + 1, relative) if written else None
 
 
 LANGUAGE = Ruby()

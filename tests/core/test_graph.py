@@ -212,6 +212,53 @@ def test_java_and_rust_modules(tmp_path: Path) -> None:
     assert g.imports_of("src/lib") == {"std::io"}
 
 
+def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/net/sock.h", "int sock_open(void);\n")
+    repo.write("src/net/sock.c", '#include "sock.h"\nint sock_open(void) { return 0; }\n')
+    repo.write("src/db/conn.h", "void conn_close(void);\n")
+    repo.write("vendor/db/conn.h", "void vendored(void);\n")
+    repo.write("src/db/conn.c", '#include "conn.h"\nvoid conn_close(void) {}\n')
+    repo.write(
+        "src/net/server.cpp",
+        '#include <stdio.h>\n#include "net/sock.h"\n#include <db/conn.h>\nvoid serve() { sock_open(); }\n',
+    )
+    repo.commit("c")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("src/net/sock.c") == g.module_of("src/net/sock.h") == "src/net/sock"
+    # beside the file; by the end of its path; the nearest of two files that end alike
+    assert g.edges() == {
+        ("src/net/sock", "src/net/sock"),
+        ("src/db/conn", "src/db/conn"),
+        ("src/net/server", "src/net/sock"),
+        ("src/net/server", "src/db/conn"),
+    }
+    assert "stdio.h" in g.imports_of("src/net/server")
+    assert g.path("src/net/server", "src/db/conn") == ["src/net/server", "src/db/conn"]
+
+
+def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("lib/rack/utils.rb", "module Rack\n  module Utils\n  end\nend\n")
+    repo.write("lib/rack/auth/basic.rb", 'require "rack/utils"\nrequire_relative "../utils"\nrequire "json"\n')
+    repo.write("composer.json", '{"autoload": {"psr-4": {"App\\\\": "app/"}}}\n')
+    repo.write("app/Db/Connection.php", "<?php\nnamespace App\\Db;\nclass Connection { static function open() {} }\n")
+    repo.write(
+        "app/Http/Kernel.php",
+        "<?php\nnamespace App\\Http;\nuse App\\Db\\Connection as C;\nuse Psr\\Log\\Logger;\n"
+        "class Kernel { function boot() { C::open(); } }\n",
+    )
+    repo.commit("ruby and php")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("lib/rack/auth/basic.rb") == "rack/auth/basic"
+    assert g.module_of("app/Http/Kernel.php") == "App.Http.Kernel"
+    assert g.edges() == {("rack/auth/basic", "rack/utils"), ("App.Http.Kernel", "App.Db.Connection")}
+    assert {"json", "Psr.Log.Logger"} <= g.imports_of("rack/auth/basic") | g.imports_of("App.Http.Kernel")
+    assert ("App.Http.Kernel.Kernel.boot", "App.Db.Connection.open") in {
+        (c.caller, c.callee) for c in g.call_edges() if c.resolved
+    }
+
+
 # --- differential test against grimp -----------------------------------------------------------
 
 
