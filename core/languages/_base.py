@@ -357,6 +357,11 @@ class Language:
     def start_line(self, node: Node, start: int) -> int:
         return start
 
+    def written_word(self, name: str) -> str:
+        """A word of a definition's name that is written in the definition, as `_written` finds it
+        (`defines` and `definitions_at` walk only into where it is): by default its last."""
+        return name.rsplit(" ", 1)[-1]
+
     def has_docstring(self, body: Node) -> bool:
         return False
 
@@ -436,7 +441,7 @@ class Language:
             return ()
         # Every definition of one qualname has the same name, written in it (or, for one named by what
         # holds it, in its parent): the walk goes down where they are written.
-        spots = _written(source, {r.name.rsplit(" ", 1)[-1] for r in needed.values()})
+        spots = _written(source, {self.written_word(r.name) for r in needed.values()})
         named, named_where = self._opened(root, partial(_names_one, spots))
         place = {}
         for n, ((node, _), r) in enumerate(zip(named_where, named, strict=True)):
@@ -475,7 +480,7 @@ class Language:
         base, _, n = qualname.rpartition("#")
         if not (base and n.isdigit()):
             base, n = qualname, ""
-        word = base.rsplit(".", 1)[-1].rsplit(" ", 1)[-1]
+        word = self.written_word(base.rsplit(".", 1)[-1])
         if not word:
             return None
         named, where = self._opened(self.parse(source).root_node, partial(_names_one, _written(source, {word})))

@@ -1,12 +1,19 @@
 """C: functions, function-like macros, and structs, unions and enums that have a body, and
-typedefs. A function's name is read through its declarators (``static int *f(void)`` is ``f``);
-``struct S s;`` uses ``S`` and defines nothing. Headers (``.h``) are read as C++ (see cpp).
+typedefs. A function's name is read through its declarators (``static int *f(void)`` and
+``int (f)(int)`` are ``f``); ``struct S s;`` uses ``S`` and defines nothing. Headers (``.h``) are
+read as C++ (see cpp).
+
+What a macro makes tree-sitter read as a function is not one: a name in parentheses
+(``TEST_IMPL(name) {…}``), one named by a keyword (``MACRO(x) if (…) {…}`` would be
+``if``, ``FMT_BEGIN_NAMESPACE namespace detail {…}`` ``namespace``) or, outside a class, in capitals
+(``TEST(suite, name) {…}``: every test would be ``TEST#n``, ``JSON_CATCH (…) {…}`` a function).
 
 Imports are ``#include``s, as written: ``"net/sock.h"`` with level 1 (looked up beside the file
 first), ``<stdio.h>`` with level 0."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
@@ -21,6 +28,16 @@ MACRO = DefSpec("function", sig=("parameters",), body="value")
 WRAPPERS = frozenset(
     {"pointer_declarator", "reference_declarator", "parenthesized_declarator", "attributed_declarator"}
 )
+# Words a function cannot be named (C's, then C++'s): a macro before them made tree-sitter read one.
+_KEYWORDS = """
+    auto break case char const continue default do double else enum extern float for goto if inline
+    int long register restrict return short signed sizeof static struct switch typedef union
+    unsigned void volatile while
+    catch class constexpr decltype delete explicit friend mutable namespace new noexcept operator
+    private protected public static_assert template this throw try typename using virtual
+"""
+KEYWORDS = frozenset(_KEYWORDS.split())
+CAPITALS = re.compile(r"[A-Z][A-Z0-9_]+")
 
 
 def declared(node: Node) -> Node | None:
@@ -28,14 +45,22 @@ def declared(node: Node) -> Node | None:
     d = node.child_by_field_name("declarator")
     while d is not None and (d.type in WRAPPERS or d.type == "function_declarator"):
         inner = d.child_by_field_name("declarator")
-        if inner is None:  # C++'s reference_declarator holds its declarator unnamed
+        if inner is None:  # `(f)` and C++'s reference_declarator hold their declarator unnamed
             inner = next((c for c in d.named_children if c.type.endswith("declarator")), None)
+            if inner is None and not d.has_error:
+                inner = next((c for c in d.named_children if c.type.endswith("identifier")), None)
         d = inner
     return d
 
 
+def called(node: Node) -> bool:
+    """Is the definition a macro's call, `TEST_IMPL(name) {…}`: a name in parentheses, no parameters?"""
+    d = node.child_by_field_name("declarator")
+    return d is not None and d.type == "parenthesized_declarator"
+
+
 def spaced(node: Node) -> str:
-    """A name as written, its whitespace collapsed (`operator new`, `~Foo`)."""
+    """A name as written, its whitespace collapsed (`~Foo`, `f<int>`)."""
     return " ".join(text(node).split())
 
 
@@ -61,7 +86,8 @@ class C(Language):
         kind = node.type
         if kind == "function_definition":
             d = declared(node)
-            return spaced(d) if d is not None else None
+            function = text(d) if d is not None and d.type == "identifier" and not d.has_error else None
+            return None if self.not_a_function(node, function) else function
         if kind == "type_definition":
             d = declared(node)
             return text(d) if d is not None and d.type == "type_identifier" else None
@@ -71,6 +97,15 @@ class C(Language):
                 return None  # anonymous, or a use (`struct S s;`), not a definition
             return type_name(text(name))
         return super().name_of(node)
+
+    def not_a_function(self, node: Node, name: str | None) -> bool:
+        """Is this `function_definition` a macro's call that tree-sitter read as one?"""
+        if name is None or name in KEYWORDS or called(node):
+            return True
+        parent = node.parent
+        while parent is not None and parent.type == "template_declaration":
+            parent = parent.parent
+        return CAPITALS.fullmatch(name) is not None and (parent is None or parent.type != "field_declaration_list")
 
     def callee(self, node: Node) -> str | None:
         f = node.child_by_field_name("function")

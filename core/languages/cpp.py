@@ -1,22 +1,39 @@
 """C++: what C defines, and classes, namespaces and methods. A method is ``Class.method`` whether
 written in its class or outside it (``void Foo::bar()``, nested in the namespaces around it);
 ``namespace a::b { … }`` prefixes qualnames with ``a.b``; destructors and operators keep their
-names (``Foo.~Foo``, ``Foo.operator==``). Templates are read through: ``Foo<T>`` is ``Foo``.
+names, whitespace aside (``Foo.~Foo``, ``Foo.operator==``, ``Foo.operator new``), a conversion
+operator its type (``Foo.operator bool``). Templates are read through: ``Foo<T>`` is ``Foo``.
 
 A ``.h`` header is C++ here (ast-grep reads it as C): the C++ grammar reads a C header as well as C's
 does and a C++ one far better (ERROR nodes: C's 6, 3 and 2,494 against C++'s 7, 3 and 177 on a C
-server's, a C library's and a C++ library's main header; that last one parsed 3x faster)."""
+server's, a C library's and a C++ library's main header; that last one parsed 3x faster). It reads
+``MACRO T *\\nf(void)`` as ``T::*f(void)`` with a made-up (MISSING) ``::``: such a name is ``f``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, strip_generics, text
-from .c import FUNCTION, MACRO, C, declared, spaced
+from .c import FUNCTION, MACRO, WRAPPERS, C, declared, spaced
 
 if TYPE_CHECKING:
     from tree_sitter import Node
+
+NAMES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "type_identifier",
+        "destructor_name",
+        "operator_name",
+        "operator_cast",
+        "template_function",
+        "template_method",
+    }
+)
+_OPERATOR = re.compile(r"operator(?![\w$])")
 
 
 class Cpp(C):
@@ -44,38 +61,77 @@ class Cpp(C):
             name = node.child_by_field_name("name")  # none: an anonymous namespace prefixes nothing
             return ".".join(text(name).replace("::", " ").split()) if name is not None else None
         if kind == "function_definition":
-            d = declared(node)
-            if d is not None and d.type == "qualified_identifier":
-                d = _last(d)
-            return spaced(d) if d is not None else None
+            declarator = _declared(node)
+            d = _last(declarator)
+            function = _function_name(d) if d is not None and d.type in NAMES and not d.has_error else None
+            if function is not None and d is not None and (d.type != "identifier" or _scoped(declarator)):
+                return function  # (a method, an operator: `not_a_function`'s capitals are for free functions)
+            return None if self.not_a_function(node, function) else function
         return super().name_of(node)
 
     def kind_of(self, node: Node, spec: DefSpec, parent_kind: str | None) -> str:
-        if node.type == "function_definition" and _qualified(node):
+        if node.type == "function_definition" and _scoped(_declared(node)):
             return "method"  # (a namespace's function defined as `ns::f` reads as one too: rarer)
         return super().kind_of(node, spec, parent_kind)
 
     def owner_of(self, node: Node) -> str | None:
-        d = declared(node) if node.type == "function_definition" else None
+        d = _declared(node) if node.type == "function_definition" else None
         scopes = []
-        while d is not None and d.type == "qualified_identifier":
+        while _scoped(d):
+            assert d is not None
             scope = d.child_by_field_name("scope")
             if scope is not None:
                 scopes.append(strip_generics(text(scope)).strip())
             d = d.child_by_field_name("name")
         return ".".join(s for s in scopes if s) or None
 
+    def written_word(self, name: str) -> str:
+        return "operator" if _OPERATOR.match(name) else super().written_word(name)
 
-def _qualified(node: Node) -> bool:
-    d = declared(node)
-    return d is not None and d.type == "qualified_identifier"
+
+def _scoped(d: Node | None) -> bool:
+    """A qualified name as written, not one around a `::` tree-sitter made up (MISSING)."""
+    return d is not None and d.type == "qualified_identifier" and not any(c.is_missing for c in d.children)
+
+
+def _declared(node: Node) -> Node | None:
+    """`declared`, through a made-up `::` (`MACRO T *\nf()` read as `T::*f()`, `std::string f()` as
+    `std::string::f()`): what is before it is the return type."""
+    d = q = declared(node)
+    while q is not None and q.type == "qualified_identifier":
+        if _scoped(q):
+            q = q.child_by_field_name("name")
+            continue
+        d = q.child_by_field_name("name")
+        while d is not None and d.type in WRAPPERS | {"pointer_type_declarator", "reference_type_declarator"}:
+            d = d.child_by_field_name("declarator")
+        if d is not None and d.type == "function_declarator":
+            d = d.child_by_field_name("declarator")
+        q = d
+    return d
 
 
 def _last(d: Node | None) -> Node | None:
     """The name at the end of `a::B<T>::f`."""
-    while d is not None and d.type == "qualified_identifier":
+    while _scoped(d):
+        assert d is not None
         d = d.child_by_field_name("name")
     return d
+
+
+def _function_name(d: Node) -> str:
+    """`operator ==` is `operator==`, `operator new []` is `operator new[]`, `operator bool() const`
+    is `operator bool`: the name without its whitespace, parameters and qualifiers."""
+    if d.type == "operator_name":
+        rest = "".join(text(d).split())[len("operator") :]
+        return f"operator {rest}" if rest[:1].isalpha() else f"operator{rest}"
+    if d.type == "operator_cast":
+        inner = d.child_by_field_name("declarator")
+        while inner is not None and inner.type != "abstract_function_declarator":
+            inner = inner.child_by_field_name("declarator")
+        end = inner.start_byte if inner is not None else d.end_byte
+        return " ".join((d.text or b"")[: end - d.start_byte].decode("utf-8", "surrogatepass").split())
+    return spaced(d)
 
 
 LANGUAGE = Cpp()

@@ -387,6 +387,37 @@ def test_cpp_methods_in_and_out_of_their_class() -> None:
     assert Call("net.Pool.drain", "sockets::close", 8) in calls and Call("net.Pool.drain", "conn.reset", 8) in calls
 
 
+def test_cpp_macros_read_as_functions_define_nothing() -> None:
+    # tree-sitter reads a macro's call before a body or a declaration as a function definition:
+    # named TEST (every test would be TEST#n), `namespace`, or a made-up `cache_t::` owner.
+    src = """\
+        int (wrapped)(int a) { return a; }
+        TEST(fmt, x) { EXPECT_EQ(1, 1); }
+        TEST(fmt, y) { EXPECT_EQ(2, 2); }
+        struct Box {
+          bool operator ==(const Box&) const { return true; }
+          explicit operator bool() const noexcept { return true; }
+          int SIZE() const { return 1; }
+        };
+        JEMALLOC_ALWAYS_INLINE cache_t *
+        cache_get(bool init) { return 0; }
+        FMT_BEGIN_NAMESPACE
+        namespace detail { int helper() { return 1; } }
+        FMT_END_NAMESPACE
+    """
+    fs = parse_file("include/box.h", textwrap.dedent(src).encode())
+    assert (fs.error or "").startswith("syntax error")  # recovered from
+    assert {d.qualname: d.kind for d in fs.definitions} == {
+        "helper": "function",
+        "wrapped": "function",
+        "Box": "struct",
+        "Box.operator==": "method",  # however it is spaced
+        "Box.operator bool": "method",  # a conversion operator: its type, not its qualifiers
+        "Box.SIZE": "method",  # capitals are a macro's only outside a class
+        "cache_get": "function",
+    }
+
+
 def test_ruby_classes_modules_and_singleton_methods() -> None:
     src = """\
         module Rack::Auth
