@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from difflib import SequenceMatcher
 from typing import TypeVar
 
-from . import c, cpp, go, java, javascript, php, python, ruby, rust, typescript
+from . import c, cpp, csharp, go, java, javascript, php, python, ruby, rust, typescript
 from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language, keeping_trees, may_define
 
 __all__ = [
@@ -54,6 +54,7 @@ LANGUAGES: dict[str, Language] = {
         cpp.LANGUAGE,
         ruby.LANGUAGE,
         php.LANGUAGE,
+        csharp.LANGUAGE,
     )
 }
 _BY_EXTENSION = {ext: lang for lang in LANGUAGES.values() for ext in lang.extensions}

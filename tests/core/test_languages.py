@@ -418,6 +418,45 @@ def test_cpp_macros_read_as_functions_define_nothing() -> None:
     }
 
 
+def test_csharp_types_members_and_usings() -> None:
+    src = """\
+        using System.Text;
+        using J = Newtonsoft.Json;
+        namespace Acme.Auth {
+          public class Checker<T> : Base {
+            public Checker(int x) { }
+            public int Level { get; set; }
+            public bool Check(string user) => Db.Query(user);
+            public bool Check(string user, string action) { return Check(user); }
+            struct Rule { }
+            interface IRule { bool Test(string s); }
+            enum Mode { Low }
+            record Entry(int Id);
+            void Run() { int Inner() => 1; Console.WriteLine(new StringBuilder()); }
+          }
+        }
+    """
+    assert kinds("src/Acme/Checker.cs", src) == {
+        "Checker": "class",
+        "Checker.Checker": "method",
+        "Checker.Level": "method",
+        "Checker.Check#1": "method",
+        "Checker.Check": "method",
+        "Checker.Rule": "struct",
+        "Checker.IRule": "interface",
+        "Checker.IRule.Test": "method",
+        "Checker.Mode": "enum",
+        "Checker.Entry": "class",
+        "Checker.Run": "method",
+        "Checker.Run.Inner": "function",
+    }
+    fs = parse_file("Checker.cs", textwrap.dedent(src).encode())
+    assert fs.imports == (Import("System.Text", ("*",), None, 1, 0), Import("Newtonsoft.Json", (), "J", 2, 0))
+    assert {("Checker.Check#1", "Db.Query"), ("Checker.Run", "StringBuilder")} <= {
+        (c.caller, c.callee) for c in fs.calls
+    }
+
+
 def test_ruby_classes_modules_and_singleton_methods() -> None:
     src = """\
         module Rack::Auth
@@ -469,7 +508,7 @@ def test_php_classes_traits_and_calls() -> None:
 
 def test_language_registry() -> None:
     first = {"python", "javascript", "typescript", "tsx", "go", "rust", "java"}
-    assert set(LANGUAGES) == first | {"c", "cpp", "ruby", "php"}
+    assert set(LANGUAGES) == first | {"c", "cpp", "ruby", "php", "csharp"}
     for path, name in [
         ("a.py", "python"),
         ("a.pyi", "python"),
@@ -489,6 +528,7 @@ def test_language_registry() -> None:
         ("a.rb", "ruby"),
         ("a.gemspec", "ruby"),
         ("a.php", "php"),
+        ("A.cs", "csharp"),
     ]:
         lang = language_for_path(path)
         assert lang is not None and lang.name == name, path
