@@ -54,6 +54,16 @@ if TYPE_CHECKING:
 _JS_EXTS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
 _C_LANGS = frozenset({"c", "cpp"})
+# Headers of the C standard library and POSIX (and Windows'): an include of one is the system's.
+_SYSTEM_HEADER_NAMES = """
+    assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h math.h
+    setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbit.h stdbool.h stdckdint.h stddef.h stdint.h
+    stdio.h stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h wctype.h aio.h
+    dirent.h dlfcn.h fcntl.h fnmatch.h glob.h grp.h iconv.h langinfo.h libgen.h netdb.h poll.h
+    pthread.h pwd.h regex.h sched.h semaphore.h spawn.h strings.h syslog.h termios.h unistd.h utime.h
+    arpa/inet.h net/if.h netinet/in.h netinet/tcp.h windows.h winsock2.h ws2tcpip.h
+"""
+_SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +204,8 @@ class ImportGraph:
             return []
         pairs = []
         for section in ("autoload", "autoload-dev"):
-            mapping = manifest.get(section, {}).get("psr-4", {}) if isinstance(manifest, dict) else {}
+            autoload = manifest.get(section) if isinstance(manifest, dict) else None  # `[]` when empty
+            mapping = autoload.get("psr-4") if isinstance(autoload, dict) else None
             for prefix, folders in mapping.items() if isinstance(mapping, dict) else ():
                 for folder in [folders] if isinstance(folders, str) else folders if isinstance(folders, list) else []:
                     if isinstance(folder, str) and isinstance(prefix, str):
@@ -376,7 +387,13 @@ class ImportGraph:
                 if entry.language in _C_LANGS:
                     self._headers.setdefault(posixpath.basename(p), []).append(p)
         name = posixpath.normpath(written)
-        found = [p for p in self._headers.get(posixpath.basename(name), []) if p == name or p.endswith("/" + name)]
+        if name in _SYSTEM_HEADERS or name.startswith("sys/"):
+            return None  # the system's, not a vendored namesake (a library's test/math.h)
+        found = [
+            p
+            for p in self._headers.get(posixpath.basename(name), [])
+            if p != path and (p == name or p.endswith("/" + name))
+        ]
         if not found:
             return None
         folder = posixpath.dirname(path).split("/")
@@ -472,9 +489,11 @@ def _java_module(path: str) -> str:
 
 
 def _ruby_module(path: str) -> str:
-    stem = path.removesuffix(".rb")
-    i = stem.rfind("lib/")
-    return stem[i + 4 :] if i >= 0 and (i == 0 or stem[i - 1] == "/") else stem
+    parts = path.removesuffix(".rb").split("/")
+    for i in range(len(parts) - 2, -1, -1):  # below the last lib/ folder
+        if parts[i] == "lib":
+            return "/".join(parts[i + 1 :])
+    return "/".join(parts)
 
 
 def _php_module(path: str, prefixes: list[tuple[str, str]]) -> str:

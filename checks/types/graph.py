@@ -39,7 +39,7 @@ from comind.languages import language_for_path
 
 _T = TypeVar("_T")
 
-_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod"})  # files that name modules
+_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json"})  # files that name modules
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,8 @@ class _Matcher:
         module = self.graph.module_of(path)
         for glob in globs:
             if is_path_glob(glob):
-                if path_matches(glob, path):
+                # a module named by a path (C's `src/net/sock`, Ruby's `rack/utils`) may be what it names
+                if path_matches(glob, path) or (module is not None and "/" in module and path_matches(glob, module)):
                     return True
             elif module is not None and module_matches(glob, module):
                 return True
@@ -83,7 +84,7 @@ class _Matcher:
         while prefix:
             paths = self._module_paths.get(prefix)
             if paths:
-                return any(path_matches(glob, p) for p in paths)
+                return any(path_matches(glob, p) for p in paths) or ("/" in prefix and path_matches(glob, prefix))
             prefix = prefix.rpartition(".")[0]
         return path_matches(glob, name)
 

@@ -62,12 +62,13 @@ class DefSpec:
     ``kind`` is one of :data:`KINDS`, or ``""`` for a namespace (a Rust ``mod``, a TypeScript
     ``namespace``) that prefixes the qualnames inside it without being a definition itself.
     ``sig`` lists the fields whose tokens (after the name) make the signature; ``body`` names the
-    field holding the body (None: the definition has none, e.g. an interface method).
+    field holding the body, or the fields one of which does (C#'s ``int X { get; }`` and
+    ``int X => 1``); None: the definition has none, e.g. an interface method.
     """
 
     kind: str
     sig: tuple[str, ...] = ("type_parameters", "parameters", "return_type")
-    body: str | None = "body"
+    body: str | tuple[str, ...] | None = "body"
 
 
 @dataclass(slots=True)
@@ -791,7 +792,8 @@ class Language:
             for fname in spec.sig:
                 if (fid := grammar.field_id_for_name(fname)) is not None:
                     roles[fid] = _SIG
-            if spec.body and (fid := grammar.field_id_for_name(spec.body)) is not None:
-                roles[fid] = _BODY
+            for body in (spec.body,) if isinstance(spec.body, str) else spec.body or ():
+                if (fid := grammar.field_id_for_name(body)) is not None:
+                    roles[fid] = _BODY
             self._roles_cache[(self.name, spec)] = roles
         return dict(roles)

@@ -115,7 +115,7 @@ class C(Language):
         path = node.child_by_field_name("path")
         if path is None or path.type not in ("string_literal", "system_lib_string"):
             return []  # `#include MACRO`
-        written, beside = text(path).strip()[1:-1].strip(), int(path.type == "string_literal")
+        written, beside = text(path).strip()[1:-1].strip().replace("\\", "/"), int(path.type == "string_literal")
         return [Import(written, (), None, node.start_point[0] + 1, beside)] if written else []
 
 

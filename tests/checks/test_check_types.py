@@ -94,6 +94,34 @@ def test_graph_indirect_paths(tmp_path: Path) -> None:
     assert check_all(repo, {**spec, "indirect": True}, base=base).violations == []
 
 
+def test_graph_checks_name_c_and_ruby_modules_by_their_paths(tmp_path: Path) -> None:
+    # A C module is its path without extension, a Ruby one its require path: a path glob names them.
+    repo = GitRepo(tmp_path)
+    repo.write("src/net/sock.c", '#include "db/conn.h"\nint sock(void) { return conn(); }\n')
+    repo.write("src/db/conn.h", "int conn(void);\n")
+    repo.write("lib/rack/auth/basic.rb", 'require "rack/utils"\n')
+    repo.write("lib/rack/utils.rb", "module Rack; end\n")
+    repo.commit("base")
+    c_spec = {"type": "graph", "from": "src/net/**", "forbid": ["src/db/**"]}
+    assert texts(check_all(repo, c_spec, base=None)) == ["imports src/db/conn"]
+    ruby_spec = {"type": "graph", "from": "rack/auth/**", "forbid": ["rack/utils"]}
+    assert texts(check_all(repo, ruby_spec, base=None)) == ["imports rack/utils"]
+
+
+def test_graph_php_modules_follow_composer_json(tmp_path: Path) -> None:
+    # A change to composer.json's PSR-4 prefixes renames modules: the check reads the whole head again.
+    repo = GitRepo(tmp_path)
+    repo.write("composer.json", '{"autoload": []}\n')  # valid for composer: nothing to load
+    repo.write("legacy/Db.php", "<?php\nnamespace Legacy;\nclass Db {}\n")
+    repo.write("app/Http.php", "<?php\nnamespace App;\nuse Legacy\\Db;\nclass Http {}\n")
+    base = repo.commit("base")
+    spec = {"type": "graph", "from": "app/**", "forbid": ["legacy/**"]}
+    assert check_all(repo, spec, base=None).violations == []  # Legacy.Db names no indexed module yet
+    repo.write("composer.json", '{"autoload": {"psr-4": {"App\\\\": "app/", "Legacy\\\\": "legacy/"}}}\n')
+    repo.commit("autoload the legacy classes")
+    assert texts(check_all(repo, spec, base=base)) == ["imports Legacy.Db"]
+
+
 def test_graph_calls_resolved_through_aliases(tmp_path: Path) -> None:
     repo, base = app_repo(tmp_path)
     repo.write(

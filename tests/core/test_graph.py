@@ -219,9 +219,10 @@ def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
     repo.write("src/db/conn.h", "void conn_close(void);\n")
     repo.write("vendor/db/conn.h", "void vendored(void);\n")
     repo.write("src/db/conn.c", '#include "conn.h"\nvoid conn_close(void) {}\n')
+    repo.write("vendor/lib/test/math.h", "double fake(double);\n")  # never the system's <math.h>
     repo.write(
         "src/net/server.cpp",
-        '#include <stdio.h>\n#include "net/sock.h"\n#include <db/conn.h>\nvoid serve() { sock_open(); }\n',
+        '#include <math.h>\n#include "net/sock.h"\n#include <db/conn.h>\nvoid serve() { sock_open(); }\n',
     )
     repo.commit("c")
     g = graph_of(repo, tmp_path)
@@ -233,13 +234,14 @@ def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
         ("src/net/server", "src/net/sock"),
         ("src/net/server", "src/db/conn"),
     }
-    assert "stdio.h" in g.imports_of("src/net/server")
+    assert "math.h" in g.imports_of("src/net/server")
     assert g.path("src/net/server", "src/db/conn") == ["src/net/server", "src/db/conn"]
 
 
 def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("lib/rack/utils.rb", "module Rack\n  module Utils\n  end\nend\n")
+    repo.write("lib/mylib/x.rb", "")  # below the last lib/ folder, not one whose name ends in lib
     repo.write("lib/rack/auth/basic.rb", 'require "rack/utils"\nrequire_relative "../utils"\nrequire "json"\n')
     repo.write("composer.json", '{"autoload": {"psr-4": {"App\\\\": "app/"}}}\n')
     repo.write("app/Db/Connection.php", "<?php\nnamespace App\\Db;\nclass Connection { static function open() {} }\n")
@@ -251,6 +253,7 @@ def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
     repo.commit("ruby and php")
     g = graph_of(repo, tmp_path)
     assert g.module_of("lib/rack/auth/basic.rb") == "rack/auth/basic"
+    assert g.module_of("lib/mylib/x.rb") == "mylib/x"
     assert g.module_of("app/Http/Kernel.php") == "App.Http.Kernel"
     assert g.edges() == {("rack/auth/basic", "rack/utils"), ("App.Http.Kernel", "App.Db.Connection")}
     assert {"json", "Psr.Log.Logger"} <= g.imports_of("rack/auth/basic") | g.imports_of("App.Http.Kernel")

@@ -432,7 +432,11 @@ def test_csharp_types_members_and_usings() -> None:
             interface IRule { bool Test(string s); }
             enum Mode { Low }
             record Entry(int Id);
-            void Run() { int Inner() => 1; Console.WriteLine(new StringBuilder()); }
+            void Run() { int Inner() => 1; Console.WriteLine(new StringBuilder()); Parse<Entry>(); }
+            public int this[int i] => i;
+            public static Checker<T> operator +(Checker<T> a, Checker<T> b) => a;
+            public static explicit operator bool(Checker<T> c) => true;
+            ~Checker() { }
           }
         }
     """
@@ -449,12 +453,17 @@ def test_csharp_types_members_and_usings() -> None:
         "Checker.Entry": "class",
         "Checker.Run": "method",
         "Checker.Run.Inner": "function",
+        "Checker.this": "method",
+        "Checker.operator+": "method",
+        "Checker.operator bool": "method",
+        "Checker.~Checker": "method",
     }
     fs = parse_file("Checker.cs", textwrap.dedent(src).encode())
     assert fs.imports == (Import("System.Text", ("*",), None, 1, 0), Import("Newtonsoft.Json", (), "J", 2, 0))
-    assert {("Checker.Check#1", "Db.Query"), ("Checker.Run", "StringBuilder")} <= {
-        (c.caller, c.callee) for c in fs.calls
-    }
+    calls = {(c.caller, c.callee) for c in fs.calls}
+    assert {("Checker.Check#1", "Db.Query"), ("Checker.Run", "StringBuilder"), ("Checker.Run", "Parse")} <= calls
+    one, two = (parse_file("A.cs", f"class A {{ int X => {n}; }}".encode()).definitions[1] for n in (1, 2))
+    assert one.body_hash != two.body_hash  # an expression-bodied property has a body
 
 
 def test_ruby_classes_modules_and_singleton_methods() -> None:
@@ -704,7 +713,11 @@ def test_every_node_kind_and_field_named_exists_in_its_grammar() -> None:
             *lang.import_kinds,
         ):
             assert grammar.id_for_node_kind(kind, True), (lang.name, kind)
-        fields = {f for spec in lang.definition_kinds.values() for f in (*spec.sig, spec.body) if f}
+        fields = {
+            f
+            for spec in lang.definition_kinds.values()
+            for f in (*spec.sig, *((spec.body,) if isinstance(spec.body, str) else spec.body or ()))
+        }
         found = {f for f in fields if grammar.field_id_for_name(f) is not None}
         # JavaScript shares TypeScript's definition specs: its grammar has no type fields.
         assert fields - found <= ({"type_parameters", "return_type"} if lang.name == "javascript" else set())
