@@ -93,6 +93,7 @@ class ImportGraph:
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
         self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
+        self._namespaces: dict[str, dict[str, str]] | None = None  # PHP classes by namespace
         self._name_modules({path: entry.language for path, entry in snapshot.files.items()})
         self.modules: dict[str, str] = {}  # module → path (first by path order on a clash)
         for path in sorted(self._module_of):
@@ -412,13 +413,25 @@ class ImportGraph:
         return {}
 
     def _php_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
-        bindings: dict[str, str] = {}
+        # a class of the file's own namespace needs no `use`: its short name is bound already
+        bindings = self._php_namespaces().get(module.rpartition(".")[0], {}) if "." in module else {}
+        bindings = dict(bindings)
         for imp in imports:
             for name in imp.names:
                 full = f"{imp.module}.{name}" if imp.module else name
                 self._edge(module, full, path, imp.line, full in self.modules)
                 bindings[imp.alias or name] = full
         return bindings
+
+    def _php_namespaces(self) -> dict[str, dict[str, str]]:
+        """PHP modules by namespace: short name → module (`App.Http` → {`Kernel`: `App.Http.Kernel`})."""
+        if self._namespaces is None:
+            self._namespaces = {}
+            for p, m in self._module_of.items():
+                if self.snapshot.files[p].language == "php" and "." in m:
+                    namespace, _, short = m.rpartition(".")
+                    self._namespaces.setdefault(namespace, {})[short] = m
+        return self._namespaces
 
     def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
         quals = {d.qualname for d in fs.definitions}

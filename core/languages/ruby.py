@@ -2,8 +2,8 @@
 ``M.A.B``; ``def self.m`` and methods in ``class << self`` are ``Class.m`` like instance methods
 (namesakes are numbered, see _base), and so is ``def Foo.m``. Modules are classes here.
 
-Imports are ``require "rack/utils"`` (level 0) and ``require_relative "../x"`` (level 1) of a
-string literal; a computed one is not read."""
+Imports are ``require "rack/utils"`` and ``autoload :Utils, "rack/utils"`` (level 0) and
+``require_relative "../x"`` (level 1) of a string literal; a computed one is not read."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Ruby(Language):
     }
     atomic_kinds = frozenset({"string", "heredoc_body", "regex", "simple_symbol", "delimited_symbol"})
     call_kinds = frozenset({"call"})
-    import_callees = frozenset({"require", "require_relative"})
+    import_callees = frozenset({"require", "require_relative", "autoload"})
     owner_nests = True  # `module M; class A::B` is M.A.B
 
     def name_of(self, node: Node) -> str | None:
@@ -61,12 +61,14 @@ class Ruby(Language):
 
 def _required(node: Node) -> Import | None:
     args = node.child_by_field_name("arguments")
-    first = args.named_children[0] if args is not None and args.named_children else None
-    if first is None or first.type != "string" or any(c.type == "interpolation" for c in first.named_children):
+    method = text(node.child_by_field_name("method") or node)
+    given = args.named_children if args is not None else []
+    at = 1 if method == "autoload" else 0  # autoload :Name, "path"
+    path = given[at] if len(given) > at else None
+    if path is None or path.type != "string" or any(c.type == "interpolation" for c in path.named_children):
         return None
-    written = text(first)[1:-1].strip()
-    relative = int(text(node.child_by_field_name("method") or first) == "require_relative")
-    return Import(written, (), None, node.start_point[0] + 1, relative) if written else None
+    written = text(path)[1:-1].strip()
+    return Import(written, (), None, node.start_point[0] + 1, int(method == "require_relative")) if written else None
 
 
 LANGUAGE = Ruby()

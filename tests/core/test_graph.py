@@ -243,23 +243,29 @@ def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
     repo.write("lib/rack/utils.rb", "module Rack\n  module Utils\n  end\nend\n")
     repo.write("lib/mylib/x.rb", "")  # below the last lib/ folder, not one whose name ends in lib
     repo.write("lib/rack/auth/basic.rb", 'require "rack/utils"\nrequire_relative "../utils"\nrequire "json"\n')
+    repo.write("lib/rack.rb", 'module Rack\n  autoload :Utils, "rack/utils"\nend\n')
     repo.write("composer.json", '{"autoload": {"psr-4": {"App\\\\": "app/"}}}\n')
     repo.write("app/Db/Connection.php", "<?php\nnamespace App\\Db;\nclass Connection { static function open() {} }\n")
     repo.write(
         "app/Http/Kernel.php",
         "<?php\nnamespace App\\Http;\nuse App\\Db\\Connection as C;\nuse Psr\\Log\\Logger;\n"
-        "class Kernel { function boot() { C::open(); } }\n",
+        "class Kernel { function boot() { C::open(); Router::start(); } }\n",
     )
+    repo.write("app/Http/Router.php", "<?php\nnamespace App\\Http;\nclass Router { static function start() {} }\n")
     repo.commit("ruby and php")
     g = graph_of(repo, tmp_path)
     assert g.module_of("lib/rack/auth/basic.rb") == "rack/auth/basic"
     assert g.module_of("lib/mylib/x.rb") == "mylib/x"
     assert g.module_of("app/Http/Kernel.php") == "App.Http.Kernel"
-    assert g.edges() == {("rack/auth/basic", "rack/utils"), ("App.Http.Kernel", "App.Db.Connection")}
-    assert {"json", "Psr.Log.Logger"} <= g.imports_of("rack/auth/basic") | g.imports_of("App.Http.Kernel")
-    assert ("App.Http.Kernel.Kernel.boot", "App.Db.Connection.open") in {
-        (c.caller, c.callee) for c in g.call_edges() if c.resolved
+    assert g.edges() == {
+        ("rack/auth/basic", "rack/utils"),
+        ("rack", "rack/utils"),
+        ("App.Http.Kernel", "App.Db.Connection"),
     }
+    assert {"json", "Psr.Log.Logger"} <= g.imports_of("rack/auth/basic") | g.imports_of("App.Http.Kernel")
+    resolved = {(c.caller, c.callee) for c in g.call_edges() if c.resolved}
+    assert ("App.Http.Kernel.Kernel.boot", "App.Db.Connection.open") in resolved
+    assert ("App.Http.Kernel.Kernel.boot", "App.Http.Router.start") in resolved  # its namespace's, no `use`
 
 
 # --- differential test against grimp -----------------------------------------------------------
