@@ -85,6 +85,43 @@ def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # t
     assert attempt["created_at"].startswith("2024-01-01")  # the commit's time, not the clock
 
 
+@pytest.mark.parametrize(
+    ("path", "before", "line", "symbol"),
+    [
+        ("src/pool.c", "int pool_take(struct pool *p) {\n    return p->free;\n}\n", 2, "pool_take"),
+        ("src/pool.cpp", "namespace net {\nint Pool::take() {\n    return free_;\n}\n}\n", 3, "net.Pool.take"),
+        ("src/Pool.cs", "class Pool {\n    int Take() {\n        return free;\n    }\n}\n", 3, "Pool.Take"),
+        (
+            "lib/pool.rb",
+            "module Net\n  class Pool\n    def take\n      @free\n    end\n  end\nend\n",
+            4,
+            "Net.Pool.take",
+        ),
+        (
+            "src/Pool.php",
+            "<?php\nclass Pool {\n    function take() {\n        return $this->free;\n    }\n}\n",
+            4,
+            "Pool.take",
+        ),
+    ],
+)
+def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore[no-untyped-def]
+    cli, gr: GitRepo, path: str, before: str, line: int, symbol: str
+) -> None:
+    gr.write(path, before)
+    gr.commit("Add the pool")
+    lines = before.splitlines(keepends=True)  # an edit of a line of the method (anchors read what it replaced)
+    lines[line - 1] = lines[line - 1].replace(lines[line - 1].strip(), "reserve_slot_for_caller(pool_size);")
+    gr.write(path, "".join(lines))
+    gr.commit("Reserve a slot for the caller")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert [a["raw"] for a in attempt["anchors"]] == [f"{path}::{symbol}"]
+    why = cli(gr.path, "why", f"{path}::{symbol}")
+    assert why.code == 0 and "Reserve a slot for the caller" in why.out
+
+
 def test_reference_form_and_subject_only_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/a.py", "def fast_path(x):\n    return precomputed_table[x] * scale_factor\n")
     first = gr.commit("Add a fast path")
