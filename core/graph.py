@@ -198,22 +198,10 @@ class ImportGraph:
                 self._module_of[path] = _php_module(path, prefixes)
 
     def _psr4(self) -> list[tuple[str, str]]:
-        """(folder, namespace) pairs of the root composer.json's PSR-4 autoload, longest first."""
         try:
-            manifest = json.loads(self.snapshot.blob_text("composer.json"))
+            return psr4_prefixes(json.loads(self.snapshot.blob_text("composer.json")))
         except (KeyError, ValueError):
             return []
-        pairs = []
-        for section in ("autoload", "autoload-dev"):
-            autoload = manifest.get(section) if isinstance(manifest, dict) else None  # `[]` when empty
-            mapping = autoload.get("psr-4") if isinstance(autoload, dict) else None
-            for prefix, folders in mapping.items() if isinstance(mapping, dict) else ():
-                for folder in [folders] if isinstance(folders, str) else folders if isinstance(folders, list) else []:
-                    if isinstance(folder, str) and isinstance(prefix, str):
-                        namespace = ".".join(p for p in prefix.split("\\") if p)
-                        where = posixpath.normpath(folder).strip("/")
-                        pairs.append(("" if where == "." else where, namespace))
-        return sorted(pairs, key=lambda p: -len(p[0]))
 
     def _go_package(self, directory: str) -> str:
         """The import path of the Go package in ``directory``, from the nearest go.mod."""
@@ -499,6 +487,22 @@ def _java_module(path: str) -> str:
             rel = rel[i + len(marker) :]
             break
     return rel.replace("/", ".")
+
+
+def psr4_prefixes(manifest: object) -> list[tuple[str, str]]:
+    """(folder, namespace) pairs of a composer.json's PSR-4 autoload, the longest folder first;
+    whatever else the JSON holds (`"autoload": []` is valid) gives none."""
+    pairs = []
+    for section in ("autoload", "autoload-dev"):
+        autoload = manifest.get(section) if isinstance(manifest, dict) else None
+        mapping = autoload.get("psr-4") if isinstance(autoload, dict) else None
+        for prefix, folders in mapping.items() if isinstance(mapping, dict) else ():
+            for folder in [folders] if isinstance(folders, str) else folders if isinstance(folders, list) else []:
+                if isinstance(folder, str) and isinstance(prefix, str):
+                    namespace = ".".join(p for p in prefix.split("\\") if p)
+                    where = posixpath.normpath(folder).strip("/") if folder else ""
+                    pairs.append(("" if where == "." else where, namespace))
+    return sorted(pairs, key=lambda p: -len(p[0]))
 
 
 def _ruby_module(path: str) -> str:

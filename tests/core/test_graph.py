@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from comind.codeindex import CodeIndex
-from comind.graph import CallEdge, ImportGraph
+from comind.graph import CallEdge, ImportGraph, psr4_prefixes
 
 
 def graph_of(repo: GitRepo, tmp_path: Path) -> ImportGraph:
@@ -266,6 +266,43 @@ def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
     resolved = {(c.caller, c.callee) for c in g.call_edges() if c.resolved}
     assert ("App.Http.Kernel.Kernel.boot", "App.Db.Connection.open") in resolved
     assert ("App.Http.Kernel.Kernel.boot", "App.Http.Router.start") in resolved  # its namespace's, no `use`
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(
+    st.one_of(
+        _JSON,
+        st.fixed_dictionaries(
+            {"autoload": st.one_of(_JSON, st.fixed_dictionaries({"psr-4": _JSON}))},
+            optional={"autoload-dev": _JSON},
+        ),
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_psr4_prefixes_read_any_composer_json(manifest: object) -> None:
+    pairs = psr4_prefixes(manifest)
+    assert all(isinstance(f, str) and isinstance(n, str) for f, n in pairs)
+    assert [len(f) for f, _ in pairs] == sorted((len(f) for f, _ in pairs), reverse=True)
+
+
+def test_psr4_prefixes_of_a_real_layout() -> None:
+    manifest = {
+        "autoload": {
+            "psr-4": {"Illuminate\\": "src/Illuminate/", "Illuminate\\Support\\": ["src/Illuminate/Macroable/"]}
+        },
+        "autoload-dev": {"psr-4": {"Tests\\": "./tests"}},
+    }
+    assert psr4_prefixes(manifest) == [
+        ("src/Illuminate/Macroable", "Illuminate.Support"),
+        ("src/Illuminate", "Illuminate"),
+        ("tests", "Tests"),
+    ]
 
 
 # --- differential test against grimp -----------------------------------------------------------
