@@ -200,7 +200,7 @@ class ImportGraph:
     def _psr4(self) -> list[tuple[str, str]]:
         try:
             return psr4_prefixes(json.loads(self.snapshot.blob_text("composer.json")))
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, RecursionError):  # none, not JSON, or nested beyond the parser
             return []
 
     def _go_package(self, directory: str) -> str:

@@ -40,6 +40,10 @@ from comind.languages import language_for_path
 _T = TypeVar("_T")
 
 _LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json"})  # files that name modules
+# Languages whose modules are named by a path as their includes and requires write it (`src/net/sock`,
+# Ruby's `rack/utils`): a path glob may name the module. (A Go import path or a JS file's stem is no
+# path a glob means: `forbid: [app/**]` must not match Go's module `app/db` in `db/`.)
+_NAMED_BY_PATH = frozenset({"c", "cpp", "ruby", "php"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +69,16 @@ class _Matcher:
     def paths_of(self, module: str) -> list[str]:
         return self._module_paths.get(module, [])
 
+    def _named_by_path(self, path: str) -> bool:
+        entry = self.graph.snapshot.files.get(path)
+        return entry is not None and entry.language in _NAMED_BY_PATH
+
     def file_matches(self, globs: Sequence[str], path: str) -> bool:
         module = self.graph.module_of(path)
+        by_path = module is not None and self._named_by_path(path)
         for glob in globs:
             if is_path_glob(glob):
-                # a module named by a path (C's `src/net/sock`, Ruby's `rack/utils`) may be what it names
-                if path_matches(glob, path) or (module is not None and "/" in module and path_matches(glob, module)):
+                if path_matches(glob, path) or (by_path and module is not None and path_matches(glob, module)):
                     return True
             elif module is not None and module_matches(glob, module):
                 return True
@@ -84,7 +92,9 @@ class _Matcher:
         while prefix:
             paths = self._module_paths.get(prefix)
             if paths:
-                return any(path_matches(glob, p) for p in paths) or ("/" in prefix and path_matches(glob, prefix))
+                if any(path_matches(glob, p) for p in paths):
+                    return True
+                return any(self._named_by_path(p) for p in paths) and path_matches(glob, prefix)
             prefix = prefix.rpartition(".")[0]
         return path_matches(glob, name)
 

@@ -62,7 +62,7 @@ class Php(Language):
                 continue
             named = next((c for c in clause.named_children if c.type in ("qualified_name", "name")), None)
             alias = clause.child_by_field_name("alias")
-            if named is None:
+            if named is None or not _dotted(named):  # `use App\{B, C,};` ends with an empty clause
                 continue
             full = ".".join(p for p in (prefix, _dotted(named)) if p)
             module, _, last = full.rpartition(".")

@@ -108,6 +108,20 @@ def test_graph_checks_name_c_and_ruby_modules_by_their_paths(tmp_path: Path) -> 
     assert texts(check_all(repo, ruby_spec, base=None)) == ["imports rack/utils"]
 
 
+def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -> None:
+    # Go's module `app/db` lives in db/, not app/: a glob over paths must not match the import path.
+    repo = GitRepo(tmp_path)
+    repo.write("go.mod", "module app\n\ngo 1.22\n")
+    repo.write("db/db.go", "package db\n\nfunc Open() {}\n")
+    repo.write("app/app.go", "package app\n")
+    repo.write("cmd/tool/main.go", 'package main\n\nimport "app/db"\n\nfunc main() { db.Open() }\n')
+    repo.commit("base")
+    assert check_all(repo, {"type": "graph", "from": "cmd/**", "forbid": ["app/**"]}, base=None).violations == []
+    assert texts(check_all(repo, {"type": "graph", "from": "cmd/**", "forbid": ["db/**"]}, base=None)) == [
+        "imports app/db"
+    ]
+
+
 def test_graph_php_modules_follow_composer_json(tmp_path: Path) -> None:
     # A change to composer.json's PSR-4 prefixes renames modules: the check reads the whole head again.
     repo = GitRepo(tmp_path)

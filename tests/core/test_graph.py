@@ -291,6 +291,16 @@ def test_psr4_prefixes_read_any_composer_json(manifest: object) -> None:
     assert [len(f) for f, _ in pairs] == sorted((len(f) for f, _ in pairs), reverse=True)
 
 
+def test_a_composer_json_nested_beyond_the_parser_names_nothing(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("composer.json", "[" * 1500 + "]" * 1500)  # json.loads raises RecursionError
+    repo.write("app/Http.php", "<?php\nnamespace App;\nuse App\\{Db, Log,};\nclass Http {}\n")
+    repo.commit("deep")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("app/Http.php") == "app/Http"
+    assert g.imports_of("app/Http") == {"App.Db", "App.Log"}  # (the trailing comma's empty clause: nothing)
+
+
 def test_psr4_prefixes_of_a_real_layout() -> None:
     manifest = {
         "autoload": {
