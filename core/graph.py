@@ -44,6 +44,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from .codeindex import Snapshot
@@ -402,8 +403,7 @@ class ImportGraph:
 
     def _php_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         # a class of the file's own namespace needs no `use`: its short name is bound already
-        bindings = self._php_namespaces().get(module.rpartition(".")[0], {}) if "." in module else {}
-        bindings = dict(bindings)
+        bindings = dict(self._php_namespaces().get(module.rpartition(".")[0], {}))
         for imp in imports:
             for name in imp.names:
                 full = f"{imp.module}.{name}" if imp.module else name
@@ -524,12 +524,7 @@ def _php_module(path: str, prefixes: list[tuple[str, str]]) -> str:
 
 def _shared(a: list[str], b: list[str]) -> int:
     """How many leading folders two paths share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return sum(1 for _ in takewhile(lambda pair: pair[0] == pair[1], zip(a, b, strict=False)))
 
 
 def build_graph(snapshot: Snapshot) -> ImportGraph:

@@ -75,10 +75,10 @@ class _Matcher:
 
     def file_matches(self, globs: Sequence[str], path: str) -> bool:
         module = self.graph.module_of(path)
-        by_path = module is not None and self._named_by_path(path)
+        as_path = module if module is not None and self._named_by_path(path) else None  # (C's `src/net/sock`)
         for glob in globs:
             if is_path_glob(glob):
-                if path_matches(glob, path) or (by_path and module is not None and path_matches(glob, module)):
+                if path_matches(glob, path) or (as_path is not None and path_matches(glob, as_path)):
                     return True
             elif module is not None and module_matches(glob, module):
                 return True

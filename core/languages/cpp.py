@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, strip_generics, text
-from .c import FUNCTION, MACRO, WRAPPERS, C, declared, spaced
+from .c import WRAPPERS, C, declared, spaced
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -42,17 +42,12 @@ class Cpp(C):
     ast_grep_name = "cpp"
     extensions: ClassVar[tuple[str, ...]] = (".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++", ".ipp")
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
-        "function_definition": FUNCTION,
-        "preproc_function_def": MACRO,
+        **C.definition_kinds,
         "class_specifier": DefSpec("class", sig=()),
-        "struct_specifier": DefSpec("struct", sig=()),
-        "union_specifier": DefSpec("struct", sig=()),
-        "enum_specifier": DefSpec("enum", sig=()),
-        "type_definition": DefSpec("type", sig=(), body="type"),
         "alias_declaration": DefSpec("type", sig=(), body="type"),
         "namespace_definition": DefSpec("", sig=()),
     }
-    atomic_kinds = frozenset({"string_literal", "raw_string_literal", "char_literal", "system_lib_string"})
+    atomic_kinds = C.atomic_kinds | {"raw_string_literal"}
     owner_nests = True  # `namespace ns { void Foo::bar() }` is ns.Foo.bar
 
     def name_of(self, node: Node) -> str | None:

@@ -41,15 +41,15 @@ class Php(Language):
         kind = node.type
         if kind == "function_call_expression":
             f = node.child_by_field_name("function")
-            return dotted(text(f).lstrip("\\").replace("\\", ".")) if f is not None else None
+            return dotted(_dotted(f)) if f is not None else None
         if kind == "object_creation_expression":
             named = next((c for c in node.named_children if c.type in ("name", "qualified_name")), None)
-            return dotted(text(named).lstrip("\\").replace("\\", ".")) if named is not None else None
+            return dotted(_dotted(named)) if named is not None else None
         name = node.child_by_field_name("name")
         holder = node.child_by_field_name("object" if kind == "member_call_expression" else "scope")
         if name is None:
             return None
-        written = text(holder).lstrip("$\\").replace("\\", ".") if holder is not None else ""
+        written = _dotted(holder).lstrip("$") if holder is not None else ""  # `$this->m` is this.m
         return dotted(f"{written}.{text(name)}" if written else text(name))
 
     def imports(self, node: Node) -> list[Import]:
