@@ -133,11 +133,15 @@ def fingerprint(d: Definition) -> dict[str, Any]:
     }
 
 
-def innermost(definitions: Iterable[Definition], line: int) -> Definition | None:
+def innermost(definitions: Iterable[Definition], line: int, last: int | None = None) -> Definition | None:
+    """The most deeply nested definition holding `line` (through `last`, when given)."""
+    last = line if last is None else last
     best = None
     for d in definitions:
-        if d.start_line <= line <= d.end_line and (
-            best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line)
+        if (
+            d.start_line <= line
+            and last <= d.end_line
+            and (best is None or (d.start_line, -d.end_line) > (best.start_line, -best.end_line))
         ):
             best = d
     return best

@@ -15,5 +15,6 @@ from __future__ import annotations
 # 14: `dep:` anchors for toolchain versions; 15: tree paths kept whole in anchors and fingerprints,
 # releases read from a root VERSION file and POMs, a reverted forge merge titled by its request;
 # 16: the actions a workflow uses as `dep:` anchors, no attempt for a named commit a revert leaves
-# untouched (R4); 17: symbol anchors in C, C++, C#, Ruby and PHP files.
-HARVESTER_VERSION = "17"
+# untouched (R4); 17: symbol anchors in C, C++, C#, Ruby and PHP files; 18: a file a change only
+# inserted lines into anchors to the definitions around the insertions.
+HARVESTER_VERSION = "18"

@@ -22,7 +22,7 @@ from comind.anchors import AnchorError, parse_anchor
 from comind.deps import EXACT_RANGE, is_manifest, moved
 from comind.git import is_dir, open_repo
 from comind.harvest import HARVESTER_VERSION
-from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, approach, bookkeeping
+from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, language_for_path
@@ -271,8 +271,8 @@ class HarvestContext:
 
     def anchors(self, change: Approach | None, at: str | None, side: str = "removed") -> list[dict[str, Any]]:
         """Anchors for what a change touched, resolved at commit `at`: the definitions holding its
-        `side` lines (removed: `at` is the change's parent; added: `at` is the change itself), else
-        the files, else their folders."""
+        `side` lines (removed: `at` is the change's parent; added: `at` is the change itself) or,
+        in a file where it has none, its insertions; else the files, else their folders."""
         if change is None or at is None:
             return [parse_anchor("repo:")]
         try:
@@ -292,11 +292,11 @@ class HarvestContext:
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
             symbols = []
-            lines = [ln.lineno for ln in (f.removed if side == "removed" else f.added)]
-            if lines and language_for_path(path) and not f.binary:
-                definitions = self._definitions_at(path, blob, lines)
+            spans = touched_spans(f, side)
+            if spans and language_for_path(path) and not f.binary:
+                definitions = self._definitions_at(path, blob, sorted({n for span in spans for n in span}))
                 symbols = sorted(
-                    {d.qualname: d for n in lines if (d := innermost(definitions, n))}.values(),
+                    {d.qualname: d for lo, hi in spans if (d := innermost(definitions, lo, hi))}.values(),
                     key=lambda d: d.start_line,
                 )
             symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
@@ -329,6 +329,17 @@ class HarvestContext:
             found = () if data is None else definitions_at(path, data, key[2])
             self._definitions[key] = found
         return found
+
+
+def touched_spans(f: FileChange, side: str) -> list[tuple[int, int]]:
+    """The lines of the file at `side` a change touched, as spans a definition must hold: each of
+    its `side` lines, else (the change only inserted there) the two lines around each insertion."""
+    here, there = (f.removed, f.added) if side == "removed" else (f.added, f.removed)
+    if here:
+        return [(ln.lineno, ln.lineno) for ln in here]
+    # the i-th inserted line (numbered on the other side) follows lineno - 1 - i lines of this one
+    after = sorted({ln.lineno - 1 - i for i, ln in enumerate(sorted(there, key=lambda ln: ln.lineno))})
+    return [(k, k + 1) for k in after if k > 0]
 
 
 def dependency_anchors(

@@ -122,6 +122,43 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
     assert why.code == 0 and "Reserve a slot for the caller" in why.out
 
 
+@pytest.mark.parametrize(
+    ("path", "before", "after", "anchor"),
+    [
+        (  # a line inserted into a method: the method, as the parent had it
+            "app/pool.py",
+            "class Pool:\n    def take(self):\n        return self.free\n",
+            "class Pool:\n    def take(self):\n        reserve_slot_for_caller(self.size)\n        return self.free\n",
+            "app/pool.py::Pool.take",
+        ),
+        (
+            "pool.go",
+            "package pool\n\nfunc Take(p *Pool) int {\n\treturn p.free\n}\n",
+            "package pool\n\nfunc Take(p *Pool) int {\n\treserveSlotForCaller(p.size)\n\treturn p.free\n}\n",
+            "pool.go::Take",
+        ),
+        (  # a function inserted between two: in neither, so the file
+            "pool.go",
+            "package pool\n\nfunc Take() int {\n\treturn 1\n}\n\nfunc Give() int {\n\treturn 2\n}\n",
+            "package pool\n\nfunc Take() int {\n\treturn 1\n}\n\nfunc ReserveSlot() int {\n\treturn 3\n}\n"
+            "\nfunc Give() int {\n\treturn 2\n}\n",
+            "pool.go",
+        ),
+    ],
+)
+def test_a_change_that_only_inserts_anchors_to_the_definition_around_it(  # type: ignore[no-untyped-def]
+    cli, gr: GitRepo, path: str, before: str, after: str, anchor: str
+) -> None:
+    gr.write(path, before)
+    gr.commit("Add the pool")
+    gr.write(path, after)
+    gr.commit("Reserve a slot for the caller")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert [a["raw"] for a in attempt["anchors"]] == [anchor]
+
+
 def test_reference_form_and_subject_only_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/a.py", "def fast_path(x):\n    return precomputed_table[x] * scale_factor\n")
     first = gr.commit("Add a fast path")

@@ -18,10 +18,12 @@ LOCK = 'version = 3\n\n[[package]]\nname = "serde"\nversion = "{v}"\nsource = "r
 
 
 def _history(tmp_path: Path) -> HarvestRepo:
-    """Reverts of changes to definitions (one reverted twice, one a dependency bump)."""
+    """Reverts of changes to definitions (one reverted twice, one only inserting, one a dependency bump)."""
     r = HarvestRepo(tmp_path / "repo")
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
     r.commit("root", {"a.py": body, "Cargo.toml": CARGO.format(v="1.0"), "Cargo.lock": LOCK.format(v="1.0.1")})
+    logged = r.commit("Log f7's input", {"a.py": body.replace("def f7(x):\n", "def f7(x):\n    print(x)\n")})
+    r.revert(logged)  # only inserts: anchored where it inserted (first: the worker finds it)
     for n in range(6):
         change = r.commit(f"Make f{n * 5} faster", {"a.py": body.replace(f"x + {n * 5}\n", f"x + {n * 5} + 0\n")})
         r.revert(change)
@@ -56,7 +58,7 @@ def test_a_worker_finds_the_anchors_the_walk_would(tmp_path: Path, monkeypatch: 
     assert _records(r.path, "1", monkeypatch) == alone
     assert len(started) == 1
     anchors = [a for data in alone["records"].values() for a in data.get("anchors", [])]  # type: ignore[attr-defined]
-    assert {a.get("symbol") for a in anchors} >= {"f0", "f5", "f1"} and any(a.get("dep") for a in anchors)
+    assert {a.get("symbol") for a in anchors} >= {"f0", "f5", "f1", "f7"} and any(a.get("dep") for a in anchors)
 
 
 def test_a_record_not_made_after_all_reads_the_history_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

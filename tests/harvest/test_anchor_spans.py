@@ -1,0 +1,37 @@
+"""Where a change touched a file, as the spans a definition must hold to be anchored to: real
+diffs (libgit2's, as the harvest reads them) of files with runs of lines inserted or deleted."""
+
+from __future__ import annotations
+
+import pygit2
+from hypothesis import given
+from hypothesis import strategies as st
+
+from comind.harvest.approach import FileChange, Line
+from comind.harvest.context import touched_spans
+
+
+def _one_sided(old: list[str], new: list[str]) -> FileChange:
+    patch = pygit2.Patch.create_from("".join(old), "".join(new), context_lines=0)
+    added = [Line(ln.new_lineno, ln.content, False) for h in patch.hunks for ln in h.lines if ln.origin == "+"]
+    removed = [Line(ln.old_lineno, ln.content, False) for h in patch.hunks for ln in h.lines if ln.origin == "-"]
+    return FileChange("a.py", None, "M", added=tuple(added), removed=tuple(removed))
+
+
+@given(st.integers(0, 15), st.lists(st.tuples(st.integers(0, 15), st.integers(1, 3)), min_size=1, max_size=5))
+def test_an_insertion_is_held_between_the_lines_around_it(size: int, runs: list[tuple[int, int]]) -> None:
+    before = [f"kept {i}\n" for i in range(size)]
+    after = list(before)
+    points = sorted({min(at, size): n for at, n in runs}.items(), reverse=True)
+    for at, n in points:  # from the end, so each point still counts the lines before it
+        after[at:at] = [f"inserted {at}.{j}\n" for j in range(n)]
+    expected = sorted((at, at + 1) for at, _ in points if at > 0)
+    # read at the side without the lines: the parent of an insertion, the commit of a deletion
+    assert touched_spans(_one_sided(before, after), "removed") == expected
+    assert touched_spans(_one_sided(after, before), "added") == expected
+
+
+def test_lines_on_the_side_read_are_held_themselves() -> None:
+    change = _one_sided(["a\n", "b\n", "c\n"], ["a\n", "B\n", "c\n", "d\n"])
+    assert touched_spans(change, "removed") == [(2, 2)]
+    assert touched_spans(change, "added") == [(2, 2), (4, 4)]
