@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pygit2
@@ -22,7 +23,7 @@ from comind.anchors import AnchorError, parse_anchor
 from comind.deps import EXACT_RANGE, is_manifest, moved
 from comind.git import is_dir, open_repo
 from comind.harvest import HARVESTER_VERSION
-from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, approach, bookkeeping
+from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, Line, approach, bookkeeping, normalise_line
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, language_for_path
@@ -66,7 +67,7 @@ class HarvestContext:
         # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit(, "common")], …] of the attempts a
         # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
         self.reverted: dict[str, list[list[str]]] = {}
-        self._definitions: dict[tuple[str, str, tuple[int, ...]], tuple[Definition, ...]] = {}
+        self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
         self._worker: AnchorWorker | None = None
@@ -292,9 +293,8 @@ class HarvestContext:
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
             symbols = []
-            spans = touched_spans(f, side)
-            if spans and language_for_path(path) and not f.binary:
-                definitions = self._definitions_at(path, blob, sorted({n for span in spans for n in span}))
+            if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, partial(_lines, blob))):
+                definitions = self._definitions_at(path, blob, spans)
                 symbols = sorted(
                     {d.qualname: d for lo, hi in spans if (d := innermost(definitions, lo, hi))}.values(),
                     key=lambda d: d.start_line,
@@ -319,27 +319,53 @@ class HarvestContext:
                 break
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
 
-    def _definitions_at(self, path: str, blob: pygit2.Blob, lines: list[int]) -> tuple[Definition, ...]:
-        """The file's definitions holding one of `lines` (all those `innermost` picks from), read
-        once per blob and set of lines; none when the clone lacks the blob or it is over MAX_BLOB."""
-        key = (str(blob.id), path.rsplit(".", 1)[-1].lower(), tuple(sorted(set(lines))))
+    def _definitions_at(self, path: str, blob: pygit2.Blob, spans: list[tuple[int, int]]) -> tuple[Definition, ...]:
+        """The file's definitions holding one of `spans` (all those `innermost` picks from), read
+        once per blob and set of spans; none when the clone lacks the blob or it is over MAX_BLOB."""
+        key = (str(blob.id), path.rsplit(".", 1)[-1].lower(), tuple(sorted(set(spans))))
         found = self._definitions.get(key)
         if found is None:
             data = _data(blob)
-            found = () if data is None else definitions_at(path, data, key[2])
+            found = () if data is None else definitions_at(path, data, (), key[2])
             self._definitions[key] = found
         return found
 
 
-def touched_spans(f: FileChange, side: str) -> list[tuple[int, int]]:
+def touched_spans(f: FileChange, side: str, read: Callable[[], Sequence[str]]) -> list[tuple[int, int]]:
     """The lines of the file at `side` a change touched, as spans a definition must hold: each of
-    its `side` lines, else (the change only inserted there) the two lines around each insertion."""
+    its `side` lines, else (it only inserted there) the lines around each insertion, wherever the
+    diff could have put it (`read()`: the file's normalised lines). A block that starts as the line
+    below it ends (a decorator) slides: only what holds every place it fits holds it."""
     here, there = (f.removed, f.added) if side == "removed" else (f.added, f.removed)
     if here:
         return [(ln.lineno, ln.lineno) for ln in here]
-    # the i-th inserted line (numbered on the other side) follows lineno - 1 - i lines of this one
-    after = sorted({ln.lineno - 1 - i for i, ln in enumerate(sorted(there, key=lambda ln: ln.lineno))})
-    return [(k, k + 1) for k in after if k > 0]
+    lines, spans = read(), []
+    before = 0  # inserted lines above the block: the i-th follows lineno - 1 - i lines of this side
+    for block in _blocks(sorted(there, key=lambda ln: ln.lineno)):
+        texts, k = [ln.text for ln in block], block[0].lineno - 1 - before
+        before += len(block)
+        up = next((t for t in range(k) if lines[k - t - 1] != texts[-1 - t % len(texts)]), k)
+        down = next((t for t in range(len(lines) - k) if lines[k + t] != texts[t % len(texts)]), len(lines) - k)
+        if k - up > 0:
+            spans.append((k - up, k + down + 1))
+    return spans
+
+
+def _blocks(lines: list[Line]) -> Iterator[list[Line]]:
+    """Runs of consecutive line numbers."""
+    block: list[Line] = []
+    for ln in lines:
+        if block and ln.lineno != block[-1].lineno + 1:
+            yield block
+            block = []
+        block.append(ln)
+    if block:
+        yield block
+
+
+def _lines(blob: pygit2.Blob) -> list[str]:
+    data = _data(blob) or b""
+    return [normalise_line(t) for t in data.decode("utf-8", "replace").split("\n")]  # numbered as git numbers them
 
 
 def dependency_anchors(

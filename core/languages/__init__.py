@@ -98,10 +98,12 @@ def parse_file(path: str, data: bytes) -> FileSymbols:
     return _analyse(lang, data, False)[0]
 
 
-def definitions_at(path: str, data: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
-    """The definitions of `parse_file(path, data)` whose span holds one of `lines`, the same ones,
-    found reading only those definitions' tokens; never raises."""
-    return _read_part(path, data, lambda lang, source: lang.definitions_at(source, lines), ())
+def definitions_at(
+    path: str, data: bytes, lines: Iterable[int], spans: Iterable[tuple[int, int]] = ()
+) -> tuple[Definition, ...]:
+    """The definitions of `parse_file(path, data)` innermost for one of `lines` or holding the whole
+    of one of `spans`, the same ones, found reading only those definitions' tokens; never raises."""
+    return _read_part(path, data, lambda lang, source: lang.definitions_at(source, lines, spans), ())
 
 
 def defines(path: str, data: bytes, qualname: str) -> bool:

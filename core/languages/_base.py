@@ -205,14 +205,20 @@ def unquote(text: str) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" else text
 
 
-def _innermost_of(opened: list[_Open], wanted: list[int]) -> dict[int, _Open]:
-    """Index -> the definitions innermost for one of the (sorted) lines, as `innermost` picks."""
-    inner: dict[int, _Open] = {}  # line -> the innermost definition holding it
+def _innermost_of(opened: list[_Open], wanted: list[int], spans: Iterable[tuple[int, int]] = ()) -> dict[int, _Open]:
+    """Index -> the definitions innermost for one of the (sorted) lines, or holding the whole of one
+    of the spans, as `innermost` picks."""
+    inner: dict[int | tuple[int, int], _Open] = {}  # line or span -> the innermost definition holding it
+    whole = sorted(set(spans))
     for r in opened:
-        for line in wanted[bisect_left(wanted, r.start_line) : bisect_right(wanted, r.end_line)]:
-            best = inner.get(line)
+        held: list[int | tuple[int, int]] = [
+            *wanted[bisect_left(wanted, r.start_line) : bisect_right(wanted, r.end_line)],
+            *((lo, hi) for lo, hi in whole if r.start_line <= lo and hi <= r.end_line),
+        ]
+        for key in held:
+            best = inner.get(key)
             if best is None or (r.start_line, -r.end_line) > (best.start_line, -best.end_line):
-                inner[line] = r
+                inner[key] = r
     return {r.index: r for r in inner.values()}
 
 
@@ -416,14 +422,17 @@ class Language:
         self._walk(self.parse(src).walk(), src, [], [], walked)
         return self._finish(walked, keep_tokens)
 
-    def definitions_at(self, source: bytes, lines: Iterable[int]) -> tuple[Definition, ...]:
-        """The innermost definition holding each of `lines` (those :func:`innermost` picks among all
-        a file has), exactly as :meth:`analyse` gives them: qualnames made unique among all the
-        file's definitions, fingerprints. Anchoring a few changed lines of a large file needs a few
-        of its definitions: the walk goes down only into the nodes holding one of the lines, and for
-        the `#n` suffixes into those where the definitions' names are written; only the tokens of
-        the definitions found are read."""
-        wanted = sorted(set(lines))
+    def definitions_at(
+        self, source: bytes, lines: Iterable[int], spans: Iterable[tuple[int, int]] = ()
+    ) -> tuple[Definition, ...]:
+        """The innermost definition holding each of `lines`, and the whole of each of `spans` (those
+        :func:`innermost` picks among all a file has), exactly as :meth:`analyse` gives them:
+        qualnames made unique among all the file's definitions, fingerprints. Anchoring a few changed
+        lines of a large file needs a few of its definitions: the walk goes down only into the nodes
+        holding one of the lines, and for the `#n` suffixes into those where the definitions' names
+        are written; only the tokens of the definitions found are read."""
+        spans = [(lo, hi) for lo, hi in spans if lo <= hi]
+        wanted = sorted(set(lines) | {lo for lo, _ in spans})  # what holds a span holds its first line
         if not wanted:
             return ()
         root = self.parse(source).root_node
@@ -437,7 +446,7 @@ class Language:
             return i < len(wanted) and wanted[i] <= node.end_point[0] + 1
 
         opened, where = self._opened(root, holds_a_line)
-        needed = _innermost_of(opened, wanted)
+        needed = _innermost_of(opened, sorted(set(lines)), spans)
         if not needed:
             return ()
         # Every definition of one qualname has the same name, written in it (or, for one named by what

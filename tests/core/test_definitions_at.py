@@ -254,6 +254,11 @@ def test_every_line_is_anchored_as_the_whole_file_anchors_it(name: str) -> None:
         assert lang.definitions_at(data, [line]) == expected(name, data, [line], full), line
     spread = list(range(1, count + 1, 97))
     assert lang.definitions_at(data, spread) == expected(name, data, spread, full)
+    # a span is held by what holds every line of it: around an insertion point, across siblings
+    for lo in (n for n in range(1, count + 1) if n not in filler or n % 13 == 0):
+        for hi in (lo + 1, lo + 4):
+            picked = innermost(full, lo, hi)
+            assert lang.definitions_at(data, [], [(lo, hi)]) == ((picked,) if picked else ()), (lo, hi)
 
 
 def test_a_few_lines_of_a_large_file_open_a_few_definitions(monkeypatch: pytest.MonkeyPatch) -> None:

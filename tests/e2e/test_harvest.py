@@ -144,6 +144,21 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
             "\nfunc Give() int {\n\treturn 2\n}\n",
             "pool.go",
         ),
+        (  # a method between two: the object holding them all
+            "src/plugin.js",
+            "export function vuePlugin() {\n  return {\n    resolveId(id) {\n      return id\n    },\n"
+            "    load(id) {\n      return null\n    },\n  }\n}\n",
+            "export function vuePlugin() {\n  return {\n    resolveId(id) {\n      return id\n    },\n"
+            "    config() {\n      return {}\n    },\n    load(id) {\n      return null\n    },\n  }\n}\n",
+            "src/plugin.js::vuePlugin",
+        ),
+        (  # a decorated function above another: the diff puts it between that one's decorator and name
+            "tests/test_pool.py",
+            "import pytest\n\n\n@pytest.fixture\ndef alpha():\n    return 1\n",
+            "import pytest\n\n\n@pytest.fixture\ndef beta():\n    return 2\n\n\n@pytest.fixture\ndef alpha():\n"
+            "    return 1\n",
+            "tests/test_pool.py",
+        ),
     ],
 )
 def test_a_change_that_only_inserts_anchors_to_the_definition_around_it(  # type: ignore[no-untyped-def]

@@ -7,15 +7,21 @@ import pygit2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from comind.harvest.approach import FileChange, Line
+from comind.harvest.approach import FileChange, Line, normalise_line
 from comind.harvest.context import touched_spans
 
 
 def _one_sided(old: list[str], new: list[str]) -> FileChange:
-    patch = pygit2.Patch.create_from("".join(old), "".join(new), context_lines=0)
-    added = [Line(ln.new_lineno, ln.content, False) for h in patch.hunks for ln in h.lines if ln.origin == "+"]
-    removed = [Line(ln.old_lineno, ln.content, False) for h in patch.hunks for ln in h.lines if ln.origin == "-"]
+    texts = ("".join(old).encode(), "".join(new).encode())  # alive while the patch's lines are read
+    patch = pygit2.Patch.create_from(*texts, context_lines=0)
+    lines = [ln for h in patch.hunks for ln in h.lines]
+    added = [Line(ln.new_lineno, normalise_line(ln.content), False) for ln in lines if ln.origin == "+"]
+    removed = [Line(ln.old_lineno, normalise_line(ln.content), False) for ln in lines if ln.origin == "-"]
     return FileChange("a.py", None, "M", added=tuple(added), removed=tuple(removed))
+
+
+def _read(lines: list[str]) -> list[str]:
+    return [normalise_line(t) for t in "".join(lines).split("\n")]
 
 
 @given(st.integers(0, 15), st.lists(st.tuples(st.integers(0, 15), st.integers(1, 3)), min_size=1, max_size=5))
@@ -27,11 +33,30 @@ def test_an_insertion_is_held_between_the_lines_around_it(size: int, runs: list[
         after[at:at] = [f"inserted {at}.{j}\n" for j in range(n)]
     expected = sorted((at, at + 1) for at, _ in points if at > 0)
     # read at the side without the lines: the parent of an insertion, the commit of a deletion
-    assert touched_spans(_one_sided(before, after), "removed") == expected
-    assert touched_spans(_one_sided(after, before), "added") == expected
+    assert touched_spans(_one_sided(before, after), "removed", lambda: _read(before)) == expected
+    assert touched_spans(_one_sided(after, before), "added", lambda: _read(before)) == expected
+
+
+@given(
+    st.lists(st.sampled_from(["a\n", "b\n", "\n"]), max_size=10),
+    st.integers(0, 10),
+    st.lists(st.sampled_from(["a\n", "b\n", "\n", "c\n"]), min_size=1, max_size=4),
+)
+def test_a_block_the_diff_may_place_elsewhere_spans_where_it_was_put(
+    before: list[str], at: int, block: list[str]
+) -> None:
+    at = min(at, len(before))
+    after = before[:at] + block + before[at:]
+    spans = touched_spans(_one_sided(before, after), "removed", lambda: _read(before))
+    assert len(spans) <= 1
+    if spans:  # whichever place the diff chose, what holds the span holds the place it went in
+        ((lo, hi),) = spans
+        assert lo <= at and at + 1 <= hi
+    else:  # it could have gone in at the top of the file: nothing holds it
+        assert after[len(block) :] == before
 
 
 def test_lines_on_the_side_read_are_held_themselves() -> None:
     change = _one_sided(["a\n", "b\n", "c\n"], ["a\n", "B\n", "c\n", "d\n"])
-    assert touched_spans(change, "removed") == [(2, 2)]
-    assert touched_spans(change, "added") == [(2, 2), (4, 4)]
+    assert touched_spans(change, "removed", lambda: []) == [(2, 2)]
+    assert touched_spans(change, "added", lambda: []) == [(2, 2), (4, 4)]
