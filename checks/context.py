@@ -180,6 +180,9 @@ def _partial_snapshot(snapshot: Snapshot, paths: frozenset[str]) -> Snapshot:
     from comind.symbols import FileSymbols
 
     class Partial(Snapshot):
+        def whole(self) -> Snapshot:
+            return snapshot
+
         def symbols(self, path: str) -> FileSymbols | None:
             if path in paths:
                 return snapshot.symbols(path)

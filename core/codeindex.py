@@ -673,6 +673,14 @@ class Snapshot:
         view._symbols = self._symbols  # shared: loading a file for one loads it for both
         return view
 
+    def whole(self) -> Snapshot:
+        """This snapshot with every file's symbols (of a :meth:`restricted` view: the same cache)."""
+        if self._only is None:
+            return self
+        view = Snapshot(self.index, self.commit, self.tree, dict(self.files), self.stats)
+        view._symbols = self._symbols
+        return view
+
     def symbols(self, path: str) -> FileSymbols | None:
         """Everything indexed for one file, or None if the file is not indexed."""
         from .symbols import FileSymbols

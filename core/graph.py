@@ -17,6 +17,10 @@ Module names:
 * PHP: the class name by composer.json's PSR-4 prefixes (``App.Http.Kernel`` for
   ``app/Http/Kernel.php`` under ``"App\\": "app/"``), else the path without ``.php``; ``use``
   clauses name classes, internal when one is indexed.
+* C#: the namespace the file declares first (``Acme.Data``: every file of it is one module, as a
+  Go package is), else the path without ``.cs``. ``using Acme.Data;`` imports it; ``using static
+  Acme.Data.Db;`` and ``using D = Acme.Data.Db;`` import the type's namespace. A call resolves
+  through the types of the file's own namespace, the namespaces enclosing it and those it uses.
 
 Python imports follow grimp's rule, so the internal edges equal ``grimp.build_graph``'s: each
 imported name ``F`` (``import a.b`` → ``a.b``; ``from a import b`` → ``a.b``; ``from a import *``
@@ -65,6 +69,11 @@ _SYSTEM_HEADER_NAMES = """
     arpa/inet.h net/if.h netinet/in.h netinet/tcp.h windows.h winsock2.h ws2tcpip.h
 """
 _SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
+_CS_NAMESPACE = re.compile(r"^[ \t]*namespace[ \t]+(@?[A-Za-z_][\w.@ \t]*?)[ \t]*(?:[{;]|$)", re.MULTILINE)
+# Bump when module names or edges change: the importers kept in the index cache are read again.
+# 2: C# namespaces are modules.
+GRAPH_VERSION = "2"
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +104,7 @@ class ImportGraph:
         self._go_mods: dict[str, str | None] = {}
         self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
         self._namespaces: dict[str, dict[str, str]] | None = None  # PHP classes by namespace
+        self._scopes: dict[str, list[str]] = {}  # C# file → the internal namespaces its calls see
         self._name_modules({path: entry.language for path, entry in snapshot.files.items()})
         self.modules: dict[str, str] = {}  # module → path (first by path order on a clash)
         for path in sorted(self._module_of):
@@ -128,10 +138,14 @@ class ImportGraph:
         if self._calls is None:
             self._calls = []
             symbols = self.snapshot.all_symbols()
+            types = self._csharp_types() if self._scopes else {}
             for path in sorted(self._bindings):
                 fs = symbols.get(path)
                 if fs is not None:
-                    self._add_calls(path, self._module_of[path], fs, self._bindings[path])
+                    bindings = self._bindings[path]
+                    for namespace in self._scopes.get(path, ()):  # the innermost namespace first
+                        bindings = types.get(namespace, {}) | bindings
+                    self._add_calls(path, self._module_of[path], fs, bindings)
         return self._calls
 
     def edges(self, *, external: bool = False) -> set[tuple[str, str]]:
@@ -193,6 +207,8 @@ class ImportGraph:
                 self._module_of[path] = posixpath.splitext(path)[0]
         for path in by_lang.get("ruby", []):
             self._module_of[path] = _ruby_module(path)
+        for path in by_lang.get("csharp", []):
+            self._module_of[path] = self._csharp_namespace(path)
         if php := by_lang.get("php", []):
             prefixes = self._psr4()
             for path in php:
@@ -203,6 +219,13 @@ class ImportGraph:
             return psr4_prefixes(json.loads(self.snapshot.blob_text("composer.json")))
         except (KeyError, ValueError, RecursionError):  # none, not JSON, or nested beyond the parser
             return []
+
+    def _csharp_namespace(self, path: str) -> str:
+        try:
+            m = _CS_NAMESPACE.search(self.snapshot.blob_text(path))
+        except KeyError:
+            m = None
+        return "".join(m.group(1).split()) if m else path.removesuffix(".cs")
 
     def _go_package(self, directory: str) -> str:
         """The import path of the Go package in ``directory``, from the nearest go.mod."""
@@ -247,6 +270,8 @@ class ImportGraph:
             bindings = self._require_edges(path, module, imports)
         elif language == "php":
             bindings = self._php_imports(path, module, imports)
+        elif language == "csharp":
+            bindings = self._using_edges(path, module, imports)
         else:
             bindings = {}
             for imp in imports:
@@ -411,6 +436,36 @@ class ImportGraph:
                 bindings[imp.alias or name] = full
         return bindings
 
+    def _using_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        parts = module.split(".")
+        scope = [n for i in range(len(parts), 0, -1) if (n := ".".join(parts[:i])) in self.modules]
+        bindings: dict[str, str] = {}
+        for imp in imports:
+            namespace = imp.module if imp.module in self.modules and imp.names == ("*",) else None
+            owner = imp.module.rpartition(".")[0]  # a type's namespace: `using static`, an alias
+            target = namespace or (owner if owner in self.modules else None)
+            self._edge(module, target or imp.module, path, imp.line, target is not None)
+            if imp.alias:
+                bindings[imp.alias] = imp.module
+            elif namespace:
+                scope.append(namespace)
+        self._scopes[path] = scope
+        return bindings
+
+    def _csharp_types(self) -> dict[str, dict[str, str]]:
+        """The top-level C# types of the namespaces some file's calls see, by namespace: short name
+        → `Namespace.Type` (read from every file of them, in a restricted view too)."""
+        wanted = {namespace for scope in self._scopes.values() for namespace in scope}
+        whole = self.snapshot.whole()
+        types: dict[str, dict[str, str]] = {}
+        for path in sorted(self._module_of):
+            namespace = self._module_of[path]
+            if namespace in wanted and self.snapshot.files[path].language == "csharp":
+                for d in whole.definitions(path):
+                    if d.kind in _TYPE_KINDS and "." not in d.qualname:
+                        types.setdefault(namespace, {}).setdefault(d.qualname, f"{namespace}.{d.qualname}")
+        return types
+
     def _php_namespaces(self) -> dict[str, dict[str, str]]:
         """PHP modules by namespace: short name → module (`App.Http` → {`Kernel`: `App.Http.Kernel`})."""
         if self._namespaces is None:
@@ -423,9 +478,7 @@ class ImportGraph:
 
     def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
         quals = {d.qualname for d in fs.definitions}
-        classes = {
-            d.qualname for d in fs.definitions if d.kind in ("class", "struct", "interface", "enum", "trait", "impl")
-        }
+        classes = {d.qualname for d in fs.definitions if d.kind in _TYPE_KINDS}
         for call in fs.calls:
             caller = f"{module}.{call.caller}" if call.caller else module
             head, _, rest = call.callee.partition(".")
@@ -536,14 +589,16 @@ def importers(snapshot: Snapshot, module: str) -> set[str]:
     the index cache per tree: built once from the whole graph, then one lookup per question."""
     index = snapshot.index
     key = f"{snapshot.tree}\0{module}"
-    found = index.memo_get("importers", [key]).get(key)
+    found = index.memo_get(f"importers.{GRAPH_VERSION}", [key]).get(key)
     if found is not None:
         return set(json.loads(found))
-    if index.memo_get("importers-tree", [snapshot.tree]):
+    if index.memo_get(f"importers-tree.{GRAPH_VERSION}", [snapshot.tree]):
         return set()  # the tree is indexed and nothing imports the module
     reverse: dict[str, set[str]] = {}
     for importer, imported in build_graph(snapshot).edges():
         reverse.setdefault(imported, set()).add(importer)
-    index.memo_put("importers", {f"{snapshot.tree}\0{m}": json.dumps(sorted(v)) for m, v in reverse.items()})
-    index.memo_put("importers-tree", {snapshot.tree: "1"})
+    index.memo_put(
+        f"importers.{GRAPH_VERSION}", {f"{snapshot.tree}\0{m}": json.dumps(sorted(v)) for m, v in reverse.items()}
+    )
+    index.memo_put(f"importers-tree.{GRAPH_VERSION}", {snapshot.tree: "1"})
     return reverse.get(module, set())

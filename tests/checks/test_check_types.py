@@ -136,6 +136,22 @@ def test_graph_php_modules_follow_composer_json(tmp_path: Path) -> None:
     assert texts(check_all(repo, spec, base=base)) == ["imports Legacy.Db"]
 
 
+def test_graph_checks_read_csharp_namespaces_and_usings(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/Data/Db.cs", "namespace Acme.Data;\npublic class Db { public static void Open() {} }\n")
+    repo.write("src/Web/Page.cs", "namespace Acme.Web;\nclass Page { void Render() {} }\n")
+    base = repo.commit("base")
+    repo.write(
+        "src/Web/Page.cs", "using Acme.Data;\nnamespace Acme.Web;\nclass Page { void Render() { Db.Open(); } }\n"
+    )
+    repo.commit("render straight from the database")
+    for forbid in ("Acme.Data", "src/Data/**"):
+        spec = {"type": "graph", "from": "src/Web/**", "forbid": [forbid]}
+        assert texts(check_all(repo, spec, base=base)) == ["imports Acme.Data"]
+    calls = {"type": "graph", "from": "src/Web/**", "forbid": ["Acme.Data.Db.Open"], "edges": "calls"}
+    assert texts(check_all(repo, calls, base=base)) == ["Page.Render calls Acme.Data.Db.Open"]
+
+
 def test_graph_calls_resolved_through_aliases(tmp_path: Path) -> None:
     repo, base = app_repo(tmp_path)
     repo.write(

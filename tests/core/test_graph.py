@@ -268,6 +268,32 @@ def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
     assert ("App.Http.Kernel.Kernel.boot", "App.Http.Router.start") in resolved  # its namespace's, no `use`
 
 
+def test_csharp_namespaces_are_modules_and_usings_their_edges(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/Data/Db.cs", "namespace Acme.Data\n{\n    public class Db { public static void Open() {} }\n}\n")
+    repo.write("src/Data/Pool.cs", "namespace Acme.Data;\npublic static class Pool { public static void Take() {} }\n")
+    repo.write("src/Core.cs", "namespace Acme { public static class Log { public static void Write() {} } }\n")
+    repo.write(
+        "src/Web/Page.cs",
+        "using System.Text;\nusing Acme.Data;\nusing static Acme.Data.Pool;\nusing L = Acme.Log;\n"
+        "// namespace Not.This\nnamespace Acme.Web {\n    class Page {\n"
+        "        void Render() { Db.Open(); L.Write(); Log.Write(); Form.Show(); new StringBuilder(); }\n"
+        "    }\n}\n",
+    )
+    repo.write("src/Web/Form.cs", "namespace Acme . Web { class Form { public static void Show() {} } }\n")
+    repo.write("Program.cs", "using Acme.Web;\nclass Program { static void Main() {} }\n")
+    repo.commit("csharp")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("src/Data/Pool.cs") == g.module_of("src/Data/Db.cs") == "Acme.Data"  # one module, as Go's
+    assert g.module_of("src/Web/Form.cs") == "Acme.Web"
+    assert g.module_of("Program.cs") == "Program"  # no namespace: its path
+    assert g.edges() == {("Acme.Web", "Acme.Data"), ("Acme.Web", "Acme"), ("Program", "Acme.Web")}
+    assert "System.Text" in g.imports_of("Acme.Web")
+    resolved = {c.callee for c in g.call_edges() if c.resolved and c.caller == "Acme.Web.Page.Render"}
+    # through a using, an alias, the enclosing namespace and the file's own
+    assert resolved == {"Acme.Data.Db.Open", "Acme.Log.Write", "Acme.Web.Form.Show"}
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
