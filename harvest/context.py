@@ -8,6 +8,7 @@ the same records and writes nothing new.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,7 +24,7 @@ from comind.anchors import AnchorError, parse_anchor
 from comind.deps import EXACT_RANGE, is_manifest, moved
 from comind.git import is_dir, open_repo
 from comind.harvest import HARVESTER_VERSION
-from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, Line, approach, bookkeeping, normalise_line
+from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, Line, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, language_for_path
@@ -293,7 +294,9 @@ class HarvestContext:
                     anchors.append(parse_anchor(folder) | {"commit": at})
                 continue
             symbols = []
-            if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, partial(_lines, blob))):
+            other = (change.head, f.path) if at == change.base else (change.base, f.old_path or f.path)
+            read = partial(self._lines, blob, *other)
+            if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
                 definitions = self._definitions_at(path, blob, spans)
                 symbols = sorted(
                     {d.qualname: d for lo, hi in spans if (d := innermost(definitions, lo, hi))}.values(),
@@ -319,6 +322,16 @@ class HarvestContext:
                 break
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
 
+    def _lines(self, blob: pygit2.Blob, commit: str | None, path: str) -> tuple[list[bytes], list[bytes]]:
+        """The lines of `blob` and of `path` at `commit`, split as git splits them (none for a
+        blob the clone lacks or over MAX_BLOB)."""
+        other = None
+        if commit is not None:
+            with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                other = _blob(self.repo[commit].peel(pygit2.Commit).tree, path)
+        here = (_data(blob) or b"").split(b"\n")
+        return here, (_data(other) or b"").split(b"\n") if other is not None else []
+
     def _definitions_at(self, path: str, blob: pygit2.Blob, spans: list[tuple[int, int]]) -> tuple[Definition, ...]:
         """The file's definitions holding one of `spans` (all those `innermost` picks from), read
         once per blob and set of spans; none when the clone lacks the blob or it is over MAX_BLOB."""
@@ -331,19 +344,25 @@ class HarvestContext:
         return found
 
 
-def touched_spans(f: FileChange, side: str, read: Callable[[], Sequence[str]]) -> list[tuple[int, int]]:
+def touched_spans(
+    f: FileChange, side: str, read: Callable[[], tuple[Sequence[bytes], Sequence[bytes]]]
+) -> list[tuple[int, int]]:
     """The lines of the file at `side` a change touched, as spans a definition must hold: each of
     its `side` lines, else (it only inserted there) the lines around each insertion, wherever the
-    diff could have put it (`read()`: the file's normalised lines). A block that starts as the line
-    below it ends (a decorator) slides: only what holds every place it fits holds it."""
+    diff could have put it (`read()`: the file's lines at `side` and at the other, as git numbers
+    them). A block that starts as the line below it ends (a decorator) slides: only what holds
+    every place it fits holds it."""
     here, there = (f.removed, f.added) if side == "removed" else (f.added, f.removed)
     if here:
         return [(ln.lineno, ln.lineno) for ln in here]
-    lines, spans = read(), []
+    (lines, other), spans = read(), []
     before = 0  # inserted lines above the block: the i-th follows lineno - 1 - i lines of this side
     for block in _blocks(sorted(there, key=lambda ln: ln.lineno)):
-        texts, k = [ln.text for ln in block], block[0].lineno - 1 - before
+        texts = [other[ln.lineno - 1] if ln.lineno <= len(other) else None for ln in block]  # None: unread
+        k = block[0].lineno - 1 - before
         before += len(block)
+        if k > len(lines):  # (a file this clone cannot read: nothing to slide over, nor to anchor to)
+            continue
         up = next((t for t in range(k) if lines[k - t - 1] != texts[-1 - t % len(texts)]), k)
         down = next((t for t in range(len(lines) - k) if lines[k + t] != texts[t % len(texts)]), len(lines) - k)
         if k - up > 0:
@@ -361,11 +380,6 @@ def _blocks(lines: list[Line]) -> Iterator[list[Line]]:
         block.append(ln)
     if block:
         yield block
-
-
-def _lines(blob: pygit2.Blob) -> list[str]:
-    data = _data(blob) or b""
-    return [normalise_line(t) for t in data.decode("utf-8", "replace").split("\n")]  # numbered as git numbers them
 
 
 def dependency_anchors(

@@ -3,7 +3,7 @@
 A first harvest spends much of its time (docs/benchmarks.md) finding the definitions and
 dependencies a reverted change touched (`HarvestContext.anchors`, `dependency_anchors`); nothing
 else the walk decides reads them. With a second core idle, a forked process finds them while the walk reads on: the walk
-hands each attempt over (what its anchors read: the files, their lines, the commits) and
+hands each attempt over (what its anchors read: the files, their lines' numbers, the commits) and
 keeps a `PendingRecord` in the record's place; after the walk each is made, in order, from its
 anchors (the walk, done first, finds the last ones itself while the worker finishes the others).
 The anchors are the same functions of the same commits, so the records are too: should a record
@@ -172,7 +172,10 @@ class AnchorWorker:
     def submit(self, change: Approach, at: str, with_change: str, inline: Callable[[], Anchors]) -> Later:
         job = self._sent
         self._sent += 1
-        files = [(f.path, f.old_path, f.status, f.binary, _pairs(f.removed), _pairs(f.added)) for f in change.files]
+        files = [
+            (f.path, f.old_path, f.status, f.binary, [ln.lineno for ln in f.removed], [ln.lineno for ln in f.added])
+            for f in change.files
+        ]
         self._queue.put((job, change.base, change.head, files, at, with_change))
         return Later(self, job, inline)
 
@@ -243,14 +246,10 @@ def _read(stream: BinaryIO) -> Any:
     return pickle.loads(stream.read(_FRAME.unpack(head)[0]))
 
 
-def _pairs(lines: tuple[Line, ...]) -> list[tuple[int, str]]:
-    return [(ln.lineno, ln.text) for ln in lines]  # what anchors read of a line
-
-
-def _lines(pairs: list[tuple[int, str]]) -> tuple[Line, ...]:
+def _numbered(lines: list[int]) -> tuple[Line, ...]:
     from comind.harvest.approach import Line
 
-    return tuple(Line(k, text, False) for k, text in pairs)
+    return tuple(Line(k, "", False) for k in lines)  # what anchors read of a line: its number
 
 
 def _serve(find: Find, reopen: Callable[[], None], claims: mmap.mmap, jobs: BinaryIO, results: BinaryIO) -> None:
@@ -271,7 +270,7 @@ def _serve(find: Find, reopen: Callable[[], None], claims: mmap.mmap, jobs: Bina
                 base,
                 head,
                 tuple(
-                    FileChange(path, old, code, binary, added=_lines(added), removed=_lines(removed))
+                    FileChange(path, old, code, binary, added=_numbered(added), removed=_numbered(removed))
                     for path, old, code, binary, removed, added in files
                 ),
             )

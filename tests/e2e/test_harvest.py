@@ -174,6 +174,24 @@ def test_a_change_that_only_inserts_anchors_to_the_definition_around_it(  # type
     assert [a["raw"] for a in attempt["anchors"]] == [anchor]
 
 
+def test_an_insertion_read_back_from_a_revert_naming_nothing_anchors_to_its_method(  # type: ignore[no-untyped-def]
+    cli, gr: GitRepo
+) -> None:
+    before = "class Pool:\n    def take(self):\n        return self.free\n"
+    gr.write("app/pool.py", before)
+    gr.commit("Add the pool")
+    gr.write(
+        "app/pool.py", before.replace("        return", "        reserve_slot_for_caller(self.size)\n        return")
+    )
+    gr.commit("Reserve a slot for the caller")
+    gr.write("app/pool.py", before)
+    gr.commit('Revert "Reserve slots for callers"')  # names no commit: the revert's own diff, turned around
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert "unresolved" in attempt["attributes"]
+    assert [a["raw"] for a in attempt["anchors"]] == ["app/pool.py::Pool.take"]
+
+
 def test_reference_form_and_subject_only_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/a.py", "def fast_path(x):\n    return precomputed_table[x] * scale_factor\n")
     first = gr.commit("Add a fast path")

@@ -3,6 +3,8 @@ diffs (libgit2's, as the harvest reads them) of files with runs of lines inserte
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pygit2
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,8 +22,8 @@ def _one_sided(old: list[str], new: list[str]) -> FileChange:
     return FileChange("a.py", None, "M", added=tuple(added), removed=tuple(removed))
 
 
-def _read(lines: list[str]) -> list[str]:
-    return [normalise_line(t) for t in "".join(lines).split("\n")]
+def _read(here: list[str], other: list[str]) -> Callable[[], tuple[list[bytes], list[bytes]]]:
+    return lambda: ("".join(here).encode().split(b"\n"), "".join(other).encode().split(b"\n"))
 
 
 @given(st.integers(0, 15), st.lists(st.tuples(st.integers(0, 15), st.integers(1, 3)), min_size=1, max_size=5))
@@ -33,21 +35,21 @@ def test_an_insertion_is_held_between_the_lines_around_it(size: int, runs: list[
         after[at:at] = [f"inserted {at}.{j}\n" for j in range(n)]
     expected = sorted((at, at + 1) for at, _ in points if at > 0)
     # read at the side without the lines: the parent of an insertion, the commit of a deletion
-    assert touched_spans(_one_sided(before, after), "removed", lambda: _read(before)) == expected
-    assert touched_spans(_one_sided(after, before), "added", lambda: _read(before)) == expected
+    assert touched_spans(_one_sided(before, after), "removed", _read(before, after)) == expected
+    assert touched_spans(_one_sided(after, before), "added", _read(before, after)) == expected
 
 
 @given(
-    st.lists(st.sampled_from(["a\n", "b\n", "\n"]), max_size=10),
+    st.lists(st.sampled_from(["a\n", "  a\n", "b\n", "\n"]), max_size=10),
     st.integers(0, 10),
-    st.lists(st.sampled_from(["a\n", "b\n", "\n", "c\n"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["a\n", "  a\n", "b\n", "\n", "c\n"]), min_size=1, max_size=4),
 )
 def test_a_block_the_diff_may_place_elsewhere_spans_where_it_was_put(
     before: list[str], at: int, block: list[str]
 ) -> None:
     at = min(at, len(before))
     after = before[:at] + block + before[at:]
-    spans = touched_spans(_one_sided(before, after), "removed", lambda: _read(before))
+    spans = touched_spans(_one_sided(before, after), "removed", _read(before, after))
     assert len(spans) <= 1
     if spans:  # whichever place the diff chose, what holds the span holds the place it went in
         ((lo, hi),) = spans
@@ -58,5 +60,11 @@ def test_a_block_the_diff_may_place_elsewhere_spans_where_it_was_put(
 
 def test_lines_on_the_side_read_are_held_themselves() -> None:
     change = _one_sided(["a\n", "b\n", "c\n"], ["a\n", "B\n", "c\n", "d\n"])
-    assert touched_spans(change, "removed", lambda: []) == [(2, 2)]
-    assert touched_spans(change, "added", lambda: []) == [(2, 2), (4, 4)]
+    assert touched_spans(change, "removed", _read([], [])) == [(2, 2)]
+    assert touched_spans(change, "added", _read([], [])) == [(2, 2), (4, 4)]
+
+
+def test_lines_alike_but_for_their_indentation_do_not_slide() -> None:
+    before = ["def f(x):\n", "    if x:\n", "        pass\n", "    return\n"]
+    after = [*before[:3], "        return\n", before[3]]  # git compares lines whole, as here
+    assert touched_spans(_one_sided(before, after), "removed", _read(before, after)) == [(3, 4)]
