@@ -69,8 +69,10 @@ _SYSTEM_HEADER_NAMES = """
     arpa/inet.h net/if.h netinet/in.h netinet/tcp.h windows.h winsock2.h ws2tcpip.h
 """
 _SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
-_CS_NAMESPACE = re.compile(r"^[ \t]*namespace[ \t]+(@?[A-Za-z_][\w.@ \t]*?)[ \t]*(?:[{;]|$)", re.MULTILINE)
-# Bump when module names or edges change: the importers kept in the index cache are read again.
+# `namespace A.B {`, `namespace A.B;`, then maybe a comment: a line of prose naming a namespace is none
+_CS_NAMESPACE = re.compile(r"^\s*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?:[{;]|//|/\*|$)", re.MULTILINE)
+# Bump when module names or edges change: what the index cache keeps of them (importers, `why`'s
+# neighbours) is read again.
 # 2: C# namespaces are modules.
 GRAPH_VERSION = "2"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
@@ -138,7 +140,9 @@ class ImportGraph:
         if self._calls is None:
             self._calls = []
             symbols = self.snapshot.all_symbols()
-            types = self._csharp_types() if self._scopes else {}
+            # the types of the namespaces files with calls see (in a partial graph, few files have any)
+            seen = {n for p, scope in self._scopes.items() if (fs := symbols.get(p)) and fs.calls for n in scope}
+            types = self._csharp_types(seen) if seen else {}
             for path in sorted(self._bindings):
                 fs = symbols.get(path)
                 if fs is not None:
@@ -207,8 +211,9 @@ class ImportGraph:
                 self._module_of[path] = posixpath.splitext(path)[0]
         for path in by_lang.get("ruby", []):
             self._module_of[path] = _ruby_module(path)
-        for path in by_lang.get("csharp", []):
-            self._module_of[path] = self._csharp_namespace(path)
+        if cs := by_lang.get("csharp", []):
+            for path, namespace in csharp_namespaces(self.snapshot, cs).items():
+                self._module_of[path] = namespace or path.removesuffix(".cs")
         if php := by_lang.get("php", []):
             prefixes = self._psr4()
             for path in php:
@@ -219,13 +224,6 @@ class ImportGraph:
             return psr4_prefixes(json.loads(self.snapshot.blob_text("composer.json")))
         except (KeyError, ValueError, RecursionError):  # none, not JSON, or nested beyond the parser
             return []
-
-    def _csharp_namespace(self, path: str) -> str:
-        try:
-            m = _CS_NAMESPACE.search(self.snapshot.blob_text(path))
-        except KeyError:
-            m = None
-        return "".join(m.group(1).split()) if m else path.removesuffix(".cs")
 
     def _go_package(self, directory: str) -> str:
         """The import path of the Go package in ``directory``, from the nearest go.mod."""
@@ -438,24 +436,28 @@ class ImportGraph:
 
     def _using_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         parts = module.split(".")
-        scope = [n for i in range(len(parts), 0, -1) if (n := ".".join(parts[:i])) in self.modules]
+        enclosing = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+        scope = [n for n in enclosing if n in self.modules]
         bindings: dict[str, str] = {}
         for imp in imports:
-            namespace = imp.module if imp.module in self.modules and imp.names == ("*",) else None
-            owner = imp.module.rpartition(".")[0]  # a type's namespace: `using static`, an alias
-            target = namespace or (owner if owner in self.modules else None)
-            self._edge(module, target or imp.module, path, imp.line, target is not None)
+            written = imp.module.split("<", 1)[0]  # `using R = A.Repo<A.User>;` names A.Repo
+            # as written, else (a using inside a namespace) relative to an enclosing one
+            names = [written, *(f"{e}.{written}" for e in enclosing)]
+            namespace = next((n for n in names if n in self.modules), None)
+            # else a type of one: `using static A.B.C;`, `using D = A.B.C;`
+            typed = None if namespace else next((n for n in names if n.rpartition(".")[0] in self.modules), None)
+            target = namespace or (typed.rpartition(".")[0] if typed else None)
+            self._edge(module, target or written, path, imp.line, target is not None)
             if imp.alias:
-                bindings[imp.alias] = imp.module
+                bindings[imp.alias] = namespace or typed or written
             elif namespace:
                 scope.append(namespace)
         self._scopes[path] = scope
         return bindings
 
-    def _csharp_types(self) -> dict[str, dict[str, str]]:
-        """The top-level C# types of the namespaces some file's calls see, by namespace: short name
-        → `Namespace.Type` (read from every file of them, in a restricted view too)."""
-        wanted = {namespace for scope in self._scopes.values() for namespace in scope}
+    def _csharp_types(self, wanted: set[str]) -> dict[str, dict[str, str]]:
+        """The top-level C# types of the `wanted` namespaces, by namespace: short name →
+        `Namespace.Type` (read from every file of them, in a restricted view too)."""
         whole = self.snapshot.whole()
         types: dict[str, dict[str, str]] = {}
         for path in sorted(self._module_of):
@@ -573,6 +575,24 @@ def _php_module(path: str, prefixes: list[tuple[str, str]]) -> str:
             rest = stem[len(folder) + 1 :] if folder else stem
             return ".".join(p for p in (namespace, rest.replace("/", ".")) if p)
     return stem
+
+
+def csharp_namespaces(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, str]:
+    """The namespace each C# file declares first ("" for none), kept in the index cache per blob."""
+    kind = f"cs-namespace.{GRAPH_VERSION}"
+    blobs = {path: snapshot.files[path].blob for path in paths}
+    known = snapshot.index.memo_get(kind, blobs.values())
+    found: dict[str, str] = {}
+    for path, blob in blobs.items():
+        if blob not in known:
+            try:
+                text = snapshot.blob_text(path).removeprefix("\ufeff")
+            except KeyError:  # (a blob the clone lacks)
+                text = ""
+            m = _CS_NAMESPACE.search(text)
+            found[blob] = known[blob] = "".join(m.group(1).split()) if m else ""
+    snapshot.index.memo_put(kind, found)
+    return {path: known[blob] for path, blob in blobs.items()}
 
 
 def _shared(a: list[str], b: list[str]) -> int:

@@ -29,6 +29,14 @@ KIND_ORDER = ("intent", "decision", "attempt", "constraint", "gotcha", "question
 HOP_LIMIT = 20  # neighbouring modules and callees looked at, at most
 
 
+GRAPH_VERSION = "2"  # comind.graph's, here so a warm `why` imports no graph (a test holds them equal)
+
+
+def _memo(kind: str) -> str:
+    """A memo kind of the index cache, read again when the graph names modules otherwise."""
+    return f"{kind}.{GRAPH_VERSION}"
+
+
 class Item(NamedTuple):
     record: Record
     status: Status
@@ -53,12 +61,12 @@ def _target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     """What the anchor names at the snapshot; kept in the index cache per commit (a warm `why`
     then decodes no symbols at all)."""
     key = f"{snapshot.commit}\0{json.dumps(anchor, sort_keys=True)}"
-    cached = snapshot.index.memo_get("why-target", [key]).get(key)
+    cached = snapshot.index.memo_get(_memo("why-target"), [key]).get(key)
     if cached is not None:
         path, symbol, span, description, hashes = json.loads(cached)
         return Target(path, symbol, tuple(span) if span else None, description, tuple(hashes))
     target = _find_target(snapshot, anchor)
-    snapshot.index.memo_put("why-target", {key: json.dumps(list(target))})
+    snapshot.index.memo_put(_memo("why-target"), {key: json.dumps(list(target))})
     return target
 
 
@@ -195,12 +203,12 @@ def _one_hop(
     if target.path is None or target.path.endswith("/"):
         return []
     key = f"{snapshot.tree}\0{target.path}\0{target.symbol or ''}"
-    cached = snapshot.index.memo_get("why-hop", [key]).get(key)
+    cached = snapshot.index.memo_get(_memo("why-hop"), [key]).get(key)
     if cached is not None:
         neighbours = [(path, how) for path, how in json.loads(cached)]
     else:
         neighbours = _neighbours(snapshot, target)
-        snapshot.index.memo_put("why-hop", {key: json.dumps(neighbours)})
+        snapshot.index.memo_put(_memo("why-hop"), {key: json.dumps(neighbours)})
     out: list[tuple[Record, str]] = []
     near = [
         r

@@ -34,7 +34,7 @@ from comind.checks.context import CheckContext
 from comind.checks.globs import any_path_matches, check_glob, is_path_glob, module_matches, path_matches
 from comind.checks.interface import Check, CheckError, CheckField, Violation, check_strings
 from comind.codeindex import Snapshot
-from comind.graph import CallEdge, ImportGraph
+from comind.graph import CallEdge, ImportGraph, csharp_namespaces
 from comind.languages import language_for_path
 
 _T = TypeVar("_T")
@@ -149,8 +149,9 @@ class GraphCheck(Check):
 
     def affected_by(self, ctx: CheckContext, paths: Iterable[str]) -> bool:
         """Whether the change can change any edge: it adds, removes or renames an indexed file,
-        touches what names modules, or changes a file's imports (calls and definitions, for call
-        edges) other than by line numbers. Otherwise the base's violations are the head's."""
+        touches what names modules (a C# file's namespace too), or changes a file's imports (calls
+        and definitions, for call edges) other than by line numbers. Otherwise the base's
+        violations are the head's."""
         touched = list(paths)
         if any(posixpath.basename(p) in _LAYOUT for p in touched):
             return True
@@ -159,6 +160,8 @@ class GraphCheck(Check):
             return any(language_for_path(p) is not None for p in touched)
         base, head = ctx.snapshot(change.base), ctx.snapshot(change.head)
         if any(old in base.files or new in head.files for old, new in change.renames.items()):
+            return True
+        if _renames_modules(ctx):
             return True
         for path in change.all_paths:
             if (path in base.files) != (path in head.files):
@@ -179,11 +182,11 @@ class GraphCheck(Check):
     def local(self, ctx: CheckContext) -> bool:
         """Direct forbidden edges are per file (an edge is in the importing or calling file, named
         as written and resolved through that file's own bindings), unless the change adds or
-        removes what names modules (``__init__.py``, ``go.mod``). Indirect paths and ``require``
+        removes what names modules (``__init__.py``, ``go.mod``, a C# file's namespace). Indirect paths and ``require``
         need the whole graph."""
         if self.indirect or self.require or ctx.change is None:
             return False
-        return not any(posixpath.basename(p) in _LAYOUT for p in ctx.change.all_paths)
+        return not any(posixpath.basename(p) in _LAYOUT for p in ctx.change.all_paths) and not _renames_modules(ctx)
 
     # --- evaluation -----------------------------------------------------------------------------
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
@@ -351,6 +354,17 @@ class GraphCheck(Check):
             else caller
         )
         return self.violation(path, line or None, line or None, f"{local} calls {name}", message)
+
+
+def _renames_modules(ctx: CheckContext) -> bool:
+    """Whether the change moves a C# file to another namespace: its module's name."""
+    change = ctx.change
+    paths = [p for p in change.all_paths if p.endswith(".cs")] if change is not None else []
+    if change is None or not paths:
+        return False
+    base, head = ctx.snapshot(change.base), ctx.snapshot(change.head)
+    both = [p for p in paths if p in base.files and p in head.files]
+    return csharp_namespaces(base, both) != csharp_namespaces(head, both)
 
 
 def _chains(

@@ -19,10 +19,12 @@ from gitrepo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from comind.checks.context import CheckContext
 from comind.checks.globs import module_matches, path_matches
 from comind.checks.interface import Check, CheckError
 from comind.checks.types import CHECK_TYPES, compile_check
 from comind.checks.types.semgrep import find_semgrep
+from comind.codeindex import CodeIndex
 
 # --- globs ----------------------------------------------------------------------------------------
 
@@ -150,6 +152,36 @@ def test_graph_checks_read_csharp_namespaces_and_usings(tmp_path: Path) -> None:
         assert texts(check_all(repo, spec, base=base)) == ["imports Acme.Data"]
     calls = {"type": "graph", "from": "src/Web/**", "forbid": ["Acme.Data.Db.Open"], "edges": "calls"}
     assert texts(check_all(repo, calls, base=base)) == ["Page.Render calls Acme.Data.Db.Open"]
+
+
+def test_a_file_moved_to_another_namespace_is_checked_again(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/Data/Db.cs", "namespace Acme.Data;\npublic class Db { }\n")
+    repo.write("src/Tools/Page.cs", "using Acme.Data;\nnamespace Acme.Tools;\nclass Page { }\n")
+    base = repo.commit("base")
+    repo.write("src/Tools/Page.cs", "using Acme.Data;\nnamespace Acme.Web;\nclass Page { }\n")
+    repo.commit("the page is the web's now")
+    for spec in (
+        {"type": "graph", "from": "Acme.Web", "forbid": ["Acme.Data"]},
+        {"type": "graph", "from": "Acme.Web", "forbid": ["Acme.Data"], "indirect": True},
+    ):
+        assert texts(check_all(repo, spec, base=base)) == ["imports Acme.Data"], spec
+
+
+def test_a_partial_graph_reads_the_types_of_the_namespaces_its_calls_see(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    for n in range(5):
+        repo.write(f"src/Other{n}.cs", f"namespace Acme.Other{n} {{ class T{n} {{ void M() {{ }} }} }}\n")
+    repo.write("src/Db.cs", "namespace Acme.Data { public class Db { public static void Open() { } } }\n")
+    repo.write("src/Page.cs", "namespace Acme.Web { class Page { void R() { } } }\n")
+    base = repo.commit("base")
+    repo.write("src/Page.cs", "using Acme.Data;\nnamespace Acme.Web { class Page { void R() { Db.Open(); } } }\n")
+    repo.commit("open the database")
+    ctx = CheckContext(CodeIndex(repo.path, tmp_path / "index.sqlite"))
+    ctx.set_change(base, "HEAD")
+    graph = ctx.partial_graph("HEAD", frozenset({"src/Page.cs"}))
+    assert [(c.callee, c.resolved) for c in graph.call_edges()] == [("Acme.Data.Db.Open", True)]
+    assert sorted(ctx.snapshot("HEAD")._symbols) == ["src/Db.cs", "src/Page.cs"]  # no other file's read
 
 
 def test_graph_calls_resolved_through_aliases(tmp_path: Path) -> None:

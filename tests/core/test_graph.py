@@ -294,6 +294,30 @@ def test_csharp_namespaces_are_modules_and_usings_their_edges(tmp_path: Path) ->
     assert resolved == {"Acme.Data.Db.Open", "Acme.Log.Write", "Acme.Web.Form.Show"}
 
 
+def test_csharp_namespaces_are_read_as_the_compiler_reads_them(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("src/Data/Db.cs", "namespace Acme.Data\r\n{\r\n    public class Db<T> { }\r\n}\r\n")  # CRLF
+    repo.write("src/Bom.cs", "\ufeffnamespace Acme.Bom // after a byte-order mark\nclass B { }\n")
+    repo.write("src/Prose.cs", "/*\n namespace handling is described in the docs\n*/\nclass P { }\n")
+    repo.write("src/Relative.cs", "namespace Acme\n{\n    using Data;\n    class R { }\n}\n")  # Acme.Data
+    repo.write("src/Alias.cs", "using Rows = Acme.Data.Db<int>;\nnamespace Acme.Bom { class A { } }\n")
+    repo.commit("csharp")
+    g = graph_of(repo, tmp_path)
+    assert [g.module_of(p) for p in ("src/Data/Db.cs", "src/Bom.cs", "src/Prose.cs")] == [
+        "Acme.Data",
+        "Acme.Bom",
+        "src/Prose",
+    ]
+    assert g.edges() == {("Acme", "Acme.Data"), ("Acme.Bom", "Acme.Data")}
+
+
+def test_why_reads_its_neighbours_again_when_the_graph_does() -> None:
+    import comind.graph
+    import comind.why
+
+    assert comind.why.GRAPH_VERSION == comind.graph.GRAPH_VERSION
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
