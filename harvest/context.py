@@ -13,8 +13,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from functools import cache, partial
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pygit2
 
@@ -295,13 +295,13 @@ class HarvestContext:
                 continue
             symbols = []
             other = (change.head, f.path) if at == change.base else (change.base, f.old_path or f.path)
-            read = partial(self._lines, blob, *other)
+            read = cache(partial(self._lines, blob, *other))
             if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
-                definitions = self._definitions_at(path, blob, spans)
-                symbols = sorted(
-                    {d.qualname: d for lo, hi in spans if (d := innermost(definitions, lo, hi))}.values(),
-                    key=lambda d: d.start_line,
-                )
+                # (and the line before an insertion, which what it may extend ends at)
+                wanted = [(s.lo, s.hi) for s in spans] + [(s.hi - 1, s.hi - 1) for s in spans if s.indent is not None]
+                definitions = self._definitions_at(path, blob, wanted)
+                found = (innermost(definitions, s.lo, s.hi) or _extended(definitions, s, read) for s in spans)
+                symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
             symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
             for d in symbols[:4]:
                 key = f"{path}::{d.qualname}"
@@ -344,9 +344,16 @@ class HarvestContext:
         return found
 
 
-def touched_spans(
-    f: FileChange, side: str, read: Callable[[], tuple[Sequence[bytes], Sequence[bytes]]]
-) -> list[tuple[int, int]]:
+class Span(NamedTuple):
+    """Lines a definition must hold to be anchored to; for an insertion, `indent` is its first
+    line's, placed last of where it fits (after line `hi - 1`)."""
+
+    lo: int
+    hi: int
+    indent: int | None = None
+
+
+def touched_spans(f: FileChange, side: str, read: Callable[[], tuple[Sequence[bytes], Sequence[bytes]]]) -> list[Span]:
     """The lines of the file at `side` a change touched, as spans a definition must hold: each of
     its `side` lines, else (it only inserted there) the lines around each insertion, wherever the
     diff could have put it (`read()`: the file's lines at `side` and at the other, as git numbers
@@ -354,7 +361,7 @@ def touched_spans(
     every place it fits holds it."""
     here, there = (f.removed, f.added) if side == "removed" else (f.added, f.removed)
     if here:
-        return [(ln.lineno, ln.lineno) for ln in here]
+        return [Span(ln.lineno, ln.lineno) for ln in here]
     (lines, other), spans = read(), []
     before = 0  # inserted lines above the block: the i-th follows lineno - 1 - i lines of this side
     for block in _blocks(sorted(there, key=lambda ln: ln.lineno)):
@@ -366,8 +373,27 @@ def touched_spans(
         up = next((t for t in range(k) if lines[k - t - 1] != texts[-1 - t % len(texts)]), k)
         down = next((t for t in range(len(lines) - k) if lines[k + t] != texts[t % len(texts)]), len(lines) - k)
         if k - up > 0:
-            spans.append((k - up, k + down + 1))
+            last = texts[down % len(texts) :] + texts[: down % len(texts)]  # the block placed lowest
+            first = next((t for t in last if t is None or t.strip()), None)
+            spans.append(Span(k - up, k + down + 1, _indent(first) if first is not None else None))
     return spans
+
+
+def _extended(
+    definitions: Iterable[Definition], span: Span, read: Callable[[], tuple[Sequence[bytes], ...]]
+) -> Definition | None:
+    """Rule: a block that fits in a definition or right after its last line, indented deeper than
+    its first line, extends it (a statement appended to a Python function; a brace or `end` ends
+    others, so what follows it is no deeper)."""
+    d = innermost(definitions, span.hi - 1)
+    if d is None or d.end_line != span.hi - 1 or d.start_line > span.lo or span.indent is None:
+        return None
+    lines = read()[0]
+    return d if d.start_line <= len(lines) and _indent(lines[d.start_line - 1]) < span.indent else None
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" \t"))
 
 
 def _blocks(lines: list[Line]) -> Iterator[list[Line]]:

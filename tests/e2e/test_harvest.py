@@ -144,6 +144,34 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
             "\nfunc Give() int {\n\treturn 2\n}\n",
             "pool.go",
         ),
+        (  # a statement appended to a Python method (nothing after it holds the insertion)
+            "app/pool.py",
+            "class Pool:\n    def take(self):\n        return self.free\n\n    def give(self):\n"
+            "        self.free += 1\n",
+            "class Pool:\n    def take(self):\n        return self.free\n\n    def give(self):\n"
+            "        self.free += 1\n        self.wake_waiters()\n",
+            "app/pool.py::Pool.give",
+        ),
+        (  # appended, though the diff may slide it up a line (both calls end in `)`)
+            "app/options.py",
+            "def add_options(parser):\n    parser.add(\n        'verbose',\n    )\n",
+            "def add_options(parser):\n    parser.add(\n        'verbose',\n    )\n"
+            "    parser.add(\n        'quiet',\n    )\n",
+            "app/options.py::add_options",
+        ),
+        (  # a method appended to a class: not the method above it
+            "app/pool.py",
+            "class Pool:\n    def take(self):\n        return self.free\n",
+            "class Pool:\n    def take(self):\n        return self.free\n\n    def give(self):\n"
+            "        self.free += 1\n",
+            "app/pool.py",
+        ),
+        (  # a function appended after the last: a closing brace ends the one above
+            "pool.go",
+            "package pool\n\nfunc Take() int {\n\treturn 1\n}\n",
+            "package pool\n\nfunc Take() int {\n\treturn 1\n}\n\nfunc Give() int {\n\treturn 2\n}\n",
+            "pool.go",
+        ),
         (  # a method between two: the object holding them all
             "src/plugin.js",
             "export function vuePlugin() {\n  return {\n    resolveId(id) {\n      return id\n    },\n"

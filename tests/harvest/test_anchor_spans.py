@@ -22,6 +22,10 @@ def _one_sided(old: list[str], new: list[str]) -> FileChange:
     return FileChange("a.py", None, "M", added=tuple(added), removed=tuple(removed))
 
 
+def _spans(change: FileChange, side: str, read: Callable[[], tuple[list[bytes], list[bytes]]]) -> list[tuple[int, int]]:
+    return [(s.lo, s.hi) for s in touched_spans(change, side, read)]
+
+
 def _read(here: list[str], other: list[str]) -> Callable[[], tuple[list[bytes], list[bytes]]]:
     return lambda: ("".join(here).encode().split(b"\n"), "".join(other).encode().split(b"\n"))
 
@@ -35,8 +39,8 @@ def test_an_insertion_is_held_between_the_lines_around_it(size: int, runs: list[
         after[at:at] = [f"inserted {at}.{j}\n" for j in range(n)]
     expected = sorted((at, at + 1) for at, _ in points if at > 0)
     # read at the side without the lines: the parent of an insertion, the commit of a deletion
-    assert touched_spans(_one_sided(before, after), "removed", _read(before, after)) == expected
-    assert touched_spans(_one_sided(after, before), "added", _read(before, after)) == expected
+    assert _spans(_one_sided(before, after), "removed", _read(before, after)) == expected
+    assert _spans(_one_sided(after, before), "added", _read(before, after)) == expected
 
 
 @given(
@@ -49,7 +53,7 @@ def test_a_block_the_diff_may_place_elsewhere_spans_where_it_was_put(
 ) -> None:
     at = min(at, len(before))
     after = before[:at] + block + before[at:]
-    spans = touched_spans(_one_sided(before, after), "removed", _read(before, after))
+    spans = _spans(_one_sided(before, after), "removed", _read(before, after))
     assert len(spans) <= 1
     if spans:  # whichever place the diff chose, what holds the span holds the place it went in
         ((lo, hi),) = spans
@@ -60,11 +64,11 @@ def test_a_block_the_diff_may_place_elsewhere_spans_where_it_was_put(
 
 def test_lines_on_the_side_read_are_held_themselves() -> None:
     change = _one_sided(["a\n", "b\n", "c\n"], ["a\n", "B\n", "c\n", "d\n"])
-    assert touched_spans(change, "removed", _read([], [])) == [(2, 2)]
-    assert touched_spans(change, "added", _read([], [])) == [(2, 2), (4, 4)]
+    assert _spans(change, "removed", _read([], [])) == [(2, 2)]
+    assert _spans(change, "added", _read([], [])) == [(2, 2), (4, 4)]
 
 
 def test_lines_alike_but_for_their_indentation_do_not_slide() -> None:
     before = ["def f(x):\n", "    if x:\n", "        pass\n", "    return\n"]
     after = [*before[:3], "        return\n", before[3]]  # git compares lines whole, as here
-    assert touched_spans(_one_sided(before, after), "removed", _read(before, after)) == [(3, 4)]
+    assert _spans(_one_sided(before, after), "removed", _read(before, after)) == [(3, 4)]
