@@ -298,9 +298,9 @@ class HarvestContext:
             read = cache(partial(self._lines, blob, *other))
             if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
                 # (and the line before an insertion, which what it may extend ends at)
-                wanted = [(s.lo, s.hi) for s in spans] + [(s.hi - 1, s.hi - 1) for s in spans if s.indent is not None]
+                wanted = [(s.lo, s.hi) for s in spans] + [(s.after, s.after) for s in spans if s.indent is not None]
                 definitions = self._definitions_at(path, blob, wanted)
-                found = (innermost(definitions, s.lo, s.hi) or _extended(definitions, s, read) for s in spans)
+                found = (_extended(definitions, s, read) or innermost(definitions, s.lo, s.hi) for s in spans)
                 symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
             symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
             for d in symbols[:4]:
@@ -329,8 +329,7 @@ class HarvestContext:
         if commit is not None:
             with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
                 other = _blob(self.repo[commit].peel(pygit2.Commit).tree, path)
-        here = (_data(blob) or b"").split(b"\n")
-        return here, (_data(other) or b"").split(b"\n") if other is not None else []
+        return _split(_data(blob)), _split(_data(other) if other is not None else None)
 
     def _definitions_at(self, path: str, blob: pygit2.Blob, spans: list[tuple[int, int]]) -> tuple[Definition, ...]:
         """The file's definitions holding one of `spans` (all those `innermost` picks from), read
@@ -345,12 +344,13 @@ class HarvestContext:
 
 
 class Span(NamedTuple):
-    """Lines a definition must hold to be anchored to; for an insertion, `indent` is its first
-    line's, placed last of where it fits (after line `hi - 1`)."""
+    """Lines a definition must hold to be anchored to; for an insertion placed lowest of where it
+    fits, `indent` is its first line's and `after` the last line above it that is not blank."""
 
     lo: int
     hi: int
     indent: int | None = None
+    after: int = 0
 
 
 def touched_spans(f: FileChange, side: str, read: Callable[[], tuple[Sequence[bytes], Sequence[bytes]]]) -> list[Span]:
@@ -375,21 +375,30 @@ def touched_spans(f: FileChange, side: str, read: Callable[[], tuple[Sequence[by
         if k - up > 0:
             last = texts[down % len(texts) :] + texts[: down % len(texts)]  # the block placed lowest
             first = next((t for t in last if t is None or t.strip()), None)
-            spans.append(Span(k - up, k + down + 1, _indent(first) if first is not None else None))
+            after = k + down
+            while after > k - up and not lines[after - 1].strip():
+                after -= 1
+            spans.append(Span(k - up, k + down + 1, _indent(first) if first is not None else None, after))
     return spans
 
 
 def _extended(
     definitions: Iterable[Definition], span: Span, read: Callable[[], tuple[Sequence[bytes], ...]]
 ) -> Definition | None:
-    """Rule: a block that fits in a definition or right after its last line, indented deeper than
-    its first line, extends it (a statement appended to a Python function; a brace or `end` ends
-    others, so what follows it is no deeper)."""
-    d = innermost(definitions, span.hi - 1)
-    if d is None or d.end_line != span.hi - 1 or d.start_line > span.lo or span.indent is None:
+    """Rule: a block that fits in a definition or after its last line (blank lines between), indented
+    deeper than its first line, extends it (a statement appended to a Python function; a brace or
+    `end` ends others, so what follows it is no deeper). Nested in what holds the span, it wins."""
+    d = innermost(definitions, span.after)
+    if d is None or d.end_line != span.after or d.start_line > span.lo or span.indent is None:
         return None
     lines = read()[0]
     return d if d.start_line <= len(lines) and _indent(lines[d.start_line - 1]) < span.indent else None
+
+
+def _split(data: bytes | None) -> list[bytes]:
+    """Lines as git numbers them (no empty one after a final newline)."""
+    lines = (data or b"").split(b"\n")
+    return lines[:-1] if lines[-1] == b"" else lines
 
 
 def _indent(line: bytes) -> int:

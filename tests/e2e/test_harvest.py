@@ -152,6 +152,19 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
             "        self.free += 1\n        self.wake_waiters()\n",
             "app/pool.py::Pool.give",
         ),
+        (  # appended to a method with another after it (which the class holds, the method first)
+            "app/pool.py",
+            "class Pool:\n    def take(self):\n        return self.free\n\n    def give(self):\n        pass\n",
+            "class Pool:\n    def take(self):\n        return self.free\n        self.check()\n\n    def give(self):\n"
+            "        pass\n",
+            "app/pool.py::Pool.take",
+        ),
+        (  # appended after a blank line, at the end of the file
+            "app/run.py",
+            "def main():\n    setup()\n    run()\n",
+            "def main():\n    setup()\n    run()\n\n    cleanup()\n",
+            "app/run.py::main",
+        ),
         (  # appended, though the diff may slide it up a line (both calls end in `)`)
             "app/options.py",
             "def add_options(parser):\n    parser.add(\n        'verbose',\n    )\n",

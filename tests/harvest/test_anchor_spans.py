@@ -27,7 +27,7 @@ def _spans(change: FileChange, side: str, read: Callable[[], tuple[list[bytes], 
 
 
 def _read(here: list[str], other: list[str]) -> Callable[[], tuple[list[bytes], list[bytes]]]:
-    return lambda: ("".join(here).encode().split(b"\n"), "".join(other).encode().split(b"\n"))
+    return lambda: ("".join(here).encode().splitlines(), "".join(other).encode().splitlines())
 
 
 @given(st.integers(0, 15), st.lists(st.tuples(st.integers(0, 15), st.integers(1, 3)), min_size=1, max_size=5))
