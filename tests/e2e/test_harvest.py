@@ -56,6 +56,17 @@ def only(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return found[0]
 
 
+def reverted_anchors(cli, gr: GitRepo, path: str, before: str, after: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The anchors of the attempt harvested from `path` going `before` → `after`, then `git revert`."""
+    gr.write(path, before)
+    gr.commit("Add the pool")
+    gr.write(path, after)
+    gr.commit("Reserve a slot for the caller")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    return [a["raw"] for a in only(records(cli, gr), "attempt")["anchors"]]
+
+
 def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     reverted = gr.commit("Cache permission checks in Redis")
@@ -108,16 +119,9 @@ def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # t
 def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore[no-untyped-def]
     cli, gr: GitRepo, path: str, before: str, line: int, symbol: str
 ) -> None:
-    gr.write(path, before)
-    gr.commit("Add the pool")
     lines = before.splitlines(keepends=True)  # an edit of a line of the method (anchors read what it replaced)
     lines[line - 1] = lines[line - 1].replace(lines[line - 1].strip(), "reserve_slot_for_caller(pool_size);")
-    gr.write(path, "".join(lines))
-    gr.commit("Reserve a slot for the caller")
-    gr.git("revert", "--no-edit", "HEAD")
-    harvest(cli, gr)
-    attempt = only(records(cli, gr), "attempt")
-    assert [a["raw"] for a in attempt["anchors"]] == [f"{path}::{symbol}"]
+    assert reverted_anchors(cli, gr, path, before, "".join(lines)) == [f"{path}::{symbol}"]
     why = cli(gr.path, "why", f"{path}::{symbol}")
     assert why.code == 0 and "Reserve a slot for the caller" in why.out
 
@@ -205,14 +209,7 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
 def test_a_change_that_only_inserts_anchors_to_the_definition_around_it(  # type: ignore[no-untyped-def]
     cli, gr: GitRepo, path: str, before: str, after: str, anchor: str
 ) -> None:
-    gr.write(path, before)
-    gr.commit("Add the pool")
-    gr.write(path, after)
-    gr.commit("Reserve a slot for the caller")
-    gr.git("revert", "--no-edit", "HEAD")
-    harvest(cli, gr)
-    attempt = only(records(cli, gr), "attempt")
-    assert [a["raw"] for a in attempt["anchors"]] == [anchor]
+    assert reverted_anchors(cli, gr, path, before, after) == [anchor]
 
 
 def test_an_insertion_read_back_from_a_revert_naming_nothing_anchors_to_its_method(  # type: ignore[no-untyped-def]
