@@ -27,7 +27,7 @@ from comind.harvest import HARVESTER_VERSION
 from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, Line, approach, bookkeeping
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
-from comind.languages import Definition, definitions_at, language_for_path
+from comind.languages import Definition, definitions_at, keeping_trees, language_for_path
 from comind.rulebook import rules_of
 from comind.sanitize import clean_text
 
@@ -297,10 +297,15 @@ class HarvestContext:
             other = (change.head, f.path) if at == change.base else (change.base, f.old_path or f.path)
             read = cache(partial(self._lines, blob, *other))
             if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
+                inserted = [s for s in spans if s.indent is not None]
                 # (and the line before an insertion, which what it may extend ends at)
-                wanted = [(s.lo, s.hi) for s in spans] + [(s.after, s.after) for s in spans if s.indent is not None]
-                definitions = self._definitions_at(path, blob, wanted)
-                found = (_extended(definitions, s, read) or innermost(definitions, s.lo, s.hi) for s in spans)
+                wanted = [(s.lo, s.hi) for s in spans] + [(s.after, s.after) for s in inserted]
+                with keeping_trees() if inserted else contextlib.nullcontext():  # (parsed once, asked again)
+                    definitions = self._definitions_at(path, blob, wanted)
+                    found = [
+                        self._extended(path, blob, definitions, s, read) or innermost(definitions, s.lo, s.hi)
+                        for s in spans
+                    ]
                 symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
             symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
             for d in symbols[:4]:
@@ -330,6 +335,31 @@ class HarvestContext:
             with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
                 other = _blob(self.repo[commit].peel(pygit2.Commit).tree, path)
         return _split(_data(blob)), _split(_data(other) if other is not None else None)
+
+    def _extended(
+        self,
+        path: str,
+        blob: pygit2.Blob,
+        definitions: Iterable[Definition],
+        span: Span,
+        read: Callable[[], tuple[Sequence[bytes], ...]],
+    ) -> Definition | None:
+        """Rule: a block that fits in a definition or after its last line (blank lines between),
+        indented deeper than its first line, extends it (a statement appended to a Python function; a
+        brace or `end` ends others, so what follows is no deeper). Nested in what holds the span, it wins."""
+        if span.indent is None:
+            return None
+        d = innermost(definitions, span.after)
+        while d is not None and d.end_line == span.after and d.start_line <= span.lo:
+            lines = read()[0]
+            if d.start_line <= len(lines) and _indent(lines[d.start_line - 1]) < span.indent:
+                return d
+            if d.start_line == 1:
+                return None
+            # no deeper than that one: then the one holding it (a sibling ends before it starts)
+            around = (d.start_line - 1, span.after)
+            d = innermost(self._definitions_at(path, blob, [around]), *around)
+        return None
 
     def _definitions_at(self, path: str, blob: pygit2.Blob, spans: list[tuple[int, int]]) -> tuple[Definition, ...]:
         """The file's definitions holding one of `spans` (all those `innermost` picks from), read
@@ -380,19 +410,6 @@ def touched_spans(f: FileChange, side: str, read: Callable[[], tuple[Sequence[by
                 after -= 1
             spans.append(Span(k - up, k + down + 1, _indent(first) if first is not None else None, after))
     return spans
-
-
-def _extended(
-    definitions: Iterable[Definition], span: Span, read: Callable[[], tuple[Sequence[bytes], ...]]
-) -> Definition | None:
-    """Rule: a block that fits in a definition or after its last line (blank lines between), indented
-    deeper than its first line, extends it (a statement appended to a Python function; a brace or
-    `end` ends others, so what follows it is no deeper). Nested in what holds the span, it wins."""
-    d = innermost(definitions, span.after)
-    if d is None or d.end_line != span.after or d.start_line > span.lo or span.indent is None:
-        return None
-    lines = read()[0]
-    return d if d.start_line <= len(lines) and _indent(lines[d.start_line - 1]) < span.indent else None
 
 
 def _split(data: bytes | None) -> list[bytes]:

@@ -176,11 +176,23 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
             "    parser.add(\n        'quiet',\n    )\n",
             "app/options.py::add_options",
         ),
-        (  # a method appended to a class: not the method above it
+        (  # a method appended to a class: the class, not the method above it
             "app/pool.py",
             "class Pool:\n    def take(self):\n        return self.free\n",
             "class Pool:\n    def take(self):\n        return self.free\n\n    def give(self):\n"
             "        self.free += 1\n",
+            "app/pool.py::Pool",
+        ),
+        (  # a statement after a nested function last in its parent: the parent
+            "app/pool.py",
+            "def make():\n    def inner():\n        return 1\n",
+            "def make():\n    def inner():\n        return 1\n    return inner\n",
+            "app/pool.py::make",
+        ),
+        (  # a function appended to a module: in nothing but the file
+            "app/pool.py",
+            "def take():\n    return 1\n",
+            "def take():\n    return 1\n\n\ndef give():\n    return 2\n",
             "app/pool.py",
         ),
         (  # a function appended after the last: a closing brace ends the one above
