@@ -24,7 +24,18 @@ from comind.anchors import AnchorError, parse_anchor
 from comind.deps import EXACT_RANGE, is_manifest, moved
 from comind.git import is_dir, open_repo
 from comind.harvest import HARVESTER_VERSION
-from comind.harvest.approach import FORMAT, MAX_BLOB, Approach, FileChange, Line, approach, bookkeeping
+from comind.harvest.approach import (
+    FORMAT,
+    MAX_BLOB,
+    Approach,
+    FileChange,
+    Line,
+    approach,
+    bookkeeping,
+    comment_style,
+    is_trivial,
+    normalise_line,
+)
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, keeping_trees, language_for_path
@@ -392,7 +403,7 @@ def touched_spans(f: FileChange, side: str, read: Callable[[], tuple[Sequence[by
     here, there = (f.removed, f.added) if side == "removed" else (f.added, f.removed)
     if here:
         return [Span(ln.lineno, ln.lineno) for ln in here]
-    (lines, other), spans = read(), []
+    (lines, other), spans, style = read(), [], comment_style(f.path)
     before = 0  # inserted lines above the block: the i-th follows lineno - 1 - i lines of this side
     for block in _blocks(sorted(there, key=lambda ln: ln.lineno)):
         texts = [other[ln.lineno - 1] if ln.lineno <= len(other) else None for ln in block]  # None: unread
@@ -404,7 +415,9 @@ def touched_spans(f: FileChange, side: str, read: Callable[[], tuple[Sequence[by
         down = next((t for t in range(len(lines) - k) if lines[k + t] != texts[t % len(texts)]), len(lines) - k)
         if k - up > 0:
             last = texts[down % len(texts) :] + texts[: down % len(texts)]  # the block placed lowest
-            first = next((t for t in last if t is None or t.strip()), None)
+            # its first line of code sets its indent (a comment may sit deeper than what follows)
+            code = [t for t in last if t is None or not is_trivial(normalise_line(t.decode("utf-8", "replace")), style)]
+            first = next((t for t in code or last if t is None or t.strip()), None)
             after = k + down
             while after > k - up and not lines[after - 1].strip():
                 after -= 1

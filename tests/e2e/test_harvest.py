@@ -189,6 +189,13 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore
             "def make():\n    def inner():\n        return 1\n    return inner\n",
             "app/pool.py::make",
         ),
+        (  # an indented comment, then a function: the code sets the block's indent, not the comment
+            "app/pool.py",
+            "class Pool:\n    def take(self):\n        return 1\n",
+            "class Pool:\n    def take(self):\n        return 1\n\n    # give() moved below\n\n\ndef give():\n"
+            "    return 2\n",
+            "app/pool.py",
+        ),
         (  # a function appended to a module: in nothing but the file
             "app/pool.py",
             "def take():\n    return 1\n",
