@@ -7,7 +7,8 @@ Module names:
 * JavaScript/TypeScript: the path without its extension (``src/db/index``); relative imports are
   resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``).
 * Go: the package import path (``go.mod`` module path + directory), as imports write it.
-* Java: the dotted path under ``…/java/`` or ``src/`` (``com.acme.Db``).
+* Java and Kotlin: the dotted path under ``…/java/``, ``…/kotlin/`` or ``src/`` (``com.acme.Db``),
+  so that each imports the other's classes.
 * Rust: the path without ``.rs``; its ``use`` paths stay unresolved (not internal).
 * C and C++: the path without its extension, so a header and its source are one module
   (``src/net/sock``); an ``#include`` is resolved beside the file (``"x.h"``), then to the one file
@@ -202,7 +203,7 @@ class ImportGraph:
                 self._module_of[path] = _strip_js_ext(path)
         for path in by_lang.get("go", []):
             self._module_of[path] = self._go_package(posixpath.dirname(path))
-        for path in by_lang.get("java", []):
+        for path in by_lang.get("java", []) + by_lang.get("kotlin", []):
             self._module_of[path] = _java_module(path)
         for path in by_lang.get("rust", []):
             self._module_of[path] = path[:-3]
@@ -260,7 +261,7 @@ class ImportGraph:
             bindings = self._js_imports(path, module, imports)
         elif language == "go":
             bindings = self._go_imports(path, module, imports)
-        elif language == "java":
+        elif language in ("java", "kotlin"):
             bindings = self._java_imports(path, module, imports)
         elif language in _C_LANGS:
             bindings = self._include_edges(path, module, imports)
@@ -377,7 +378,7 @@ class ImportGraph:
                 self._edge(module, imp.module, path, imp.line, True)
             else:
                 self._edge(module, name, path, imp.line, False)
-            bindings[imp.names[0]] = name
+            bindings[imp.alias or imp.names[0]] = name  # (Kotlin's `import a.B as C` binds C)
         return bindings
 
     def _include_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
@@ -535,13 +536,11 @@ def _strip_js_ext(path: str) -> str:
 
 
 def _java_module(path: str) -> str:
-    rel = path[:-5] if path.endswith(".java") else path
-    for marker in ("/java/", "src/"):
-        i = rel.rfind(marker)
-        if i >= 0 and (marker != "src/" or i == 0 or rel[i - 1] == "/"):
-            rel = rel[i + len(marker) :]
-            break
-    return rel.replace("/", ".")
+    rel = posixpath.splitext(path)[0]
+    cut = max((i + len(m) for m in ("/java/", "/kotlin/") if (i := rel.rfind(m)) >= 0), default=-1)
+    if cut < 0 and (i := rel.rfind("src/")) >= 0 and (i == 0 or rel[i - 1] == "/"):
+        cut = i + 4
+    return (rel[cut:] if cut >= 0 else rel).replace("/", ".")
 
 
 def psr4_prefixes(manifest: object) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from difflib import SequenceMatcher
 from typing import TypeVar
 
-from . import c, cpp, csharp, go, java, javascript, php, python, ruby, rust, typescript
+from . import c, cpp, csharp, go, java, javascript, kotlin, php, python, ruby, rust, typescript
 from ._base import KINDS, Call, Definition, DefSpec, FileSymbols, Import, Language, keeping_trees, may_define
 
 __all__ = [
@@ -55,6 +55,7 @@ LANGUAGES: dict[str, Language] = {
         ruby.LANGUAGE,
         php.LANGUAGE,
         csharp.LANGUAGE,
+        kotlin.LANGUAGE,
     )
 }
 _BY_EXTENSION = {ext: lang for lang in LANGUAGES.values() for ext in lang.extensions}

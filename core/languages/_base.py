@@ -63,7 +63,8 @@ class DefSpec:
     ``namespace``) that prefixes the qualnames inside it without being a definition itself.
     ``sig`` lists the fields whose tokens (after the name) make the signature; ``body`` names the
     field holding the body, or the fields one of which does (C#'s ``int X { get; }`` and
-    ``int X => 1``); None: the definition has none, e.g. an interface method.
+    ``int X => 1``); None: the definition has none, e.g. an interface method. In a grammar whose
+    definitions name no such fields (Kotlin's), a name is the kind of a child node instead.
     """
 
     kind: str
@@ -584,7 +585,7 @@ class Language:
             out.imports,
             out.errors,
         )
-        flags_of = self._kind_flags()
+        flags_of, by_kind = self._kind_flags(), self._by_kind()
         not_plain, string_calls, ident_flag = _NOT_PLAIN, self.string_calls and notes, _IDENT
         noted = (_CALL | _IMPORT) if notes else 0
         tok_append, ident_append = toks.append, ident.append
@@ -602,6 +603,8 @@ class Language:
             if depth == role_depth:  # a child of the innermost definition: a field it reads?
                 rec = frames[-1]
                 role = rec.roles.pop(cursor.field_id, None)  # type: ignore[arg-type]
+                if role is None and by_kind:  # (a child read by its kind: a key below zero)
+                    role = rec.roles.pop(-1 - node.kind_id, None)
                 if role is not None:
                     if role == _SIG:
                         rec.sig_marks.append(len(toks))
@@ -798,11 +801,25 @@ class Language:
         if roles is None:
             grammar = self.load_grammar()
             roles = {}
-            for fname in spec.sig:
-                if (fid := grammar.field_id_for_name(fname)) is not None:
-                    roles[fid] = _SIG
-            for body in (spec.body,) if isinstance(spec.body, str) else spec.body or ():
-                if (fid := grammar.field_id_for_name(body)) is not None:
-                    roles[fid] = _BODY
+            for names, role in (
+                (spec.sig, _SIG),
+                ((spec.body,) if isinstance(spec.body, str) else spec.body or (), _BODY),
+            ):
+                for name in names:
+                    if (fid := grammar.field_id_for_name(name)) is not None:
+                        roles[fid] = role
+                    elif kind := grammar.id_for_node_kind(name, True):  # no such field: a node kind
+                        roles[-1 - kind] = role
             self._roles_cache[(self.name, spec)] = roles
         return dict(roles)
+
+    def _by_kind(self) -> bool:
+        """Whether some definition's fields are read by the kinds of its children."""
+        found = self._by_kind_cache.get(self.name)
+        if found is None:
+            found = self._by_kind_cache[self.name] = any(
+                key < 0 for spec in self.definition_kinds.values() for key in self._roles(spec)
+            )
+        return found
+
+    _by_kind_cache: ClassVar[dict[str, bool]] = {}

@@ -29,6 +29,7 @@ FILLER = {
     ".java": "    int f{i}(int a) {{\n        return a * {i};\n    }}\n\n",
     ".js": "function f{i}(a) {{\n  return a * {i};\n}}\n\n",
     ".ts": "function f{i}(a: number): number {{\n  return a * {i};\n}}\n\n",
+    ".kt": "    fun f{i}(a: Int): Int {{\n        return a * {i}\n    }}\n\n",
 }
 
 TRICKY = {
@@ -230,6 +231,35 @@ class M {
     int dup(int a) {
         return a;
     }
+}
+''',
+    "M.kt": '''package m
+
+class M(val size: Int) {
+    val block = """
+        class Fake {
+        }
+        """
+
+    constructor(s: String) : this(s.length)
+
+    fun dup(): Int {
+        return 1
+    }
+{filler}
+    fun dup(a: Int): Int = a
+
+    companion object {
+        fun make() = M(1)
+    }
+}
+
+object Registry {
+    fun all() {}
+}
+
+fun String.ext(): Int {
+    return length
 }
 ''',
 }

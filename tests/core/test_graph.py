@@ -268,6 +268,24 @@ def test_ruby_requires_and_php_uses(tmp_path: Path) -> None:
     assert ("App.Http.Kernel.Kernel.boot", "App.Http.Router.start") in resolved  # its namespace's, no `use`
 
 
+def test_kotlin_and_java_import_each_others_classes(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)
+    repo.write("lib/src/main/kotlin/acme/db/Db.kt", "package acme.db\n\nobject Db {\n    fun open() {}\n}\n")
+    repo.write("lib/src/main/java/acme/db/Legacy.java", "package acme.db;\n\nclass Legacy { static void run() {} }\n")
+    repo.write(
+        "app/src/main/kotlin/acme/web/Page.kt",
+        "package acme.web\n\nimport acme.db.Db\nimport acme.db.Legacy as Old\nimport kotlinx.coroutines.*\n\n"
+        "class Page {\n    fun render() {\n        Db.open()\n        Old.run()\n    }\n}\n",
+    )
+    repo.commit("kotlin")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("app/src/main/kotlin/acme/web/Page.kt") == "acme.web.Page"
+    assert g.edges() == {("acme.web.Page", "acme.db.Db"), ("acme.web.Page", "acme.db.Legacy")}
+    assert "kotlinx.coroutines" in g.imports_of("acme.web.Page")
+    resolved = {c.callee for c in g.call_edges() if c.resolved and c.caller == "acme.web.Page.Page.render"}
+    assert resolved == {"acme.db.Db.open", "acme.db.Legacy.run"}  # through an import and its alias
+
+
 def test_csharp_namespaces_are_modules_and_usings_their_edges(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/Data/Db.cs", "namespace Acme.Data\n{\n    public class Db { public static void Open() {} }\n}\n")

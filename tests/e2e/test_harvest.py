@@ -114,9 +114,16 @@ def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # t
             4,
             "Pool.take",
         ),
+        (
+            "src/main/kotlin/net/Pool.kt",
+            "package net\n\nclass Pool {\n    companion object {\n        fun take(): Int {\n"
+            "            return free\n        }\n    }\n}\n",
+            6,
+            "Pool.Companion.take",
+        ),
     ],
 )
-def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_and_php(  # type: ignore[no-untyped-def]
+def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_php_and_kotlin(  # type: ignore[no-untyped-def]
     cli, gr: GitRepo, path: str, before: str, line: int, symbol: str
 ) -> None:
     lines = before.splitlines(keepends=True)  # an edit of a line of the method (anchors read what it replaced)
