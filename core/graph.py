@@ -70,6 +70,7 @@ _SYSTEM_HEADER_NAMES = """
     arpa/inet.h net/if.h netinet/in.h netinet/tcp.h windows.h winsock2.h ws2tcpip.h
 """
 _SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
+_SOURCE_SET = re.compile(r"(?:^|/)src/[^/]+/(?:java|kotlin)/")  # Gradle's and Maven's source roots
 # `namespace A.B {`, `namespace A.B;`, then maybe a comment: a line of prose naming a namespace is none
 _CS_NAMESPACE = re.compile(r"^\s*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?:[{;]|//|/\*|$)", re.MULTILINE)
 # Bump when module names or edges change: what the index cache keeps of them (importers, `why`'s
@@ -537,7 +538,12 @@ def _strip_js_ext(path: str) -> str:
 
 def _java_module(path: str) -> str:
     rel = posixpath.splitext(path)[0]
-    cut = max((i + len(m) for m in ("/java/", "/kotlin/") if (i := rel.rfind(m)) >= 0), default=-1)
+    root = _SOURCE_SET.search(rel)  # `src/main/java/`, `src/jvmMain/kotlin/`: a package may say kotlin
+    cut = (
+        root.end()
+        if root
+        else max((i + len(m) for m in ("/java/", "/kotlin/") if (i := rel.rfind(m)) >= 0), default=-1)
+    )
     if cut < 0 and (i := rel.rfind("src/")) >= 0 and (i == 0 or rel[i - 1] == "/"):
         cut = i + 4
     return (rel[cut:] if cut >= 0 else rel).replace("/", ".")

@@ -63,8 +63,9 @@ class DefSpec:
     ``namespace``) that prefixes the qualnames inside it without being a definition itself.
     ``sig`` lists the fields whose tokens (after the name) make the signature; ``body`` names the
     field holding the body, or the fields one of which does (C#'s ``int X { get; }`` and
-    ``int X => 1``); None: the definition has none, e.g. an interface method. In a grammar whose
-    definitions name no such fields (Kotlin's), a name is the kind of a child node instead.
+    ``int X => 1``); None: the definition has none, e.g. an interface method. In a language whose
+    grammar names no such fields (Kotlin's, `Language.children_by_kind`), a name may be the kind
+    of a child node instead.
     """
 
     kind: str
@@ -342,6 +343,7 @@ class Language:
     string_calls: ClassVar[bool] = True  # whether an atomic node (a string) may hold calls
     named_by_parent: ClassVar[frozenset[str]] = frozenset()  # definitions `name_of` may name from their parent
     owner_nests: ClassVar[bool] = False  # an `owner_of` is inside the enclosing namespace (C++), not instead of it
+    children_by_kind: ClassVar[bool] = False  # DefSpec names may be child kinds (a grammar without such fields)
 
     # --- hooks -------------------------------------------------------------------------------
     def name_of(self, node: Node) -> str | None:
@@ -808,7 +810,7 @@ class Language:
                 for name in names:
                     if (fid := grammar.field_id_for_name(name)) is not None:
                         roles[fid] = role
-                    elif kind := grammar.id_for_node_kind(name, True):  # no such field: a node kind
+                    elif self.children_by_kind and (kind := grammar.id_for_node_kind(name, True)):
                         roles[-1 - kind] = role
             self._roles_cache[(self.name, spec)] = roles
         return dict(roles)

@@ -1,9 +1,13 @@
-"""Kotlin: classes (interfaces and enums among them), objects, companion objects (``Companion``
-unless named), functions, extension functions (named without their receiver, as Kotlin calls them)
-and secondary constructors (``constructor``); nested declarations give ``Outer.Inner.method``. A
-package does not prefix qualnames (as a Java package does not). Properties are not definitions.
+"""Kotlin: classes (interfaces and enums among them), objects, companion objects (``companion``
+unless named: the word written, where the JVM's ``Companion`` is not), functions, extension
+functions (named without their receiver, as Kotlin calls them) and secondary constructors
+(``constructor``); nested declarations give ``Outer.Inner.method``. A package does not prefix
+qualnames (as a Java package does not). Properties are not definitions; namesakes are numbered (see
+_base), as extension functions of one name on several receivers are.
 
-The grammar names no body or parameter fields: the spans read are its children's kinds.
+The grammar names no body or parameter fields: the spans read are its children's kinds. A
+signature holds the type parameters, parameters, supertypes and `where` clauses, not the return
+type (the grammar gives it the kind a receiver type has).
 
 Imports: ``import a.b.C`` is ``Import("a.b", ("C",))``, ``import a.b.*`` is
 ``Import("a.b", ("*",))``, ``import a.b.C as D`` binds ``D``."""
@@ -18,7 +22,11 @@ from ._base import DefSpec, Import, Language, dotted, text
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-CLASS = DefSpec("class", sig=("type_parameters", "primary_constructor"), body=("class_body", "enum_class_body"))
+CLASS = DefSpec(
+    "class",
+    sig=("type_parameters", "primary_constructor", "delegation_specifiers", "type_constraints"),
+    body=("class_body", "enum_class_body"),
+)
 
 
 class Kotlin(Language):
@@ -26,14 +34,19 @@ class Kotlin(Language):
     grammar = ("tree_sitter_kotlin", "language")
     ast_grep_name = "kotlin"
     extensions: ClassVar[tuple[str, ...]] = (".kt", ".kts")
+    children_by_kind = True
     definition_kinds: ClassVar[Mapping[str, DefSpec]] = {
         "class_declaration": CLASS,
         "object_declaration": CLASS,
         "companion_object": CLASS,
         "function_declaration": DefSpec(
-            "function", sig=("type_parameters", "function_value_parameters"), body=("function_body",)
+            "function",
+            sig=("type_parameters", "function_value_parameters", "type_constraints"),
+            body=("function_body",),
         ),
-        "secondary_constructor": DefSpec("method", sig=("function_value_parameters",), body=("block",)),
+        "secondary_constructor": DefSpec(
+            "method", sig=("function_value_parameters", "constructor_delegation_call"), body=("block",)
+        ),
     }
     comment_kinds = frozenset({"line_comment", "block_comment"})
     atomic_kinds = frozenset({"string_literal", "multiline_string_literal", "character_literal"})
@@ -45,19 +58,17 @@ class Kotlin(Language):
             return "constructor"
         if node.type == "companion_object":
             named = node.child_by_field_name("name")
-            return text(named) if named is not None else "Companion"
+            return text(named) if named is not None else "companion"
         return super().name_of(node)
 
     def kind_of(self, node: Node, spec: DefSpec, parent_kind: str | None) -> str:
         if node.type == "class_declaration":
             if any(c.type == "interface" for c in node.children):
                 return "interface"
-            if any(c.type == "enum_class_body" for c in node.children):
+            modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+            if modifiers is not None and any(text(m) == "enum" for m in modifiers.children):
                 return "enum"
         return super().kind_of(node, spec, parent_kind)
-
-    def written_word(self, name: str) -> str:
-        return "object" if name == "Companion" else super().written_word(name)
 
     def callee(self, node: Node) -> str | None:
         f = node.named_children[0] if node.named_children else None

@@ -119,7 +119,7 @@ def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # t
             "package net\n\nclass Pool {\n    companion object {\n        fun take(): Int {\n"
             "            return free\n        }\n    }\n}\n",
             6,
-            "Pool.Companion.take",
+            "Pool.companion.take",
         ),
     ],
 )
