@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cache, partial
+from itertools import groupby
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pygit2
@@ -436,15 +437,9 @@ def _indent(line: bytes) -> int:
 
 
 def _blocks(lines: list[Line]) -> Iterator[list[Line]]:
-    """Runs of consecutive line numbers."""
-    block: list[Line] = []
-    for ln in lines:
-        if block and ln.lineno != block[-1].lineno + 1:
-            yield block
-            block = []
-        block.append(ln)
-    if block:
-        yield block
+    """Runs of consecutive line numbers (in a run, number less position is constant)."""
+    for _, run in groupby(enumerate(lines), key=lambda pair: pair[1].lineno - pair[0]):
+        yield [ln for _, ln in run]
 
 
 def dependency_anchors(
