@@ -131,12 +131,12 @@ def _workflows(tree: pygit2.Tree) -> Iterator[tuple[str, pygit2.Blob]]:
 
 # (tree id, its folder's name) -> the manifests under it, by path inside it. Revisions share most
 # folders: a scan of the next one reads only the folders that changed (a large tree holds thousands).
-_UNDER: dict[tuple[str, str], tuple[tuple[str, pygit2.Blob], ...]] = {}
+_UNDER: dict[tuple[pygit2.Oid, str], tuple[tuple[str, pygit2.Blob], ...]] = {}
 _UNDER_MAX = 65536
 
 
 def _manifests_under(tree: pygit2.Tree, folder: str) -> tuple[tuple[str, pygit2.Blob], ...]:
-    key = (str(tree.id), folder)
+    key = (tree.id, folder)
     found = _UNDER.get(key)
     if found is None:
         out: list[tuple[str, pygit2.Blob]] = []
@@ -145,14 +145,14 @@ def _manifests_under(tree: pygit2.Tree, folder: str) -> tuple[tuple[str, pygit2.
             if isinstance(entry, pygit2.Tree):
                 if name not in ("node_modules", ".git"):
                     out.extend((f"{name}/{path}", blob) for path, blob in _manifests_under(entry, name))
-            elif (
-                isinstance(entry, pygit2.Blob)
-                and entry.filemode in (0o100644, 0o100755)
-                and (
+            elif (  # the name first: most files are none of these, and a mode is an enum made per call
+                (
                     name in _MANIFEST_PARSERS
                     or name in _LOCKFILES
                     or (name.endswith(".txt") and _is_requirements(f"{folder}/{name}"))
                 )
+                and isinstance(entry, pygit2.Blob)
+                and entry.filemode in (0o100644, 0o100755)
             ):
                 out.append((name, entry))
         if len(_UNDER) >= _UNDER_MAX:
@@ -185,7 +185,7 @@ def _parsed(path: str, blob: pygit2.Blob) -> tuple[tuple[Dependency, ...], tuple
             else:  # a manifest keeps what it declared before a bad entry
                 deps.extend((_MANIFEST_PARSERS.get(name) or _requirements)(path, text, problems))
         except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+            # tomli.TOMLDecodeError and json.JSONDecodeError are ValueErrors
             problems.append(f"{path}: {type(exc).__name__}: {exc}")
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.clear()
@@ -352,14 +352,8 @@ def _pep508(path: str, spec: str, note: str | None, problems: list[str]) -> Depe
     return Dependency("pypi", normalize_pypi(req.name), declared, locked, path, note)
 
 
-def _toml(text: str) -> dict[str, Any]:
-    import tomllib  # on use: a check that reads no TOML manifest does not load the parser
-
-    return tomllib.loads(text)
-
-
 def _pyproject(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
-    doc = _toml(text)
+    doc = toolchains.read_toml(text)
     project = doc.get("project", {})
     groups: list[tuple[str | None, Any]] = [(None, project.get("dependencies", []))]
     groups += [(f"optional:{extra}", deps) for extra, deps in project.get("optional-dependencies", {}).items()]
@@ -461,7 +455,7 @@ def _go_mod(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
 
 
 def _cargo_toml(path: str, text: str, problems: list[str]) -> Iterator[Dependency]:
-    doc = _toml(text)
+    doc = toolchains.read_toml(text)
     tables: list[tuple[str | None, Any]] = []
     for base in (doc, *doc.get("target", {}).values()):
         tables += [
@@ -534,7 +528,7 @@ _MANIFEST_PARSERS = {
 
 
 def _toml_packages(path: str, text: str, ecosystem: str) -> Iterator[Dependency]:
-    for pkg in _toml(text).get("package", []):
+    for pkg in toolchains.read_toml(text).get("package", []):
         source = pkg.get("source")
         if ecosystem == "cargo" and source is None:
             continue  # a workspace member: the project itself
@@ -551,9 +545,9 @@ def _poetry_lock(path: str, text: str) -> Iterator[Dependency]:
 
 
 # Cargo writes its lockfile in one layout: `[[package]]` tables of `key = "value"` lines. Read that
-# layout directly (a large workspace's Cargo.lock: 2 ms instead of tomllib's 27 ms, on both sides of
+# layout directly (a large workspace's Cargo.lock: 2 ms instead of 11 ms in a TOML parser, on both sides of
 # every change that touches it); anything else in it (an escape, a table that is not a package)
-# goes to tomllib.
+# goes to the TOML parser.
 _CARGO_PACKAGE = re.compile(
     r'^\[\[package\]\]\n((?:[a-z]+ = (?:"[^"\\\n]*"|\[(?:\n "[^"\\\n]*",)*\n?\])\n)*)', re.MULTILINE
 )

@@ -219,6 +219,8 @@ def changed_paths(
 
     base_commit, head_commit = repo[base], repo[head]
     assert isinstance(base_commit, pygit2.Commit) and isinstance(head_commit, pygit2.Commit)
+    if not renames:
+        return sorted(_changed(base_commit.tree, head_commit.tree, ""), key=lambda change: change[0])
     diff = repo.diff(base_commit.tree, head_commit.tree)
     if renames:
         diff.find_similar(flags=DiffFind.FIND_RENAMES)
@@ -228,3 +230,39 @@ def changed_paths(
         old, new = delta.old_file.path, delta.new_file.path
         out.append((old, None, status) if status == "D" else (new, old, status))
     return out
+
+
+def _changed(old: pygit2.Tree, new: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str | None, str]]:
+    """`changed_paths` without renames, reading only the folders that differ: libgit2's diff reads
+    every folder of both trees (17 ms a revert in a 30,000-file tree, for a one-line change). A file
+    that changes type (a link, a folder, a submodule) is deleted and added, as libgit2 has it."""
+    theirs = {entry.name: entry for entry in new}
+    for a in old:
+        b = theirs.pop(a.name, None)
+        if b is not None and a.id == b.id and a.filemode == b.filemode:
+            continue
+        path = prefix + (a.name or "")
+        if b is not None and a.filemode == b.filemode == _TREE:
+            yield from _changed(a, b, path + "/")  # type: ignore[arg-type]
+        elif b is not None and _kind(a.filemode) == _kind(b.filemode):
+            yield path, path, "M"
+        else:
+            yield from _every(a, path, "D")
+            if b is not None:
+                yield from _every(b, path, "A")
+    for b in theirs.values():
+        yield from _every(b, prefix + (b.name or ""), "A")
+
+
+def _every(entry: pygit2.Object, path: str, status: str) -> Iterator[tuple[str, str | None, str]]:
+    """Each file at or under `entry`, deleted (D) or added (A)."""
+    if entry.filemode == _TREE:
+        for inner in entry:  # type: ignore[attr-defined]
+            yield from _every(inner, f"{path}/{inner.name}", status)
+    else:
+        yield (path, None, status) if status == "D" else (path, path, status)
+
+
+def _kind(mode: int) -> int:
+    """A file's kind as a diff tells them apart: regular (either mode), link, submodule."""
+    return 0o100000 if mode in (0o100644, 0o100755) else mode

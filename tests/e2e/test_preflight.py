@@ -116,7 +116,7 @@ def test_warm_preflight_diff_loads_only_what_a_plain_ledger_needs(cli, tmp_path:
         "comind.languages",
         "comind.graph",
         "concurrent.futures",
-        "tomllib",
+        "tomli",
     )
     assert _loaded(repo.path, ["preflight", "--diff"], unused) == []
     # a constraint with a compiled check brings in its type's module, and only that one
