@@ -352,17 +352,22 @@ class Anchorer:
         """Each commit `tip` contains off its first-parent chain -> (the position of the first merge of
         the chain that brought it in, the parent of that merge whose history holds it)."""
         if tip not in self._merges:
-            import pygit2
-
             repo = self.index.repo
+            chain = self._chain(tip)[0]
             landed: dict[str, tuple[int, str]] = {}
-            for i, sha in enumerate(self._chain(tip)[0]):
-                parents = cast("pygit2.Commit", repo[sha]).parent_ids
-                for parent in parents[1:]:
-                    walker = repo.walk(parent, pygit2.enums.SortMode.NONE)
-                    walker.hide(parents[0])  # what the chain already held
-                    for commit in walker:
-                        landed.setdefault(str(commit.id), (i, str(parent)))
+            # Oldest merge first, each commit once: what the chain held before a merge (its first
+            # parent's history) is the chain so far and what earlier merges brought, all `seen`.
+            # (A walk per merge that hides its first parent read 17,000 commits in 3.4 s.)
+            seen = set(chain)
+            for i, sha in enumerate(chain):
+                for parent in cast("pygit2.Commit", repo[sha]).parent_ids[1:]:
+                    todo = [str(parent)]
+                    while todo:
+                        commit = todo.pop()
+                        if commit not in seen:
+                            seen.add(commit)
+                            landed[commit] = (i, str(parent))
+                            todo += map(str, _parents(repo, commit))
             self._merges[tip] = landed
         return self._merges[tip]
 
@@ -916,3 +921,11 @@ def evidence_verifier(index: CodeIndex, default_tip: str | None) -> Any:
         return bool(commits) and all(reachable(c) for c in commits)
 
     return verify
+
+
+def _parents(repo: pygit2.Repository, commit: str) -> list[pygit2.Oid]:
+    """A commit's parents; none past a shallow clone's edge (a commit the clone lacks)."""
+    try:
+        return list(cast("pygit2.Commit", repo[commit]).parent_ids)
+    except KeyError:
+        return []

@@ -734,3 +734,44 @@ def test_a_folder_anchor_is_found_while_the_folder_exists(cli, gr: GitRepo) -> N
     gr.commit("app is lib now")
     s = status_of(cli, gr, rid)
     assert s["status"] == "orphaned" and "app/" in s["status_reason"]
+
+
+def test_each_commit_off_the_chain_lands_with_the_first_merge_that_brought_it(gr: GitRepo) -> None:
+    """`_merged` against its definition, asked of git commit by commit: a branch merged into a
+    branch, an octopus, and a branch off an already merged one."""
+    import pygit2
+
+    from comind.anchoring import Anchorer
+    from comind.codeindex import CodeIndex
+
+    def on(branch: str, *messages: str) -> None:
+        gr.checkout(branch)
+        for message in messages:
+            gr.write(f"{message}.txt", message)
+            gr.commit(message)
+
+    base = gr.head()
+    gr.branch("f"), on("f", "f1"), gr.branch("g"), on("g", "g1", "g2"), gr.checkout("f"), gr.merge("g")
+    gr.branch("x"), on("x", "x1")
+    on("main", "m1"), gr.merge("f")
+    for name in ("h", "k"):
+        gr.branch(name, base), on(name, f"{name}1")
+    gr.checkout("main")
+    gr.git("merge", "-q", "--no-ff", "-m", "octopus", "h", "k")
+    on("main", "m2"), gr.merge("x")
+    repo = pygit2.Repository(str(gr.path))
+    anchorer = Anchorer(CodeIndex(gr.path))
+    chain = anchorer._chain(gr.head())[0]
+    expected = {}
+    for commit in repo.walk(repo.head.target):
+        sha = str(commit.id)
+        if sha in chain:
+            continue
+        for i, landing in enumerate(chain):
+            parents = repo[landing].peel(pygit2.Commit).parent_ids[1:]
+            holding = [p for p in parents if p == commit.id or repo.descendant_of(p, commit.id)]
+            if holding:
+                expected[sha] = (i, str(holding[0]))
+                break
+    assert anchorer._merged(gr.head()) == expected
+    assert len(expected) == 7  # f1, g1, g2, the merge of g, h1, k1, x1
