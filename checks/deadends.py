@@ -479,12 +479,17 @@ def fingerprint_of(record: Record) -> Approach | None:
         return None
 
 
+def _one_line(reason: str, limit: int = 300) -> str:
+    """A record's reason inside a finding's sentence: its paragraphs on one line, a long one cut at a
+    word (`comind show` has it whole)."""
+    text = " ".join(reason.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def _evidence_text(record: Record) -> str:
     """ "abc1234 'subject', reverted in def5678", as far as the evidence knows."""
     reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
     revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
-    if revert and not reverted:  # a revert whose target was not found is titled by its own subject
-        return f"the change {revert[:7]} {record.title!r} reverted"
     what = f"{reverted[:7]} {record.title!r}" if reverted else repr(record.title)
     outcome = record.fields.get("outcome", "failed")
     how = (
@@ -572,7 +577,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         if not found:
             continue
         message, path, line, rule, said = found[0]
-        message += f": {reason.strip()}" if reason.strip() else ""
+        message += f": {_one_line(reason)}" if reason.strip() else ""
         if retry:
             message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
             message += "may be the time to try again."

@@ -16,5 +16,7 @@ from __future__ import annotations
 # releases read from a root VERSION file and POMs, a reverted forge merge titled by its request;
 # 16: the actions a workflow uses as `dep:` anchors, no attempt for a named commit a revert leaves
 # untouched (R4); 17: symbol anchors in C, C++, C#, Ruby and PHP files; 18: a file a change only
-# inserted lines into anchors to the definitions around the insertions.
-HARVESTER_VERSION = "18"
+# inserted lines into anchors to the definitions around the insertions; 19: revert reasons without
+# git's wrapped "changes made to" line, GitHub's squash rule and echoed revert items, an unresolved
+# revert's attempt titled by what its subject says it took out.
+HARVESTER_VERSION = "19"

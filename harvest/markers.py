@@ -606,10 +606,13 @@ def revert_markers(subject: str, body: str) -> list[RevertMarker]:
 
 _BOILERPLATE = (
     _THIS_REVERTS,
+    # git wraps a merge revert's "…, reversing\nchanges made to <sha>." onto a line of its own
+    re.compile(rf"^[ \t]*changes[ \t]+made[ \t]+to[ \t]+{HEX}\b\.?[ \t]*$", re.IGNORECASE | re.MULTILINE),
     _GITHUB_REVERTS,
     _GERRIT_CL,
     _GERRIT_SUBMISSION_BODY,
     re.compile(r"^\(cherry picked from commit [0-9a-f]+\)[^\n]*", re.MULTILINE),
+    re.compile(r"^-{3,}[ \t]*$", re.MULTILINE),  # GitHub's squash: the rule before the co-authors
 )
 _REASON_RE = re.compile(r"^Reason for revert:[ \t]*", re.IGNORECASE | re.MULTILINE)
 _ORIGINAL_DESC = re.compile(r"^Original change's description:[ \t]*$", re.IGNORECASE | re.MULTILINE)
@@ -651,7 +654,7 @@ def _revert_reason(subject: str, body: str) -> str:
             text = "\n".join(lines[:first])
     for pattern in _BOILERPLATE:
         text = pattern.sub("", text)
-    kept = [line for line in text.split("\n") if not line.lstrip().startswith(">")]
+    kept = [line for line in text.split("\n") if not line.lstrip().startswith(">") and not _echoed(line)]
     paragraphs = [" ".join(p.split()) for p in "\n".join(kept).split("\n\n")]
     reason = "\n\n".join(p for p in paragraphs if p)
     markers = _subject_markers(subject.split("\n", 1)[0])
@@ -661,6 +664,12 @@ def _revert_reason(subject: str, body: str) -> str:
     if reference and not markers and subject.strip():
         reason = subject.strip() + ("\n\n" + reason if reason else "")
     return reason
+
+
+def _echoed(line: str) -> bool:
+    """A squash body's item naming a revert commit (`* Revert "…"`): the revert's own subject again."""
+    item = line.lstrip()
+    return item[:1] in "*-+" and item[1:2] in " \t" and _wrapper(item[2:].lstrip()) is not None
 
 
 @lru_cache(maxsize=1 << 15)  # each subject is asked for by the history index, then by the reland lookups

@@ -345,9 +345,10 @@ def _attempt(
         return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
-    title = first_line(
-        (merge_title(target.subject, target.body) or target.subject) if target else (_quoted(markers) or commit.subject)
-    )
+    if target is not None:
+        title = first_line(merge_title(target.subject, target.body) or target.subject)
+    else:  # what the revert's subject says it took out
+        title = first_line(_quoted(markers) or _described(markers) or commit.subject)
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:
@@ -596,6 +597,11 @@ def _inverted(change: Approach | None) -> Approach | None:
 
 def _quoted(markers: list[RevertMarker]) -> str | None:
     return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
+
+
+def _described(markers: list[RevertMarker]) -> str | None:
+    """What a revert's subject says it took out (`Revert license year`: "license year")."""
+    return next((m.described for m in markers if m.described and m.source == "subject"), None)
 
 
 def _no_reason(title: str) -> str:

@@ -66,14 +66,31 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     assert reason.endswith("Stale grants after role change: nothing invalidated the cache.")
     assert evidence.startswith("Strongest evidence: the ")  # its heaviest line or introduced identifier
     assert any(e.get("role") == "revert" for e in dead["evidence"])
+
     text = cli(reverted.path, "check", "--base", "main")
     assert text.code == 1 and "Re-proposes a dead end" in text.out
     assert cli(reverted.path, "check", "--base", "main", "--fail-level", "none").code == 0
 
 
+def test_a_reason_of_several_paragraphs_is_one_line_of_the_message(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache permission checks in Redis")
+    repo.revert_head("* Stale grants after a role change\n\nWe will bring it back with versioned grants.")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Speed up permission checks")
+    [dead] = [f for f in check(cli, repo, "--base", "main")[1]["findings"] if f["type"] == "dead_end"]
+    reason, _evidence = dead["message"].split("\n")
+    assert reason.endswith(": * Stale grants after a role change We will bring it back with versioned grants.")
+
+
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """flask's `revert run debug docs` names nothing to find the reverted change by: its own subject
-    is the attempt's title, and the message says so rather than "'revert run debug docs', reverted in"."""
+    """flask's `revert run debug docs` names nothing to find the reverted change by: what its subject
+    says it took out is the attempt's title ("run debug docs"), not the revert's own subject."""
     repo = _named_no_commit(tmp_path)
     revert = repo.head()
     repo.branch("feature")
@@ -82,8 +99,8 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     repo.commit("Speed up permission checks")
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert code == 1 and dead["title"] == "Re-proposes a dead end (rule D1 share): revert the permission cache"
-    assert f"lines of the change {revert[:7]} 'revert the permission cache' reverted: Stale grants" in dead["message"]
+    assert code == 1 and dead["title"] == "Re-proposes a dead end (rule D1 share): the permission cache"
+    assert f"lines of 'the permission cache', reverted in {revert[:7]}: Stale grants" in dead["message"]
 
 
 def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -558,3 +558,24 @@ def test_merge_title_reads_the_request_a_forge_merged(subject: str, body: str, t
 def test_merge_title_never_raises(subject: str, body: str) -> None:
     found = merge_title(subject, body)
     assert found is None or "\n" not in found
+
+
+def test_a_merge_revert_s_wrapped_boilerplate_is_no_reason() -> None:
+    """git wraps "This reverts commit X, reversing\\nchanges made to Y." over two lines: neither is why."""
+    message = (
+        'Revert "Merge pull request #753 from org/bug"\n\nThis reverts commit ' + "a" * 40 + ", reversing\n"
+        "changes made to " + "b" * 40 + ".\n"
+    )
+    assert revert_reason(*split_message(message)) == ""
+
+
+def test_a_squashed_revert_s_reason_is_its_own_words() -> None:
+    """GitHub's squash body lists the revert commit again and rules off the co-authors: only the
+    items and paragraphs someone wrote are the reason."""
+    message = (
+        'Revert "Add QUERY caching (#9027)" (#9097)\n\n* Revert "Add QUERY caching (#9027)"\n\nThis reverts commit '
+        + "c" * 40
+        + ".\n\n* Also don't cache QUERY for now\n\nWill bring this back later\n\n---------\n\n"
+        "Co-authored-by: A <a@example.com>\n"
+    )
+    assert revert_reason(*split_message(message)) == "* Also don't cache QUERY for now\n\nWill bring this back later"
