@@ -69,7 +69,7 @@ def run_status(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from comind.cli import workspace
-    from comind.cli.output import brief, print_json_lines, record_json
+    from comind.cli.output import brief, hint_if_unharvested, print_json_lines, record_json
     from comind.query import open_ledger, statuses
     from comind.sanitize import shown
     from comind.status import ATTENTION_STATES, STATES, is_history, needs_person
@@ -98,6 +98,7 @@ def run_status(args: argparse.Namespace) -> int:
         print_json_lines(record_json(r, derived[r.id]) | {"needs_person": True} for r in attention)
         return 0
     print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
+    hint_if_unharvested(ws, ledger)
     if attention:
         print(f"needs a person ({len(attention)}):")
     for r in attention:
@@ -122,7 +123,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 def run_why(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.cli.output import brief, paint, print_json_lines, record_json, use_colour
+    from comind.cli.output import brief, hint_if_unharvested, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
     from comind.sanitize import shown
     from comind.status import TRUST_NAMES, is_history
@@ -138,6 +139,7 @@ def run_why(args: argparse.Namespace) -> int:
     print(shown(answer.heading))
     if not answer.items:
         print("  no records")
+    hint_if_unharvested(ws, ledger)
     last = None
     for item in answer.items:
         group = "direct" if item.relevance == "direct" else "one hop away"

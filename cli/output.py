@@ -65,6 +65,12 @@ def print_written(record: Record, as_json: bool, confirmation: str = "") -> None
         note(confirmation)
 
 
+def hint_if_unharvested(ws: Any, ledger: Any) -> None:
+    """An empty answer in a repository never harvested says why, and what fills it."""
+    if not ws.harvest_state.exists() and ledger.count() == 0:
+        note("comind: nothing harvested here yet: `comind harvest` reads this repository's history into records")
+
+
 def stored_where(ws: Any) -> str:
     """Where a written record went, and what to do next so that others see it."""
     root = ws.store.local_root

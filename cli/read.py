@@ -56,6 +56,7 @@ def _print(results: Iterable[Any], as_json: bool) -> None:
 
 def run_log(args: argparse.Namespace) -> int:
     from comind.cli import workspace
+    from comind.cli.output import hint_if_unharvested
     from comind.query import open_ledger, select_all
 
     ws = workspace(args)
@@ -65,6 +66,7 @@ def run_log(args: argparse.Namespace) -> int:
         _print(results, args.json)  # streamed: each line written as its record is read
     finally:
         results.close()  # ends the read snapshot even when the reader went away (a closed pipe)
+    hint_if_unharvested(ws, ledger)
     return 0
 
 
@@ -86,6 +88,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     from comind.cli import workspace
+    from comind.cli.output import hint_if_unharvested
     from comind.query import open_ledger, select
 
     ws = workspace(args)
@@ -93,4 +96,5 @@ def run_search(args: argparse.Namespace) -> int:
     ranked = ledger.search(" ".join(args.text))
     results = select(ws, ledger, ranked, kinds=args.kind, history=args.history, limit=args.limit)
     _print(results, args.json)
+    hint_if_unharvested(ws, ledger)
     return 0

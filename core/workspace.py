@@ -46,6 +46,11 @@ class Workspace:
         return path
 
     @property
+    def harvest_state(self) -> Path:
+        """Where a harvest keeps the tips it walked: present once the history has been harvested."""
+        return self.cache_dir / "harvest-state.json"
+
+    @property
     def ledger_path(self) -> Path:
         override = os.environ.get("COMIND_CACHE")
         return Path(override) if override else self.cache_dir / "ledger.sqlite"

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from comind.records import Record
     from comind.workspace import Workspace
 
-STATE_FILE = "harvest-state.json"
 STATE_VERSION = 3  # 2: reverted subjects are kept, for the relands that name or repeat them; 3: two passes
 Progress = Callable[[int, int], None]
 
@@ -82,7 +81,7 @@ class HarvestResult:
 
 
 def _state_path(ws: Workspace) -> Any:
-    return ws.cache_dir / STATE_FILE
+    return ws.harvest_state
 
 
 def _load_state(ws: Workspace) -> dict[str, Any]:

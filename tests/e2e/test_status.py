@@ -116,3 +116,14 @@ def test_check_tells_a_stale_lore_record_as_history_not_a_request(cli, tmp_path:
     assert stale, result.out
     assert all(f["level"] == "note" and not any("confirm" in c for c in f["commands"]) for f in stale)
     assert all("It is history (harvested)" in f["message"] for f in stale)
+
+
+def test_a_repository_never_harvested_says_so_where_an_answer_is_empty(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """status, why, log and search read records; before the first harvest there are none, and each
+    says what fills them (on stderr: their output stays what it is)."""
+    hint = "nothing harvested here yet: `comind harvest`"
+    for command in (["status"], ["why", "app/perm.py"], ["log"], ["search", "cache"]):
+        result = cli(old.path, *command)
+        assert result.code == 0 and hint in result.err and hint not in result.out, command
+    assert cli(old.path, "harvest").code == 0
+    assert all(hint not in cli(old.path, *c).err for c in (["status"], ["why", "app/perm.py"], ["log"]))
