@@ -297,7 +297,7 @@ def stale_records(run: CheckRun, report: Report) -> None:
         status = derived[record.id]
         if status.state not in level or record.id in reported or record.kind == "attempt":
             continue
-        path, line = locate(record)
+        path, line = locate(record, status.reason)
         if is_history(record):  # harvested evidence stays true: read it, nothing to confirm
             commands: tuple[str, ...] = (f"comind show {short_id(record.id)}",)
             ask = "It is history (harvested), still true of when it was written: read it before changing this code."
@@ -358,7 +358,7 @@ def context_notes(run: CheckRun, report: Report) -> None:
     ranked.sort(key=lambda item: item[:3])
     locate = _locator(run)
     for _, _, _, record, status in ranked[:CONTEXT_LIMIT]:
-        path, line = locate(record)
+        path, line = locate(record, "")
         what = str(record.fields.get("rule") or record.fields.get("approach") or record.fields.get("cause") or "")
         # a Lore constraint's rule is its title; a rejected option's approach is in its title, and a
         # harvested attempt's is its title and the reverted commit
@@ -387,25 +387,28 @@ def context_notes(run: CheckRun, report: Report) -> None:
 _COMMIT_SUFFIX = re.compile(r"\s*\([0-9a-f]{7,40}\)$")
 
 
-def _locator(run: CheckRun) -> Callable[[Record], tuple[str | None, int | None]]:
-    """Where a record is shown: a subject anchor as it is at head, those on the change's files first:
-    its definition's line now, else its file when still there. An anchor's span is where it was
-    when written; shown on today's file it points at whatever took that line."""
+def _locator(run: CheckRun) -> Callable[[Record, str], tuple[str | None, int | None]]:
+    """Where a record is shown: a subject anchor as it is at head, those on the change's files first,
+    then the one its status names: its definition's line now, else its file when still there. An
+    anchor's span is where it was when written; shown on today's file it points at whatever took
+    that line."""
     import pygit2
 
     touched = run.touched_paths()
     try:
         tree = run.ws.index.repo[run.head].peel(pygit2.Tree)
     except (KeyError, ValueError, pygit2.GitError):
-        return lambda record: (None, None)
+        return lambda record, reason: (None, None)
 
-    def locate(record: Record) -> tuple[str | None, int | None]:
+    def locate(record: Record, reason: str) -> tuple[str | None, int | None]:
         subjects = [
             a
             for a in record.anchors
             if a.get("role", "subject") == "subject" and a.get("path") and not a["path"].endswith("/")
         ]
-        for anchor in sorted(subjects, key=lambda a: a["path"] not in touched):
+        # the change's files first, then the anchor the status names (`a.py::f: body drifted`)
+        named = [a for a in subjects if a.get("raw") and reason.startswith(f"{a['raw']}:")]
+        for anchor in sorted(subjects, key=lambda a: (a["path"] not in touched, a not in named)):
             path, symbol = anchor["path"], anchor.get("symbol")
             if path not in tree:
                 continue

@@ -77,11 +77,13 @@ class Weights:
         return min(_idf(max(0, in_changes - apart[0]), self.changes), _idf(max(0, in_files - apart[1]), self.files))
 
     def said(self, term: str) -> str:
-        """`in 3 of 4,210 changed files`: how rare the term is, for an explanation."""
+        """`held by 3 of the 4,210 file changes in this history`: how rare the term is, for an
+        explanation (the history's count, not the change's own files)."""
         if not self.files:
             return "no history measured"
         held = self.counts(term)[1]
-        return f"in {f'{held:,}' if held else 'none'} of {self.files:,} changed file{'s' if self.files != 1 else ''}"
+        changes = f"{self.files:,} file change{'s' if self.files != 1 else ''}"
+        return f"held by {f'{held:,}' if held else 'none'} of the {changes} in this history"
 
 
 Uniform = Weights

@@ -1035,3 +1035,36 @@ def test_a_stale_record_is_shown_where_its_code_is_now(cli, reverted: GitRepo) -
     [stale] = [f for f in report["findings"] if f["record_id"] == rid]
     assert (stale["path"], stale["line"]) == ("app/perm.py", 8), stale
     assert code == 0  # a warning: the check passes
+
+
+def test_a_stale_record_is_shown_at_the_anchor_its_status_names(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """With no change to look at, every stale record is listed: each at the anchor that drifted, not
+    at its first one."""
+    reverted.write("app/extra.py", "def helper(x):\n    return x * 2\n")
+    reverted.commit("helper")
+    rid = cli(
+        reverted.path,
+        "remember",
+        "gotcha",
+        "--on",
+        "app/extra.py::helper",
+        "--on",
+        "app/perm.py::Checker.check",
+        "--title",
+        "Admins bypass grants",
+        "--symptom",
+        "admins see everything",
+        "--cause",
+        "is_admin short-circuit",
+    ).out.strip()
+    reverted.commit("record")
+    reverted.write(
+        "app/perm.py",
+        "class Checker:\n    def check(self, user, perm):\n"
+        "        return policy_engine.evaluate(user.roles, perm, context=request_context())\n",
+    )
+    reverted.commit("Delegate to the policy engine")
+    _, report, _ = check(cli, reverted)
+    [stale] = [f for f in report["findings"] if f["record_id"] == rid]
+    assert stale["message"].startswith("Admins bypass grants — app/perm.py::Checker.check:"), stale["message"]
+    assert (stale["path"], stale["line"]) == ("app/perm.py", 2), stale

@@ -54,8 +54,8 @@ def test_a_line_every_test_file_shares_weighs_less_than_a_rare_identifier(tmp_pa
     assert index.counts("reconcile_ledger_shards") == (1, 1)
     assert index.weight(shared) < 0.2 < 0.7 < index.weight("reconcile_ledger_shards")
     assert index.weight("never_seen_anywhere") == 1.0
-    assert index.said("reconcile_ledger_shards") == "in 1 of 14 changed files"
-    assert index.said("a_name_no_change_holds") == "in none of 14 changed files"
+    assert index.said("reconcile_ledger_shards") == "held by 1 of the 14 file changes in this history"
+    assert index.said("a_name_no_change_holds") == "held by none of the 14 file changes in this history"
 
 
 def test_an_incremental_update_equals_a_full_rebuild(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_a_harvest_leaves_the_weights_to_the_first_check_that_reads_them(cli, tm
     assert (WeightIndex.of(cache).changes, WeightIndex.of(cache).tip) == (0, "")  # only the check reads them
     result = cli(repo.path, "check", "--base", "main", "--format", "json")
     [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
-    assert "changed files (weight" in dead["message"].splitlines()[-1]
+    assert "file changes in this history (weight" in dead["message"].splitlines()[-1]
     assert (WeightIndex.of(cache).changes, WeightIndex.of(cache).tip) == (6, main)
     repo.checkout("main")
     repo.commit("One more\n", {"app/x.py": "value = settle_clock(None)\n"})
@@ -199,7 +199,7 @@ def test_a_rewritten_reland_that_keeps_its_names_scores(scaffolded: tuple[Harves
     verdict = judge(m, book({"D13.score": 0.5}))
     assert (verdict.kind, verdict.rule) == ("lines", "D13")
     assert m.evidence.startswith("the identifier `") or m.evidence.startswith("the line `")
-    assert "of 13 changed files (weight" in m.evidence and "of the attempt by weight" in m.evidence
+    assert "of the 13 file changes in this history (weight" in m.evidence and "of the attempt by weight" in m.evidence
 
 
 def test_shared_scaffolding_alone_does_not_score(scaffolded: tuple[HarvestRepo, Weights]) -> None:
@@ -234,7 +234,7 @@ def test_check_says_the_strongest_evidence_in_one_line(cli, tmp_path: Path) -> N
     result = cli(repo.path, "check", "--base", "main", "--format", "json")
     [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
     last = dead["message"].splitlines()[-1]
-    assert last.startswith("Strongest evidence: the ") and "changed files (weight" in last
+    assert last.startswith("Strongest evidence: the ") and "file changes in this history (weight" in last
     sarif = json.loads(cli(repo.path, "check", "--base", "main", "--format", "sarif").out)
     [result_] = [r for r in sarif["runs"][0]["results"] if "dead" in r["ruleId"]]
     assert "Strongest evidence: " in result_["message"]["text"]
