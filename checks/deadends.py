@@ -232,7 +232,7 @@ def resemblance(
         if again[text]:
             found += again[text] * w
             if w > best_weight:
-                best, best_term, best_weight = f"the line `{text[:80]}`", text, w
+                best, best_term, best_weight = f"the line `{_clipped(text, 80)}`", text, w
     names = sorted(tried.introduced)
     for name in names:
         w = weights.weight(name)
@@ -482,8 +482,15 @@ def fingerprint_of(record: Record) -> Approach | None:
 def _one_line(reason: str, limit: int = 300) -> str:
     """A record's reason inside a finding's sentence: its paragraphs on one line, a long one cut at a
     word (`comind show` has it whole)."""
-    text = " ".join(reason.split())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+    return _clipped(" ".join(reason.split()), limit)
+
+
+def _clipped(text: str, limit: int) -> str:
+    """`text`, or as much of it as fits in `limit` characters cut at a space, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip() + " …"
 
 
 def _evidence_text(record: Record) -> str:

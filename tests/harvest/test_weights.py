@@ -313,3 +313,14 @@ def test_check_flags_a_rewritten_reland_by_its_names(cli, tmp_path: Path, monkey
     monkeypatch.setenv("COMIND_DEAD_ENDS", "D14.names=0")
     off = cli(repo.path, "check", "--base", "main", "--format", "json")
     assert not [f for f in json.loads(off.out)["findings"] if f["type"] == "dead_end"]
+
+
+def test_a_long_line_given_as_evidence_is_cut_at_a_word(tmp_path: Path) -> None:
+    line = "if (request.body != null && request.body.isOneShot() && cacheUrlOverride == null) { return null }"
+    repo = HarvestRepo(tmp_path / "r")
+    repo.commit("Initial\n", {"Cache.kt": "fun get() {\n}\n"})
+    tried = repo.commit("Cache QUERY\n", {"Cache.kt": f"fun get() {{\n  {line}\n}}\n"})
+    m = match_lines(approach(repo.path, tried), approach(repo.path, tried), weights=_index(repo, tmp_path / "c"))
+    assert m.evidence.startswith(
+        "the line `if (request.body != null && request.body.isOneShot() && cacheUrlOverride == …`"
+    )
