@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from comind.cli import quiet
+from comind.cli import note, quiet
 from comind.errors import ComindError
 
 
@@ -140,4 +140,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     if "github" in outputs and context.job_summary:
         github.write_summary(report, context)
+    if head == "HEAD" and not quiet() and _uncommitted(ws.root):
+        note("comind: uncommitted changes are not checked (check reads commits): `comind preflight --diff` reads them")
     return report.exit_code(ws.config.fail_level)
+
+
+def _uncommitted(root: Path) -> bool:
+    """Do the work tree or the index differ from HEAD in a tracked file? (git's own stat-cached test)"""
+    import subprocess
+
+    done = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=root, capture_output=True, check=False)
+    return done.returncode == 1

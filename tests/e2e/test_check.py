@@ -88,6 +88,15 @@ def test_a_reason_of_several_paragraphs_is_one_line_of_the_message(cli, tmp_path
     assert reason.endswith(": * Stale grants after a role change We will bring it back with versioned grants.")
 
 
+def test_uncommitted_work_is_named_as_unchecked(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`check` reads commits: a re-proposal left in the work tree finds nothing there, and says where to look."""
+    reverted.write("app/perm.py", CACHED)
+    unchecked = cli(reverted.path, "check")
+    assert unchecked.code == 0 and "`comind preflight --diff` reads them" in unchecked.err
+    reverted.commit("Speed up permission checks")
+    assert "preflight" not in cli(reverted.path, "check").err
+
+
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """flask's `revert run debug docs` names nothing to find the reverted change by: what its subject
     says it took out is the attempt's title ("run debug docs"), not the revert's own subject."""
