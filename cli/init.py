@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         tmp.replace(path)
         print(f"wrote {path.name}")
         ws = workspace(args)  # re-read: the new file is now the configuration
-    ws.store.inbox_keys()  # creates a local store's folder; checks a remote one is reachable
+    ws.store.create()  # a local store's folder; a remote one is checked to be reachable
     commit = [config.CONFIG_FILE]
     if ws.store.local_root is not None:
         ignore = ws.store.local_root / ".gitignore"

@@ -51,7 +51,6 @@ class Listing(Objects):
     def inbox_keys(self) -> list[str]:
         if self.local_root is not None:
             # One readdir: obstore's local listing stats every file (~20x slower at 100k records).
-            self._store  # noqa: B018 -- opening the store creates its folder (comind init relies on it)
             try:
                 return [name for name in os.listdir(self.local_root / INBOX) if name.endswith(".json")]
             except FileNotFoundError:

@@ -101,6 +101,11 @@ class Objects:
     def _store(self) -> Any:
         return open_object_store(self.url, self._base)
 
+    def create(self) -> None:
+        """Make sure the store is there: a local folder created, a remote one reached."""
+        self._store  # noqa: B018 -- opening a local store creates its folder
+        self._list(INBOX)
+
     @property
     def journaled(self) -> bool:
         """Object stores keep a journal; a local folder is listed instead (see the module doc)."""
@@ -166,6 +171,8 @@ class Objects:
     def _list(self, prefix: str, offset: str | None = None) -> list[str]:
         import obstore as obs
 
+        if self.local_root is not None and not self.local_root.is_dir():
+            return []  # a folder nothing was written to yet: reading it creates nothing in the work tree
         pages = 0
         try:
             with self._reaching(f"list {prefix}"):

@@ -125,5 +125,6 @@ def test_a_repository_never_harvested_says_so_where_an_answer_is_empty(cli, old:
     for command in (["status"], ["why", "app/perm.py"], ["log"], ["search", "cache"]):
         result = cli(old.path, *command)
         assert result.code == 0 and hint in result.err and hint not in result.out, command
+    assert not (old.path / ".comind").exists()  # reading made no store in the work tree
     assert cli(old.path, "harvest").code == 0
     assert all(hint not in cli(old.path, *c).err for c in (["status"], ["why", "app/perm.py"], ["log"]))
