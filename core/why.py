@@ -12,6 +12,7 @@ inside the functions that need them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -161,6 +162,10 @@ def _known_then(moment: datetime | None) -> Callable[[Record], bool]:
     return lambda record: record.created_at[:19] <= cutoff
 
 
+# `Cls.method#2`: the second of several definitions of one name in a file (overloads, redefinitions)
+_NUMBERED = re.compile(r"#\d+(?=\.|$)")
+
+
 def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target) -> bool:
     for anchor in record.anchors:
         if "path" not in anchor:
@@ -181,6 +186,8 @@ def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target
             continue
         if target.symbol is None or where_symbol is None:
             return True  # a file-level question, or a file-level record in the asked-about file
+        if "#" not in target.symbol:  # a name asked without a number means each of its namesakes
+            where_symbol = _NUMBERED.sub("", where_symbol)
         if (
             where_symbol == target.symbol
             or where_symbol.startswith(target.symbol + ".")

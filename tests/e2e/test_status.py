@@ -128,3 +128,19 @@ def test_a_repository_never_harvested_says_so_where_an_answer_is_empty(cli, old:
     assert not (old.path / ".comind").exists()  # reading made no store in the work tree
     assert cli(old.path, "harvest").code == 0
     assert all(hint not in cli(old.path, *c).err for c in (["status"], ["why", "app/perm.py"], ["log"]))
+
+
+def test_why_of_a_name_answers_for_each_of_its_namesakes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two definitions of one name in a file are `render#1` and `render`: a record on the first is an
+    answer to `why app/view.py::render`, and `render#1` asks for that one alone."""
+    repo = GitRepo(tmp_path)
+    first, second = "def render(page):\n    return page.html\n", "def render(page, theme):\n    return theme(page)\n"
+    repo.write("app/view.py", f"{first}\n\n{second}")
+    repo.commit("views")
+    made = cli(
+        repo.path, "remember", "gotcha", "--on", "app/view.py::render#1", "--title", "The first render is dead code",
+        "--symptom", "edits to it do nothing", "--cause", "redefined below",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    for anchor in ("app/view.py::render", "app/view.py::render#1"):
+        assert "The first render is dead code" in cli(repo.path, "why", anchor).out, anchor
