@@ -15,7 +15,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "log",
         parents=[common],
         help="list records with their derived status",
-        description="List records, oldest first, with their derived status and its reason.",
+        description="List records, oldest first, with their derived status: one line each (its reason is in "
+        "--json and `comind show ID`).",
     )
     log.add_argument("--kind", action="append", choices=KNOWLEDGE_KINDS, default=[], help="only this kind (repeatable)")
     log.add_argument("--status", action="append", choices=STATES, default=[], help="only this status (repeatable)")
