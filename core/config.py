@@ -30,13 +30,20 @@ def _rule_options(value: object) -> dict[str, float]:
     return parse_overrides(value)
 
 
+# Each parser names the value it refuses: a setting that holds several (dead_ends) names the bad one.
+
+
+def _got(value: Any) -> str:
+    return f"(got {value!r})"
+
+
 def _positive_int(value: Any) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):  # int()'s own words ("invalid literal for int() with base 10") say less
-        raise ValueError("must be a whole number of at least 1") from None
+        raise ValueError(f"must be a whole number of at least 1 {_got(value)}") from None
     if number < 1:
-        raise ValueError("must be at least 1")
+        raise ValueError(f"must be at least 1 {_got(value)}")
     return number
 
 
@@ -44,22 +51,22 @@ def _fraction(value: Any) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError("must be a number between 0 and 1") from None
+        raise ValueError(f"must be a number between 0 and 1 {_got(value)}") from None
     if not 0.0 <= number <= 1.0:
-        raise ValueError("must be between 0 and 1")
+        raise ValueError(f"must be between 0 and 1 {_got(value)}")
     return number
 
 
 def _text(value: Any) -> str:
     if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise ValueError("must be text")
+        raise ValueError(f"must be text {_got(value)}")
     return str(value)
 
 
 def _store(value: Any) -> str:
     text = _text(value).strip()
     if not text:
-        raise ValueError("must name a path inside the repository or an object store URL, not nothing")
+        raise ValueError(f"must name a path inside the repository or an object store URL, not nothing {_got(value)}")
     return text
 
 
@@ -93,7 +100,7 @@ def check_store_location(store: str, root: Path) -> None:
 def _choice(*choices: str) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if value not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}")
+            raise ValueError(f"must be one of {', '.join(choices)} {_got(value)}")
         return str(value)
 
     parse.choices = choices  # type: ignore[attr-defined]  # shown in --help and the JSON Schema
@@ -218,10 +225,11 @@ class Config:
 
 
 def _parse(setting: Setting, value: Any, origin: str) -> Any:
+    """The setting's value; ConfigError naming where it came from (which names the setting) and why."""
     try:
         return setting.parse(value)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{origin}: {setting.key}: {exc} (got {value!r})") from None
+        raise ConfigError(f"{origin}: {exc}") from None
 
 
 def read_file(path: Path, memo: Path | None = None) -> dict[str, Any]:
@@ -242,13 +250,33 @@ def read_file(path: Path, memo: Path | None = None) -> dict[str, Any]:
             data = parse_yaml(text)
         except ConfigError as exc:
             raise ConfigError(f"{path.name}: {exc}") from None
+        if data is None:  # empty, or comments only: no settings
+            data = {}
         if not isinstance(data, dict):
-            raise ConfigError(f"{path.name}: must be a mapping of settings, not {type(data).__name__}")
+            raise ConfigError(f"{path.name}: must be a mapping of settings (key: value lines), not {_kind(data)}")
         _check_keys(path.name, data)  # before anything else (the memo's JSON) touches the data
         _remember(memo, text, data)
     else:
         _check_keys(path.name, data)
     return data
+
+
+def _kind(value: Any) -> str:
+    """What a YAML document holds, in words (for one that is not a mapping)."""
+    import datetime
+
+    for kind, words in (
+        (bool, "true or false"),
+        (int | float, "a number"),
+        (str, "text"),
+        (list, "a list"),
+        (set, "a set"),
+        (bytes, "binary data"),
+        (datetime.date, "a date"),
+    ):
+        if isinstance(value, kind):
+            return words
+    return "a single value"
 
 
 def _check_keys(name: str, data: Mapping[Any, Any]) -> None:
@@ -300,12 +328,24 @@ def parse_yaml(text: str) -> Any:
     try:
         return yaml.load(text, Loader=_bounded_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
+        at = f" at line {_line_of(exc, text)}" if getattr(exc, "problem_mark", None) else ""
         problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
         raise ConfigError(f"not valid YAML{at}: {problem}") from None
     except (ValueError, OverflowError, RecursionError) as exc:  # a timestamp like 2024-02-30
         raise ConfigError(f"not valid YAML: {exc}") from None
+
+
+def _line_of(exc: Any, text: str) -> int:
+    """The line (from 1) a YAML error is on. PyYAML's marks count from 0; one at the end of the text
+    (an unclosed bracket or quote) is past the last line, so it is reported where what is left open
+    began (the context mark), else on the last line holding text."""
+    mark = exc.problem_mark
+    if mark.index < len(text):
+        return int(mark.line) + 1
+    context = getattr(exc, "context_mark", None)
+    if context is not None:
+        return int(context.line) + 1
+    return max(text.rstrip().count("\n") + 1, 1)
 
 
 @cache
@@ -402,7 +442,7 @@ def load(
         elif env.get(setting.env):
             values[setting.key], sources[setting.key] = _parse(setting, env[setting.env], setting.env), "env"
         elif file_values.get(setting.key) is not None:
-            values[setting.key] = _parse(setting, file_values[setting.key], CONFIG_FILE)
+            values[setting.key] = _parse(setting, file_values[setting.key], f"{CONFIG_FILE}: {setting.key}")
             sources[setting.key] = "file"
             if setting.key == "store":
                 check_store_location(values["store"], root)

@@ -789,7 +789,7 @@ def _option(cls: type[BaseRule], name: str, value: object) -> tuple[str, float]:
     try:
         return f"{cls.id}.{name}", option.parse(value)
     except ValueError as exc:
-        raise ValueError(f"{cls.id}.{name}: {exc}") from None
+        raise ValueError(f"{cls.id}.{name}: {exc} (got {value!r})") from None
 
 
 def parse_overrides(value: object) -> dict[str, float]:
@@ -804,7 +804,7 @@ def parse_overrides(value: object) -> dict[str, float]:
             pairs.append((key.strip(), text.strip()))
         value = dict(pairs)
     if not isinstance(value, Mapping):
-        raise ValueError("must be a mapping of RULE.OPTION: value, e.g. {D5.lines: 50}")
+        raise ValueError(f"must be a mapping of RULE.OPTION: value, e.g. {{D5.lines: 50}} (got {value!r})")
     out: dict[str, float] = {}
     for key, given in value.items():
         key = str(key)

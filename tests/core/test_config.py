@@ -108,8 +108,78 @@ def test_a_store_setting_stays_inside_the_repository(tmp_path: Path) -> None:
     path.write_text("store: /etc\n")
     assert load(root, env={"COMIND_STORE": str(tmp_path / "shared")}).store == str(tmp_path / "shared")
     assert load(root, {"store": "file:///tmp/x"}, env={}).sources["store"] == "flag"
-    with pytest.raises(ConfigError, match="--store: store: must name a path"):
+    with pytest.raises(ConfigError, match=r"^--store: must name a path"):
         load(root, {"store": ""}, env={})
+
+
+@pytest.mark.parametrize("text", ["", "\n", "# nothing set yet\n", "---\n"])
+def test_an_empty_file_sets_nothing(tmp_path: Path, text: str) -> None:
+    (tmp_path / ".comind.yml").write_text(text)
+    assert read_file(tmp_path / ".comind.yml") == {}
+    assert load(tmp_path, env={}).sources == {s.key: "default" for s in config.SETTINGS}
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("store\n", "text"),
+        ("[store, x]\n", "a list"),
+        ("- a\n- b\n", "a list"),
+        ("42\n", "a number"),
+        ("true\n", "true or false"),
+        ("2024-01-01\n", "a date"),
+    ],
+)
+def test_a_file_that_is_not_a_mapping_says_what_it_holds(tmp_path: Path, text: str, kind: str) -> None:
+    path = tmp_path / ".comind.yml"
+    path.write_text(text)
+    assert one_line_error(path) == f".comind.yml: must be a mapping of settings (key: value lines), not {kind}"
+
+
+def test_a_bad_value_is_named_with_its_setting_not_its_neighbours(tmp_path: Path) -> None:
+    for text, said in [
+        ("dead_ends: {D5.lines: abc}\n", "dead_ends: D5.lines: must be a whole number of 0 or more (got 'abc')"),
+        ("dead_ends: {D5: {lines: 2.5}}\n", "dead_ends: D5.lines: must be a whole number of 0 or more (got 2.5)"),
+        ("dead_ends: {D5.lines: 3, D1.share: 7}\n", "dead_ends: D1.share: must be a number between 0 and 1 (got 7)"),
+        (
+            "dead_ends: [D5.lines]\n",
+            "dead_ends: must be a mapping of RULE.OPTION: value, e.g. {D5.lines: 50} (got ['D5.lines'])",
+        ),
+        ("dormant_days: soon\n", "dormant_days: must be a whole number of at least 1 (got 'soon')"),
+        ("fail_level: loud\n", "fail_level: must be one of none, note, warning, error (got 'loud')"),
+    ]:
+        (tmp_path / ".comind.yml").write_text(text)
+        with pytest.raises(ConfigError) as err:
+            load(tmp_path, env={})
+        assert str(err.value) == f".comind.yml: {said}"
+
+
+def test_a_flag_or_variable_names_its_setting_once(tmp_path: Path) -> None:
+    for flags, env, said in [
+        ({"dormant_days": "abc"}, {}, "--dormant-days: must be a whole number of at least 1 (got 'abc')"),
+        ({}, {"COMIND_DRIFT_THRESHOLD": "2"}, "COMIND_DRIFT_THRESHOLD: must be between 0 and 1 (got '2')"),
+        ({"dead_ends": "D5.lines=x"}, {}, "--dead-ends: D5.lines: must be a whole number of 0 or more (got 'x')"),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            load(tmp_path, flags, env=env)
+        assert str(err.value) == said
+
+
+def test_a_yaml_error_names_the_line_it_is_on(tmp_path: Path) -> None:
+    path = tmp_path / ".comind.yml"
+    for text, line in [
+        ("store: [unclosed", 1),  # at the end of the text: where the bracket opened
+        ("store: [unclosed\n", 1),
+        ('store: "unclosed\n\n\n', 1),
+        ("store: x\ndead_ends: {D5.lines: 3\n", 2),
+        ("store: x\ndead_ends: {D5.lines: 3\n# a comment\n\n", 2),
+        ("a: b: c\n", 1),  # elsewhere: where the problem is
+        ("store: x\n  y: 2\n", 2),
+        ("store: x\n\tdormant_days: 1\n", 2),
+        ("store: [a,\n  b\nother: 1\n", 3),
+    ]:
+        path.write_text(text)
+        assert f"not valid YAML at line {line}: " in one_line_error(path), text
 
 
 def test_ordinary_yaml_still_parses() -> None:

@@ -345,9 +345,37 @@ def test_config_precedence_and_errors(repo: Path, cli, monkeypatch: pytest.Monke
     assert cli(repo, "log").err == said
     (repo / ".comind.yml").write_text("dormant_days: 10\n")
     bad = cli(repo, "--dead-end-threshold", "abc", "log")
-    assert bad.err == "comind: --dead-end-threshold: dead_end_threshold: must be a number between 0 and 1 (got 'abc')\n"
+    assert bad.err == "comind: --dead-end-threshold: must be a number between 0 and 1 (got 'abc')\n"
     (repo / ".comind.yml").write_text("store: [unclosed\n")
     assert "not valid YAML" in cli(repo, "log").err
+
+
+def test_configuration_errors_name_what_is_wrong_once_and_write_nothing(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".comind.yml").write_text("")  # an empty file: no settings, as for a missing one
+    assert cli(repo, "status").code == 0
+
+    def written() -> dict[str, bytes]:  # the work tree (the store is in it); .git holds caches
+        return {str(p): p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
+
+    before = written()
+    must = "must be a whole number"
+    for text, flags, said in [
+        ("- store\n", [], ".comind.yml: must be a mapping of settings (key: value lines), not a list"),
+        ("dead_ends: {D5.lines: abc}\n", [], f".comind.yml: dead_ends: D5.lines: {must} of 0 or more (got 'abc')"),
+        (
+            "store: [unclosed\n",
+            [],
+            ".comind.yml: not valid YAML at line 1: expected ',' or ']', but got '<stream end>'",
+        ),
+        ("", ["--dormant-days", "soon"], f"--dormant-days: {must} of at least 1 (got 'soon')"),
+        ("", ["--dead-ends", "D5.lines=abc"], f"--dead-ends: D5.lines: {must} of 0 or more (got 'abc')"),
+    ]:
+        (repo / ".comind.yml").write_text(text)
+        for command in (["status"], ["check", "--no-harvest"]):
+            result = cli(repo, *flags, *command)
+            assert (result.code, result.out, result.err) == (2, "", f"comind: {said}\n"), (text, command)
+        (repo / ".comind.yml").write_text("")
+        assert written() == before, text
 
 
 def test_dormant_days_from_config_and_clock(initialised: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

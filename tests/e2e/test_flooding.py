@@ -42,4 +42,4 @@ def test_the_commit_budget_is_a_setting(tmp_path: Path, cli) -> None:  # type: i
     summary = json.loads(cli(gr.path, "harvest", "--json").out)
     assert summary["written"] == 3 and summary["over_budget"] == {"records_per_commit": 2}
     bad = cli(gr.path, "harvest", "--records-per-commit", "0")
-    assert bad.code == 2 and "records_per_commit" in bad.err and bad.err.count("\n") == 1
+    assert bad.code == 2 and "--records-per-commit: must be at least 1" in bad.err and bad.err.count("\n") == 1
