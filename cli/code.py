@@ -122,6 +122,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_why(args: argparse.Namespace) -> int:
+    from comind.anchors import typed_in
     from comind.cli import workspace
     from comind.cli.output import brief, hint_if_unharvested, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
@@ -130,8 +131,9 @@ def run_why(args: argparse.Namespace) -> int:
     from comind.why import explain
 
     ws = workspace(args)
+    anchor = typed_in(args.anchor, ws.root, ws.cwd)  # as typed here: relative to -C or the current folder
     ledger = open_ledger(ws)
-    answer = explain(ws, ledger, args.anchor, at=args.at, include_all=args.all)
+    answer = explain(ws, ledger, anchor, at=args.at, include_all=args.all)
     if args.json:
         print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance} for item in answer.items)
         return 0

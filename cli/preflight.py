@@ -79,7 +79,7 @@ def _plan(ws: Any, args: argparse.Namespace) -> Any:
     from pathlib import Path
 
     from comind.agents.preflight import preflight_plan
-    from comind.anchors import parse_anchor
+    from comind.anchors import parse_anchor, typed_in
     from comind.errors import ComindError
     from comind.query import open_ledger
 
@@ -87,5 +87,5 @@ def _plan(ws: Any, args: argparse.Namespace) -> Any:
         text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ComindError(f"--plan {args.plan}: cannot read it ({exc})") from None
-    on = [parse_anchor(a) for a in args.on]
+    on = [parse_anchor(typed_in(a, ws.root, ws.cwd)) for a in args.on]  # relative to -C or the current folder
     return preflight_plan(ws, open_ledger(ws), text, on, args.limit)

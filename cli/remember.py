@@ -143,6 +143,7 @@ def compiled_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from comind.anchors import typed_in
     from comind.cli import workspace
     from comind.cli.output import print_written, stored_where
     from comind.records import short_id
@@ -156,9 +157,10 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         body=args.body,
         trigger=args.trigger,
-        on=args.on,
-        context=args.context,
+        on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
+        context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
         evidence=args.evidence,
+        cwd=ws.cwd,
         fields=fields,
         provenance=provenance(ws, args),
         until=args.until,

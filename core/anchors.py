@@ -8,11 +8,16 @@
     repo:                           the whole repository
 
 Parsing checks syntax only; resolving against the code index fills in the commit and hashes.
+Paths are relative to the repository root; one typed at the command line is relative to the
+folder comind runs in, as git reads a pathspec, and `typed_in` makes it relative to the root.
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
+from pathlib import Path
 from typing import Any
 
 from comind.errors import ComindError
@@ -39,6 +44,45 @@ def _check_path(path: str, raw: str) -> str:
     if any(part in ("", ".", "..") for part in parts):
         raise AnchorError(f"anchor {raw!r}: the path must not contain empty, '.' or '..' segments")
     return path
+
+
+def typed_in(raw: str, root: Path, cwd: Path) -> str:
+    """The anchor `raw`, typed in the folder `cwd` of the work tree at `root`, with its path made
+    relative to the root as git makes a pathspec's: relative to `cwd` (./ and ../ resolved),
+    absolute inside the work tree, or :/path from the root. AnchorError when it leaves the work tree.
+
+    Only relative to `cwd`, as git: a path is not tried from the root as well, where it could name
+    another file (the "no file" error's nearest paths show the one meant).
+    """
+    text = raw.strip()
+    if len(text) > _ANCHOR_MAX or any(ord(c) < 32 for c in text):
+        return text  # parse_anchor refuses it
+    if text in ("repo:", "repo") or text.startswith(("module:", "dep:")):
+        return text
+    if "::" in text:
+        path, sep, rest = text.partition("::")
+        rest = sep + rest
+    elif m := re.match(_LINE, text):
+        path, rest = m["path"], text[len(m["path"]) :]
+    else:
+        path, rest = text, ""
+    return repository_path(path, root, cwd, text) + rest if path else text
+
+
+def repository_path(path: str, root: Path, cwd: Path, raw: str | None = None) -> str:
+    """`path`, typed in `cwd`, relative to the work tree at `root` (a folder keeps its trailing '/')."""
+    folder = path.endswith("/") or posixpath.basename(path) in (".", "..")
+    if path.startswith(":/"):  # git's magic for the top of the work tree
+        path, cwd = path[2:] or ".", root
+    top = root.as_posix().rstrip("/") + "/"
+    target = posixpath.normpath(posixpath.join(cwd.as_posix(), path)) + "/"
+    if path.startswith("/") and not target.startswith(top):  # absolute, through a symbolic link?
+        target = os.path.realpath(target) + "/"
+    if target == top:
+        raise AnchorError(f"anchor {raw or path!r}: the path is the repository root; write repo: for all of it")
+    if not target.startswith(top):
+        raise AnchorError(f"anchor {raw or path!r}: the path is outside the repository ({root})")
+    return target[len(top) :].removesuffix("/") + ("/" if folder else "")
 
 
 def parse_anchor(raw: str, role: str = "subject") -> dict[str, Any]:

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from comind.anchors import AnchorError, repository_path
 from comind.errors import ComindError
 from comind.records import KIND_FIELDS, new_record
 
@@ -77,8 +79,9 @@ def alternative(text: str) -> dict[str, str]:
     return {"option": option.strip(), "why_not": why_not.strip()}
 
 
-def parse_evidence(ws: Workspace, text: str) -> dict[str, str]:
-    """Classify one --evidence value; commits must exist, records must be known."""
+def parse_evidence(ws: Workspace, text: str, cwd: Path | None = None) -> dict[str, str]:
+    """Classify one --evidence value; commits must exist, records must be known. A file is named
+    relative to `cwd` (where it was typed; the repository root by default) and kept from the root."""
     value = text.strip()
     if not value:
         raise ComindError("--evidence: empty")
@@ -94,8 +97,12 @@ def parse_evidence(ws: Workspace, text: str) -> dict[str, str]:
         return {"type": "record", "ref": value}
     if value.startswith("test:"):
         return {"type": "test", "ref": value[len("test:") :]}
-    if (ws.root / value).is_file():
-        return {"type": "file", "ref": value}
+    try:
+        path = repository_path(value, ws.root, cwd or ws.root)
+    except (AnchorError, ValueError):  # outside the repository, or a NUL in it: text
+        path = ""
+    if path and (ws.root / path).is_file():
+        return {"type": "file", "ref": path}
     return {"type": "text", "ref": value}
 
 
@@ -112,9 +119,11 @@ def authored_record(
     fields: dict[str, Any],
     provenance: dict[str, Any],
     until: str | None,
+    cwd: Path | None = None,
 ) -> Record:
     """A record written by hand (the CLI's ``remember``, an agent's through MCP): its anchors parsed
-    and resolved at HEAD (as written in a repository without commits), its evidence checked."""
+    and resolved at HEAD (as written in a repository without commits), its evidence checked (a file
+    named relative to `cwd`, the repository root by default)."""
     from comind.anchoring import resolve_anchor  # on use: the code index is not needed to parse flags
     from comind.anchors import parse_anchor
 
@@ -127,7 +136,7 @@ def authored_record(
         body=body,
         trigger=trigger,
         anchors=anchors,
-        evidence=[parse_evidence(ws, e) for e in evidence],
+        evidence=[parse_evidence(ws, e, cwd) for e in evidence],
         fields=fields,
         provenance=provenance,
         valid_from=ws.head(),

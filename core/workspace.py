@@ -26,7 +26,9 @@ class Workspace:
     """One repository, with its configuration resolved."""
 
     def __init__(self, start: Path | None = None, flags: Mapping[str, Any] | None = None) -> None:
-        self.root, self.head_dir, self.git_dir = find_git((start or Path.cwd()).resolve())
+        # where comind runs (-C or the current folder): paths typed at the command line are relative to it
+        self.cwd = (start or Path.cwd()).resolve()
+        self.root, self.head_dir, self.git_dir = find_git(self.cwd)
         if is_treeless(self.git_dir):  # a blobless clone is fine: comind fetches the blobs it reads (promisor)
             raise ComindError(
                 "this is a treeless clone (--filter=tree:0): comind reads the trees of past commits, "

@@ -127,7 +127,14 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
             ["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed"],
             "evidence: an attempt needs",
         ),
-        (["gotcha", "--on", "/etc/passwd", "--title", "T", "--symptom", "s", "--cause", "c"], "path must be relative"),
+        (
+            ["gotcha", "--on", "/etc/passwd", "--title", "T", "--symptom", "s", "--cause", "c"],
+            "the path is outside the repository",
+        ),
+        (
+            ["gotcha", "--on", "a.py", "--context", "../x.py", "--title", "T", "--symptom", "s", "--cause", "c"],
+            "anchor '../x.py': the path is outside the repository",
+        ),
         (["gotcha", "--title", "T", "--symptom", "s", "--cause", "c"], "anchors: at least one anchor"),
         (
             ["gotcha", "--on", "a.py", "--title", "T", "--symptom", "s", "--cause", "c", "--rule", "r"],
@@ -376,6 +383,62 @@ def test_configuration_errors_name_what_is_wrong_once_and_write_nothing(repo: Pa
             assert (result.code, result.out, result.err) == (2, "", f"comind: {said}\n"), (text, command)
         (repo / ".comind.yml").write_text("")
         assert written() == before, text
+
+
+def test_paths_are_read_from_the_folder_comind_runs_in(  # type: ignore[no-untyped-def]
+    initialised: Path, cli, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As git reads a pathspec: relative to the current folder (or -C's), ./ and ../ resolved, an
+    absolute path or :/path inside the work tree; a path leaving it is a one-line error."""
+    from comind.cli import main
+
+    repo, app = initialised, initialised / "app"
+
+    def here(folder: Path, *args: str) -> CliResult:
+        monkeypatch.chdir(folder)
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    (app / "notes.md").write_text("what we saw\n")
+    made = here(app, "remember", "gotcha", "--on", "./perm.py::Checker.check", "--context", "../a.py",
+                "--evidence", "notes.md", "--title", "Grants cached", "--symptom", "s", "--cause", "c",
+                "--json")  # fmt: skip
+    assert made.code == 0, made.err
+    record = json.loads(made.out)
+    assert [(a["raw"], a["path"]) for a in record["anchors"]] == [
+        ("app/perm.py::Checker.check", "app/perm.py"),
+        ("a.py", "a.py"),
+    ]
+    assert record["evidence"] == [{"type": "file", "ref": "app/notes.md"}]
+
+    for folder, anchor in [
+        (app, "perm.py::Checker.check"),
+        (app, "./perm.py:3"),
+        (app / "handlers", "../perm.py::Checker"),
+        (app / "handlers", ":/app/perm.py"),
+        (repo / ".comind", str(app / "perm.py")),
+        (repo, "app/perm.py::Checker.check"),
+    ]:
+        result = here(folder, "why", anchor)
+        assert result.code == 0 and result.out.startswith("app/perm.py"), (folder, anchor, result)
+        assert "Grants cached" in result.out, (folder, anchor)
+    assert "Grants cached" in here(repo, "-C", "app", "why", "perm.py").out  # -C first, then the path
+    assert "Grants cached" in cli(app / "handlers", "why", "../perm.py").out
+
+    for anchor, said in [
+        ("../../outside.py", "anchor '../../outside.py': the path is outside the repository"),
+        ("/etc/passwd::x", "anchor '/etc/passwd::x': the path is outside the repository"),
+        ("..", "anchor '..': the path is the repository root; write repo: for all of it"),
+        ("app/perm.py", "no file app/app/perm.py at"),  # from here, as git reads it; the error names the root's
+    ]:
+        result = here(app, "why", anchor)
+        assert result.code == 2 and result.out == "" and result.err.count("\n") == 1, (anchor, result)
+        assert result.err.startswith(f"comind: {said}"), (anchor, result.err)
+    assert "(nearest: app/perm.py" in here(app, "why", "app/perm.py").err
+    bad = here(app, "remember", "gotcha", "--on", "../../x.py", "--title", "T", "--symptom", "s", "--cause", "c")
+    assert bad.code == 2 and len(ids_in(repo / ".comind" / "ledger")) == 1
 
 
 def test_dormant_days_from_config_and_clock(initialised: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -78,6 +78,20 @@ def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # 
     assert cli(repo.path, "preflight", "--plan", str(tmp_path / "missing.md")).code == 2
 
 
+def test_plan_reads_on_paths_from_the_folder_it_runs_in(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis\n")
+    from_root = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app/perm.py", "--format", "json")
+    from_app = cli(repo.path / "app", "preflight", "--plan", str(plan), "--on", "./perm.py", "--format", "json")
+    assert from_app.code == 0 and from_app.out == from_root.out and "on app/perm.py" in from_app.out
+    outside = cli(repo.path / "app", "preflight", "--plan", str(plan), "--on", "../../perm.py")
+    assert outside.code == 2 and outside.err == (
+        f"comind: anchor '../../perm.py': the path is outside the repository ({repo.path.resolve()})\n"
+    )
+
+
 def _loaded(repo: Path, args: list[str], modules: tuple[str, ...], stdin: str = "") -> list[str]:
     """Which of `modules` (or a submodule of one) a `comind ARGS` process has loaded by its end."""
     import os
