@@ -111,13 +111,14 @@ def run_status(args: argparse.Namespace) -> int:
         kinds = Counter(r.kind for r in history)
         print(
             f"history: {len(history)} harvested record{'s' if len(history) != 1 else ''} "
-            f"({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), {history_counts.get('active', 0)} active"
+            f"({', '.join(f'{n} {k}' + ('s' if n != 1 else '') for k, n in sorted(kinds.items()))}), "
+            f"{history_counts.get('active', 0)} active"
             + (f", {', '.join(moved)} (the code moved on since; still matched)" if moved else "")
             + "; nothing to confirm"
         )
         if moved:
             flags = " ".join(f"--status {s}" for s in ATTENTION_STATES if history_counts.get(s))
-            print(f"             list them: comind log {flags}")
+            print(f"  list them: comind log {flags}")
     return 0
 
 

@@ -71,7 +71,8 @@ def test_harvested_history_never_goes_dormant_and_status_asks_nothing_of_it(  # 
     old.commit("grants as a set")  # the code both records are about moves on
     text = cli(old.path, "status").out
     history = [ln for ln in text.splitlines() if ln.startswith("history:")]
-    assert history and "1 attempt" in history[0] and "nothing to confirm" in history[0], text
+    assert history and "(1 attempt)" in history[0] and "nothing to confirm" in history[0], text
+    assert "\n  list them: comind log --status" in text, text
     assert attempt["id"][-8:] not in text  # history is counted, not listed as work for a person
     assert f"needs a person (1):\nstale        {gotcha[-8:]}" in text
     head, *listed = (json.loads(x) for x in cli(old.path, "status", "--json").out.splitlines())
