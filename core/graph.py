@@ -8,7 +8,10 @@ Module names:
   resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``).
 * Go: the package import path (``go.mod`` module path + directory), as imports write it.
 * Java and Kotlin: the dotted path under ``…/java/``, ``…/kotlin/`` or ``src/`` (``com.acme.Db``),
-  so that each imports the other's classes.
+  so that each imports the other's classes. An import of a member (``a.b.C.Inner``,
+  ``a.b.C.Companion.f``) is one of the longest module its name starts with; Kotlin's import of a
+  package's top-level function or class (``a.b.closeQuietly``) is one of the file of that package
+  that defines it.
 * Rust: the path without ``.rs``; its ``use`` paths stay unresolved (not internal).
 * C and C++: the path without its extension, so a header and its source are one module
   (``src/net/sock``); an ``#include`` is resolved beside the file (``"x.h"``), then to the one file
@@ -47,8 +50,9 @@ import json
 import posixpath
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
@@ -75,8 +79,8 @@ _SOURCE_SET = re.compile(r"(?:^|/)src/[^/]+/(?:java|kotlin)/")  # Gradle's and M
 _CS_NAMESPACE = re.compile(r"^\s*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?:[{;]|//|/\*|$)", re.MULTILINE)
 # Bump when module names or edges change: what the index cache keeps of them (importers, `why`'s
 # neighbours) is read again.
-# 2: C# namespaces are modules.
-GRAPH_VERSION = "2"
+# 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
+GRAPH_VERSION = "3"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 
 
@@ -116,8 +120,10 @@ class ImportGraph:
         self._import_edges: list[ImportEdge] = []
         self._calls: list[CallEdge] | None = None  # built on first use: most questions are about imports
         self._bindings: dict[str, dict[str, str]] = {}  # path → name → what it is bound to
+        self._members: list[tuple[str, str, Import, str]] = []  # Kotlin imports of package members, to resolve
         for path in sorted(imports):
             self._add_file(path, snapshot.files[path].language, imports[path])
+        self._package_members()
         self._adjacency: dict[str, set[str]] = {}
         for e in self._import_edges:
             self._adjacency.setdefault(e.importer, set()).add(e.imported)
@@ -263,7 +269,7 @@ class ImportGraph:
         elif language == "go":
             bindings = self._go_imports(path, module, imports)
         elif language in ("java", "kotlin"):
-            bindings = self._java_imports(path, module, imports)
+            bindings = self._java_imports(path, module, imports, language == "kotlin")
         elif language in _C_LANGS:
             bindings = self._include_edges(path, module, imports)
         elif language == "ruby":
@@ -366,21 +372,49 @@ class ImportGraph:
                 bindings[name] = imp.module
         return bindings
 
-    def _java_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+    def _java_imports(self, path: str, module: str, imports: Iterable[Import], kotlin: bool) -> dict[str, str]:
         bindings: dict[str, str] = {}
         for imp in imports:
             if imp.names == ("*",):
                 self._edge(module, imp.module, path, imp.line, imp.module in self.modules)
                 continue
             name = f"{imp.module}.{imp.names[0]}" if imp.module else imp.names[0]
-            if name in self.modules:
-                self._edge(module, name, path, imp.line, True)
-            elif imp.module in self.modules:  # import static a.b.C.member
-                self._edge(module, imp.module, path, imp.line, True)
+            bindings[imp.alias or imp.names[0]] = name  # (Kotlin's `import a.B as C` binds C)
+            # `import static a.b.C.member`, `import a.b.C.Inner`, `import a.b.C.Companion.f`
+            owner = next((m for m in _prefixes(name) if m in self.modules), None)
+            if owner is not None:
+                self._edge(module, owner, path, imp.line, True)
+            elif kotlin and imp.module in self._packages:  # a package's top-level function or class
+                self._members.append((path, module, imp, name))
             else:
                 self._edge(module, name, path, imp.line, False)
-            bindings[imp.alias or imp.names[0]] = name  # (Kotlin's `import a.B as C` binds C)
         return bindings
+
+    @cached_property
+    def _packages(self) -> set[str]:
+        """The packages Java and Kotlin modules are in (`a.b` for `a.b.Db`)."""
+        return {m.rpartition(".")[0] for p, m in self._module_of.items() if p.endswith((".kt", ".kts", ".java"))}
+
+    def _package_members(self) -> None:
+        """Kotlin's imports of a package's top-level function or class, resolved to the file of the
+        package that defines it (its definitions read, for those packages only), else external."""
+        if not self._members:
+            return
+        wanted = {imp.module for _, _, imp, _ in self._members}
+        whole = self.snapshot.whole()
+        defined: dict[str, str] = {}  # `a.b.f` -> the module of the file that defines it
+        for path in sorted(self._module_of):
+            module = self._module_of[path]
+            package = module.rpartition(".")[0]
+            if package in wanted and self.snapshot.files[path].language == "kotlin":
+                for d in whole.definitions(path):
+                    if "." not in d.qualname:  # top-level (`f#2`: one of several overloads)
+                        defined.setdefault(f"{package}.{d.qualname.split('#')[0]}", module)
+        for path, module, imp, name in self._members:
+            owner = defined.get(name)
+            self._edge(module, owner or name, path, imp.line, owner is not None)
+            if owner is not None:
+                self._bindings[path][imp.alias or imp.names[0]] = f"{owner}.{imp.names[0]}"
 
     def _include_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         for imp in imports:
@@ -534,6 +568,13 @@ def _strip_js_ext(path: str) -> str:
         if path.endswith(ext):
             return path[: -len(ext)]
     return path
+
+
+def _prefixes(name: str) -> Iterator[str]:
+    """`a.b.C.f`'s dotted prefixes, longest first: `a.b.C.f`, `a.b.C`, `a.b`, `a`."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        yield ".".join(parts[:n])
 
 
 def _java_module(path: str) -> str:

@@ -286,6 +286,31 @@ def test_kotlin_and_java_import_each_others_classes(tmp_path: Path) -> None:
     assert resolved == {"acme.db.Db.open", "acme.db.Legacy.run"}  # through an import and its alias
 
 
+def test_kotlin_imports_of_members_and_top_level_functions_are_internal(tmp_path: Path) -> None:
+    """`import a.b.C.Inner` and `import a.b.C.Companion.f` import the module a.b.C; `import a.b.f` of
+    a top-level function imports the file of package a.b that defines it, and a call through it
+    resolves there. A name no file of the package defines stays external."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/main/kotlin/acme/db/-Util.kt", "package acme.db\n\nfun closeQuietly(x: Any) {}\n")
+    repo.write(
+        "src/main/kotlin/acme/db/Pool.kt",
+        "package acme.db\n\nclass Pool {\n    class Lease\n    companion object {\n        fun make(): Pool = Pool()\n"
+        "    }\n}\n",
+    )
+    repo.write(
+        "src/main/kotlin/acme/web/Page.kt",
+        "package acme.web\n\nimport acme.db.closeQuietly\nimport acme.db.Pool.Lease\n"
+        "import acme.db.Pool.Companion.make\nimport acme.db.NOT_DEFINED\n\n"
+        "fun render() {\n    closeQuietly(make())\n}\n",
+    )
+    repo.commit("kotlin members")
+    g = graph_of(repo, tmp_path)
+    assert g.edges() == {("acme.web.Page", "acme.db.-Util"), ("acme.web.Page", "acme.db.Pool")}
+    assert "acme.db.NOT_DEFINED" in g.imports_of("acme.web.Page") - {m for _, m in g.edges()}
+    resolved = {c.callee for c in g.call_edges() if c.resolved and c.caller == "acme.web.Page.render"}
+    assert "acme.db.-Util.closeQuietly" in resolved
+
+
 def test_csharp_namespaces_are_modules_and_usings_their_edges(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/Data/Db.cs", "namespace Acme.Data\n{\n    public class Db { public static void Open() {} }\n}\n")
