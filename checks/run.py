@@ -407,7 +407,7 @@ def _locator(run: CheckRun) -> Callable[[Record, str], tuple[str | None, int | N
             if a.get("role", "subject") == "subject" and a.get("path") and not a["path"].endswith("/")
         ]
         # the change's files first, then the anchor the status names (`a.py::f: body drifted`)
-        named = [a for a in subjects if a.get("raw") and reason.startswith(f"{a['raw']}:")]
+        named = [a for a in subjects if a.get("raw") and reason.startswith(f"{a['raw']}: ")]
         for anchor in sorted(subjects, key=lambda a: (a["path"] not in touched, a not in named)):
             path, symbol = anchor["path"], anchor.get("symbol")
             if path not in tree:

@@ -164,8 +164,12 @@ def run_replay(args: argparse.Namespace) -> int:
                     if m["how"] == "dependency"
                     else f"re-adds {m['matched']}/{m['total']} lines"
                 )
-                # (a revert naming no commit titles its attempt by what it says it took out)
-                print(f"      {how} of {m['title'][:80]!r}, reverted in {m['revert'][:12]}{other}")
+                what = (
+                    f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}"
+                    if m.get("reverted")
+                    else f"the change {m['revert'][:12]} {m['title'][:80]!r} reverted"
+                )  # the revert named none
+                print(f"      {how} of {what}{other}")
             if item.get("note"):
                 print(f"      {item['note']}")
             if item.get("verdict"):

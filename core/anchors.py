@@ -77,7 +77,9 @@ def repository_path(path: str, root: Path, cwd: Path, raw: str | None = None) ->
     top = root.as_posix().rstrip("/") + "/"
     target = posixpath.normpath(posixpath.join(cwd.as_posix(), path)) + "/"
     if path.startswith("/") and not target.startswith(top):  # absolute, through a symbolic link?
-        target = os.path.realpath(target) + "/"
+        # (the folders resolved, not the file: a tracked link is a file of its own)
+        head, _, name = target.rstrip("/").rpartition("/")
+        target = f"{os.path.realpath(head or '/').rstrip('/')}/{name}/"
     if target == top:
         raise AnchorError(f"anchor {raw or path!r}: the path is the repository root; write repo: for all of it")
     if not target.startswith(top):

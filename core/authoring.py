@@ -101,8 +101,11 @@ def parse_evidence(ws: Workspace, text: str, cwd: Path | None = None) -> dict[st
         path = repository_path(value, ws.root, cwd or ws.root)
     except (AnchorError, ValueError):  # outside the repository, or a NUL in it: text
         path = ""
-    if path and (ws.root / path).is_file():
-        return {"type": "file", "ref": path}
+    try:
+        if path and (ws.root / path).is_file():
+            return {"type": "file", "ref": path}
+    except OSError:  # a name too long for the file system: text
+        pass
     return {"type": "text", "ref": value}
 
 

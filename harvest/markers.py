@@ -627,9 +627,10 @@ def _paragraph_from(text: str, start: int) -> str:
 def revert_reason(subject: str, body: str) -> str:
     """Why the revert happened, as written: Gerrit's ``Reason for revert:`` paragraph, else the body
     without marker lines, trailers, quotes and boilerplate; with git's ``--reference`` form the
-    subject is the author's why. Empty when nothing is left. People are left out (redact_people)."""
+    subject is the author's why. Empty when nothing is left. People are left out (redact_people).
+    CRLF line ends are read as LF (the patterns and paragraphs are of lines)."""
 
-    return redact_people(_revert_reason(subject, body)).strip()
+    return redact_people(_revert_reason(subject.replace("\r\n", "\n"), body.replace("\r\n", "\n"))).strip()
 
 
 def _revert_reason(subject: str, body: str) -> str:
@@ -667,9 +668,17 @@ def _revert_reason(subject: str, body: str) -> str:
 
 
 def _echoed(line: str) -> bool:
-    """A squash body's item naming a revert commit (`* Revert "…"`): the revert's own subject again."""
-    item = line.lstrip()
-    return item[:1] in "*-+" and item[1:2] in " \t" and _wrapper(item[2:].lstrip()) is not None
+    """A squash body's item that is only a revert commit's subject (`* Revert "…" (#12)`): the revert's
+    own subject again. One that goes on after the quote says why, and is kept."""
+    item = line.strip()
+    if item[:1] not in ("*", "-", "+") or item[1:2] not in (" ", "\t"):
+        return False
+    text = item[2:].lstrip()
+    m = _REVERT_N.match(text) or _REAPPLY_WORD.match(text) or _REVERT_WORD.match(text)
+    if m is None:
+        return False
+    quoted, rest = _unquote(text[m.end() :])
+    return quoted is not None and (not rest.strip() or _PR_GROUP.fullmatch(rest.strip()) is not None)
 
 
 @lru_cache(maxsize=1 << 15)  # each subject is asked for by the history index, then by the reland lookups

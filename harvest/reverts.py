@@ -347,8 +347,8 @@ def _attempt(
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
     if target is not None:
         title = first_line(merge_title(target.subject, target.body) or target.subject)
-    else:  # what the revert's subject says it took out
-        title = first_line(_quoted(markers) or _described(markers) or commit.subject)
+    else:  # the subject it quotes, else its own (what a bare description leaves out is guessed at)
+        title = first_line(_quoted(markers) or commit.subject)
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:
@@ -378,7 +378,7 @@ def _attempt(
                 "attempt",
                 record_id=record_id,
                 title=title,
-                body=_clip(reason, 2000) or _no_reason(title),
+                body=_clip(reason, 2000) or _no_reason(title, named=target is not None or _quoted(markers) is not None),
                 trigger=first_line(f"re-doing: {title}", 200),
                 anchors=anchors,
                 evidence=evidence,
@@ -599,13 +599,11 @@ def _quoted(markers: list[RevertMarker]) -> str | None:
     return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
 
 
-def _described(markers: list[RevertMarker]) -> str | None:
-    """What a revert's subject says it took out (`Revert license year`: "license year")."""
-    return next((m.described for m in markers if m.described and m.source == "subject"), None)
-
-
-def _no_reason(title: str) -> str:
-    """A revert that says nothing of why: said plainly, quoting what it reverted (never a made-up why)."""
+def _no_reason(title: str, named: bool) -> str:
+    """A revert that says nothing of why: said plainly, quoting what it reverted (never a made-up why);
+    one that names nothing it reverted is titled by its own subject, and said to be the revert."""
+    if not named:
+        return first_line(f"The revert {title!r} gave no reason.", 2000)
     return first_line(f"The revert gave no reason for taking out {title!r}.", 2000)
 
 

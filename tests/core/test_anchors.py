@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -79,3 +81,17 @@ def test_parser_only_raises_anchor_errors(raw: str) -> None:
     except AnchorError:
         return
     assert anchor["scope"] in ("symbol", "file", "module", "repo", "dependency")
+
+
+def test_an_absolute_path_through_a_linked_root_keeps_a_tracked_link_as_itself(tmp_path: Path) -> None:
+    """`/…/repo-link/alias.py` names alias.py, itself a tracked link to a.py: the folders are resolved,
+    not the file."""
+    from comind.anchors import repository_path
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (root / "alias.py").symlink_to("a.py")
+    (tmp_path / "repo-link").symlink_to(root)
+    assert repository_path(str(tmp_path / "repo-link" / "alias.py"), root, root) == "alias.py"
+    assert repository_path(str(tmp_path / "repo-link" / "a.py"), root, root) == "a.py"

@@ -66,7 +66,6 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     assert reason.endswith("Stale grants after role change: nothing invalidated the cache.")
     assert evidence.startswith("Strongest evidence: the ")  # its heaviest line or introduced identifier
     assert any(e.get("role") == "revert" for e in dead["evidence"])
-
     text = cli(reverted.path, "check", "--base", "main")
     assert text.code == 1 and "Re-proposes a dead end" in text.out
     assert cli(reverted.path, "check", "--base", "main", "--fail-level", "none").code == 0
@@ -97,9 +96,21 @@ def test_uncommitted_work_is_named_as_unchecked(cli, reverted: GitRepo) -> None:
     assert "preflight" not in cli(reverted.path, "check").err
 
 
+def test_a_revert_naming_nothing_and_giving_no_reason_is_said_to_be_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", CACHED)
+    repo.commit("initial")
+    repo.write("app/perm.py", PERM)
+    repo.commit("revert the permission cache")
+    assert cli(repo.path, "harvest").code == 0
+    [attempt] = [json.loads(x) for x in cli(repo.path, "log", "--json", "--history").out.splitlines()]
+    assert attempt["title"] == "revert the permission cache"
+    assert attempt["body"] == "The revert 'revert the permission cache' gave no reason."
+
+
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """flask's `revert run debug docs` names nothing to find the reverted change by: what its subject
-    says it took out is the attempt's title ("run debug docs"), not the revert's own subject."""
+    """flask's `revert run debug docs` names nothing to find the reverted change by: its own subject
+    is the attempt's title, and the message says so rather than "'revert run debug docs', reverted in"."""
     repo = _named_no_commit(tmp_path)
     revert = repo.head()
     repo.branch("feature")
@@ -108,8 +119,8 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     repo.commit("Speed up permission checks")
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert code == 1 and dead["title"] == "Re-proposes a dead end (rule D1 share): the permission cache"
-    assert f"lines of 'the permission cache', reverted in {revert[:7]}: Stale grants" in dead["message"]
+    assert code == 1 and dead["title"] == "Re-proposes a dead end (rule D1 share): revert the permission cache"
+    assert f"lines of the change {revert[:7]} 'revert the permission cache' reverted: Stale grants" in dead["message"]
 
 
 def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -1048,7 +1059,7 @@ def test_a_stale_record_is_shown_where_its_code_is_now(cli, reverted: GitRepo) -
 
 def test_a_stale_record_is_shown_at_the_anchor_its_status_names(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """With no change to look at, every stale record is listed: each at the anchor that drifted, not
-    at its first one."""
+    at its first one (nor at the file holding it)."""
     reverted.write("app/extra.py", "def helper(x):\n    return x * 2\n")
     reverted.commit("helper")
     rid = cli(
@@ -1057,6 +1068,8 @@ def test_a_stale_record_is_shown_at_the_anchor_its_status_names(cli, reverted: G
         "gotcha",
         "--on",
         "app/extra.py::helper",
+        "--on",
+        "app/perm.py",
         "--on",
         "app/perm.py::Checker.check",
         "--title",

@@ -145,3 +145,13 @@ def test_why_of_a_name_answers_for_each_of_its_namesakes(cli, tmp_path: Path) ->
     assert made.code == 0, made.err
     for anchor in ("app/view.py::render", "app/view.py::render#1"):
         assert "The first render is dead code" in cli(repo.path, "why", anchor).out, anchor
+
+
+def test_evidence_too_long_for_a_file_name_is_text(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    said = "word " * 60  # 300 characters, no slash: no file system takes it as a name
+    made = cli(
+        old.path, "remember", "gotcha", "--on", "app/perm.py", "--title", "T", "--symptom", "s", "--cause", "c",
+        "--evidence", said, "--json",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    assert json.loads(made.out)["evidence"] == [{"type": "text", "ref": said.strip()}]

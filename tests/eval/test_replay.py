@@ -773,7 +773,7 @@ def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Pat
 
 
 def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """flask's `revert run debug docs` names no commit: the flag names what the revert says it took
+    """flask's `revert run debug docs` names no commit: the flag says which change the revert took
     out, not "'revert run debug docs', reverted in 4d69165", which reads as if the revert was reverted."""
     repo = GitRepo(tmp_path)
     docs = "".join(f"Run the debug server with option number {i} enabled\n" for i in range(8))
@@ -785,7 +785,7 @@ def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path
     repo.commit("new run debug docs")
     result = cli(repo.path, "eval", "replay")
     assert result.code == 0, result.err
-    assert f"re-adds 8/8 lines of 'run debug docs', reverted in {revert[:12]}" in result.out
+    assert f"re-adds 8/8 lines of the change {revert[:12]} 'revert run debug docs' reverted" in result.out
 
 
 def test_the_first_landing_to_carry_a_reverted_subject_again_is_the_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -579,3 +579,10 @@ def test_a_squashed_revert_s_reason_is_its_own_words() -> None:
         "Co-authored-by: A <a@example.com>\n"
     )
     assert revert_reason(*split_message(message)) == "* Also don't cache QUERY for now\n\nWill bring this back later"
+
+
+def test_boilerplate_goes_with_crlf_line_ends_and_a_list_item_that_says_why_stays() -> None:
+    crlf = 'Revert "x"\r\n\r\nThis reverts commit ' + "a" * 40 + ", reversing\r\nchanges made to " + "b" * 40 + ".\r\n"
+    assert revert_reason(*split_message(crlf)) == ""
+    said = 'Squash (#9)\n\n- Revert "Add cache" because it broke login on Safari\n\n* Revert "Add cache" (#12)\n'
+    assert revert_reason(*split_message(said)) == '- Revert "Add cache" because it broke login on Safari'
