@@ -673,20 +673,17 @@ def test_broken_check_is_exit_2_naming_the_record(cli, app: GitRepo) -> None:  #
     assert (result.code == 2 and record.id[-8:] in result.err) or record.id in result.err
 
 
+def _admins_gotcha(cli, repo: GitRepo, *anchors: str) -> str:  # type: ignore[no-untyped-def]
+    """A person's gotcha on `anchors`; its id."""
+    on = [arg for anchor in anchors for arg in ("--on", anchor)]
+    made = cli(repo.path, "remember", "gotcha", *on, "--title", "Admins bypass grants",
+               "--symptom", "admins see everything", "--cause", "is_admin short-circuit")  # fmt: skip
+    assert made.code == 0, made.err
+    return str(made.out.strip())
+
+
 def test_stale_record_is_reported_with_commands(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    rid = cli(
-        reverted.path,
-        "remember",
-        "gotcha",
-        "--on",
-        "app/perm.py::Checker.check",
-        "--title",
-        "Admins bypass grants",
-        "--symptom",
-        "admins see everything",
-        "--cause",
-        "is_admin short-circuit",
-    ).out.strip()
+    rid = _admins_gotcha(cli, reverted, "app/perm.py::Checker.check")
     reverted.commit("record")
     reverted.branch("feature")
     reverted.checkout("feature")
@@ -1025,21 +1022,7 @@ def test_a_stale_record_is_shown_where_its_code_is_now(cli, reverted: GitRepo) -
     definition as it is at head, on a file that is still there, not at whatever took the old line."""
     reverted.write("app/extra.py", "def helper(x):\n    return x * 2\n")
     reverted.commit("helper")
-    rid = cli(
-        reverted.path,
-        "remember",
-        "gotcha",
-        "--on",
-        "app/extra.py::helper",
-        "--on",
-        "app/perm.py::Checker.check",
-        "--title",
-        "Admins bypass grants",
-        "--symptom",
-        "admins see everything",
-        "--cause",
-        "is_admin short-circuit",
-    ).out.strip()
+    rid = _admins_gotcha(cli, reverted, "app/extra.py::helper", "app/perm.py::Checker.check")
     reverted.commit("record")
     reverted.branch("feature")
     reverted.checkout("feature")
@@ -1062,23 +1045,7 @@ def test_a_stale_record_is_shown_at_the_anchor_its_status_names(cli, reverted: G
     at its first one (nor at the file holding it)."""
     reverted.write("app/extra.py", "def helper(x):\n    return x * 2\n")
     reverted.commit("helper")
-    rid = cli(
-        reverted.path,
-        "remember",
-        "gotcha",
-        "--on",
-        "app/extra.py::helper",
-        "--on",
-        "app/perm.py",
-        "--on",
-        "app/perm.py::Checker.check",
-        "--title",
-        "Admins bypass grants",
-        "--symptom",
-        "admins see everything",
-        "--cause",
-        "is_admin short-circuit",
-    ).out.strip()
+    rid = _admins_gotcha(cli, reverted, "app/extra.py::helper", "app/perm.py", "app/perm.py::Checker.check")
     reverted.commit("record")
     reverted.write(
         "app/perm.py",
