@@ -138,6 +138,80 @@ def serve(ws: Workspace) -> None:
 
     async def main() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            answers = _Answers(write)
+            await server.run(_Draining(read, answers), answers, server.create_initialization_options())
 
     anyio.run(main)
+
+
+DRAIN_SECONDS = 30.0  # how long requests read before stdin closed may take to be answered
+
+
+class _Answers:
+    """The server's writes, noting which requests they answer."""
+
+    def __init__(self, write: Any) -> None:
+        self._write = write
+        self.pending: set[Any] = set()  # ids of requests read and not yet answered
+        self.changed = anyio.Event()
+
+    async def send(self, item: Any) -> None:
+        await self._write.send(item)
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id in self.pending:
+            self.pending.discard(message.id)
+            self.changed.set()
+
+    async def aclose(self) -> None:
+        await self._write.aclose()
+
+    async def __aenter__(self) -> _Answers:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _Draining:
+    """The client's messages. A client that sends requests and closes stdin (a script piping them in)
+    gets its answers: the end of input is passed on once every request read is answered (at most
+    DRAIN_SECONDS), where the SDK would cancel those in flight."""
+
+    def __init__(self, read: Any, answers: _Answers) -> None:
+        self._read, self._answers = read, answers
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._read, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._read.receive()
+        except anyio.EndOfStream:
+            with anyio.move_on_after(DRAIN_SECONDS):
+                while self._answers.pending:
+                    self._answers.changed = anyio.Event()
+                    await self._answers.changed.wait()
+            raise
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCRequest):
+            self._answers.pending.add(message.id)
+        return item
+
+    async def aclose(self) -> None:
+        await self._read.aclose()
+
+    def __aiter__(self) -> _Draining:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Draining:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

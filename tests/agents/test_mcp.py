@@ -257,3 +257,21 @@ def test_outside_a_git_repository_is_one_line_and_exit_2(tmp_path: Path) -> None
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "not inside a git repository" in done.stderr
+
+
+def test_requests_piped_in_are_answered_before_the_server_exits(repo: GitRepo) -> None:
+    """A script that writes its requests and closes stdin (the stdio transport's shutdown) gets every
+    answer: the server ends once those it read are answered, not mid-way."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "script", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "why", "arguments": {
+            "anchor": "app/perm.py"}}},
+    ]  # fmt: skip
+    piped = "".join(json.dumps(r) + "\n" for r in requests)
+    done = subprocess.run([COMIND, "mcp"], cwd=repo.path, input=piped, capture_output=True, text=True, timeout=60)
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert [a["id"] for a in answers] == [1, 2, 3], done.stderr
+    assert "Cache permission checks in Redis" in json.dumps(answers[2]["result"])
