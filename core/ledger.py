@@ -456,11 +456,15 @@ class Ledger:
     def anchored_near(
         self, paths: Iterable[str], names: Iterable[str] = (), hashes: Iterable[str] = ()
     ) -> list[Record]:
-        """Records with an anchor on one of the paths (or a folder holding them), a symbol of one of
-        the names, or one of the body/shape hashes: the candidates re-anchoring then confirms."""
+        """Records with an anchor on one of the paths (or a folder holding them; for a folder, also
+        on anything in it), a symbol of one of the names, or one of the body/shape hashes: the
+        candidates re-anchoring then confirms."""
         paths, names, hashes = list(paths), list(names), [h for h in hashes if h]
         folders = {p[: i + 1] for p in paths for i, c in enumerate(p) if c == "/"}
         clauses, params = [], []
+        for folder in (p for p in paths if p.endswith("/")):  # what it holds: paths from `a/` up to `a0`
+            clauses.append("(a.path >= ? AND a.path < ?)")
+            params += [folder, folder[:-1] + "0"]
         for column, values in (
             ("path", paths + sorted(folders)),
             ("name", names),

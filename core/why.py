@@ -167,11 +167,14 @@ _NUMBERED = re.compile(r"#\d+(?=\.|$)")
 
 
 def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target) -> bool:
+    folder = target.path if target.path and target.path.endswith("/") else None  # a folder's question
     for anchor in record.anchors:
         if "path" not in anchor:
             continue
         if anchor["path"].endswith("/"):
-            if target.path and target.path.startswith(anchor["path"]):
+            if target.path and (
+                target.path.startswith(anchor["path"]) or (folder and anchor["path"].startswith(folder))
+            ):
                 return True
             continue
         if not anchor.get("commit"):  # never resolved: compare as written
@@ -182,6 +185,8 @@ def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target
                 where_path, where_symbol = anchor["path"], anchor.get("symbol")
             else:
                 where_path, where_symbol = found_path, found_symbol
+        if folder and where_path.startswith(folder):
+            return True  # what is anywhere in the folder asked about
         if where_path != target.path:
             continue
         if target.symbol is None or where_symbol is None:

@@ -155,3 +155,15 @@ def test_evidence_too_long_for_a_file_name_is_text(cli, old: GitRepo) -> None:  
     )  # fmt: skip
     assert made.code == 0, made.err
     assert json.loads(made.out)["evidence"] == [{"type": "text", "ref": said.strip()}]
+
+
+def test_why_of_a_folder_answers_for_what_is_in_it(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`why app/` is asked of everything in app/, as `git log app/` is: a record on a symbol of a file
+    in it answers; one on another folder does not."""
+    old.write("lib/util.py", "def helper():\n    return 1\n")
+    old.commit("lib")
+    for anchor, title in (("app/perm.py::Checker.check", "Admins skip grants"), ("lib/util.py", "Util is shared")):
+        made = cli(old.path, "remember", "gotcha", "--on", anchor, "--title", title, "--symptom", "s", "--cause", "c")
+        assert made.code == 0, made.err
+    answer = cli(old.path, "why", "app/").out
+    assert "Admins skip grants" in answer and "Util is shared" not in answer, answer
