@@ -7,13 +7,14 @@ start fast. Exit codes: 0 ok, 1 findings, 2 usage, validation or internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gettext
 import importlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from comind import __version__
@@ -321,6 +322,23 @@ def _program_gc() -> None:
     gc.freeze()
 
 
+@contextlib.contextmanager
+def _started_in(args: argparse.Namespace) -> Iterator[None]:
+    """`-C PATH`: run as if started there, as git does: every relative path given, a file's too
+    (`--output`, `--plan`, `ledger export -o`), is read from PATH. The folder is left on return."""
+    directory = getattr(args, "directory", None)
+    if not directory or not os.path.isdir(directory):
+        yield  # (a missing folder is the workspace's one-line error)
+        return
+    args.directory = os.path.abspath(directory)
+    before = os.getcwd()
+    os.chdir(args.directory)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
     _UI.update(verbosity=0, color="auto")
@@ -334,7 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             parser.print_help()
             return 2
-        return int(args.handler(args))
+        with _started_in(args):
+            return int(args.handler(args))
     except ComindError as exc:
         from comind.sanitize import shown  # a message may quote what it refused
 

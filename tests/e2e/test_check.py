@@ -1057,3 +1057,13 @@ def test_a_stale_record_is_shown_at_the_anchor_its_status_names(cli, reverted: G
     [stale] = [f for f in report["findings"] if f["record_id"] == rid]
     assert stale["message"].startswith("Admins bypass grants — app/perm.py::Checker.check:"), stale["message"]
     assert (stale["path"], stale["line"]) == ("app/perm.py", 2), stale
+
+
+def test_a_file_named_after_dash_c_is_read_from_that_folder(cli, reverted: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`-C PATH` runs as if started in PATH, as git does: a relative --output lands there, not in the
+    folder comind was started from (which is left as it was)."""
+    started = Path.cwd()
+    result = cli(reverted.path, "check", "--output", "json=report.json")
+    assert result.code == 0, result.err
+    assert json.loads((reverted.path / "report.json").read_text())["findings"] is not None
+    assert Path.cwd() == started and not (started / "report.json").exists()
