@@ -331,12 +331,17 @@ def _started_in(args: argparse.Namespace) -> Iterator[None]:
         yield  # (a missing folder is the workspace's one-line error)
         return
     args.directory = os.path.abspath(directory)
-    before = os.getcwd()
+    try:
+        before: str | None = os.getcwd()
+    except FileNotFoundError:  # started in a folder deleted since: nothing to go back to
+        before = None
     os.chdir(args.directory)
     try:
         yield
     finally:
-        os.chdir(before)
+        if before is not None:
+            with contextlib.suppress(OSError):
+                os.chdir(before)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

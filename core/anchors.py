@@ -80,7 +80,7 @@ def repository_path(path: str, root: Path, cwd: Path, raw: str | None = None) ->
         # (the folders resolved, not the file: a tracked link is a file of its own)
         head, _, name = target.rstrip("/").rpartition("/")
         target = f"{os.path.realpath(head or '/').rstrip('/')}/{name}/"
-    if target == top:
+    if target == top or (path.startswith("/") and os.path.realpath(target) + "/" == top):  # (or a link to it)
         raise AnchorError(f"anchor {raw or path!r}: the path is the repository root; write repo: for all of it")
     if not target.startswith(top):
         raise AnchorError(f"anchor {raw or path!r}: the path is outside the repository ({root})")

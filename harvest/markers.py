@@ -678,7 +678,11 @@ def _echoed(line: str) -> bool:
     if m is None:
         return False
     quoted, rest = _unquote(text[m.end() :])
-    return quoted is not None and (not rest.strip() or _PR_GROUP.fullmatch(rest.strip()) is not None)
+    return quoted is not None and _REFERENCES_ONLY.fullmatch(rest) is not None
+
+
+# What may follow an echoed revert subject: punctuation and references (`(#12)`, `[#3]`, `(!7)`, `(GH-9)`)
+_REFERENCES_ONLY = re.compile(r"(?:[\s.,;:]|\((?:[\w./-]*[#!]|GH-)\d{1,9}\)|\[[\w./-]*#?\d{1,9}\])*", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1 << 15)  # each subject is asked for by the history index, then by the reland lookups

@@ -95,3 +95,13 @@ def test_an_absolute_path_through_a_linked_root_keeps_a_tracked_link_as_itself(t
     (tmp_path / "repo-link").symlink_to(root)
     assert repository_path(str(tmp_path / "repo-link" / "alias.py"), root, root) == "alias.py"
     assert repository_path(str(tmp_path / "repo-link" / "a.py"), root, root) == "a.py"
+
+
+def test_the_root_named_through_a_link_is_the_root(tmp_path: Path) -> None:
+    from comind.anchors import repository_path
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "repo-link").symlink_to(root)
+    with pytest.raises(AnchorError, match="the path is the repository root"):
+        repository_path(str(tmp_path / "repo-link"), root, root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -747,3 +748,15 @@ def test_a_usage_error_names_comind_once_and_the_command(
 ) -> None:  # type: ignore[no-untyped-def]
     result: CliResult = cli(initialised, *args)
     assert result.code == 2 and result.err.startswith(expected) and result.err.count("\n") == 1
+
+
+def test_dash_c_runs_when_the_folder_it_was_started_in_is_gone(initialised: Path, tmp_path: Path) -> None:
+    """`comind -C REPO …` from a folder deleted since (a hook's background refresh can be): as git -C."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (
+        f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+        f"sys.argv = ['comind', '-C', {str(initialised)!r}, 'status']; from comind.cli import main; sys.exit(main())"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr

@@ -586,3 +586,8 @@ def test_boilerplate_goes_with_crlf_line_ends_and_a_list_item_that_says_why_stay
     assert revert_reason(*split_message(crlf)) == ""
     said = 'Squash (#9)\n\n- Revert "Add cache" because it broke login on Safari\n\n* Revert "Add cache" (#12)\n'
     assert revert_reason(*split_message(said)) == '- Revert "Add cache" because it broke login on Safari'
+
+
+@pytest.mark.parametrize("after", [".", " (#1) (#2)", " [#1]", " (!12)", " (GH-12)"])
+def test_an_echoed_revert_subject_with_its_references_is_no_reason(after: str) -> None:
+    assert revert_reason("Fix (#9)", f'* Revert "Add cache"{after}\n\nThis reverts commit {"a" * 40}.') == ""
