@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run)
 
 
-def github_workflow(release: str = project.RELEASE) -> str:
+def github_workflow(default_branch: str, release: str = project.RELEASE) -> str:
     """The workflow: every pull request, its comments and pushes to the default branch, with the
-    least permissions the action needs (it reads the code, comments, and uploads no SARIF)."""
+    least permissions the action needs (it reads the code, comments, and uploads no SARIF); one run
+    per pull request at a time, and comments on plain issues skipped."""
     major = release.split(".")[0]
     docs = project.docs_url("github.md")
     return f"""# comind: checks each pull request against the team's recorded knowledge ({docs})
@@ -42,16 +44,20 @@ name: comind
 on:
   pull_request:
   pull_request_review_comment:
-    types: [created]
+    types: [created, edited]
   issue_comment:
-    types: [created]
+    types: [created, edited]
   push:
-    branches: [main, master]
+    branches: [{json.dumps(default_branch)}]
 permissions:
   contents: read        # the code and its history
   pull-requests: write  # the report comment and answers to /comind commands
+concurrency:            # one run per pull request at a time: answers are never doubled
+  group: comind-${{{{ github.event.pull_request.number || github.event.issue.number || github.ref }}}}
+  cancel-in-progress: false
 jobs:
   comind:
+    if: github.event_name != 'issue_comment' || github.event.issue.pull_request
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
@@ -71,12 +77,13 @@ variables:
 """
 
 
-def _write_ci(root: Path, kind: str, force: bool) -> tuple[str, bool]:
+def _write_ci(root: Path, kind: str, force: bool, default_branch: str) -> tuple[str, bool]:
     """Write the CI file; (its path, whether it was written). An existing file is kept, not merged."""
-    name, text = (GITHUB_WORKFLOW, github_workflow()) if kind == "github" else (GITLAB_CI, gitlab_include())
+    github = kind == "github"
+    name, text = (GITHUB_WORKFLOW, github_workflow(default_branch)) if github else (GITLAB_CI, gitlab_include())
     path = root / name
     if path.exists() and not force:
-        if kind == "gitlab":
+        if not github:
             print(f"kept the existing {name}: add these lines to it\n" + text)
         else:
             print(f"kept the existing {name} (--force rewrites it)")
@@ -113,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
             commit.append(ws.store.local_root.relative_to(ws.root).parts[0] + "/")
     print(f"store: {ws.config.store}")
     if args.ci:
-        commit.append(_write_ci(ws.root, args.ci, args.force)[0])
+        branch = ws.default_branch().removeprefix("origin/")
+        branch = (ws.branch() or "main") if branch == "HEAD" else branch  # (no branch known: this one)
+        commit.append(_write_ci(ws.root, args.ci, args.force, branch)[0])
     note(f"commit: git add {' '.join(commit)} && git commit -m 'Set up comind'")
     note('next: comind remember constraint --on PATH --title "…" --rule "…" --severity must')
     return 0

@@ -82,11 +82,26 @@ def test_init_ci_github_and_gitlab(repo: Path, cli) -> None:  # type: ignore[no-
     assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
     steps = workflow["jobs"]["comind"]["steps"]
     assert steps[0]["with"]["fetch-depth"] == 0 and steps[1]["uses"].endswith("/comind@v0")
+    assert workflow[True]["push"] == {"branches": ["main"]}  # (YAML 1.1 reads the key `on` as true)
+    assert "issue.pull_request" in workflow["jobs"]["comind"]["if"] and workflow["concurrency"]["group"]
     assert (repo / ".comind.yml").read_text().startswith("# yaml-language-server: $schema=")
     gitlab = cli(repo, "init", "--ci", "gitlab")
     included = yaml.safe_load((repo / ".gitlab-ci.yml").read_text())
     assert gitlab.code == 0 and included["include"][0]["remote"].endswith("/v0.1.0/templates/gitlab-ci.yml")
     assert cli(repo, "-q", "init", "--ci", "gitlab").err == ""  # kept, and quiet
+
+
+def test_the_workflow_runs_on_pushes_to_the_repository_s_own_default_branch(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A default branch other than main or master (`13.x`, as origin/HEAD names it) is the one pushed to."""
+    for argv in (
+        ["branch", "-m", "main", "13.x"],
+        ["update-ref", "refs/remotes/origin/13.x", "HEAD"],
+        ["symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/13.x"],
+    ):
+        subprocess.run(["git", *argv], cwd=repo, check=True)
+    assert cli(repo, "init", "--ci", "github").code == 0
+    workflow = yaml.safe_load((repo / ".github/workflows/comind.yml").read_text())
+    assert workflow[True]["push"] == {"branches": ["13.x"]}
 
 
 def test_confirmations_quiet_and_missing_output_folder(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
