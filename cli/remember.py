@@ -93,7 +93,7 @@ KIND_HELP = {
     "chosen": 'the option taken, e.g. --chosen "server-side sessions in Redis"',
     "alternative": 'an option not taken, "option | why not", e.g. --alternative "JWT | cannot be revoked"',
     "approach": 'what was tried, e.g. --approach "cache grants in Redis"',
-    "outcome": 'how it ended, e.g. --outcome "stale grants after a role change"',
+    "outcome": "how it ended: failed, reverted, abandoned or partial, e.g. --outcome reverted",
     "retry_when": 'when trying it again makes sense, e.g. --retry-when "grants carry a version"',
     "conditions": 'what held when it was tried, e.g. --conditions "Redis 6, one region"',
     "rule": 'the rule, stated so that a change can be judged by it, e.g. --rule "handlers use the ORM"',

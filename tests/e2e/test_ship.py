@@ -166,3 +166,16 @@ def test_built_wheel_installs_and_checks_outside_the_checkout(repo: Path, tmp_pa
     subprocess.run([venv / "bin/comind", "init", "--ci", "github"], cwd=repo, check=True)
     done = subprocess.run([venv / "bin/comind", "check"], cwd=repo, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_each_choice_field_s_help_example_is_one_of_its_choices() -> None:
+    """`remember attempt --help` said `--outcome "stale grants after a role change"`, which is refused."""
+    import re
+
+    from comind.cli.remember import KIND_HELP
+    from comind.records import KIND_FIELDS
+
+    for fields in KIND_FIELDS.values():
+        for field in (f for f in fields if f.shape == "choice" and f.name in KIND_HELP):  # (flags people type)
+            example = re.search(r"e\.g\. --[\w-]+ \"?([^\"(]+?)\"?(?: \(|$)", KIND_HELP[field.name])
+            assert example and example.group(1) in field.choices, (field.name, KIND_HELP[field.name])
