@@ -85,11 +85,15 @@ def run_erase(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     ledger = open_ledger(ws)
-    ids = sorted({ledger.get(ref).id for ref in args.ids})
+    asked = {ledger.get(ref).id for ref in args.ids}
+    # the relations naming them go with them: a confirmation of nothing is a dangling edge (and names it)
+    ties = {r.id for r in ledger.relations() if {r.fields.get("source"), r.fields.get("target")} & asked}
+    ids = sorted(asked | ties)
     for store in (ws.store, ws.harvest_store, ws.branch_store):
         store.erase(ids)
     ledger.sync()
-    print(f"erased {len(ids)} record(s); tombstones keep them from coming back")
+    with_ties = f" and {len(ties)} relation(s) naming them" if ties else ""
+    print(f"erased {len(asked)} record(s){with_ties}; tombstones keep them from coming back")
     return 0
 
 

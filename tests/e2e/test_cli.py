@@ -292,7 +292,10 @@ def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path
     assert cli(repo, "ledger", "export", "-o", str(dump)).code == 0
     assert len(dump.read_text().splitlines()) == 3
     assert cli(repo, "ledger", "compact").code == 0
-    assert cli(repo, "ledger", "erase", ids[0]).code == 0
+    assert cli(repo, "review", "confirm", ids[0]).code == 0  # a relation naming it, erased with it
+    erased = cli(repo, "ledger", "erase", ids[0])
+    assert erased.code == 0 and "and 1 relation(s) naming them" in erased.out, erased
+    assert cli(repo, "ledger", "audit").code == 0
     assert ids[0] not in cli(repo, "log").out
     result = cli(repo, "ledger", "import", str(dump))
     assert result.code == 0 and "1 erased and skipped" in result.out
