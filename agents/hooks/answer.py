@@ -150,7 +150,7 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
     for path, (record_id, symbol) in places:
         if not symbol or path.endswith("/"):
             out.setdefault(record_id, f"on {path}, which this edit changes")
-        elif any(q == symbol or q.startswith(symbol + ".") or symbol.startswith(q + ".") for q in symbols):
+        elif any(q == symbol or q.startswith(symbol + ".") for q in symbols):  # it, or one of its members
             out.setdefault(record_id, f"on {path}::{symbol}, which this edit touches")
     return out
 

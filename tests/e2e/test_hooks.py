@@ -82,6 +82,15 @@ def test_nothing_relevant_prints_nothing(cli, tmp_path: Path) -> None:  # type: 
     assert hook(repo.path, "claude", "PreToolUse", read).out == ""
 
 
+def test_an_edit_of_a_class_outside_its_method_does_not_show_the_method_s_records(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """As preflight: a record on `Checker.check` is about that method; a line added to `Checker` above
+    it touches the class, not the method (in a Ruby module holding a whole file, it named every one)."""
+    repo = build(tmp_path, cli)
+    above = claude_edit(repo.path, "class Checker:\n", "class Checker:\n    LIMIT = 3\n")
+    text = context(hook(repo.path, "claude", "PreToolUse", above))
+    assert "Never eval input" in text and "load_grants" not in text, text
+
+
 def test_a_failing_must_check_denies_with_the_reason_as_data(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     bad = claude_edit(repo.path, "    return event\n", "    return eval(event)\n")
