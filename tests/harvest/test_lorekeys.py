@@ -165,6 +165,16 @@ def test_until_dates() -> None:
     assert parse_directive("no label")[0].until is None
 
 
+def test_a_dated_until_label_counts_anywhere_and_leaves_the_text() -> None:
+    """The Lore CLI reads `[until:YYYY-MM(-DD)]` wherever it is; a label that is no date stays text."""
+    later, _ = parse_directive("do not memoize converted values [until:2027-01]")
+    assert (later.text, later.until) == ("do not memoize converted values", date(2027, 1, 31))
+    inside, _ = parse_directive("keep eager [until:2026-12-05] until the cache lands")
+    assert (inside.text, inside.until) == ("keep eager until the cache lands", date(2026, 12, 5))
+    opaque, _ = parse_directive("broad errors [until:auth-v3]")
+    assert (opaque.text, opaque.until, opaque.label) == ("broad errors [until:auth-v3]", None, None)
+
+
 def test_split_rejected_tolerates_spacing() -> None:
     assert split_rejected("a|b")[:2] == ("a", "b")
     assert split_rejected(" a  |  b | c ")[:2] == ("a", "b | c")
