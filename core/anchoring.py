@@ -189,6 +189,13 @@ class Anchorer:
         self._located: dict[str, Location] = {}
         self._pending: dict[str, str] = {}  # locations not yet written to the index cache
 
+    def _why_missing(self) -> str:
+        """What to do about a commit this clone lacks: a shallow clone lacks history; a full one, a
+        commit written elsewhere (an imported ledger's, a branch never fetched)."""
+        if self.index.repo.is_shallow:
+            return "a shallow clone: fetch the full history, e.g. actions/checkout with fetch-depth: 0"
+        return "written in another clone, or on a branch this one never fetched: fetch it"
+
     def has_commit(self, commit: str) -> bool:
         return self.index.has_commit(commit)
 
@@ -602,10 +609,7 @@ class Anchorer:
                 where = self.locate(anchor, target)
             since = short(anchor.get("commit"))
             if where.state == "unverifiable":
-                unverifiable.append(
-                    f"{name}: commit {since} is not in this clone (a shallow clone? "
-                    "fetch the full history, e.g. actions/checkout with fetch-depth: 0)"
-                )
+                unverifiable.append(f"{name}: commit {since} is not in this clone ({self._why_missing()})")
             elif where.state == "ambiguous":
                 stale.append(f"{name}: several candidates, none chosen: {', '.join(where.candidates)}")
             elif where.state == "gone":

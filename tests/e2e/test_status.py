@@ -167,3 +167,33 @@ def test_why_of_a_folder_answers_for_what_is_in_it(cli, old: GitRepo) -> None:  
         assert made.code == 0, made.err
     answer = cli(old.path, "why", "app/").out
     assert "Admins skip grants" in answer and "Util is shared" not in answer, answer
+
+
+def test_a_commit_this_clone_lacks_is_explained_by_what_the_clone_is(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A shallow clone lacks history (fetch it); a full clone lacks a commit written elsewhere."""
+    import subprocess
+
+    origin = GitRepo(tmp_path / "origin")
+    origin.write("app/perm.py", PERM)
+    origin.commit("perm")
+    assert cli(origin.path, "init").code == 0
+    made = cli(origin.path, "remember", "gotcha", "--on", "app/perm.py::Checker.check", "--title", "Admins skip",
+               "--symptom", "s", "--cause", "c")  # fmt: skip
+    assert made.code == 0, made.err
+    origin.commit("record it")
+    origin.write("app/other.py", "X = 1\n")
+    origin.commit("later")
+
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{origin.path}", str(shallow)], check=True)
+    [row] = [json.loads(x) for x in cli(shallow, "log", "--json").out.splitlines()]
+    assert row["status"] == "unverifiable" and "a shallow clone: fetch the full history" in row["status_reason"]
+
+    elsewhere = GitRepo(tmp_path / "elsewhere")
+    elsewhere.write("app/perm.py", PERM)
+    elsewhere.commit("perm, written again")
+    dump = tmp_path / "dump.ndjson"
+    assert cli(origin.path, "ledger", "export", "-o", str(dump)).code == 0
+    assert cli(elsewhere.path, "ledger", "import", str(dump)).code == 0
+    [row] = [json.loads(x) for x in cli(elsewhere.path, "log", "--json").out.splitlines()]
+    assert row["status"] == "unverifiable" and "written in another clone" in row["status_reason"], row
