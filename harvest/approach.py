@@ -522,7 +522,10 @@ def _entries(
             yield "M", path, None, a.id, b.id, partial(_patch, a, b, path)
             continue
         part, inside = segment
-        part.find_similar()
+        try:
+            part.find_similar()
+        except KeyError:  # a blob the clone lacks (damaged, or partial out of reach): renames by id only
+            part.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES | pygit2.enums.DiffFind.FIND_EXACT_MATCH_ONLY)
         for i, delta in enumerate(part.deltas):
             status = delta.status_char()
             path = inside + (delta.new_file.path if status != "D" else delta.old_file.path)

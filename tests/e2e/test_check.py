@@ -1067,3 +1067,19 @@ def test_a_file_named_after_dash_c_is_read_from_that_folder(cli, reverted: GitRe
     assert result.code == 0, result.err
     assert json.loads((reverted.path / "report.json").read_text())["findings"] is not None
     assert Path.cwd() == started and not (started / "report.json").exists()
+
+
+def test_a_change_whose_old_blob_the_clone_lacks_is_checked_without_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A damaged clone (a mirror missing one blob) made rename detection fail the whole check with an
+    internal error; renames are found by object id then, and the file without its blob is skipped."""
+    repo = GitRepo(tmp_path)
+    text = "".join(f"line {i} of the settings\n" for i in range(20))
+    repo.write("config/settings.txt", text)
+    repo.commit("settings")
+    lost = repo.git("rev-parse", "HEAD:config/settings.txt").strip()
+    repo.rm("config/settings.txt")
+    repo.write("config/options.txt", text.replace("line 3 ", "line three "))
+    repo.commit("settings become options")
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    result = cli(repo.path, "check", "--base", "HEAD~1")
+    assert result.code == 0 and "internal error" not in result.err, result.err
