@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from comind.errors import ComindError
+
+if TYPE_CHECKING:
+    from comind.records import Record
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -79,6 +83,17 @@ def run_audit(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
+def _naming(relations: Iterable[Record], ids: set[str]) -> set[str]:
+    """The relations whose source or target is one of `ids`, or one of those relations, and so on."""
+    ends = {r.id: {r.fields.get("source"), r.fields.get("target")} for r in relations}
+    found: set[str] = set()
+    gone = set(ids)
+    while more := {rid for rid, named in ends.items() if rid not in found and named & gone}:
+        found |= more
+        gone |= more
+    return found
+
+
 def run_erase(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.query import open_ledger
@@ -86,8 +101,9 @@ def run_erase(args: argparse.Namespace) -> int:
     ws = workspace(args)
     ledger = open_ledger(ws)
     asked = {ledger.get(ref).id for ref in args.ids}
-    # the relations naming them go with them: a confirmation of nothing is a dangling edge (and names it)
-    ties = {r.id for r in ledger.relations() if {r.fields.get("source"), r.fields.get("target")} & asked}
+    # the relations naming them go with them (a confirmation of nothing is a dangling edge, and names
+    # it), and those naming those relations, until none is left
+    ties = _naming(ledger.relations(), asked)
     ids = sorted(asked | ties)
     for store in (ws.store, ws.harvest_store, ws.branch_store):
         store.erase(ids)
@@ -143,6 +159,7 @@ def run_import(args: argparse.Namespace) -> int:
         except (CorruptRecord, ValidationError) as exc:  # validate everything before writing anything
             raise ComindError(f"import: line {number}: {exc}; nothing was written") from None
     erased = ws.store.erased_ids()
+    erased |= _naming([r for r in records if r.kind == "relation"], erased)  # (an export made before the erase)
     kept = [r for r in records if r.id not in erased]
     written = ws.store.put_many(kept)
     skipped = len(records) - len(kept)

@@ -524,7 +524,7 @@ def _entries(
         part, inside = segment
         try:
             part.find_similar()
-        except KeyError:  # a blob the clone lacks (damaged, or partial out of reach): renames by id only
+        except pygit2.GitError:  # a blob the clone lacks or cannot read (damaged, or partial out of reach): by id only
             part.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES | pygit2.enums.DiffFind.FIND_EXACT_MATCH_ONLY)
         for i, delta in enumerate(part.deltas):
             status = delta.status_char()
@@ -560,7 +560,7 @@ def diff_approach(
             continue
         try:
             patch = patch_of()
-        except KeyError:  # a blob this clone lacks (a partial clone out of reach of its remote): unread
+        except (KeyError, pygit2.GitError):  # a blob this clone lacks or cannot read (damaged, partial): unread
             skipped += 1
             files.append(FileChange(path, old_path, status, skipped=True))
             continue

@@ -220,11 +220,11 @@ def _month_end(year: int, month: int) -> date:
 
 def parse_directive(raw: str) -> tuple[Directive, str | None]:
     """A directive and, when its ``[until:…]`` looks like a date but is not one, a problem."""
-    m = _UNTIL_RE.match(raw)
-    if not m:  # a dated label elsewhere in the text counts too, as the Lore CLI reads it (`… [until:2027-01]`)
-        m = next((f for f in _UNTIL_RE.finditer(raw) if _UNTIL_DATE_RE.fullmatch(f.group(1).strip())), None)
-        if m is None:
-            return Directive(raw.strip(), None, None, raw), None
+    # a dated label anywhere counts, as the Lore CLI reads it (`… [until:2027-01]`); else a leading one
+    dated = next((f for f in _UNTIL_RE.finditer(raw) if _UNTIL_DATE_RE.fullmatch(f.group(1).strip())), None)
+    m = dated or _UNTIL_RE.match(raw)
+    if m is None:
+        return Directive(raw.strip(), None, None, raw), None
     label = m.group(1).strip()
     d = _UNTIL_DATE_RE.fullmatch(label)
     if d is None:
@@ -234,7 +234,9 @@ def parse_directive(raw: str) -> tuple[Directive, str | None]:
         until = date(year, month, int(day)) if day else _month_end(year, month)
     except ValueError:
         return Directive(raw.strip(), None, label, raw), f"directive-until-invalid: {label}"
-    return Directive(f"{raw[: m.start()].strip()} {raw[m.end() :].strip()}".strip(), until, None, raw), None
+    spaced = m.group(0) != m.group(0).strip()  # (a label written inside a word or a link leaves no gap)
+    text = f"{raw[: m.start()].rstrip()}{' ' if spaced else ''}{raw[m.end() :].lstrip()}".strip()
+    return Directive(text, until, None, raw), None
 
 
 def _refs(raw: str) -> list[Ref]:

@@ -3,6 +3,7 @@ the definitions after the edit holding added lines, and before it holding remove
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 
@@ -40,22 +41,42 @@ def changed_lines(before: str, after: str) -> tuple[set[int], set[int]]:
 
 def touched_by_spans(spans: Iterable[tuple[str, int, int]], before: str, after: str) -> set[str]:
     """What `touched_symbols` finds among the definitions that exist before the edit, from their
-    spans in `before` alone. A definition reaches up to the next one that starts after it (lines
-    added after its end, past blank lines, may be its own, as a parser would see them), and a
-    change touches it when it removes a line there or follows one."""
+    spans in `before` alone. A change touches a definition when it removes a line of it, adds lines
+    inside it, or adds after its end (up to the next definition, within the one holding it, blank
+    lines between) lines whose first is indented deeper than the definition's first line: what a
+    parser then reads as its own (a brace or `end` closes others, so what follows is no deeper)."""
     a, b = before.splitlines(), after.splitlines()
-    lines: set[int] = set()
-    for tag, i1, i2, _j1, _j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            lines.update(range(max(i1, 1), i2 + 1))
-    spans = list(spans)
-    starts = sorted(start for _, start, _ in spans)
+    removed: set[int] = set()
+    added_after: list[tuple[int, int]] = []  # (the line an addition follows, its first line's indent)
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        removed.update(range(i1 + 1, i2 + 1))
+        first = next((line for line in b[j1:j2] if line.strip()), None)
+        if first is not None:
+            added_after.append((i1, _indent(first)))
+    spans = sorted(spans, key=lambda span: (span[1], -span[2]))  # holders before what they hold
+    starts = [start for _, start, _ in spans]
     touched = set()
+    open_ends: list[int] = []  # the ends of the definitions holding the current one, innermost last
     for qualname, start, end in spans:
-        reach = next((s - 1 for s in starts if s > end), max(len(a), end))
-        if any(start <= n <= reach for n in lines):
+        while open_ends and open_ends[-1] < start:
+            open_ends.pop()
+        holder = open_ends[-1] if open_ends else len(a)
+        reach = min(next((s - 1 for s in starts[bisect_right(starts, end) :]), len(a)), max(holder, end))
+        deeper = _indent(a[start - 1]) if 0 < start <= len(a) else 0
+        if (
+            any(start <= n <= end for n in removed)
+            or any(start <= n < end for n, _ in added_after)  # inside it
+            or any(end <= n <= reach and indent > deeper for n, indent in added_after)  # going on from its end
+        ):
             touched.add(qualname)
+        open_ends.append(end)
     return touched
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def touched_symbols(path: str, before: str, after: str) -> set[str]:

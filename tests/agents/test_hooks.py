@@ -178,3 +178,23 @@ def test_spans_at_head_find_what_a_parse_finds(body: list[str], at: int, cut: in
     parsed = touched_symbols("m.py", before, after) & {q for q, _, _ in spans}
     fast = touched_by_spans(spans, before, after)
     assert parsed <= fast, (before, after)
+
+
+def test_a_nested_definition_reaches_no_further_than_the_one_holding_it() -> None:
+    """An edit below a nested function, in the function holding it, touches the holder only."""
+    before = "def outer():\n    def inner():\n        return 1\n\n    return inner\n\n\ndef after():\n    return 2\n"
+    spans = [("outer", 1, 5), ("outer.inner", 2, 3), ("after", 8, 9)]
+    after = before.replace("    return inner\n", "    return inner()\n")
+    assert touched_by_spans(spans, before, after) == {"outer"}
+
+
+def test_an_edit_of_a_definition_s_first_line_touches_it_not_the_one_before() -> None:
+    before = (
+        "class Cart:\n    def total(self):\n        return 1\n\n    def x(self):\n        return 2\n\n\n"
+        "def outer():\n    return 3\n"
+    )
+    spans = [("Cart", 1, 6), ("Cart.total", 2, 3), ("Cart.x", 5, 6), ("outer", 9, 10)]
+    after = before.replace("def outer():", "def outer(q=1):")
+    assert touched_by_spans(spans, before, after) == {"outer"}
+    appended = before.replace("        return 2\n", "        return 2\n        log(2)\n")  # deeper: x goes on
+    assert touched_by_spans(spans, before, appended) == {"Cart", "Cart.x"}

@@ -1080,6 +1080,11 @@ def test_a_change_whose_old_blob_the_clone_lacks_is_checked_without_it(cli, tmp_
     repo.rm("config/settings.txt")
     repo.write("config/options.txt", text.replace("line 3 ", "line three "))
     repo.commit("settings become options")
-    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    loose = repo.path / ".git" / "objects" / lost[:2] / lost[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"not a zlib stream")  # unreadable
+    result = cli(repo.path, "check", "--base", "HEAD~1")
+    assert result.code == 0 and "internal error" not in result.err, result.err
+    loose.unlink()  # missing
     result = cli(repo.path, "check", "--base", "HEAD~1")
     assert result.code == 0 and "internal error" not in result.err, result.err

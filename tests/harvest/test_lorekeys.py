@@ -173,6 +173,9 @@ def test_a_dated_until_label_counts_anywhere_and_leaves_the_text() -> None:
     assert (inside.text, inside.until) == ("keep eager until the cache lands", date(2026, 12, 5))
     opaque, _ = parse_directive("broad errors [until:auth-v3]")
     assert (opaque.text, opaque.until, opaque.label) == ("broad errors [until:auth-v3]", None, None)
+    both, _ = parse_directive("[until:auth-v3] keep [until:2027-01]")
+    assert (both.text, both.until) == ("[until:auth-v3] keep", date(2027, 1, 31))
+    assert parse_directive("see https://x.org/a[until:2027-01]b")[0].text == "see https://x.org/ab"
 
 
 def test_split_rejected_tolerates_spacing() -> None:
