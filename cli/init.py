@@ -96,6 +96,20 @@ def _write_ci(root: Path, kind: str, force: bool, default_branch: str) -> tuple[
     return name, True
 
 
+def _pushed_branch(ws: Any) -> str:
+    """The default branch as a push names it: without its remote (`origin/13.x`, `upstream/dev`);
+    with none known, the branch checked out, else the only local one, else main."""
+    branch = str(ws.default_branch())
+    remote, _, name = branch.partition("/")
+    if name and ((ws.git_dir / "refs" / "remotes" / remote).is_dir() or remote in ws.git("remote").split()):
+        return name
+    if branch != "HEAD":
+        return branch
+    heads = ws.git_dir / "refs" / "heads"
+    local = sorted(p.name for p in heads.iterdir() if p.is_file()) if heads.is_dir() else []
+    return ws.branch() or (local[0] if len(local) == 1 else "main")
+
+
 def run(args: argparse.Namespace) -> int:
     from comind import config
     from comind.cli import note, workspace
@@ -120,9 +134,7 @@ def run(args: argparse.Namespace) -> int:
             commit.append(ws.store.local_root.relative_to(ws.root).parts[0] + "/")
     print(f"store: {ws.config.store}")
     if args.ci:
-        branch = ws.default_branch().removeprefix("origin/")
-        branch = (ws.branch() or "main") if branch == "HEAD" else branch  # (no branch known: this one)
-        commit.append(_write_ci(ws.root, args.ci, args.force, branch)[0])
+        commit.append(_write_ci(ws.root, args.ci, args.force, _pushed_branch(ws))[0])
     note(f"commit: git add {' '.join(commit)} && git commit -m 'Set up comind'")
     note('next: comind remember constraint --on PATH --title "…" --rule "…" --severity must')
     return 0

@@ -102,6 +102,10 @@ def test_the_workflow_runs_on_pushes_to_the_repository_s_own_default_branch(repo
     assert cli(repo, "init", "--ci", "github").code == 0
     workflow = yaml.safe_load((repo / ".github/workflows/comind.yml").read_text())
     assert workflow[True]["push"] == {"branches": ["13.x"]}
+    subprocess.run(["git", "remote", "add", "upstream", "https://example.com/x.git"], cwd=repo, check=True)
+    assert cli(repo, "--default-branch", "upstream/dev", "init", "--ci", "github", "--force").code == 0
+    workflow = yaml.safe_load((repo / ".github/workflows/comind.yml").read_text())
+    assert workflow[True]["push"] == {"branches": ["dev"]}  # the branch, not the remote's name for it
 
 
 def test_confirmations_quiet_and_missing_output_folder(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
