@@ -367,7 +367,7 @@ class Anchorer:
             # (A walk per merge that hides its first parent read 17,000 commits in 3.4 s.)
             seen = set(chain)
             for i, sha in enumerate(chain):
-                for parent in cast("pygit2.Commit", repo[sha]).parent_ids[1:]:
+                for parent in _parents(repo, sha)[1:]:
                     todo = [str(parent)]
                     while todo:
                         commit = todo.pop()

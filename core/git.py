@@ -222,8 +222,7 @@ def changed_paths(
     if not renames:
         return sorted(_changed(base_commit.tree, head_commit.tree, ""), key=lambda change: change[0])
     diff = repo.diff(base_commit.tree, head_commit.tree)
-    if renames:
-        diff.find_similar(flags=DiffFind.FIND_RENAMES)
+    diff.find_similar(flags=DiffFind.FIND_RENAMES)
     out: list[tuple[str, str | None, str]] = []
     for delta in diff.deltas:
         status = delta.status_char()

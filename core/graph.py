@@ -50,7 +50,7 @@ import json
 import posixpath
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import takewhile
@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 from .codeindex import Snapshot
 
 if TYPE_CHECKING:
-    from .symbols import FileSymbols, Import
+    from .symbols import Definition, FileSymbols, Import
 
 _JS_EXTS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
 _JS_LANGS = frozenset({"javascript", "typescript", "tsx"})
@@ -401,15 +401,9 @@ class ImportGraph:
         if not self._members:
             return
         wanted = {imp.module for _, _, imp, _ in self._members}
-        whole = self.snapshot.whole()
         defined: dict[str, str] = {}  # `a.b.f` -> the module of the file that defines it
-        for path in sorted(self._module_of):
-            module = self._module_of[path]
-            package = module.rpartition(".")[0]
-            if package in wanted and self.snapshot.files[path].language == "kotlin":
-                for d in whole.definitions(path):
-                    if "." not in d.qualname:  # top-level (`f#2`: one of several overloads)
-                        defined.setdefault(f"{package}.{d.qualname.split('#')[0]}", module)
+        for package, module, d in self._top_level("kotlin", wanted, lambda m: m.rpartition(".")[0]):
+            defined.setdefault(f"{package}.{d.qualname.split('#')[0]}", module)  # (`f#2`: an overload)
         for path, module, imp, name in self._members:
             owner = defined.get(name)
             self._edge(module, owner or name, path, imp.line, owner is not None)
@@ -493,16 +487,25 @@ class ImportGraph:
 
     def _csharp_types(self, wanted: set[str]) -> dict[str, dict[str, str]]:
         """The top-level C# types of the `wanted` namespaces, by namespace: short name →
-        `Namespace.Type` (read from every file of them, in a restricted view too)."""
-        whole = self.snapshot.whole()
+        `Namespace.Type`."""
         types: dict[str, dict[str, str]] = {}
-        for path in sorted(self._module_of):
-            namespace = self._module_of[path]
-            if namespace in wanted and self.snapshot.files[path].language == "csharp":
-                for d in whole.definitions(path):
-                    if d.kind in _TYPE_KINDS and "." not in d.qualname:
-                        types.setdefault(namespace, {}).setdefault(d.qualname, f"{namespace}.{d.qualname}")
+        for namespace, _, d in self._top_level("csharp", wanted, lambda m: m):
+            if d.kind in _TYPE_KINDS:
+                types.setdefault(namespace, {}).setdefault(d.qualname, f"{namespace}.{d.qualname}")
         return types
+
+    def _top_level(
+        self, language: str, wanted: set[str], group: Callable[[str], str]
+    ) -> Iterator[tuple[str, str, Definition]]:
+        """(group, module, definition) of each top-level definition of the `language` files whose
+        module's group is wanted (read from every such file, in a restricted view too)."""
+        whole = self.snapshot.whole()
+        for path in sorted(self._module_of):
+            module = self._module_of[path]
+            if (key := group(module)) in wanted and self.snapshot.files[path].language == language:
+                for d in whole.definitions(path):
+                    if "." not in d.qualname:
+                        yield key, module, d
 
     def _php_namespaces(self) -> dict[str, dict[str, str]]:
         """PHP modules by namespace: short name → module (`App.Http` → {`Kernel`: `App.Http.Kernel`})."""

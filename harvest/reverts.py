@@ -345,10 +345,11 @@ def _attempt(
         return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
+    quoted = _quoted(markers)
     if target is not None:
         title = first_line(merge_title(target.subject, target.body) or target.subject)
     else:  # the subject it quotes, else its own (what a bare description leaves out is guessed at)
-        title = first_line(_quoted(markers) or commit.subject)
+        title = first_line(quoted or commit.subject)
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:
@@ -378,7 +379,7 @@ def _attempt(
                 "attempt",
                 record_id=record_id,
                 title=title,
-                body=_clip(reason, 2000) or _no_reason(title, named=target is not None or _quoted(markers) is not None),
+                body=_clip(reason, 2000) or _no_reason(title, named=target is not None or quoted is not None),
                 trigger=first_line(f"re-doing: {title}", 200),
                 anchors=anchors,
                 evidence=evidence,

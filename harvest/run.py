@@ -80,13 +80,9 @@ class HarvestResult:
         )
 
 
-def _state_path(ws: Workspace) -> Any:
-    return ws.harvest_state
-
-
 def _load_state(ws: Workspace) -> dict[str, Any]:
     try:
-        state = json.loads(_state_path(ws).read_text())
+        state = json.loads(ws.harvest_state.read_text())
     except (OSError, ValueError):
         return {}
     if state.get("version") != STATE_VERSION or state.get("harvester") != HARVESTER_VERSION:
@@ -95,7 +91,7 @@ def _load_state(ws: Workspace) -> dict[str, Any]:
 
 
 def _save_state(ws: Workspace, state: dict[str, Any]) -> None:
-    path = _state_path(ws)
+    path = ws.harvest_state
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(state, sort_keys=True))
     os.replace(tmp, path)
