@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"store: {ws.config.store}")
     if args.ci:
         commit.append(_write_ci(ws.root, args.ci, args.force, _pushed_branch(ws))[0])
-    note(f"commit: git add {' '.join(commit)} && git commit -m 'Set up comind'")
+    # (run again with everything committed, there is nothing to commit)
+    if ws.git("status", "--porcelain", "--untracked-files=all", "--", *commit).strip():
+        note(f"commit: git add {' '.join(commit)} && git commit -m 'Set up comind'")
     note('next: comind remember constraint --on PATH --title "…" --rule "…" --severity must')
     return 0

@@ -146,6 +146,24 @@ def detail(record: Record, status: Status | None, colour: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _fingerprinted(fingerprint: dict[str, Any]) -> str:
+    """`2 files, 14 lines added and 3 removed`: what a change's fingerprint holds, counted."""
+    files = [f for f in fingerprint.get("files", []) if isinstance(f, dict)]
+    added = sum(len(f.get("added") or ()) for f in files)
+    removed = sum(len(f.get("removed") or ()) for f in files)
+    return f"{_counted(len(files), 'file')}, {_counted(added, 'line')} added and {removed} removed"
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _inline(value: Any, width: int = 200) -> str:
+    """A structured field on one line, as flow-style JSON, cut at `width` (--json has it whole)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= width else text[: width - 1] + "… (--json has it whole)"
+
+
 def _detail_lines(record: Record, status: Status | None) -> list[str]:
     out = [f"{record.kind} {record.id}", f"  {record.title}"]
     if status:
@@ -156,8 +174,10 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
     if record.trigger:
         out.append(f"  relevant when: {record.trigger}")
     for name, value in record.fields.items():
-        if name in ("fingerprint", "pattern", "check"):
-            out.append(f"  {name}:  (structured; see --json)")
+        if name == "fingerprint" and isinstance(value, dict):
+            out.append(f"  {name}: {_fingerprinted(value)} (--json has them)")
+        elif name in ("fingerprint", "pattern", "check"):
+            out.append(f"  {name}: {_inline(value)}")
         elif name == "alternatives":
             out += [f"  rejected: {a['option']} | {a.get('why_not', '')}" for a in value]
         elif isinstance(value, list):

@@ -69,7 +69,7 @@ class HarvestResult:
                 if k.split(":", 1)[0] in ("reverts", "lore", "trailers") and ":" in k
             }
         )
-        parts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
+        parts = ", ".join(_counted(n, k) for k, n in sorted(kinds.items())) or "nothing"
         skipped = sum(self.skipped.values())
         shallow = "; shallow clone: history beyond the boundary was not read" if self.shallow else ""
         return (
@@ -78,6 +78,25 @@ class HarvestResult:
             + (f"; {self.budget_line}" if self.budget_line else "")
             + shallow
         )
+
+
+# what a summary count names, where its kind alone is no noun ("12 unresolved")
+_NOUNS = {
+    "unresolved": ("unresolved revert", "unresolved reverts"),
+    "ambiguous": ("ambiguous revert", "ambiguous reverts"),
+    "reland-unresolved": ("reland of no known attempt", "relands of no known attempt"),
+    "fixes": ("Fixes trailer", "Fixes trailers"),
+    "fixes-unresolved": ("Fixes trailer naming no known commit", "Fixes trailers naming no known commit"),
+    "comind-record": ("Comind-Record trailer", "Comind-Record trailers"),
+}
+
+
+def _counted(n: int, kind: str) -> str:
+    """`1 attempt`, `35 attempts`, `2 supersedes relations`, `12 unresolved reverts`."""
+    if kind.startswith("relation-"):
+        kind = f"{kind.removeprefix('relation-')} relation"
+    one, many = _NOUNS.get(kind, (kind, kind + "s"))
+    return f"{n} {one if n == 1 else many}"
 
 
 def _load_state(ws: Workspace) -> dict[str, Any]:

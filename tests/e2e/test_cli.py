@@ -36,6 +36,17 @@ def test_init_writes_commented_config_and_store(repo: Path, cli) -> None:  # typ
     assert "store: .comind/ledger" in (repo / ".comind.yml").read_text()
 
 
+def test_init_asks_to_commit_only_what_is_not_committed(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    hint = "commit: git add .comind.yml .comind/ && git commit -m 'Set up comind'"
+    assert hint in cli(repo, "init").err
+    subprocess.run(["git", "add", ".comind.yml", ".comind/"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "Set up comind"], cwd=repo, check=True)
+    again = cli(repo, "init")
+    assert again.code == 0 and "commit:" not in again.err and "next: comind remember" in again.err
+    (repo / ".comind.yml").write_text("store: .comind/ledger\n# changed\n")
+    assert hint in cli(repo, "init").err
+
+
 def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     sha = git(repo, "rev-parse", "HEAD").strip()
@@ -250,6 +261,26 @@ def test_an_agents_review_of_a_persons_record_waits_for_a_person(  # type: ignor
     assert set(seen) == {old, new, contested} and seen[old]["status"] == "active"  # the supersession still waits
     assert history[kept]["status"] == "retracted" and "obsolete" in history[kept]["status_reason"]
     assert seen[contested]["marks"][0].startswith("disputed by p-") and supersede
+
+
+def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    spec = tmp_path / "check.yml"
+    spec.write_text("type: graph\nforbid: ['app.db.*']\nfrom: ['app.web.*']\n")
+    args = ["--on", "app/perm.py", "--title", "Web stays off the database", "--severity", "must"]
+    rid = cli(repo, "remember", "constraint", *args, "--rule", "no web to db", "--check", str(spec)).out.strip()
+    shown = cli(repo, "show", rid[-8:]).out
+    assert '  check: {"forbid": ["app.db.*"], "from": ["app.web.*"], "type": "graph"}' in shown
+    (repo / "app").mkdir(exist_ok=True)
+    (repo / "app" / "cache.py").write_text("import redis\n\n_cache = redis.Redis()\n")
+    git(repo, "add", "app/cache.py")
+    git(repo, "commit", "-qm", "Cache grants in Redis")
+    git(repo, "revert", "--no-edit", "HEAD")
+    assert cli(repo, "harvest").code == 0
+    logged = [json.loads(line) for line in cli(repo, "log", "--json", "--history").out.splitlines()]
+    (attempt,) = [r for r in logged if r["kind"] == "attempt"]
+    shown = cli(repo, "show", attempt["id"]).out
+    assert "  fingerprint: 1 file, 1 line added and 0 removed (--json has them)" in shown
 
 
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]

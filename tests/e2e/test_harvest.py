@@ -1037,6 +1037,17 @@ def test_shallow_clone_harvests_what_it_has(cli, gr: GitRepo, tmp_path: Path) ->
     assert result.code == 0 and "shallow clone" in result.out and "harvested 2 commits" in result.out
 
 
+def test_summary_line_names_each_count_as_a_noun(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert "commits: 1 attempt; 1 new record" in cli(gr.path, "harvest").out
+    for n in range(2):  # a revert naming no change of this history is an attempt of its own too
+        gr.write(f"{n}.txt", "a")
+        gr.commit(f'Revert "a change this history never had, #{n}"')
+    assert "commits: 2 attempts, 2 unresolved reverts; 2 new records" in cli(gr.path, "harvest").out
+
+
 # -- forms seen on real histories ------------------------------------------------------------------
 
 
