@@ -67,6 +67,8 @@ def kind_fields(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
             )
         if flag == "alternative":
             value = [alternative(v) for v in value]
+        if flag == "expires":
+            value = expires(str(value))
         fields[field] = value
     return fields
 
@@ -77,6 +79,19 @@ def alternative(text: str) -> dict[str, str]:
     if not option.strip():
         raise ComindError(f'--alternative {text!r}: expected "option | why not"')
     return {"option": option.strip(), "why_not": why_not.strip()}
+
+
+def expires(text: str) -> str:
+    """A suppression's end, checked when it is written: a date that is none would otherwise be
+    kept, and `comind check` applies such a suppression until someone fixes the date."""
+    from comind.records import until_date
+
+    value = str(text).strip()
+    try:
+        until_date(value)
+    except ValueError:
+        raise ComindError(f"--expires {value[:40]!r}: expected a date YYYY-MM-DD (or YYYY-MM)") from None
+    return value
 
 
 def parse_evidence(ws: Workspace, text: str, cwd: Path | None = None) -> dict[str, str]:

@@ -16,6 +16,9 @@ def ids_in(store: Path) -> list[str]:
     return sorted(p.name for p in inbox.iterdir()) if inbox.is_dir() else []
 
 
+SUPPRESSION = ["suppression", "--on", "a.py", "--title", "T", "--constraint", "5e0c4f1a", "--reason", "r"]
+
+
 @pytest.fixture
 def initialised(repo: Path, cli) -> Path:  # type: ignore[no-untyped-def]
     assert cli(repo, "init").code == 0
@@ -173,6 +176,13 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
             'expected "option | why not"',
         ),
         (["banana", "--on", "a.py", "--title", "T"], "invalid choice"),
+        *(
+            (
+                [*SUPPRESSION, "--owner", "o", "--expires", bad],
+                f"--expires '{bad}': expected a date",
+            )
+            for bad in ("2026-02-30", "tomorrow", "2099-99-99", "2026-13")
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(initialised: Path, cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
