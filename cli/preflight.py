@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
                 last = item.section
             e = item.entry
             print(f"  {item.level:<7} {e.kind:<10} T{e.trust} {e.state:<10} {e.id[-8:]}  {e.title}")
-            if item.message:
-                print(f"          {item.message[:300]}")
+            for line in item.message.splitlines():  # whole: a cut at 300 made "held by 2 of the 1,186" "of the 1"
+                print(f"          {line}")
             if e.verify:
                 print(f"          {e.verify}")
     return int(result.exit_code(ws.config.fail_level))

@@ -48,6 +48,17 @@ def test_working_tree_change_reproposing_a_dead_end_fails(cli, tmp_path: Path) -
     assert repo.git("status", "--porcelain").count("\n") == 3  # nothing staged or written by preflight
 
 
+def test_text_shows_the_whole_finding_each_line_indented(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    repo.write("app/perm.py", CACHED)
+    message = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"][0]["message"]
+    text = cli(repo.path, "preflight", "--diff").out.splitlines()
+    assert "\nStrongest evidence: " in message and message.endswith("of the attempt by weight.")
+    for line in message.splitlines():
+        assert f"          {line}" in text
+
+
 def test_clean_and_staged(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     cli(repo.path, "harvest")
