@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     from comind.checks.formats import FormatContext, github, plural, render_all
     from comind.checks.run import run_check
     from comind.cli import workspace
-    from comind.cli.output import use_colour
+    from comind.cli.output import hint_if_unharvested, use_colour
 
     if args.list_rules:
         from comind.rulebook import listing
@@ -125,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if progress:
         sys.stderr.write("\r\033[K")
+    if not harvest:
+        hint_if_unharvested(ws)
     harvested = report.stats.get("harvest") or {}
     if harvested.get("commits") and not quiet():
         relations = report.stats.get("relations", 0)  # (new records count them too)

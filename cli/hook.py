@@ -95,7 +95,7 @@ def _refresh(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     try:
-        view.save(ws, view.build(ws))
+        view.save(ws, view.refreshed(ws))
     finally:
         if args.release_lock:
             view.release_lock(ws)
@@ -114,8 +114,8 @@ def init_hooks(args: argparse.Namespace) -> int:
         print(f"{where}: nothing to change")
     for line in changes:
         print(f"{where}: {line}")
-    if changes and ws.head():  # the first hook call then finds the view made
+    if changes and ws.head():  # the first hook call then finds the history harvested and the view made
         from comind.agents.hooks import view
 
-        view.save(ws, view.build(ws))
+        view.save(ws, view.refreshed(ws))
     return 0

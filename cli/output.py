@@ -65,9 +65,10 @@ def print_written(record: Record, as_json: bool, confirmation: str = "") -> None
         note(confirmation)
 
 
-def hint_if_unharvested(ws: Any, ledger: Any) -> None:
-    """An empty answer in a repository never harvested says why, and what fills it."""
-    if not ws.harvest_state.exists() and ledger.count() == 0:
+def hint_if_unharvested(ws: Any, ledger: Any = None) -> None:
+    """An answer in a repository never harvested says why it is empty (of `ledger`, when given),
+    and what fills it: a check's dead ends are the history's reverted attempts."""
+    if not ws.harvest_state.exists() and (ledger is None or ledger.count() == 0):
         note("comind: nothing harvested here yet: `comind harvest` reads this repository's history into records")
 
 

@@ -31,9 +31,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
+    from comind.cli.output import hint_if_unharvested
 
     ws = workspace(args)
     result = _plan(ws, args) if args.plan is not None else _change(ws, args)
+    hint_if_unharvested(ws)
     from comind.agents.preflight import SECTIONS
     from comind.agents.render import render
 

@@ -102,7 +102,6 @@ def current_view(ws: Workspace) -> tuple[views.View, str]:
     if view is None:
         view = views.build(ws)
         views.save(ws, view)
-        return view, ""
     behind = views.staleness(ws, view)
     if behind:
         started = views.refresh_in_background(ws)

@@ -116,6 +116,8 @@ def load(ws: Workspace) -> View | None:
 
 def staleness(ws: Workspace, view: View) -> str:
     """Why the view may be behind ("" when it is not)."""
+    if not ws.harvest_state.exists():  # (the refresh harvests first)
+        return "nothing harvested here yet: the history is read into records"
     head = head_commit(ws.head_dir, ws.git_dir) or ""
     if head != view.head:
         return f"HEAD moved to {head[:7]} since this view was made at {view.head[:7]}"
@@ -172,6 +174,16 @@ def release_lock(ws: Workspace) -> None:
 
 
 # -- building ----------------------------------------------------------------------------------
+
+
+def refreshed(ws: Workspace) -> View:
+    """Harvest what git has new (nothing to read costs ~30 ms; a first harvest, seconds), then
+    `build`: a revert the agent just committed is shown from its next edit on."""
+    from comind.harvest.run import harvest
+
+    if ws.head():
+        harvest(ws)
+    return build(ws)
 
 
 def build(ws: Workspace) -> View:

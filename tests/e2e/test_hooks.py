@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from gitrepo import GitRepo
 from hooks_repo import CACHED, PERM, base, build, claude_edit, hook
 
 from comind.agents.render import TOKEN_BUDGET, tokens
@@ -199,6 +200,39 @@ def test_at_a_new_head_it_answers_from_the_cache_and_says_so(cli, tmp_path: Path
     assert view["head"] == repo.git("rev-parse", "HEAD").strip()
     fresh = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-new")))
     assert "note: as of" not in fresh
+
+
+def _refreshed(repo: Path) -> None:
+    lock = repo / ".git/comind/hooks/refresh.lock"
+    for _ in range(600):  # the background refresh ends (not a timing: it is waited for)
+        if not lock.exists():
+            return
+        time.sleep(0.1)
+
+
+def test_a_history_never_harvested_is_harvested_by_the_refresh(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", PERM)
+    repo.write("app/other.py", "def other():\n    return 1\n")
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache grants in the checker")
+    repo.revert_head("Stale grants.")
+    start = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"})
+    assert (start.code, start.out) == (0, "")  # nothing to show yet; the history is read meanwhile
+    _refreshed(repo.path)
+    assert (repo.path / ".git/comind/harvest").exists()
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "Cache grants in the checker" in text and "note: as of" not in text
+    # a revert committed during the session is read by the refresh the next call starts
+    repo.write("app/other.py", "def other():\n    return 2\n")
+    repo.commit("Return two from other")
+    repo.revert_head("Callers expect one.")
+    edit = {"file_path": str(repo.path / "app/other.py"), "old_string": "1", "new_string": "3", "replace_all": False}
+    payload = {**base(repo.path, "PreToolUse", "s-2"), "tool_name": "Edit", "tool_input": edit, "tool_use_id": "t2"}
+    assert hook(repo.path, "claude", "PreToolUse", payload).code == 0  # no record there yet: it starts the refresh
+    _refreshed(repo.path)
+    assert "Return two from other" in context(hook(repo.path, "claude", "PreToolUse", {**payload, "session_id": "s-3"}))
 
 
 def test_init_hooks_merges_idempotently_and_keeps_other_settings(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -31,6 +31,17 @@ def _reverted(tmp_path: Path) -> GitRepo:
     return repo
 
 
+def test_a_history_never_harvested_says_so(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    repo.write("app/perm.py", CACHED)
+    hint = "nothing harvested here yet: `comind harvest` reads"
+    for args in (["preflight", "--diff"], ["check", "--staged"]):
+        assert hint in cli(repo.path, *args).err
+    assert cli(repo.path, "harvest").code == 0
+    result = cli(repo.path, "preflight", "--diff")
+    assert result.code == 1 and hint not in result.err and "Cache permission checks in Redis" in result.out
+
+
 def test_working_tree_change_reproposing_a_dead_end_fails(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     assert cli(repo.path, "harvest").code == 0
