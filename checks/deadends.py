@@ -497,7 +497,9 @@ def _evidence_text(record: Record) -> str:
     """ "abc1234 'subject', reverted in def5678", as far as the evidence knows."""
     reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
     revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
-    if revert and not reverted:  # a revert whose target was not found is titled by its own subject
+    if revert and not reverted:  # a revert whose target was not found: by the subject it quotes, else its own
+        if subject := record.data.get("attributes", {}).get("revert_subject"):
+            return f"what {revert[:7]} {subject!r} took out"
         return f"the change {revert[:7]} {record.title!r} reverted"
     what = f"{reverted[:7]} {record.title!r}" if reverted else repr(record.title)
     outcome = record.fields.get("outcome", "failed")

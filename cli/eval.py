@@ -167,6 +167,8 @@ def run_replay(args: argparse.Namespace) -> int:
                 what = (
                     f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}"
                     if m.get("reverted")
+                    else f"what {m['revert'][:12]} {m['revert_subject'][:80]!r} took out"
+                    if m.get("revert_subject")  # the revert named none, nor quoted one
                     else f"the change {m['revert'][:12]} {m['title'][:80]!r} reverted"
                 )  # the revert named none
                 print(f"      {how} of {what}{other}")

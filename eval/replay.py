@@ -74,7 +74,7 @@ from comind.deps import is_manifest
 from comind.errors import ComindError
 from comind.git import changed_paths, find_git, open_repo
 from comind.harvest.approach import Approach, approach
-from comind.harvest.context import HarvestContext
+from comind.harvest.context import HarvestContext, first_line
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
 from comind.harvest.sources import GIT_SOURCES
 from comind.harvest.walker import CommitInfo, walk
@@ -271,7 +271,8 @@ def _attempts(history: History) -> list[Attempt]:
         markers = [m for m in revert_markers(*full_subject(commit.subject, commit.body)) if m.source == "subject"]
         quoted = next((m.quoted_subject for m in markers if m.quoted_subject and m.kind != "conventional-revert"), None)
         described = next((m.described for m in markers if m.described), None)  # "Revert realms from core"
-        subject = target.subject if target else (quoted or described or record.title)
+        # (an unresolved revert's attempt is titled by what its subject took out: the subject itself here)
+        subject = target.subject if target else (quoted or described or first_line(commit.subject))
         change = fingerprint_of(record)
         net = ChangeLines(change, history.rules) if change is not None else None
         by_id[record.id] = Attempt(
@@ -498,6 +499,11 @@ def _attempt_json(a: Attempt) -> dict[str, Any]:
     return {
         "attempt": a.record.id,
         "title": a.record.title,
+        **(
+            {"revert_subject": subject}
+            if (subject := a.record.data.get("attributes", {}).get("revert_subject"))
+            else {}
+        ),
         "revert": a.revert,
         "reverted": a.reverted,
         "lines": a.lines,

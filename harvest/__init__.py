@@ -18,5 +18,6 @@ from __future__ import annotations
 # untouched (R4); 17: symbol anchors in C, C++, C#, Ruby and PHP files; 18: a file a change only
 # inserted lines into anchors to the definitions around the insertions; 19: revert reasons without
 # git's wrapped "changes made to" line, GitHub's squash rule and echoed revert items, an unresolved
-# revert's attempt without a made-up reason; a Directive's dated [until:] read wherever it is written.
-HARVESTER_VERSION = "19"
+# revert's attempt without a made-up reason; a Directive's dated [until:] read wherever it is written;
+# 20: an unresolved revert quoting no subject titles its attempt "What '<its subject>' took out".
+HARVESTER_VERSION = "20"

@@ -348,8 +348,10 @@ def _attempt(
     quoted = _quoted(markers)
     if target is not None:
         title = first_line(merge_title(target.subject, target.body) or target.subject)
-    else:  # the subject it quotes, else its own (what a bare description leaves out is guessed at)
-        title = first_line(quoted or commit.subject)
+    elif quoted:  # the subject it quotes
+        title = first_line(quoted)
+    else:  # else what its own subject took out (the subject alone reads as the attempt: "Print help on stdout")
+        title = first_line(f"What {first_line(commit.subject, 100)!r} took out")
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:
@@ -358,6 +360,8 @@ def _attempt(
     else:
         evidence.append({"type": "text", "ref": f"unresolved: {reference[:300]}", "role": "reverted"})
         attributes["unresolved"] = reference[:300]
+        if not quoted:  # (titled by what it took out, a finding quotes the revert by its subject)
+            attributes["revert_subject"] = first_line(commit.subject, 300)
         if candidates:
             attributes["candidates"] = str(candidates)
     for m in markers:
@@ -379,7 +383,7 @@ def _attempt(
                 "attempt",
                 record_id=record_id,
                 title=title,
-                body=_clip(reason, 2000) or _no_reason(title, named=target is not None or quoted is not None),
+                body=_clip(reason, 2000) or _no_reason(title if target or quoted else None, first_line(commit.subject)),
                 trigger=first_line(f"re-doing: {title}", 200),
                 anchors=anchors,
                 evidence=evidence,
@@ -600,11 +604,11 @@ def _quoted(markers: list[RevertMarker]) -> str | None:
     return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
 
 
-def _no_reason(title: str, named: bool) -> str:
-    """A revert that says nothing of why: said plainly, quoting what it reverted (never a made-up why);
-    one that names nothing it reverted is titled by its own subject, and said to be the revert."""
-    if not named:
-        return first_line(f"The revert {title!r} gave no reason.", 2000)
+def _no_reason(title: str | None, subject: str = "") -> str:
+    """A revert that says nothing of why: said plainly, quoting what it reverted (never a made-up why),
+    else, naming nothing it reverted, its own `subject`."""
+    if title is None:
+        return first_line(f"The revert {subject!r} gave no reason.", 2000)
     return first_line(f"The revert gave no reason for taking out {title!r}.", 2000)
 
 

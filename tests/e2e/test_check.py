@@ -104,13 +104,13 @@ def test_a_revert_naming_nothing_and_giving_no_reason_is_said_to_be_the_revert(c
     repo.commit("revert the permission cache")
     assert cli(repo.path, "harvest").code == 0
     [attempt] = [json.loads(x) for x in cli(repo.path, "log", "--json", "--history").out.splitlines()]
-    assert attempt["title"] == "revert the permission cache"
+    assert attempt["title"] == "What 'revert the permission cache' took out"  # not the revert's subject: no attempt
     assert attempt["body"] == "The revert 'revert the permission cache' gave no reason."
 
 
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """flask's `revert run debug docs` names nothing to find the reverted change by: its own subject
-    is the attempt's title, and the message says so rather than "'revert run debug docs', reverted in"."""
+    """flask's `revert run debug docs` names nothing to find the reverted change by: the attempt is
+    what its subject took out, and the message says so rather than "'revert run debug docs', reverted in"."""
     repo = _named_no_commit(tmp_path)
     revert = repo.head()
     repo.branch("feature")
@@ -119,8 +119,9 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     repo.commit("Speed up permission checks")
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
-    assert code == 1 and dead["title"] == "Re-proposes a dead end (rule D1 share): revert the permission cache"
-    assert f"lines of the change {revert[:7]} 'revert the permission cache' reverted: Stale grants" in dead["message"]
+    title = "What 'revert the permission cache' took out"
+    assert code == 1 and dead["title"] == f"Re-proposes a dead end (rule D1 share): {title}"
+    assert f"lines of what {revert[:7]} 'revert the permission cache' took out: Stale grants" in dead["message"]
 
 
 def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

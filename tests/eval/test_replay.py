@@ -785,7 +785,7 @@ def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path
     repo.commit("new run debug docs")
     result = cli(repo.path, "eval", "replay")
     assert result.code == 0, result.err
-    assert f"re-adds 8/8 lines of the change {revert[:12]} 'revert run debug docs' reverted" in result.out
+    assert f"re-adds 8/8 lines of what {revert[:12]} 'revert run debug docs' took out" in result.out
 
 
 def test_the_first_landing_to_carry_a_reverted_subject_again_is_the_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
