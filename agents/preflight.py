@@ -35,6 +35,10 @@ SECTIONS = {
 }
 
 
+# a finding's section by its type; the others (dead ends, retries, relands) re-propose
+_SECTION_OF = {"violation": "breaks", "not_run": "breaks", "suppression": "breaks"}
+
+
 @dataclass(frozen=True)
 class Item:
     section: str
@@ -115,7 +119,9 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         record = records.get(f.record_id or "")
         if record is None or record.id in seen:
             continue
-        section = "breaks" if f.type == "violation" else "rejected" if record.kind == "decision" else "reproposes"
+        if f.type == "suppression" and _on_touched(record, change.paths, touched) is None:
+            continue  # an expired suppression elsewhere is `comind check`'s to report, not this change's
+        section = _SECTION_OF.get(f.type) or ("rejected" if record.kind == "decision" else "reproposes")
         status = run.statuses([record])[record.id]
         read = (f.path, (f.line, f.end_line or f.line) if f.line else None) if f.path else None  # where it is here
         entry = entry_of(

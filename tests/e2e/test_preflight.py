@@ -42,6 +42,27 @@ def test_a_history_never_harvested_says_so(cli, tmp_path: Path) -> None:  # type
     assert result.code == 1 and hint not in result.err and "Cache permission checks in Redis" in result.out
 
 
+def test_an_expired_suppression_is_shown_with_the_constraints_of_what_it_is_on(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    spec = tmp_path / "no-eval.yml"
+    spec.write_text("type: ast-grep\nlanguage: python\nrule: {pattern: 'eval($X)'}\nmessage: 'eval of $X'\n")
+    must = ["--title", "No eval", "--rule", "no eval", "--severity", "must", "--check", str(spec)]
+    constraint = cli(repo.path, "remember", "constraint", "--on", "app/perm.py", *must).out.strip()
+    said = ["--title", "s", "--constraint", constraint, "--reason", "r", "--owner", "o", "--expires", "2020-02-01"]
+    assert cli(repo.path, "remember", "suppression", "--on", "app/perm.py", *said).code == 0
+    repo.git("add", "-A")
+    repo.commit("records")
+
+    def sections() -> list[tuple[str, str]]:
+        result = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)
+        return [(i["section"], i["kind"]) for i in result["items"]]
+
+    repo.write("README.md", "x\n")
+    assert ("breaks", "suppression") not in sections() and ("reproposes", "suppression") not in sections()
+    repo.write("app/perm.py", PERM + "# touched\n")
+    assert ("breaks", "suppression") in sections()
+
+
 def test_working_tree_change_reproposing_a_dead_end_fails(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     assert cli(repo.path, "harvest").code == 0
