@@ -140,6 +140,15 @@ class CheckContext:
             graph = self._graphs[key] = build_graph(_partial_snapshot(self.snapshot(commit), paths))
         return graph
 
+    def named_graph(self, revision: str) -> ImportGraph:
+        """A graph of the revision naming every module: one already built, whole or partial (both
+        name modules from the whole file list), else one with no edges, which reads no symbols."""
+        commit = self.commit(revision)
+        for key, graph in self._graphs.items():
+            if key == commit or (isinstance(key, tuple) and key[0] == commit):
+                return graph
+        return self.partial_graph(commit, frozenset())
+
     def dependencies(self, revision: str) -> list[Dependency]:
         from comind.deps import dependencies
 

@@ -65,8 +65,13 @@ def evaluate(
     head: str,
     suppressions: Sequence[Record] = (),
     today: date,
+    unmatched: bool = True,
 ) -> Evaluation:
     """Evaluate ``checks`` for the change base..head (or all of head when ``base`` is None).
+
+    With ``unmatched``, a check that ran and reports nothing new warns of each selector matching
+    nothing at head (:func:`unmatched_warnings`): silent, it would pass (or fail in the baseline)
+    without anyone knowing why.
 
     Raises CheckError (exit 2) for a check that cannot run as written (a rule semgrep rejects).
     """
@@ -113,6 +118,8 @@ def evaluate(
             result.findings.append(not_run_finding(record, check, outcome.not_run))
         result.warnings.extend(f"{label}: {w}" for w in outcome.warnings)
         new = _new(outcome.violations, at_base.get(check), change.renames if change else {}, result, label)
+        if unmatched and outcome.not_run is None and not new:
+            result.warnings.extend(unmatched_warnings(record.id, check, ctx, head_commit))
         unsuppressed_at_head = 0
         new_ids = {id(v) for v in new}
         applicable = [s for s in active if s.names(check)]
@@ -149,6 +156,12 @@ def evaluate(
     result.suppressed.sort(key=lambda s: s.violation.sort_key())
     result.warnings = list(dict.fromkeys(result.warnings))
     return result
+
+
+def unmatched_warnings(record_id: str, check: Check, ctx: CheckContext, revision: str) -> list[str]:
+    """The check's selectors that match nothing at the revision, one warning line each, as
+    ``constraint 1a2b3c4d (graph): forbid glob 'app.legacy.*' matches no module …``."""
+    return [f"constraint {short_id(record_id)} ({check.type}): {line}" for line in check.unmatched(ctx, revision)]
 
 
 def _new(

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     pass
-from comind.checks.interface import CheckError, describe
+from comind.checks.interface import CheckError, describe, unmatched_globs
 
 _EXTENSIONS = frozenset(
     {
@@ -163,3 +163,35 @@ def check_glob(value: str, where: str) -> str:
     if not is_path_glob(text) and any(not seg for seg in text.split(".")):
         raise CheckError(f'expected a module glob like "myapp.db.*" (dotted names, * or **), got {value!r}', where)
     return text
+
+
+def unmatched_files(
+    paths: Sequence[str],
+    *,
+    language: tuple[str, str],
+    extensions: Sequence[str],
+    selectors: Sequence[tuple[str, Sequence[str], Callable[[str, str], bool]]],
+    wants: Callable[[str], bool],
+    set_fields: Sequence[str],
+) -> list[str]:
+    """What a check selecting files (ast-grep, semgrep) says when its selection is empty at a
+    revision. ``paths`` are the revision's files in the check's languages; ``language`` is the
+    field naming them and what it says (``("language", "python")``; ``("", "")`` for any file),
+    ``extensions`` theirs; ``selectors`` each field of globs that must match one of ``paths``,
+    with its matcher (glob, path); ``wants`` the whole selection, of the fields ``set_fields``."""
+    field, value = language
+    kind = f"{value} file" if value else "file"
+    if not paths:
+        either = " or ".join(filter(None, (", ".join(extensions[:-1]), *extensions[-1:])))
+        what = f"{field} {value}: no {either} file" if field else "no file"
+        return [f"{what} in this tree, so the check cannot fail"]
+    out: list[str] = []
+    for name, globs, match in selectors:
+
+        def hits(glob: str, match: Callable[[str, str], bool] = match) -> bool:
+            return any(match(glob, p) for p in paths)
+
+        out += unmatched_globs(name, globs, hits, f"matches no {kind} of this tree", "so the check cannot fail")
+    if not out and set_fields and not any(wants(p) for p in paths):
+        out.append(f"{' and '.join(set_fields)} leave no {kind} of this tree, so the check cannot fail")
+    return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -190,6 +190,12 @@ class Check:
         """Whether changes to ``paths`` can change this check's result (False: skip the base)."""
         return True
 
+    def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
+        """The check's selectors that match nothing in the revision, one line each, saying what was
+        looked for and what follows (``forbid glob 'app.legacy.*' matches no module …, so the check
+        cannot fail``). Read from what evaluating the check built; a warning, never a violation."""
+        return []
+
     # --- helpers for subclasses ---------------------------------------------------------------
     def violation(
         self,
@@ -212,6 +218,17 @@ class Outcome:
     complete: bool = True  # evaluated over the whole revision, not only the change's files
     not_run: str | None = None  # why the check did not run (a warning); violations is then empty
     warnings: list[str] = field(default_factory=list)  # ran, with something worth saying
+
+
+def unmatched_globs(
+    field: str, globs: Sequence[str], hits: Callable[[str], bool], what: str, consequence: str, *, each: bool = False
+) -> list[str]:
+    """One line per glob of ``field`` that ``hits`` nothing: ``field glob 'x' {what}, {consequence}``
+    when it is every glob of the field (or ``each`` glob must hit, as a required target), else
+    noting that the others do."""
+    dead = [g for g in globs if not hits(g)]
+    tail = f", {consequence}" if each or len(dead) == len(globs) else f" (other {field} globs do)"
+    return [f"{field} glob {g!r} {what}{tail}" for g in dead]
 
 
 # --- field validation -----------------------------------------------------------------------------

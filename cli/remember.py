@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from comind.records import Record
     from comind.workspace import Workspace
 
 import argparse
 import os
+import sys
 from typing import Any
 
 # The flag table and field building are shared with the bot's /comind commands.
@@ -169,4 +171,25 @@ def run(args: argparse.Namespace) -> int:
     print_written(
         record, args.json, f"remembered {args.kind} {short_id(record.id)} “{record.title}” {stored_where(ws)}"
     )
+    if "check" in record.fields:
+        _warn_unmatched(ws, record)
     return 0
+
+
+def _warn_unmatched(ws: Workspace, record: Record) -> None:
+    """Warn on stderr of each selector of the new check that matches nothing at HEAD, as
+    ``comind check`` does (HEAD's code index is the one the anchors were resolved in)."""
+    if ws.head() is None:
+        return
+    from comind.checks.context import CheckContext
+    from comind.checks.evaluate import unmatched_warnings
+    from comind.checks.types import check_of
+
+    check = check_of(record)
+    if check is None:
+        return
+    ctx = CheckContext(ws.index, work_tree=ws.root)
+    head = ctx.commit("HEAD")
+    ctx.set_change(None, head)
+    for line in unmatched_warnings(record.id, check, ctx, head):
+        print(f"comind: warning: at HEAD, {line}", file=sys.stderr)

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import pygit2
 
 from comind.checks.context import CheckContext
-from comind.checks.globs import any_path_matches
+from comind.checks.globs import any_path_matches, path_matches, unmatched_files
 from comind.checks.interface import Check, CheckError, CheckField, Outcome, Violation, check_strings
 
 # ast-grep-py's built-in languages (0.51); any other name panics.
@@ -228,8 +228,12 @@ class AstGrepCheck(Check):
                 f"the ast-grep rule does not compile: {_first_lines(str(exc)) or type(exc).__name__}", _blame(str(exc))
             ) from None
 
+    def typed(self, path: str) -> bool:
+        """Whether ``path`` is a file of the rule's language."""
+        return path.lower().endswith(EXTENSIONS.get(self.language, ()))
+
     def wants(self, path: str) -> bool:
-        if not path.lower().endswith(EXTENSIONS.get(self.language, ())):
+        if not self.typed(path):
             return False
         if self.files and not any_path_matches(self.files, path):
             return False
@@ -238,6 +242,17 @@ class AstGrepCheck(Check):
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
         outcome = type(self).evaluate_many([self], ctx, revision)[self]
         yield from outcome.violations
+
+    def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
+        # the revision's file list is the one evaluating the rule walked
+        return unmatched_files(
+            [p for p in ctx.tree_files(revision) if self.typed(p)],
+            language=("language", self.language),
+            extensions=EXTENSIONS.get(self.language, ()),
+            selectors=[("files", self.files, path_matches)],
+            wants=self.wants,
+            set_fields=[name for name, globs in (("files", self.files), ("ignores", self.ignores)) if globs],
+        )
 
     @property
     def cache_key(self) -> str:

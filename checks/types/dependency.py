@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
 from comind.checks.context import CheckContext
-from comind.checks.globs import any_path_matches
-from comind.checks.interface import Check, CheckError, CheckField, Violation
+from comind.checks.globs import any_path_matches, path_matches
+from comind.checks.interface import Check, CheckError, CheckField, Violation, unmatched_globs
 from comind.deps import ECOSYSTEMS, NEWEST_OF_FILES, Dependency, is_manifest, normalize_name, version_in_range
 
 _LOCKFILES = {
@@ -151,6 +151,36 @@ class DependencyCheck(Check):
                 self.message
                 or f"{eco}/{name} is required ({self.require}) but no manifest or lockfile{where} names it",
             )
+
+    def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
+        """A ``paths`` glob matching no manifest, or a package no manifest names. A forbidden range
+        of a package the tree does not use is kept quiet when it bans every version: keeping the
+        package out is then the point."""
+        deps = ctx.dependencies(revision)  # read once per revision, by evaluating the check
+        cannot = "so the check cannot pass" if self.require is not None else "so the check cannot fail"
+        manifests = sorted({d.path for d in deps})
+        out = unmatched_globs(
+            "paths",
+            self.paths,
+            lambda g: any(path_matches(g, p) for p in manifests),
+            "matches no file of this tree that declares a dependency",
+            cannot,
+        )
+        if (self.paths and len(out) == len(self.paths)) or any(
+            d.ecosystem == self.ecosystem
+            and d.name == self.package
+            and (not self.paths or any_path_matches(self.paths, d.path))
+            for d in deps
+        ):
+            return out
+        if self.require is None and self.forbid is not None and self._bans_all(self.forbid):
+            return out
+        under = f" under {', '.join(repr(g) for g in self.paths)}" if self.paths else ""
+        package = f"{self.ecosystem}/{self.package}"
+        return [*out, f"package {package} is named by no manifest or lockfile of this tree{under}, {cannot}"]
+
+    def _bans_all(self, range_: str) -> bool:
+        return all(self._in(v, range_) for v in sample_versions(self.ecosystem, range_))
 
     def _violations(self, ctx: CheckContext, revision: str, deps: list[Dependency]) -> Iterator[Violation]:
         eco, name = self.ecosystem, self.package

@@ -24,18 +24,29 @@ from any source is a violation without a location.
 from __future__ import annotations
 
 import bisect
+import itertools
 import posixpath
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from comind.checks.context import CheckContext
-from comind.checks.globs import any_path_matches, check_glob, is_path_glob, module_matches, path_matches
-from comind.checks.interface import Check, CheckError, CheckField, Violation, check_strings
+from comind.checks.globs import (
+    any_path_matches,
+    check_glob,
+    is_path_glob,
+    module_glob_regex,
+    module_matches,
+    path_matches,
+)
+from comind.checks.interface import Check, CheckError, CheckField, Violation, check_strings, unmatched_globs
 from comind.codeindex import Snapshot
 from comind.graph import CallEdge, ImportGraph, csharp_namespaces
 from comind.languages import language_for_path
+
+if TYPE_CHECKING:
+    from comind.symbols import Import
 
 _T = TypeVar("_T")
 
@@ -61,10 +72,12 @@ class _Matcher:
     def __init__(self, graph: ImportGraph) -> None:
         self.graph = graph
         self._module_paths: dict[str, list[str]] = {}
+        self.named: list[str] = []  # the files that are (part of) a module, in path order
         for path in sorted(graph.snapshot.files):
             module = graph.module_of(path)
             if module is not None:
                 self._module_paths.setdefault(module, []).append(path)
+                self.named.append(path)
 
     def paths_of(self, module: str) -> list[str]:
         return self._module_paths.get(module, [])
@@ -105,6 +118,15 @@ class _Matcher:
                 if self.name_matches(glob, name):
                     return name, glob
         return None
+
+
+def _matcher(ctx: CheckContext, graph: ImportGraph) -> _Matcher:
+    """The matcher of ``graph``, made once per evaluation (checks of one revision share it)."""
+    made: dict[ImportGraph, _Matcher] = ctx.cache.setdefault("graph-matchers", {})
+    found = made.get(graph)
+    if found is None:
+        found = made[graph] = _Matcher(graph)
+    return found
 
 
 class GraphCheck(Check):
@@ -192,7 +214,7 @@ class GraphCheck(Check):
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterator[Violation]:
         scope = ctx.scope(revision) if self.local(ctx) else None
         graph = ctx.graph(revision) if scope is None else ctx.partial_graph(revision, scope)
-        matcher = _Matcher(graph)
+        matcher = _matcher(ctx, graph)
         source_files = [
             p
             for p in sorted(graph.snapshot.files if scope is None else scope)
@@ -227,6 +249,52 @@ class GraphCheck(Check):
                     or f"required: {sources} {what} {target}"
                     f"{' (directly or indirectly)' if self.indirect else ''}; {why} does",
                 )
+
+    def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
+        """Source globs matching no module, and targets matching nothing of the tree: a forbidden
+        one only when it is inside the tree's own packages (forbidding a third-party package nothing
+        imports yet is the point of the check)."""
+        graph = ctx.named_graph(revision)  # the one evaluating the check built: names every module
+        matcher = _matcher(ctx, graph)
+        named = matcher.named
+        cannot = "so the check cannot pass" if self.require else "so the check cannot fail"
+        out = unmatched_globs(
+            "from",
+            self.sources,
+            lambda g: any(matcher.file_matches([g], p) for p in named),
+            "matches no module of this tree",
+            cannot,
+        )
+        out += unmatched_globs(
+            "files",
+            self.files,
+            lambda g: any(path_matches(g, p) for p in named),
+            "matches no module's file in this tree",
+            cannot,
+        )
+        if (
+            not out
+            and self.files
+            and not any(matcher.file_matches(self.sources, p) and any_path_matches(self.files, p) for p in named)
+        ):
+            out.append(f"from and files share no module of this tree, {cannot}")
+        names = _Names(ctx, revision, matcher, self.edges)
+        out += unmatched_globs(
+            "forbid",
+            self.forbid,
+            lambda g: names.hit(g, outside_counts=True),
+            "matches no module, definition or import of this tree",
+            "so forbid cannot fail" if self.require else "so the check cannot fail",
+        )
+        out += unmatched_globs(
+            "require",
+            self.require,
+            lambda g: names.hit(g, outside_counts=False),
+            "matches no module, definition or import of this tree",
+            "so the check cannot pass",
+            each=True,
+        )
+        return out
 
     # imports -------------------------------------------------------------------------------------
     def _imports(
@@ -356,6 +424,135 @@ class GraphCheck(Check):
         return self.violation(path, line or None, line or None, f"{local} calls {name}", message)
 
 
+_GLOB_CHARS = frozenset("*?[")
+MAX_PREFIX_FILES = 32  # files read for the definitions of a target's module; beyond, assume it names one
+
+
+class _Names:
+    """Whether a target glob names something of a revision, cheapest question first: a module;
+    a place outside the tree's own packages (a third-party name); a definition or import binding
+    inside a module it points into; a name some file imports or calls (every file's imports, read
+    only for a glob every other question missed)."""
+
+    def __init__(self, ctx: CheckContext, revision: str, matcher: _Matcher, edges: str) -> None:
+        self.ctx, self.revision, self.matcher, self.edges = ctx, revision, matcher, edges
+        self._roots: dict[str, list[tuple[str, ...]]] | None = None
+        self._used: set[str] | None = None
+        self._read = 0  # files read for one glob's definitions
+
+    def hit(self, glob: str, *, outside_counts: bool) -> bool:
+        modules = self.matcher.graph.modules
+        if any(self.matcher.name_matches(glob, m) for m in modules):
+            return True
+        if outside_counts and not self._inside(glob):
+            return True
+        return self._defined(glob) or self._used_name(glob)
+
+    def _inside(self, glob: str) -> bool:
+        """Whether the glob's literal start is inside one of the tree's top packages (``myapp``,
+        Go's ``example.com/proj``; for a path glob, a top folder)."""
+        if self._roots is None:
+            modules = list(self.matcher.graph.modules)
+            self._roots = {
+                ".": _roots((m for m in modules if "/" not in m), "."),
+                "/": _roots(itertools.chain((m for m in modules if "/" in m), self.matcher.named), "/"),
+            }
+        sep = "/" if is_path_glob(glob) else "."
+        literal = tuple(itertools.takewhile(lambda s: not _GLOB_CHARS & set(s), glob.strip("/").split(sep)))
+        return any(literal[: len(root)] == root for root in self._roots[sep] if len(literal) >= len(root))
+
+    def _defined(self, glob: str) -> bool:
+        """Whether the glob names a definition or import binding of a module it points into
+        (``myapp.db.raw_query``: ``raw_query`` of ``myapp.db``)."""
+        path_glob = is_path_glob(glob)
+        head, _, last = glob.rpartition("/") if path_glob else ("", "", glob)
+        pieces = last.split(".")
+        self._read = 0
+        for j in range(len(pieces) - 1, 0, -1):
+            prefix = "/".join(filter(None, (head, ".".join(pieces[:j]))))
+            rest = ".".join(pieces[j:])
+            rx = None if path_glob else module_glob_regex(prefix)
+            for module in self.matcher.graph.modules:
+                if (path_matches(prefix, module) if rx is None else rx.fullmatch(module)) and self._binds(module, rest):
+                    return True
+        return False
+
+    def _binds(self, module: str, rest: str, depth: int = 0) -> bool:
+        """Whether ``module`` defines ``rest``, or binds its first name by an import; a star import
+        is followed into the module of the tree it names (any other could bind anything)."""
+        snapshot, graph = self.ctx.snapshot(self.revision), self.matcher.graph
+        first = module_glob_regex(rest.split(".")[0])
+        for path in self.matcher.paths_of(module):
+            self._read += 1
+            if self._read > MAX_PREFIX_FILES:
+                return True  # too wide to read through: assume it names something
+            if any(module_matches(rest, d.qualname) for d in snapshot.definitions(path)):
+                return True
+            for imp in snapshot.imports(path):
+                if "*" in imp.names:
+                    star = _python_star(graph, snapshot, path, imp)
+                    if star is None or star not in graph.modules or depth >= 3 or self._binds(star, rest, depth + 1):
+                        return True
+                elif any(first.fullmatch(imp.alias or n) for n in imp.names or (imp.module.split(".")[0],)):
+                    return True
+        return False
+
+    def _used_name(self, glob: str) -> bool:
+        if self._used is None:
+            graph, snapshot = self.matcher.graph, self.ctx.snapshot(self.revision)
+            used: set[str] = set()
+            if self.edges != "calls":  # the names as written, read in one batch: no graph to build
+                for path, imports in snapshot.all_imports().items():
+                    python = snapshot.files[path].language == "python"
+                    for imp in imports:
+                        full = _python_absolute(graph, path, imp) if python else imp.module
+                        if full:
+                            used.add(full)
+                            used.update(f"{full}.{n}" for n in imp.names if n != "*")
+            if self.edges != "imports":
+                used.update(e.callee for e in self.ctx.graph(self.revision).call_edges())
+            self._used = used
+        return any(self.matcher.name_matches(glob, n) for n in self._used)
+
+
+def _roots(names: Iterable[str], sep: str) -> list[tuple[str, ...]]:
+    """Per first segment, the longest start every name beginning with it shares."""
+    roots: dict[str, tuple[str, ...]] = {}
+    for name in names:
+        parts = tuple(name.split(sep))
+        have = roots.get(parts[0])
+        if have is None:
+            roots[parts[0]] = parts
+        else:
+            n = 0
+            while n < min(len(have), len(parts)) and have[n] == parts[n]:
+                n += 1
+            roots[parts[0]] = have[:n]
+    return list(roots.values())
+
+
+def _python_star(graph: ImportGraph, snapshot: Snapshot, path: str, imp: Import) -> str | None:
+    """The module a Python star import names (None: another language's)."""
+    entry = snapshot.files.get(path)
+    return _python_absolute(graph, path, imp) if entry is not None and entry.language == "python" else None
+
+
+def _python_absolute(graph: ImportGraph, path: str, imp: Import) -> str | None:
+    """The module a Python import names, made absolute (None: the file has no module, or a
+    relative import climbs above the top package)."""
+    module = graph.module_of(path)
+    if module is None:
+        return None
+    if not imp.level:
+        return imp.module
+    package = module if posixpath.basename(path) in ("__init__.py", "__init__.pyi") else module.rpartition(".")[0]
+    parts = package.split(".") if package else []
+    if imp.level - 1 >= len(parts):
+        return None
+    base = ".".join(parts[: len(parts) - (imp.level - 1)])
+    return f"{base}.{imp.module}" if base and imp.module else base or imp.module
+
+
 def _renames_modules(ctx: CheckContext) -> bool:
     """Whether the change moves a C# file to another namespace: its module's name."""
     change = ctx.change
@@ -425,21 +622,11 @@ def _import_sites(graph: ImportGraph) -> dict[str, list[_Site]]:
     sites: dict[str, list[_Site]] = {}
     python = {p for p, e in snapshot.files.items() if e.language == "python"}
     for path in sorted(python):
-        module = graph.module_of(path)
-        if module is None:
+        if graph.module_of(path) is None:
             continue
-        is_package = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
-        package = module if is_package else module.rpartition(".")[0]
         out = sites.setdefault(path, [])
         for imp in snapshot.imports(path):
-            if imp.level:
-                parts = package.split(".") if package else []
-                if imp.level - 1 >= len(parts):
-                    continue
-                base = ".".join(parts[: len(parts) - (imp.level - 1)])
-                full = f"{base}.{imp.module}" if base and imp.module else base or imp.module
-            else:
-                full = imp.module
+            full = _python_absolute(graph, path, imp)
             if not full:
                 continue
             if not imp.names:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from comind.checks.context import CheckContext
-from comind.checks.globs import any_path_matches, path_matches
+from comind.checks.globs import any_path_matches, path_matches, unmatched_files
 from comind.checks.interface import Check, CheckError, CheckField, NotRun, Outcome, Violation, check_strings, describe
 
 MAX_FILE_SIZE = 1_000_000  # semgrep's own --max-target-bytes default
@@ -206,11 +206,16 @@ class SemgrepCheck(Check):
         else:
             self.extensions = tuple(sorted({e for x in lowered for e in EXTENSIONS[x]}))
 
+    def typed(self, path: str) -> bool:
+        """Whether ``path`` is a file of the rule's languages (any file for generic ones)."""
+        if self.extensions is None:
+            return True
+        base = path.rsplit("/", 1)[-1]
+        return base.endswith(tuple(e for e in self.extensions if e.startswith("."))) or base in self.extensions
+
     def wants(self, path: str) -> bool:
-        if self.extensions is not None:
-            base = path.rsplit("/", 1)[-1]
-            if not (base.endswith(tuple(e for e in self.extensions if e.startswith("."))) or base in self.extensions):
-                return False
+        if not self.typed(path):
+            return False
         if self.files and not any_path_matches(self.files, path):
             return False
         if self.ignores and any_path_matches(self.ignores, path):
@@ -224,6 +229,24 @@ class SemgrepCheck(Check):
         if outcome.not_run:
             raise NotRun(outcome.not_run)
         yield from outcome.violations
+
+    def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
+        # the revision's file list is the one exporting the targets walked
+        languages = "/".join(self.semgrep_rule["languages"]) if self.extensions is not None else ""
+        fields = (
+            ("files", self.files),
+            ("ignores", self.ignores),
+            ("rule.paths.include", self.include),
+            ("rule.paths.exclude", self.exclude),
+        )
+        return unmatched_files(
+            [p for p in ctx.tree_files(revision) if self.typed(p)],
+            language=("languages", languages) if languages else ("", ""),
+            extensions=self.extensions or (),
+            selectors=[("files", self.files, path_matches), ("rule.paths.include", self.include, _semgrep_glob)],
+            wants=self.wants,
+            set_fields=[name for name, globs in fields if globs],
+        )
 
     @classmethod
     def evaluate_many(cls, checks: Sequence[Check], ctx: CheckContext, revision: str) -> dict[Check, Outcome]:

@@ -74,6 +74,14 @@ class TestCheck(Check):
         found = ctx.snapshot(revision).find(self.path, self.qualname)
         return (True, found.start_line) if found is not None else (False, None)
 
+    def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
+        # a missing test is a violation, but one the base had too is reported by no finding
+        if self._find(ctx, revision)[0]:
+            return []
+        missing = self.path not in ctx.tree_files(revision)
+        names = "a file this tree does not have" if missing else f"no test of {self.path}"
+        return [f"test {self.node!r} names {names}, so the check cannot pass"]
+
     def evaluate(self, ctx: CheckContext, revision: str) -> Iterable[Violation]:
         return type(self).evaluate_many([self], ctx, revision)[self].violations
 

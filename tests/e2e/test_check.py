@@ -1089,3 +1089,28 @@ def test_a_change_whose_old_blob_the_clone_lacks_is_checked_without_it(cli, tmp_
     loose.unlink()  # missing
     result = cli(repo.path, "check", "--base", "HEAD~1")
     assert result.code == 0 and "internal error" not in result.err, result.err
+
+
+def test_a_glob_naming_nothing_is_a_warning_at_remember_and_check(cli, app: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    wrong = app.path.parent / "wrong.yml"
+    wrong.write_text(yaml.safe_dump({"type": "graph", "from": ["app.handlers.*"], "forbid": ["app.legacy.*"]}))
+    right = app.path.parent / "right.yml"
+    right.write_text(yaml.safe_dump({"type": "graph", "from": ["app.handlers.*"], "forbid": ["app.db.*"]}))
+    made = {}
+    for spec in (wrong, right):
+        result = cli(app.path, "remember", "constraint", "--on", "app/db.py", "--title", spec.stem,
+                     "--rule", "keep it", "--severity", "must", "--check", str(spec))  # fmt: skip
+        assert result.code == 0, result.err
+        made[spec.stem] = (result.out.strip()[-8:], result.err)
+    rid, err = made["wrong"]
+    said = f"constraint {rid} (graph): forbid glob 'app.legacy.*' matches no module, definition or import of this tree"
+    assert [x for x in err.splitlines() if "warning" in x] == [
+        f"comind: warning: at HEAD, {said}, so the check cannot fail"
+    ]
+    assert "warning" not in made["right"][1]
+    app.commit("record the constraints")
+    result = cli(app.path, "check", "--all")
+    assert result.code == 1  # the right glob finds app/handlers/legacy.py's import; the wrong one warns
+    assert f"warning: {said}, so the check cannot fail" in result.out
+    code, report, _ = check(cli, app, "--all")
+    assert code == 1 and [w for w in report["warnings"] if "app.legacy" in w] == [f"{said}, so the check cannot fail"]

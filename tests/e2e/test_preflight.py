@@ -251,3 +251,19 @@ def test_a_plan_follows_an_attempts_code_to_the_file_it_moved_to(cli, tmp_path: 
     data = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)
     [item] = [i for i in data["items"] if i["kind"] == "attempt"]
     assert item["verify"] == "read app/checker.py:5-7" and item["on"] == "app/checker.py::Checker.check"
+
+
+def test_a_check_whose_glob_matches_no_file_is_a_warning(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    check = tmp_path / "no-eval.yml"
+    check.write_text("type: ast-grep\nlanguage: python\nfiles: [src/**]\nrule: {pattern: 'eval($X)'}\n")
+    made = cli(
+        repo.path, "remember", "constraint", "--on", "app/", "--title", "No eval", "--rule", "no eval",
+        "--severity", "must", "--check", str(check),
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    repo.commit("record it")
+    repo.write("app/other.py", "def other():\n    return eval('1')\n")  # uncommitted
+    result = cli(repo.path, "preflight", "--diff")
+    said = f"constraint {made.out.strip()[-8:]} (ast-grep): files glob 'src/**' matches no python file of this tree"
+    assert result.code == 0 and f"comind: warning: {said}, so the check cannot fail" in result.err.splitlines()
