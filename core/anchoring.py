@@ -437,11 +437,12 @@ class Anchorer:
             return None
         # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
         # (3: the landing that deleted a file, files converted to another format; 4: or a symbol;
-        # 5: trees far apart within git's rename limit, every unchanged move paired);
+        # 5: trees far apart within git's rename limit, every unchanged move paired; 6: a shape found
+        # in another file only under the same name);
         # keys without it hold whole-tree answers
         return json.dumps(
             [
-                "follow-5",
+                "follow-6",
                 anchor["commit"],
                 anchor.get("path"),
                 anchor.get("scope"),
@@ -481,6 +482,9 @@ class Anchorer:
             if not anchor.get(key):
                 continue
             elsewhere = lookup(anchor[key])
+            if key == "shape_hash":  # Rule: a shape (names left out) found in another file is the same
+                # definition only under the same name: `A.__init__` setting three fields is not `B.__init__`
+                elsewhere = [(p, d) for p, d in elsewhere if d.qualname == symbol]
             if len(elsewhere) == 1:
                 new_path, definition = elsewhere[0]
                 how = "moved" if definition.qualname == symbol else "moved and renamed"

@@ -114,6 +114,31 @@ def test_moved_to_another_file(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     assert s["status"] == "active" and any("moved: now app/checks.py::Checker.check" in n for n in s["notes"])
 
 
+STREAM = (
+    "class Stream:\n    def __init__(self, reader, writer, timeout):\n        self.reader = reader\n"
+    "        self.writer = writer\n        self.timeout = timeout\n"
+)
+LIMITS = (
+    "class Limits:\n    def __init__(self, connections, keepalive, expiry):\n        self.connections = connections\n"
+    "        self.keepalive = keepalive\n        self.expiry = expiry\n"
+)
+
+
+def test_a_shape_elsewhere_is_the_same_definition_only_under_its_name(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/stream.py", STREAM)
+    gr.commit("stream")
+    gone = remember(cli, gr, "app/stream.py::Stream.__init__")
+    gr.git("rm", "-q", "app/stream.py")
+    gr.write("app/config.py", LIMITS)  # the same shape (three fields set), another class's
+    gr.commit("drop the stream; limits")
+    s = status_of(cli, gr, gone)
+    assert s["status"] == "orphaned" and not any("Limits" in n for n in s["notes"]), s
+    gr.write("app/io.py", STREAM.replace("reader", "source").replace("writer", "sink"))  # itself, words changed
+    gr.commit("the stream again, elsewhere")
+    s = status_of(cli, gr, gone)
+    assert s["status"] == "active" and any("moved: now app/io.py::Stream.__init__" in n for n in s["notes"]), s
+
+
 def test_body_rewritten_is_stale_with_the_drift(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.check")
     gr.write(
