@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from comind.sanitize import find_secret, looks_like_instruction, strip_invisible
+from comind.sanitize import find_secret, looks_like_instruction, redact_emails, strip_invisible
 
 TOKEN_BUDGET = 500  # what a hook adds to an agent's context, at most (DESIGN §8)
 CHARS_PER_TOKEN = 4  # a conservative estimate for English and code (no tokenizer at hook speed)
@@ -79,12 +79,14 @@ def clean(text: str, limit: int = 200) -> str:
     """Record text made safe to quote to an agent, on one line.
 
     Tag and bidi characters and other controls go; `<`, `>` and `&` become entities, so no text
-    can close the block or open another element; a secret is withheld whole; text that reads like
+    can close the block or open another element; a secret is withheld whole, an e-mail address
+    replaced by `[email]`; text that reads like
     an instruction to an agent is kept, quoted and labelled as such."""
     text = _CONTROLS.sub(" ", strip_invisible(str(text)))
     text = _SPACES.sub(" ", text).strip()
     if find_secret(text):
         return "[withheld: the text holds a secret]"
+    text = redact_emails(text, "[email]")  # (what history gave has none; what a person wrote may)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"

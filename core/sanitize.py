@@ -74,8 +74,9 @@ def _random_looking(token: str) -> bool:
 
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
 _INSTRUCTION = (
-    r"(?i)\b(?:ignore (?:all |any )?(?:previous|prior|above) (?:instructions|prompts)"
-    r"|disregard (?:the |all )?(?:previous|prior|above)|you are now|system prompt"
+    r"(?i)\b(?:(?:ignore|disregard|forget) (?:(?:all|any|the|your|these|those) )*"
+    r"(?:(?:previous|prior|above|earlier|preceding|other|system) )*(?:instructions|prompts|rules|guidelines|directions)"
+    r"|disregard (?:the |all )?(?:previous|prior|above)|you are now|system prompt|new instructions(?=\s*:)"
     r"|do not tell the (?:user|reviewer))\b"
 )
 
@@ -112,9 +113,9 @@ def redact_people(text: str) -> str:
     return redact_emails(_PERSON_INLINE.sub("", _PERSON_LINE.sub("", text)))
 
 
-def redact_emails(text: str) -> str:
-    """Email addresses made ``<email>`` (except inside a URL)."""
-    return _EMAIL.sub("<email>", text) if "@" in text else text
+def redact_emails(text: str, mark: str = "<email>") -> str:
+    """Email addresses made ``<email>`` (or `mark`), except inside a URL."""
+    return _EMAIL.sub(mark, text) if "@" in text else text
 
 
 # Terminal escapes (CSI, OSC 8 links and window titles ended by BEL or ST, other ESC pairs), then
@@ -272,7 +273,15 @@ def _instruction() -> re.Pattern[str]:
 
 # A word every _INSTRUCTION phrase holds: most texts have none, and a casefolded substring test
 # is ~50× cheaper than the case-insensitive search (which `status` runs on every record shown).
-_INSTRUCTION_WORDS = ("ignore", "disregard", "you are now", "system prompt", "do not tell")
+_INSTRUCTION_WORDS = (
+    "ignore",
+    "disregard",
+    "forget",
+    "you are now",
+    "system prompt",
+    "new instructions",
+    "do not tell",
+)
 # The only letters `re` matches to an ASCII letter case-insensitively that casefold() does not
 # turn into it (ſ and the Kelvin sign it does): İ and ı are an "i" to the search.
 _DOTTED_I = {0x130: "i", 0x131: "i"}
