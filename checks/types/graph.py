@@ -55,6 +55,14 @@ _LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json"}) 
 # Ruby's `rack/utils`): a path glob may name the module. (A Go import path or a JS file's stem is no
 # path a glob means: `forbid: [app/**]` must not match Go's module `app/db` in `db/`.)
 _NAMED_BY_PATH = frozenset({"c", "cpp", "ruby", "php"})
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _import_path(glob: str) -> bool:
+    """Rule: a glob whose first segment is a domain (`github.com/org/repo/...`) names Go packages
+    by import path, as go.mod's module paths begin; a folder is seldom named like a domain."""
+    first = glob.split("/", 1)[0]
+    return "/" in glob and "." in first.strip(".") and not _GLOB_CHARS & set(first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,8 @@ class _Matcher:
             if is_path_glob(glob):
                 if path_matches(glob, path) or (as_path is not None and path_matches(glob, as_path)):
                     return True
+                if module is not None and _import_path(glob) and path_matches(glob, module):
+                    return True
             elif module is not None and module_matches(glob, module):
                 return True
         return False
@@ -107,7 +117,8 @@ class _Matcher:
             if paths:
                 if any(path_matches(glob, p) for p in paths):
                     return True
-                return any(self._named_by_path(p) for p in paths) and path_matches(glob, prefix)
+                by_path = _import_path(glob) or any(self._named_by_path(p) for p in paths)
+                return by_path and path_matches(glob, prefix)
             prefix = prefix.rpartition(".")[0]
         return path_matches(glob, name)
 
@@ -424,7 +435,6 @@ class GraphCheck(Check):
         return self.violation(path, line or None, line or None, f"{local} calls {name}", message)
 
 
-_GLOB_CHARS = frozenset("*?[")
 MAX_PREFIX_FILES = 32  # files read for the definitions of a target's module; beyond, assume it names one
 
 

@@ -124,6 +124,21 @@ def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -
     ]
 
 
+def test_graph_globs_name_go_packages_by_an_import_path_under_a_domain(tmp_path: Path) -> None:
+    # `github.com/acme/tool/db` is the package in db/ (go.mod names the module); `doc/` imports the root one.
+    repo = GitRepo(tmp_path)
+    repo.write("go.mod", "module github.com/acme/tool\n\ngo 1.22\n")
+    repo.write("tool.go", "package tool\n\nfunc Run() {}\n")
+    repo.write("db/db.go", "package db\n\nfunc Open() {}\n")
+    repo.write("doc/doc.go", 'package doc\n\nimport "github.com/acme/tool"\n\nfunc Gen() { tool.Run() }\n')
+    repo.write("cmd/main.go", 'package main\n\nimport "github.com/acme/tool/db"\n\nfunc main() { db.Open() }\n')
+    repo.commit("base")
+    root = {"type": "graph", "from": "github.com/acme/tool/doc", "forbid": ["github.com/acme/tool"]}
+    assert texts(check_all(repo, root, base=None)) == ["imports github.com/acme/tool"]
+    below = {"type": "graph", "from": "cmd/**", "forbid": ["github.com/acme/tool/**"]}
+    assert texts(check_all(repo, below, base=None)) == ["imports github.com/acme/tool/db"]
+
+
 def test_graph_php_modules_follow_composer_json(tmp_path: Path) -> None:
     # A change to composer.json's PSR-4 prefixes renames modules: the check reads the whole head again.
     repo = GitRepo(tmp_path)
