@@ -8,7 +8,7 @@ decisions there, constraints, gotchas and attempts, each with status, trust and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from comind.checks.findings import LEVELS, Report
 from comind.checks.run import CheckRun, constraint_violations, dead_ends
 from comind.errors import ComindError
 
-from .entries import entry_of, person_confirmed, where_now
+from .entries import entry_of, followed, person_confirmed, where_now
 from .render import Entry
 from .worktree import PendingTree, uncommitted_commit
 
@@ -115,11 +115,18 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
     records = {r.id: r for r in run.records}
     confirmed = person_confirmed(ledger.relations())
     seen: set[str] = set()
+    from comind.anchoring import Anchorer
+
+    anchorer = Anchorer(ws.index, ws.config.drift_threshold)  # (where the statuses found the code: cached)
+
+    def now(anchor: Mapping[str, Any]) -> tuple[str, str]:
+        return followed(anchor, run.head_snapshot, anchorer)
+
     for f in report.sorted():
         record = records.get(f.record_id or "")
         if record is None or record.id in seen:
             continue
-        if f.type == "suppression" and _on_touched(record, change.paths, touched) is None:
+        if f.type == "suppression" and _on_touched(record, change.paths, touched, now) is None:
             continue  # an expired suppression elsewhere is `comind check`'s to report, not this change's
         section = _SECTION_OF.get(f.type) or ("rejected" if record.kind == "decision" else "reproposes")
         status = run.statuses([record])[record.id]
@@ -133,19 +140,20 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
     near = [r for r in ledger.anchored_near(sorted(change.paths), names) if r.kind != "relation" and r.id not in seen]
     derived = run.statuses(near)
     for record in near:
-        on = _on_touched(record, change.paths, touched)
+        on = _on_touched(record, change.paths, touched, now)
         status = derived[record.id]
         if on is None or status.state in HIDDEN or status.trust == 0:
             continue
         how, anchor = on
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
-        path, _symbol, span = where_now(anchor, run.head_snapshot)
+        path, _symbol, span = where_now(anchor, run.head_snapshot, anchorer)
         read = (path, span) if path else None
         entry = entry_of(
             record, status, confirmed=record.id in confirmed, why=how, read=read, snapshot=run.head_snapshot
         )
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
+    anchorer.flush()
     order = list(SECTIONS)
     result.items.sort(key=lambda i: (order.index(i.section), -LEVELS.index(i.level), i.entry.kind, i.entry.id))
     return result
@@ -180,14 +188,18 @@ def preflight_plan(
     return result
 
 
-def _on_touched(record: Record, paths: set[str], touched: set[tuple[str, str]]) -> tuple[str, Mapping[str, Any]] | None:
+def _on_touched(
+    record: Record,
+    paths: set[str],
+    touched: set[tuple[str, str]],
+    now: Callable[[Mapping[str, Any]], tuple[str, str]],
+) -> tuple[str, Mapping[str, Any]] | None:
     """How a record's anchor is on the change (a symbol it touches, or a file or folder it changes),
-    and that anchor."""
+    and that anchor; `now` says where an anchor's code is at head (moved or renamed since)."""
     for anchor in record.anchors:
-        path = anchor.get("path")
-        if not path:
+        if not anchor.get("path"):
             continue
-        symbol = anchor.get("symbol")
+        path, symbol = now(anchor)
         if symbol and any(p == path and (q == symbol or q.startswith(symbol + ".")) for p, q in touched):
             return f"on {path}::{symbol}, which the change touches", anchor
         if not symbol and (path in paths or (path.endswith("/") and any(p.startswith(path) for p in paths))):

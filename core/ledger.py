@@ -482,6 +482,10 @@ class Ledger:
             params,
         )
 
+    def anchor_paths(self) -> list[str]:
+        """Every path an anchor names (files and folders), each once."""
+        return [p for (p,) in self.db.execute("SELECT DISTINCT path FROM anchors WHERE path IS NOT NULL ORDER BY path")]
+
     def enforced(self, commit: str) -> set[str]:
         """Constraint ids whose compiled check passed at `commit` in a `comind check` run (T4)."""
         value = self._meta(f"enforced:{commit}") if commit else None

@@ -130,9 +130,8 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
 
     known = _known_then(moment)
     names = [target.symbol.rsplit(".", 1)[-1]] if target.symbol else []
-    candidates = [
-        r for r in ledger.anchored_near([target.path] if target.path else [], names, target.hashes) if known(r)
-    ]
+    paths = [target.path, *_gone(ledger, index, snapshot)] if target.path else []
+    candidates = [r for r in ledger.anchored_near(paths, names, target.hashes) if known(r)]
     if target.path is None:  # repo- or dependency-wide question: records anchored the same way
         wanted = format_anchor(parse_anchor(text)).split("@")[0]
         candidates = [
@@ -152,6 +151,26 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     order = {k: n for n, k in enumerate(KIND_ORDER)}
     items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
     return WhyAnswer(target.description, items, snapshot)
+
+
+def _gone(ledger: Ledger, index: Any, snapshot: Snapshot) -> list[str]:
+    """The files anchors name that the snapshot's tree no longer has: their records' code may have
+    moved into what is asked about (re-anchoring then says where each is). Kept in the memo, so a
+    warm `why` reads no tree."""
+    keys = {f"{snapshot.tree}\0{p}": p for p in ledger.anchor_paths() if not p.endswith("/")}
+    known = index.memo_get("tree-lacks", keys)
+    if len(known) < len(keys):
+        tree = index.repo[snapshot.tree]
+        found = {}
+        for key in keys.keys() - known.keys():
+            try:
+                tree[keys[key]]
+                found[key] = ""
+            except KeyError:
+                found[key] = "1"
+        index.memo_put("tree-lacks", found)
+        known |= found
+    return sorted(keys[k] for k, lacks in known.items() if lacks)
 
 
 def _known_then(moment: datetime | None) -> Callable[[Record], bool]:

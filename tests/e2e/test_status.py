@@ -169,6 +169,22 @@ def test_why_of_a_folder_answers_for_what_is_in_it(cli, old: GitRepo) -> None:  
     assert "Admins skip grants" in answer and "Util is shared" not in answer, answer
 
 
+def test_why_of_a_file_or_folder_finds_the_records_whose_code_moved_in_since(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    for anchor, title in (("app/perm.py::Checker.check", "Admins skip grants"), ("app/perm.py", "Perm is hot")):
+        made = cli(old.path, "remember", "gotcha", "--on", anchor, "--title", title, "--symptom", "s", "--cause", "c")
+        assert made.code == 0, made.err
+    old.git("add", "-A")
+    old.commit("records")
+    old.git("mv", "app", "access")
+    old.commit("app is access now")
+    for asked in ("access/perm.py", "access/"):
+        answer = cli(old.path, "why", asked).out
+        assert "Admins skip grants" in answer and "Perm is hot" in answer, answer
+    old.write("access/perm.py", (old.path / "access/perm.py").read_text().replace("return", "return  ", 1))
+    touched = cli(old.path, "preflight", "--diff").out  # a change of the symbol, where it is now
+    assert "on access/perm.py::Checker.check, which the change touches" in touched, touched
+
+
 def test_a_commit_this_clone_lacks_is_explained_by_what_the_clone_is(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A shallow clone lacks history (fetch it); a full clone lacks a commit written elsewhere."""
     import subprocess
