@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from comind.checks.change import compute_change
 from comind.checks.findings import LEVELS, Report
@@ -22,6 +22,8 @@ from .render import Entry
 from .worktree import PendingTree, uncommitted_commit
 
 if TYPE_CHECKING:
+    import pygit2
+
     from comind.ledger import Ledger
     from comind.records import Record
     from comind.workspace import Workspace
@@ -167,11 +169,14 @@ def preflight_plan(
 
     from .ranking import plan_words, rank
 
+    head = ws.head()
+    if head:
+        named_at(ws, head, on)
     records = [r for r in ledger.all() if r.kind != "relation"]
     derived = statuses(ws, ledger, records)
     ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, limit)
     confirmed = person_confirmed(ledger.relations())
-    result = Preflight("plan", None, ws.head())
+    result = Preflight("plan", None, head)
     snapshot = anchorer = None
     if ranked and result.head:  # where the code is now, as the statuses found it (from the index cache)
         from comind.anchoring import Anchorer
@@ -186,6 +191,26 @@ def preflight_plan(
     if anchorer is not None:
         anchorer.flush()
     return result
+
+
+def named_at(ws: Workspace, head: str, on: Sequence[Mapping[str, Any]]) -> None:
+    """Each anchor a plan is on names something at `head`, as `why` reads one (a file, a symbol it
+    defines, a line in it, a module), or is a folder there; AnchorError naming the first that is
+    not (a typo would rank the plan's records near nothing, and say nothing of it)."""
+    from comind.anchors import AnchorError
+    from comind.git import is_dir
+    from comind.why import target_at
+
+    snapshot = ws.index.snapshot(head)
+    for anchor in on:
+        path = str(anchor.get("path") or "")
+        try:
+            if not path.endswith("/"):
+                target_at(snapshot, dict(anchor))
+            elif not is_dir(cast("pygit2.Tree", ws.index.repo[snapshot.tree]), path.rstrip("/")):
+                raise AnchorError(f"no folder {path} at {head[:10]}")
+        except AnchorError as exc:
+            raise AnchorError(f"anchor {anchor.get('raw')!r}: {exc}") from None
 
 
 def _on_touched(

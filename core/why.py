@@ -58,9 +58,10 @@ class Target(NamedTuple):
     hashes: tuple[str, ...] = ()
 
 
-def _target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
-    """What the anchor names at the snapshot; kept in the index cache per commit (a warm `why`
-    then decodes no symbols at all)."""
+def target_at(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
+    """What the anchor names at the snapshot (AnchorError when it names nothing there: a file not
+    in the tree, a symbol the file does not define, a line past its end, an unknown module); kept
+    in the index cache per commit (a warm `why` then decodes no symbols at all)."""
     key = f"{snapshot.commit}\0{json.dumps(anchor, sort_keys=True)}"
     cached = snapshot.index.memo_get(_memo("why-target"), [key]).get(key)
     if cached is not None:
@@ -125,7 +126,7 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     index = ws.index
     snapshot = index.snapshot(at or "HEAD")
     moment = datetime.fromtimestamp(index.commit_info(snapshot.commit)[2], UTC) if at else None
-    target = _target(snapshot, parse_anchor(text))
+    target = target_at(snapshot, parse_anchor(text))
     anchorer = Anchorer(index, ws.config.drift_threshold)
 
     known = _known_then(moment)

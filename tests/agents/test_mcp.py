@@ -289,3 +289,16 @@ def test_requests_piped_in_are_answered_before_the_server_exits(repo: GitRepo) -
     answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     assert [a["id"] for a in answers] == [1, 2, 3], done.stderr
     assert "Cache permission checks in Redis" in json.dumps(answers[2]["result"])
+
+
+def test_a_plan_on_an_anchor_that_names_nothing_is_a_tool_error(repo: GitRepo) -> None:
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        plan = {"mode": "plan", "plan": "Cache permission checks in Redis"}
+        said = await refused(client, "preflight", {**plan, "on": ["nosuch.py::X"]})
+        assert said.startswith("preflight: anchor 'nosuch.py::X': no file nosuch.py at "), said
+        assert "no symbol 'Nosuch'" in await refused(client, "preflight", {**plan, "on": ["app/perm.py::Nosuch"]})
+        found = await call(client, schemas, "preflight", {**plan, "on": ["app/perm.py::Checker.check", "app/"]})
+        assert found["items"]
+
+    serve(repo.path, session)

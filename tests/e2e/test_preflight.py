@@ -267,3 +267,27 @@ def test_a_check_whose_glob_matches_no_file_is_a_warning(cli, tmp_path: Path) ->
     result = cli(repo.path, "preflight", "--diff")
     said = f"constraint {made.out.strip()[-8:]} (ast-grep): files glob 'src/**' matches no python file of this tree"
     assert result.code == 0 and f"comind: warning: {said}, so the check cannot fail" in result.err.splitlines()
+
+
+def test_an_on_anchor_that_names_nothing_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--on` a file, symbol, line, folder or module that is not there at HEAD is one line and exit 2
+    (a typo would otherwise rank the plan near nothing); what names something still ranks."""
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis\n")
+    for anchor, said in [
+        ("nosuch.py::X", "anchor 'nosuch.py::X': no file nosuch.py at "),
+        ("nosuch.py", "anchor 'nosuch.py': no file nosuch.py at "),
+        ("app/perm.py::Nosuch", "anchor 'app/perm.py::Nosuch': no symbol 'Nosuch' in app/perm.py at "),
+        ("app/perm.py:99", "anchor 'app/perm.py:99': app/perm.py has 4 lines at "),
+        ("nosuch/", "anchor 'nosuch/': no folder nosuch/ at "),
+        ("module:nosuch", "anchor 'module:nosuch': no module 'nosuch' at "),
+    ]:
+        result = cli(repo.path, "preflight", "--plan", str(plan), "--on", anchor)
+        assert result.code == 2 and result.out == "", (anchor, result)
+        assert result.err.startswith(f"comind: {said}") and result.err.count("\n") == 1, (anchor, result.err)
+    for anchor in ("app/perm.py", "app/perm.py::Checker.check", "app/perm.py:3", "app/", "module:app.perm", "repo:",
+                   "dep:pypi/redis"):  # fmt: skip
+        result = cli(repo.path, "preflight", "--plan", str(plan), "--on", anchor, "--format", "json")
+        assert result.code == 0 and json.loads(result.out)["items"], (anchor, result.err)
