@@ -24,15 +24,33 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     what.add_argument("--staged", action="store_true", help="the staged change")
     what.add_argument("--plan", metavar="FILE", help="a plan in words (a file, or - for stdin): records ranked for it")
     p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="--plan: code the plan is about")
-    p.add_argument("--limit", type=int, default=10, help="--plan: at most this many records (default 10)")
+    p.add_argument("--limit", type=at_least_1, metavar="N", help="--plan: at most this many records (default 10)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or agent")
     p.set_defaults(handler=run)
+
+
+def at_least_1(text: str) -> int:
+    """--limit's type: a whole number of at least 1 (argparse names the flag in its error)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (got {text!r})") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {text!r})")
+    return number
 
 
 def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import hint_if_unharvested
+    from comind.errors import ComindError
 
+    if args.plan is None:  # a plan's flags on a change would be ignored: refused, as MCP refuses `on`
+        for flag, given in (("--on", args.on), ("--limit", args.limit is not None)):
+            if given:
+                raise ComindError(
+                    f"preflight: {flag} applies to --plan, not to {'--staged' if args.staged else '--diff'}"
+                )
     ws = workspace(args)
     result = _plan(ws, args) if args.plan is not None else _change(ws, args)
     hint_if_unharvested(ws)
@@ -90,4 +108,4 @@ def _plan(ws: Any, args: argparse.Namespace) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise ComindError(f"--plan {args.plan}: cannot read it ({exc})") from None
     on = [parse_anchor(typed_in(a, ws.root, ws.cwd)) for a in args.on]  # relative to -C or the current folder
-    return preflight_plan(ws, open_ledger(ws), text, on, args.limit)
+    return preflight_plan(ws, open_ledger(ws), text, on, args.limit or 10)

@@ -291,3 +291,24 @@ def test_an_on_anchor_that_names_nothing_is_a_usage_error(cli, tmp_path: Path) -
                    "dep:pypi/redis"):  # fmt: skip
         result = cli(repo.path, "preflight", "--plan", str(plan), "--on", anchor, "--format", "json")
         assert result.code == 0 and json.loads(result.out)["items"], (anchor, result.err)
+
+
+def test_on_and_limit_are_plan_flags_and_limit_is_at_least_1(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Outside --plan, --on and --limit would be ignored: refused as MCP refuses `on`; a --limit below 1
+    would rank nothing: refused as MCP refuses it."""
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    for args, said in [
+        (["--diff", "--on", "app/perm.py"], "comind: preflight: --on applies to --plan, not to --diff\n"),
+        (["--staged", "--limit", "3"], "comind: preflight: --limit applies to --plan, not to --staged\n"),
+        (["--diff", "HEAD~1..HEAD", "--on", "x", "--limit", "3"], "comind: preflight: --on applies to --plan"),
+    ]:
+        result = cli(repo.path, "preflight", *args)
+        assert result.code == 2 and result.out == "" and result.err.startswith(said), (args, result.err)
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis\n")
+    for limit in ("0", "-3", "x"):
+        result = cli(repo.path, "preflight", "--plan", str(plan), "--limit", limit)
+        assert result.code == 2 and result.out == "" and result.err.count("\n") == 1, (limit, result.err)
+        assert "--limit" in result.err and "at least 1" in result.err, result.err
+    assert cli(repo.path, "preflight", "--plan", str(plan), "--limit", "1").code == 0
