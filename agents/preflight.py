@@ -67,6 +67,12 @@ class Preflight:
         floor = LEVELS.index(fail_level)
         return 1 if any(LEVELS.index(i.level) >= floor for i in self.items) else 0
 
+    def nothing(self) -> str:
+        """What to say when there is no item: a plan has no change to re-propose or break anything."""
+        if self.mode == "plan":
+            return "comind preflight: no record bears on this plan"
+        return "comind preflight: nothing re-proposed, no constraint broken, no record on what it touches"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": 1,

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             print(block.text)
     else:
         if not result.items:
-            print("comind preflight: nothing re-proposed, no constraint broken, no record on what it touches")
+            print(result.nothing())
         last = None
         for item in result.items:
             if item.section != last:

@@ -299,8 +299,7 @@ def preflight(ws: Workspace, args: PreflightIn) -> Answer:
         warnings=[clean(w, 300) for w in result.warnings],
         note=note,
     )
-    empty = "comind preflight: nothing re-proposed, no constraint broken, no record on what it touches"
-    return Answer(data, _block([i.entry for i in result.items], f"preflight {args.mode}", empty))
+    return Answer(data, _block([i.entry for i in result.items], f"preflight {args.mode}", result.nothing()))
 
 
 def _provenance(ws: Workspace) -> dict[str, Any]:

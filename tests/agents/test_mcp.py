@@ -302,3 +302,13 @@ def test_a_plan_on_an_anchor_that_names_nothing_is_a_tool_error(repo: GitRepo) -
         assert found["items"]
 
     serve(repo.path, session)
+
+
+def test_a_plan_nothing_bears_on_says_so_in_its_own_words(repo: GitRepo) -> None:
+    async def session(client: Client) -> None:
+        plan = {"mode": "plan", "plan": "Translate the onboarding emails into Welsh"}
+        result = await client.call_tool("preflight", plan)
+        assert not result.is_error and result.structured_content["items"] == []  # type: ignore[index]
+        assert result.content[0].text == "comind preflight: no record bears on this plan"  # type: ignore[union-attr]
+
+    serve(repo.path, session)

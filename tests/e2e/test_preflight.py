@@ -312,3 +312,13 @@ def test_on_and_limit_are_plan_flags_and_limit_is_at_least_1(cli, tmp_path: Path
         assert result.code == 2 and result.out == "" and result.err.count("\n") == 1, (limit, result.err)
         assert "--limit" in result.err and "at least 1" in result.err, result.err
     assert cli(repo.path, "preflight", "--plan", str(plan), "--limit", "1").code == 0
+
+
+def test_a_plan_nothing_bears_on_says_so_in_its_own_words(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    plan = tmp_path / "plan.md"
+    plan.write_text("Translate the onboarding emails into Welsh\n")
+    result = cli(repo.path, "preflight", "--plan", str(plan))
+    assert (result.code, result.out) == (0, "comind preflight: no record bears on this plan\n")
+    assert "nothing re-proposed" in cli(repo.path, "preflight", "--diff").out  # a change keeps its words
