@@ -130,23 +130,26 @@ def render(
     budget: int = TOKEN_BUDGET,
     attributes: Mapping[str, str] | None = None,
     footer: Iterable[str] = (),
+    more: str = "",
 ) -> Block:
     """The `<comind-ledger>` block: whole entries in order while they fit in `budget` tokens;
-    an empty block (text "") when no entry is given."""
+    an empty block (text "") when no entry is given. `more`: where the entries left out are, said
+    after their count (`run_hint`, or a fact such as "the structured result lists all 12")."""
     if not entries:
         return Block("")
     attrs = {"source": "comind", "note": NOTE, **(attributes or {})}
     opening = "<comind-ledger " + " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items()) + ">"
     closing = "</comind-ledger>"
     tail = [clean(line, 240) for line in footer]
+    where = f" ({clean(more, 200)})" if more else ""
     room = budget * CHARS_PER_TOKEN - len(opening) - len(closing) - sum(len(t) + 1 for t in tail) - 2
     body: list[str] = []
     shown: list[str] = []
     for n, entry in enumerate(entries):
         lines = entry_lines(entry)
         size = sum(len(line) + 1 for line in lines)
-        more = len(entries) - n - 1
-        reserve = 60 if more else 0  # room for the "… more" line
+        more_left = len(entries) - n - 1
+        reserve = len(f"… {more_left} more not shown{where}") + 1 if more_left else 0  # room for that line
         if size + reserve > room:
             break
         body += lines
@@ -154,9 +157,17 @@ def render(
         room -= size
     left_out = len(entries) - len(shown)
     if left_out:
-        body.append(f"… {left_out} more not shown (run: comind preflight --diff)")
+        body.append(f"… {left_out} more not shown{where}")
     text = "\n".join([opening, *body, *tail, closing])
     return Block(text, shown, left_out)
+
+
+def run_hint(*words: str) -> str:
+    """`run: comind why 'my app/a.py'`: a command named as data (no instruction), each word quoted
+    as a shell reads it; `render`'s `more`."""
+    import shlex
+
+    return "run: " + shlex.join(words)
 
 
 def _attr(value: str) -> str:

@@ -55,14 +55,15 @@ def run(args: argparse.Namespace) -> int:
     result = _plan(ws, args) if args.plan is not None else _change(ws, args)
     hint_if_unharvested(ws)
     from comind.agents.preflight import SECTIONS
-    from comind.agents.render import render
+    from comind.agents.render import render, run_hint
 
     for warning in result.warnings:
         print(f"comind: warning: {warning}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     elif args.format == "agent":
-        block = render([i.entry for i in result.items], attributes={"on": "preflight"})
+        more = run_hint(*_as_text(args))  # the same question in text, which lists every item
+        block = render([i.entry for i in result.items], attributes={"on": "preflight"}, more=more)
         if block.text:
             print(block.text)
     else:
@@ -80,6 +81,16 @@ def run(args: argparse.Namespace) -> int:
             if e.verify:
                 print(f"          {e.verify}")
     return int(result.exit_code(ws.config.fail_level))
+
+
+def _as_text(args: argparse.Namespace) -> list[str]:
+    """The command asked, in the text format: `comind preflight --plan plan.md --on app/ --limit 5`."""
+    if args.plan is not None:
+        words = ["--plan", args.plan, *(w for a in args.on for w in ("--on", a))]
+        return ["comind", "preflight", *words, *(["--limit", str(args.limit)] if args.limit else [])]
+    if args.staged:
+        return ["comind", "preflight", "--staged"]
+    return ["comind", "preflight", "--diff", *([args.diff] if args.diff else [])]
 
 
 def _change(ws: Any, args: argparse.Namespace) -> Any:

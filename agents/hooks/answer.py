@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..render import Entry, clean, render
+from ..render import Entry, clean, render, run_hint
 from . import edits as editing
 from . import view as views
 from .interface import AFTER_EDIT, BEFORE_EDIT, SESSION, Edit, HookInputError, Reply, Request
@@ -21,6 +21,10 @@ from .session import Session, prune
 
 if TYPE_CHECKING:
     from comind.workspace import Workspace
+
+
+# where the digest's records left out are: every constraint and dead end, with its status
+DIGEST_MORE = run_hint("comind", "log", "--kind", "constraint", "--kind", "attempt")
 
 
 class EditedFile(NamedTuple):
@@ -76,13 +80,15 @@ def respond(ws: Workspace, request: Request) -> Reply:
     session = Session.load(folder, request.session)
     if request.kind == SESSION:
         prune(folder)
-        return _show(ws, session, view, view.digest, behind, "session start")
+        return _show(ws, session, view, view.digest, behind, "session start", more=DIGEST_MORE)
     assert edited is not None or request.call
+    more = run_hint("comind", "why", edited.path) if edited else ""  # the records on the file edited
     if request.kind == AFTER_EDIT:
         pending = session.pending.pop(request.call, None)
         if pending is None:
-            return _show(ws, session, view, on_edit(view, edited) if edited else {}, behind, "edit")
-        return _show(ws, session, view, dict(zip(pending[::2], pending[1::2], strict=True)), behind, "edit", dirty=True)
+            return _show(ws, session, view, on_edit(view, edited) if edited else {}, behind, "edit", more=more)
+        ids = dict(zip(pending[::2], pending[1::2], strict=True))
+        return _show(ws, session, view, ids, behind, "edit", dirty=True, more=more)
     assert edited is not None
     ids = on_edit(view, edited)
     deny = must_failures(ws, view, edited)
@@ -91,7 +97,7 @@ def respond(ws: Workspace, request: Request) -> Reply:
             session.pending[request.call] = [x for pair in ids.items() for x in pair]
             session.save()
         return Reply(deny=deny)
-    reply = _show(ws, session, view, ids, behind, "edit")
+    reply = _show(ws, session, view, ids, behind, "edit", more=more)
     return Reply(reply.context, deny)
 
 
@@ -118,6 +124,7 @@ def _show(
     on: str,
     *,
     dirty: bool = False,
+    more: str = "",
 ) -> Reply:
     seen = session.seen()
     whys = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, "")
@@ -131,7 +138,7 @@ def _show(
             session.save()
         return Reply()
     footer = [f"note: as of {view.head[:7]}: {behind}"] if behind else []
-    block = render(entries, attributes={"on": on}, footer=footer)
+    block = render(entries, attributes={"on": on}, footer=footer, more=more)
     session.mark(block.shown)
     session.save()
     return Reply(block.text)

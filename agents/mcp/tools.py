@@ -218,7 +218,8 @@ def record_out(entry: Entry) -> RecordOut:
 
 
 def _block(entries: Sequence[Entry], on: str, empty: str) -> str:
-    return render(entries, budget=MCP_BUDGET, attributes={"on": on}).text or empty
+    more = f"the structured result lists all {len(entries)}"  # cut by the text's budget, not there
+    return render(entries, budget=MCP_BUDGET, attributes={"on": on}, more=more).text or empty
 
 
 def _open(ws: Workspace) -> Ledger:

@@ -312,3 +312,21 @@ def test_a_plan_nothing_bears_on_says_so_in_its_own_words(repo: GitRepo) -> None
         assert result.content[0].text == "comind preflight: no record bears on this plan"  # type: ignore[union-attr]
 
     serve(repo.path, session)
+
+
+def test_a_text_cut_short_says_the_structured_result_has_them_all(repo: GitRepo, cli) -> None:  # type: ignore[no-untyped-def]
+    for n in range(16):
+        made = cli(
+            repo.path, "remember", "gotcha", "--title", f"Gotcha {n}: the permission checks are slow when cold",
+            "--on", "app/perm.py::Checker.check", "--symptom", "a symptom that takes some room " * 3,
+            "--cause", "a cause " * 5,
+        )  # fmt: skip
+        assert made.code == 0, made.err
+
+    async def session(client: Client) -> None:
+        result = await client.call_tool("why", {"anchor": "app/perm.py::Checker.check"})
+        text = result.content[0].text  # type: ignore[union-attr]
+        total = len(result.structured_content["records"])  # type: ignore[index]
+        assert total == 17 and f"more not shown (the structured result lists all {total})\n" in text, text
+
+    serve(repo.path, session)

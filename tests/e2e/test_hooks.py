@@ -155,11 +155,28 @@ def test_at_most_500_tokens_and_the_rest_later(cli, tmp_path: Path) -> None:  # 
             == 0
         )
     first = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
-    assert tokens(first) <= TOKEN_BUDGET and "more not shown" in first
+    assert tokens(first) <= TOKEN_BUDGET and "more not shown (run: comind why app/perm.py)\n" in first
     second = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert tokens(second) <= TOKEN_BUDGET
     shown = [line for line in (first + second).splitlines() if line.startswith("[gotcha")]
     assert len(shown) == len(set(shown))  # none twice in the session
+
+
+def test_a_digest_cut_short_names_where_the_rest_are(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The session digest is the repository's constraints and dead ends: what it leaves out is in
+    `comind log` (not in `comind preflight --diff`, which shows the records on a change)."""
+    repo = build(tmp_path, cli)
+    for n in range(12):
+        made = cli(
+            repo.path, "remember", "constraint", "--title", f"Constraint number {n} on the grants path and its caches",
+            "--on", "app/perm.py", "--rule", "a rule that takes some room " * 3, "--severity", "should",
+        )  # fmt: skip
+        assert made.code == 0, made.err
+    start = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"})
+    text = context(start)
+    assert tokens(text) <= TOKEN_BUDGET
+    assert "more not shown (run: comind log --kind constraint --kind attempt)\n" in text, text
+    assert "comind preflight" not in text
 
 
 def test_gemini_before_and_after_tool(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

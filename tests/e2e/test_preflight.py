@@ -322,3 +322,31 @@ def test_a_plan_nothing_bears_on_says_so_in_its_own_words(cli, tmp_path: Path) -
     result = cli(repo.path, "preflight", "--plan", str(plan))
     assert (result.code, result.out) == (0, "comind preflight: no record bears on this plan\n")
     assert "nothing re-proposed" in cli(repo.path, "preflight", "--diff").out  # a change keeps its words
+
+
+def test_an_agent_block_cut_short_names_the_same_question_in_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    for n in range(12):
+        made = cli(
+            repo.path, "remember", "gotcha", "--title", f"Gotcha {n}: the permission checks are slow when cold",
+            "--on", "app/perm.py::Checker.check", "--symptom", "a symptom that takes some room " * 3,
+            "--cause", "a cause " * 5,
+        )  # fmt: skip
+        assert made.code == 0, made.err
+    plan = tmp_path / "plan.md"
+    plan.write_text("Speed up the permission checks\n")
+    args = ["--plan", str(plan), "--on", "app/perm.py", "--limit", "12"]
+    block = cli(repo.path, "preflight", *args, "--format", "agent").out
+    assert f"more not shown (run: comind preflight --plan {plan} --on app/perm.py --limit 12)\n" in block, block
+    assert len(cli(repo.path, "preflight", *args).out.splitlines()) > 12 * 2  # the text has them all
+    repo.write("app/perm.py", PERM.replace("load_grants(user.id)", "load_grants(user.id, fresh=True)"))
+    assert (
+        "more not shown (run: comind preflight --diff)\n"
+        in cli(repo.path, "preflight", "--diff", "--format", "agent").out
+    )
+    repo.git("add", "-A")
+    assert (
+        "more not shown (run: comind preflight --staged)\n"
+        in cli(repo.path, "preflight", "--staged", "--format", "agent").out
+    )
