@@ -330,3 +330,17 @@ def test_a_text_cut_short_says_the_structured_result_has_them_all(repo: GitRepo,
         assert total == 17 and f"more not shown (the structured result lists all {total})\n" in text, text
 
     serve(repo.path, session)
+
+
+def test_the_docs_give_the_text_budgets_the_code_keeps() -> None:
+    """An MCP answer is asked for: its text may hold more than a hook adds unprompted."""
+    from comind.agents.mcp.tools import MCP_BUDGET
+    from comind.agents.render import TOKEN_BUDGET
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    agents = " ".join((docs / "agents.md").read_text(encoding="utf-8").split())
+    block, mcp = agents[: agents.index("## Hooks")], agents[agents.index("## MCP") :]
+    assert f"at most {TOKEN_BUDGET} tokens from a hook" in block.lower() and f"{MCP_BUDGET:,} from an MCP tool" in block
+    assert f"at most {MCP_BUDGET:,} tokens" in mcp
+    design = " ".join((docs / "design.md").read_text(encoding="utf-8").split())
+    assert f"at most {TOKEN_BUDGET} tokens ({MCP_BUDGET:,} from an MCP tool" in design
