@@ -25,6 +25,7 @@ from .interface import (
     Request,
     cwd_of,
     flag,
+    path_field,
     session_of,
     text_field,
     tool_input,
@@ -48,7 +49,7 @@ class Claude:
         if tool not in EDIT_TOOLS:
             return Request(NOTHING, session, cwd)
         args = tool_input(payload)
-        path = text_field(args, "file_path", "tool_input")
+        path = path_field(args, "file_path", "tool_input")
         if tool == "Write":
             edits: tuple[Edit, ...] = (Edit(path, text_field(args, "content", "tool_input")),)
         elif tool == "Edit":

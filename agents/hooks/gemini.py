@@ -31,6 +31,7 @@ from .interface import (
     Request,
     cwd_of,
     flag,
+    path_field,
     session_of,
     text_field,
     tool_input,
@@ -54,7 +55,7 @@ class Gemini:
         if tool not in EDIT_TOOLS:
             return Request(NOTHING, session, cwd)
         args = tool_input(payload)
-        path = text_field(args, "file_path", "tool_input")
+        path = path_field(args, "file_path", "tool_input")
         if tool == "write_file":
             edit = Edit(path, text_field(args, "content", "tool_input"))
         else:

@@ -8,6 +8,7 @@ hook's stdout; it also says which settings file holds its hooks and what to put 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -76,6 +77,19 @@ def text_field(payload: Mapping[str, Any], name: str, where: str = "") -> str:
     return value
 
 
+def path_field(payload: Mapping[str, Any], name: str, where: str = "") -> str:
+    """A text field that names a file, as the file system can take it: no NUL byte, no lone
+    surrogate (JSON allows both; the OS refuses them, where they were internal errors)."""
+    value = text_field(payload, name, where)
+    if "\0" in value:
+        raise HookInputError(f"{where or 'payload'}.{name}: a path with a NUL byte")
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError:
+        raise HookInputError(f"{where or 'payload'}.{name}: a path the file system cannot encode") from None
+    return value
+
+
 def session_of(payload: Mapping[str, Any]) -> str:
     session = payload.get("session_id")
     if session is None:
@@ -87,7 +101,7 @@ def session_of(payload: Mapping[str, Any]) -> str:
 
 def cwd_of(payload: Mapping[str, Any]) -> str | None:
     cwd = payload.get("cwd")
-    return cwd if isinstance(cwd, str) and cwd else None
+    return path_field(payload, "cwd") if isinstance(cwd, str) and cwd else None
 
 
 def tool_input(payload: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -115,6 +115,21 @@ def test_a_failing_must_check_denies_with_the_reason_as_data(cli, tmp_path: Path
         ({"tool_name": "MultiEdit", "tool_input": {"file_path": "x.py", "edits": "no"}}, "edits"),
         ({"tool_name": "Write", "tool_input": {"file_path": "/etc/passwd", "content": "x"}}, "outside the repository"),
         ({"tool_name": "Write", "tool_input": {"file_path": "../x.py", "content": "x"}}, "outside the repository"),
+        (
+            {
+                "tool_name": "Edit",
+                "tool_input": {"file_path": "/repo/a\u0000b.py", "old_string": "a", "new_string": "b"},
+            },
+            "tool_input.file_path: a path with a NUL byte",
+        ),
+        (
+            {"tool_name": "Write", "tool_input": {"file_path": "a\ud800b.py", "content": "x"}},
+            "tool_input.file_path: a path the file system cannot encode",
+        ),
+        (
+            {"cwd": "/repo/a\u0000b", "tool_name": "Write", "tool_input": {"file_path": "x.py", "content": "x"}},
+            "payload.cwd: a path with a NUL byte",
+        ),
     ],
 )
 def test_malformed_payloads_error_with_exit_1_and_write_nothing(cli, tmp_path: Path, payload, said) -> None:  # type: ignore[no-untyped-def]
@@ -124,6 +139,7 @@ def test_malformed_payloads_error_with_exit_1_and_write_nothing(cli, tmp_path: P
     result = hook(repo.path, "claude", "PreToolUse", payload)
     assert result.code == 1 and result.out == ""  # 1: a non-blocking error, the agent goes on
     assert result.err.startswith("comind hook: ") and said in result.err and result.err.count("\n") == 1
+    assert "\0" not in result.err
     assert not (repo.path / ".git/comind/hooks").exists()
     assert repo.git("status", "--porcelain") == ""
 
