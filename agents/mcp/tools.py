@@ -42,7 +42,10 @@ class ToolError(ComindError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Arguments as their schema types them: no unknown field, and no lax coercion ("yes" is no
+    boolean, "5" no integer), so what an agent sends is what the tool reads."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RecordOut(BaseModel):

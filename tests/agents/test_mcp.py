@@ -245,6 +245,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(repo: GitR
         assert "expected module:dotted.name" in await refused(client, "why", {"anchor": "module:no such"})
         assert "no file nosuch.py" in await refused(client, "why", {"anchor": "nosuch.py"})
         assert "unknown argument" in await refused(client, "why", {"anchor": "app/perm.py", "colour": "red"})
+        assert "history: " in await refused(client, "why", {"anchor": "app/perm.py", "history": "yes"})  # no lax bool
+        assert "limit: " in await refused(client, "preflight", {"mode": "plan", "plan": "x", "limit": "5"})
         assert "is not a date" in await refused(
             client, "remember", {"kind": "gotcha", "title": "x", "on": ["app/perm.py"], "until": "2026-13"}
         )

@@ -59,3 +59,37 @@ def test_a_repository_path_is_required(tmp_path: Path) -> None:
 
     with pytest.raises(ComindError, match="not inside a git repository"):
         Workspace(tmp_path)
+
+
+VALID = {
+    "why": {"anchor": "app/perm.py"},
+    "preflight": {"mode": "plan", "plan": "check the permissions"},
+    "remember": {"kind": "gotcha", "title": "x", "on": ["app/perm.py"], "symptom": "s", "cause": "c"},
+    "review": {"action": "confirm", "id": "abcdef12"},
+}
+
+
+def _typed(schema: dict[str, Any], wanted: str) -> bool:
+    return schema.get("type") == wanted or any(s.get("type") == wanted for s in schema.get("anyOf", ()))
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_a_string_is_no_boolean_or_number(ws: Workspace, name: str) -> None:
+    """Arguments are taken as their schema types them: "yes" for a boolean, "5" or 5.5 for an
+    integer, 1 for a boolean are refused (pydantic's lax mode would read "yes" as true)."""
+    properties = TOOLS[name].arguments.model_json_schema()["properties"]
+    for field, schema in properties.items():
+        bad = ["yes", "true", 1] if _typed(schema, "boolean") else ["5", 5.5, True] if _typed(schema, "integer") else []
+        for value in bad:
+            with pytest.raises(ToolError) as refused:
+                call(ws, name, {**VALID[name], field: value})
+            assert str(refused.value).startswith(f"{name}: {field}: "), (field, value, str(refused.value))
+    assert [f for f, s in properties.items() if _typed(s, "boolean") or _typed(s, "integer")] == {
+        "why": ["history"],
+        "preflight": ["limit"],
+    }.get(name, [])
+
+
+def test_valid_booleans_and_numbers_still_answer(ws: Workspace) -> None:
+    assert call(ws, "why", {"anchor": "app/perm.py", "history": True}).text
+    assert call(ws, "preflight", {"mode": "plan", "plan": "check the permissions", "limit": 3}).text
