@@ -65,11 +65,13 @@ def print_written(record: Record, as_json: bool, confirmation: str = "") -> None
         note(confirmation)
 
 
-def hint_if_unharvested(ws: Any, ledger: Any = None) -> None:
+def hint_if_unharvested(ws: Any, ledger: Any = None) -> bool:
     """An answer in a repository never harvested says why it is empty (of `ledger`, when given),
-    and what fills it: a check's dead ends are the history's reverted attempts."""
+    and what fills it: a check's dead ends are the history's reverted attempts. Whether it did."""
     if not ws.harvest_state.exists() and (ledger is None or ledger.count() == 0):
         note("comind: nothing harvested here yet: `comind harvest` reads this repository's history into records")
+        return True
+    return False
 
 
 def stored_where(ws: Any) -> str:

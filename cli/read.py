@@ -40,19 +40,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     search.set_defaults(handler=run_search)
 
 
-def _print(results: Iterable[Any], as_json: bool) -> None:
-    """Each result as it comes: a line of text, or one JSON object per line."""
+def _print(results: Iterable[Any], as_json: bool) -> int:
+    """Each result as it comes: a line of text, or one JSON object per line; how many."""
     import sys
 
     from comind.cli.output import line, print_json_lines, record_json, use_colour
 
+    count = 0
     if as_json:
-        print_json_lines(record_json(r.record, r.status) for r in results)
-        return
+        for result in results:
+            print_json_lines([record_json(result.record, result.status)])
+            count += 1
+        return count
     colour = use_colour()
     write = sys.stdout.write
     for result in results:
         write(line(result.record, result.status, colour) + "\n")
+        count += 1
+    return count
 
 
 def run_log(args: argparse.Namespace) -> int:
@@ -88,14 +93,17 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from comind.cli import workspace
+    from comind.cli import note, workspace
     from comind.cli.output import hint_if_unharvested
     from comind.query import open_ledger, select
 
     ws = workspace(args)
     ledger = open_ledger(ws)
-    ranked = ledger.search(" ".join(args.text))
+    query = " ".join(args.text)
+    ranked = ledger.search(query)
     results = select(ws, ledger, ranked, kinds=args.kind, history=args.history, limit=args.limit)
-    _print(results, args.json)
-    hint_if_unharvested(ws, ledger)
+    if not _print(results, args.json) and not hint_if_unharvested(ws, ledger):
+        # as `why` says "no records": on stderr, so that standard output stays the results (none)
+        among = f" (kind {', '.join(args.kind)})" if args.kind else ""
+        note(f"comind: no records match {query!r}{among}")
     return 0

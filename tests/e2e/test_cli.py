@@ -323,6 +323,28 @@ def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-unt
     assert "retracted" in cli(repo, "search", "redis", "--history").out
 
 
+def test_a_search_without_hits_says_so_on_stderr(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """As `why` says "no records" (exit 0), a search that finds nothing says so, on stderr: standard
+    output stays the results, none (a script reading --json reads no line)."""
+    unharvested = cli(repo, "search", "redis")  # nothing harvested: that is what it says
+    assert (unharvested.code, unharvested.out) == (0, "") and unharvested.err.count("\n") == 1
+    assert "nothing harvested here yet" in unharvested.err
+    made = cli(repo, "remember", "gotcha", "--on", "a.py", "--title", "Cold cache", "--symptom", "s", "--cause", "c")
+    assert made.code == 0, made.err
+    for args, said in [
+        (["redis", "cluster"], "comind: no records match 'redis cluster'\n"),
+        (["redis", "--json"], "comind: no records match 'redis'\n"),
+        (
+            ["cold", "--kind", "attempt", "--kind", "decision"],
+            "comind: no records match 'cold' (kind attempt, decision)\n",
+        ),
+    ]:
+        result = cli(repo, "search", *args)
+        assert (result.code, result.out, result.err) == (0, "", said), args
+    assert cli(repo, "-q", "search", "redis").err == ""  # -q: results and errors only
+    assert "Cold cache" in cli(repo, "search", "cold").out and cli(repo, "search", "cold").err == ""
+
+
 def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     ids = [
