@@ -174,7 +174,8 @@ SETTINGS: tuple[Setting, ...] = (
         "dead_ends",
         _rule_options,
         {},
-        "options of the dead-end, revert and reland rules, e.g. {D5.lines: 50} (comind check --list-rules)",
+        "options of the dead-end, revert and reland rules (comind check --list-rules): D5.lines=50,D1.share=0.5 "
+        "as the flag or in the environment, {D5.lines: 50} in .comind.yml",
     ),
     Setting(
         "fail_level",

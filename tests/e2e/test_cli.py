@@ -427,6 +427,20 @@ def test_config_precedence_and_errors(repo: Path, cli, monkeypatch: pytest.Monke
     assert "not valid YAML" in cli(repo, "log").err
 
 
+def test_the_dead_ends_flag_help_gives_the_form_the_flag_takes(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`--dead-ends` takes RULE.OPTION=VALUE pairs; the {D5.lines: 50} mapping is .comind.yml's form."""
+    import re
+
+    from comind.cli import build_parser
+
+    text = " ".join(build_parser([]).format_help().split())
+    flag = text[text.index("--dead-ends DEAD_ENDS ") :].split(" --fail-level")[0]
+    example = re.search(r"(D\d+\.\w+=[\d.]+(?:,D\d+\.\w+=[\d.]+)*) as the flag", flag)
+    assert example and "{D5.lines: 50} in .comind.yml" in flag, flag
+    assert cli(repo, "--dead-ends", example[1], "status").code == 0
+    assert cli(repo, "--dead-ends", "{D5.lines: 50}", "status").code == 2  # the flag's form is the pairs
+
+
 def test_configuration_errors_name_what_is_wrong_once_and_write_nothing(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
     (repo / ".comind.yml").write_text("")  # an empty file: no settings, as for a missing one
     assert cli(repo, "status").code == 0
