@@ -75,14 +75,22 @@ def hint_if_unharvested(ws: Any, ledger: Any = None) -> bool:
 
 
 def stored_where(ws: Any) -> str:
-    """Where a written record went, and what to do next so that others see it."""
+    """Where a written record went, and, for a store in the work tree, what to do next so that
+    others see it. A store outside it (`--store ../x`, or inside .git) is in no commit: named,
+    with no `git add` (which would add the parent folder, or nothing)."""
+    import os
+    from pathlib import Path
+
     root = ws.store.local_root
     if root is None:
         return f"in {ws.config.store}"
+    where = Path(os.path.realpath(root))  # `..` and links resolved: `../x` is not in the tree
     try:
-        shown = root.relative_to(ws.root).as_posix()
+        shown = where.relative_to(os.path.realpath(ws.root)).as_posix()
     except ValueError:
-        return f"in {root}"
+        return f"in {where} (outside the work tree)"
+    if shown == ".git" or shown.startswith(".git/"):
+        return f"in {shown} (outside the work tree)"
     return f"in {shown}/: commit it (git add {shown.split('/')[0]}) so that others and CI see it"
 
 

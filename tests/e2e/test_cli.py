@@ -345,6 +345,24 @@ def test_a_search_without_hits_says_so_on_stderr(repo: Path, cli) -> None:  # ty
     assert "Cold cache" in cli(repo, "search", "cold").out and cli(repo, "search", "cold").err == ""
 
 
+def test_a_store_outside_the_work_tree_is_named_without_a_commit_hint(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A local store outside the work tree (or inside .git) is in no commit: `git add ..` would add
+    the parent folder, or nothing. Where it went is said; the commit hint is for a store in the tree."""
+    args = ["remember", "gotcha", "--on", "a.py", "--title", "Cold cache", "--symptom", "s", "--cause", "c"]
+    outside = cli(repo, "--store", "../elsewhere", *args)
+    assert outside.code == 0, outside.err
+    made = outside.out.strip()
+    where = (repo.parent / "elsewhere").resolve()
+    assert outside.err.endswith(f"“Cold cache” in {where} (outside the work tree)\n"), outside.err
+    assert ids_in(where) and "git add" not in outside.err
+    hidden = cli(repo, "--store", ".git/ledger", *args)
+    assert hidden.err.endswith("“Cold cache” in .git/ledger (outside the work tree)\n"), hidden.err
+    inside = cli(repo, "--store", "notes/ledger", *args)
+    assert "in notes/ledger/: commit it (git add notes) so that others and CI see it" in inside.err
+    review = cli(repo, "--store", "../elsewhere", "review", "confirm", made)
+    assert review.code == 0 and f"in {where} (outside the work tree)" in review.err and "git add" not in review.err
+
+
 def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     ids = [
