@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_INPUT = 64 << 20  # bytes of hook input read at most (a Write carries the whole file)
 
@@ -109,6 +112,8 @@ def init_hooks(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     path, changes = install(ws.root, AGENTS[args.agent], args.scope)
+    if warning := program_not_found():
+        print(f"comind: warning: {warning}", file=sys.stderr)
     where = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path
     if not changes:
         print(f"{where}: nothing to change")
@@ -119,3 +124,35 @@ def init_hooks(args: argparse.Namespace) -> int:
 
         view.save(ws, view.refreshed(ws))
     return 0
+
+
+def program_not_found() -> str:
+    """Why the hooks' bare `comind` may not run this comind, "" when it will (as far as this PATH
+    tells): none on PATH, or another one first. The settings keep the bare name, which a committed
+    file shares across machines; the warning names the folder to put on PATH instead."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    running = _running_program()
+    if running is None:
+        return ""  # (run some other way: nothing to compare)
+    found = shutil.which("comind")
+    fix = f"put {running.parent} on the PATH the agent runs with (or write {running} in the hooks' commands)"
+    if found is None:
+        return f"no `comind` on PATH: the hooks' `comind hook …` commands will fail to start; {fix}"
+    if os.path.realpath(found) != os.path.realpath(running):
+        return f"`comind` on PATH is {Path(found)}, not this one ({running}): the hooks will run that one; {fix}"
+    return ""
+
+
+def _running_program() -> Path | None:
+    """The `comind` program running: the script started (sys.argv[0]), else the one installed beside
+    this Python (comind run in-process); None when neither is there."""
+    from pathlib import Path
+
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if started is not None and started.name == "comind" and started.is_file():
+        return started.absolute()
+    beside = Path(sys.executable).parent / "comind"
+    return beside.absolute() if sys.executable and beside.is_file() else None

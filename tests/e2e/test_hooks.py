@@ -8,12 +8,14 @@ block the agent's tool call), and nothing is written.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
-from hooks_repo import CACHED, PERM, base, build, claude_edit, hook
+from hooks_repo import CACHED, COMIND, PERM, base, build, claude_edit, hook
 
 from comind.agents.render import TOKEN_BUDGET, tokens
 
@@ -293,6 +295,44 @@ def test_init_hooks_merges_idempotently_and_keeps_other_settings(cli, tmp_path: 
     hooks = json.loads((repo.path / ".gemini/settings.json").read_text())["hooks"]
     assert hooks["BeforeTool"][0]["matcher"] == "write_file|replace"
     assert cli(repo.path, "init-hooks", "gemini").out.strip() == ".gemini/settings.json: nothing to change"
+
+
+def test_init_hooks_warns_when_the_hooks_would_not_find_this_comind(tmp_path: Path) -> None:
+    """The settings name a bare `comind` (a committed file is shared across machines): when this
+    PATH finds none, or another one first, the hooks would fail or run that one, silently. One line
+    says so and names the fix; the settings keep the bare name."""
+    repo = GitRepo(tmp_path)
+    repo.write("a.py", "x = 1\n")
+    repo.commit("initial")
+    here = Path(COMIND).parent
+    fix = f"put {here} on the PATH the agent runs with (or write {COMIND} in the hooks' commands)\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "comind").write_text("#!/bin/sh\nexit 0\n")
+    (other / "comind").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMIND_")}
+
+    def init_hooks(path: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [COMIND, "init-hooks", "claude", "--scope", "local"],
+            cwd=repo.path, env={**env, "PATH": path}, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    lost = init_hooks("/usr/bin:/bin")
+    assert (
+        lost.stderr
+        == f"comind: warning: no `comind` on PATH: the hooks' `comind hook …` commands will fail to start; {fix}"
+    )
+    elsewhere = init_hooks(f"{other}:{here}:/usr/bin:/bin")
+    assert elsewhere.stderr.startswith(
+        f"comind: warning: `comind` on PATH is {other / 'comind'}, not this one ({COMIND})"
+    )
+    assert elsewhere.stderr.endswith(fix) and elsewhere.stderr.count("\n") == 1
+    assert init_hooks(f"{here}:/usr/bin:/bin").stderr == ""
+    hooks = json.loads((repo.path / ".claude/settings.local.json").read_text())["hooks"]
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == "comind hook claude SessionStart"  # bare, as before
 
 
 def test_init_hooks_refuses_a_broken_settings_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
