@@ -15,13 +15,15 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor, parse_anchor
 from comind.records import Record
 from comind.status import HISTORY_STATES, Status
 
 if TYPE_CHECKING:
+    import pygit2
+
     from comind.codeindex import Snapshot
     from comind.ledger import Ledger
     from comind.workspace import Workspace
@@ -94,6 +96,11 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
         try:
             snapshot.blob_data(path)
         except KeyError:
+            from comind.git import is_dir
+
+            tree = cast("pygit2.Tree", snapshot.index.repo[snapshot.tree])
+            if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`
+                raise AnchorError(f"no file {path} at {at}: a folder, written {path}/") from None
             raise AnchorError(f"no file {path} at {at}" + _nearest(path, snapshot.files)) from None
     if scope == "symbol":
         found = snapshot.find(path, anchor["symbol"])

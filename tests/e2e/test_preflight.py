@@ -282,6 +282,7 @@ def test_an_on_anchor_that_names_nothing_is_a_usage_error(cli, tmp_path: Path) -
         ("app/perm.py::Nosuch", "anchor 'app/perm.py::Nosuch': no symbol 'Nosuch' in app/perm.py at "),
         ("app/perm.py:99", "anchor 'app/perm.py:99': app/perm.py has 4 lines at "),
         ("nosuch/", "anchor 'nosuch/': no folder nosuch/ at "),
+        ("app", "anchor 'app': no file app at "),  # (ends ": a folder, written app/")
         ("module:nosuch", "anchor 'module:nosuch': no module 'nosuch' at "),
     ]:
         result = cli(repo.path, "preflight", "--plan", str(plan), "--on", anchor)
@@ -350,3 +351,13 @@ def test_an_agent_block_cut_short_names_the_same_question_in_text(cli, tmp_path:
         "more not shown (run: comind preflight --staged)\n"
         in cli(repo.path, "preflight", "--staged", "--format", "agent").out
     )
+
+
+def test_a_folder_written_without_its_slash_says_how_to_write_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = _reverted(tmp_path)
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis\n")
+    result = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app")
+    assert result.code == 2 and result.err.endswith(": a folder, written app/\n"), result.err
+    why = cli(repo.path, "why", "app")
+    assert why.code == 2 and why.err.endswith(": a folder, written app/\n"), why.err
