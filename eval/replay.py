@@ -271,8 +271,9 @@ def _attempts(history: History) -> list[Attempt]:
         markers = [m for m in revert_markers(*full_subject(commit.subject, commit.body)) if m.source == "subject"]
         quoted = next((m.quoted_subject for m in markers if m.quoted_subject and m.kind != "conventional-revert"), None)
         described = next((m.described for m in markers if m.described), None)  # "Revert realms from core"
-        # (an unresolved revert's attempt is titled by what its subject took out: the subject itself here)
-        subject = target.subject if target else (quoted or described or first_line(commit.subject))
+        # (an unresolved revert quoting nothing titles its attempt by what its subject took out)
+        titled = first_line(commit.subject) if record.data.get("attributes", {}).get("revert_subject") else None
+        subject = target.subject if target else (quoted or described or titled or record.title)
         change = fingerprint_of(record)
         net = ChangeLines(change, history.rules) if change is not None else None
         by_id[record.id] = Attempt(
