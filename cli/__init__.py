@@ -182,6 +182,17 @@ def global_options(shown: bool = False) -> argparse.ArgumentParser:
     return parent
 
 
+def at_least_1(text: str) -> int:
+    """A count's type (--limit, --number): a whole number of at least 1 (argparse names the flag)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (got {text!r})") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {text!r})")
+    return number
+
+
 def quiet() -> bool:
     """-q: print results and errors only."""
     return bool(_UI["verbosity"] < 0)

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from comind.cli import at_least_1
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -33,7 +35,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="post this report (written by comind check --format json) instead of running the check",
     )
-    r.add_argument("--number", type=int, metavar="N", help="the merge request (default: from the CI environment)")
+    r.add_argument(
+        "--number", type=at_least_1, metavar="N", help="the merge request (default: from the CI environment)"
+    )
     r.add_argument(
         "--publish",
         action="store_true",

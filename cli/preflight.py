@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from comind.cli import at_least_1
+
 FORMATS = ("text", "json", "agent")
 
 
@@ -27,17 +29,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=at_least_1, metavar="N", help="--plan: at most this many records (default 10)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or agent")
     p.set_defaults(handler=run)
-
-
-def at_least_1(text: str) -> int:
-    """--limit's type: a whole number of at least 1 (argparse names the flag in its error)."""
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (got {text!r})") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {text!r})")
-    return number
 
 
 def run(args: argparse.Namespace) -> int:

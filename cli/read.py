@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
+from comind.cli import at_least_1
 from comind.records import KNOWLEDGE_KINDS
 from comind.status import STATES
 
@@ -35,7 +36,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--kind", action="append", choices=KNOWLEDGE_KINDS, default=[], help="only this kind (repeatable)"
     )
     search.add_argument("--history", action="store_true", help="include superseded and retracted records, labelled")
-    search.add_argument("--limit", type=int, default=20, help="at most this many results (default 20)")
+    search.add_argument("--limit", type=at_least_1, default=20, help="at most this many results (default 20)")
     search.add_argument("--json", action="store_true", help="one JSON object per line")
     search.set_defaults(handler=run_search)
 

@@ -293,6 +293,12 @@ def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, 
     assert "  fingerprint: 1 file, 1 line added and 0 removed (--json has them)" in shown
 
 
+@pytest.mark.parametrize("args", [["search", "grants", "--limit", "0"], ["preflight", "--plan", "-", "--limit", "-3"]])
+def test_a_count_below_one_is_a_usage_error(initialised: Path, cli, args: list[str]) -> None:  # type: ignore[no-untyped-def]
+    result = cli(initialised, *args)
+    assert result.code == 2 and "argument --limit: must be at least 1" in result.err and result.err.count("\n") == 1
+
+
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     rid = cli(
