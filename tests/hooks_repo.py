@@ -60,7 +60,8 @@ def claude_edit(repo: Path, old: str, new: str, session: str = "s-1", path: str 
     return {**base(repo, "PreToolUse", session), "tool_name": "Edit", "tool_input": args, "tool_use_id": "toolu_01"}
 
 
-def build(tmp_path: Path, cli: Any) -> GitRepo:
+def history(tmp_path: Path) -> GitRepo:
+    """The history alone: a change and its revert, nothing harvested."""
     repo = GitRepo(tmp_path)
     repo.write("app/__init__.py", "")
     repo.write("app/perm.py", PERM)
@@ -69,6 +70,11 @@ def build(tmp_path: Path, cli: Any) -> GitRepo:
     repo.write("app/perm.py", CACHED)
     repo.commit("Cache grants in the checker")
     repo.revert_head("Stale grants.")
+    return repo
+
+
+def build(tmp_path: Path, cli: Any) -> GitRepo:
+    repo = history(tmp_path)
     check = tmp_path / "no-eval.yml"
     check.write_text(NO_EVAL)
     assert cli(repo.path, "harvest").code == 0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
-from hooks_repo import CACHED, COMIND, PERM, base, build, claude_edit, hook
+from hooks_repo import CACHED, COMIND, PERM, base, build, claude_edit, history, hook
 
 from comind.agents.render import TOKEN_BUDGET, tokens
 
@@ -246,13 +246,7 @@ def _refreshed(repo: Path) -> None:
 
 
 def test_a_history_never_harvested_is_harvested_by_the_refresh(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    repo = GitRepo(tmp_path)
-    repo.write("app/perm.py", PERM)
-    repo.write("app/other.py", "def other():\n    return 1\n")
-    repo.commit("initial")
-    repo.write("app/perm.py", CACHED)
-    repo.commit("Cache grants in the checker")
-    repo.revert_head("Stale grants.")
+    repo = history(tmp_path)
     start = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"})
     assert (start.code, start.out) == (0, "")  # nothing to show yet; the history is read meanwhile
     _refreshed(repo.path)
