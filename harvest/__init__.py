@@ -19,5 +19,6 @@ from __future__ import annotations
 # inserted lines into anchors to the definitions around the insertions; 19: revert reasons without
 # git's wrapped "changes made to" line, GitHub's squash rule and echoed revert items, an unresolved
 # revert's attempt without a made-up reason; a Directive's dated [until:] read wherever it is written;
-# 20: an unresolved revert quoting no subject titles its attempt "What '<its subject>' took out".
+# 20: an unresolved revert quoting no subject titles its attempt "What '<its subject>' took out";
+# code in a Rust impl anchored to the type it implements when the file defines it.
 HARVESTER_VERSION = "20"

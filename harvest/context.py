@@ -39,7 +39,7 @@ from comind.harvest.approach import (
 )
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
-from comind.languages import Definition, definitions_at, keeping_trees, language_for_path
+from comind.languages import Definition, definitions_at, first_line_of, keeping_trees, language_for_path
 from comind.rulebook import rules_of
 from comind.sanitize import clean_text
 
@@ -312,12 +312,13 @@ class HarvestContext:
                 inserted = [s for s in spans if s.indent is not None]
                 # (and the line before an insertion, which what it may extend ends at)
                 wanted = [(s.lo, s.hi) for s in spans] + [(s.after, s.after) for s in inserted]
-                with keeping_trees() if inserted else contextlib.nullcontext():  # (parsed once, asked again)
+                with keeping_trees():  # (parsed once, asked again: an insertion's holder, an impl's type)
                     definitions = self._definitions_at(path, blob, wanted)
                     found = [
                         self._extended(path, blob, definitions, s, read) or innermost(definitions, s.lo, s.hi)
                         for s in spans
                     ]
+                    found = [self._framing(path, blob, d) if d and not _SYMBOL.match(d.qualname) else d for d in found]
                 symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
             symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
             for d in symbols[:4]:
@@ -372,6 +373,17 @@ class HarvestContext:
             around = (d.start_line - 1, span.after)
             d = innermost(self._definitions_at(path, blob, [around]), *around)
         return None
+
+    def _framing(self, path: str, blob: pygit2.Blob, d: Definition) -> Definition | None:
+        """Rule: what lies in a block that names no symbol (a Rust `impl Foo`) is anchored to the
+        symbol the block stands for, when the same file defines it (else to the file)."""
+        language, data = language_for_path(path), _data(blob)
+        framed = language.framed(d.qualname) if language is not None else None
+        line = first_line_of(path, data, framed) if framed and data is not None else None
+        if line is None:
+            return None
+        found = innermost(self._definitions_at(path, blob, [(line, line)]), line, line)
+        return found if found is not None and found.qualname == framed else None
 
     def _definitions_at(self, path: str, blob: pygit2.Blob, spans: list[tuple[int, int]]) -> tuple[Definition, ...]:
         """The file's definitions holding one of `spans` (all those `innermost` picks from), read

@@ -29,6 +29,7 @@ __all__ = [
     "body_tokens",
     "defines",
     "definitions_at",
+    "first_line_of",
     "is_binary",
     "keeping_trees",
     "language_for_path",
@@ -129,6 +130,12 @@ def _read_part(path: str, data: bytes, read: Callable[[Language, bytes], _T], no
         raise
     except BaseException:  # what `parse_file` turns into an error, with no definitions
         return nothing
+
+
+def first_line_of(path: str, data: bytes, qualname: str) -> int | None:
+    """The first line of `qualname`'s definition in `parse_file(path, data)`, found reading only
+    where its name is written; never raises."""
+    return _read_part(path, data, lambda lang, source: lang.first_line_of(source, qualname), None)
 
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:

@@ -474,6 +474,19 @@ class Language:
         but the last of namesakes), found walking only into the nodes where its name is written."""
         return self._named(source, qualname) is not None
 
+    def first_line_of(self, source: bytes, qualname: str) -> int | None:
+        """The first line of the definition of `qualname` (as :meth:`analyse` numbers it), found
+        where its name is written; None when the file has none."""
+        found = self._named(source, qualname)
+        if found is None:
+            return None
+        node = found[0]
+        return self.start_line(node, node.start_point[0] + 1)
+
+    def framed(self, qualname: str) -> str | None:
+        """The symbol a definition that names none stands for (a Rust `impl Foo` for `Foo`), or None."""
+        return None
+
     def body_tokens_of(self, source: bytes, qualname: str) -> list[str] | None:
         """The body tokens :meth:`analyse` keeps for `qualname` (None: no such definition), read
         from its own subtree once found where its name is written."""

@@ -49,6 +49,14 @@ class Rust(Language):
             return f"impl {type_name(text(tr))} for {type_name(text(t))}"
         return f"impl {type_name(text(t))}"
 
+    def framed(self, qualname: str) -> str | None:
+        """`m.impl Trait for Foo` and `m.impl Foo` stand for `m.Foo` (type names hold no dot)."""
+        prefix, _, block = qualname.rpartition(".")
+        if not block.startswith("impl "):
+            return None
+        name = block.rpartition(" for ")[2] if " for " in block else block.removeprefix("impl ")
+        return f"{prefix}.{name}" if prefix else name
+
     def frame_of(self, node: Node, qualname: str, prefix: str) -> str:
         if node.type == "impl_item" and (t := node.child_by_field_name("type")) is not None:
             name = type_name(text(t))

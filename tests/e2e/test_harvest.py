@@ -223,6 +223,28 @@ def test_reverts_anchor_to_symbols_in_c_cpp_csharp_ruby_php_and_kotlin(  # type:
             "    config() {\n      return {}\n    },\n    load(id) {\n      return null\n    },\n  }\n}\n",
             "src/plugin.js::vuePlugin",
         ),
+        (  # a method added to a Rust impl: the type it implements, defined in the file
+            "src/pool.rs",
+            "pub struct Pool {\n    free: u32,\n}\n\nimpl Pool {\n    pub fn take(&self) -> u32 {\n        self.free\n"
+            "    }\n}\n",
+            "pub struct Pool {\n    free: u32,\n}\n\nimpl Pool {\n    pub fn take(&self) -> u32 {\n        self.free\n"
+            "    }\n\n    pub fn give(&mut self) {\n        self.free += 1;\n    }\n}\n",
+            "src/pool.rs::Pool",
+        ),
+        (  # … and to a trait's impl for it
+            "src/pool.rs",
+            "pub struct Pool;\n\nimpl Drop for Pool {\n    fn drop(&mut self) {\n        close();\n    }\n}\n",
+            "pub struct Pool;\n\nimpl Drop for Pool {\n    fn drop(&mut self) {\n        close();\n    }\n\n"
+            "    fn extra(&self) {\n        flush();\n    }\n}\n",
+            "src/pool.rs::Pool",
+        ),
+        (  # an impl of a type defined elsewhere: the file
+            "src/give.rs",
+            "use crate::Pool;\n\nimpl Pool {\n    pub fn take(&self) -> u32 {\n        self.free\n    }\n}\n",
+            "use crate::Pool;\n\nimpl Pool {\n    pub fn take(&self) -> u32 {\n        self.free\n    }\n\n"
+            "    pub fn give(&mut self) {\n        self.free += 1;\n    }\n}\n",
+            "src/give.rs",
+        ),
         (  # a decorated function above another: the diff puts it between that one's decorator and name
             "tests/test_pool.py",
             "import pytest\n\n\n@pytest.fixture\ndef alpha():\n    return 1\n",
@@ -1240,7 +1262,7 @@ def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRe
     gr.write("src/guard.rs", rust)
     gr.commit("Add the port guard")
     limited = rust.replace("impl Drop for Guard {\n", "impl Drop for Guard {\n    const LIMIT: u16 = 9;\n")
-    gr.write("src/guard.rs", limited)  # a line of the impl block outside its methods: `impl Drop for Guard`
+    gr.write("src/guard.rs", limited)  # a line of `impl Drop for Guard` outside its methods: the type's
     gr.write("tests/fixture.py", "def login(client):\n    return client.login(user='bob', password='hunter22x')\n")
     gr.commit("Limit guards, log in in tests")
     gr.git("revert", "--no-edit", "HEAD")
@@ -1248,7 +1270,7 @@ def test_odd_definitions_and_secret_lines_do_not_drop_the_attempt(cli, gr: GitRe
     attempt = _attempts(cli, gr)["Limit guards, log in in tests"]
     assert not summary["skipped"].get("invalid-record")
     raws = [a["raw"] for a in attempt["anchors"]]
-    assert "src/guard.rs" in raws and not any("impl " in r for r in raws)
+    assert "src/guard.rs::Guard" in raws and not any("impl " in r for r in raws)
     lines = [line[1] for f in attempt["fields"]["fingerprint"]["files"] for line in f["added"]]
     assert "const LIMIT: u16 = 9;" in lines and not any("hunter22x" in t for t in lines)
 
