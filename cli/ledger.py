@@ -130,10 +130,18 @@ def run_export(args: argparse.Namespace) -> int:
     if args.output:
         from pathlib import Path
 
+        from comind.errors import ComindError
+
         out = Path(args.output)
+        if out.is_dir():
+            raise ComindError(f"export: -o {args.output}: is a folder; name a file")
         tmp = out.with_name(out.name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(out)
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(out)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)  # never leave the records half-written next to the target
+            raise ComindError(f"export: cannot write {args.output}: {exc.strerror}") from None
     else:
         sys.stdout.buffer.write(data)
     print(f"exported {len(lines)} record(s)", file=sys.stderr)

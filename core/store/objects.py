@@ -41,6 +41,13 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
     from obstore.store import LocalStore, from_url
 
     scheme = url.split("://", 1)[0] if "://" in url else ""
+    user, at, _ = url.split("://", 1)[-1].partition("@")
+    if scheme and at and (":" in user or "/" not in user):
+        # s3://KEY:SECRET@bucket/… would be echoed in every message naming the store: refuse it unprinted.
+        raise StoreError(
+            f"store {scheme}://…: a store URL must not carry credentials; set them in the environment"
+            " (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_…)"
+        )
     if path := _local_root(url, base):
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -61,7 +68,7 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
     try:
         return from_url(url, **options)
     except Exception as exc:  # obstore raises its own error types for bad URLs and config
-        raise StoreError(f"store {url!r}: {exc}") from None
+        raise StoreError(f"store {url!r}: {_one_line(exc)}") from None
 
 
 def _local_root(url: str, base: Path | None) -> Path | None:

@@ -161,3 +161,21 @@ def test_tombstone_key_layout(tmp_path: Path) -> None:
     store.erase([r.id])
     assert (tmp_path / "s" / ERASED / r.id).is_file()
     assert (tmp_path / "s" / INBOX).is_dir() and not any((tmp_path / "s" / INBOX).iterdir())
+
+
+def test_a_url_carrying_credentials_is_refused_without_echoing_them() -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    with pytest.raises(StoreError) as caught:
+        Store(f"s3://AKIAIOSFODNN7EXAMPLE:{secret}@bucket/prefix").inbox_keys()
+    message = str(caught.value)
+    assert "must not carry credentials" in message
+    assert secret not in message and "AKIAIOSFODNN7EXAMPLE" not in message
+
+
+@pytest.mark.parametrize("url", ["s3://", "s3:///prefix", "az://container/prefix"])
+def test_a_url_obstore_cannot_open_is_a_one_line_error(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("AZURE_")]:
+        monkeypatch.delenv(name)
+    with pytest.raises(StoreError) as caught:
+        Store(url).inbox_keys()
+    assert "\n" not in str(caught.value) and "Debug source" not in str(caught.value)

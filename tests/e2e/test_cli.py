@@ -369,6 +369,18 @@ def test_a_store_outside_the_work_tree_is_named_without_a_commit_hint(repo: Path
     assert review.code == 0 and f"in {where} (outside the work tree)" in review.err and "git add" not in review.err
 
 
+def test_ledger_export_to_a_folder_is_one_line(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    assert cli(repo, "remember", "question", "--on", "a.py", "--title", "q", "--question", "why?").code == 0
+    folder = tmp_path / "out"
+    folder.mkdir()
+    into_folder = cli(repo, "ledger", "export", "-o", str(folder))
+    assert into_folder.code == 2 and "is a folder" in into_folder.err and "internal error" not in into_folder.err
+    missing = cli(repo, "ledger", "export", "-o", str(tmp_path / "nowhere" / "dump.ndjson"))
+    assert missing.code == 2 and "cannot write" in missing.err and "internal error" not in missing.err
+    assert not (tmp_path / "out.tmp").exists() and not (tmp_path / "nowhere").exists() and not any(folder.iterdir())
+
+
 def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     ids = [
