@@ -21,9 +21,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     a = actions.add_parser(
         "audit",
         parents=[common],
-        help="list corrupt objects, conflicting versions and dangling relations (exit 1 if any)",
+        help="list corrupt objects, conflicting versions, dangling relations and records a failed write left "
+        "unjournaled (exit 1 if any)",
     )
     a.add_argument("--json", action="store_true", help="one JSON object per problem")
+    a.add_argument("--repair", action="store_true", help="journal the records a failed write left unjournaled")
     a.set_defaults(handler=run_audit)
     a = actions.add_parser("erase", parents=[common], help="delete records for good, leaving id-only tombstones")
     a.add_argument("ids", nargs="+", metavar="ID")
@@ -53,8 +55,18 @@ def run_audit(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     ledger = ws.ledger()
-    ledger.rebuild()
     findings: list[dict[str, Any]] = []
+    for source, store in ledger.sources.items():
+        orphans = store.unjournaled()
+        if orphans and args.repair:
+            store.journal_keys(orphans)
+            print(f"journaled {len(orphans)} record(s) a failed write left in {source}'s inbox", file=sys.stderr)
+        elif orphans:
+            reason = (
+                "written, never journaled (its writer failed): readers that start from a snapshot miss it; --repair"
+            )
+            findings += [{"type": "unjournaled", "source": source, "key": key, "reason": reason} for key in orphans]
+    ledger.rebuild()
     for source, store in ledger.sources.items():
         for problem in store.verify():
             findings.append({"type": "corrupt", "source": source, "key": problem.key, "reason": problem.reason})

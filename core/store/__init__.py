@@ -39,6 +39,7 @@ from comind.store.layout import (
     _gzip,
     _next_entry,
     _ulid,
+    records_key,
     snapshot_journal,
 )
 from comind.store.objects import _MEMORY, open_object_store
@@ -69,6 +70,14 @@ __all__ = [
     "open_object_store",
     "snapshot_journal",
 ]
+
+
+def _tried(job: Callable[[], bool]) -> bool | StoreError:
+    """A put's outcome, its failure included: the others of the write still finish, to be taken back."""
+    try:
+        return job()
+    except StoreError as exc:
+        return exc
 
 
 class Store(Erasure):
@@ -111,10 +120,48 @@ class Store(Erasure):
             if sum(map(len, lines)) <= INLINE_MAX:
                 body = _gzip(b"\n".join(r.key.encode() + b" " + line for r, line in zip(records, lines, strict=True)))
                 jobs.append(partial(self._put_records, entry, body))
-        done = self._map(lambda job: job(), jobs, writes=True)
-        if self.journaled:
-            self._journal([r.key for r in records], entry, body, placed=body is None or done[-1])
-        return sum(1 for d in done[: len(records)] if d)
+        done = self._map(_tried, jobs, writes=True)
+        # what this write put, to take back should it fail: a record seen by some readers only (an
+        # unjournaled one, or part of an import) is worse than none
+        new: list[str | None] = [r.key for r, d in zip(records, done, strict=False) if d is True]
+        if body is not None and done[-1] is True:
+            new.append(None)
+        try:
+            if failed := next((d for d in done if isinstance(d, StoreError)), None):
+                raise failed
+            if self.journaled:
+                self._journal([r.key for r in records], entry, body, placed=body is None or done[-1] is True)
+        except StoreError as exc:
+            raise StoreError(f"{exc}; {self._take_back(new, entry)}") from None
+        return sum(1 for d in done[: len(records)] if d is True)
+
+    def _take_back(self, keys: list[str | None], entry: str) -> str:
+        """Delete what a failed write put (None: its records object); says what is left."""
+        left = 0
+        for key in keys:
+            try:
+                self._delete(INBOX + key if key is not None else records_key(entry))
+            except (OSError, StoreError):
+                left += key is not None
+        if not left:
+            return "nothing was written"
+        return f"{left} record(s) stay unjournaled: `comind ledger audit --repair` journals them"
+
+    def unjournaled(self) -> list[str]:
+        """Inbox keys no journal entry names and the newest snapshot does not hold: a writer put them
+        and failed before journaling them, so readers starting from a snapshot never see them."""
+        if not self.journaled:
+            return []
+        covered = set(self._read_journal("")[1])
+        base = self.snapshot()
+        if base is not None:
+            covered |= set(self.read_snapshot(base.name)[0])
+        return sorted(k for k in self.inbox_keys() if k not in covered)
+
+    def journal_keys(self, keys: list[str]) -> None:
+        """Journal inbox keys a failed writer left unjournaled (`unjournaled`)."""
+        if keys:
+            self._journal(keys, _next_entry(self.journal_tail()), None, placed=True)
 
     def _put_object(self, key: str, data: bytes) -> bool:
         from obstore.exceptions import AlreadyExistsError

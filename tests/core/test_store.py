@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import http.client
+import http.server
 import os
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -179,3 +182,64 @@ def test_a_url_obstore_cannot_open_is_a_one_line_error(url: str, monkeypatch: py
     with pytest.raises(StoreError) as caught:
         Store(url).inbox_keys()
     assert "\n" not in str(caught.value) and "Debug source" not in str(caught.value)
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """A hop in front of the S3 server that refuses one kind of PUT with 403 (not retried): a write
+    that fails half-way, as a network or a policy can make it."""
+
+    upstream = ""
+    refuse = ".keys"
+
+    def _forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.command == "PUT" and self.refuse in self.path:
+            self.send_response(403)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        conn = http.client.HTTPConnection(self.upstream.removeprefix("http://"))
+        conn.request(self.command, self.path, body=body, headers=dict(self.headers))
+        answer = conn.getresponse()
+        data = answer.read()
+        self.send_response(answer.status)
+        for key, value in answer.getheaders():
+            if key.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("refused", [".records.gz", ".keys"])  # the entry's records object; the entry
+def test_a_write_that_cannot_journal_takes_its_records_back(
+    s3_url: str, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, refused: str
+) -> None:
+    _Refusing.upstream, _Refusing.refuse = s3_endpoint, refused
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.server_address[1]}")
+        with pytest.raises(StoreError, match=r"cannot write .*journal.*; nothing was written"):
+            Store(s3_url).put(record())
+    finally:
+        server.shutdown()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
+    assert Store(s3_url).inbox_keys() == [] and Store(s3_url).unjournaled() == []
+
+
+def test_audit_finds_and_journals_what_a_failed_writer_left(s3_url: str) -> None:
+    writer = Store(s3_url)
+    writer.put(record("first"))
+    writer.compact()
+    orphan = record("left by a writer that died before its journal entry")
+    writer._put(INBOX + orphan.key, orphan.to_json())  # as a writer that failed after its inbox put
+    reader = Store(s3_url)
+    assert reader.unjournaled() == [orphan.key] and orphan.id not in {r.id for r in reader.read().records.values()}
+    reader.journal_keys(reader.unjournaled())
+    assert Store(s3_url).unjournaled() == [] and orphan.id in {r.id for r in Store(s3_url).read().records.values()}
