@@ -27,7 +27,7 @@ import bisect
 import itertools
 import posixpath
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -56,6 +56,7 @@ _LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json"}) 
 # path a glob means: `forbid: [app/**]` must not match Go's module `app/db` in `db/`.)
 _NAMED_BY_PATH = frozenset({"c", "cpp", "ruby", "php"})
 _GLOB_CHARS = frozenset("*?[")
+_REVERSED_DOMAIN = frozenset({"java", "kotlin"})  # languages whose packages begin with a reversed domain
 
 
 def _import_path(glob: str) -> bool:
@@ -464,12 +465,20 @@ class _Names:
         if self._roots is None:
             modules = list(self.matcher.graph.modules)
             self._roots = {
-                ".": _roots((m for m in modules if "/" not in m), "."),
+                ".": _roots((m for m in modules if "/" not in m), ".", self._reversed_domain),
                 "/": _roots(itertools.chain((m for m in modules if "/" in m), self.matcher.named), "/"),
             }
         sep = "/" if is_path_glob(glob) else "."
         literal = tuple(itertools.takewhile(lambda s: not _GLOB_CHARS & set(s), glob.strip("/").split(sep)))
         return any(literal[: len(root)] == root for root in self._roots[sep] if len(literal) >= len(root))
+
+    def _reversed_domain(self, module: str) -> bool:
+        """Whether the module is Java's or Kotlin's, named by a reversed domain (`com.acme.app`): its
+        first segment alone (`com`, `org`) is no package of the tree's own."""
+        files = self.matcher.graph.snapshot.files
+        return any(
+            (e := files.get(p)) is not None and e.language in _REVERSED_DOMAIN for p in self.matcher.paths_of(module)
+        )
 
     def _defined(self, glob: str) -> bool:
         """Whether the glob names a definition or import binding of a module it points into
@@ -525,19 +534,21 @@ class _Names:
         return any(self.matcher.name_matches(glob, n) for n in self._used)
 
 
-def _roots(names: Iterable[str], sep: str) -> list[tuple[str, ...]]:
-    """Per first segment, the longest start every name beginning with it shares."""
-    roots: dict[str, tuple[str, ...]] = {}
+def _roots(names: Iterable[str], sep: str, wide: Callable[[str], bool] = lambda _name: False) -> list[tuple[str, ...]]:
+    """Per first segment (the first two for a ``wide`` name: a reversed domain's), the longest start
+    every name beginning with it shares."""
+    roots: dict[tuple[str, ...], tuple[str, ...]] = {}
     for name in names:
         parts = tuple(name.split(sep))
-        have = roots.get(parts[0])
+        key = parts[:2] if len(parts) > 2 and wide(name) else parts[:1]
+        have = roots.get(key)
         if have is None:
-            roots[parts[0]] = parts
+            roots[key] = parts
         else:
             n = 0
             while n < min(len(have), len(parts)) and have[n] == parts[n]:
                 n += 1
-            roots[parts[0]] = have[:n]
+            roots[key] = have[:n]
     return list(roots.values())
 
 

@@ -174,3 +174,18 @@ def test_selectors_matching_something_do_not_warn(tmp_path: Path) -> None:
     # semgrep over files it wants: it runs (and here fails to), so it is no vacuous pass either way
     ev = check_all(repo, {**SEMGREP, "files": ["myapp/**"]}, base=None, semgrep=str(never))
     assert ev.warnings == [] and [f.type for f in ev.findings] == ["not_run"]
+
+
+def test_a_third_party_java_package_beside_sample_code_under_com_does_not_warn(tmp_path: Path) -> None:
+    """Java names packages by reversed domains: `com.example` samples beside `com.acme.app` share
+    only `com`, which makes no package of the tree's own, so `com.squareup.moshi` is third-party
+    (as in google/gson, whose test-shrinker holds com.example classes); `com.acme.nosuch` is not."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/main/java/com/acme/app/Json.java", "package com.acme.app;\n\npublic class Json {}\n")
+    repo.write("src/main/java/com/acme/db/Pool.java", "package com.acme.db;\n\npublic class Pool {}\n")
+    repo.write("samples/src/main/java/com/example/Demo.java", "package com.example;\n\npublic class Demo {}\n")
+    repo.commit("app and a sample")
+    third_party = constraint({"type": "graph", "from": "com.acme.**", "forbid": ["com.squareup.moshi.**"]})
+    typo = constraint({"type": "graph", "from": "com.acme.**", "forbid": ["com.acme.nosuch.**"]})
+    ev = check_all(repo, [], records=[third_party, typo], base=None)
+    assert sid(ev.warnings) == {short_id(typo.id)}, ev.warnings
