@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +131,11 @@ def run(args: argparse.Namespace) -> int:
         ignore = ws.store.local_root / ".gitignore"
         if not ignore.exists():  # the inbox is reviewed and committed; snapshots are for object stores
             ignore.write_text("_ledger/snapshots/\n", encoding="utf-8")
-        if ws.store.local_root.is_relative_to(ws.root):  # a store in the repository is committed with it
-            commit.append(ws.store.local_root.relative_to(ws.root).parts[0] + "/")
+        # a store in the work tree is committed with it; one outside it (`../x`, links and `..`
+        # resolved) or inside .git is in no commit
+        where, root = Path(os.path.realpath(ws.store.local_root)), Path(os.path.realpath(ws.root))
+        if where.is_relative_to(root) and where != root and where.relative_to(root).parts[0] != ".git":
+            commit.append(where.relative_to(root).parts[0] + "/")
     print(f"store: {ws.config.store}")
     if args.ci:
         commit.append(_write_ci(ws.root, args.ci, args.force, _pushed_branch(ws))[0])

@@ -50,6 +50,15 @@ def test_init_asks_to_commit_only_what_is_not_committed(repo: Path, cli) -> None
     assert hint in cli(repo, "init").err
 
 
+def test_init_with_a_store_outside_the_work_tree_asks_to_commit_only_the_settings(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`--store ../x` (and a store inside .git) is in no commit: init names only .comind.yml, and
+    never asks git about a path outside the repository (`fatal: '../' is outside repository`)."""
+    for store in ("../elsewhere", ".git/ledger"):
+        made = cli(repo, "--store", store, "init", "--force")
+        assert made.code == 0, made.err
+        assert "commit: git add .comind.yml && git commit -m 'Set up comind'" in made.err, made.err
+
+
 def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     sha = git(repo, "rev-parse", "HEAD").strip()
