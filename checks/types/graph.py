@@ -66,6 +66,11 @@ def _import_path(glob: str) -> bool:
     return "/" in glob and "." in first.strip(".") and not _GLOB_CHARS & set(first)
 
 
+def _names_package(glob: str, name: str) -> bool:
+    """An import-path glob matches a package, `x/**` x itself too (as Go's `x/...` does)."""
+    return path_matches(glob, name) or (glob.endswith("/**") and path_matches(glob[:-3], name))
+
+
 @dataclass(frozen=True, slots=True)
 class _Site:
     """One imported name in one file: candidates most specific first."""
@@ -102,7 +107,7 @@ class _Matcher:
             if is_path_glob(glob):
                 if path_matches(glob, path) or (as_path is not None and path_matches(glob, as_path)):
                     return True
-                if module is not None and _import_path(glob) and path_matches(glob, module):
+                if module is not None and _import_path(glob) and _names_package(glob, module):
                     return True
             elif module is not None and module_matches(glob, module):
                 return True
@@ -118,8 +123,9 @@ class _Matcher:
             if paths:
                 if any(path_matches(glob, p) for p in paths):
                     return True
-                by_path = _import_path(glob) or any(self._named_by_path(p) for p in paths)
-                return by_path and path_matches(glob, prefix)
+                if _import_path(glob):
+                    return _names_package(glob, prefix)
+                return any(self._named_by_path(p) for p in paths) and path_matches(glob, prefix)
             prefix = prefix.rpartition(".")[0]
         return path_matches(glob, name)
 
@@ -500,6 +506,9 @@ class _Names:
         """Whether ``module`` defines ``rest``, or binds its first name by an import; a star import
         is followed into the module of the tree it names (any other could bind anything)."""
         snapshot, graph = self.ctx.snapshot(self.revision), self.matcher.graph
+        files = self.matcher.paths_of(module)
+        if "." not in rest and files and not any(posixpath.basename(p) in _LAYOUT for p in files):
+            return True  # a module's own variable (`settings.SECRET_KEY`) is no definition the index holds
         first = module_glob_regex(rest.split(".")[0])
         for path in self.matcher.paths_of(module):
             self._read += 1
@@ -520,16 +529,15 @@ class _Names:
         if self._used is None:
             graph, snapshot = self.matcher.graph, self.ctx.snapshot(self.revision)
             used: set[str] = set()
-            if self.edges != "calls":  # the names as written, read in one batch: no graph to build
-                for path, imports in snapshot.all_imports().items():
-                    python = snapshot.files[path].language == "python"
-                    for imp in imports:
-                        full = _python_absolute(graph, path, imp) if python else imp.module
-                        if full:
-                            used.add(full)
-                            used.update(f"{full}.{n}" for n in imp.names if n != "*")
-            if self.edges != "imports":
-                used.update(e.callee for e in self.ctx.graph(self.revision).call_edges())
+            # the names imports write, read in one batch, for calls too: a call graph built only to
+            # warn would cost a check of a large tree most of a second
+            for path, imports in snapshot.all_imports().items():
+                python = snapshot.files[path].language == "python"
+                for imp in imports:
+                    full = _python_absolute(graph, path, imp) if python else imp.module
+                    if full:
+                        used.add(full)
+                        used.update(f"{full}.{n}" for n in imp.names if n != "*")
             self._used = used
         return any(self.matcher.name_matches(glob, n) for n in self._used)
 

@@ -137,6 +137,10 @@ def test_graph_globs_name_go_packages_by_an_import_path_under_a_domain(tmp_path:
     assert texts(check_all(repo, root, base=None)) == ["imports github.com/acme/tool"]
     below = {"type": "graph", "from": "cmd/**", "forbid": ["github.com/acme/tool/**"]}
     assert texts(check_all(repo, below, base=None)) == ["imports github.com/acme/tool/db"]
+    # `x/**` is x and what is below it, as Go's `x/...`: the root package's own files too
+    whole = {"type": "graph", "from": "github.com/acme/tool/**", "forbid": ["github.com/acme/tool/db/**"]}
+    assert texts(check_all(repo, whole, base=None)) == ["imports github.com/acme/tool/db"]
+    assert check_all(repo, {**whole, "from": "github.com/acme/tool/doc/**"}, base=None).warnings == []
 
 
 def test_graph_php_modules_follow_composer_json(tmp_path: Path) -> None:

@@ -59,6 +59,15 @@ def test_graph_forbid_glob_naming_no_module_warns(tmp_path: Path) -> None:
         ]
 
 
+def test_a_module_s_own_variable_and_calls_never_warn(tmp_path: Path) -> None:
+    # `myapp.db.POOL` is a module variable the index does not hold; a call target names a function
+    for spec in (
+        {"type": "graph", "from": "myapp/handlers/**", "forbid": ["myapp.db.POOL"]},
+        {"type": "graph", "from": "myapp/handlers/**", "forbid": ["myapp.db.raw_query"], "edges": "calls"},
+    ):
+        assert warned(tmp_path / str(len(spec)), spec) == [[], []]
+
+
 def test_graph_from_glob_naming_no_module_warns(tmp_path: Path) -> None:
     spec = {**NO_RAW, "from": "myapp/handler/**"}
     for warnings in warned(tmp_path, spec):
