@@ -438,11 +438,11 @@ class Anchorer:
         # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
         # (3: the landing that deleted a file, files converted to another format; 4: or a symbol;
         # 5: trees far apart within git's rename limit, every unchanged move paired; 6: a shape found
-        # in another file only under the same name);
+        # in another file only under the same name; 7: a body, only under the same last name);
         # keys without it hold whole-tree answers
         return json.dumps(
             [
-                "follow-6",
+                "follow-7",
                 anchor["commit"],
                 anchor.get("path"),
                 anchor.get("scope"),
@@ -482,9 +482,15 @@ class Anchorer:
             if not anchor.get(key):
                 continue
             elsewhere = lookup(anchor[key])
-            if key == "shape_hash":  # Rule: a shape (names left out) found in another file is the same
-                # definition only under the same name: `A.__init__` setting three fields is not `B.__init__`
-                elsewhere = [(p, d) for p, d in elsewhere if d.qualname == symbol]
+            # Rule: code found in another file is the same definition only under its own name: the
+            # same qualified name for a shape (names left out: `A.__init__` setting three fields is not
+            # `B.__init__`), the same last name for a body word for word (`raise NotImplementedError`)
+            last = _plain(symbol.rsplit(".", 1)[-1])
+            elsewhere = [
+                (p, d)
+                for p, d in elsewhere
+                if (d.qualname == symbol if key == "shape_hash" else _plain(d.qualname.rsplit(".", 1)[-1]) == last)
+            ]
             if len(elsewhere) == 1:
                 new_path, definition = elsewhere[0]
                 how = "moved" if definition.qualname == symbol else "moved and renamed"
@@ -937,3 +943,8 @@ def _parents(repo: pygit2.Repository, commit: str) -> list[pygit2.Oid]:
         return list(cast("pygit2.Commit", repo[commit]).parent_ids)
     except KeyError:
         return []
+
+
+def _plain(name: str) -> str:
+    """A name without its namesake number (`f#2` is `f`)."""
+    return name.split("#", 1)[0]

@@ -75,7 +75,9 @@ def _random_looking(token: str) -> bool:
 # Phrasing aimed at an agent rather than a reader: flagged (shown as a mark), not refused.
 _INSTRUCTION = (
     r"(?i)\b(?:(?:ignore|disregard|forget) (?:(?:all|any|the|your|these|those) )*"
-    r"(?:(?:previous|prior|above|earlier|preceding|other|system) )*(?:instructions|prompts|rules|guidelines|directions)"
+    r"(?:(?:(?:previous|prior|above|earlier|preceding|system) )*(?:instructions|prompts)"  # an agent's words
+    r"|(?:(?:previous|prior|above|earlier|preceding|system) )+(?:rules|guidelines|directions)"  # qualified
+    r"|(?:rules|guidelines|directions|instructions) (?:above|before))"  # "disregard the rules above"
     r"|disregard (?:the |all )?(?:previous|prior|above)|you are now|system prompt|new instructions(?=\s*:)"
     r"|do not tell the (?:user|reviewer))\b"
 )
@@ -87,7 +89,7 @@ _INSTRUCTION = (
 _PEOPLE_KEYS = r"(?:co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by|cc)"
 _PERSON_INLINE = re.compile(rf"(?i)(?<![\w-]){_PEOPLE_KEYS}[ \t]*:[ \t]*[^<>\n]{{0,200}}<[^<>\n@]+@[^<>\n]+>[ \t]*")
 _PERSON_LINE = re.compile(rf"(?im)^[ \t]*{_PEOPLE_KEYS}[ \t]*:[^\n]*(?:\n|\Z)")
-_EMAIL = re.compile(r"(?<![\w.+/-])<?[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+>?")
+_EMAIL = re.compile(r"(?<![\w.+/-])<?[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?![\w.-]*:[\w~/])>?")
 
 
 def each_string(value: Any, clean: Callable[[str], str]) -> Any:

@@ -116,9 +116,9 @@ def load(ws: Workspace) -> View | None:
 
 def staleness(ws: Workspace, view: View) -> str:
     """Why the view may be behind ("" when it is not)."""
-    if not ws.harvest_state.exists():  # (the refresh harvests first)
-        return "nothing harvested here yet: the history is read into records"
     head = head_commit(ws.head_dir, ws.git_dir) or ""
+    if head and not ws.harvest_state.exists():  # (the refresh harvests first; no commit, no history)
+        return "nothing harvested here yet: the history is read into records"
     if head != view.head:
         return f"HEAD moved to {head[:7]} since this view was made at {view.head[:7]}"
     marks = ledger_marks(ws)

@@ -139,6 +139,21 @@ def test_a_shape_elsewhere_is_the_same_definition_only_under_its_name(cli, gr: G
     assert s["status"] == "active" and any("moved: now app/io.py::Stream.__init__" in n for n in s["notes"]), s
 
 
+def test_a_body_word_for_word_elsewhere_is_the_same_only_under_its_name(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/stream.py", "class Stream:\n    def close(self):\n        raise NotImplementedError\n")
+    gr.commit("stream")
+    gone = remember(cli, gr, "app/stream.py::Stream.close")
+    gr.git("rm", "-q", "app/stream.py")
+    gr.write("app/config.py", "class Limits:\n    def validate(self):\n        raise NotImplementedError\n")
+    gr.commit("drop the stream; limits")
+    s = status_of(cli, gr, gone)
+    assert s["status"] == "orphaned" and not any("Limits" in n for n in s["notes"]), s
+    gr.write("app/io.py", "class Sink:\n    def close(self):\n        raise NotImplementedError\n")
+    gr.commit("a sink that closes the same way")
+    s = status_of(cli, gr, gone)  # its own name, another class: moved and renamed
+    assert s["status"] == "active" and any("now app/io.py::Sink.close" in n for n in s["notes"]), s
+
+
 def test_body_rewritten_is_stale_with_the_drift(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.check")
     gr.write(

@@ -264,6 +264,14 @@ def test_a_history_never_harvested_is_harvested_by_the_refresh(cli, tmp_path: Pa
     assert "Return two from other" in context(hook(repo.path, "claude", "PreToolUse", {**payload, "session_id": "s-3"}))
 
 
+def test_a_repository_without_commits_starts_no_refresh(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path)  # `git init`, nothing committed: no history to harvest
+    payload = {**base(repo.path, "SessionStart"), "source": "startup"}
+    assert hook(repo.path, "claude", "SessionStart", payload).code == 0  # makes the (empty) view
+    assert hook(repo.path, "claude", "SessionStart", {**payload, "session_id": "s-2"}).code == 0
+    assert not (repo.path / ".git/comind/hooks/refresh.lock").exists()
+
+
 def test_init_hooks_merges_idempotently_and_keeps_other_settings(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     settings = repo.path / ".claude/settings.json"
