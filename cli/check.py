@@ -69,6 +69,8 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path | None]:
             raise ComindError(f"--output {spec!r}: expected FORMAT=FILE, e.g. sarif=comind.sarif")
         if not Path(path).parent.is_dir():  # a typo in a path is an error, not a new folder
             raise ComindError(f"--output {spec}: the folder {Path(path).parent} does not exist")
+        if Path(path).is_dir():  # (before the check runs: its report would have nowhere to go)
+            raise ComindError(f"--output {spec}: {path} is a folder; name a file in it")
         outputs[name] = Path(path)
     outputs[args.format or "text"] = None
     for name in outputs:

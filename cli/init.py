@@ -111,6 +111,23 @@ def _pushed_branch(ws: Any) -> str:
     return ws.branch() or (local[0] if len(local) == 1 else "main")
 
 
+def _committed_store(ws: Any, args: argparse.Namespace) -> str | None:
+    """The store chosen for this run (flag, else COMIND_STORE) when `.comind.yml` may name it, so
+    teammates and CI read the same; one outside the repository stays the runner's own choice."""
+    from comind import config
+    from comind.cli import note
+
+    chosen = getattr(args, "setting_store", None) or os.environ.get("COMIND_STORE") or None
+    if chosen is None:
+        return None
+    try:
+        config.check_store_location(chosen, ws.root)
+    except config.ConfigError:
+        note(f"comind: .comind.yml keeps the default store: {chosen} is outside the repository (set it each time)")
+        return None
+    return str(chosen)
+
+
 def run(args: argparse.Namespace) -> int:
     from comind import config
     from comind.cli import note, workspace
@@ -121,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept the existing {path.name} (--force rewrites it)")
     else:
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(SCHEMA_LINE + config.template(getattr(args, "setting_store", None)), encoding="utf-8")
+        tmp.write_text(SCHEMA_LINE + config.template(_committed_store(ws, args)), encoding="utf-8")
         tmp.replace(path)
         print(f"wrote {path.name}")
         ws = workspace(args)  # re-read: the new file is now the configuration

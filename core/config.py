@@ -38,6 +38,8 @@ def _got(value: Any) -> str:
 
 
 def _positive_int(value: Any) -> int:
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):  # (True is 1 to int())
+        raise ValueError(f"must be a whole number of at least 1 {_got(value)}")
     try:
         number = int(value)
     except (TypeError, ValueError):  # int()'s own words ("invalid literal for int() with base 10") say less
@@ -48,6 +50,8 @@ def _positive_int(value: Any) -> int:
 
 
 def _fraction(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number between 0 and 1 {_got(value)}")
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -64,7 +68,9 @@ def _text(value: Any) -> str:
 
 
 def _store(value: Any) -> str:
-    text = _text(value).strip()
+    if not isinstance(value, str):
+        raise ValueError(f"must be a path or a URL, as text {_got(value)}")
+    text = value.strip()
     if not text:
         raise ValueError(f"must name a path inside the repository or an object store URL, not nothing {_got(value)}")
     return text

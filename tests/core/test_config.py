@@ -146,6 +146,10 @@ def test_a_bad_value_is_named_with_its_setting_not_its_neighbours(tmp_path: Path
             "dead_ends: must be a mapping of RULE.OPTION: value, e.g. {D5.lines: 50} (got ['D5.lines'])",
         ),
         ("dormant_days: soon\n", "dormant_days: must be a whole number of at least 1 (got 'soon')"),
+        ("dormant_days: true\n", "dormant_days: must be a whole number of at least 1 (got True)"),
+        ("dormant_days: 2.5\n", "dormant_days: must be a whole number of at least 1 (got 2.5)"),
+        ("drift_threshold: true\n", "drift_threshold: must be a number between 0 and 1 (got True)"),
+        ("store: 5\n", "store: must be a path or a URL, as text (got 5)"),
         ("fail_level: loud\n", "fail_level: must be one of none, note, warning, error (got 'loud')"),
     ]:
         (tmp_path / ".comind.yml").write_text(text)

@@ -744,6 +744,7 @@ def test_formats_and_outputs(cli, reverted: GitRepo, tmp_path: Path, monkeypatch
         (["--head", "nope"], "unknown revision 'nope'"),
         (["--format", "yaml"], "unknown format 'yaml'"),
         (["--output", "sarif"], "expected FORMAT=FILE"),
+        (["--output", "json=app"], "app is a folder; name a file in it"),
         (["--fail-level", "fatal"], "--fail-level"),
     ],
 )

@@ -39,6 +39,19 @@ def test_init_writes_commented_config_and_store(repo: Path, cli) -> None:  # typ
     assert "store: .comind/ledger" in (repo / ".comind.yml").read_text()
 
 
+def test_init_writes_the_store_chosen_for_the_run_when_the_file_may_name_it(  # type: ignore[no-untyped-def]
+    repo: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMIND_STORE", "memory://team-ledger")  # the docs' object-store set-up
+    assert cli(repo, "init").code == 0
+    assert "store: memory://team-ledger" in (repo / ".comind.yml").read_text()
+    monkeypatch.delenv("COMIND_STORE")
+    outside = cli(repo, "--store", "../elsewhere", "init", "--force")  # a path the file may not name
+    assert outside.code == 0 and "keeps the default store: ../elsewhere is outside the repository" in outside.err
+    assert "store: .comind/ledger" in (repo / ".comind.yml").read_text()
+    assert cli(repo, "status").code == 0  # the file reads back
+
+
 def test_init_asks_to_commit_only_what_is_not_committed(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
     hint = "commit: git add .comind.yml .comind/ && git commit -m 'Set up comind'"
     assert hint in cli(repo, "init").err
