@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
     fields.update(compiled_fields(args))
+    if args.kind == "suppression":
+        _names_a_constraint(ws, str(fields.get("constraint", "")))
     record = authored_record(
         ws,
         args.kind,
@@ -174,6 +176,29 @@ def run(args: argparse.Namespace) -> int:
     if "check" in record.fields:
         _warn_unmatched(ws, record)
     return 0
+
+
+def _names_a_constraint(ws: Workspace, ref: str) -> None:
+    """A suppression's --constraint names a constraint of the ledger: its id, a part of 6 characters
+    or more at either end, or its check's rule id (a typo would suppress nothing, silently)."""
+    from comind.errors import ComindError
+    from comind.query import open_ledger
+    from comind.records import short_id
+
+    wanted = ref.strip().lower()
+    ledger = open_ledger(ws)
+    try:
+        for r in ledger.all():
+            if r.kind != "constraint":
+                continue
+            check = r.fields.get("check")
+            rule = check.get("id") if isinstance(check, dict) else None
+            rules = {str(rule or "").lower(), f"comind/{short_id(r.id)}"}
+            if wanted in rules or (len(wanted) >= 6 and (r.id.startswith(wanted) or r.id.endswith(wanted))):
+                return
+    finally:
+        ledger.close()
+    raise ComindError(f"--constraint {ref!r}: names no constraint of the ledger (its id, or its check's rule id)")
 
 
 def _warn_unmatched(ws: Workspace, record: Record) -> None:

@@ -395,7 +395,9 @@ class Ledger:
     def get(self, ref: str) -> Record:
         """A record by id, or by a unique prefix or suffix of at least 6 characters (`log` shows the last 8)."""
         ref = ref.strip().lower()
-        if len(ref) < 6 or not re.fullmatch(r"[0-9a-f-]+", ref):
+        if not re.fullmatch(r"[0-9a-f-]+", ref):  # ("nosuchid" is 8 characters: say what is wrong with it)
+            raise ComindError(f"record id {ref!r}: an id is hexadecimal digits and dashes (comind log shows them)")
+        if len(ref) < 6:
             raise ComindError(f"record id {ref!r}: give a record id or at least 6 of its characters")
         found = self._records("SELECT json FROM records WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", (ref, ref + "g"))
         if not found and len(ref) < 36:

@@ -205,6 +205,7 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
             )
             for bad in ("2026-02-30", "tomorrow", "2099-99-99", "2026-13")
         ),
+        ([*SUPPRESSION, "--owner", "o"], "--constraint '5e0c4f1a': names no constraint of the ledger"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(initialised: Path, cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
@@ -319,6 +320,19 @@ def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, 
 def test_a_count_below_one_is_a_usage_error(initialised: Path, cli, args: list[str]) -> None:  # type: ignore[no-untyped-def]
     result = cli(initialised, *args)
     assert result.code == 2 and "argument --limit: must be at least 1" in result.err and result.err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("ref", "said"),
+    [
+        ("nosuchid", "record id 'nosuchid': an id is hexadecimal digits and dashes"),
+        ("abc", "record id 'abc': give a record id or at least 6 of its characters"),
+        ("abcdef12", "no record 'abcdef12' in the ledger"),
+    ],
+)
+def test_a_record_id_that_names_nothing_says_why(initialised: Path, cli, ref: str, said: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(initialised, "show", ref)
+    assert result.code == 2 and said in result.err and result.err.count("\n") == 1
 
 
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
