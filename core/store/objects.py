@@ -63,6 +63,9 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
         # obstore reads AWS_* itself; AWS_ALLOW_HTTP must reach the client options for http:// endpoints.
         if os.environ.get("AWS_ALLOW_HTTP", "").lower() in ("1", "true", "yes"):
             options["client_options"] = {"allow_http": True}
+        elif (endpoint := os.environ.get("AWS_ENDPOINT_URL", "")).lower().startswith("http://"):
+            # (obstore's own words for it are "builder error")
+            raise StoreError(f"store {url!r}: the endpoint {endpoint} is plain HTTP; set AWS_ALLOW_HTTP=true to use it")
         if os.environ.get("AWS_ENDPOINT_URL") and "AWS_VIRTUAL_HOSTED_STYLE_REQUEST" not in os.environ:
             options["virtual_hosted_style_request"] = False
     try:

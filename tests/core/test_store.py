@@ -184,6 +184,12 @@ def test_a_url_obstore_cannot_open_is_a_one_line_error(url: str, monkeypatch: py
     assert "\n" not in str(caught.value) and "Debug source" not in str(caught.value)
 
 
+def test_a_plain_http_endpoint_without_leave_says_how_to_allow_it(s3_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_ALLOW_HTTP")
+    with pytest.raises(StoreError, match=r"is plain HTTP; set AWS_ALLOW_HTTP=true to use it"):
+        Store(s3_url).inbox_keys()
+
+
 class _Refusing(http.server.BaseHTTPRequestHandler):
     """A hop in front of the S3 server that refuses one kind of PUT with 403 (not retried): a write
     that fails half-way, as a network or a policy can make it."""
