@@ -141,7 +141,7 @@ def render(
     opening = "<comind-ledger " + " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items()) + ">"
     closing = "</comind-ledger>"
     tail = [clean(line, 240) for line in footer]
-    where = f" ({clean(more, 200)})" if more else ""
+    where = f" ({clean(more, 200)})" if more and len(more) <= 200 else ""  # (a command cut short is none)
     room = budget * CHARS_PER_TOKEN - len(opening) - len(closing) - sum(len(t) + 1 for t in tail) - 2
     body: list[str] = []
     shown: list[str] = []

@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True))
     elif args.format == "agent":
-        more = run_hint(*_as_text(args))  # the same question in text, which lists every item
+        # the same question in text, which lists every item (a plan read from stdin cannot be asked again)
+        more = run_hint(*_as_text(args)) if args.plan != "-" else "comind preflight --format text lists every one"
         block = render([i.entry for i in result.items], attributes={"on": "preflight"}, more=more)
         if block.text:
             print(block.text)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pytest
 from gitrepo import GitRepo
 
 PERM = (
@@ -325,7 +327,9 @@ def test_a_plan_nothing_bears_on_says_so_in_its_own_words(cli, tmp_path: Path) -
     assert "nothing re-proposed" in cli(repo.path, "preflight", "--diff").out  # a change keeps its words
 
 
-def test_an_agent_block_cut_short_names_the_same_question_in_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_an_agent_block_cut_short_names_the_same_question_in_text(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = _reverted(tmp_path)
     cli(repo.path, "harvest")
     for n in range(12):
@@ -341,6 +345,13 @@ def test_an_agent_block_cut_short_names_the_same_question_in_text(cli, tmp_path:
     block = cli(repo.path, "preflight", *args, "--format", "agent").out
     assert f"more not shown (run: comind preflight --plan {plan} --on app/perm.py --limit 12)\n" in block, block
     assert len(cli(repo.path, "preflight", *args).out.splitlines()) > 12 * 2  # the text has them all
+    monkeypatch.setattr("sys.stdin", io.StringIO("Speed up the permission checks\n"))  # asked once: no command
+    piped = cli(repo.path, "preflight", "--plan", "-", "--limit", "12", "--format", "agent").out
+    assert "more not shown (comind preflight --format text lists every one)\n" in piped, piped
+    long = tmp_path / ("a-plan-with-a-long-name-" * 8 + ".md")  # a command past 200 characters: not cut, left out
+    long.write_text("Speed up the permission checks\n")
+    far = cli(repo.path, "preflight", "--plan", str(long), "--limit", "12", "--format", "agent").out
+    assert "more not shown\n" in far and "run: comind" not in far, far
     repo.write("app/perm.py", PERM.replace("load_grants(user.id)", "load_grants(user.id, fresh=True)"))
     assert (
         "more not shown (run: comind preflight --diff)\n"
