@@ -123,8 +123,8 @@ class _Matcher:
             if paths:
                 if any(path_matches(glob, p) for p in paths):
                     return True
-                if _import_path(glob):
-                    return _names_package(glob, prefix)
+                if _import_path(glob):  # the package, or a name in it (`…/db.RawQuery`, a call's target)
+                    return _names_package(glob, prefix) or path_matches(glob, name)
                 return any(self._named_by_path(p) for p in paths) and path_matches(glob, prefix)
             prefix = prefix.rpartition(".")[0]
         return path_matches(glob, name)

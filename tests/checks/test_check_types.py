@@ -141,6 +141,11 @@ def test_graph_globs_name_go_packages_by_an_import_path_under_a_domain(tmp_path:
     whole = {"type": "graph", "from": "github.com/acme/tool/**", "forbid": ["github.com/acme/tool/db/**"]}
     assert texts(check_all(repo, whole, base=None)) == ["imports github.com/acme/tool/db"]
     assert check_all(repo, {**whole, "from": "github.com/acme/tool/doc/**"}, base=None).warnings == []
+    # a function of a package, as a call's target
+    calls = {"type": "graph", "from": "cmd/**", "forbid": ["github.com/acme/tool/db.Open"], "edges": "calls"}
+    assert texts(check_all(repo, calls, base=None)) == ["main calls github.com/acme/tool/db.Open"]
+    other = {**calls, "forbid": ["github.com/acme/tool/db.Close"]}
+    assert check_all(repo, other, base=None).violations == []
 
 
 def test_graph_php_modules_follow_composer_json(tmp_path: Path) -> None:
