@@ -68,6 +68,7 @@ def run_index(args: argparse.Namespace) -> int:
 def run_status(args: argparse.Namespace) -> int:
     from collections import Counter
 
+    from comind.checks.formats._base import plural
     from comind.cli import workspace
     from comind.cli.output import brief, hint_if_unharvested, print_json_lines, record_json
     from comind.query import open_ledger, statuses
@@ -110,8 +111,8 @@ def run_status(args: argparse.Namespace) -> int:
         moved = [f"{history_counts[s]} {s}" for s in STATES if history_counts.get(s) and s != "active"]
         kinds = Counter(r.kind for r in history)
         print(
-            f"history: {len(history)} harvested record{'s' if len(history) != 1 else ''} "
-            f"({', '.join(f'{n} {k}' + ('s' if n != 1 else '') for k, n in sorted(kinds.items()))}), "
+            f"history: {plural(len(history), 'harvested record')} "
+            f"({', '.join(plural(n, k) for k, n in sorted(kinds.items()))}), "
             f"{history_counts.get('active', 0)} active"
             + (f", {', '.join(moved)} (the code moved on since; still matched)" if moved else "")
             + "; nothing to confirm"

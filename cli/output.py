@@ -162,11 +162,9 @@ def _fingerprinted(fingerprint: dict[str, Any]) -> str:
     files = [f for f in fingerprint.get("files", []) if isinstance(f, dict)]
     added = sum(len(f.get("added") or ()) for f in files)
     removed = sum(len(f.get("removed") or ()) for f in files)
-    return f"{_counted(len(files), 'file')}, {_counted(added, 'line')} added and {removed} removed"
+    from comind.checks.formats._base import plural
 
-
-def _counted(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return f"{plural(len(files), 'file')}, {plural(added, 'line')} added and {removed} removed"
 
 
 def _inline(value: Any, width: int = 200) -> str:

@@ -497,18 +497,16 @@ class ReplayResult:
 
 
 def _attempt_json(a: Attempt) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "attempt": a.record.id,
         "title": a.record.title,
-        **(
-            {"revert_subject": subject}
-            if (subject := a.record.data.get("attributes", {}).get("revert_subject"))
-            else {}
-        ),
         "revert": a.revert,
         "reverted": a.reverted,
         "lines": a.lines,
     }
+    if subject := a.record.data.get("attributes", {}).get("revert_subject"):
+        out["revert_subject"] = subject  # (an unresolved revert's, which its title quotes)
+    return out
 
 
 def _landing_json(landing: Landing) -> dict[str, Any]:
