@@ -31,7 +31,7 @@ from blake3 import blake3
 from comind.checks.context import CheckContext
 from comind.checks.findings import Finding
 from comind.checks.globs import module_matches
-from comind.checks.interface import Check, Outcome, Violation
+from comind.checks.interface import Check, Outcome, Violation, names_check
 from comind.records import Record, short_id
 
 
@@ -212,9 +212,7 @@ class _Suppression:
     anchors: list[dict[str, Any]]
 
     def names(self, check: Check) -> bool:
-        c = self.constraint
-        rid = check.record_id
-        return c in (rid, check.rule) or (len(c) >= 8 and bool(rid) and rid.endswith(c))
+        return names_check(self.constraint, check.record_id, check.rule)
 
     def matches(self, v: Violation, check: Check, ctx: CheckContext, head: str) -> bool:
         if not self.names(check):

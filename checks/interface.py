@@ -140,8 +140,7 @@ class Check:
     def __init__(self, record_id: str, spec: Mapping[str, Any]) -> None:
         self.record_id = record_id
         self.spec = dict(spec)
-        rule = spec.get("id")
-        self.rule: str = rule if isinstance(rule, str) and rule else f"comind/{short_id(record_id) or 'check'}"
+        self.rule: str = rule_id(record_id, spec)
         message = spec.get("message")
         self.message: str | None = message if isinstance(message, str) and message.strip() else None
 
@@ -218,6 +217,18 @@ class Outcome:
     complete: bool = True  # evaluated over the whole revision, not only the change's files
     not_run: str | None = None  # why the check did not run (a warning); violations is then empty
     warnings: list[str] = field(default_factory=list)  # ran, with something worth saying
+
+
+def rule_id(record_id: str, spec: Mapping[str, Any]) -> str:
+    """A check's rule id in reports: its spec's `id`, else comind/<short record id>."""
+    rule = spec.get("id")
+    return rule if isinstance(rule, str) and rule else f"comind/{short_id(record_id) or 'check'}"
+
+
+def names_check(ref: str, record_id: str, rule: str) -> bool:
+    """Whether a suppression's `constraint` names the check of constraint `record_id`: that id, its
+    end of 8 characters or more (the short id), or the check's rule id."""
+    return ref in (record_id, rule) or (len(ref) >= 8 and bool(record_id) and record_id.endswith(ref))
 
 
 def unmatched_globs(

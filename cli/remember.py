@@ -179,22 +179,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _names_a_constraint(ws: Workspace, ref: str) -> None:
-    """A suppression's --constraint names a constraint of the ledger: its id, a part of 6 characters
-    or more at either end, or its check's rule id (a typo would suppress nothing, silently)."""
+    """A suppression's --constraint names a constraint of the ledger as `comind check` matches it:
+    its id, its short id, or its check's rule id (a typo would suppress nothing, silently)."""
+    from comind.checks.interface import names_check, rule_id
     from comind.errors import ComindError
     from comind.query import open_ledger
-    from comind.records import short_id
 
-    wanted = ref.strip().lower()
+    wanted = ref.strip()
     ledger = open_ledger(ws)
     try:
         for r in ledger.all():
-            if r.kind != "constraint":
-                continue
-            check = r.fields.get("check")
-            rule = check.get("id") if isinstance(check, dict) else None
-            rules = {str(rule or "").lower(), f"comind/{short_id(r.id)}"}
-            if wanted in rules or (len(wanted) >= 6 and (r.id.startswith(wanted) or r.id.endswith(wanted))):
+            spec = r.fields.get("check")
+            rule = rule_id(r.id, spec if isinstance(spec, dict) else {})
+            if r.kind == "constraint" and names_check(wanted, r.id, rule):
                 return
     finally:
         ledger.close()

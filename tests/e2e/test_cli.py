@@ -335,6 +335,18 @@ def test_a_record_id_that_names_nothing_says_why(initialised: Path, cli, ref: st
     assert result.code == 2 and said in result.err and result.err.count("\n") == 1
 
 
+def test_a_suppression_names_its_constraint_as_check_matches_it(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = tmp_path / "check.yml"
+    spec.write_text("type: graph\nid: no-web-to-db\nforbid: ['app.db.*']\nfrom: ['app.web.*']\n")
+    args = ["--on", "app/perm.py", "--title", "Web stays off the database", "--severity", "must", "--rule", "r"]
+    rid = cli(initialised, "remember", "constraint", *args, "--check", str(spec)).out.strip()
+    said = ["suppression", "--on", "app/perm.py", "--title", "T", "--reason", "r", "--owner", "o", "--constraint"]
+    for ref in (rid, rid[-8:], "no-web-to-db"):  # what `comind check` matches a suppression by
+        assert cli(initialised, "remember", *said, ref).code == 0
+    refused = cli(initialised, "remember", *said, rid[:8])  # a start of the id: check would match nothing
+    assert refused.code == 2 and "names no constraint of the ledger" in refused.err
+
+
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     rid = cli(
