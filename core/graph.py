@@ -91,6 +91,7 @@ class ImportEdge:
     path: str  # the importing file
     line: int
     internal: bool
+    names: tuple[str, ...] = ()  # the members it imports by name, in full (`src/db.raw`), where known
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,8 +286,10 @@ class ImportGraph:
                 self._edge(module, name, path, imp.line, False)
         self._bindings[path] = bindings
 
-    def _edge(self, importer: str, imported: str, path: str, line: int, internal: bool) -> None:
-        self._import_edges.append(ImportEdge(importer, imported, path, line, internal))
+    def _edge(
+        self, importer: str, imported: str, path: str, line: int, internal: bool, names: tuple[str, ...] = ()
+    ) -> None:
+        self._import_edges.append(ImportEdge(importer, imported, path, line, internal, names))
 
     def _python_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         is_package = posixpath.basename(path) in ("__init__.py", "__init__.pyi")
@@ -330,7 +333,8 @@ class ImportGraph:
             target = self._resolve_js(path, imp.module)
             internal = target is not None
             name = target if target is not None else imp.module
-            self._edge(module, name, path, imp.line, internal)
+            members = tuple(f"{name}.{n}" for n in imp.names if n != "*")
+            self._edge(module, name, path, imp.line, internal, members)
             if imp.alias is None:
                 continue
             if not imp.names or imp.names == ("*",):

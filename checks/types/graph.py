@@ -51,10 +51,11 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 _LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json"})  # files that name modules
-# Languages whose modules are named by a path as their includes and requires write it (`src/net/sock`,
-# Ruby's `rack/utils`): a path glob may name the module. (A Go import path or a JS file's stem is no
-# path a glob means: `forbid: [app/**]` must not match Go's module `app/db` in `db/`.)
-_NAMED_BY_PATH = frozenset({"c", "cpp", "ruby", "php"})
+# Languages whose modules are named by a path as their includes, requires and imports write it
+# (`src/net/sock`, Ruby's `rack/utils`, JavaScript's `src/db/index`): a path glob may name the module,
+# or a name in it (`src/db/index.rawQuery`). (A Go import path is no path a glob means: `forbid:
+# [app/**]` must not match Go's module `app/db` in `db/`.)
+_NAMED_BY_PATH = frozenset({"c", "cpp", "ruby", "php", "javascript", "typescript", "tsx"})
 _GLOB_CHARS = frozenset("*?[")
 _REVERSED_DOMAIN = frozenset({"java", "kotlin"})  # languages whose packages begin with a reversed domain
 
@@ -125,7 +126,9 @@ class _Matcher:
                     return True
                 if _import_path(glob):  # the package, or a name in it (`…/db.RawQuery`, a call's target)
                     return _names_package(glob, prefix) or path_matches(glob, name)
-                return any(self._named_by_path(p) for p in paths) and path_matches(glob, prefix)
+                return any(self._named_by_path(p) for p in paths) and (
+                    path_matches(glob, prefix) or path_matches(glob, name)
+                )
             prefix = prefix.rpartition(".")[0]
         return path_matches(glob, name)
 
@@ -665,5 +668,5 @@ def _import_sites(graph: ImportGraph) -> dict[str, list[_Site]]:
                 out.append(_Site(path, imp.line, names))
     for e in graph.import_edges():
         if e.path not in python:
-            sites.setdefault(e.path, []).append(_Site(e.path, e.line, (e.imported,)))
+            sites.setdefault(e.path, []).append(_Site(e.path, e.line, (*e.names, e.imported)))
     return sites

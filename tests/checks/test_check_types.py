@@ -110,6 +110,27 @@ def test_graph_checks_name_c_and_ruby_modules_by_their_paths(tmp_path: Path) -> 
     assert texts(check_all(repo, ruby_spec, base=None)) == ["imports rack/utils"]
 
 
+def test_graph_checks_name_javascript_modules_and_their_names_by_path(tmp_path: Path) -> None:
+    """As the docs name a JS module (`src/db/index`), and a name in it as the call graph does."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/db/index.js", "export function rawQuery() {}\nexport function safe() {}\n")
+    repo.write("src/web/api.js", "export function get() {}\n")
+    base = repo.commit("base")
+    repo.write(
+        "src/web/api.js",
+        "import { rawQuery, safe } from '../db/index.js';\nexport function get() { rawQuery(); }\n",
+    )
+    repo.commit("query straight from the handler")
+    imports = {"type": "graph", "from": "src/web/**", "forbid": ["src/db/index"]}
+    assert texts(check_all(repo, imports, base=base)) == ["imports src/db/index.rawQuery", "imports src/db/index.safe"]
+    one = {**imports, "forbid": ["src/db/index.rawQuery"]}
+    assert texts(check_all(repo, one, base=base)) == ["imports src/db/index.rawQuery"]
+    for forbid in ("src/db/index.rawQuery", "src/db/index", "src/**/*.rawQuery"):
+        calls = {**imports, "forbid": [forbid], "edges": "calls"}
+        assert texts(check_all(repo, calls, base=base)) == ["get calls src/db/index.rawQuery"], forbid
+    assert texts(check_all(repo, {**one, "forbid": ["src/db/index.safe"], "edges": "calls"}, base=base)) == []
+
+
 def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -> None:
     # Go's module `app/db` lives in db/, not app/: a glob over paths must not match the import path.
     repo = GitRepo(tmp_path)
