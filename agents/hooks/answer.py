@@ -156,7 +156,9 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
     for path, (record_id, symbol) in places:
         if not symbol or path.endswith("/"):
             out.setdefault(record_id, f"on {path}, which this edit changes")
-        elif any(q == symbol or q.startswith(symbol + ".") for q in symbols):  # it, or one of its members
+        elif member := min((q for q in symbols if q.startswith(symbol + ".")), default=None):
+            out.setdefault(record_id, f"on {path}::{symbol}, whose member {member} this edit touches")
+        elif symbol in symbols:
             out.setdefault(record_id, f"on {path}::{symbol}, which this edit touches")
     return out
 

@@ -74,6 +74,15 @@ def test_edit_multiedit_and_write_get_the_records_on_what_they_touch(cli, tmp_pa
     assert "Cache grants in the checker" in context(hook(repo.path, "claude", "PreToolUse", write))
 
 
+def test_a_record_on_a_class_says_which_member_the_edit_touches(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    args = ("gotcha", "--title", "Checker is shared", "--on", "app/perm.py::Checker", "--symptom", "x", "--cause", "y")
+    assert cli(repo.path, "remember", *args).code == 0
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "on app/perm.py::Checker, whose member Checker.check this edit touches" in text
+    assert "on app/perm.py::Checker.check, which this edit touches" in text
+
+
 def test_nothing_relevant_prints_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     other = claude_edit(repo.path, "    return 1\n", "    return 2\n", path="app/other.py")
