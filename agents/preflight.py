@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import pygit2
 
     from comind.ledger import Ledger
-    from comind.records import Record
     from comind.workspace import Workspace
 
 HIDDEN = ("quarantined", "retracted", "superseded")
@@ -124,6 +123,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
     confirmed = person_confirmed(ledger.relations())
     seen: set[str] = set()
     from comind.anchoring import Anchorer
+    from comind.why import gone_paths
 
     anchorer = Anchorer(ws.index, ws.config.drift_threshold)  # (where the statuses found the code: cached)
 
@@ -134,7 +134,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         record = records.get(f.record_id or "")
         if record is None or record.id in seen:
             continue
-        if f.type == "suppression" and _on_touched(record, change.paths, touched, now) is None:
+        if f.type == "suppression" and _on_touched(record.anchors, change.paths, touched, now) is None:
             continue  # an expired suppression elsewhere is `comind check`'s to report, not this change's
         section = _SECTION_OF.get(f.type) or ("rejected" if record.kind == "decision" else "reproposes")
         status = run.statuses([record])[record.id]
@@ -146,13 +146,22 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         seen.add(record.id)
     names = sorted({q.rsplit(".", 1)[-1] for _, q in touched})
     near = [r for r in ledger.anchored_near(sorted(change.paths), names) if r.kind != "relation" and r.id not in seen]
+    ons = {r.id: on for r in near if (on := _on_touched(r.anchors, change.paths, touched, now)) is not None}
+    # a record on a whole file gone since may be on a changed file now (one on a symbol is found by its name)
+    gone = set(gone_paths(ledger, index, run.head_snapshot))
+    for r in ledger.anchored_near(sorted(gone)):
+        files = [a for a in r.anchors if a.get("path") in gone and not a.get("symbol")]
+        fresh = files and r.kind != "relation" and r.id not in seen and r.id not in ons
+        if fresh and (on := _on_touched(files, change.paths, touched, now)) is not None:
+            ons[r.id] = on
+            near.append(r)
+    near = [r for r in near if r.id in ons]
     derived = run.statuses(near)
     for record in near:
-        on = _on_touched(record, change.paths, touched, now)
         status = derived[record.id]
-        if on is None or status.state in HIDDEN or status.trust == 0:
+        if status.state in HIDDEN or status.trust == 0:
             continue
-        how, anchor = on
+        how, anchor = ons[record.id]
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
         path, _symbol, span = where_now(anchor, run.head_snapshot, anchorer)
         read = (path, span) if path else None
@@ -220,14 +229,14 @@ def named_at(ws: Workspace, head: str, on: Sequence[Mapping[str, Any]]) -> None:
 
 
 def _on_touched(
-    record: Record,
+    anchors: Sequence[Mapping[str, Any]],
     paths: set[str],
     touched: set[tuple[str, str]],
     now: Callable[[Mapping[str, Any]], tuple[str, str]],
 ) -> tuple[str, Mapping[str, Any]] | None:
-    """How a record's anchor is on the change (a symbol it touches, or a file or folder it changes),
-    and that anchor; `now` says where an anchor's code is at head (moved or renamed since)."""
-    for anchor in record.anchors:
+    """How one of a record's anchors is on the change (a symbol it touches, or a file or folder it
+    changes), and that anchor; `now` says where an anchor's code is at head (moved or renamed since)."""
+    for anchor in anchors:
         if not anchor.get("path"):
             continue
         path, symbol = now(anchor)

@@ -138,7 +138,7 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
 
     known = _known_then(moment)
     names = [target.symbol.rsplit(".", 1)[-1]] if target.symbol else []
-    paths = [target.path, *_gone(ledger, index, snapshot)] if target.path else []
+    paths = [target.path, *gone_paths(ledger, index, snapshot)] if target.path else []
     candidates = [r for r in ledger.anchored_near(paths, names, target.hashes) if known(r)]
     if target.path is None:  # repo- or dependency-wide question: records anchored the same way
         wanted = format_anchor(parse_anchor(text)).split("@")[0]
@@ -161,9 +161,9 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     return WhyAnswer(target.description, items, snapshot)
 
 
-def _gone(ledger: Ledger, index: Any, snapshot: Snapshot) -> list[str]:
+def gone_paths(ledger: Ledger, index: Any, snapshot: Snapshot) -> list[str]:
     """The files anchors name that the snapshot's tree no longer has: their records' code may have
-    moved into what is asked about (re-anchoring then says where each is). Kept in the memo, so a
+    moved into what is asked about or changed (re-anchoring then says where each is). Kept in the memo, so a
     warm `why` reads no tree."""
     keys = {f"{snapshot.tree}\0{p}": p for p in ledger.anchor_paths() if not p.endswith("/")}
     known = index.memo_get("tree-lacks", keys)

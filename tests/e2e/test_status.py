@@ -183,6 +183,7 @@ def test_why_of_a_file_or_folder_finds_the_records_whose_code_moved_in_since(cli
     old.write("access/perm.py", (old.path / "access/perm.py").read_text().replace("return", "return  ", 1))
     touched = cli(old.path, "preflight", "--diff").out  # a change of the symbol, where it is now
     assert "on access/perm.py::Checker.check, which the change touches" in touched, touched
+    assert "on access/perm.py, which the change edits" in touched, touched  # a record on the file, too
 
 
 def test_a_commit_this_clone_lacks_is_explained_by_what_the_clone_is(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
