@@ -189,6 +189,12 @@ class Check:
         """Whether changes to ``paths`` can change this check's result (False: skip the base)."""
         return True
 
+    def cannot_run(self, ctx: CheckContext) -> str | None:
+        """Why the check cannot run on this machine at all (a tool it needs is missing), else None.
+        Its selectors are then not worth a word: whether they match says nothing of a check that
+        never runs."""
+        return None
+
     def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
         """The check's selectors that match nothing in the revision, one line each, saying what was
         looked for and what follows (``forbid glob 'app.legacy.*' matches no module …, so the check

@@ -16,7 +16,7 @@ from typing import Any
 # The flag table and field building are shared with the bot's /comind commands.
 from comind.authoring import KIND_FLAGS, LIST_FLAGS, authored_record, kind_fields, parse_evidence
 from comind.errors import ComindError
-from comind.records import KNOWLEDGE_KINDS
+from comind.records import KNOWLEDGE_KINDS, short_id
 
 __all__ = ["KIND_FLAGS", "kind_fields", "parse_evidence", "provenance", "register", "run"]
 
@@ -148,7 +148,6 @@ def run(args: argparse.Namespace) -> int:
     from comind.anchors import typed_in
     from comind.cli import workspace
     from comind.cli.output import print_written, stored_where
-    from comind.records import short_id
 
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
@@ -200,7 +199,8 @@ def _names_a_constraint(ws: Workspace, ref: str) -> None:
 
 def _warn_unmatched(ws: Workspace, record: Record) -> None:
     """Warn on stderr of each selector of the new check that matches nothing at HEAD, as
-    ``comind check`` does (HEAD's code index is the one the anchors were resolved in)."""
+    ``comind check`` does (HEAD's code index is the one the anchors were resolved in); of a check
+    that cannot run here, say only that, as ``comind check`` reports only its not_run."""
     if ws.head() is None:
         return
     from comind.checks.context import CheckContext
@@ -211,6 +211,13 @@ def _warn_unmatched(ws: Workspace, record: Record) -> None:
     if check is None:
         return
     ctx = CheckContext(ws.index, work_tree=ws.root)
+    reason = check.cannot_run(ctx)
+    if reason is not None:
+        print(
+            f"comind: warning: constraint {short_id(record.id)} ({check.type}) cannot be checked here: {reason}",
+            file=sys.stderr,
+        )
+        return
     head = ctx.commit("HEAD")
     ctx.set_change(None, head)
     for line in unmatched_warnings(record.id, check, ctx, head):

@@ -44,6 +44,7 @@ from comind.checks.globs import any_path_matches, path_matches, unmatched_files
 from comind.checks.interface import Check, CheckError, CheckField, NotRun, Outcome, Violation, check_strings, describe
 
 MAX_FILE_SIZE = 1_000_000  # semgrep's own --max-target-bytes default
+NOT_INSTALLED = "semgrep is not installed (install comind[semgrep], put semgrep on PATH or set COMIND_SEMGREP)"
 _PATTERN_KEYS = (
     "pattern",
     "patterns",
@@ -230,6 +231,9 @@ class SemgrepCheck(Check):
             raise NotRun(outcome.not_run)
         yield from outcome.violations
 
+    def cannot_run(self, ctx: CheckContext) -> str | None:
+        return NOT_INSTALLED if find_semgrep(ctx.semgrep) is None else None
+
     def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
         # the revision's file list is the one exporting the targets walked
         languages = "/".join(self.semgrep_rule["languages"]) if self.extensions is not None else ""
@@ -278,7 +282,7 @@ def _run(checks: list[SemgrepCheck], ctx: CheckContext, revisions: list[str]) ->
 
     exe = find_semgrep(ctx.semgrep)
     if exe is None:
-        return not_run("semgrep is not installed (install comind[semgrep], put semgrep on PATH or set COMIND_SEMGREP)")
+        return not_run(NOT_INSTALLED)
     # which files to export, per revision
     targets: dict[tuple[str, str], str] = {}  # (label, path) -> blob id
     labels = {rev: ("head" if i == 0 else "base") for i, rev in enumerate(revisions)}

@@ -1115,3 +1115,22 @@ def test_a_glob_naming_nothing_is_a_warning_at_remember_and_check(cli, app: GitR
     assert f"warning: {said}, so the check cannot fail" in result.out
     code, report, _ = check(cli, app, "--all")
     assert code == 1 and [w for w in report["warnings"] if "app.legacy" in w] == [f"{said}, so the check cannot fail"]
+
+
+def test_remember_of_a_semgrep_check_semgrep_cannot_run_says_only_that(  # type: ignore[no-untyped-def]
+    cli, app: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without semgrep, remember warned that the check's globs match nothing (so it cannot fail):
+    beside the point for a check that cannot run at all, which `comind check` reports as not run."""
+    monkeypatch.setenv("COMIND_SEMGREP", str(app.path / "no-such-semgrep"))
+    spec = app.path.parent / "semgrep.yml"
+    rule = {"id": "no-eval", "pattern": "eval(...)", "languages": ["python"], "message": "no eval"}
+    spec.write_text(yaml.safe_dump({"type": "semgrep", "files": ["src/**"], "rule": rule}))
+    result = cli(app.path, "remember", "constraint", "--on", "app/", "--title", "No eval",
+                 "--rule", "keep it", "--severity", "must", "--check", str(spec))  # fmt: skip
+    assert result.code == 0, result.err
+    rid = result.out.strip()[-8:]
+    assert [x for x in result.err.splitlines() if "warning" in x] == [
+        f"comind: warning: constraint {rid} (semgrep) cannot be checked here: semgrep is not installed "
+        "(install comind[semgrep], put semgrep on PATH or set COMIND_SEMGREP)"
+    ]
