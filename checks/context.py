@@ -17,7 +17,7 @@ from comind.git import changed_paths, regular_files
 
 if TYPE_CHECKING:
     from comind.codeindex import CodeIndex, Snapshot
-    from comind.deps import Dependency
+    from comind.deps import Dependency, DependencyScan
     from comind.graph import ImportGraph
     from comind.symbols import FileSymbols
 
@@ -72,7 +72,7 @@ class CheckContext:
         self._commits: dict[str, str] = {}
         self._snapshots: dict[str, Snapshot] = {}
         self._graphs: dict[Any, ImportGraph] = {}
-        self._deps: dict[str, list[Dependency]] = {}
+        self._deps: dict[str, DependencyScan] = {}
         self._trees: dict[str, dict[str, str]] = {}
 
     # revisions --------------------------------------------------------------------------------
@@ -150,15 +150,19 @@ class CheckContext:
         return self.partial_graph(commit, frozenset())
 
     def dependencies(self, revision: str) -> list[Dependency]:
-        from comind.deps import dependencies
+        return self.dependency_scan(revision).dependencies
+
+    def dependency_scan(self, revision: str) -> DependencyScan:
+        """The revision's dependencies and the manifests and lockfiles that could not be read."""
+        from comind.deps import scan
 
         commit = self.commit(revision)
-        deps = self._deps.get(commit)
-        if deps is None:
-            found = self.repo[commit]
-            assert isinstance(found, pygit2.Commit)
-            deps = self._deps[commit] = dependencies(found)
-        return deps
+        found = self._deps.get(commit)
+        if found is None:
+            obj = self.repo[commit]
+            assert isinstance(obj, pygit2.Commit)
+            found = self._deps[commit] = scan(obj)
+        return found
 
     def tree_files(self, revision: str) -> dict[str, str]:
         """Every regular file of the revision: path → blob id (no symlinks or submodules)."""

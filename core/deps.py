@@ -64,6 +64,7 @@ class Dependency:
 class DependencyScan:
     dependencies: list[Dependency] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # "<path>: <what is wrong>"
+    unreadable: dict[str, str] = field(default_factory=dict)  # path -> the first problem met reading it
 
 
 def normalize_pypi(name: str) -> str:
@@ -207,6 +208,8 @@ def scan(
             continue
         found, problems = _parsed(path, blob)
         result.problems.extend(problems)
+        if problems:
+            result.unreadable[path] = problems[0].removeprefix(f"{path}: ")
         name = posixpath.basename(path)
         if name in _LOCKFILES:
             table = locks.setdefault((_LOCKFILES[name], posixpath.dirname(path)), {})

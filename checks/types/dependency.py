@@ -33,7 +33,15 @@ from typing import ClassVar
 from comind.checks.context import CheckContext
 from comind.checks.globs import any_path_matches, path_matches
 from comind.checks.interface import Check, CheckError, CheckField, Violation, unmatched_globs
-from comind.deps import ECOSYSTEMS, NEWEST_OF_FILES, Dependency, is_manifest, normalize_name, version_in_range
+from comind.deps import (
+    ECOSYSTEMS,
+    NEWEST_OF_FILES,
+    Dependency,
+    is_manifest,
+    manifest_ecosystems,
+    normalize_name,
+    version_in_range,
+)
 
 _LOCKFILES = {
     "pypi": ("poetry.lock", "uv.lock", "Pipfile.lock"),
@@ -143,22 +151,40 @@ class DependencyCheck(Check):
                 yield v
         if self.require is not None and not deps:
             where = f" under {', '.join(self.paths)}" if self.paths else ""
+            unread = self._unreadable(ctx, revision)
             yield self.violation(
                 None,
                 None,
                 None,
                 f"{eco}/{name} missing, required {self.require}",
                 self.message
-                or f"{eco}/{name} is required ({self.require}) but no manifest or lockfile{where} names it",
+                or f"{eco}/{name} is required ({self.require}) but no manifest or lockfile{where} "
+                + (f"that could be read names it ({unread})" if unread else "names it"),
             )
 
+    def _unreadable(self, ctx: CheckContext, revision: str) -> str:
+        """``reading <path>: <why>`` of the first manifest or lockfile of the check's ecosystem (under
+        its ``paths``) that could not be read, which may be the one naming the package; else ''."""
+        unreadable = [
+            (path, why)
+            for path, why in ctx.dependency_scan(revision).unreadable.items()
+            if self.ecosystem in manifest_ecosystems(path) and (not self.paths or any_path_matches(self.paths, path))
+        ]
+        if not unreadable:
+            return ""
+        path, why = unreadable[0][0], " ".join(unreadable[0][1].split())  # a parser's caret diagram: one line
+        more = f"; {len(unreadable) - 1} more unreadable" if len(unreadable) > 1 else ""
+        return f"reading {path}: {why[:200]}{more}"
+
     def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
-        """A ``paths`` glob matching no manifest, or a package no manifest names. A forbidden range
-        of a package the tree does not use is kept quiet when it bans every version: keeping the
-        package out is then the point."""
-        deps = ctx.dependencies(revision)  # read once per revision, by evaluating the check
+        """A ``paths`` glob matching no manifest, or a package no manifest names (naming the first
+        manifest that could not be read, which may be the one). A forbidden range of a package the
+        tree does not use is kept quiet when it bans every version: keeping the package out is then
+        the point."""
+        found = ctx.dependency_scan(revision)  # read once per revision, by evaluating the check
+        deps = found.dependencies
         cannot = "so the check cannot pass" if self.require is not None else "so the check cannot fail"
-        manifests = sorted({d.path for d in deps})
+        manifests = sorted({d.path for d in deps} | set(found.unreadable))
         out = unmatched_globs(
             "paths",
             self.paths,
@@ -173,10 +199,16 @@ class DependencyCheck(Check):
             for d in deps
         ):
             return out
-        if self.require is None and self.forbid is not None and self._bans_all(self.forbid):
-            return out
         under = f" under {', '.join(repr(g) for g in self.paths)}" if self.paths else ""
         package = f"{self.ecosystem}/{self.package}"
+        unread = self._unreadable(ctx, revision)  # a manifest that could not be read may be the one
+        if unread:
+            return [
+                *out,
+                f"package {package} is named by no manifest or lockfile{under} that could be read, {cannot} ({unread})",
+            ]
+        if self.require is None and self.forbid is not None and self._bans_all(self.forbid):
+            return out
         return [*out, f"package {package} is named by no manifest or lockfile of this tree{under}, {cannot}"]
 
     def _bans_all(self, range_: str) -> bool:

@@ -159,6 +159,41 @@ def test_dependency_forbid_of_a_package_no_manifest_names_warns(tmp_path: Path) 
         ]
 
 
+def test_a_manifest_that_cannot_be_read_is_named_with_why(tmp_path: Path) -> None:
+    """A malformed manifest read as "named by no manifest": the warning names the file it could not
+    read and the parser's reason, on one line, for each ecosystem (a ban of every version too)."""
+    repo = GitRepo(tmp_path)
+    repo.write("package.json", '{"dependencies": {"lodash": "^4.17.21",}}\n')
+    repo.write("web/pyproject.toml", '[project\ndependencies = ["requests>=2"]\n')
+    repo.write("Cargo.toml", '[dependencies]\nserde = "1"\n[dependencies]\n')
+    repo.write("go.mod", "module example.com/x\n\nrequire (\n\tgithub.com/foo/bar\n)\n")
+    repo.commit("manifests")
+    said = {
+        ("npm", "lodash"): "package.json: JSONDecodeError: Expecting property name enclosed in double quotes",
+        ("pypi", "requests"): "web/pyproject.toml: TOMLDecodeError: Expected ']' at the end of a table",
+        ("cargo", "serde"): "Cargo.toml: TOMLDecodeError: Cannot declare ('dependencies',) twice",
+        ("go", "github.com/foo/bar"): "go.mod: cannot read require line 'github.com/foo/bar'",
+    }
+    for (ecosystem, package), reason in said.items():
+        for forbid in ("<1", ">=0"):
+            spec = {"type": "dependency", "ecosystem": ecosystem, "package": package, "forbid": forbid}
+            [warning] = check_all(repo, spec, base=None).warnings
+            assert "\n" not in warning
+            assert warning.split(": ", 1)[1].startswith(
+                f"package {ecosystem}/{package} is named by no manifest or lockfile that could be read, "
+                f"so the check cannot fail (reading {reason}"
+            ), warning
+    spec = {"type": "dependency", "ecosystem": "pypi", "package": "requests", "forbid": "<1", "paths": ["web/**"]}
+    [warning] = check_all(repo, spec, base=None).warnings
+    assert "under 'web/**' that could be read, so the check cannot fail (reading web/pyproject.toml: " in warning
+    # a required package missing is a violation, which names the file too
+    [missing] = check_all(repo, {**spec, "require": ">=2"}, base=None).violations
+    assert missing.message.startswith(
+        "pypi/requests is required (>=2) but no manifest or lockfile under web/** that could be read names it "
+        "(reading web/pyproject.toml: TOMLDecodeError: "
+    ), missing.message
+
+
 def test_selectors_matching_something_do_not_warn(tmp_path: Path) -> None:
     """Every type with selectors that match; a third-party package forbidden before anyone imports
     it, a function named inside a module, a package banned outright. Beside them one that matches
