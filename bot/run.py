@@ -239,7 +239,9 @@ def fallback(report: Report | None, context: FormatContext, forge_name: str) -> 
 
     if forge_name == "github":
         sys.stdout.write(github.render(report, context))
-        github.write_summary(report, context)
+        problem = github.write_summary(report, context)
+        if problem is not None:
+            say(f"warning: {problem}")
     else:
         sys.stdout.write(text.render(report, context))
     sys.stdout.flush()

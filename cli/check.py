@@ -143,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
     for text in printed.values():
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     if "github" in outputs and context.job_summary:
-        github.write_summary(report, context)
+        problem = github.write_summary(report, context)
+        if problem is not None:
+            print(f"comind: warning: {problem}", file=sys.stderr)
     if head == "HEAD" and not quiet() and _uncommitted(ws.root):
         note("comind: uncommitted changes are not checked (check reads commits): `comind preflight --diff` reads them")
     return report.exit_code(ws.config.fail_level)

@@ -139,18 +139,24 @@ def summary(report: Report, context: FormatContext, limit: int) -> str:
     )
 
 
-def write_summary(report: Report, context: FormatContext) -> None:
-    """Append the report to ``context.job_summary``, if set, keeping the file under 1 MiB."""
+def write_summary(report: Report, context: FormatContext) -> str | None:
+    """Append the report to ``context.job_summary``, if set, keeping the file under 1 MiB. Returns
+    the warning to print when the file cannot be written: the summary is extra, so a bad path must
+    neither change the check's exit code nor pass unnoticed."""
     path = context.job_summary
     if path is None:
-        return
+        return None
     try:
         used = os.path.getsize(path)
     except OSError:
         used = 0
     room = SUMMARY_LIMIT - SUMMARY_MARGIN - used
     if room < SUMMARY_MIN:
-        return
+        return None
     text = summary(report, context, room - 1)
-    with open(path, "a", encoding="utf-8", newline="\n") as out:
-        out.write(("\n" if used else "") + text)
+    try:
+        with open(path, "a", encoding="utf-8", newline="\n") as out:
+            out.write(("\n" if used else "") + text)
+    except OSError as exc:
+        return f"the job summary was not written: $GITHUB_STEP_SUMMARY {str(path)!r}: {exc.strerror or exc}"
+    return None

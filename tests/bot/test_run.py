@@ -393,6 +393,24 @@ def test_a_fork_pr_with_a_read_only_token_degrades_in_one_log_line(gh, repo, cli
     assert gh.count(f"/repos/{gh.full_name}/issues/5/comments", "POST") == 1  # one try, then no more writes
 
 
+def test_the_fallback_s_unwritable_job_summary_is_one_warning(tmp_path, capsys):
+    """Where the bot cannot comment, the findings go to annotations and the job summary; a summary
+    path that cannot be written is one line naming it, not an internal error."""
+    from comind.bot.run import fallback
+
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    fallback(
+        report(finding("fp-cache", "app/session.py", 3, "Re adds the cache")),
+        FormatContext(job_summary=folder),
+        "github",
+    )
+    out, err = capsys.readouterr()
+    assert out.startswith("::error file=app/session.py,line=3")
+    said = f"the job summary was not written: $GITHUB_STEP_SUMMARY {str(folder)!r}: Is a directory"
+    assert err == f"comind: bot: warning: {said}\n"
+
+
 def test_a_500_during_a_run_is_retried(gh, repo, cli, actions_env, report_file):
     gh.fail(f"/repos/{gh.full_name}/pulls/5", 502, times=2)
     gh.fail(f"/repos/{gh.full_name}/issues/5/comments", 500, times=1, method="POST")

@@ -737,6 +737,30 @@ def test_formats_and_outputs(cli, reverted: GitRepo, tmp_path: Path, monkeypatch
     assert (tmp_path / "c.md").read_text().startswith("<!-- comind:report -->")
 
 
+def test_an_unwritable_step_summary_is_one_warning_and_keeps_the_exit_code(  # type: ignore[no-untyped-def]
+    cli, reverted: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unwritable $GITHUB_STEP_SUMMARY ended the check with an internal error (exit 2) instead
+    of its findings' exit code: the summary is extra, so a bad path is a warning naming it."""
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Cache again")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    (tmp_path / "a-folder").mkdir()
+    unwritable = {
+        tmp_path / "no" / "such" / "s.md": "No such file or directory",
+        tmp_path / "a-folder": "Is a directory",
+    }
+    for path, why in unwritable.items():
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
+        result = cli(reverted.path, "check", "--base", "main", "--format", "github")
+        assert result.code == 1 and result.out.startswith("::error file=app/perm.py,line="), result.err
+        assert [line for line in result.err.splitlines() if "warning" in line or "error" in line] == [
+            f"comind: warning: the job summary was not written: $GITHUB_STEP_SUMMARY {str(path)!r}: {why}"
+        ]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
