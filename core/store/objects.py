@@ -14,9 +14,23 @@ from typing import Any, Literal
 
 from comind.store.layout import ERASED, INBOX, SNAPSHOTS, StoreError
 
+# Where each kind of store takes its credentials from (obstore reads these variables itself).
+_CREDENTIALS = {
+    "s3": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a server other than AWS)",
+    "gs": "GOOGLE_APPLICATION_CREDENTIALS (or GOOGLE_SERVICE_ACCOUNT) to a service account key file",
+    "az": "AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or AZURE_STORAGE_SAS_TOKEN)",
+}
 
-def _one_line(exc: BaseException) -> str:
-    """What went wrong with an object store request, in one line."""
+
+def _credentials_for(url: str) -> str:
+    """The credentials a store URL's scheme takes from the environment, as advice."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    family = "s3" if scheme.startswith("s3") else "gs" if scheme == "gs" else "az"
+    return _CREDENTIALS[family]
+
+
+def _one_line(exc: BaseException, url: str) -> str:
+    """What went wrong with a request to the store at ``url``, in one line."""
     import re
 
     text = str(exc)
@@ -24,11 +38,10 @@ def _one_line(exc: BaseException) -> str:
         said = re.search(r"<Message>([^<]*)</Message>", text)
         return f"{code.group(1)}: {said.group(1)}" if said else code.group(1)
     first = text.split("\n", 1)[0].strip()
-    if "169.254.169.254" in first:  # no keys in the environment, so the instance metadata was asked
-        return (
-            "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for "
-            "a server other than AWS)"
-        )
+    # no keys in the environment, so the cloud's instance metadata endpoint was asked (AWS, GCP and
+    # Azure all serve it at this address)
+    if "169.254.169.254" in first:
+        return f"no credentials found: set {_credentials_for(url)}"
     return first if len(first) <= 300 else first[:299] + "…"
 
 
@@ -46,7 +59,7 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
         # s3://KEY:SECRET@bucket/… would be echoed in every message naming the store: refuse it unprinted.
         raise StoreError(
             f"store {scheme}://…: a store URL must not carry credentials; set them in the environment"
-            " (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_…)"
+            f" ({_credentials_for(url)})"
         )
     if path := _local_root(url, base):
         try:
@@ -71,7 +84,7 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
     try:
         return from_url(url, **options)
     except Exception as exc:  # obstore raises its own error types for bad URLs and config
-        raise StoreError(f"store {url!r}: {_one_line(exc)}") from None
+        raise StoreError(f"store {url!r}: {_one_line(exc, url)}") from None
 
 
 def _local_root(url: str, base: Path | None) -> Path | None:
@@ -213,7 +226,7 @@ class Objects:
         except AlreadyExistsError:
             raise
         except BaseError as exc:
-            raise StoreError(f"store {self.url}: cannot {what}: {_one_line(exc)}") from None
+            raise StoreError(f"store {self.url}: cannot {what}: {_one_line(exc, self.url)}") from None
 
     def _get(self, key: str) -> bytes:
         """An object's bytes; FileNotFoundError when it is not there (obstore raises the same)."""

@@ -11,6 +11,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -182,6 +183,56 @@ def test_a_url_obstore_cannot_open_is_a_one_line_error(url: str, monkeypatch: py
     with pytest.raises(StoreError) as caught:
         Store(url).inbox_keys()
     assert "\n" not in str(caught.value) and "Debug source" not in str(caught.value)
+
+
+class _Metadata(http.server.BaseHTTPRequestHandler):
+    """A proxy in place of the cloud's instance metadata endpoint, refusing as one off the cloud does."""
+
+    asked: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.asked.append(self.path)
+        self.send_response(403)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_PUT = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("url", "advice"),
+    [
+        ("gs://bucket/ledger", "set GOOGLE_APPLICATION_CREDENTIALS (or GOOGLE_SERVICE_ACCOUNT) to a service account"),
+        ("az://container/ledger", "set AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY"),
+        ("s3://bucket/ledger", "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
+    ],
+)
+def test_a_store_without_credentials_gets_advice_for_its_own_cloud(
+    url: str, advice: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no keys, obstore asks the instance metadata endpoint (169.254.169.254 on all three
+    clouds); a gs:// or az:// store was then told to set AWS_ACCESS_KEY_ID."""
+    for name in [n for n in os.environ if n.startswith(("AWS_", "GOOGLE_", "AZURE_")) or "proxy" in n.lower()]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no gcloud application-default credentials
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "acct")  # an account, and no key
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metadata)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_port}")  # the metadata endpoint is http
+    _Metadata.asked = []
+    try:
+        with pytest.raises(StoreError) as caught:
+            Store(url).inbox_keys()
+    finally:
+        server.shutdown()
+        server.server_close()
+    message = str(caught.value)
+    assert _Metadata.asked and "\n" not in message
+    assert f"no credentials found: {advice}" in message, message
+    assert ("AWS_" in message) == url.startswith("s3://"), message
 
 
 def test_a_plain_http_endpoint_without_leave_says_how_to_allow_it(s3_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
