@@ -112,7 +112,7 @@ def init_hooks(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     path, changes = install(ws.root, AGENTS[args.agent], args.scope)
-    if warning := program_not_found():
+    if warning := program_not_found(ws.root):
         print(f"comind: warning: {warning}", file=sys.stderr)
     where = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path
     if not changes:
@@ -126,13 +126,15 @@ def init_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
-def program_not_found() -> str:
+def program_not_found(cwd: Path) -> str:
     """Why the hooks' bare `comind` may not run this comind, "" when it will (as far as this PATH
     tells): none on PATH, or another one first. The settings keep the bare name, which a committed
     file shares across machines; the warning names the folder to put on PATH instead."""
     import os
     import shutil
     from pathlib import Path
+
+    from comind import __version__
 
     running = _running_program()
     if running is None:
@@ -141,9 +143,28 @@ def program_not_found() -> str:
     fix = f"put {running.parent} on the PATH the agent runs with (or write {running} in the hooks' commands)"
     if found is None:
         return f"no `comind` on PATH: the hooks' `comind hook …` commands will fail to start; {fix}"
-    if os.path.realpath(found) != os.path.realpath(running):
-        return f"`comind` on PATH is {Path(found)}, not this one ({running}): the hooks will run that one; {fix}"
-    return ""
+    if os.path.realpath(found) == os.path.realpath(running):
+        return ""
+    # another file: a pyenv, asdf or mise shim re-dispatches to an installation only running it tells
+    answer = _version_of(found, cwd)
+    if answer == f"comind {__version__}":
+        return ""
+    said = f" ({answer})" if answer else ""
+    return f"`comind` on PATH is {Path(found)}{said}, not this one ({running}): the hooks will run that one; {fix}"
+
+
+def _version_of(program: str, cwd: Path) -> str:
+    """The first line `program --version` prints, run where the hooks run; "" when it says nothing."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [program, "--version"], cwd=cwd, capture_output=True, text=True, errors="replace", timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    lines = done.stdout.strip().splitlines()
+    return lines[0].strip()[:100] if done.returncode == 0 and lines else ""
 
 
 def _running_program() -> Path | None:

@@ -346,6 +346,50 @@ def test_init_hooks_warns_when_the_hooks_would_not_find_this_comind(tmp_path: Pa
     assert hooks["SessionStart"][0]["hooks"][0]["command"] == "comind hook claude SessionStart"  # bare, as before
 
 
+def test_init_hooks_takes_a_shim_to_this_comind_for_this_comind(tmp_path: Path) -> None:
+    """A pyenv-style shim folder on PATH (a script that re-dispatches through its manager) was
+    warned of as "another comind": what it runs is known only by running it, so its --version is
+    asked, where the hooks run. A shim to this comind is quiet; one to another version is named
+    with that version; one that runs no comind here is warned of as before."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("a.py", "x = 1\n")
+    repo.commit("initial")
+    here = Path(COMIND).parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMIND_")}
+
+    def shims(name: str, target: str) -> Path:
+        """$ROOT/shims/comind execs `$ROOT/libexec/manager exec comind …`, which execs ``target``."""
+        root = tmp_path / name
+        for path, text in (
+            (root / "shims" / "comind", f'#!/bin/sh\nexec "{root}/libexec/manager" exec "${{0##*/}}" "$@"\n'),
+            (root / "libexec" / "manager", f'#!/bin/sh\n[ "$1" = exec ] || exit 1\nshift 2\nexec "{target}" "$@"\n'),
+        ):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            path.chmod(0o755)
+        return root / "shims"
+
+    def warned(path: Path) -> str:
+        done = subprocess.run(
+            [COMIND, "init-hooks", "claude", "--scope", "local"],
+            cwd=repo.path, env={**env, "PATH": f"{path}:/usr/bin:/bin"}, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert warned(shims("pyenv", COMIND)) == ""
+    older = tmp_path / "older-comind"
+    older.write_text("#!/bin/sh\necho comind 0.0.1\n")
+    older.chmod(0o755)
+    to_older = shims("asdf", str(older))
+    assert warned(to_older).startswith(
+        f"comind: warning: `comind` on PATH is {to_older / 'comind'} (comind 0.0.1), not this one ({COMIND}): "
+        f"the hooks will run that one; put {here} on the PATH"
+    )
+    nowhere = shims("mise", str(tmp_path / "no-such-comind"))
+    assert warned(nowhere).startswith(f"comind: warning: `comind` on PATH is {nowhere / 'comind'}, not this one")
+
+
 def test_init_hooks_refuses_a_broken_settings_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     settings = repo.path / ".claude/settings.json"
