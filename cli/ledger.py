@@ -21,11 +21,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     a = actions.add_parser(
         "audit",
         parents=[common],
-        help="list corrupt objects, conflicting versions, dangling relations and records a failed write left "
-        "unjournaled (exit 1 if any)",
+        help="list corrupt objects, conflicting versions, dangling relations, records a failed write left "
+        "unjournaled and segments an interrupted compaction left (exit 1 if any)",
     )
     a.add_argument("--json", action="store_true", help="one JSON object per problem")
-    a.add_argument("--repair", action="store_true", help="journal the records a failed write left unjournaled")
+    a.add_argument(
+        "--repair",
+        action="store_true",
+        help="journal the records a failed write left unjournaled; delete the segments a compaction left",
+    )
     a.set_defaults(handler=run_audit)
     a = actions.add_parser("erase", parents=[common], help="delete records for good, leaving id-only tombstones")
     a.add_argument("ids", nargs="+", metavar="ID")
@@ -66,6 +70,13 @@ def run_audit(args: argparse.Namespace) -> int:
                 "written, never journaled (its writer failed): readers that start from a snapshot miss it; --repair"
             )
             findings += [{"type": "unjournaled", "source": source, "key": key, "reason": reason} for key in orphans]
+        leftovers = store.leftover_segments()
+        if leftovers and args.repair:
+            store.delete_leftovers(leftovers)
+            print(f"deleted {len(leftovers)} object(s) an interrupted compaction left in {source}", file=sys.stderr)
+        elif leftovers:
+            reason = "a segment no snapshot names (its compaction stopped before naming it): nothing reads it; --repair"
+            findings += [{"type": "leftover", "source": source, "key": key, "reason": reason} for key in leftovers]
     ledger.rebuild()
     for source, store in ledger.sources.items():
         for problem in store.verify():

@@ -13,7 +13,8 @@ prune now) and, after its snapshot is written, the tombstones. A manifest names 
 tombstones its compaction applied, so the next one need not list them first; when the listing afterwards
 finds one it did not apply, the compaction is withdrawn and made again knowing them. Segments no snapshot
 ever named (a compaction that died before writing one) go at the next full collection (erasure, or a
-compaction without a base).
+compaction without a base), or at `comind ledger audit --repair` (:meth:`Compaction.leftover_segments`):
+a compaction lists no segments, so it never sees them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from comind.store.layout import (
     _erased_digest,
     _gzip,
     _ulid,
+    is_segment_name,
     records_key,
     snapshot_journal,
 )
@@ -201,6 +203,32 @@ class Compaction(Reading):
             objects = listing.result()[1] if listing is not None else self._list_journal(floor)[1]
             self._delete_many([records_key(e) for e in objects if e <= pruned])
         return True, name, None
+
+    def leftover_segments(self) -> list[str]:
+        """The keys of segments no snapshot names that are older than the newest snapshot: left by a
+        compaction that stopped before naming them (or before deleting those it merged away). Readers
+        never read them, and compaction, which lists no segments, leaves them; `comind ledger audit`
+        lists them. One newer than the newest snapshot may be a running compaction's, about to be
+        named, and is not listed.
+
+        Segments are listed before snapshots, so one a compaction names meanwhile is seen named."""
+        listed = self._list(SEGMENTS)
+        manifests, _ = self._snapshot_names()
+        if not manifests:
+            return []
+        named: set[str] = set()
+        for name in manifests:
+            try:
+                named.update(self.read_manifest(name).segments)
+            except (FileNotFoundError, CorruptObject):  # gone (its segments with it), or names nothing readable
+                continue
+        newest = manifests[-1][:26]  # a snapshot's name starts with its ULID; a segment's is one
+        segment = {key: key.removeprefix(SEGMENTS).split(".", 1)[0] for key in listed}
+        return sorted(k for k, s in segment.items() if is_segment_name(s) and s not in named and s < newest)
+
+    def delete_leftovers(self, keys: list[str]) -> None:
+        """Delete what `leftover_segments` listed: objects no snapshot names, which nothing reads."""
+        self._delete_many(keys)
 
     def _write_segment(self, pairs: list[tuple[str, bytes]]) -> Segment:
         name = _ulid()

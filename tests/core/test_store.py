@@ -290,6 +290,41 @@ def test_a_write_that_cannot_journal_takes_its_records_back(
     assert Store(s3_url).inbox_keys() == [] and Store(s3_url).unjournaled() == []
 
 
+def test_the_segments_a_compaction_left_unnamed_are_listed_once_a_snapshot_is_newer(
+    s3_url: str, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compaction whose snapshot PUT fails (as one killed between its puts) leaves its segments
+    named by nothing; compaction lists no segments, so they stayed for good. Listed by
+    `leftover_segments` once a newer snapshot shows no running compaction will name them."""
+    Store(s3_url).put(record("first"))
+    Store(s3_url).compact()
+    Store(s3_url).put(record("second"))
+    before = set(Store(s3_url)._list(SEGMENTS))
+    _Refusing.upstream, _Refusing.refuse = s3_endpoint, SNAPSHOTS
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.server_address[1]}")
+        with pytest.raises(StoreError, match=f"cannot write {SNAPSHOTS}"):
+            Store(s3_url).compact()
+    finally:
+        server.shutdown()
+        server.server_close()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
+    left = sorted(set(Store(s3_url)._list(SEGMENTS)) - before)
+    assert left and Store(s3_url).leftover_segments() == []  # newer than the newest snapshot: maybe running
+    Store(s3_url).put(record("third"))
+    assert Store(s3_url).compact()
+    assert set(left) <= set(Store(s3_url)._list(SEGMENTS))  # compaction never sees them
+    store = Store(s3_url)
+    assert store.leftover_segments() == left
+    store.delete_leftovers(left)
+    after = Store(s3_url)
+    assert not set(left) & set(after._list(SEGMENTS)) and after.leftover_segments() == []
+    assert {r.title for r in after.read().records.values()} == {"first", "second", "third"}
+    assert not after.read().problems and after.verify() == []
+
+
 def test_audit_finds_and_journals_what_a_failed_writer_left(s3_url: str) -> None:
     writer = Store(s3_url)
     writer.put(record("first"))

@@ -467,6 +467,36 @@ def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path
     assert audit.code == 1 and victim.name in audit.out and "hash" in audit.out
 
 
+def test_audit_lists_and_repair_deletes_what_an_interrupted_compaction_left(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = initialised
+    store = repo / ".comind" / "ledger" / "_ledger"
+    ask = ["remember", "question", "--on", "a.py", "--question", "why?", "--title"]
+    assert cli(repo, *ask, "q0").code == 0 and cli(repo, "ledger", "compact").code == 0
+    assert cli(repo, *ask, "q1").code == 0
+    segments = store / "segments"
+    before = set(segments.iterdir())
+    (store / "snapshots").rename(store / "kept")
+    (store / "snapshots").write_text("")  # the snapshot cannot be written: as a compaction killed before it
+    assert cli(repo, "ledger", "compact").code == 2
+    (store / "snapshots").unlink()
+    (store / "kept").rename(store / "snapshots")
+    left = sorted(p.name for p in set(segments.iterdir()) - before)
+    assert left and cli(repo, "ledger", "audit").code == 0  # no newer snapshot yet: maybe a compaction running
+    assert cli(repo, *ask, "q2").code == 0 and cli(repo, "ledger", "compact").code == 0
+    audit = cli(repo, "ledger", "audit")
+    listed = [line for line in audit.out.splitlines() if line.startswith("leftover ")]
+    assert audit.code == 1 and len(listed) == len(left) and all(n in audit.out for n in left), audit
+    assert listed[0].endswith(
+        "a segment no snapshot names (its compaction stopped before naming it): nothing reads it; --repair"
+    )
+    repaired = cli(repo, "ledger", "audit", "--repair")
+    assert (
+        repaired.code == 0 and f"deleted {len(left)} object(s) an interrupted compaction left in store" in repaired.err
+    )
+    assert not {p.name for p in segments.iterdir()} & set(left)
+    assert cli(repo, "ledger", "audit").code == 0 and cli(repo, "log").out.count("\n") == 3
+
+
 def test_corrupt_object_is_skipped_with_a_warning_and_hides_nothing(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     for i in range(3):
