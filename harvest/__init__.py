@@ -21,5 +21,6 @@ from __future__ import annotations
 # revert's attempt without a made-up reason; a Directive's dated [until:] read wherever it is written;
 # 20: an unresolved revert quoting no subject titles its attempt "What '<its subject>' took out";
 # code in a Rust impl anchored to the type it implements when the file defines it; an SSH remote
-# (git@host:path) kept in revert reasons, no longer read as an address.
-HARVESTER_VERSION = "20"
+# (git@host:path) kept in revert reasons, no longer read as an address; 21: a squash's other
+# one-line commits (`* Changeset`) no part of its revert's reason.
+HARVESTER_VERSION = "21"

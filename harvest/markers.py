@@ -655,6 +655,7 @@ def _revert_reason(subject: str, body: str) -> str:
             text = "\n".join(lines[:first])
     for pattern in _BOILERPLATE:
         text = pattern.sub("", text)
+    text = _without_other_subjects(text)
     kept = [line for line in text.split("\n") if not line.lstrip().startswith(">") and not _echoed(line)]
     paragraphs = [" ".join(p.split()) for p in "\n".join(kept).split("\n\n")]
     reason = "\n\n".join(p for p in paragraphs if p)
@@ -665,6 +666,34 @@ def _revert_reason(subject: str, body: str) -> str:
     if reference and not markers and subject.strip():
         reason = subject.strip() + ("\n\n" + reason if reason else "")
     return reason
+
+
+_ITEM = re.compile(r"^\* (?=\S)", re.MULTILINE)  # a squash body's item: GitHub's `* subject`
+
+
+def _without_other_subjects(text: str) -> str:
+    """Rule: a squash body lists its pull request's commits as items, each commit's body under its
+    subject. Where one item is a `git revert` commit's (`* Revert "x"`), an item with nothing under
+    it but person trailers that is no such revert is another commit's subject (`* Changeset`, `* fix: adjust
+    for feedback`, `* chore: revert env change`): what else the pull request did, not why it
+    reverted. An item with a body stays, and so does a list someone wrote (no such revert in it)."""
+    starts = [m.start() for m in _ITEM.finditer(text)]
+    if not starts:
+        return text
+    sections = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)], strict=True)]
+    items = sections[1:]
+
+    def subject(item: str) -> str:
+        return _ITEM.sub("", item.split("\n", 1)[0], count=1).strip()
+
+    def body(item: str) -> str:  # (a body of person trailers alone, `Co-authored-by: …`, says nothing)
+        return redact_people(item.partition("\n")[2]).strip()
+
+    reverts = [any(m.quoted_subject for m in _subject_markers(subject(item))) for item in items]
+    if not any(reverts):
+        return text  # no `git revert` commit among the items: a list someone wrote
+    kept = [item for item, quoted in zip(items, reverts, strict=True) if quoted or body(item)]
+    return "".join([sections[0], *kept])
 
 
 def _echoed(line: str) -> bool:

@@ -591,3 +591,20 @@ def test_boilerplate_goes_with_crlf_line_ends_and_a_list_item_that_says_why_stay
 @pytest.mark.parametrize("after", [".", " (#1) (#2)", " [#1]", " (!12)", " (GH-12)"])
 def test_an_echoed_revert_subject_with_its_references_is_no_reason(after: str) -> None:
     assert revert_reason("Fix (#9)", f'* Revert "Add cache"{after}\n\nThis reverts commit {"a" * 40}.') == ""
+
+
+def test_a_squash_s_other_one_line_commits_are_no_reason() -> None:
+    """A squash listing a revert commit among its pull request's commits: the other items with
+    nothing under them (a changeset, a review fix-up, a co-author) say what else it did, not why."""
+    message = (
+        "Revert fix: Allow a prefix for builtins (#14863)\n\n"
+        '* Revert "fix: Allow a prefix for builtins (#14839)"\n\nThis reverts commit ' + "9" * 40 + ".\n\n"
+        "* fix: adjust for feedback\n\n* chore: revert the env change\n\n* Apply suggestions from code review\n\n"
+        "Co-authored-by: A <a@example.com>\n\n* chore: changeset\n\n---------\n\nCo-authored-by: B <b@example.com>\n"
+    )
+    assert revert_reason(*split_message(message)) == ""
+    # an item with a body under it stays, and a list someone wrote (no revert commit in it) is kept whole
+    kept = 'Rework (#9)\n\n* Revert "Add cache"\n\n* Keep the old parser\n\nThe new one drops empty keys.\n'
+    assert revert_reason(*split_message(kept)) == "* Keep the old parser\n\nThe new one drops empty keys."
+    written = 'Revert "Add cache"\n\nThis reverts commit ' + "a" * 40 + ".\n\n* it leaks memory\n* it is slow\n"
+    assert revert_reason(*split_message(written)) == "* it leaks memory * it is slow"
