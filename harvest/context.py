@@ -36,6 +36,7 @@ from comind.harvest.approach import (
     comment_style,
     is_trivial,
     normalise_line,
+    release_notes,
 )
 from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
@@ -296,7 +297,11 @@ class HarvestContext:
 
         anchors: list[dict[str, Any]] = []
         seen: set[str] = set()
-        for f in change.files:
+        # Rule: a changelog, its fragment or a lockfile records the change rather than being where it
+        # is (a release deletes the fragment, staling the record days later; every change lands in the
+        # one changelog): anchored to only when the change touched nothing else.
+        files = [f for f in change.files if not release_notes(f.path)] or list(change.files)
+        for f in files:
             path = (f.old_path or f.path) if side == "removed" else f.path
             blob = _blob(tree, path)
             if blob is None:

@@ -1399,3 +1399,34 @@ def test_verbose_says_what_was_skipped_and_why(cli, gr: GitRepo) -> None:  # typ
     said = cli(gr.path, "harvest", "--full", "-v")
     skipped = f"  skipped 1 body-revert-of-a-commit-not-here: {sha[:12]} test: migrate message_format"
     assert said.code == 0 and said.out.splitlines()[1:] == [skipped]
+
+
+def test_records_are_not_anchored_to_changelogs_fragments_or_lockfiles(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A release deletes the changelog fragment a change added: a record anchored to it went stale
+    days later, though its code stood. The changelog and a lockfile say what changed, not where."""
+    gr.write("app/m.py", "def m():\n    return 1\n")
+    gr.write("CHANGELOG.md", "# Changes\n")
+    gr.write("Cargo.lock", "version = 3\n")
+    gr.commit("Add m")
+    gr.write("app/m.py", "def m():\n    return 2\n")
+    gr.write(".changeset/brave-m.md", "---\n'app': patch\n---\n\nm returns 2\n")
+    gr.write("CHANGELOG.md", "# Changes\n\n- m returns 2\n")
+    gr.write("Cargo.lock", "version = 4\n")
+    gr.commit("Make m return 2\n\nConstraint: m is never zero\n")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.write("app/m.py", "def m():\n    return 2\n")
+    gr.write(".changeset/brave-m.md", "---\n'app': patch\n---\n\nm returns 2\n")
+    gr.commit("Make m return 2 again\n\nConstraint: m stays positive\n")
+    gr.git("rm", "-q", ".changeset/brave-m.md")
+    gr.commit("Release 1.0.1")
+    harvest(cli, gr)
+    rows = records(cli, gr)
+    for row in rows:
+        assert [a["raw"] for a in row["anchors"]] == ["app/m.py::m"], row["title"]
+    assert {r["status"] for r in rows if r["title"] == "m stays positive"} == {"active"}
+    # a change that touched nothing but a changelog is still anchored to it
+    gr.write("CHANGELOG.md", "# Changes\n\n- m returns 2\n\nConstraint prose\n")
+    gr.commit("Note the release\n\nConstraint: the changelog is by hand\n")
+    harvest(cli, gr)
+    ruled = [r for r in records(cli, gr) if r["title"] == "the changelog is by hand"]
+    assert [a["raw"] for a in ruled[0]["anchors"]] == ["CHANGELOG.md"]
