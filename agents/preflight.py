@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from comind.checks.change import compute_change
 from comind.checks.findings import LEVELS, Report
@@ -22,8 +22,6 @@ from .render import Entry
 from .worktree import PendingTree, uncommitted_commit
 
 if TYPE_CHECKING:
-    import pygit2
-
     from comind.ledger import Ledger
     from comind.workspace import Workspace
 
@@ -213,17 +211,12 @@ def named_at(ws: Workspace, head: str, on: Sequence[Mapping[str, Any]]) -> None:
     defines, a line in it, a module), or is a folder there; AnchorError naming the first that is
     not (a typo would rank the plan's records near nothing, and say nothing of it)."""
     from comind.anchors import AnchorError
-    from comind.git import is_dir
     from comind.why import target_at
 
     snapshot = ws.index.snapshot(head)
     for anchor in on:
-        path = str(anchor.get("path") or "")
         try:
-            if not path.endswith("/"):
-                target_at(snapshot, dict(anchor))
-            elif not is_dir(cast("pygit2.Tree", ws.index.repo[snapshot.tree]), path.rstrip("/")):
-                raise AnchorError(f"no folder {path} at {head[:10]}")
+            target_at(snapshot, dict(anchor))
         except AnchorError as exc:
             raise AnchorError(f"anchor {anchor.get('raw')!r}: {exc}") from None
 

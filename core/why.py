@@ -61,21 +61,22 @@ class Target(NamedTuple):
 
 
 def target_at(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
-    """What the anchor names at the snapshot (AnchorError when it names nothing there: a file not
-    in the tree, a symbol the file does not define, a line past its end, an unknown module); kept
+    """What the anchor names at the snapshot (AnchorError when it names nothing there: a file or a
+    folder not in the tree, a symbol the file does not define, a line past its end, an unknown module); kept
     in the index cache per commit (a warm `why` then decodes no symbols at all)."""
     key = f"{snapshot.commit}\0{json.dumps(anchor, sort_keys=True)}"
-    cached = snapshot.index.memo_get(_memo("why-target"), [key]).get(key)
+    cached = snapshot.index.memo_get(_memo("why-target.2"), [key]).get(key)
     if cached is not None:
         path, symbol, span, description, hashes = json.loads(cached)
         return Target(path, symbol, tuple(span) if span else None, description, tuple(hashes))
     target = _find_target(snapshot, anchor)
-    snapshot.index.memo_put(_memo("why-target"), {key: json.dumps(list(target))})
+    snapshot.index.memo_put(_memo("why-target.2"), {key: json.dumps(list(target))})  # 2: folders checked
     return target
 
 
 def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
     from comind.anchoring import _nearest, past_the_end  # the same messages as at resolution
+    from comind.git import is_dir
 
     scope = anchor["scope"]
     at = snapshot.commit[:10]
@@ -90,14 +91,15 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
         return Target(None, None, None, f"{format_anchor(anchor)} at {at}")
     path = anchor["path"]
     if path.endswith("/"):
+        tree = cast("pygit2.Tree", snapshot.index.repo[snapshot.tree])
+        if not is_dir(tree, path.rstrip("/")):  # a typo would answer "no records", as if none were kept
+            raise AnchorError(f"no folder {path} at {at}")
         return Target(path, None, None, f"folder {path} at {at}")
     known = path in snapshot.files
     if not known:
         try:
             snapshot.blob_data(path)
         except KeyError:
-            from comind.git import is_dir
-
             tree = cast("pygit2.Tree", snapshot.index.repo[snapshot.tree])
             if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`
                 raise AnchorError(f"no file {path} at {at}: a folder, written {path}/") from None

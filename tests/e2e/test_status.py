@@ -169,6 +169,21 @@ def test_why_of_a_folder_answers_for_what_is_in_it(cli, old: GitRepo) -> None:  
     assert "Admins skip grants" in answer and "Util is shared" not in answer, answer
 
 
+def test_why_of_a_folder_the_tree_lacks_is_an_error_as_a_file_is(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A typo'd folder answered "no records", as if none were kept; a file's typo is an error, and so
+    is a folder's, in the CLI and in MCP's `why` alike (as of the revision asked)."""
+    made = cli(old.path, "remember", "gotcha", "--on", "app/", "--title", "T", "--symptom", "s", "--cause", "c")
+    assert made.code == 0, made.err
+    typo = cli(old.path, "why", "apps/")
+    assert typo.code == 2 and typo.err.endswith("no folder apps/ at " + old.head()[:10] + "\n"), typo.err
+    assert "T" in cli(old.path, "why", "app/").out
+    first = old.git("rev-list", "--max-parents=0", "HEAD").strip()
+    old.write("lib/util.py", "def helper():\n    return 1\n")
+    old.commit("lib")
+    assert cli(old.path, "why", "lib/").code == 0
+    assert cli(old.path, "why", "lib/", "--at", first).code == 2
+
+
 def test_why_of_a_file_or_folder_finds_the_records_whose_code_moved_in_since(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
     for anchor, title in (("app/perm.py::Checker.check", "Admins skip grants"), ("app/perm.py", "Perm is hot")):
         made = cli(old.path, "remember", "gotcha", "--on", anchor, "--title", title, "--symptom", "s", "--cause", "c")
