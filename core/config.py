@@ -230,6 +230,12 @@ class Config:
         except KeyError:
             raise AttributeError(key) from None
 
+    def origin(self, key: str) -> str:
+        """Where a setting was read, as its errors name it (`--default-branch`, `COMIND_DEFAULT_BRANCH`,
+        `.comind.yml: default_branch`)."""
+        setting = next(s for s in SETTINGS if s.key == key)
+        return {"flag": setting.flag, "env": setting.env}.get(self.sources.get(key, ""), f"{CONFIG_FILE}: {key}")
+
 
 def _parse(setting: Setting, value: Any, origin: str) -> Any:
     """The setting's value; ConfigError naming where it came from (which names the setting) and why."""

@@ -129,6 +129,11 @@ class Workspace:
         for ref in (f"refs/heads/{name}", f"refs/remotes/{name}", f"refs/remotes/origin/{name}"):
             if found := read_ref(self.git_dir, ref):
                 return found
+        if self.config.default_branch:  # chosen, not guessed: a typo made no commit evidence, silently
+            raise configuration.ConfigError(
+                f"{self.config.origin('default_branch')}: no branch {name!r} here, local or remote (fetch it;"
+                " `git branch -a` lists those there are)"
+            )
         return None
 
     def branch(self) -> str | None:

@@ -814,6 +814,22 @@ def test_no_default_branch_found_is_said(cli, reverted: GitRepo) -> None:  # typ
     assert report["warnings"] == []
 
 
+def test_a_default_branch_chosen_that_names_no_branch_is_an_error(  # type: ignore[no-untyped-def]
+    cli, reverted: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo'd default branch made no commit evidence and every branch the default, silently:
+    `check` reported everything at HEAD as if on it. Where the name came from is said."""
+    assert cli(reverted.path, "harvest").code == 0
+    (reverted.path / ".comind.yml").write_text("default_branch: mian\n")
+    for command in (["check"], ["harvest"], ["status"]):
+        result = cli(reverted.path, *command)
+        assert result.code == 2, (command, result.out)
+        assert result.err.startswith("comind: .comind.yml: default_branch: no branch 'mian' here"), result.err
+    monkeypatch.setenv("COMIND_DEFAULT_BRANCH", "develop")
+    assert cli(reverted.path, "check").err.startswith("comind: COMIND_DEFAULT_BRANCH: no branch 'develop' here")
+    assert cli(reverted.path, "--default-branch", "main", "check").code == 0
+
+
 def test_big_change_with_binaries_stays_bounded(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
