@@ -12,7 +12,12 @@ Module names:
   ``a.b.C.Companion.f``) is one of the longest module its name starts with; Kotlin's import of a
   package's top-level function or class (``a.b.closeQuietly``) is one of the file of that package
   that defines it.
-* Rust: the path without ``.rs``; its ``use`` paths stay unresolved (not internal).
+* Rust: the path without ``.rs``. A ``use`` path is resolved to the file of the longest module it
+  names, in a Cargo package's ``src/``: ``crate::``, ``self::``, ``super::``, a child module of the
+  file's own, or a package of the repository by its crate name (``rt::sync::Mutex`` from
+  ``rt-util``); what follows is a member of that module. The edge names it by its crate too
+  (``rt.sync.Mutex``). Another crate's path is written with dots (``netio.tcp.Stream``), as
+  calls through ``::`` are (``std.process.exit``).
 * C and C++: the path without its extension, so a header and its source are one module
   (``src/net/sock``); an ``#include`` is resolved beside the file (``"x.h"``), then to the one file
   whose path ends with what it names (the nearest to the includer when several do).
@@ -80,7 +85,8 @@ _CS_NAMESPACE = re.compile(r"^\s*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?:[{;]
 # Bump when module names or edges change: what the index cache keeps of them (importers, `why`'s
 # neighbours) is read again.
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
-GRAPH_VERSION = "3"
+# 4: Rust `use` paths resolved to the crate's module files.
+GRAPH_VERSION = "4"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 
 
@@ -111,6 +117,7 @@ class ImportGraph:
         imports = snapshot.all_imports()  # of the restricted paths only, for a restricted view
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
+        self._crates: dict[str, str] | None = None  # a Rust package's crate name -> its src/ folder
         self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
         self._namespaces: dict[str, dict[str, str]] | None = None  # PHP classes by namespace
         self._scopes: dict[str, list[str]] = {}  # C# file → the internal namespaces its calls see
@@ -279,6 +286,8 @@ class ImportGraph:
             bindings = self._php_imports(path, module, imports)
         elif language == "csharp":
             bindings = self._using_edges(path, module, imports)
+        elif language == "rust":
+            bindings = self._use_edges(path, module, imports)
         else:
             bindings = {}
             for imp in imports:
@@ -458,6 +467,89 @@ class ImportGraph:
             self._edge(module, target or imp.module, path, imp.line, target is not None)
         return {}
 
+    def _use_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
+        bindings: dict[str, str] = {}
+        place = _rust_place(path)
+        for imp in imports:
+            segments = [s for s in imp.module.split("::") if s] + [n for n in imp.names if n != "*"]
+            found = self._resolve_use(place, segments)
+            if found is None:
+                name = ".".join(segments)
+                self._edge(module, name, path, imp.line, False)
+            else:
+                target, member, by_crate = found
+                name = f"{target}.{member}" if member else target
+                # named by its path, and by its crate's (`rt.sync.Mutex`), as a Rust glob may name it
+                names = tuple(dict.fromkeys(n for n in (name if member else "", by_crate) if n))
+                self._edge(module, target, path, imp.line, True, names)
+            if segments and segments[-1] != "self":
+                bindings[imp.alias or segments[-1]] = name
+        return bindings
+
+    def _resolve_use(self, place: tuple[str, list[str]] | None, segments: list[str]) -> tuple[str, str, str] | None:
+        """(the module a `use` path names, the rest as a member, the whole as its crate names it:
+        `rt.sync.Mutex`, or "" for a crate no other can use) when it is of this repository: the
+        longest prefix that is a module file, from where the path starts (`crate`, `self`, `super`, a
+        child module, another package's crate name); None for another crate's, or a module not found."""
+        if not segments or segments[0] == "*":
+            return None
+        first = segments[0]
+        if first in ("crate", "self", "super"):
+            if place is None:
+                return None  # a test, bench or example: a crate of its own, not this package's
+            src, base = place[0], list(place[1])
+            rest = segments[1:]
+            if first == "crate":
+                base = []
+            elif first == "super":
+                while True:
+                    if not base:
+                        return None
+                    base.pop()
+                    if not rest or rest[0] != "super":
+                        break
+                    rest = rest[1:]
+        elif place is not None and self._rust_module(place[0], [*place[1], first]) is not None:
+            src, base, rest = place[0], list(place[1]), segments  # a child module (`mod db;` … `use db::x`)
+        elif first in self._rust_crates():
+            src, base, rest = self._rust_crates()[first], [], segments[1:]
+        else:
+            return None
+        crate = next((c for c, folder in self._rust_crates().items() if folder == src), "")
+        for n in range(len(rest), -1, -1):
+            target = self._rust_module(src, base + rest[:n])
+            if target is not None:
+                return target, ".".join(rest[n:]), ".".join([crate, *base, *rest]) if crate else ""
+        return None
+
+    def _rust_module(self, src: str, segments: list[str]) -> str | None:
+        """The module of the file that holds module `segments` of the crate whose source is in `src`."""
+        folder = posixpath.join(src, *segments) if segments else src
+        candidates = (
+            [f"{folder}.rs", posixpath.join(folder, "mod.rs")]
+            if segments
+            else [posixpath.join(src, "lib.rs"), posixpath.join(src, "main.rs")]
+        )
+        return next((self._module_of[c] for c in candidates if c in self._module_of), None)
+
+    def _rust_crates(self) -> dict[str, str]:
+        """Crate name (a package's, `-` read as `_`, or its `[lib]` name) -> its `src/` folder, for
+        every Cargo package of the repository with a library (`src/lib.rs`)."""
+        if self._crates is None:
+            self._crates = {}
+            folders = {place[0] for p in self._module_of if p.endswith(".rs") and (place := _rust_place(p))}
+            for src in sorted(folders):
+                if posixpath.join(src, "lib.rs") not in self._module_of:
+                    continue  # a binary alone: no crate can `use` it
+                package = posixpath.dirname(src)
+                try:
+                    text = self.snapshot.blob_text(posixpath.join(package, "Cargo.toml"))
+                except KeyError:
+                    continue
+                for name in _crate_names(text):
+                    self._crates.setdefault(name, src)
+        return self._crates
+
     def _php_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         # a class of the file's own namespace needs no `use`: its short name is bound already
         bindings = dict(self._php_namespaces().get(module.rpartition(".")[0], {}))
@@ -524,20 +616,25 @@ class ImportGraph:
     def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
         quals = {d.qualname for d in fs.definitions}
         classes = {d.qualname for d in fs.definitions if d.kind in _TYPE_KINDS}
+        rust = path.endswith(".rs")  # `File::open(…)`: a path, resolved as a `use` path, else through bindings
+        place = _rust_place(path) if rust else None
         for call in fs.calls:
             caller = f"{module}.{call.caller}" if call.caller else module
-            head, _, rest = call.callee.partition(".")
+            callee = call.callee.replace("::", ".") if rust else call.callee
+            head, _, rest = callee.partition(".")
             resolved: str | None = None
-            if head in bindings:
+            if rust and "::" in call.callee and (found := self._resolve_use(place, call.callee.split("::"))):
+                resolved = f"{found[0]}.{found[1]}" if found[1] else found[0]  # (by its path, as calls are)
+            elif head in bindings:
                 resolved = bindings[head] + (f".{rest}" if rest else "")
             elif head in ("self", "this", "cls") and rest:
                 owner = _enclosing_class(call.caller, classes)
                 if owner:
                     resolved = f"{module}.{owner}.{rest}"
-            elif "::" not in call.callee:
-                resolved = _local(module, call.caller, head, call.callee, quals)
+            elif "::" not in callee:
+                resolved = _local(module, call.caller, head, callee, quals)
             assert self._calls is not None
-            self._calls.append(CallEdge(caller, resolved or call.callee, path, call.line, resolved is not None))
+            self._calls.append(CallEdge(caller, resolved or callee, path, call.line, resolved is not None))
 
 
 def _local(module: str, caller: str, head: str, callee: str, quals: set[str]) -> str | None:
@@ -611,6 +708,36 @@ def psr4_prefixes(manifest: object) -> list[tuple[str, str]]:
                     where = posixpath.normpath(folder).strip("/") if folder else ""
                     pairs.append(("" if where == "." else where, namespace))
     return sorted(pairs, key=lambda p: -len(p[0]))
+
+
+def _rust_place(path: str) -> tuple[str, list[str]] | None:
+    """(the `src/` folder of its Cargo package, its module path there) of a Rust file of a package's
+    library or main binary: `rt/src/sync/mutex.rs` -> ("rt/src", ["sync", "mutex"]); a crate
+    root (`lib.rs`, `main.rs`) has none. None for a file of no `src/`, or another binary's (`src/bin/`)."""
+    parts = path.removesuffix(".rs").split("/")
+    if "src" not in parts[:-1]:
+        return None
+    i = len(parts) - 2 - parts[-2::-1].index("src")  # the last `src` folder holding it
+    src, inner = "/".join(parts[: i + 1]), parts[i + 1 :]
+    if inner[0] == "bin":
+        return None
+    if inner in (["lib"], ["main"]):
+        return src, []
+    return src, inner[:-1] if inner[-1] == "mod" else inner
+
+
+_CARGO_SECTION = re.compile(r"^\s*\[\s*(package|lib)\s*\][^\n]*\n(.*?)(?=^\s*\[|\Z)", re.MULTILINE | re.DOTALL)
+_CARGO_NAME = re.compile(r"^\s*name\s*=\s*[\"']([\w-]+)[\"']", re.MULTILINE)
+
+
+def _crate_names(cargo_toml: str) -> list[str]:
+    """The names other crates `use` a package by: its `[lib]` name, else its package name with `-`
+    read as `_` (a workspace's root manifest, with no `[package]`, names none)."""
+    found = {
+        m.group(1): n.group(1) for m in _CARGO_SECTION.finditer(cargo_toml) if (n := _CARGO_NAME.search(m.group(2)))
+    }
+    name = found.get("lib") or found.get("package")
+    return [name.replace("-", "_")] if name else []
 
 
 def _ruby_module(path: str) -> str:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json"})  # files that name modules
+_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json", "Cargo.toml"})  # files that name modules
 # Languages whose modules are named by a path as their includes, requires and imports write it
 # (`src/net/sock`, Ruby's `rack/utils`, JavaScript's `src/db/index`): a path glob may name the module,
 # or a name in it (`src/db/index.rawQuery`). (A Go import path is no path a glob means: `forbid:
@@ -187,6 +187,14 @@ class GraphCheck(Check):
         for i, value in enumerate(values):
             if not isinstance(value, str) or not value.strip() or len(value) > 1000:
                 raise CheckError(f'expected a module glob like "myapp.db.*", got {value!r}'[:200], f"{where}[{i}]")
+            if "::" in value and not is_path_glob(value):  # a Rust path, `netio::tcp`: named with dots
+                value = value.replace("::", ".")
+                if value.split(".")[0] in ("crate", "self", "super"):
+                    raise CheckError(
+                        f"a Rust crate's own modules are named by their files' paths (src/fs/** for crate::fs),"
+                        f" not {values[i]!r}"[:300],
+                        f"{where}[{i}]",
+                    )
             out.append(check_glob(value, f"{where}[{i}]"))
         return out
 
@@ -535,9 +543,12 @@ class _Names:
             # the names imports write, read in one batch, for calls too: a call graph built only to
             # warn would cost a check of a large tree most of a second
             for path, imports in snapshot.all_imports().items():
-                python = snapshot.files[path].language == "python"
+                language = snapshot.files[path].language
                 for imp in imports:
-                    full = _python_absolute(graph, path, imp) if python else imp.module
+                    if language == "python":
+                        full = _python_absolute(graph, path, imp)
+                    else:  # (Rust's `a::b` is named `a.b`, as its edges are)
+                        full = imp.module.replace("::", ".") if language == "rust" else imp.module
                     if full:
                         used.add(full)
                         used.update(f"{full}.{n}" for n in imp.names if n != "*")

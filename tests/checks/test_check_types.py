@@ -131,6 +131,35 @@ def test_graph_checks_name_javascript_modules_and_their_names_by_path(tmp_path: 
     assert texts(check_all(repo, {**one, "forbid": ["src/db/index.safe"], "edges": "calls"}, base=base)) == []
 
 
+def test_graph_checks_over_rust_see_the_crate_s_modules_and_other_crates(tmp_path: Path) -> None:
+    """A Rust `use` was never an internal edge, nor matched by a module glob (`mio::net` was one name):
+    a graph check over Rust code could not fail, and said nothing of it."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "rt"\n')
+    repo.write("src/lib.rs", "pub mod fs;\npub mod sync;\n")
+    repo.write("src/fs/mod.rs", "pub struct File;\npub fn read() {}\n")
+    repo.write("src/sync/mutex.rs", "use std::sync::Arc;\npub struct Mutex;\n")
+    base = repo.commit("base")
+    repo.write(
+        "src/sync/mutex.rs",
+        "use std::sync::Arc;\nuse crate::fs::File;\nuse mio::net::TcpStream;\npub struct Mutex;\n"
+        "fn lock() { super::super::fs::read(); std::process::exit(1); }\n",
+    )
+    repo.commit("sync reaches into fs")
+    internal = {"type": "graph", "from": "src/sync/**", "forbid": ["src/fs/**"]}
+    assert texts(check_all(repo, internal, base=base)) == ["imports src/fs/mod.File"]
+    assert texts(check_all(repo, {**internal, "edges": "calls"}, base=base)) == ["lock calls src/fs/mod.read"]
+    crate = {"type": "graph", "from": "src/sync/**", "forbid": ["mio"]}
+    assert texts(check_all(repo, crate, base=base)) == ["imports mio.net.TcpStream"]
+    for written in ("rt::fs", "rt.fs.*", "mio::net"):  # as Rust writes a path, or with dots
+        named = {**crate, "forbid": [written]}
+        assert len(texts(check_all(repo, named, base=base))) == 1, written
+    with pytest.raises(CheckError, match=r"by their files' paths \(src/fs/\*\* for crate::fs\)"):
+        compile_check("", {**crate, "forbid": ["crate::fs"]})
+    exits = {"type": "graph", "from": "src/**", "forbid": ["std.process.exit"], "edges": "calls"}
+    assert texts(check_all(repo, exits, base=base)) == ["lock calls std.process.exit"]
+
+
 def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -> None:
     # Go's module `app/db` lives in db/, not app/: a glob over paths must not match the import path.
     repo = GitRepo(tmp_path)

@@ -209,7 +209,60 @@ def test_java_and_rust_modules(tmp_path: Path) -> None:
     assert ("com.acme.web.Api.Api.go", "com.acme.db.Db.query") in {
         (c.caller, c.callee) for c in g.call_edges() if c.resolved
     }
-    assert g.imports_of("src/lib") == {"std::io"}
+    assert g.imports_of("src/lib") == {"std.io"}  # another crate's path, with dots as module globs write it
+
+
+def test_rust_use_paths_resolve_to_the_crates_module_files(tmp_path: Path) -> None:
+    """`crate::`, `self::`, `super::`, a child module and a workspace package by its crate name name
+    the files of their modules; a `use` of another crate stays external. Every Rust edge was external
+    before, so a graph check over Rust could never fail."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[workspace]\nmembers = ["core-lib", "app"]\n')
+    repo.write("core-lib/Cargo.toml", '[package]\nname = "core-lib"\nversion = "0.1.0"\n\n[dependencies]\nname = "x"\n')
+    repo.write("core-lib/src/lib.rs", "pub mod db;\npub mod net;\n")
+    repo.write("core-lib/src/db/mod.rs", "pub mod pool;\npub fn raw(q: &str) {}\n")
+    repo.write("core-lib/src/db/pool.rs", "use super::raw;\nuse self::inner::Slot;\npub struct Pool;\n")
+    repo.write("core-lib/src/db/pool/inner.rs", "pub struct Slot;\n")
+    repo.write(
+        "core-lib/src/net.rs",
+        "mod tls;\nuse crate::db::{self, pool::Pool};\nuse tls::Config as Tls;\nuse mio::net::TcpStream;\n"
+        'use std::process;\n\npub fn serve() {\n    db::raw("x");\n    crate::db::raw("y");\n'
+        "    process::exit(1);\n    std::process::abort();\n}\n",
+    )
+    repo.write("core-lib/src/net/tls.rs", "pub struct Config;\n")
+    repo.write("core-lib/src/bin/tool.rs", "use crate::db;\nfn main() {}\n")
+    repo.write("app/Cargo.toml", '[package]\nname = "app"\n\n[lib]\nname = "the_app"\n')
+    repo.write("app/src/main.rs", "use core_lib::db::pool::Pool;\nuse core_lib::*;\nuse the_app::x;\nfn main() {}\n")
+    repo.write("app/tests/it.rs", "use core_lib::net::serve;\nuse crate::helpers;\n")
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    edges = {(e.importer, e.imported, e.names) for e in g.import_edges() if e.internal}
+    # each named by its path and by its crate, as Rust writes it (`core_lib::db::raw`)
+    assert edges == {
+        ("core-lib/src/db/pool", "core-lib/src/db/mod", ("core-lib/src/db/mod.raw", "core_lib.db.raw")),
+        (
+            "core-lib/src/db/pool",
+            "core-lib/src/db/pool/inner",
+            ("core-lib/src/db/pool/inner.Slot", "core_lib.db.pool.inner.Slot"),
+        ),
+        ("core-lib/src/net", "core-lib/src/db/mod", ("core_lib.db",)),
+        ("core-lib/src/net", "core-lib/src/db/pool", ("core-lib/src/db/pool.Pool", "core_lib.db.pool.Pool")),
+        ("core-lib/src/net", "core-lib/src/net/tls", ("core-lib/src/net/tls.Config", "core_lib.net.tls.Config")),
+        ("app/src/main", "core-lib/src/db/pool", ("core-lib/src/db/pool.Pool", "core_lib.db.pool.Pool")),
+        ("app/src/main", "core-lib/src/lib", ("core_lib",)),
+        ("app/tests/it", "core-lib/src/net", ("core-lib/src/net.serve", "core_lib.net.serve")),
+    }
+    external = {e.imported for e in g.import_edges() if not e.internal}
+    # a binary of src/bin and a test are crates of their own: their `crate::` is not the package's;
+    # a package with no library (no lib.rs) is no crate another can `use`
+    assert external == {"mio.net.TcpStream", "std.process", "crate.db", "crate.helpers", "the_app.x"}
+    calls = [(c.caller, c.callee, c.resolved) for c in g.call_edges() if c.path == "core-lib/src/net.rs"]
+    assert calls == [
+        ("core-lib/src/net.serve", "core-lib/src/db/mod.raw", True),  # `db::raw`, bound by its `use`
+        ("core-lib/src/net.serve", "core-lib/src/db/mod.raw", True),  # `crate::db::raw`, a path
+        ("core-lib/src/net.serve", "std.process.exit", True),
+        ("core-lib/src/net.serve", "std.process.abort", False),  # as written, with dots
+    ]
 
 
 def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
