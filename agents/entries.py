@@ -132,7 +132,6 @@ def entry_of(
     path: str | None = None,
     symbol: str | None = None,
     span: Sequence[int] | None = None,
-    at: str = "",
     read: tuple[str, Sequence[int] | None] | None = None,
     snapshot: Any = None,
     anchorer: Any = None,
@@ -142,12 +141,15 @@ def entry_of(
     the file and lines that bear on it here (where a change re-proposes it, the anchor it touches),
     when they are not its subject's."""
     anchor = subject_anchor(record)
+    located = ""  # the commit the subject was found at, its code there
     if not path and snapshot is not None:
         path, symbol, span = where_now(anchor, snapshot, anchorer)
+        if path and (span is not None or not symbol):  # (a symbol gone from its file was not found)
+            located = snapshot.commit
     on = ""
-    if path:
+    if path and (located or snapshot is None):
         on = f"{path}::{symbol}" if symbol else path
-    elif anchor is not None:
+    elif anchor is not None:  # as written: true of the commit it names
         on = format_anchor(anchor)
     if not path and anchor is not None and snapshot is None:
         path, span = anchor.get("path"), anchor.get("span")
@@ -159,7 +161,9 @@ def entry_of(
         state=status.state,
         trust=agent_trust(record, status, confirmed),
         on=on,
-        verified_at=at or (str(anchor.get("commit", "")) if anchor else ""),
+        # where `on` was found: the code at head, else the anchor as written when it was (a file
+        # renamed since named at a commit that had no such file read as wrong)
+        verified_at=located or (str(anchor.get("commit", "")) if anchor else ""),
         evidence=evidence_line(record),
         verify=verify_line(where if where and not where.endswith("/") else None, lines),
         why=why,

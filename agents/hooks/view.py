@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from comind.records import Record
     from comind.workspace import Workspace
 
-VERSION = 1
+VERSION = 2  # 2: an entry is verified at head only where its subject was found there
 DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and what was tried and undone
 REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
 LOCK_STALE = 600  # seconds after which a refresh lock is taken to be left by a crash
@@ -224,7 +224,6 @@ def build(ws: Workspace) -> View:
             status,
             confirmed=record.id in confirmed,
             why=_digest_why(record),
-            at=head,
             snapshot=snapshot,
             anchorer=anchorer,
         )

@@ -60,7 +60,7 @@ class RecordOut(BaseModel):
     )
     author_kind: str = Field(description='"agent" when an agent wrote it (unconfirmed), else ""')
     on: str = Field(description="the code it is about")
-    verified_at: str = Field(description="the commit its anchor was resolved at")
+    verified_at: str = Field(description="the commit `on` was found at: head, else the one its anchor names")
     evidence: str
     verify: str = Field(description="the file and lines to read before relying on it")
     why: str = Field(description="why it is shown")

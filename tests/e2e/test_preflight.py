@@ -372,3 +372,25 @@ def test_a_folder_written_without_its_slash_says_how_to_write_it(cli, tmp_path: 
     assert result.code == 2 and result.err.endswith(": a folder, written app/\n"), result.err
     why = cli(repo.path, "why", "app")
     assert why.code == 2 and why.err.endswith(": a folder, written app/\n"), why.err
+
+
+def test_a_record_is_verified_at_head_where_its_subject_was_found_there(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A record's `on` followed to where its code is now was said to be verified at the commit it was
+    anchored at, which had no such file; a subject gone is shown as anchored, at that commit."""
+    repo = GitRepo(tmp_path)
+    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    anchored = repo.commit("initial")
+    for symbol, title in (("f", "f caches values forever"), ("g", "g is slow on cold caches")):
+        said = ["--symptom", "stale values", "--cause", "no ttl"]
+        assert cli(repo.path, "remember", "gotcha", "--on", f"a.py::{symbol}", "--title", title, *said).code == 0
+    repo.commit("records")
+    repo.git("mv", "a.py", "b.py")
+    repo.write("b.py", "def f():\n    return 1\n")
+    head = repo.commit("move a.py to b.py; g goes")
+    plan = tmp_path / "plan.md"
+    plan.write_text("caches values are slow and stale\n")
+    result = cli(repo.path, "preflight", "--plan", str(plan), "--format", "json")
+    items = {i["title"]: i for i in json.loads(result.out)["items"]}
+    moved, gone = items["f caches values forever"], items["g is slow on cold caches"]
+    assert (moved["on"], moved["verified_at"]) == ("b.py::f", head)
+    assert (gone["on"], gone["verified_at"]) == ("a.py::g", anchored)
