@@ -23,5 +23,6 @@ from __future__ import annotations
 # code in a Rust impl anchored to the type it implements when the file defines it; an SSH remote
 # (git@host:path) kept in revert reasons, no longer read as an address; 21: a squash's other
 # one-line commits (`* Changeset`) no part of its revert's reason; 22: no anchor on a changelog,
-# a changelog fragment or a lockfile beside the code a change touched.
-HARVESTER_VERSION = "22"
+# a changelog fragment or a lockfile beside the code a change touched; 23: no second attempt from a
+# body quoting a revert another commit made already.
+HARVESTER_VERSION = "23"

@@ -9,8 +9,9 @@ keeps the reference text and the number of candidates, at trust T1, with the rev
 (turned around) as its approach; a free-form `Revert realms from core` is such an attempt too.
 Known traps are not reverts: a `revert:` code-area prefix with no target, markers quoted in a
 merge or squash body whose target is not on the default branch, and the same revert quoted twice
-(only the commit that carries it as its subject or unindented body counts). A revert whose own
-words call what it reverts a slip (`Reverted accidental change`, `revert accidentally added
+(only the commit that carries it as its subject or unindented body counts; a body quoting a revert
+of a target another commit reverted already, not relanded since, makes no second attempt). A revert
+whose own words call what it reverts a slip (`Reverted accidental change`, `revert accidentally added
 parentPath`, `Revert unrelated change`, a body saying "This was accidentally merged") makes no
 attempt: nothing was tried and given up.
 
@@ -165,6 +166,10 @@ def _resolve(
                     if not quiet:
                         ctx.skip("quoted-revert-not-on-default-branch", commit.sha[:12])
                     continue
+                if (quoted_only or m.indented) and _reverted_before(ctx, commit, found[0]):
+                    if not quiet:
+                        ctx.skip("quoted-revert-made-already", f"{commit.sha[:12]} quotes {found[0][:12]}")
+                    continue
                 if found[0] not in targets:
                     targets.append(found[0])
                     text = text or m.text
@@ -191,6 +196,17 @@ def _resolve(
     if not quiet:
         ctx.count("reverts:unresolved", f"{commit.sha[:12]} {markers[0].text[:60]}")
     return [], 0, markers[0].text
+
+
+def _reverted_before(ctx: HarvestContext, commit: CommitInfo, target: str) -> bool:
+    """Rule: a revert quoted in a squash or merge body whose target another commit already reverted
+    (not relanded since) is that revert quoted again (a squash of main into a release branch lists
+    it among main's commits): its attempt is made, and this body's other items are no reason for it."""
+    reverted = ctx.commit(target)
+    if reverted is None or _made_attempts(ctx, target):  # (a revert of a revert relands: not this rule's)
+        return False
+    entries = ctx.reverted.get(reland_key(full_subject(reverted.subject, reverted.body)[0]), [])
+    return any(e[1] != commit.sha and "common" not in e[2:] for e in entries)
 
 
 def _candidates(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

@@ -1430,3 +1430,31 @@ def test_records_are_not_anchored_to_changelogs_fragments_or_lockfiles(cli, gr: 
     harvest(cli, gr)
     ruled = [r for r in records(cli, gr) if r["title"] == "the changelog is by hand"]
     assert [a["raw"] for a in ruled[0]["anchors"]] == ["CHANGELOG.md"]
+
+
+def test_a_squash_quoting_a_revert_made_already_makes_no_second_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A squash of main into a release branch lists main's commits, a revert among them: the revert
+    was made already, and the squash's other items became a second attempt's reason ("* fix(vue): …")."""
+    gr.write("app/mw.py", "def bundle(build):\n    return build.resolve(prefix='node:', external=True)\n")
+    target = gr.commit("fix: Allow node: prefix for builtins (#14839)")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.write("app/vue.py", "def attributes(node):\n    return node.html_attributes(typed=True)\n")
+    gr.write("app/mw.py", "def bundle(build):\n    return build.resolve(external=True)\n")  # main's, merged
+    gr.commit(
+        "merge main in next (#15247)\n\n* fix(vue): add HTML attributes to generated types\n\nFixes #14686\n\n"
+        f'* Revert "fix: Allow node: prefix for builtins (#14839)"\n\nThis reverts commit {target}.\n'
+    )
+    summary = harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "fix: Allow node: prefix for builtins (#14839)"
+    assert "fix(vue)" not in attempt["body"]
+    assert summary["skipped"].get("quoted-revert-made-already") == 1
+    # a body quoting a revert of that revert relands it, as before
+    gr.write("app/mw.py", "def bundle(build):\n    return build.resolve(prefix='node:', external=True)\n")
+    revert = gr.git("rev-parse", "HEAD~1").strip()
+    gr.commit(
+        f'Bring it back (#15300)\n\n* Revert "Revert "fix: Allow node: prefix for builtins (#14839)""\n\n'
+        f"This reverts commit {revert}.\n"
+    )
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
