@@ -164,11 +164,14 @@ class DependencyCheck(Check):
 
     def _unreadable(self, ctx: CheckContext, revision: str) -> str:
         """``reading <path>: <why>`` of the first manifest or lockfile of the check's ecosystem (under
-        its ``paths``) that could not be read, which may be the one naming the package; else ''."""
+        its ``paths``) that could not be read and mentions the package, so may be the one naming it;
+        else ''. (A broken one that never mentions it, as a parser's test fixture, cannot be.)"""
         unreadable = [
             (path, why)
             for path, why in ctx.dependency_scan(revision).unreadable.items()
-            if self.ecosystem in manifest_ecosystems(path) and (not self.paths or any_path_matches(self.paths, path))
+            if self.ecosystem in manifest_ecosystems(path)
+            and (not self.paths or any_path_matches(self.paths, path))
+            and self._mentioned(ctx.text(revision, path))
         ]
         if not unreadable:
             return ""
@@ -176,9 +179,16 @@ class DependencyCheck(Check):
         more = f"; {len(unreadable) - 1} more unreadable" if len(unreadable) > 1 else ""
         return f"reading {path}: {why[:200]}{more}"
 
+    def _mentioned(self, text: str) -> bool:
+        """Whether a file's text names the package at all, as its ecosystem may spell it."""
+        if self.ecosystem == "pypi":  # `my_pkg`, `My-Pkg`: one name (PEP 503)
+            pattern = r"[-_.]+".join(re.escape(p) for p in re.split(r"[-_.]+", self.package))
+            return re.search(pattern, text, re.IGNORECASE) is not None
+        return self.package.lower() in text.lower()
+
     def unmatched(self, ctx: CheckContext, revision: str) -> list[str]:
         """A ``paths`` glob matching no manifest, or a package no manifest names (naming the first
-        manifest that could not be read, which may be the one). A forbidden range of a package the
+        manifest that could not be read and mentions it, which may be the one). A forbidden range of a package the
         tree does not use is kept quiet when it bans every version: keeping the package out is then
         the point."""
         found = ctx.dependency_scan(revision)  # read once per revision, by evaluating the check

@@ -194,6 +194,28 @@ def test_a_manifest_that_cannot_be_read_is_named_with_why(tmp_path: Path) -> Non
     ), missing.message
 
 
+def test_a_broken_manifest_that_never_names_the_package_is_not_blamed(tmp_path: Path) -> None:
+    """A parser's test fixtures keep a broken package.json or Cargo.toml on purpose (7 of 61 real
+    histories at HEAD). One that never mentions the package cannot be the one naming it: a ban of
+    every version stays quiet, and an absent package is warned of as when every file was read."""
+    repo = GitRepo(tmp_path)
+    repo.write("package.json", '{"dependencies": {"express": "^4.21.0"}}\n')
+    repo.write("tests/fixtures/broken/package.json", '{"name": "broken",\n')
+    repo.write("pyproject.toml", '[project]\nname = "app"\ndependencies = ["flask>=3"]\n')
+    repo.write("tests/fixtures/bad/pyproject.toml", '[project\ndependencies = ["Python_Dateutil>=2"]\n')
+    repo.commit("a parser's fixtures")
+    ban = {"type": "dependency", "ecosystem": "npm", "package": "left-pad", "forbid": ">=0"}
+    assert check_all(repo, ban, base=None).warnings == []
+    [warning] = check_all(repo, {**ban, "forbid": "<1"}, base=None).warnings
+    assert warning.endswith(
+        "package npm/left-pad is named by no manifest or lockfile of this tree, so the check cannot fail"
+    ), warning
+    # one that mentions it, as its ecosystem may spell the name, may be the one: still named
+    said = {"type": "dependency", "ecosystem": "pypi", "package": "python-dateutil", "forbid": ">=0"}
+    [warning] = check_all(repo, said, base=None).warnings
+    assert "that could be read, so the check cannot fail (reading tests/fixtures/bad/pyproject.toml: " in warning
+
+
 def test_selectors_matching_something_do_not_warn(tmp_path: Path) -> None:
     """Every type with selectors that match; a third-party package forbidden before anyone imports
     it, a function named inside a module, a package banned outright. Beside them one that matches
