@@ -342,7 +342,8 @@ class ImportGraph:
             target = self._resolve_js(path, imp.module)
             internal = target is not None
             name = target if target is not None else imp.module
-            members = tuple(f"{name}.{n}" for n in imp.names if n != "*")
+            # `import db from` takes the module's default export: the module itself, as Python's `import db`
+            members = tuple(f"{name}.{n}" for n in imp.names if n not in ("*", "default"))
             self._edge(module, name, path, imp.line, internal, members)
             if imp.alias is None:
                 continue

@@ -160,6 +160,28 @@ def test_graph_checks_over_rust_see_the_crate_s_modules_and_other_crates(tmp_pat
     assert texts(check_all(repo, exits, base=base)) == ["lock calls std.process.exit"]
 
 
+def test_a_javascript_default_import_imports_the_module(tmp_path: Path) -> None:
+    """`import db from` binds the module's default export: the violation names the module, as it did
+    before named imports carried their members (and as Python's `import db` does), not `db.default`."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/db/index.js", "export default function q() {}\nexport function rawQuery() {}\n")
+    repo.write("src/web/api.js", "export function get() {}\n")
+    base = repo.commit("base")
+    repo.write(
+        "src/web/api.js",
+        "import db, { rawQuery } from '../db/index.js';\nimport moment from 'moment';\n"
+        "import { default as dayjs } from 'dayjs';\nexport function get() { return db(moment(), dayjs()); }\n",
+    )
+    repo.commit("query straight from the handler")
+    spec = {"type": "graph", "from": "src/web/**", "forbid": ["src/db/**", "moment", "dayjs"]}
+    assert texts(check_all(repo, spec, base=base)) == [
+        "imports src/db/index",
+        "imports src/db/index.rawQuery",
+        "imports moment",
+        "imports dayjs",
+    ]
+
+
 def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -> None:
     # Go's module `app/db` lives in db/, not app/: a glob over paths must not match the import path.
     repo = GitRepo(tmp_path)
