@@ -205,11 +205,12 @@ class Compaction(Reading):
         return True, name, None
 
     def leftover_segments(self) -> list[str]:
-        """The keys of segments no snapshot names that are older than the newest snapshot: left by a
-        compaction that stopped before naming them (or before deleting those it merged away). Readers
-        never read them, and compaction, which lists no segments, leaves them; `comind ledger audit`
-        lists them. One newer than the newest snapshot may be a running compaction's, about to be
-        named, and is not listed.
+        """The keys of segments no snapshot names that are older than every snapshot a compaction
+        keeps (the KEEP_SNAPSHOTS newest): left by a compaction that stopped before naming them (or
+        before deleting those it merged away). Readers never read them, and compaction, which lists
+        no segments, leaves them; `comind ledger audit` lists them. A younger one may be a running
+        compaction's, about to be named even after another compaction finished meanwhile (the rule
+        `_collect` keeps too).
 
         Segments are listed before snapshots, so one a compaction names meanwhile is seen named."""
         listed = self._list(SEGMENTS)
@@ -222,9 +223,10 @@ class Compaction(Reading):
                 named.update(self.read_manifest(name).segments)
             except (FileNotFoundError, CorruptObject):  # gone (its segments with it), or names nothing readable
                 continue
-        newest = manifests[-1][:26]  # a snapshot's name starts with its ULID; a segment's is one
+        # a snapshot's name starts with its ULID; a segment's is one
+        oldest_kept = manifests[-KEEP_SNAPSHOTS:][0][:26]
         segment = {key: key.removeprefix(SEGMENTS).split(".", 1)[0] for key in listed}
-        return sorted(k for k, s in segment.items() if is_segment_name(s) and s not in named and s < newest)
+        return sorted(k for k, s in segment.items() if is_segment_name(s) and s not in named and s < oldest_kept)
 
     def delete_leftovers(self, keys: list[str]) -> None:
         """Delete what `leftover_segments` listed: objects no snapshot names, which nothing reads."""

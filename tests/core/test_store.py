@@ -18,6 +18,7 @@ import pytest
 from comind.anchors import parse_anchor
 from comind.records import new_record
 from comind.store import ERASED, INBOX, JOURNAL, RECORDS, SEGMENTS, SNAPSHOTS, CorruptObjectWarning, Store, StoreError
+from comind.store.layout import KEEP_SNAPSHOTS
 
 PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
@@ -290,12 +291,13 @@ def test_a_write_that_cannot_journal_takes_its_records_back(
     assert Store(s3_url).inbox_keys() == [] and Store(s3_url).unjournaled() == []
 
 
-def test_the_segments_a_compaction_left_unnamed_are_listed_once_a_snapshot_is_newer(
+def test_the_segments_a_compaction_left_unnamed_are_listed_once_the_kept_snapshots_are_newer(
     s3_url: str, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A compaction whose snapshot PUT fails (as one killed between its puts) leaves its segments
     named by nothing; compaction lists no segments, so they stayed for good. Listed by
-    `leftover_segments` once a newer snapshot shows no running compaction will name them."""
+    `leftover_segments` once every snapshot a compaction keeps is newer: a slow compaction that
+    is still running names its segments after others finished (see the racing test below)."""
     Store(s3_url).put(record("first"))
     Store(s3_url).compact()
     Store(s3_url).put(record("second"))
@@ -313,16 +315,83 @@ def test_the_segments_a_compaction_left_unnamed_are_listed_once_a_snapshot_is_ne
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
     left = sorted(set(Store(s3_url)._list(SEGMENTS)) - before)
     assert left and Store(s3_url).leftover_segments() == []  # newer than the newest snapshot: maybe running
-    Store(s3_url).put(record("third"))
-    assert Store(s3_url).compact()
-    assert set(left) <= set(Store(s3_url)._list(SEGMENTS))  # compaction never sees them
+    later = [f"later {i}" for i in range(KEEP_SNAPSHOTS)]
+    for i, title in enumerate(later, 1):
+        Store(s3_url).put(record(title))
+        assert Store(s3_url).compact()
+        assert set(left) <= set(Store(s3_url)._list(SEGMENTS))  # compaction never sees them
+        assert Store(s3_url).leftover_segments() == (left if i == KEEP_SNAPSHOTS else [])
     store = Store(s3_url)
-    assert store.leftover_segments() == left
     store.delete_leftovers(left)
     after = Store(s3_url)
     assert not set(left) & set(after._list(SEGMENTS)) and after.leftover_segments() == []
-    assert {r.title for r in after.read().records.values()} == {"first", "second", "third"}
+    assert {r.title for r in after.read().records.values()} == {"first", "second", *later}
     assert not after.read().problems and after.verify() == []
+
+
+class _Holding(_Refusing):
+    """A hop in front of the S3 server that writes everything, but answers the first segment keys
+    PUT only once `release` is set: a compaction paused between writing a segment and naming it."""
+
+    refuse = "\0"  # (nothing: `_Refusing.refuse` is what another test last set)
+    held = threading.Event()
+    release = threading.Event()
+
+    def _forward(self) -> None:
+        hold = self.command == "PUT" and SEGMENTS in self.path and ".keys" in self.path and not self.held.is_set()
+        if not hold:
+            super()._forward()
+            return
+        self.held.set()
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        conn = http.client.HTTPConnection(self.upstream.removeprefix("http://"))
+        conn.request(self.command, self.path, body=body, headers=dict(self.headers))
+        answer = conn.getresponse()
+        data = answer.read()
+        self.release.wait(60)
+        self.send_response(answer.status)
+        for key, value in answer.getheaders():
+            if key.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+
+def test_a_racing_compaction_s_segments_are_not_leftovers(
+    s3_url: str, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers compact one store: the slow one has written its segment, the fast one finishes
+    first. The slow one's segment is then older than the newest snapshot and named by none, but the
+    slow one names it next; an audit deleting it then left the newest snapshot broken (readers fell
+    back to reading every inbox object)."""
+    Store(s3_url).put_many([record(f"rule {i}") for i in range(3)])
+    assert Store(s3_url).compact()
+    Store(s3_url).put(record("slow"))
+    _Holding.upstream, _Holding.held, _Holding.release = s3_endpoint, threading.Event(), threading.Event()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Holding)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    written: list[str | None] = []
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.server_address[1]}")
+        slow = threading.Thread(target=lambda: written.append(Store(s3_url).compact()))
+        slow.start()
+        assert _Holding.held.wait(60)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)  # the slow one's client keeps the hop
+        Store(s3_url).put(record("fast"))
+        assert Store(s3_url).compact()
+        audit = Store(s3_url)
+        audit.delete_leftovers(audit.leftover_segments())
+    finally:
+        _Holding.release.set()
+        slow.join(60)
+        server.shutdown()
+        server.server_close()
+    after = Store(s3_url).read()
+    assert written and after.snapshot == written[0]  # the newest snapshot is whole: read from it
+    assert {r.title for r in after.records.values()} == {"rule 0", "rule 1", "rule 2", "slow", "fast"}
 
 
 def test_audit_finds_and_journals_what_a_failed_writer_left(s3_url: str) -> None:
