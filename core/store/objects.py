@@ -22,10 +22,16 @@ _CREDENTIALS = {
 }
 
 
+_AZURE = ("az", "abfs", "abfss", "azure", "adl")
+
+
 def _credentials_for(url: str) -> str:
-    """The credentials a store URL's scheme takes from the environment, as advice."""
+    """The credentials a store URL's scheme takes from the environment, as advice (every cloud's
+    for a scheme that is none of theirs: `http://KEY:SECRET@host/…` names no cloud)."""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    family = "s3" if scheme.startswith("s3") else "gs" if scheme == "gs" else "az"
+    family = "s3" if scheme in ("s3", "s3a") else "gs" if scheme == "gs" else "az" if scheme in _AZURE else None
+    if family is None:
+        return "; ".join(_CREDENTIALS.values())
     return _CREDENTIALS[family]
 
 
@@ -69,7 +75,7 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
         return LocalStore(path)
     if scheme == "memory":
         return _memory_store(url)
-    if scheme not in ("s3", "s3a", "gs", "az", "abfs", "abfss", "azure", "adl"):
+    if scheme not in ("s3", "s3a", "gs", *_AZURE):
         raise StoreError(f"store {url!r}: unsupported scheme {scheme!r} (use a path, s3://, gs://, az:// or memory://)")
     options: dict[str, Any] = {}
     if scheme.startswith("s3"):

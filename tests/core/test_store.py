@@ -177,6 +177,26 @@ def test_a_url_carrying_credentials_is_refused_without_echoing_them() -> None:
     assert secret not in message and "AKIAIOSFODNN7EXAMPLE" not in message
 
 
+@pytest.mark.parametrize(
+    ("url", "names", "not_named"),
+    [
+        ("s3://AKIDEXAMPLE:s3cr3tv4lue@bucket/prefix", "AWS_ACCESS_KEY_ID", ("GOOGLE_", "AZURE_")),
+        ("abfss://acct:s3cr3tv4lue@container/prefix", "AZURE_STORAGE_ACCOUNT_KEY", ("AWS_", "GOOGLE_")),
+        # a scheme no cloud's (a MinIO server's address written as the store): every cloud's variables
+        ("http://minioadmin:minioadmin@127.0.0.1:9000/bucket", "AWS_ACCESS_KEY_ID", ()),
+    ],
+)
+def test_a_url_carrying_credentials_is_told_its_own_cloud_s_variables(
+    url: str, names: str, not_named: tuple[str, ...]
+) -> None:
+    with pytest.raises(StoreError) as caught:
+        Store(url).inbox_keys()
+    message = str(caught.value)
+    assert "must not carry credentials" in message and names in message, message
+    assert "s3cr3tv4lue" not in message and "minioadmin" not in message
+    assert not any(other in message for other in not_named), message
+
+
 @pytest.mark.parametrize("url", ["s3://", "s3:///prefix", "az://container/prefix"])
 def test_a_url_obstore_cannot_open_is_a_one_line_error(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [n for n in os.environ if n.startswith("AZURE_")]:
