@@ -342,8 +342,10 @@ class ImportGraph:
             target = self._resolve_js(path, imp.module)
             internal = target is not None
             name = target if target is not None else imp.module
-            # `import db from` takes the module's default export: the module itself, as Python's `import db`
-            members = tuple(f"{name}.{n}" for n in imp.names if n not in ("*", "default"))
+            # `import db from` takes the module's default export: the module itself, as Python's `import db`.
+            # Only the tree's own modules name members: npm names hold dots (`get` of `util` is no package `util.get`)
+            names = imp.names if internal else ()
+            members = tuple(f"{name}.{n}" for n in names if n not in ("*", "default"))
             self._edge(module, name, path, imp.line, internal, members)
             if imp.alias is None:
                 continue

@@ -182,6 +182,28 @@ def test_a_javascript_default_import_imports_the_module(tmp_path: Path) -> None:
     ]
 
 
+def test_a_named_import_of_a_package_is_no_package_of_a_dotted_name(tmp_path: Path) -> None:
+    """npm names hold dots: `lodash.get` and `lodash.merge` are packages of their own, which a team
+    forbids in favour of lodash itself. `import { get } from 'lodash'` imports the package lodash,
+    not one named `lodash.get`."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/api.js", "export function get() {}\n")
+    base = repo.commit("base")
+    repo.write(
+        "src/api.js",
+        "import { get as pick, debounce } from 'lodash';\nimport merge from 'lodash.merge';\n"
+        "export function read(o) { return merge(pick(o, 'a'), debounce); }\n",
+    )
+    repo.commit("lodash")
+    spec = {"type": "graph", "from": "src/**", "forbid": ["lodash.*"]}
+    assert texts(check_all(repo, spec, base=base)) == ["imports lodash.merge"]
+    assert texts(check_all(repo, {**spec, "forbid": ["lodash"]}, base=base)) == [
+        "imports lodash",
+        "imports lodash",
+        "imports lodash.merge",
+    ]
+
+
 def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -> None:
     # Go's module `app/db` lives in db/, not app/: a glob over paths must not match the import path.
     repo = GitRepo(tmp_path)
