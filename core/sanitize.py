@@ -27,6 +27,8 @@ from typing import Any
 
 # Placeholders that look like assignments but hold no secret.
 _PLACEHOLDER = r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\*+|x+|\.+|changeme|example|redacted|none|null|[\w.\[\]]+\(.*|[$%{].*)$"
+# What an assignment in code reads from elsewhere: `process.env.API_KEY`, `settings.SECRET_KEY`.
+_REFERENCE = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+"
 
 # Each secret kind is named by the ruleset's rule id that covers it (docs/records.md), so a
 # marker ``[redacted:<id>]`` says what was there. Order matters: the first match wins.
@@ -44,12 +46,21 @@ _SECRETS: tuple[tuple[str, str], ...] = (
     ("gcp-api-key", r"\bAIza[\w-]{35}(?![\w-])"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
     ("authorization-bearer", r"(?<=[Bb]earer )[A-Za-z0-9._~+/-]{20,}=*(?![A-Za-z0-9._~+/=-])"),
-    ("aws-secret-key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
-    ("high-entropy-string", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{41,}={0,2}(?![A-Za-z0-9/+=])"),
+    # (a key may follow `=`: `KEY=<key>`; only `=` after it is padding, part of a longer string)
+    ("aws-secret-key", r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+    ("high-entropy-string", r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{41,}={0,2}(?![A-Za-z0-9/+=])"),
 )
-_URL_PASSWORD = r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,100}:)([^\s@/]{1,200})(@)"
+# A URL's password, its user name possibly empty (`redis://:<password>@host`).
+_URL_PASSWORD = r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,100}:)([^\s@/]{1,200})(@)"
+# An assignment to a key named for a secret, also as the last word of a longer name (`DB_PASSWORD`,
+# `spring.datasource.password`, `dbPassword`) or a quoted one (`"password": "…"`, `'token' => …`).
+# `secret` alone is a word of prose ("the secret: keep it small"): only as a name (JWT_SECRET, "secret").
+_SECRET_NAME = r"password|passwd|passphrase|pwd|db_pass|token|(?:api|private|secret|secret[_-]?access)[_-]?key"
+_SECRET_NAME_CAMEL = r"Password|Passwd|Passphrase|Pwd|Secret|Token|(?:Api|Private|Secret|SecretAccess)Key"
 _PASSWORD = (
-    r"(?i)\b(?:password|passwd|pwd|db_pass|secret_key|client_secret|api_key|token)\s*[:=]\s*(['\"]?)([^\s'\",;]{6,})\1"
+    rf"(?:(?<![A-Za-z0-9])(?i:{_SECRET_NAME})|(?<=[_.\-\"'])(?i:secret)|(?<![A-Za-z0-9])SECRET"
+    rf"|(?<=[a-z0-9])(?:{_SECRET_NAME_CAMEL}))"
+    r"['\"]?\s*(?::=|=>|[:=])\s*(['\"]?)([^\s'\",;]{6,})\1"
 )
 # Unprefixed keys are told from identifiers and hex ids by their mix and their entropy (bits/char).
 _ENTROPY_MIN = 4.2
@@ -179,11 +190,12 @@ def clean_text(text: str) -> str:
 
 
 @cache
-def _secret_scanner() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _secret_scanner() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """One alternation of every token pattern (one pass per text), the URL and assignment
-    passwords and the placeholder."""
+    passwords, the placeholder and the reference."""
     any_secret = re.compile("|".join(f"(?P<s{i}>{p})" for i, (_, p) in enumerate(_SECRETS)))
-    return any_secret, re.compile(_URL_PASSWORD), re.compile(_PASSWORD), re.compile(_PLACEHOLDER)
+    url_password, password = re.compile(_URL_PASSWORD), re.compile(_PASSWORD)
+    return any_secret, url_password, password, re.compile(_PLACEHOLDER), re.compile(_REFERENCE)
 
 
 def _marker(kind: str) -> str:
@@ -194,7 +206,8 @@ def _marker(kind: str) -> str:
 # plain ASCII text holding none of them carries no secret, and most lines of code hold none.
 _SECRET_WORDS: tuple[str, ...] = ("-----BEGIN", "A3T", "AKIA", "ASIA", "ABIA", "ACCA", "github_pat_", "xox")
 _SECRET_WORDS += ("hooks.slack.com", "k_live_", "k_test_", "k_prod_", "AIza", "eyJ", "earer ", "://")
-_SECRET_KEYS = ("password", "passwd", "pwd", "db_pass", "secret_key", "client_secret", "api_key", "token")
+_SECRET_KEYS: tuple[str, ...] = ("password", "passwd", "passphrase", "pwd", "db_pass", "secret", "token")
+_SECRET_KEYS += ("api_key", "api-key", "apikey", "private_key", "private-key", "privatekey")
 
 
 @cache
@@ -230,7 +243,7 @@ def clean_path(path: str) -> str:
 def _redacted(text: str, keyless: bool) -> str:
     if not _may_hold_secret(text):
         return text
-    any_secret, url_password, password, placeholder = _secret_scanner()
+    any_secret, url_password, password, placeholder, reference = _secret_scanner()
 
     def token(match: re.Match[str]) -> str:
         kind = _SECRETS[int(str(match.lastgroup)[1:])][0]
@@ -252,9 +265,10 @@ def _redacted(text: str, keyless: bool) -> str:
 
     def assignment(match: re.Match[str]) -> str:
         value = match.group(2)
-        if placeholder.match(value) or value.startswith("[redacted:"):
+        if placeholder.match(value) or reference.fullmatch(value) or value.startswith("[redacted:"):
             return match.group()
-        return match.group().replace(value, _marker("password"), 1)
+        start, end = match.span(2)  # the value where it stands (`secret=secret`: not the key)
+        return match.string[match.start() : start] + _marker("password") + match.string[end : match.end()]
 
     return password.sub(assignment, text)
 

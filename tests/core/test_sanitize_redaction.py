@@ -24,6 +24,11 @@ from comind.sanitize import _random_looking, clean_path, clean_text, find_secret
         ("maps AIzaSyA1234567890abcdefghijklmnopqrstuv", "gcp-api-key"),
         ("tok ghp_abcdefghij\u200bklmnopqrstuvwxyz0123456789AB", "github-pat"),
         ("tok ghp_abcdefghij\u00adklmnopqrstuvwxyz0123456789AB", "github-pat"),
+        ("env DB_PASSWORD=s3cretvalue42", "password"),
+        ('json "password": "jsonpass123"', "password"),
+        ("js dbPassword: 'camelpass99'", "password"),
+        ("env AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret-key"),
+        ("cache redis://:foobared123@localhost:6379", "url-password"),
     ],
 )
 def test_each_secret_is_replaced_by_a_marker_naming_its_kind(text: str, kind: str) -> None:
@@ -40,6 +45,10 @@ def test_each_secret_is_replaced_by_a_marker_naming_its_kind(text: str, kind: st
         "AbstractSingletonProxyFactoryBean2ForTesting",
         "src/comind/harvest/approach/fingerprint/lines.py",
         "postgres://user:${DB_PASSWORD}@db/x",
+        "apiKey: process.env.API_KEY",  # where the secret is read from, not the secret
+        "session.token = request.token",
+        "maxTokens=4096",
+        "The secret: keep it small",  # `secret` alone is prose; JWT_SECRET=… is a name
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:

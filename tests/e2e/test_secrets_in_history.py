@@ -101,3 +101,40 @@ def test_a_deep_path_with_digits_and_capitals_is_kept_whole(tmp_path: Path, cli)
     record = attempt(cli, gr)
     assert {a.get("path") for a in record["anchors"]} == {JVM_PATH}
     assert [f["path"] for f in record["fields"]["fingerprint"]["files"]] == [JVM_PATH]
+
+
+# A secret assigned to a longer name, a quoted key or after `=`: the forms .env files, JSON configs
+# and shell lines take in a commit message and in a diff.
+ASSIGNED = {
+    "DB_PASSWORD={}": "s3cretvalue42",
+    "export POSTGRES_PASSWORD={}": "hunter2hunter",
+    "MYSQL_PWD={}": "rootpass1x",
+    "API_TOKEN={}": "abcdef123456",
+    '"password": "{}"': "jsonpass123",
+    "dbPassword: '{}'": "camelpass99",
+    "AWS_SECRET_ACCESS_KEY={}": AWS_SECRET,
+    "redis://:{}@localhost:6379": "foobared123",
+}
+
+
+def test_a_secret_assigned_to_a_longer_name_is_redacted(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    gr = GitRepo(tmp_path)
+    gr.write("app/main.py", "def main():\n    return 0\n")
+    gr.commit("initial")
+    lines = [form.format(secret) for form, secret in ASSIGNED.items()]
+    gr.write("app/settings.py", "".join(f"X{n} = {line!r}\n" for n, line in enumerate(lines)) + "TIMEOUT = 3\n")
+    gr.commit("Connect with the service account\n\n" + "\n".join(lines) + f"\n\nConstraint: never log {lines[0]}")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-m", 'Revert "Connect with the service account"\n\nIt leaked ' + "; ".join(lines))
+    assert cli(gr.path, "harvest").code == 0
+    record = attempt(cli, gr)
+    reason = record["fields"]["reason"]
+    assert reason.startswith("It leaked DB_PASSWORD=[redacted:password]; export POSTGRES_PASSWORD=[redacted:")
+    added = [text for f in record["fields"]["fingerprint"]["files"] for _, text, _ in f["added"]]
+    assert "X0 = 'DB_PASSWORD=[redacted:password]'" in added and "TIMEOUT = 3" in added
+    shown = cli(gr.path, "log", "--history", "--json").out
+    files = [p for p in (gr.path / ".git" / "comind").rglob("*") if p.is_file()]
+    for secret in ASSIGNED.values():
+        assert secret not in shown
+        for path in files:
+            assert secret.encode() not in path.read_bytes(), (path, secret)
