@@ -120,7 +120,7 @@ ENUM_ALIASES: dict[str, dict[str, str]] = {
 _ENUM_ORDER = {c: sorted(a, key=len, reverse=True) for c, a in ENUM_ALIASES.items()}
 
 _SEPARATORS = re.compile(r"[\s_]+")
-_UNTIL_RE = re.compile(r"\s*\[until:\s*([^\]]*)\]\s*", re.IGNORECASE)
+_UNTIL_RE = re.compile(r"\[until:([^\]]*)\]", re.IGNORECASE)  # (spaces around it: read by hand, in one pass)
 _UNTIL_DATE_RE = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?")
 _EXPIRES_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
@@ -222,7 +222,7 @@ def parse_directive(raw: str) -> tuple[Directive, str | None]:
     """A directive and, when its ``[until:…]`` looks like a date but is not one, a problem."""
     # a dated label anywhere counts, as the Lore CLI reads it (`… [until:2027-01]`); else a leading one
     dated = next((f for f in _UNTIL_RE.finditer(raw) if _UNTIL_DATE_RE.fullmatch(f.group(1).strip())), None)
-    m = dated or _UNTIL_RE.match(raw)
+    m = dated or _UNTIL_RE.match(raw, len(raw) - len(raw.lstrip()))
     if m is None:
         return Directive(raw.strip(), None, None, raw), None
     label = m.group(1).strip()
@@ -234,8 +234,9 @@ def parse_directive(raw: str) -> tuple[Directive, str | None]:
         until = date(year, month, int(day)) if day else _month_end(year, month)
     except ValueError:
         return Directive(raw.strip(), None, label, raw), f"directive-until-invalid: {label}"
-    spaced = m.group(0) != m.group(0).strip()  # (a label written inside a word or a link leaves no gap)
-    text = f"{raw[: m.start()].rstrip()}{' ' if spaced else ''}{raw[m.end() :].lstrip()}".strip()
+    before, after = raw[: m.start()], raw[m.end() :]
+    spaced = before[-1:].isspace() or after[:1].isspace()  # (a label written inside a word or a link leaves no gap)
+    text = f"{before.rstrip()}{' ' if spaced else ''}{after.lstrip()}".strip()
     return Directive(text, until, None, raw), None
 
 

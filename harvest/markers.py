@@ -51,7 +51,7 @@ _QUOTES = {'"': '"', "“": "”"}
 
 _THIS_REVERTS = re.compile(
     rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:this[ \t]+(?:(?:commit|cl|change|patch|pr)[ \t]+)?reverts?|reverts)[ \t]+"
-    rf"(?:commit[ \t]*\n?[ \t]*)?(?:<?https?://[^\s]{{1,200}}?/commits?/)?(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
+    rf"(?:commit(?:[ \t]*\n)?[ \t]*)?(?:<?https?://[^\s]{{1,200}}?/commits?/)?(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
 _REVERSING = re.compile(rf"[ \t]*reversing\s+changes\s+made\s+to\s+({HEX})\b", re.IGNORECASE)
@@ -762,10 +762,13 @@ _RELAND_WORD = re.compile(
     r"|reintroduce|refix|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)",
     re.IGNORECASE,
 )
+# The words that end `x again` / `x, take 2` / `x (second try)`, found at the end of the subject; what
+# comes before them, less one bracket, one separator and the spaces around it, is what is relanded.
+# (One pattern for the whole subject, `(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*…`, took minutes on a
+# subject of `again` and 4,000 spaces: the lazy rest and the two runs of spaces split them every way.)
 _AGAIN = re.compile(
-    r"(?P<rest>.*?)[ \t]*[,:;\-–]?[ \t]*[(\[]?\b(?:again|(?:take|try|attempt)[ \t]*#?(?:two|2|3|three)"
-    r"|(?:second|2nd|third|3rd)[ \t]+(?:try|attempt))"
-    r"[)\]]?[ \t.!]*",
+    r"\b(?:again|(?:take|try|attempt)[ \t]*#?(?:two|2|3|three)|(?:second|2nd|third|3rd)[ \t]+(?:try|attempt))"
+    r"[)\]]?[ \t.!]*\Z",
     re.IGNORECASE,
 )
 _RELAND_FORMS = {
@@ -793,7 +796,7 @@ _CHANGE_REF = (
     r"(?:commit[ \t]+)?"
     r"(?:(?:[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})|https?://github\.com/[\w.-]+/[\w.-]+/pull/(?P<pull>\d{1,9})"
     rf"|{_CL_LINK}(?P<link>\d{{1,12}})|CL[ \t]*(?P<cl>\d{{1,12}})"
-    rf"|https?://(?:{_HOST}/c/[\w.-]+(?:/[\w.-]+)*/\+/|[\w.-]*(?:review|gerrit)[\w.-]*/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?)"
+    rf"|https?://(?:{_HOST}/c/[\w.-]+(?:/[\w.-]+)*/\+/|(?=[\w.-]*(?:review|gerrit))[\w.-]*/(?:c/[\w.-]+(?:/[\w.-]+)*/\+/)?)"
     r"(?P<review>\d{1,12})"
     rf"|(?P<sha>{HEX}))\b"
 )
@@ -804,7 +807,7 @@ _CHANGE_REF = (
 # revert", "reapplying CL121995".
 _RELAND_REF = re.compile(
     r"(?<![\w-])(?:re-?lands?|relanding|re-?appl(?:y|ies|ying)|bring(?:s|ing)?[ \t]+back|re-?attempt|reopen(?:s|ing)?"
-    r"|(?:second|2nd|third|3rd|another)[ \t]+(?:attempt|take|try|go)[ \t]+(?:at|of))[ \t]*:?[ \t]+"
+    r"|(?:second|2nd|third|3rd|another)[ \t]+(?:attempt|take|try|go)[ \t]+(?:at|of))(?:[ \t]*:)?[ \t]+"
     r"(?:(?:of|at)[ \t]+)?" + _CHANGE_REF,
     re.IGNORECASE,
 )
@@ -900,6 +903,15 @@ def reland_subject(subject: str) -> tuple[str, str, bool] | None:
     low = _folded(bare)  # (every form of `_AGAIN` holds one of these words: most subjects, none)
     if not ("again" in low or "take" in low or "try" in low or "attempt" in low):
         return None
-    if (m := _AGAIN.fullmatch(bare)) is not None and m.group("rest").strip():
-        return "again", m.group("rest").strip(), False
+    if (m := _AGAIN.search(bare)) is not None and (rest := _before_again(bare[: m.start()])):
+        return "again", rest, False
     return None
+
+
+def _before_again(text: str) -> str:
+    """What comes before `again` and its kin: without one bracket, then one separator, nor the spaces."""
+    text = text.removesuffix("(") if text.endswith("(") else text.removesuffix("[")
+    text = text.rstrip(" \t")
+    if text.endswith((",", ":", ";", "-", "–")):
+        text = text[:-1]
+    return text.strip()

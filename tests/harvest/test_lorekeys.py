@@ -165,6 +165,13 @@ def test_until_dates() -> None:
     assert parse_directive("no label")[0].until is None
 
 
+@pytest.mark.parametrize("raw", ["x " + "\t" * 1_000_000 + "x", "[until:" + " " * 1_000_000, " " * 1_000_000])
+def test_a_megabyte_directive_is_read_in_one_pass(raw: str) -> None:
+    # each run of spaces was scanned from every space of it: a megabyte took minutes
+    directive, problem = parse_directive(raw)
+    assert (directive.text, directive.until, problem) == (raw.strip(), None, None)
+
+
 def test_a_dated_until_label_counts_anywhere_and_leaves_the_text() -> None:
     """The Lore CLI reads `[until:YYYY-MM(-DD)]` wherever it is; a label that is no date stays text."""
     later, _ = parse_directive("do not memoize converted values [until:2027-01]")

@@ -357,6 +357,11 @@ def test_fuzz_never_raises(subject: str, body: str) -> None:
         "a/" * 500_000 + ': revert "x"',
         "Reland of " * 100_000,
         "reverted in " * 100_000,
+        # runs of spaces two patterns' neighbouring `[ \t]*` (and a lazy `.*?`) split every way: cubic
+        "again " + " " * 1_000_000 + "x",
+        "This reverts commit " + " " * 1_000_000 + "(#1",
+        "Reapply " + "\t" * 1_000_000 + "x",
+        "reland https://" + "review" * 150_000 + " x",
     ],
 )
 def test_pathological_megabyte_inputs_complete(payload: str) -> None:
@@ -365,6 +370,7 @@ def test_pathological_megabyte_inputs_complete(payload: str) -> None:
     revert_references(payload)
     revert_reason(payload, payload)
     normalise_subject(payload)
+    reland_subject(payload)
 
 
 # -- forms seen on real histories (deno, vite, golang/tools) --------------------------------------
@@ -516,15 +522,23 @@ def test_reland_subjects(subject: str, expected: tuple[str, str, bool] | None) -
 def test_the_words_looked_for_before_the_reland_patterns_miss_nothing_they_match() -> None:
     """`reland_references` and the `x again` form look for a word before running their patterns: the
     patterns match case-insensitively, so the look-up folds as they do (ſ, the Kelvin sign, İ)."""
-    from comind.harvest.markers import _AGAIN, _RELAND_REF, _references, reland_references, reland_subject
+    from comind.harvest.markers import (
+        _AGAIN,
+        _RELAND_REF,
+        _before_again,
+        _references,
+        reland_references,
+        reland_subject,
+    )
 
     bodies = ["Reland of #33158", "BRİNG BACK #12", "ſecond take at #7810", "Re-attempt at CL 5095", "Nothing #4"]
     for body in bodies:
         assert reland_references(body) == _references(_RELAND_REF, body)
     assert [bool(reland_references(b)) for b in bodies] == [True, True, True, True, False]
     for subject in ("Cache lookups, taKe 2", "Cache lookups agaİn", "Cache lookups, try 3", "Cache lookups"):
-        m = _AGAIN.fullmatch(subject)
-        expected = ("again", m.group("rest").strip(), False) if m and m.group("rest").strip() else None
+        m = _AGAIN.search(subject)
+        rest = _before_again(subject[: m.start()]) if m else ""
+        expected = ("again", rest, False) if rest else None
         assert reland_subject(subject) == expected
     assert reland_subject("Cache lookups, taKe 2") == ("again", "Cache lookups", False)
 
