@@ -190,7 +190,9 @@ def fingerprint_of_files(
 
 # --- revert detection ------------------------------------------------------------------------------
 
-_REVERTS = re.compile(r"^\s*Reverts\s+(?P<repo>[\w.-]+/[\w.-]+)?#(?P<n>\d+)\b", re.M | re.I)
+# (`^[^\S\n]*`, not `^\s*`: from every line start, `\s*` ran over all the blank lines below it)
+_REVERTS = re.compile(r"^[^\S\n]*Reverts\s+(?P<repo>[\w.-]+/[\w.-]+)?#(?P<n>\d+)\b", re.M | re.I)
+_REVERTS_COMMIT = re.compile(r"^[^\S\n]*This reverts commit [0-9a-f]{7,64}\.?[^\S\n]*$", re.M | re.I)
 _GITLAB_REVERTS = re.compile(r"\bThis reverts merge request\s+(?P<repo>[\w./-]+)?!(?P<n>\d+)\b", re.I)
 _REVERT_TITLE = re.compile(r'^\s*Revert\s+"(?P<title>.+)"\s*$', re.S)
 
@@ -210,7 +212,7 @@ def _reason(description: str) -> str:
     """The description without revert boilerplate, as the reason a change was reverted/abandoned."""
     text = _REVERTS.sub("", description)
     text = _GITLAB_REVERTS.sub("", text)
-    text = re.sub(r"^\s*This reverts commit [0-9a-f]{7,64}\.?\s*$", "", text, flags=re.M | re.I)
+    text = _REVERTS_COMMIT.sub("", text)
 
     return " ".join(redact_people(text).split())[:1000]
 

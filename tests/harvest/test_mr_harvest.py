@@ -241,6 +241,19 @@ def test_a_merged_revert_pr_becomes_a_reverted_attempt(gh, ws):
     assert harvest(ws, make(gh)).written == 0
 
 
+def test_a_megabyte_description_of_blank_lines_is_read_in_one_pass(gh, ws):
+    # anyone may open a merge request: `^\s*Reverts` ran from every line start over all the blank lines
+    gh.add_pull(3, title="Cache sessions in process", state="closed", merged=True)
+    gh.add_file(3, "app/session.py", patch=PATCH)
+    blank = "\n" * 1_000_000
+    body = f"{blank}Reverts {gh.full_name}#3\n{blank}This reverts commit abcdef1.{blank}It leaked memory.{blank}"
+    gh.add_pull(4, title='Revert "Cache sessions in process"', state="closed", merged=True, body=body)
+    gh.add_file(4, "app/session.py", patch="@@ -1,5 +1,3 @@\n import os\n-import redis\n-CACHE = {}\n")
+    harvest(ws, make(gh))
+    (attempt,) = [r for r in records(ws).values() if r.kind == "attempt"]
+    assert attempt.fields["reason"] == "It leaked memory."
+
+
 def test_a_revert_known_only_by_its_title_reads_its_own_diff_backwards(gh, ws):
     gh.add_pull(4, title='Revert "Cache sessions in process"', state="closed", merged=True)
     gh.add_file(4, "app/session.py", patch="@@ -1,3 +1,3 @@\n import os\n-CACHE = {}\n+CACHE = None")
