@@ -748,7 +748,8 @@ def _semver_in_range(version: str, range_: str, ecosystem: str) -> bool:
 def _poetry_to_pep440(range_: str) -> str:
     """Poetry's ``^``, ``~``, ``*`` and bare versions as a PEP 440 specifier string."""
     out: list[str] = []
-    for token in re.split(r"\s*,\s*|\s+(?=[<>=!~^])", range_.strip()):
+    # (spaces made one first: the split ran from every space of a run to its end, 13 s for 40 KB)
+    for token in re.split(r"\s*,\s*|\s+(?=[<>=!~^])", " ".join(range_.split())):
         if not token or token == "*":
             continue
         if token.startswith(("^", "~")) and not token.startswith("~="):
@@ -791,10 +792,11 @@ def version_in_range(ecosystem: str, version: str, range_: str) -> bool:
     raise ValueError(f"unknown ecosystem {ecosystem!r}; expected one of {', '.join(ECOSYSTEMS)}")
 
 
-_PINNED = re.compile(r"\s*(?:==|=|v(?=\d))?\s*(v?\d[\w.+-]*)\s*")
+# (spaces after the operator only with it: `\s*(?:==|=)?\s*` split a run of spaces every way, minutes on 30 KB)
+_PINNED = re.compile(r"\s*(?:(?:==|=|v(?=\d))\s*)?(v?\d[\w.+-]*)\s*")
 # "this version and no other"
 EXACT_RANGE = {"pypi": "==", "npm": "", "cargo": "=", "go": "=", "toolchain": "=", "actions": "="}
-_EXACT = re.compile(r"\s*(?:==|=)?\s*(v?\d[\w.+-]*)\s*")
+_EXACT = re.compile(r"\s*(?:(?:==|=)\s*)?(v?\d[\w.+-]*)\s*")
 
 
 def exact_pin(version_range: str) -> str | None:

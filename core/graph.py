@@ -81,7 +81,8 @@ _SYSTEM_HEADER_NAMES = """
 _SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
 _SOURCE_SET = re.compile(r"(?:^|/)src/[^/]+/(?:java|kotlin)/")  # Gradle's and Maven's source roots
 # `namespace A.B {`, `namespace A.B;`, then maybe a comment: a line of prose naming a namespace is none
-_CS_NAMESPACE = re.compile(r"^\s*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?:[{;]|//|/\*|$)", re.MULTILINE)
+# (a line's own indent, `[^\S\n]*`: `^\s*` ran from every line start over all the blank lines below it)
+_CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?:[{;]|//|/\*|$)", re.MULTILINE)
 # Bump when module names or edges change: what the index cache keeps of them (importers, `why`'s
 # neighbours) is read again.
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
@@ -261,7 +262,7 @@ class ImportGraph:
             except KeyError:
                 self._go_mods[directory] = None
             else:
-                m = re.search(r"^\s*module\s+\"?([^\s\"]+)", text, re.MULTILINE)
+                m = re.search(r"^[^\S\n]*module\s+\"?([^\s\"]+)", text, re.MULTILINE)
                 self._go_mods[directory] = m.group(1) if m else None
         return self._go_mods[directory]
 

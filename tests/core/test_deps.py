@@ -892,3 +892,20 @@ def test_parsing_any_bytes_never_raises(name: str, parts: list[bytes]) -> None:
     found, problems = _parsed(name, _blob(b"".join(parts)))
     assert all(p.startswith(f"{name}: ") for p in problems)
     assert all(isinstance(d, Dependency) and d.path == name for d in found)
+
+
+def test_a_manifest_crafted_for_the_version_patterns_is_read_in_one_pass(tmp_path: Path) -> None:
+    # a change may carry any manifest: a run of spaces was split every way (30 KB took 20 s, quadratic)
+    from comind.deps import exact_pin
+
+    spaces = " " * 1_000_000
+    r = GitRepo(tmp_path)
+    r.write(
+        "package.json", json.dumps({"dependencies": {"left-pad": spaces + "x", "react": f"{spaces}18.2.0{spaces}"}})
+    )
+    r.commit("crafted")
+    tree = pygit2.Repository(str(r.path)).revparse_single("HEAD").peel(pygit2.Tree)
+    versions = resolved_versions(scan(tree).dependencies)
+    assert ("npm", "left-pad") not in versions and versions[("npm", "react")] == ("18.2.0", "package.json")
+    assert exact_pin(spaces + "x") is None and exact_pin(f"=={spaces}1.2") == "1.2"
+    assert version_in_range("pypi", "1.2.0", f"^1.0{spaces},<2")

@@ -390,6 +390,21 @@ def test_csharp_namespaces_are_modules_and_usings_their_edges(tmp_path: Path) ->
     assert resolved == {"Acme.Data.Db.Open", "Acme.Log.Write", "Acme.Web.Form.Show"}
 
 
+def test_files_crafted_for_the_module_patterns_are_read_in_one_pass(tmp_path: Path) -> None:
+    # `^\s*namespace` and `^\s*module` ran from every line start over all the blank lines below it
+    blank = "\n" * 1_000_000
+    repo = GitRepo(tmp_path)
+    repo.write("go.mod", blank + "module example.com/shop\n")
+    repo.write("internal/db/db.go", "package db\n\nfunc Open() int { return 1 }\n")
+    repo.write("src/Data/Db.cs", blank + "namespace Acme.Data { public class Db { } }\n")
+    repo.write("src/Blank.cs", blank + "class B { }\n")
+    repo.commit("blank lines")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("internal/db/db.go") == "example.com/shop/internal/db"
+    assert g.module_of("src/Data/Db.cs") == "Acme.Data"
+    assert g.module_of("src/Blank.cs") != "Acme.Data"
+
+
 def test_csharp_namespaces_are_read_as_the_compiler_reads_them(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/Data/Db.cs", "namespace Acme.Data\r\n{\r\n    public class Db<T> { }\r\n}\r\n")  # CRLF
