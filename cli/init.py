@@ -89,10 +89,9 @@ def _write_ci(root: Path, kind: str, force: bool, default_branch: str) -> tuple[
         else:
             print(f"kept the existing {name} (--force rewrites it)")
         return name, False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from comind.checks.formats import atomic_write  # (a temporary of its own: no link the clone holds)
+
+    atomic_write(path, text)
     print(f"wrote {name}")
     return name, True
 
@@ -137,9 +136,9 @@ def run(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         print(f"kept the existing {path.name} (--force rewrites it)")
     else:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(SCHEMA_LINE + config.template(_committed_store(ws, args)), encoding="utf-8")
-        tmp.replace(path)
+        from comind.checks.formats import atomic_write  # (a temporary of its own: no link the clone holds)
+
+        atomic_write(path, SCHEMA_LINE + config.template(_committed_store(ws, args)))
         print(f"wrote {path.name}")
         ws = workspace(args)  # re-read: the new file is now the configuration
     ws.store.create()  # a local store's folder; a remote one is checked to be reachable

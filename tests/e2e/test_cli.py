@@ -63,6 +63,19 @@ def test_init_asks_to_commit_only_what_is_not_committed(repo: Path, cli) -> None
     assert hint in cli(repo, "init").err
 
 
+def test_init_writes_through_no_link_the_clone_holds(repo: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # a repository may commit `.comind.yml.tmp` as a link to a file of whoever runs init in it
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    (repo / ".comind.yml.tmp").symlink_to(victim)
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "comind.yml.tmp").symlink_to(victim)
+    assert cli(repo, "init", "--ci", "github").code == 0
+    assert victim.read_text() == "mine\n"
+    assert not (repo / ".comind.yml").is_symlink() and "store:" in (repo / ".comind.yml").read_text()
+    assert not (repo / ".github" / "workflows" / "comind.yml").is_symlink()
+
+
 def test_init_with_a_store_outside_the_work_tree_asks_to_commit_only_the_settings(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """`--store ../x` (and a store inside .git) is in no commit: init names only .comind.yml, and
     never asks git about a path outside the repository (`fatal: '../' is outside repository`)."""
@@ -427,6 +440,20 @@ def test_ledger_export_to_a_folder_is_one_line(initialised: Path, cli, tmp_path:
     missing = cli(repo, "ledger", "export", "-o", str(tmp_path / "nowhere" / "dump.ndjson"))
     assert missing.code == 2 and "cannot write" in missing.err and "internal error" not in missing.err
     assert not (tmp_path / "out.tmp").exists() and not (tmp_path / "nowhere").exists() and not any(folder.iterdir())
+
+
+def test_ledger_export_writes_through_no_link_left_at_a_guessable_name(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # in a shared folder (/tmp), another user could leave `<output>.tmp` as a link to a file of yours
+    repo = initialised
+    assert cli(repo, "remember", "question", "--on", "a.py", "--title", "q", "--question", "why?").code == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    dump = tmp_path / "dump.ndjson"
+    (tmp_path / "dump.ndjson.tmp").symlink_to(victim)
+    assert cli(repo, "ledger", "export", "-o", str(dump)).code == 0
+    assert victim.read_text() == "mine\n"
+    assert not dump.is_symlink() and len(dump.read_text().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".dump")) == []
 
 
 def test_ledger_export_import_erase_audit(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
