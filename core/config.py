@@ -82,25 +82,36 @@ def _store(value: Any) -> str:
 REMOTE_SCHEMES = ("s3", "s3a", "gs", "az", "abfs", "abfss", "azure", "adl", "memory")
 
 
-def check_store_location(store: str, root: Path) -> None:
-    """ConfigError unless a store setting read from `.comind.yml` stays inside the repository."""
+def check_store_location(store: str, root: Path, where: str = f"{CONFIG_FILE}: store") -> None:
+    """ConfigError unless a store the repository chose (in `.comind.yml`, or the default path, whose
+    folders may be links it holds) stays inside the repository."""
     scheme = store.split("://", 1)[0].lower() if "://" in store else ""
     if scheme in REMOTE_SCHEMES:
         return
     if scheme:
         raise ConfigError(
-            f"{CONFIG_FILE}: store: {scheme}:// is not a store a repository may choose; use a path inside"
+            f"{where}: {scheme}:// is not a store a repository may choose; use a path inside"
             f" the repository or s3://, gs://, az:// (or set COMIND_STORE or --store) (got {store!r})"
         )
     base = root.resolve()
     target = (base / store).resolve()
-    if target != base and base not in target.parents:
+    if any(path != base and base not in path.parents for path in (target, *_store_folders(base / store))):
         raise ConfigError(
-            f"{CONFIG_FILE}: store: {store!r} is outside the repository; use a path inside it, an object"
+            f"{where}: {store!r} is outside the repository; use a path inside it, an object"
             " store URL, or set COMIND_STORE or --store for a path elsewhere"
         )
     if target == base:
-        raise ConfigError(f"{CONFIG_FILE}: store: {store!r} is the repository root; name a folder inside it")
+        raise ConfigError(f"{where}: {store!r} is the repository root; name a folder inside it")
+
+
+def _store_folders(store: Path) -> list[Path]:
+    """Where a local store writes, links resolved: its `_ledger` and the folders in it (inbox, erased, …)."""
+    ledger = store / "_ledger"
+    try:
+        inside = [path.resolve() for path in ledger.iterdir()]
+    except OSError:  # none yet (or not a folder: the store says so when it is used)
+        inside = []
+    return [ledger.resolve(), *inside]
 
 
 def _choice(*choices: str) -> Callable[[Any], str]:
@@ -461,6 +472,8 @@ def load(
                 check_store_location(values["store"], root)
         else:
             values[setting.key], sources[setting.key] = setting.default, "default"
+            if setting.key == "store":  # (its folders come with the repository, as the file does)
+                check_store_location(setting.default, root, "store (the default)")
     return Config(values, sources)
 
 

@@ -86,6 +86,20 @@ def test_hostile_config_files_are_one_line_errors(repo: Path, cli, kind: str) ->
     assert str(rule) in one_line(cli(repo, *args, "--check", str(rule)))
 
 
+@pytest.mark.parametrize("link", [".comind", ".comind/ledger/_ledger", ".comind/ledger/_ledger/inbox"])
+def test_a_default_store_led_out_by_a_link_the_clone_holds_is_refused(repo: Path, cli, link: str) -> None:  # type: ignore[no-untyped-def]
+    # no `store:` in .comind.yml: the default .comind/ledger, or its _ledger, is a link out of the repository
+    outside = repo.parent / "outside"
+    outside.mkdir()
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo / link).symlink_to(outside)
+    args = ["remember", "question", "--on", "a.py", "--title", "q", "--question", "?"]
+    assert "store (the default): '.comind/ledger' is outside the repository" in one_line(cli(repo, *args))
+    assert not any(outside.iterdir())
+    chosen = cli(repo, "--store", ".comind/ledger", *args)  # the person running it may choose it
+    assert chosen.code == 0 and any(outside.iterdir()), chosen.err
+
+
 @pytest.mark.parametrize("store", ["''", "file:///etc", "/etc", "../outside"])
 def test_a_store_outside_the_repository_is_refused(repo: Path, cli, store: str) -> None:  # type: ignore[no-untyped-def]
     (repo / ".comind.yml").write_text(f"store: {store}\n")
