@@ -61,11 +61,13 @@ def open_object_store(url: str, base: Path | None = None) -> Any:
 
     scheme = url.split("://", 1)[0] if "://" in url else ""
     user, at, _ = url.split("://", 1)[-1].partition("@")
-    if scheme and at and (":" in user or "/" not in user):
-        # s3://KEY:SECRET@bucket/… would be echoed in every message naming the store: refuse it unprinted.
+    # s3://KEY:SECRET@bucket/… (or a signed URL's ?…&sig=…, which no store here reads) would be echoed in
+    # every message naming the store: refuse it unprinted.
+    signed = scheme != "file" and ("?" in url or "#" in url)
+    if scheme and ((at and (":" in user or "/" not in user)) or signed):
         raise StoreError(
-            f"store {scheme}://…: a store URL must not carry credentials; set them in the environment"
-            f" ({_credentials_for(url)})"
+            f"store {scheme}://…: a store URL must not carry credentials (a user, a password, a query); set them"
+            f" in the environment ({_credentials_for(url)})"
         )
     if path := _local_root(url, base):
         try:

@@ -168,10 +168,20 @@ def test_tombstone_key_layout(tmp_path: Path) -> None:
     assert (tmp_path / "s" / INBOX).is_dir() and not any((tmp_path / "s" / INBOX).iterdir())
 
 
-def test_a_url_carrying_credentials_is_refused_without_echoing_them() -> None:
+@pytest.mark.parametrize(
+    "url",
+    [
+        "s3://AKIAIOSFODNN7EXAMPLE:{secret}@bucket/prefix",
+        "https://account.blob.core.windows.net/container?sv=2022-11-02&sig={secret}",  # a signed (SAS) URL
+        "az://container/prefix?sig={secret}",
+        "s3://bucket/prefix?aws_secret_access_key={secret}",
+        "gs://bucket/prefix#token={secret}",
+    ],
+)
+def test_a_url_carrying_credentials_is_refused_without_echoing_them(url: str) -> None:
     secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     with pytest.raises(StoreError) as caught:
-        Store(f"s3://AKIAIOSFODNN7EXAMPLE:{secret}@bucket/prefix").inbox_keys()
+        Store(url.format(secret=secret)).inbox_keys()
     message = str(caught.value)
     assert "must not carry credentials" in message
     assert secret not in message and "AKIAIOSFODNN7EXAMPLE" not in message
