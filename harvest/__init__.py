@@ -24,5 +24,6 @@ from __future__ import annotations
 # (git@host:path) kept in revert reasons, no longer read as an address; 21: a squash's other
 # one-line commits (`* Changeset`) no part of its revert's reason; 22: no anchor on a changelog,
 # a changelog fragment or a lockfile beside the code a change touched; 23: no second attempt from a
-# body quoting a revert another commit made already.
-HARVESTER_VERSION = "23"
+# body quoting a revert another commit made already; 24: secrets assigned to a longer name
+# (`DB_PASSWORD=…`, `"password": "…"`) or after `=` redacted: a cache an older one wrote holds them.
+HARVESTER_VERSION = "24"

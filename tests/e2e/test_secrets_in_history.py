@@ -138,3 +138,27 @@ def test_a_secret_assigned_to_a_longer_name_is_redacted(tmp_path: Path, cli) -> 
         assert secret not in shown
         for path in files:
             assert secret.encode() not in path.read_bytes(), (path, secret)
+
+
+def test_a_cache_an_older_harvester_wrote_is_derived_again_without_its_secrets(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    # harvester 20 kept `DB_PASSWORD=<value>`: its cache (kept between CI runs) is read again, not trusted
+    from comind.records import canonical, content_hash
+
+    gr = GitRepo(tmp_path)
+    gr.write("app/main.py", "def main():\n    return 0\n")
+    gr.commit("initial")
+    gr.write("app/main.py", "def main():\n    return 1\n")
+    gr.commit("Return one\n\nConstraint: never log DB_PASSWORD=[redacted:password] in main")
+    assert cli(gr.path, "harvest").code == 0
+    cache = gr.path / ".git" / "comind"
+    inbox = cache / "harvest" / "_ledger" / "inbox"
+    (stored,) = [p for p in inbox.iterdir() if "[redacted:password]" in p.read_text()]
+    old = json.loads(stored.read_text().replace("[redacted:password]", "s3cretvalue42"))  # what 20 wrote
+    old["hash"] = content_hash(old)
+    stored.unlink()
+    (inbox / f"{old['id']}-{old['hash']}.json").write_bytes(canonical(old))
+    state = json.loads((cache / "harvest-state.json").read_text())
+    (cache / "harvest-state.json").write_text(json.dumps({**state, "harvester": "20"}))
+    assert cli(gr.path, "harvest").code == 0
+    assert not any("s3cretvalue42" in p.read_text() for p in inbox.iterdir())
+    assert "never log DB_PASSWORD=[redacted:password] in main" in cli(gr.path, "log", "--json").out
