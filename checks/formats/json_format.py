@@ -29,4 +29,6 @@ def document(report: Report) -> dict[str, Any]:
 
 
 def render(report: Report, context: FormatContext) -> str:
-    return json.dumps(document(report), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    text = json.dumps(document(report), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    # `##[name]` anywhere in a log line is a GitHub workflow command: its `[` as an escape, the same data
+    return text.replace("##[", "##\\u005b") + "\n"

@@ -117,3 +117,31 @@ def test_import_strips_controls_an_older_export_holds(old_store: Path, cli, tmp_
     assert cli(other, "ledger", "import", str(dump)).code == 0
     stored = "".join(p.read_text() for p in (other / ".comind" / "ledger").rglob("*.json"))
     assert "Escapes" in stored and not re.search(r"\\u00(1b|9b|07|00)", stored)
+
+
+def runner_commands(log: str) -> list[str]:
+    """The lines a GitHub runner reads as workflow commands: `::name::` first on the line (after the
+    indent), `##[name]` anywhere (its older form, still honoured)."""
+    return [line for line in log.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_check_prints_no_workflow_command_a_history_wrote(repo: Path, cli, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    # a CI log is read by its runner: history may not mask words in it, stop its commands or annotate
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Set up\n\nConstraint: ##[add-mask]comind on app/db.py")
+    (repo / "app" / "db.py").write_text("def raw_query(sql):\n    cache = {}\n    cache[sql] = sql\n    return sql\n")
+    git(repo, "commit", "-qam", "Cache queries")
+    reason = "It broke prod.\n\n::warning file=app/db.py::all clear\n\n##[stop-commands]x and ##[error]spoofed"
+    git(repo, "revert", "--no-edit", "HEAD")
+    git(repo, "commit", "-q", "--amend", "-m", f'Revert "Cache queries"\n\n{reason}')
+    git(repo, "checkout", "-q", "-b", "again")
+    (repo / "app" / "db.py").write_text("def raw_query(sql):\n    cache = {}\n    cache[sql] = sql\n    return sql\n")
+    git(repo, "commit", "-qam", "Cache queries again")
+    assert cli(repo, "harvest").code == 0
+    result = cli(repo, "check", "--base", "main", "--format", fmt, "--fail-level", "none")
+    assert result.code == 0, result.err
+    assert "all clear" in result.out and "stop-commands" in result.out, result.out
+    assert runner_commands(result.out + result.err) == [], result.out
+    if fmt == "json":  # the same data: an escape, not a change
+        report = json.loads(result.out)
+        assert any("##[stop-commands]x" in f["message"] for f in report["findings"]), report
