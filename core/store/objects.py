@@ -158,6 +158,8 @@ class Objects:
             except FileNotFoundError:
                 parts.append("-")
                 continue
+            except NotADirectoryError:  # `--store app.py`: a file where the folder should be
+                raise StoreError(f"store {self.url!r}: {self.local_root} is a file, not a folder") from None
             if mtime > time.time_ns() - 2_000_000_000:
                 return None
             parts.append(str(mtime))

@@ -106,3 +106,10 @@ def test_a_store_outside_the_repository_is_refused(repo: Path, cli, store: str) 
     args = ["remember", "question", "--on", "a.py", "--title", "q", "--question", "?"]
     assert "store: " in one_line(cli(repo, *args))
     assert not (repo / "_ledger").exists() and not (repo.parent / "outside").exists()
+
+
+@pytest.mark.parametrize("command", [["log"], ["status"], ["why", "app/db.py"]])
+def test_a_store_that_is_a_file_is_one_line(repo: Path, cli, command: list[str]) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".comind.yml").write_text("store: app/db.py\n")
+    assert "store 'app/db.py': " in one_line(cli(repo, *command))
+    assert "is a file" in one_line(cli(repo, "--store", "app/db.py", *command))
