@@ -448,7 +448,10 @@ def _base_from_env(forge_name: str, env: Mapping[str, str]) -> str | None:
 
 
 def event_forge_env(forge_name: str, payload: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
-    """The environment a forge adapter needs for the repository a webhook event is about."""
+    """The environment a forge adapter needs for the repository a webhook event is about.
+
+    The API the token goes to is the environment's (GITHUB_API_URL, CI_API_V4_URL), never a URL the
+    payload names: whoever holds the webhook secret could name their own host and be sent the token."""
     out = dict(env)
     if forge_name == "github":
         repository = (payload.get("repository") or {}).get("full_name")
@@ -460,11 +463,6 @@ def event_forge_env(forge_name: str, payload: Mapping[str, Any], env: Mapping[st
         if not project.get("id"):
             raise ComindError("gitlab event without project.id")
         out["CI_PROJECT_ID"] = str(project["id"])
-        if not out.get("CI_API_V4_URL"):
-            web = str(project.get("web_url") or "")
-            base = web[: len(web) - len(str(project.get("path_with_namespace") or ""))].rstrip("/")
-            if base:
-                out["CI_API_V4_URL"] = f"{base}/api/v4"
     return out
 
 

@@ -18,7 +18,7 @@ from comind.bot.forge import RetryPolicy
 from comind.bot.github import GitHubForge
 from comind.bot.gitlab import GitLabForge
 from comind.bot.report import REPORT_MARKER, load_report, post_report
-from comind.bot.run import answer_commands, run, serve
+from comind.bot.run import answer_commands, event_forge_env, run, serve
 from comind.checks.findings import Finding, Report
 from comind.checks.formats import FormatContext
 from comind.harvest.mr import MergeRequestHarvester
@@ -604,7 +604,12 @@ def test_serve_answers_a_signed_gitlab_note_hook(fake_gitlab, ws):
     gl.set_access("alice", 30)
     gl.add_mr(5)
     nid = gl.add_note(5, "alice", "/comind help")
-    env = {"COMIND_WEBHOOK_SECRET": SECRET, "COMIND_GITLAB_TOKEN": GL_TOKEN, "COMIND_RETRY_BACKOFF": "0"}
+    env = {
+        "COMIND_WEBHOOK_SECRET": SECRET,
+        "COMIND_GITLAB_TOKEN": GL_TOKEN,
+        "COMIND_RETRY_BACKOFF": "0",
+        "CI_API_V4_URL": f"{gl.base}/api/v4",
+    }
     server = serve(ws, env, port=0)
     hook = gl.gitlab_note_hook(5, nid)
     with server:
@@ -623,6 +628,16 @@ def test_serve_answers_a_signed_gitlab_note_hook(fake_gitlab, ws):
     assert server.handled == 1 and server.failed == 0
     (answer,) = [n for n in gl.all_notes(5) if n["author"]["username"] == BOT]
     assert f"<!-- comind:answer note_{nid} " in answer["body"] and "/comind why ANCHOR" in answer["body"]
+
+
+def test_an_event_never_chooses_where_the_token_goes(fake_gitlab):
+    # whoever holds the webhook secret could name their own host as the project's web_url
+    fake_gitlab.add_mr(5)
+    hook = fake_gitlab.gitlab_note_hook(5, fake_gitlab.add_note(5, "alice", "/comind help"))
+    hook["project"] = {**hook["project"], "web_url": "https://attacker.example/group/app"}
+    for env in ({}, {"CI_API_V4_URL": f"{fake_gitlab.base}/api/v4"}):
+        out = event_forge_env("gitlab", hook, env)
+        assert "attacker.example" not in json.dumps(out) and out.get("CI_API_V4_URL") == env.get("CI_API_V4_URL")
 
 
 def test_a_forbidden_read_is_an_error_not_a_read_only_token(gh, ws, capsys):
