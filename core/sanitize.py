@@ -90,6 +90,10 @@ _INSTRUCTION = (
     r"|(?:(?:previous|prior|above|earlier|preceding|system) )+(?:rules|guidelines|directions)"  # qualified
     r"|(?:rules|guidelines|directions|instructions) (?:above|before))"  # "disregard the rules above"
     r"|disregard (?:the |all )?(?:previous|prior|above)|you are now|system prompt|new instructions(?=\s*:)"
+    r"|(?:ignore|disregard|forget) (?:all of )?(?:the (?:above|preceding|foregoing)(?!-)"  # "ignore the above and …"
+    r"|everything (?:above|before|you (?:were|have been) told))"
+    r"|override (?:your|all|the|any)(?: (?:previous|prior|system))* (?:instructions|rules|guidelines|prompts?)"
+    r"|system\s*:\s*you (?:must|are|will|should)"
     r"|do not tell the (?:user|reviewer))\b"
 )
 
@@ -297,6 +301,8 @@ _INSTRUCTION_WORDS = (
     "system prompt",
     "new instructions",
     "do not tell",
+    "override",
+    "system",
 )
 # The only letters `re` matches to an ASCII letter case-insensitively that casefold() does not
 # turn into it (ſ and the Kelvin sign it does): İ and ı are an "i" to the search.
