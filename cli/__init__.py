@@ -220,9 +220,9 @@ def colour(stream: Any = None) -> bool:
 def note(message: str) -> None:
     """A line for the person at the terminal (a confirmation, a hint): standard error, not with -q."""
     if not quiet():
-        from comind.sanitize import shown
+        from comind.sanitize import printed
 
-        print(shown(message, multiline=True), file=sys.stderr)
+        print(printed(message, multiline=True), file=sys.stderr)
 
 
 def _configure(args: argparse.Namespace) -> None:
@@ -371,9 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _started_in(args):
             return int(args.handler(args))
     except ComindError as exc:
-        from comind.sanitize import shown  # a message may quote what it refused
+        from comind.sanitize import printed  # a message may quote what it refused
 
-        print(f"comind: {shown(str(exc), multiline=True)}", file=sys.stderr)
+        print(f"comind: {printed(str(exc), multiline=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

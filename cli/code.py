@@ -72,7 +72,7 @@ def run_status(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import brief, hint_if_unharvested, print_json_lines, record_json
     from comind.query import open_ledger, statuses
-    from comind.sanitize import shown
+    from comind.sanitize import printed
     from comind.status import ATTENTION_STATES, STATES, is_history, needs_person
 
     ws = workspace(args)
@@ -104,7 +104,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"needs a person ({len(attention)}):")
     for r in attention:
         s = derived[r.id]
-        print(f"{s.state:<12} {r.id[-8:]}  {shown(r.title)}\n             {shown(brief(s.reason))}")
+        print(f"{s.state:<12} {r.id[-8:]}  {printed(r.title)}\n             {printed(brief(s.reason))}")
     if attention:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
     if history:
@@ -128,7 +128,7 @@ def run_why(args: argparse.Namespace) -> int:
     from comind.cli import workspace
     from comind.cli.output import brief, hint_if_unharvested, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
-    from comind.sanitize import shown
+    from comind.sanitize import printed
     from comind.status import TRUST_NAMES, is_history
     from comind.why import explain
 
@@ -140,7 +140,7 @@ def run_why(args: argparse.Namespace) -> int:
         print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance} for item in answer.items)
         return 0
     colour = use_colour()
-    print(shown(answer.heading))
+    print(printed(answer.heading))
     if not answer.items:
         print("  no records")
     hint_if_unharvested(ws, ledger)
@@ -157,11 +157,11 @@ def run_why(args: argparse.Namespace) -> int:
         hop += "  [history]" if is_history(item.record) else ""
         print(
             f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
-            f"{shown(item.record.title + hop)}"
+            f"{printed(item.record.title + hop)}"
         )
-        print(f"             {shown(brief(s.reason))}")
+        print(f"             {printed(brief(s.reason))}")
         for note in s.notes:
-            print(f"             note: {shown(note)}")
+            print(f"             note: {printed(note)}")
         for mark in s.marks:
-            print(f"             mark: {shown(mark)}")
+            print(f"             mark: {printed(mark)}")
     return 0

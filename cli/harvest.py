@@ -45,7 +45,7 @@ def _progress() -> Any:
 def run(args: argparse.Namespace) -> int:
     from comind.cli import verbosity, workspace
     from comind.harvest.run import harvest
-    from comind.sanitize import shown
+    from comind.sanitize import printed
 
     ws = workspace(args)
     # the term weights are the dead-end check's: left to it, but counted again with --full
@@ -57,5 +57,5 @@ def run(args: argparse.Namespace) -> int:
     if verbosity() > 0:  # -v: what was skipped, and why, with the commits it was seen at
         for reason, count in sorted(result.skipped.items(), key=lambda item: (-item[1], item[0])):
             seen = result.examples.get(f"skipped:{reason}", [])[:3]
-            print(shown(f"  skipped {count} {reason}" + (f": {'; '.join(seen)}" if seen else "")))
+            print(printed(f"  skipped {count} {reason}" + (f": {'; '.join(seen)}" if seen else "")))
     return 0

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from comind.anchors import format_anchor
 from comind.cli import colour, note
 from comind.records import Record, short_id
-from comind.sanitize import FORMAT_CHARACTERS, shown
+from comind.sanitize import FORMAT_CHARACTERS, printed
 from comind.status import TRUST_NAMES, Status
 
 
@@ -146,14 +146,14 @@ def line(record: Record, status: Status | None, colour: bool = False) -> str:
     state = status.state if status else record.fields.get("relation", "")
     label = paint(f"{state:<11}", state, colour)
     text = f"{record.title}  {subject(record)}"
-    return f"{short_id(record.id)}  {shown(record.kind):<10}  {label}  {shown(text)}".rstrip()
+    return f"{short_id(record.id)}  {printed(record.kind):<10}  {label}  {printed(text)}".rstrip()
 
 
 def detail(record: Record, status: Status | None, colour: bool = False) -> str:
     """The record in full, each line of its text through `shown` (the body keeps its lines)."""
     lines = _detail_lines(record, status)
     if status:  # the one line with colour in it, painted after its text was cleaned
-        lines[2] = f"  status:   {paint(status.state, status.state, colour)} — {shown(status.reason)}"
+        lines[2] = f"  status:   {paint(status.state, status.state, colour)} — {printed(status.reason)}"
     return "\n".join(lines)
 
 
@@ -203,8 +203,8 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
     prov = record.provenance
     origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
     out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")
-    out = [shown(text) for text in out]
+    out = [printed(text) for text in out]
     if record.body:
         out.append("")
-        out += ["  " + shown(body_line, multiline=True) for body_line in record.body.splitlines()]
+        out += ["  " + printed(body_line, multiline=True) for body_line in record.body.splitlines()]
     return out

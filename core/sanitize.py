@@ -188,6 +188,20 @@ def shown(text: str, *, multiline: bool = False) -> str:
     return text if multiline else text.translate(_BREAKS)
 
 
+# What a CI runner reads as a workflow command in a log line: `::name::` first on the line (GitHub,
+# after the indent) and `##[name]` anywhere in it (GitHub's older form, still honoured).
+_RUNNER_COMMAND = re.compile(r"^([ \t]*)::|##\[", re.MULTILINE)
+
+
+def printed(text: str, *, multiline: bool = False) -> str:
+    """`shown`, and what a CI runner would take for a workflow command (``::warning::``,
+    ``##[add-mask]``) with a backslash: for the lines a command prints, never for data it keeps."""
+    text = shown(text, multiline=multiline)
+    if "::" in text or "##[" in text:
+        text = _RUNNER_COMMAND.sub(lambda m: "##\\[" if m.group(1) is None else m.group(1) + "\\::", text)
+    return text
+
+
 def clean_text(text: str) -> str:
     """Text fit to store and show: invisible characters out, then every secret redacted."""
     return redact_secrets(strip_invisible(text))

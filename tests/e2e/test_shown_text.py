@@ -145,3 +145,17 @@ def test_check_prints_no_workflow_command_a_history_wrote(repo: Path, cli, fmt: 
     if fmt == "json":  # the same data: an escape, not a change
         report = json.loads(result.out)
         assert any("##[stop-commands]x" in f["message"] for f in report["findings"]), report
+
+
+@pytest.mark.parametrize("command", [("log",), ("show", "placeholder"), ("search", "mask"), ("why", "a.py")])
+def test_readers_print_no_workflow_command_a_record_holds(repo: Path, cli, command: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    # `comind log` in a CI job: a record's text may not mask words in its log, stop its commands or annotate it
+    assert cli(repo, "init").code == 0
+    args = ["remember", "gotcha", "--on", "a.py::f", "--title", "##[add-mask]comind", "--symptom", "mask"]
+    assert cli(repo, *args, "--cause", "::warning::all clear", "--body", "ok\n::error file=a.py::spoofed").code == 0
+    if command[0] == "show":
+        command = ("show", cli(repo, "log").out.split()[0])
+    result = cli(repo, *command)
+    assert result.code in (0, 1), result.err
+    assert "add-mask" in result.out, result.out
+    assert runner_commands(result.out + result.err) == [], result.out
