@@ -51,7 +51,8 @@ _SECRETS: tuple[tuple[str, str], ...] = (
     ("high-entropy-string", r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{41,}={0,2}(?![A-Za-z0-9/+=])"),
 )
 # A URL's password, its user name possibly empty (`redis://:<password>@host`).
-_URL_PASSWORD = r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,100}:)([^\s@/]{1,200})(@)"
+# (a password may hold an unescaped `@`: the host starts after the last one)
+_URL_PASSWORD = r"(?i)\b([a-z][a-z0-9+.-]{1,20}://[^\s:/@]{0,100}:)([^\s/]{1,200})(@)(?=[^\s@/]{0,253}(?:[/\s]|$))"
 # An assignment to a key named for a secret, also as the last word of a longer name (`DB_PASSWORD`,
 # `spring.datasource.password`, `dbPassword`) or a quoted one (`"password": "…"`, `'token' => …`).
 # `secret` alone is a word of prose ("the secret: keep it small"): only as a name (JWT_SECRET, "secret").

@@ -55,6 +55,13 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
     assert clean_text(text) == text
 
 
+def test_a_url_password_holding_an_at_sign_is_redacted_whole() -> None:
+    # the host starts after the userinfo's last `@`: `p@ss` kept `ss` as the host's
+    assert clean_text("push https://user:p@ss@host/x and mail me@x.com") == (
+        "push https://user:[redacted:url-password]@host/x and mail me@x.com"
+    )
+
+
 def test_terminal_controls_are_stripped() -> None:
     text = "a \x1b]8;;http://evil\x07link\x1b]8;;\x07 \x1b]0;title\x07\x1b[2J\x1bc end \x9b31m\x07\ttab\nline"
     assert clean_text(text) == "a link  end \ttab\nline"
