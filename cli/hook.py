@@ -159,7 +159,14 @@ def _version_of(program: str, cwd: Path) -> str:
 
     try:
         done = subprocess.run(
-            [program, "--version"], cwd=cwd, capture_output=True, text=True, errors="replace", timeout=30, check=False
+            [program, "--version"],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,  # (init-hooks may be fed a script on stdin: never the probe's to read)
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return ""

@@ -371,7 +371,7 @@ def test_init_hooks_takes_a_shim_to_this_comind_for_this_comind(tmp_path: Path) 
 
     def warned(path: Path) -> str:
         done = subprocess.run(
-            [COMIND, "init-hooks", "claude", "--scope", "local"],
+            [COMIND, "init-hooks", "claude", "--scope", "local"], input="",
             cwd=repo.path, env={**env, "PATH": f"{path}:/usr/bin:/bin"}, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -388,6 +388,12 @@ def test_init_hooks_takes_a_shim_to_this_comind_for_this_comind(tmp_path: Path) 
     )
     nowhere = shims("mise", str(tmp_path / "no-such-comind"))
     assert warned(nowhere).startswith(f"comind: warning: `comind` on PATH is {nowhere / 'comind'}, not this one")
+    # a program that would read the input init-hooks was given (a pipe here) never gets it: /dev/null
+    reader = tmp_path / "reading-comind"
+    reader.write_text('#!/bin/sh\n[ "$(readlink /proc/self/fd/0)" = /dev/null ] && echo comind 0.0.2\n')
+    reader.chmod(0o755)
+    to_reader = shims("nodenv", str(reader))
+    assert "(comind 0.0.2)" in warned(to_reader)
 
 
 def test_init_hooks_refuses_a_broken_settings_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
