@@ -25,5 +25,7 @@ from __future__ import annotations
 # one-line commits (`* Changeset`) no part of its revert's reason; 22: no anchor on a changelog,
 # a changelog fragment or a lockfile beside the code a change touched; 23: no second attempt from a
 # body quoting a revert another commit made already; 24: secrets assigned to a longer name
-# (`DB_PASSWORD=…`, `"password": "…"`) or after `=` redacted: a cache an older one wrote holds them.
-HARVESTER_VERSION = "24"
+# (`DB_PASSWORD=…`, `"password": "…"`) or after `=` redacted: a cache an older one wrote holds them;
+# 25: a list right under a line of a squash's commit body is that body's, not its items (`See:` kept
+# its links).
+HARVESTER_VERSION = "25"

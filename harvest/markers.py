@@ -676,8 +676,14 @@ def _without_other_subjects(text: str) -> str:
     subject. Where one item is a `git revert` commit's (`* Revert "x"`), an item with nothing under
     it but person trailers that is no such revert is another commit's subject (`* Changeset`, `* fix: adjust
     for feedback`, `* chore: revert env change`): what else the pull request did, not why it
-    reverted. An item with a body stays, and so does a list someone wrote (no such revert in it)."""
-    starts = [m.start() for m in _ITEM.finditer(text)]
+    reverted. An item with a body stays (more one-line items under it are none), and so does a list
+    someone wrote (no such revert in it)."""
+
+    def opens_item(at: int) -> bool:  # GitHub joins the commits with a blank line: an item right under
+        # a line of text is a list written in a commit's body (`It broke:` / `* the cold start`)
+        return at == 0 or not text[text.rfind("\n", 0, at - 1) + 1 : at - 1].strip()
+
+    starts = [m.start() for m in _ITEM.finditer(text) if opens_item(m.start())]
     if not starts:
         return text
     sections = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)], strict=True)]
@@ -686,8 +692,9 @@ def _without_other_subjects(text: str) -> str:
     def subject(item: str) -> str:
         return _ITEM.sub("", item.split("\n", 1)[0], count=1).strip()
 
-    def body(item: str) -> str:  # (a body of person trailers alone, `Co-authored-by: …`, says nothing)
-        return redact_people(item.partition("\n")[2]).strip()
+    def body(item: str) -> str:  # (person trailers, `Co-authored-by: …`, or more one-line items say nothing)
+        lines = redact_people(item.partition("\n")[2]).split("\n")
+        return "\n".join(line for line in lines if not _ITEM.match(line)).strip()
 
     reverts = [any(m.quoted_subject for m in _subject_markers(subject(item))) for item in items]
     if not any(reverts):

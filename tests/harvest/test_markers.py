@@ -622,3 +622,21 @@ def test_a_squash_s_other_one_line_commits_are_no_reason() -> None:
     assert revert_reason(*split_message(kept)) == "* Keep the old parser\n\nThe new one drops empty keys."
     written = 'Revert "Add cache"\n\nThis reverts commit ' + "a" * 40 + ".\n\n* it leaks memory\n* it is slow\n"
     assert revert_reason(*split_message(written)) == "* it leaks memory * it is slow"
+
+
+def test_a_list_written_under_a_line_of_a_squash_s_commit_body_stays_whole() -> None:
+    """GitHub joins a squash's commits with blank lines; a list right under a line of text is a
+    commit's own words (prometheus: "changes as follows:" kept its last item only, prettier "See:"
+    none of its links). A body that is only a list of one-liners is still no reason."""
+    this = "This reverts commit " + "a" * 40 + "."
+    message = f'Pool (#9)\n\n* Revert "Add cache"\n\n{this}\n\nIt broke:\n* the cold start\n* the nightly build\n'
+    assert revert_reason(*split_message(message)) == "It broke: * the cold start * the nightly build"
+    message = (
+        f'Pool (#9)\n\n* Revert "Add cache"\n\n{this}\n\n* Shrink labels\n\nMemory changes as follows:\n'
+        "* 0 to 127 bytes: same\n* 128 to 254: 1 byte less\n"
+    )
+    assert revert_reason(*split_message(message)) == (
+        "* Shrink labels\n\nMemory changes as follows: * 0 to 127 bytes: same * 128 to 254: 1 byte less"
+    )
+    listed = f'Fix (#9)\n\n* Small refactor\n\n* Import it directly\n* Inline it\n\n* Revert "Add cache"\n\n{this}\n'
+    assert revert_reason(*split_message(listed)) == ""
