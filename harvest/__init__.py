@@ -27,5 +27,6 @@ from __future__ import annotations
 # body quoting a revert another commit made already; 24: secrets assigned to a longer name
 # (`DB_PASSWORD=…`, `"password": "…"`) or after `=` redacted: a cache an older one wrote holds them;
 # 25: a list right under a line of a squash's commit body is that body's, not its items (`See:` kept
-# its links).
-HARVESTER_VERSION = "25"
+# its links); 26: no anchor on a fragment of `changelog/`, `CHANGES/` or `changelog_unreleased/<area>/`
+# either.
+HARVESTER_VERSION = "26"

@@ -224,9 +224,12 @@ LOCKFILES = frozenset(
     }
 )
 _CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
-# The fragments a release assembles into the changelog (and deletes): towncrier's `news/1234.bugfix`
+# The fragments a release assembles into the changelog (and deletes): towncrier's `news/1234.bugfix`,
+# `changelog/1234.bugfix.rst`, `CHANGES/1234.doc.rst`, a folder per area under `changelog_unreleased/`
 # and the like here; changesets' `.changeset/` (with its pre-release state, pre.json) in `release_notes`
-_FRAGMENTS = re.compile(r"(?:^|/)(?:changelog\.d|newsfragments|news|changes)/[^/]+$")
+_FRAGMENTS = re.compile(
+    r"(?:^|/)(?:changelog(?:\.d)?|newsfragments|news|changes|changelog_unreleased(?:/[^/]+)?)/[^/]+$", re.IGNORECASE
+)
 _CODE = re.compile(r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml)$")
 
 

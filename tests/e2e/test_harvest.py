@@ -1432,6 +1432,24 @@ def test_records_are_not_anchored_to_changelogs_fragments_or_lockfiles(cli, gr: 
     assert [a["raw"] for a in ruled[0]["anchors"]] == ["CHANGELOG.md"]
 
 
+@pytest.mark.parametrize(
+    "fragment", ["changelog/7534.bugfix.rst", "CHANGES/7916.doc.rst", "changelog_unreleased/api/18375.md"]
+)
+def test_records_are_not_anchored_to_towncrier_fragments_by_any_folder_name(cli, gr: GitRepo, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    """pytest's `changelog/`, aiohttp's `CHANGES/` and prettier's `changelog_unreleased/<area>/`
+    fragments, deleted at the release: records anchored to them went stale though their code stood."""
+    gr.write("app/m.py", "def m():\n    return 1\n")
+    gr.commit("Add m")
+    gr.write("app/m.py", "def m():\n    return 2\n")
+    gr.write(fragment, "m returns 2\n")
+    gr.commit("Make m return 2\n\nConstraint: m is never zero\n")
+    gr.git("rm", "-q", fragment)
+    gr.commit("Release 1.0.1")
+    harvest(cli, gr)
+    row = only(records(cli, gr), "constraint")
+    assert ([a["raw"] for a in row["anchors"]], row["status"]) == (["app/m.py::m"], "active")
+
+
 def test_a_squash_quoting_a_revert_made_already_makes_no_second_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """A squash of main into a release branch lists main's commits, a revert among them: the revert
     was made already, and the squash's other items became a second attempt's reason ("* fix(vue): …")."""
