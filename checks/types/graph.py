@@ -115,8 +115,8 @@ class _Matcher:
         return False
 
     def name_matches(self, glob: str, name: str) -> bool:
-        if not is_path_glob(glob):
-            return module_matches(glob, name)
+        if not is_path_glob(glob):  # (a glob's `::` is read as a dot, so is a name's: C++'s `std::system`)
+            return module_matches(glob, name.replace("::", ".") if "::" in name else name)
         # a path glob matches a name inside an indexed module whose file it matches
         prefix = name
         while prefix:

@@ -204,6 +204,24 @@ def test_a_named_import_of_a_package_is_no_package_of_a_dotted_name(tmp_path: Pa
     ]
 
 
+def test_graph_call_globs_written_with_colons_still_match_cpp_and_ruby_calls(tmp_path: Path) -> None:
+    """A glob's `::` is read as a dot for Rust's paths; C++'s and Ruby's calls keep theirs
+    (`std::system`, `Net::HTTP.get`), and `forbid: std::system` stopped matching them, silently."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/main.cpp", "int main() { return 0; }\n")
+    repo.write("lib/app.rb", "def fetch\nend\n")
+    base = repo.commit("base")
+    repo.write("src/main.cpp", '#include <cstdlib>\nint main() { std::system("ls"); return 0; }\n')
+    repo.write("lib/app.rb", "def fetch\n  Net::HTTP.get('x')\nend\n")
+    repo.commit("shell out, fetch")
+    for written in ("std::system", "std.system", "std::*"):
+        cpp = {"type": "graph", "from": "src/**", "forbid": [written], "edges": "calls"}
+        assert texts(check_all(repo, cpp, base=base)) == ["main calls std::system"], written
+    for written in ("Net::HTTP.get", "Net::HTTP*"):
+        ruby = {"type": "graph", "from": "lib/**", "forbid": [written], "edges": "calls"}
+        assert texts(check_all(repo, ruby, base=base)) == ["fetch calls Net::HTTP.get"], written
+
+
 def test_graph_path_globs_do_not_read_go_import_paths_as_paths(tmp_path: Path) -> None:
     # Go's module `app/db` lives in db/, not app/: a glob over paths must not match the import path.
     repo = GitRepo(tmp_path)
