@@ -13,11 +13,12 @@ Module names:
   package's top-level function or class (``a.b.closeQuietly``) is one of the file of that package
   that defines it.
 * Rust: the path without ``.rs``. A ``use`` path is resolved to the file of the longest module it
-  names, in a Cargo package's ``src/``: ``crate::``, ``self::``, ``super::``, a child module of the
-  file's own, or a package of the repository by its crate name (``rt::sync::Mutex`` from
-  ``rt-util``); what follows is a member of that module. The edge names it by its crate too
-  (``rt.sync.Mutex``). Another crate's path is written with dots (``netio.tcp.Stream``), as
-  calls through ``::`` are (``std.process.exit``).
+  names, in a Cargo package's ``src/``: ``crate::``, ``self::``, ``super::`` (read from the file's
+  module: in an inline ``mod tests``, ``super::`` is the file's own), a child module of the file's
+  own, or a package of the repository by its crate name (``rt::sync::Mutex`` from ``rt-util``);
+  what follows is a member of that module. The edge names it by its crate too (``rt.sync.Mutex``).
+  Another crate's path is written with dots (``netio.tcp.Stream``), as calls through ``::`` are
+  (``std.process.exit``).
 * C and C++: the path without its extension, so a header and its source are one module
   (``src/net/sock``); an ``#include`` is resolved beside the file (``"x.h"``), then to the one file
   whose path ends with what it names (the nearest to the includer when several do).
@@ -485,7 +486,8 @@ class ImportGraph:
                 name = f"{target}.{member}" if member else target
                 # named by its path, and by its crate's (`rt.sync.Mutex`), as a Rust glob may name it
                 names = tuple(dict.fromkeys(n for n in (name if member else "", by_crate) if n))
-                self._edge(module, target, path, imp.line, True, names)
+                if target != module:  # its own items (`use super::*` in its `mod tests`): no edge
+                    self._edge(module, target, path, imp.line, True, names)
             if segments and segments[-1] != "self":
                 bindings[imp.alias or segments[-1]] = name
         return bindings

@@ -65,7 +65,8 @@ class Rust(Language):
 
     def callee(self, node: Node) -> str | None:
         f = node.child_by_field_name("function")
-        return dotted(strip_generics(text(f))) if f is not None else None
+        name = dotted(strip_generics(text(f))) if f is not None else None
+        return _from_the_file(name, node) if name and name.startswith(_RELATIVE) else name
 
     def imports(self, node: Node) -> list[Import]:
         line = node.start_point[0] + 1
@@ -76,7 +77,8 @@ class Rust(Language):
         if arg is None:
             return []
         out = []
-        for path, alias in _use_paths(arg, ""):
+        for written, alias in _use_paths(arg, ""):
+            path = _from_the_file(written, node) if written.startswith(_RELATIVE) else written
             module, _, last = path.rpartition("::")
             if last == "*":
                 out.append(Import(module, ("*",), None, line))
@@ -87,6 +89,31 @@ class Rust(Language):
             else:
                 out.append(Import(last, (), alias, line))
         return out
+
+
+_RELATIVE = ("self::", "super::")
+
+
+def _from_the_file(path: str, node: Node) -> str:
+    """A `self::` or `super::` path as the file's own module reads it: inside `mod tests { … }`,
+    `super::x` is the file's `self::x` and `self::x` its `self::tests::x` (an inline module is no
+    file of its own, and the graph resolves paths from the file's)."""
+    mods = []  # the inline modules around the node, innermost first
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "mod_item" and (name := parent.child_by_field_name("name")) is not None:
+            mods.append(text(name))
+        parent = parent.parent
+    if not mods:
+        return path
+    mods.reverse()
+    parts = path.split("::")
+    if parts[0] == "self":
+        return "::".join(["self", *mods, *parts[1:]])
+    up = next((i for i, part in enumerate(parts) if part != "super"), len(parts))
+    if up <= len(mods):
+        return "::".join(["self", *mods[: len(mods) - up], *parts[up:]])
+    return "::".join(["super"] * (up - len(mods)) + parts[up:])
 
 
 def _join(prefix: str, path: str) -> str:

@@ -265,6 +265,34 @@ def test_rust_use_paths_resolve_to_the_crates_module_files(tmp_path: Path) -> No
     ]
 
 
+def test_rust_paths_in_an_inline_mod_are_read_from_the_file_s_module(tmp_path: Path) -> None:
+    """`super::` in `mod tests { … }` is the file's own module, not its parent: every Rust file with
+    inline tests imported its parent module (or lib.rs), which an indirect check then followed."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "rt"\n')
+    repo.write("src/lib.rs", "pub mod sync;\npub use sync::mutex::Mutex;\n")
+    repo.write("src/sync/mod.rs", "pub mod mutex;\npub fn spawn() {}\n")
+    repo.write(
+        "src/sync/mutex.rs",
+        "pub struct Mutex;\nfn lock() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use super::Mutex;\n"
+        "    mod deep {\n        use super::super::super::spawn;\n        fn t() { super::super::lock(); }\n    }\n"
+        "    fn helper() {}\n    fn t() { super::lock(); self::helper(); }\n}\n",
+    )
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    edges = {(e.importer, e.imported, e.names) for e in g.import_edges() if e.internal}
+    assert edges == {
+        ("src/lib", "src/sync/mutex", ("src/sync/mutex.Mutex", "rt.sync.mutex.Mutex")),
+        ("src/sync/mutex", "src/sync/mod", ("src/sync/mod.spawn", "rt.sync.spawn")),  # (three up: the parent)
+    }
+    calls = {(c.caller, c.callee, c.resolved) for c in g.call_edges() if c.path == "src/sync/mutex.rs"}
+    assert calls == {
+        ("src/sync/mutex.tests.deep.t", "src/sync/mutex.lock", True),
+        ("src/sync/mutex.tests.t", "src/sync/mutex.lock", True),
+        ("src/sync/mutex.tests.t", "src/sync/mutex.tests.helper", True),
+    }
+
+
 def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/net/sock.h", "int sock_open(void);\n")
