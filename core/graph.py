@@ -15,8 +15,10 @@ Module names:
 * Rust: the path without ``.rs``. A ``use`` path is resolved to the file of the longest module it
   names, in a Cargo package's ``src/``: ``crate::``, ``self::``, ``super::`` (read from the file's
   module: in an inline ``mod tests``, ``super::`` is the file's own), a child module of the file's
-  own, or a package of the repository by its crate name (``rt::sync::Mutex`` from ``rt-util``);
-  what follows is a member of that module. The edge names it by its crate too (``rt.sync.Mutex``).
+  own, or a crate of the repository its package depends on by path (or by ``workspace = true``,
+  or through the workspace's ``[patch]``), by the name it uses (``rt::sync::Mutex`` from
+  ``rt-util``); what follows is a member of that module, and a module's use of its own items is no
+  edge. The edge names it by its crate too (``rt.sync.Mutex``).
   Another crate's path is written with dots (``netio.tcp.Stream``), as calls through ``::`` are
   (``std.process.exit``).
 * C and C++: the path without its extension, so a header and its source are one module
@@ -60,7 +62,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import takewhile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .codeindex import Snapshot
 
@@ -87,8 +89,8 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # Bump when module names or edges change: what the index cache keeps of them (importers, `why`'s
 # neighbours) is read again.
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
-# 4: Rust `use` paths resolved to the crate's module files.
-GRAPH_VERSION = "4"
+# 4: Rust `use` paths resolved to the crate's module files. 5: only to the crates a package depends on.
+GRAPH_VERSION = "5"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 
 
@@ -119,7 +121,10 @@ class ImportGraph:
         imports = snapshot.all_imports()  # of the restricted paths only, for a restricted view
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
-        self._crates: dict[str, str] | None = None  # a Rust package's crate name -> its src/ folder
+        self._manifests: dict[str, dict[str, Any] | None] = {}  # a folder -> its Cargo.toml, read (None: none)
+        self._package_crates: dict[str, dict[str, str]] = {}  # a Cargo package's folder -> the crates it may `use`
+        self._folder_crates: dict[str, dict[str, str]] = {}  # the same per folder of its files (asked per `use`)
+        self._libraries: dict[str, str | None] = {}  # a Cargo package's folder -> its library's crate name
         self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
         self._namespaces: dict[str, dict[str, str]] | None = None  # PHP classes by namespace
         self._scopes: dict[str, list[str]] = {}  # C# file → the internal namespaces its calls see
@@ -477,7 +482,7 @@ class ImportGraph:
         place = _rust_place(path)
         for imp in imports:
             segments = [s for s in imp.module.split("::") if s] + [n for n in imp.names if n != "*"]
-            found = self._resolve_use(place, segments)
+            found = self._resolve_use(path, place, segments)
             if found is None:
                 name = ".".join(segments)
                 self._edge(module, name, path, imp.line, False)
@@ -492,11 +497,14 @@ class ImportGraph:
                 bindings[imp.alias or segments[-1]] = name
         return bindings
 
-    def _resolve_use(self, place: tuple[str, list[str]] | None, segments: list[str]) -> tuple[str, str, str] | None:
-        """(the module a `use` path names, the rest as a member, the whole as its crate names it:
-        `rt.sync.Mutex`, or "" for a crate no other can use) when it is of this repository: the
-        longest prefix that is a module file, from where the path starts (`crate`, `self`, `super`, a
-        child module, another package's crate name); None for another crate's, or a module not found."""
+    def _resolve_use(
+        self, path: str, place: tuple[str, list[str]] | None, segments: list[str]
+    ) -> tuple[str, str, str] | None:
+        """(the module a `use` path in file `path` names, the rest as a member, the whole as its
+        crate names it: `rt.sync.Mutex`, or "" for a crate no other can use) when it is of this
+        repository: the longest prefix that is a module file, from where the path starts (`crate`,
+        `self`, `super`, a child module, a crate of the repository the file's package depends on);
+        None for another crate's, or a module not found."""
         if not segments or segments[0] == "*":
             return None
         first = segments[0]
@@ -517,11 +525,11 @@ class ImportGraph:
                     rest = rest[1:]
         elif place is not None and self._rust_module(place[0], [*place[1], first]) is not None:
             src, base, rest = place[0], list(place[1]), segments  # a child module (`mod db;` … `use db::x`)
-        elif first in self._rust_crates():
-            src, base, rest = self._rust_crates()[first], [], segments[1:]
+        elif first in (crates := self._crates_seen_from(path)):
+            src, base, rest = crates[first], [], segments[1:]
         else:
             return None
-        crate = next((c for c, folder in self._rust_crates().items() if folder == src), "")
+        crate = self._library(posixpath.dirname(src)) or ""
         for n in range(len(rest), -1, -1):
             target = self._rust_module(src, base + rest[:n])
             if target is not None:
@@ -538,23 +546,90 @@ class ImportGraph:
         )
         return next((self._module_of[c] for c in candidates if c in self._module_of), None)
 
-    def _rust_crates(self) -> dict[str, str]:
-        """Crate name (a package's, `-` read as `_`, or its `[lib]` name) -> its `src/` folder, for
-        every Cargo package of the repository with a library (`src/lib.rs`)."""
-        if self._crates is None:
-            self._crates = {}
-            folders = {place[0] for p in self._module_of if p.endswith(".rs") and (place := _rust_place(p))}
-            for src in sorted(folders):
-                if posixpath.join(src, "lib.rs") not in self._module_of:
-                    continue  # a binary alone: no crate can `use` it
-                package = posixpath.dirname(src)
-                try:
-                    text = self.snapshot.blob_text(posixpath.join(package, "Cargo.toml"))
-                except KeyError:
+    def _crates_seen_from(self, path: str) -> dict[str, str]:
+        """Crate name -> `src/` folder, of the repository's crates a Rust file may `use`: its package's
+        own library, and the dependencies its Cargo.toml takes from a path (directly, through
+        `workspace = true`, or from a registry the workspace's `[patch]` points at a path), by the
+        names its code uses. A package of the repository it does not depend on is none of them:
+        a test fixture package named `std` is not what `use std::…` means."""
+        folder = posixpath.dirname(path)
+        if folder not in self._folder_crates:
+            package = self._package_of(folder)
+            self._folder_crates[folder] = self._crates_of(package) if package is not None else {}
+        return self._folder_crates[folder]
+
+    def _crates_of(self, package: str) -> dict[str, str]:
+        if package not in self._package_crates:
+            seen: dict[str, str] = {}
+            if own := self._library(package):
+                seen[own] = posixpath.join(package, "src")
+            root = self._workspace_root(package)
+            workspace = (self._manifest(root) or {}) if root is not None else {}
+            for key, spec in _dependencies(self._manifest(package) or {}):
+                folder, renamed = package, "package" in spec
+                if spec.get("workspace") is True:
+                    folder, spec = root or "", _table(workspace, "workspace", "dependencies", key)
+                    renamed = renamed or "package" in spec
+                written = spec.get("path")
+                if not isinstance(written, str):  # a registry's or git's, unless the workspace patches it
+                    name = spec["package"] if isinstance(spec.get("package"), str) else key
+                    sources = _table(workspace, "patch").values()
+                    patched = (_table(source, name).get("path") for source in sources if isinstance(source, dict))
+                    folder, written = root or "", next((p for p in patched if isinstance(p, str)), None)
+                if not isinstance(written, str):
                     continue
-                for name in _crate_names(text):
-                    self._crates.setdefault(name, src)
-        return self._crates
+                target = posixpath.normpath(posixpath.join(folder, written))
+                target = "" if target == "." else target
+                if target.split("/", 1)[0] != ".." and (library := self._library(target)):
+                    # (a renamed dependency is used by its key; another by its library's name)
+                    seen[key.replace("-", "_") if renamed else library] = posixpath.join(target, "src")
+            self._package_crates[package] = seen
+        return self._package_crates[package]
+
+    def _library(self, package: str) -> str | None:
+        """The crate name of a package's library (`[lib] name`, else its name with `-` read as `_`),
+        when it has one (`src/lib.rs`)."""
+        if package not in self._libraries:
+            manifest = self._manifest(package) or {}
+            names = (t.get("name") for t in (manifest.get("lib"), manifest.get("package")) if isinstance(t, dict))
+            name = next((n for n in names if isinstance(n, str) and n), None)
+            has_lib = posixpath.join(package, "src", "lib.rs") in self._module_of
+            self._libraries[package] = name.replace("-", "_") if name and has_lib else None
+        return self._libraries[package]
+
+    def _package_of(self, folder: str) -> str | None:
+        """The folder of the Cargo package a folder's files are of: the nearest holding a Cargo.toml."""
+        while self._manifest(folder) is None:
+            if not folder:
+                return None
+            folder = posixpath.dirname(folder)
+        return folder
+
+    def _workspace_root(self, package: str) -> str | None:
+        """The folder of the workspace a package is in: the nearest whose Cargo.toml has `[workspace]`."""
+        folder = package
+        while not isinstance((self._manifest(folder) or {}).get("workspace"), dict):
+            if not folder:
+                return None
+            folder = posixpath.dirname(folder)
+        return folder
+
+    def _manifest(self, folder: str) -> dict[str, Any] | None:
+        """The Cargo.toml of a folder, read; None when it has none, {} when it is no TOML (cargo
+        refuses it too: it names nothing)."""
+        if folder not in self._manifests:
+            from .toolchains import read_toml  # on use: only Rust trees read TOML here
+
+            try:
+                text = self.snapshot.blob_text(posixpath.join(folder, "Cargo.toml"))
+            except KeyError:
+                self._manifests[folder] = None
+            else:
+                try:
+                    self._manifests[folder] = read_toml(text)
+                except (ValueError, RecursionError):
+                    self._manifests[folder] = {}
+        return self._manifests[folder]
 
     def _php_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         # a class of the file's own namespace needs no `use`: its short name is bound already
@@ -629,7 +704,7 @@ class ImportGraph:
             callee = call.callee.replace("::", ".") if rust else call.callee
             head, _, rest = callee.partition(".")
             resolved: str | None = None
-            if rust and "::" in call.callee and (found := self._resolve_use(place, call.callee.split("::"))):
+            if rust and "::" in call.callee and (found := self._resolve_use(path, place, call.callee.split("::"))):
                 resolved = f"{found[0]}.{found[1]}" if found[1] else found[0]  # (by its path, as calls are)
             elif head in bindings:
                 resolved = bindings[head] + (f".{rest}" if rest else "")
@@ -732,18 +807,24 @@ def _rust_place(path: str) -> tuple[str, list[str]] | None:
     return src, inner[:-1] if inner[-1] == "mod" else inner
 
 
-_CARGO_SECTION = re.compile(r"^\s*\[\s*(package|lib)\s*\][^\n]*\n(.*?)(?=^\s*\[|\Z)", re.MULTILINE | re.DOTALL)
-_CARGO_NAME = re.compile(r"^\s*name\s*=\s*[\"']([\w-]+)[\"']", re.MULTILINE)
+def _dependencies(manifest: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, table) of each dependency a Cargo.toml declares (`x = "1"` as `{ version = "1" }`):
+    normal, dev and build ones, and those of each `[target.…]`."""
+    targets = manifest.get("target")
+    for base in (manifest, *(targets.values() if isinstance(targets, dict) else ())):
+        for kind in ("dependencies", "dev-dependencies", "build-dependencies"):
+            table = base.get(kind) if isinstance(base, dict) else None
+            for key, spec in table.items() if isinstance(table, dict) else ():
+                if isinstance(spec, (str, dict)):
+                    yield key, spec if isinstance(spec, dict) else {"version": spec}
 
 
-def _crate_names(cargo_toml: str) -> list[str]:
-    """The names other crates `use` a package by: its `[lib]` name, else its package name with `-`
-    read as `_` (a workspace's root manifest, with no `[package]`, names none)."""
-    found = {
-        m.group(1): n.group(1) for m in _CARGO_SECTION.finditer(cargo_toml) if (n := _CARGO_NAME.search(m.group(2)))
-    }
-    name = found.get("lib") or found.get("package")
-    return [name.replace("-", "_")] if name else []
+def _table(document: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """The table at `keys` of a TOML document, {} when there is none."""
+    found: Any = document
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _ruby_module(path: str) -> str:

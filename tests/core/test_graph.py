@@ -231,7 +231,10 @@ def test_rust_use_paths_resolve_to_the_crates_module_files(tmp_path: Path) -> No
     )
     repo.write("core-lib/src/net/tls.rs", "pub struct Config;\n")
     repo.write("core-lib/src/bin/tool.rs", "use crate::db;\nfn main() {}\n")
-    repo.write("app/Cargo.toml", '[package]\nname = "app"\n\n[lib]\nname = "the_app"\n')
+    repo.write(
+        "app/Cargo.toml",
+        '[package]\nname = "app"\n\n[lib]\nname = "the_app"\n\n[dependencies]\ncore-lib = { path = "../core-lib" }\n',
+    )
     repo.write("app/src/main.rs", "use core_lib::db::pool::Pool;\nuse core_lib::*;\nuse the_app::x;\nfn main() {}\n")
     repo.write("app/tests/it.rs", "use core_lib::net::serve;\nuse crate::helpers;\n")
     repo.commit("rust")
@@ -263,6 +266,50 @@ def test_rust_use_paths_resolve_to_the_crates_module_files(tmp_path: Path) -> No
         ("core-lib/src/net.serve", "std.process.exit", True),
         ("core-lib/src/net.serve", "std.process.abort", False),  # as written, with dots
     ]
+
+
+def test_a_rust_crate_is_one_of_the_repository_where_the_package_depends_on_it_by_path(tmp_path: Path) -> None:
+    """A package of the repository named like a crate (cargo's test fixture `std`, another `serde`)
+    took every `use std::…` and `use serde::…` for an internal edge: cargo's `forbid: tests/**` gave
+    870 findings. A crate is the repository's where the package's Cargo.toml depends on it by path,
+    by the name its code uses (a renamed one by its key; `workspace = true` as the workspace says)."""
+    repo = GitRepo(tmp_path)
+    repo.write(
+        "Cargo.toml", '[workspace]\nmembers = ["app", "db"]\n\n[workspace.dependencies]\nstore = { path = "db" }\n'
+    )
+    repo.write("db/Cargo.toml", '[package]\nname = "store"\n')
+    repo.write("db/src/lib.rs", "pub mod pool;\n")
+    repo.write("db/src/pool.rs", "pub struct Pool;\n")
+    repo.write("tests/fixtures/std/Cargo.toml", '[package]\nname = "std"\n')
+    repo.write("tests/fixtures/std/src/lib.rs", "pub mod process;\n")
+    repo.write("tests/fixtures/std/src/process.rs", "pub fn exit() {}\n")
+    repo.write("tests/fixtures/serde/Cargo.toml", '[package]\nname = "serde"\n')
+    repo.write("tests/fixtures/serde/src/lib.rs", "pub trait Serialize {}\n")
+    repo.write(
+        "app/Cargo.toml",
+        '[package]\nname = "app"\n\n[dependencies]\nstore.workspace = true\nserde = "1"\n\n'
+        '[dev-dependencies]\nold = { package = "store", path = "../db" }\n',
+    )
+    repo.write(
+        "app/src/main.rs",
+        "use std::process;\nuse serde::Serialize;\nuse store::pool::Pool;\nfn main() { std::process::exit(1); }\n",
+    )
+    repo.write("app/tests/it.rs", "use old::pool::Pool;\n")
+    repo.write("broken/Cargo.toml", '[package\nname = "broken"\n[dependencies]\nstore = { path = "../db" }\n')
+    repo.write("broken/src/main.rs", "use store::pool::Pool;\n")
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    edges = {(e.importer, e.imported) for e in g.import_edges() if e.internal}
+    assert edges == {
+        ("app/src/main", "db/src/pool"),
+        ("app/tests/it", "db/src/pool"),  # `old`, the dev-dependency renamed
+    }
+    external = {e.imported for e in g.import_edges() if not e.internal and e.path.startswith("app/")}
+    assert external == {"std.process", "serde.Serialize"}
+    # a Cargo.toml that is no TOML names nothing (cargo refuses it too)
+    assert {e.imported for e in g.import_edges() if e.path.startswith("broken/")} == {"store.pool.Pool"}
+    calls = {(c.callee, c.resolved) for c in g.call_edges() if c.path == "app/src/main.rs"}
+    assert calls == {("std.process.exit", False)}  # as written: no crate of the repository
 
 
 def test_rust_paths_in_an_inline_mod_are_read_from_the_file_s_module(tmp_path: Path) -> None:
