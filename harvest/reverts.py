@@ -166,7 +166,7 @@ def _resolve(
                     if not quiet:
                         ctx.skip("quoted-revert-not-on-default-branch", commit.sha[:12])
                     continue
-                if (quoted_only or m.indented) and _reverted_before(ctx, commit, found[0]):
+                if (quoted_only or m.indented) and _reverted_before(ctx, commit, found[0], markers):
                     if not quiet:
                         ctx.skip("quoted-revert-made-already", f"{commit.sha[:12]} quotes {found[0][:12]}")
                     continue
@@ -198,15 +198,17 @@ def _resolve(
     return [], 0, markers[0].text
 
 
-def _reverted_before(ctx: HarvestContext, commit: CommitInfo, target: str) -> bool:
+def _reverted_before(ctx: HarvestContext, commit: CommitInfo, target: str, markers: list[RevertMarker]) -> bool:
     """Rule: a revert quoted in a squash or merge body whose target another commit already reverted
     (not relanded since) is that revert quoted again (a squash of main into a release branch lists
-    it among main's commits): its attempt is made, and this body's other items are no reason for it."""
+    it among main's commits): its attempt is made, and this body's other items are no reason for it.
+    A revert this commit reverts as well no longer stands: its quote is a revert made anew."""
     reverted = ctx.commit(target)
     if reverted is None or _made_attempts(ctx, target):  # (a revert of a revert relands: not this rule's)
         return False
+    undone = tuple(m.sha.lower() for m in markers if m.sha)
     entries = ctx.reverted.get(reland_key(full_subject(reverted.subject, reverted.body)[0]), [])
-    return any(e[1] != commit.sha and "common" not in e[2:] for e in entries)
+    return any(e[1] != commit.sha and "common" not in e[2:] and not e[1].startswith(undone) for e in entries)
 
 
 def _candidates(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

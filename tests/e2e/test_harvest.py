@@ -1476,3 +1476,23 @@ def test_a_squash_quoting_a_revert_made_already_makes_no_second_attempt(cli, gr:
     )
     harvest(cli, gr)
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
+def test_a_squash_that_undoes_a_botched_revert_and_reverts_anew_keeps_the_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """laravel 5e2240d151: `Revert ae2f704` changed the wrong line; a squash then reverted ae2f704 and
+    that revert both. Its quoted revert was taken for one made already, so the squash read as a
+    reland of the botched revert alone, and #22517 (reverted at head) was shown as relanded."""
+    gr.write("app/h.py", "def prepare():\n    return 'symfony'\n\n\ndef convert():\n    return 'symfony'\n")
+    gr.commit("Add the handler")
+    gr.write("app/h.py", "def prepare():\n    return 'illuminate'\n\n\ndef convert():\n    return 'symfony'\n")
+    target = gr.commit("Fix prepare()'s return type (#22517)")
+    gr.write("app/h.py", "def prepare():\n    return 'illuminate'\n\n\ndef convert():\n    return 'illuminate'\n")
+    botched = gr.commit(f"Revert {target[:7]} (#22532)")
+    gr.write("app/h.py", "def prepare():\n    return 'symfony'\n\n\ndef convert():\n    return 'symfony'\n")
+    gr.commit(
+        f'[5.6] Revert #22517 (#22533)\n\n* Revert "Fix prepare()\'s return type (#22517)"\n\n'
+        f'This reverts commit {target}.\n\n* Revert "Revert {target[:7]} (#22532)"\n\nThis reverts commit {botched}.\n'
+    )
+    harvest(cli, gr)
+    attempts = [(r["title"], r["status"]) for r in records(cli, gr) if r["kind"] == "attempt"]
+    assert ("Fix prepare()'s return type (#22517)", "active") in attempts, attempts
