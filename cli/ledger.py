@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 from comind.errors import ComindError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from comind.records import Record
 
 
@@ -160,37 +158,16 @@ def run_export(args: argparse.Namespace) -> int:
         out = Path(args.output)
         if out.is_dir():
             raise ComindError(f"export: -o {args.output}: is a folder; name a file")
+        from comind.checks.formats import atomic_write
+
         try:
-            _write_new(out, data)
+            atomic_write(out, data, parents=False)
         except OSError as exc:
             raise ComindError(f"export: cannot write {args.output}: {exc.strerror}") from None
     else:
         sys.stdout.buffer.write(data)
     print(f"exported {len(lines)} record(s)", file=sys.stderr)
     return 0
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """Write through a file of a name nobody can guess, made here (never a link someone left at a
-    name like `<path>.tmp` to a file of theirs), then renamed over `path`: whole or not at all."""
-    import contextlib
-    import os
-    import tempfile
-
-    try:  # the file's own mode, else what `comind check --output` gives a new file
-        mode = path.stat().st_mode & 0o7777
-    except OSError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)  # never leave the records half-written next to the target
-        raise
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -240,10 +240,13 @@ def one_line(text: str) -> str:
     return " ".join(text.split()) if any(c in text for c in "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029") else text
 
 
-def atomic_write(path: Path, data: str) -> None:
-    """Write ``data`` (UTF-8, ``\\n`` line ends) to ``path`` via a temporary file and a rename."""
+def atomic_write(path: Path, data: str | bytes, *, parents: bool = True) -> None:
+    """Write ``data`` (text as UTF-8, ``\\n`` line ends) to ``path`` via a temporary file of a name
+    nobody can guess (never a link someone left at `<path>.tmp`) and a rename: whole or not at all.
+    ``parents``: make the folders it needs."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o7777
     except OSError:
@@ -252,7 +255,7 @@ def atomic_write(path: Path, data: str) -> None:
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
-            out.write(data.encode("utf-8"))
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
