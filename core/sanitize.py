@@ -194,13 +194,17 @@ def shown(text: str, *, multiline: bool = False) -> str:
 _RUNNER_COMMAND = re.compile(r"^([ \t]*)::|##\[", re.MULTILINE)
 
 
-def printed(text: str, *, multiline: bool = False) -> str:
-    """`shown`, and what a CI runner would take for a workflow command (``::warning::``,
-    ``##[add-mask]``) with a backslash: for the lines a command prints, never for data it keeps."""
-    text = shown(text, multiline=multiline)
+def no_runner_commands(text: str) -> str:
+    """What a CI runner would take for a workflow command (``::warning::``, ``##[add-mask]``) with a
+    backslash: for the lines a command prints, never for data it keeps."""
     if "::" in text or "##[" in text:
         text = _RUNNER_COMMAND.sub(lambda m: "##\\[" if m.group(1) is None else m.group(1) + "\\::", text)
     return text
+
+
+def printed(text: str, *, multiline: bool = False) -> str:
+    """`shown`, with no workflow command (`no_runner_commands`): a line a command prints."""
+    return no_runner_commands(shown(text, multiline=multiline))
 
 
 def clean_text(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from comind.checks.findings import Finding, Report
+from comind.sanitize import no_runner_commands
 
 from ._base import HEADINGS, FormatContext, count_summary, evidence_line, grouped, place
 
@@ -20,16 +21,12 @@ DESCRIPTION = "grouped, human-readable report (default)"
 
 _LEVEL_COLOURS = {"error": "1;31", "warning": "33", "note": "36"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# What a CI runner reads as a workflow command in a log line: `::name::` first on the line (GitHub,
-# after the indent) and `##[name]` anywhere in it (GitHub's older form, still honoured).
-_RUNNER_COMMAND = re.compile(r"^(\s*)::|##\[")
 
 
 def _safe(text: str) -> str:
     """Control characters (ESC, CR, BEL, C1…) shown as ``\\xNN`` instead of acted on, and what a CI
     runner would take for a workflow command (``::warning::``, ``##[add-mask]``) with a backslash."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return _RUNNER_COMMAND.sub(lambda m: m.group(1) + "\\::" if m.group(1) is not None else "##\\[", text)
+    return no_runner_commands(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
 
 
 def _paint(text: str, code: str, colour: bool) -> str:
