@@ -28,5 +28,6 @@ from __future__ import annotations
 # (`DB_PASSWORD=…`, `"password": "…"`) or after `=` redacted: a cache an older one wrote holds them;
 # 25: a list right under a line of a squash's commit body is that body's, not its items (`See:` kept
 # its links); 26: no anchor on a fragment of `changelog/`, `CHANGES/` or `changelog_unreleased/<area>/`
-# either; 27: a quoted revert is made anew when the commit also reverts the revert made before.
-HARVESTER_VERSION = "27"
+# either; 27: a quoted revert is made anew when the commit also reverts the revert made before;
+# 28: no anchor on a list of contributors (AUTHORS, .mailmap) beside the code a change touched.
+HARVESTER_VERSION = "28"

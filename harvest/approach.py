@@ -239,6 +239,15 @@ def bookkeeping(path: str) -> bool:
     return name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None
 
 
+# Who contributed, not where: a change adds its author to these beside its code.
+_CREDITS = re.compile(r"(?:authors|contributors|thanks|credits)(?:\.(?:md|rst|txt))?|\.mailmap", re.I)
+
+
+def credits(path: str) -> bool:
+    """A list of contributors (AUTHORS, CONTRIBUTORS.md, .mailmap, …), by its file name."""
+    return _CREDITS.fullmatch(path.rsplit("/", 1)[-1]) is not None
+
+
 def release_notes(path: str) -> bool:
     """Bookkeeping, or a changelog fragment that a release consumes."""
     if bookkeeping(path) or path.startswith(".changeset/"):

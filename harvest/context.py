@@ -34,6 +34,7 @@ from comind.harvest.approach import (
     approach,
     bookkeeping,
     comment_style,
+    credits,
     is_trivial,
     normalise_line,
     release_notes,
@@ -297,10 +298,10 @@ class HarvestContext:
 
         anchors: list[dict[str, Any]] = []
         seen: set[str] = set()
-        # Rule: a changelog, its fragment or a lockfile records the change rather than being where it
-        # is (a release deletes the fragment, staling the record days later; every change lands in the
-        # one changelog): anchored to only when the change touched nothing else.
-        files = [f for f in change.files if not release_notes(f.path)] or list(change.files)
+        # Rule: a changelog, its fragment, a lockfile or a list of contributors records the change
+        # rather than being where it is (a release deletes the fragment, staling the record days later;
+        # every change lands in the one changelog): anchored to only when the change touched nothing else.
+        files = [f for f in change.files if not (release_notes(f.path) or credits(f.path))] or list(change.files)
         for f in files:
             path = (f.old_path or f.path) if side == "removed" else f.path
             blob = _blob(tree, path)

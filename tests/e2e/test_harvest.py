@@ -1432,6 +1432,20 @@ def test_records_are_not_anchored_to_changelogs_fragments_or_lockfiles(cli, gr: 
     assert [a["raw"] for a in ruled[0]["anchors"]] == ["CHANGELOG.md"]
 
 
+@pytest.mark.parametrize("credits", ["AUTHORS", "docs/CONTRIBUTORS.md", ".mailmap"])
+def test_records_are_not_anchored_to_lists_of_contributors(cli, gr: GitRepo, credits: str) -> None:  # type: ignore[no-untyped-def]
+    """A first change adds its author to AUTHORS beside its code: the list says who, not where."""
+    gr.write("app/m.py", "def m():\n    return 1\n")
+    gr.write(credits, "Ann\n")
+    gr.commit("Add m")
+    gr.write("app/m.py", "def m():\n    return 2\n")
+    gr.write(credits, "Ann\nBob\n")
+    gr.commit("Make m return 2\n\nConstraint: m is never zero\n")
+    harvest(cli, gr)
+    row = only(records(cli, gr), "constraint")
+    assert [a["raw"] for a in row["anchors"]] == ["app/m.py::m"]
+
+
 @pytest.mark.parametrize(
     "fragment", ["changelog/7534.bugfix.rst", "CHANGES/7916.doc.rst", "changelog_unreleased/api/18375.md"]
 )
