@@ -3,7 +3,8 @@
 Module names:
 
 * Python: the dotted name, with package roots found by ``__init__.py`` chains (so a ``src/``
-  layout gives ``pkg.sub``); a file outside any package is its stem.
+  layout gives ``pkg.sub``; below ``src/`` a folder without one is a namespace package, PEP 420);
+  a file outside any package is its stem.
 * JavaScript/TypeScript: the path without its extension (``src/db/index``); relative imports are
   resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``).
 * Go: the package import path (``go.mod`` module path + directory), as imports write it.
@@ -90,7 +91,8 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # neighbours) is read again.
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
 # 4: Rust `use` paths resolved to the crate's module files. 5: only to the crates a package depends on.
-GRAPH_VERSION = "5"
+# 6: Python namespace packages below `src/`.
+GRAPH_VERSION = "6"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 
 
@@ -742,10 +744,20 @@ def _python_module(path: str, init_dirs: set[str]) -> str:
     directory, filename = posixpath.split(path)
     stem = filename.rsplit(".", 1)[0]
     parts = [] if stem == "__init__" else [stem]
-    while directory and directory in init_dirs:
+    while directory and (directory in init_dirs or _namespace_package(directory, init_dirs)):
         directory, name = posixpath.split(directory)
         parts.insert(0, name)
     return ".".join(parts) or stem
+
+
+def _namespace_package(directory: str, init_dirs: set[str]) -> bool:
+    """A folder below a `src/` that is no package is one without an __init__.py (PEP 420): the src
+    layout puts the import root at `src/`, so `src/pkg/sub/__init__.py` is `pkg.sub`."""
+    segments = directory.split("/")
+    if not segments[-1].isidentifier() or "src" not in segments[:-1]:
+        return False
+    root = len(segments) - 1 - segments[::-1].index("src")  # the nearest `src` above the folder
+    return "/".join(segments[: root + 1]) not in init_dirs and all(s.isidentifier() for s in segments[root + 1 :])
 
 
 def _strip_js_ext(path: str) -> str:

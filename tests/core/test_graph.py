@@ -95,6 +95,30 @@ def test_python_modules_edges_and_calls(tmp_path: Path) -> None:
     }
 
 
+def test_a_src_layout_namespace_package_is_part_of_its_modules_names(tmp_path: Path) -> None:
+    # PEP 420: `src/` is the import root, so `src/acme/` is package `acme` without an __init__.py
+    repo = GitRepo(tmp_path)
+    repo.write("src/acme/db/__init__.py", "def raw_query(sql):\n    return sql\n")
+    repo.write("src/acme/web/__init__.py", "")
+    repo.write("src/acme/web/views.py", "from acme.db import raw_query\n\n\ndef index():\n    return raw_query('1')\n")
+    repo.write("src/acme/cli.py", "import acme.web.views\n")
+    repo.write("src/my-tool/run.py", "import acme.cli\n")  # no identifier: no package, as Python reads it
+    repo.write("tools/gen/make.py", "import acme.db\n")  # outside `src/`: a folder is no namespace package
+    repo.commit("app")
+    g = graph_of(repo, tmp_path)
+    assert g.module_of("src/acme/web/views.py") == "acme.web.views"
+    assert g.module_of("src/acme/cli.py") == "acme.cli"
+    assert g.module_of("src/acme/db/__init__.py") == "acme.db"
+    assert g.module_of("src/my-tool/run.py") == "run"
+    assert g.module_of("tools/gen/make.py") == "make"
+    assert g.edges() == {
+        ("acme.web.views", "acme.db"),
+        ("acme.cli", "acme.web.views"),
+        ("run", "acme.cli"),
+        ("make", "acme.db"),
+    }
+
+
 def test_javascript_and_typescript_resolution(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/db/index.ts", "export function rawQuery(sql: string) { return sql; }\n")
