@@ -13,13 +13,15 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from comind.git import head_commit
+from comind.git import all_paths, head_commit
 
 from .session import write_atomic
 
 if TYPE_CHECKING:
+    import pygit2
+
     from comind.records import Record
     from comind.workspace import Workspace
 
@@ -235,7 +237,8 @@ def build(ws: Workspace) -> View:
     anchorer.flush()
     _spans(view, snapshot)
     view.digest = [r.id for r in sorted(digest, key=lambda r: _digest_order(r, view.entries[r.id]))]
-    _checked_paths(ws, view, snapshot.files)
+    tree = cast("pygit2.Tree", ws.index.repo[snapshot.tree])
+    _checked_paths(ws, view, all_paths(tree))  # every file: a manifest is none the index reads
     return view
 
 

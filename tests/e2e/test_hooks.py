@@ -115,6 +115,25 @@ def test_a_failing_must_check_denies_with_the_reason_as_data(cli, tmp_path: Path
     assert "permissionDecision" not in fine.json["hookSpecificOutput"]
 
 
+def test_a_manifest_edit_that_breaks_a_must_dependency_check_is_denied(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # a manifest is no file of a language the code index reads: the checks that read it are asked all the same
+    repo = history(tmp_path)
+    repo.write("requirements.txt", "requests==2.31.0\n")
+    repo.commit("Pin requests")
+    assert cli(repo.path, "harvest").code == 0
+    check = tmp_path / "requests.yml"
+    check.write_text("type: dependency\necosystem: pypi\npackage: requests\nforbid: '>=3'\n")
+    on = ("--on", "requirements.txt", "--rule", "requests < 3", "--severity", "must", "--check", str(check))
+    assert cli(repo.path, "remember", "constraint", "--title", "Stay on requests 2", *on).code == 0
+    args = {"file_path": str(repo.path / "requirements.txt"), "content": "requests==3.0.1\n"}
+    bad = {**base(repo.path, "PreToolUse"), "tool_name": "Write", "tool_input": args}
+    out = hook(repo.path, "claude", "PreToolUse", bad).json["hookSpecificOutput"]
+    assert out.get("permissionDecision") == "deny", out
+    assert '"Stay on requests 2"' in out["permissionDecisionReason"]
+    fine = {**bad, "session_id": "s-2", "tool_input": {**args, "content": "requests==2.32.3\n"}}
+    assert "permissionDecision" not in hook(repo.path, "claude", "PreToolUse", fine).json["hookSpecificOutput"]
+
+
 @pytest.mark.parametrize(
     ("payload", "said"),
     [
