@@ -58,7 +58,9 @@ def where_now(
     if anchor is None or not anchor.get("path"):
         return None, None, None
     path, symbol = followed(anchor, snapshot, anchorer)
-    if path.endswith("/") or not exists(snapshot, path):
+    if path.endswith("/"):  # a folder: named while it is there, with no lines to read
+        return (path, None, None) if folder_exists(snapshot, path) else (None, None, None)
+    if not exists(snapshot, path):
         return None, None, None
     found = snapshot.find(path, symbol) if symbol else None
     return path, symbol or None, (found.start_line, found.end_line) if found is not None else None
@@ -68,7 +70,10 @@ def followed(anchor: Mapping[str, Any], snapshot: Any, anchorer: Any = None) -> 
     """(path, symbol or "") of an anchor with a path: where it is in `snapshot` when the anchorer
     can follow it there (what the records' statuses found, from the index cache), else as written."""
     path, symbol = str(anchor["path"]), str(anchor.get("symbol") or "")
-    if anchorer is not None and anchor.get("commit") and not path.endswith("/"):
+    if anchorer is not None and anchor.get("commit") and path.endswith("/"):
+        moved, _deleted_in = anchorer.follow_folder(path, str(anchor["commit"]), snapshot.commit)
+        return moved or path, symbol
+    if anchorer is not None and anchor.get("commit"):
         state, found_path, found_symbol = anchorer.where(anchor, snapshot)
         if state == "found" and found_path:
             path, symbol = found_path, found_symbol or symbol
@@ -80,6 +85,12 @@ def exists(snapshot: Any, path: str) -> bool:
     from comind.git import tree_entry
 
     return path in snapshot.files or tree_entry(snapshot.index.repo, snapshot.commit, path) is not None
+
+
+def folder_exists(snapshot: Any, path: str) -> bool:
+    from comind.git import is_dir
+
+    return is_dir(snapshot.index.repo[snapshot.tree], path.rstrip("/"))
 
 
 def evidence_line(record: Record) -> str:

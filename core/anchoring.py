@@ -244,17 +244,7 @@ class Anchorer:
 
         Between trees `far` apart (a branch forked long ago), full detection is skipped past
         `RENAME_LIMIT`, as git's diff does, and the few files of the path's name are compared."""
-        key = (old, new)
-        if key not in self._moves:
-            old_tree, new_tree = self.index.commit_info(old)[1], self.index.commit_info(new)[1]
-            memo_key = f"{old_tree}:{new_tree}"
-            cached = self.index.memo_get("moves-2", [memo_key]).get(memo_key)
-            if cached is None:
-                cached = json.dumps(_exact_moves(self.index, old_tree, new_tree))
-                self.index.memo_put("moves-2", {memo_key: cached})
-            exact, deleted, added = json.loads(cached)
-            self._moves[key] = _Moves(exact, set(deleted), added, set(added), _moved_folders(exact))
-        exact, deleted, added, added_set, folders = self._moves[key]
+        exact, deleted, added, added_set, folders = self._moves_in(old, new)
         if path in exact:
             return str(exact[path])
         if path not in deleted:
@@ -272,6 +262,20 @@ class Anchorer:
             # no similarity computed: the most similar file of the same name, as a person would look
             found = self._similar(path, old, new, same, best=True)
         return found or _converted(path, deleted, added)
+
+    def _moves_in(self, old: str, new: str) -> _Moves:
+        """The files moved unchanged, deleted and added between two commits (one landing's)."""
+        key = (old, new)
+        if key not in self._moves:
+            old_tree, new_tree = self.index.commit_info(old)[1], self.index.commit_info(new)[1]
+            memo_key = f"{old_tree}:{new_tree}"
+            cached = self.index.memo_get("moves-2", [memo_key]).get(memo_key)
+            if cached is None:
+                cached = json.dumps(_exact_moves(self.index, old_tree, new_tree))
+                self.index.memo_put("moves-2", {memo_key: cached})
+            exact, deleted, added = json.loads(cached)
+            self._moves[key] = _Moves(exact, set(deleted), added, set(added), _moved_folders(exact))
+        return self._moves[key]
 
     def _similar(self, path: str, old: str, new: str, candidates: list[str], best: bool = False) -> str | None:
         """The first of `candidates` at `new` at least half the same as `path` at `old`; with `best`,
@@ -330,6 +334,31 @@ class Anchorer:
                 return None, False, chain[gone]
             path, renamed, start = moved, True, gone
         return None, False, None
+
+    def follow_folder(self, path: str, old: str, new: str) -> tuple[str | None, str | None]:
+        """(the folder `path` is at `new`, the landing that took it away): git records no folder
+        renames, so a folder gone from a landing is followed where its unchanged files went in it
+        (`app/` -> `src/app/`), along `new`'s first-parent chain as a file is. A folder anchored off
+        that chain is followed from the merge that landed it."""
+        folder = path.rstrip("/")
+        if self._has_folder(new, folder):
+            return path, None
+        chain, position = self._chain(new)
+        start = position.get(old)
+        if start is None:
+            landed = self._merged(new).get(old)
+            if landed is None:
+                return None, None
+            start = landed[0]
+        while self._has_folder(chain[start], folder):
+            if self._has_folder(chain[-1], folder):
+                return folder + "/", None
+            gone = _first_without(chain, start, partial(self._has_folder, path=folder))
+            moved = self._moves_in(chain[gone - 1], chain[gone]).folders.get(folder)
+            if moved is None or not self._has_folder(chain[gone], moved):
+                return None, chain[gone]
+            folder, start = moved, gone
+        return None, None
 
     def _follow_between(self, path: str, old: str, new: str) -> tuple[str | None, bool]:
         """follow_path by the renames between the two trees, as git finds them (`rename_of`)."""
@@ -611,10 +640,14 @@ class Anchorer:
             if not anchor.get("commit"):
                 continue  # stored as written, never resolved: nothing to compare against
             subjects += role == "subject"
-            if anchor["path"].endswith("/"):  # a folder: there or not (git records no folder renames)
-                if not self.has_commit(anchor["commit"]) or self._has_folder(target.commit, anchor["path"]):
+            if anchor["path"].endswith("/"):  # a folder: there, moved with its files, or gone
+                if not self.has_commit(anchor["commit"]):
                     continue
-                where = Location("gone")
+                folder, deleted_in = self.follow_folder(anchor["path"], anchor["commit"], target.commit)
+                if folder == anchor["path"]:
+                    continue
+                moved = Location("found", folder, how="folder moved")
+                where = moved if folder else Location("gone", deleted_in=deleted_in)
             else:
                 where = self.locate(anchor, target)
             since = short(anchor.get("commit"))

@@ -769,11 +769,26 @@ def test_a_folder_anchor_is_found_while_the_folder_exists(cli, gr: GitRepo) -> N
     gr.write("app/perm.py", PERM + "\n# touched\n")
     gr.commit("touch")
     assert status_of(cli, gr, rid)["status"] == "active"
+    gr.git("rm", "-q", "-r", "app")
+    gr.commit("drop app")
+    s = status_of(cli, gr, rid)
+    gone = gr.head()[:10]
+    assert s["status"] == "orphaned" and f"app/ no longer exists (deleted in {gone} 'drop app')" in s["status_reason"]
+
+
+def test_a_folder_moved_with_its_files_is_followed_there(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # git records no folder renames: the folder went where its unchanged files went, twice over
+    rid = remember(cli, gr, "app/")
     gr.mv("app/perm.py", "lib/perm.py")
     gr.mv("app/__init__.py", "lib/__init__.py")
     gr.commit("app is lib now")
+    gr.write("lib/perm.py", PERM + "\n# touched\n")
+    gr.commit("touch")
+    gr.mv("lib", "src/lib")
+    gr.commit("src layout")
     s = status_of(cli, gr, rid)
-    assert s["status"] == "orphaned" and "app/" in s["status_reason"]
+    assert s["status"] == "active", s
+    assert "app/ folder moved: now src/lib/" in s["notes"]
 
 
 def test_each_commit_off_the_chain_lands_with_the_first_merge_that_brought_it(gr: GitRepo) -> None:
