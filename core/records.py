@@ -360,17 +360,57 @@ def cleaned(record: Record) -> Record:
     """The record with its text cleaned as `new_record` cleans it (controls stripped, secrets
     redacted) and hashed again; the record itself when there was nothing to clean. For records
     that come from elsewhere (an import of an older version's export)."""
-    data = _clean({k: v for k, v in record.data.items() if k != "hash"})
+    before = {k: v for k, v in record.data.items() if k != "hash"}
+    data = _clean(before)
     for key in ("title", "trigger"):
         if isinstance(data.get(key), str):
             data[key] = shown(data[key]).strip()
-    if data == {k: v for k, v in record.data.items() if k != "hash"}:
+    if data == before:
         return record
+    _mark_cleaned_lines(before, data)
     problems = validate(data, check_hash=False)
     if problems:
         raise ValidationError(problems)
     data["hash"] = content_hash(data)
     return Record(data)
+
+
+def recleaned(raw: bytes) -> Record | None:
+    """A stored record as `cleaned` cleans it by the current rules, when that changes it: a record an
+    older version wrote may hold a secret its rules missed (which `load_record` refuses). None when
+    there is nothing to clean, or when `raw` is not a record written whole (its hash must match its
+    content: cleaning launders nothing)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or _too_deep(data):
+        return None
+    if data.get("hash") != content_hash(data):
+        return None
+    record = Record(data)
+    try:
+        fresh = cleaned(record)
+    except (ValidationError, TypeError, ValueError):
+        return None
+    return None if fresh is record else fresh
+
+
+def _mark_cleaned_lines(before: Mapping[str, Any], after: dict[str, Any]) -> None:
+    """Mark trivial each fingerprint line `[line, text, trivial]` whose text cleaning changed, as the
+    harvest stores a line holding a secret: redacted, kept, and ignored by the matcher."""
+
+    def files(data: Mapping[str, Any]) -> list[Any]:
+        fields = data.get("fields")
+        fingerprint = fields.get("fingerprint") if isinstance(fields, dict) else None
+        found = fingerprint.get("files") if isinstance(fingerprint, dict) else None
+        return found if isinstance(found, list) else []
+
+    for old, new in zip(files(before), files(after), strict=False):
+        for side in ("added", "removed") if isinstance(old, dict) and isinstance(new, dict) else ():
+            for was, line in zip(old.get(side) or (), new.get(side) or (), strict=False):
+                if isinstance(line, list) and len(line) == 3 and isinstance(was, list) and line[1:2] != was[1:2]:
+                    line[2] = True
 
 
 class CorruptRecord(ValueError):

@@ -207,6 +207,22 @@ def printed(text: str, *, multiline: bool = False) -> str:
     return no_runner_commands(shown(text, multiline=multiline))
 
 
+@cache
+def rules_digest() -> str:
+    """A digest of the cleaning rules (this module's text): a cache cleaned under other rules is cleaned
+    again (`Store.reclean_derived`). Any edit here changes it; cleaning twice is harmless."""
+    from pathlib import Path
+
+    from blake3 import blake3
+
+    try:
+        return str(blake3(Path(__file__).read_bytes()).hexdigest(length=16))
+    except OSError:  # installed without its source: the version stands for the rules
+        from comind._version import __version__
+
+        return __version__
+
+
 def clean_text(text: str) -> str:
     """Text fit to store and show: invisible characters out, then every secret redacted."""
     return redact_secrets(strip_invisible(text))

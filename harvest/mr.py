@@ -30,7 +30,8 @@ not written again, so re-harvesting writes nothing new even after a description 
 Incremental: the newest ``updated_at`` seen is kept per forge and project in
 ``<cache>/mr-harvest.json`` and the next run lists only merge requests updated since (the bound is
 inclusive: the boundary merge request is seen again, harmlessly). The watermark moves only after
-a run that went through every merge request it listed.
+a run that went through every merge request it listed. Because a merge request seen is not read
+again, a change of the cleaning rules cleans the harvest cache in place instead (`clean_cache`).
 """
 
 from __future__ import annotations
@@ -69,11 +70,12 @@ from comind.harvest.lore import lore_records
 from comind.harvest.trailers import lore_atom
 from comind.mergerequests import MergeRequest, MergeRequestFile, Note, Thread, note_key
 from comind.records import TITLE_MAX, Record, harvested_id, new_record
-from comind.sanitize import redact_people
+from comind.sanitize import redact_people, rules_digest
 from comind.store import StoreError
 
 HARVESTER = {"name": "mr", "version": "1"}
 STATE_FILE = "mr-harvest.json"
+CLEANED_FILE = "harvest-cleaned"  # the cleaning rules (`rules_digest`) the harvest cache was cleaned by
 MAX_FILE_ANCHORS = 20
 MAX_APPROACH_FILES = 200  # files in an attempt's fingerprint (its lines are bounded by the harvest context)
 
@@ -270,6 +272,7 @@ class MergeRequestHarvester:
         self._bot_known = False
         self._known: set[str] | None = None
         self.budget = Budget.from_config(ws.config)  # one run: the author caps span its merge requests
+        self._cleaned = False
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -301,6 +304,25 @@ class MergeRequestHarvester:
         tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, self.state_path)
+
+    def clean_cache(self) -> None:
+        """Clean the harvest cache's records again when the cleaning rules changed since it was last
+        cleaned: a merge request already harvested is not read again (the watermark), so a secret an
+        older version's rules missed would stay in the cache, and its record, which readers now refuse,
+        would never be written again. Local work only; once per rules."""
+        if self._cleaned:
+            return
+        self._cleaned = True
+        mark, digest = self.ws.cache_dir / CLEANED_FILE, rules_digest()
+        try:
+            if mark.read_text(encoding="utf-8").strip() == digest:
+                return
+        except OSError:
+            pass
+        self.ws.harvest_store.reclean_derived()
+        tmp = mark.with_name(f".{CLEANED_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(digest + "\n", encoding="utf-8")
+        os.replace(tmp, mark)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -379,6 +401,7 @@ class MergeRequestHarvester:
         merged reverts and dead ends, from the listing alone (plus the files of those few), with
         no request per merge request for its comments; it keeps a watermark of its own.
         """
+        self.clean_cache()
         result = ThreadHarvestResult()
         newest = after = self.watermark(comments)
         for mr in self.source.merge_requests(updated_after=after):
@@ -394,6 +417,7 @@ class MergeRequestHarvester:
     def harvest_merge_request(self, mr: MergeRequest | int, notes: list[Note] | None = None) -> ThreadHarvestResult:
         """One merge request (the bot's run on it, which passes the comments it already read);
         the watermark is left alone."""
+        self.clean_cache()
         if isinstance(mr, int):
             mr = self.source.merge_request(mr)
         result = ThreadHarvestResult(merge_requests=1)

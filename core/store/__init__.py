@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from functools import partial
 
-from comind.records import Record
+from comind.records import Record, recleaned
 from comind.store.compaction import Segment
 from comind.store.erasure import Erasure
 from comind.store.layout import (
@@ -200,7 +200,7 @@ class Store(Erasure):
 
     def drop_derived(self, keep: Callable[[Record], bool], keep_ids: Collection[str] = ()) -> int:
         """Delete from a derived cache (the harvest caches: re-derivable, never shared) the records
-        of its inbox that `keep` refuses; returns how many went. Compacted records are left alone.
+        of its inbox that `keep` refuses; returns how many went (and its snapshots: `_drop_inbox`).
         Records whose id is in `keep_ids` stay unread (a harvest keeps what it just wrote)."""
         inbox = {key for key in self.inbox_keys() if key[:36] not in keep_ids}
         if not inbox:
@@ -209,8 +209,25 @@ class Store(Erasure):
         self._drop_inbox(doomed)
         return len(doomed)
 
+    def reclean_derived(self) -> int:
+        """Clean the inbox records of a derived cache again by the current rules (`records.recleaned`):
+        an older version's rules may have missed a secret. Returns how many were replaced (same id, a
+        new hash, the old object deleted)."""
+
+        def fresh(key: str) -> Record | None:
+            try:
+                return recleaned(self.get_raw(key))
+            except FileNotFoundError:  # replaced by a concurrent run meanwhile
+                return None
+
+        found = [r for r in self._map(fresh, self.inbox_keys()) if r is not None]
+        self.put_derived(found, replace=True)
+        return len(found)
+
     def _drop_inbox(self, keys: set[str]) -> None:
         for key in sorted(keys):
             self._delete(INBOX + key)
         if keys and self.journaled:  # or a compaction would take them from the journal
             self._purge_records(keys.__contains__)
+        if keys:  # a snapshot would keep the old versions: a derived cache's inbox holds all it keeps
+            self._delete_many(self._list(SNAPSHOTS) + self._list(SEGMENTS))

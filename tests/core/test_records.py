@@ -384,3 +384,18 @@ def test_texts_are_scanned_as_every_field_named_would_be(value: object, text: st
 
     data = {"title": text, "fields": {"v": value, "w": [text, (text,), {"k": text}]}, "hash": "f" * 64}
     assert _scan_text(data) == _scan_every_text(data)
+
+
+def test_a_stored_record_is_cleaned_again_only_when_it_was_written_whole() -> None:
+    from comind.records import canonical, content_hash, recleaned
+
+    record = make(body="connect with DB_PASSWORD=[redacted:password] only")
+    assert recleaned(record.to_json()) is None  # nothing to clean
+    old = json.loads(record.to_json())
+    old["body"] = "connect with DB_PASSWORD=s3cretvalue42 only"  # what an older version's rules kept
+    old["hash"] = content_hash(old)
+    fresh = recleaned(canonical(old))
+    assert fresh is not None and fresh.id == record.id and fresh == record
+    old["body"] += "!"  # the hash no longer matches: not a record written whole, nothing laundered
+    assert recleaned(canonical(old)) is None
+    assert recleaned(b"not json") is None

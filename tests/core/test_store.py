@@ -64,6 +64,34 @@ def test_reader_takes_newest_snapshot_plus_missing_inbox_keys(store: Store) -> N
     assert contents.snapshot_keys == {r.key for r in first}
 
 
+def test_a_derived_cache_replacing_a_compacted_record_keeps_no_old_version(tmp_path: Path) -> None:
+    # a newer harvester (or cleaning rules) replaces a record of a compacted harvest cache: the
+    # snapshot, a cache over the inbox, must not bring the old version back as a conflict
+    cache = Store(str(tmp_path / "harvest"))
+    old = new_record(
+        "constraint",
+        title="Old words",
+        anchors=[parse_anchor("app/db.py")],
+        fields={"rule": "old words", "severity": "must"},
+        provenance=PROV,
+        record_id="0190a9d2-7c1e-7000-8000-000000000001",
+    )
+    cache.put_derived([old], replace=True)
+    assert cache.compact()
+    new = new_record(
+        "constraint",
+        title="New words",
+        anchors=[parse_anchor("app/db.py")],
+        fields={"rule": "new words", "severity": "must"},
+        provenance=PROV,
+        record_id=old.id,
+    )
+    cache.put_derived([new], replace=True)
+    assert list(Store(str(tmp_path / "harvest")).read().records.values()) == [new]
+    files = [p for p in (tmp_path / "harvest").rglob("*") if p.is_file()]
+    assert not any(b"old words" in (gzip.decompress if p.suffix == ".gz" else bytes)(p.read_bytes()) for p in files)
+
+
 def test_erasure_deletes_and_tombstones(store: Store) -> None:
     keep, gone = record("keep"), record("gone")
     store.put_many([keep, gone])

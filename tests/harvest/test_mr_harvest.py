@@ -500,3 +500,37 @@ def test_the_budgets_are_settings(gh, repo):
     result = harvest(ws, make(gh))
     assert result.written == 70  # 50 of the first, then the author's last 20
     assert "records_per_author 70" in result.over_budget and "records_per_merge_request 50" in result.over_budget
+
+
+def test_a_cache_an_older_comind_wrote_is_cleaned_by_the_current_rules(gh, ws):
+    # an older comind kept `DB_PASSWORD=<value>` in a thread's record: the next harvest (which
+    # re-reads no merge request it saw) cleans the cached copy, same id, the old object gone
+    from comind.records import canonical, content_hash
+
+    secret = "s3cretvalue42"
+    root = gh.add_review_comment(5, "bob", "Which store?", "app/session.py", 3, resolved=True)
+    gh.add_review_comment(5, "alice", f"Constraint: never log DB_PASSWORD={secret} in main", "", 0, in_reply_to=root)
+    gh.add_pull(8, title="Try a file cache", author="alice", state="closed", labels=("dead-end",))
+    gh.add_file(8, "app/cache.py", patch=f"@@ -0,0 +1,2 @@\n+DB_PASSWORD = '{secret}'\n+CACHE = open_cache()")
+    harvest(ws, make(gh))
+    inbox = ws.harvest_store.local_root / "_ledger" / "inbox"
+    before = {r.id: r for r in records(ws).values()}
+    for path in list(inbox.iterdir()):
+        if "[redacted:password]" not in path.read_text():
+            continue
+        old = json.loads(path.read_text().replace("[redacted:password]", secret))  # what an older one wrote
+        for line in old.get("fields", {}).get("fingerprint", {}).get("files", [{}])[0].get("added", []):
+            line[2] = False
+        old["hash"] = content_hash(old)
+        path.unlink()
+        (inbox / f"{old['id']}-{old['hash']}.json").write_bytes(canonical(old))
+    (ws.cache_dir / "harvest-cleaned").unlink(missing_ok=True)  # an older one kept no mark
+    assert any(secret in p.read_text() for p in inbox.iterdir())
+
+    again = harvest(Workspace(ws.root), make(gh))
+    assert again.written == 0 and not again.skipped
+    assert not any(secret in p.read_text() for p in inbox.iterdir())
+    assert records(ws) == before  # what the current rules derive, fingerprint lines marked trivial
+    ledger = Workspace(ws.root).ledger()
+    ledger.sync(warn=False)
+    assert not ledger.problems() and {r.id for r in ledger.all()} >= set(before)
