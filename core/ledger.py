@@ -68,9 +68,11 @@ class Ledger:
         self.path = path
         self.sources = dict(sources)
         self._deferred_verdicts: dict[str, str] | None = None  # while reading(): written when it ends
+        self._deleted_text = False  # rows holding record text were deleted: `_purge` before the sync ends
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA secure_delete=ON")  # a deleted row's text zeroed, not left in free pages
             if self._stored_version() not in (None, VERSION):
                 self._drop_all()  # a cache of another shape: its tables may lack columns SCHEMA indexes
             self.db.executescript(SCHEMA)
@@ -92,6 +94,7 @@ class Ledger:
             if self._stored_version() in (None, VERSION):
                 return  # another process rebuilt it meanwhile
             tables = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            self._deleted_text = True  # (secure_delete zeroes the pages; the write-ahead log keeps them)
             for (name,) in self.db.execute(tables + " AND sql LIKE 'CREATE VIRTUAL%'").fetchall():
                 self.db.execute(f'DROP TABLE IF EXISTS "{name}"')  # with its shadow tables
             for (name,) in self.db.execute(tables).fetchall():
@@ -108,6 +111,7 @@ class Ledger:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def _reset(self) -> None:
+        self._deleted_text |= bool(self.db.execute("SELECT EXISTS(SELECT 1 FROM objects)").fetchone()[0])
         for table in (
             "meta",
             "objects",
@@ -136,10 +140,22 @@ class Ledger:
                 continue  # a local store that has not changed since the last sync
             self._sync_source(name, store, report, full=full)
             self._set_meta(f"token:{name}", token)
+        if self._deleted_text:
+            self._purge()
         if warn:  # every time, until someone fixes the store: a silent skip would look like a miss
             for message in self.problem_lines():
                 warnings.warn(message, CorruptObjectWarning, stacklevel=2)
         return report
+
+    def _purge(self) -> None:
+        """What deleted rows leave in the file, gone: `secure_delete` zeroes their pages; the FTS index
+        keeps a deleted row's terms until its segments merge, and the write-ahead log the pages as they
+        were until it is truncated (a reader still in it blocks that; the last connection's close removes it)."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        self._deleted_text = False
 
     def problem_lines(self, most: int = 5) -> list[str]:
         problems = self.problems()
@@ -239,6 +255,7 @@ class Ledger:
             self.db.execute("BEGIN IMMEDIATE")
             affected = set()
             for key in removed:
+                self._deleted_text = True
                 affected.add(key[:36])
                 self.db.execute("DELETE FROM objects WHERE source=? AND key=?", (name, key))
                 self.db.execute("DELETE FROM problems WHERE source=? AND key=?", (name, key))
@@ -295,6 +312,7 @@ class Ledger:
         """Make the visible version of one id match its objects (the earliest version wins)."""
         old = self.db.execute("SELECT rowid FROM records WHERE id=?", (record_id,)).fetchone()
         if old:
+            self._deleted_text = True
             self.db.execute("DELETE FROM fts WHERE rowid=?", old)
             self.db.execute("DELETE FROM records WHERE rowid=?", old)
             self.db.execute("DELETE FROM anchors WHERE record_id=?", (record_id,))

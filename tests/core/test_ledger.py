@@ -200,3 +200,21 @@ def test_a_cache_of_an_older_shape_is_rebuilt_not_an_error(tmp_path: Path) -> No
     assert ledger.sync().added == 3 and ledger.count() == 3
     ledger.close()
     assert Ledger(tmp_path / "view.sqlite", {"store": store}).count() == 3  # and kept when current
+
+
+def test_an_erased_record_leaves_no_text_in_the_view_file(tmp_path: Path) -> None:
+    # the view is a SQLite file: a deleted row's text stays in its free pages, its FTS index and its
+    # write-ahead log unless they are zeroed, merged and truncated
+    store = Store(str(tmp_path / "s"))
+    ledger = Ledger(tmp_path / "view.sqlite", {"store": store})
+    kept = [knowledge(f"gotcha {i}", body=" ".join(WORDS)) for i in range(50)]
+    gone = knowledge("Quokkaspecimen title", body="the quokkaspecimen password lives here " * 20)
+    store.put_many([*kept, gone])
+    ledger.sync()
+    assert [r.id for r in ledger.search("quokkaspecimen")] == [gone.id]
+    store.erase([gone.id])
+    assert ledger.sync().removed == 1 and not ledger.search("quokkaspecimen")
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("view.sqlite")]
+    assert not [p.name for p in files if b"quokkaspecimen" in p.read_bytes().lower()]
+    ledger.close()
+    assert b"quokkaspecimen" not in (tmp_path / "view.sqlite").read_bytes().lower()
