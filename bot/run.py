@@ -198,7 +198,17 @@ def answer_commands(
             if isinstance(command, CommandError):
                 said.append(error_answer(command))
                 continue
-            origin = Origin(forge.name, project, number, mr.web_url, note, index, ws.repo_name, revision(note, done))
+            origin = Origin(
+                forge.name,
+                project,
+                number,
+                mr.web_url,
+                note,
+                index,
+                ws.repo_name,
+                revision(note, done),
+                ws.actor_salt(),
+            )
             said.append(execute(ws, ledger, command, origin, resolver, store))
         body = f"{answer_marker(note)}\n{answer_text(said)}"
         _reply(forge, number, note, body)

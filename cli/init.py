@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path.name}")
         ws = workspace(args)  # re-read: the new file is now the configuration
     ws.store.create()  # a local store's folder; a remote one is checked to be reachable
+    ws.actor_salt(create=True)  # the key of actor pseudonyms, committed with the store (none if it holds records)
     commit = [config.CONFIG_FILE]
     if ws.store.local_root is not None:
         ignore = ws.store.local_root / ".gitignore"

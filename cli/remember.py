@@ -116,7 +116,7 @@ def provenance(ws: Workspace, args: argparse.Namespace) -> dict[str, Any]:
     from comind.actors import actor_id
 
     return {
-        "actor": actor_id(ws.user_email(), ws.repo_name),
+        "actor": actor_id(ws.user_email(), ws.actor_salt(create=True)),
         "author_kind": getattr(args, "author_kind", None) or os.environ.get("COMIND_AUTHOR_KIND", "human"),
         "source": "cli",
         "repo": ws.repo_name,

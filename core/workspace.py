@@ -28,6 +28,7 @@ class Workspace:
     def __init__(self, start: Path | None = None, flags: Mapping[str, Any] | None = None) -> None:
         # where comind runs (-C or the current folder): paths typed at the command line are relative to it
         self.cwd = (start or Path.cwd()).resolve()
+        self._actor_salt: tuple[str | None, bool] | None = None
         self.root, self.head_dir, self.git_dir = find_git(self.cwd)
         if is_treeless(self.git_dir):  # a blobless clone is fine: comind fetches the blobs it reads (promisor)
             raise ComindError(
@@ -78,6 +79,19 @@ class Workspace:
         from comind.store import Store
 
         return Store(str(self.cache_dir / "harvest-branch"))
+
+    def actor_salt(self, *, create: bool = False) -> str:
+        """The key of actor pseudonyms (`comind.actors`): COMIND_ACTOR_SALT, else the store's own
+        (`Store.actor_salt`; `create`: made now if the store has none and holds no records, as before
+        the first record written to it), else the repository name, as before stores had keys."""
+        override = os.environ.get("COMIND_ACTOR_SALT")
+        if override is not None:
+            return override
+        memo = self._actor_salt  # (the store's key or None, settled: no later `create` changes it)
+        if memo is None or (create and not memo[1]):
+            salt = self.store.actor_salt(create=create)
+            memo = self._actor_salt = (salt, salt is not None or create)
+        return memo[0] if memo[0] is not None else self.repo_name
 
     def ledger(self) -> Ledger:
         from comind.ledger import Ledger

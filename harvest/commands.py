@@ -344,7 +344,8 @@ class Origin:
     mr_url: str
     note: Note
     index: int = 0  # the command's position among the comment's command lines
-    repo: str = ""  # the repository name written into provenance (and the actor pseudonym's salt)
+    repo: str = ""  # the repository name written into provenance
+    salt: str = ""  # the actor pseudonym's key (`Workspace.actor_salt`); the repository name if not given
     revision: str = ""  # an edited comment's later version (`revision`): records of their own
 
     @property
@@ -363,7 +364,7 @@ class Origin:
     def provenance(self) -> dict[str, Any]:
 
         return {
-            "actor": actor_id(self.note.author, self.repo),
+            "actor": actor_id(self.note.author, self.salt or self.repo),
             "author_kind": "human",
             "source": "mr",
             "repo": self.repo or None,

@@ -66,6 +66,7 @@ class HarvestContext:
         self.ws = ws
         self.repo = repo
         self.repo_name = ws.repo_name
+        self.actor_salt = ws.actor_salt()  # derived records make no key: a first authored record does
         self.default_tip = default_tip
         self.counts: Counter[str] = Counter()  # "source:kind" and "marker:kind" counters
         self.skipped: Counter[str] = Counter()
@@ -101,7 +102,7 @@ class HarvestContext:
 
     def provenance(self, commit: CommitInfo, harvester: str) -> dict[str, Any]:
         return {
-            "actor": actor_id(commit.author_email or commit.author_name, self.repo_name),
+            "actor": actor_id(commit.author_email or commit.author_name, self.actor_salt),
             "author_kind": "harvested",
             "source": "git",
             "repo": self.repo_name,

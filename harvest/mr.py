@@ -382,7 +382,7 @@ class MergeRequestHarvester:
     def _provenance(self, login: str) -> dict[str, Any]:
 
         return {
-            "actor": actor_id(login, self.ws.repo_name),
+            "actor": actor_id(login, self.ws.actor_salt()),
             "author_kind": "harvested",
             "source": "mr",
             "repo": self.ws.repo_name,
@@ -580,6 +580,7 @@ class MergeRequestHarvester:
                     index,
                     self.ws.repo_name,
                     revision(note, answered),
+                    self.ws.actor_salt(),
                 )
                 try:
                     records = command_records(self.ws, command, origin, self.resolver)

@@ -182,7 +182,12 @@ def _harvest(
         return result
     import pygit2
 
+    from comind.actors import salt_tag
     from comind.git import open_repo
+
+    actors = salt_tag(ws.actor_salt())
+    if state.get("actors", salt_tag(ws.repo_name)) != actors:
+        state = {}  # records keyed otherwise before (the store got its key): derived again, with it
     from comind.promisor import promisor_remote
 
     repo = open_repo(ws.root)
@@ -254,7 +259,17 @@ def _harvest(
     result.records = len(kept) + len(branch)
     result.counts, result.skipped, result.examples = ctx.counts, ctx.skipped, dict(ctx.examples)
     result.over_budget, result.budget_line = budget.over, budget.summary()
-    _save_state(ws, {"version": STATE_VERSION, "harvester": HARVESTER_VERSION, "tips": tips, "base": base, **saved})
+    _save_state(
+        ws,
+        {
+            "version": STATE_VERSION,
+            "harvester": HARVESTER_VERSION,
+            "tips": tips,
+            "base": base,
+            "actors": actors,
+            **saved,
+        },
+    )
     return result
 
 

@@ -312,7 +312,7 @@ def _provenance(ws: Workspace) -> dict[str, Any]:
     from comind.actors import actor_id
 
     return {
-        "actor": actor_id(ws.user_email(), ws.repo_name),
+        "actor": actor_id(ws.user_email(), ws.actor_salt(create=True)),
         "author_kind": "agent",
         "source": "mcp",
         "repo": ws.repo_name,

@@ -17,6 +17,9 @@ compaction and erasure; the Store here writes records and is all of them.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 from collections.abc import Callable, Collection, Iterable
 from functools import partial
 
@@ -24,6 +27,7 @@ from comind.records import Record, recleaned
 from comind.store.compaction import Segment
 from comind.store.erasure import Erasure
 from comind.store.layout import (
+    ACTOR_SALT,
     ERASED,
     INBOX,
     JOURNAL,
@@ -208,6 +212,52 @@ class Store(Erasure):
         doomed = {key for key, record in self.read(warn=False).records.items() if key in inbox and not keep(record)}
         self._drop_inbox(doomed)
         return len(doomed)
+
+    def actor_salt(self, *, create: bool) -> str | None:
+        """The store's key for actor pseudonyms (`comind.actors`): random, made once by the first writer
+        of a store holding no records, with a create-only put, so concurrent first writers all end up
+        with the one that landed first. None for a store that holds records but no key (they were keyed
+        by the repository name; keep it, or their actors would change) and, without `create`, for a
+        store with neither. A writer puts the key before its first record, so a store whose records
+        show up after a reader missed the key is read again for it."""
+        from obstore.exceptions import AlreadyExistsError
+
+        salt = self._read_salt()
+        if salt is None and self._holds_records():
+            salt = self._read_salt()  # put meanwhile, by the writer of those records
+        elif salt is None and create:
+            import secrets
+
+            with contextlib.suppress(AlreadyExistsError):
+                self._put(ACTOR_SALT, (secrets.token_hex(32) + "\n").encode())
+            salt = self._read_salt()
+        return salt
+
+    def _read_salt(self) -> str | None:
+        try:
+            raw = self._get(ACTOR_SALT)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"store {self.url}: cannot read {ACTOR_SALT}: {exc}") from None
+        salt = raw.decode("ascii", "replace").strip()
+        if not re.fullmatch(r"[0-9a-f]{32,128}", salt):
+            raise StoreError(f"store {self.url}: {ACTOR_SALT} is not a key (hex digits); restore it from history")
+        return salt
+
+    def _holds_records(self) -> bool:
+        """Any record object, found with one LIST request (a page of one key)."""
+        if self.local_root is not None:
+            try:
+                return any(name.endswith(".json") for name in os.listdir(self.local_root / INBOX))
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+        import obstore as obs
+
+        with self._reaching(f"list {INBOX}"):
+            for batch in obs.list(self._store, prefix=INBOX.rstrip("/"), chunk_size=1):
+                return len(batch) > 0
+        return False
 
     def reclean_derived(self) -> int:
         """Clean the inbox records of a derived cache again by the current rules (`records.recleaned`):

@@ -15,6 +15,7 @@ JOURNAL = "_ledger/journal/"
 SEGMENTS = "_ledger/segments/"
 SNAPSHOTS = "_ledger/snapshots/"
 ERASED = "_ledger/erased/"
+ACTOR_SALT = "_ledger/actor-salt"  # the key of actor pseudonyms (`Store.actor_salt`)
 KEEP_SNAPSHOTS = 3  # older snapshots are deleted; a reader racing a deletion lists again
 MAX_SEGMENTS = 12  # past this, the newest two are merged whatever their sizes
 GZIP_LEVEL = 1  # 3x faster than 6 for ~30 % more bytes: compaction time matters more
