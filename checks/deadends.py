@@ -439,7 +439,7 @@ def describe(m: Match, kind: str) -> str:
         return f"This makes again, alone, the {m.edited}-line edit"
     if kind == "names":
         return f"This says again, in the same files, {len(m.kept)} of the {len(m.names)} names"
-    return f"This re-adds {m.matched} of {m.total} lines"
+    return f"This {m.again} of {m.total} lines"
 
 
 def strongest(m: Match, kind: str) -> str:
@@ -454,7 +454,7 @@ def strongest(m: Match, kind: str) -> str:
         )
     if m.evidence:
         return m.evidence
-    return f"it re-adds {m.matched} of the attempt's {m.total} informative lines"
+    return f"it {m.again} of the attempt's {m.total} informative lines"
 
 
 def fingerprint_of(record: Record) -> Approach | None:

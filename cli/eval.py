@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from comind.config import SETTINGS
+from comind.rule import again
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -162,7 +163,7 @@ def run_replay(args: argparse.Namespace) -> int:
                     if m["how"] == "files"
                     else f"moves {m['moved']}, the dependency move"
                     if m["how"] == "dependency"
-                    else f"re-adds {m['matched']}/{m['total']} lines"
+                    else f"{again(m['matched'], m.get('added', m['matched']))} of {m['total']} lines"
                 )
                 what = (
                     f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}"

@@ -72,3 +72,18 @@ class Match:
     def __post_init__(self) -> None:
         if self.local < 0:
             self.local = self.matched
+
+    @property
+    def again(self) -> str:
+        """What the change does again with the attempt's lines: `re-adds 6`, `re-adds 1 and re-removes 1`."""
+        return again(self.matched, self.added)
+
+
+def again(matched: int, added: int) -> str:
+    """`re-adds 6`, `re-removes 10` or `re-adds 1 and re-removes 1`: of `matched` lines brought back,
+    `added` were lines the attempt added and the rest lines it removed; "re-adds" for all of them
+    would claim the change adds lines it removes."""
+    removed = matched - added
+    if not removed:
+        return f"re-adds {matched}"
+    return f"re-adds {added} and re-removes {removed}" if added else f"re-removes {removed}"

@@ -204,7 +204,7 @@ class MatchRule(BaseRule):
 
 
 def _said(m: Match) -> str:
-    return f"it re-adds {m.matched} of the attempt's {m.total} informative lines"
+    return f"it {m.again} of the attempt's {m.total} informative lines"
 
 
 class Share(MatchRule):

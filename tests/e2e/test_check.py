@@ -151,6 +151,24 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     assert code == 0 and not [f for f in report["findings"] if f["type"] == "dead_end"]
 
 
+def test_a_dead_end_message_counts_lines_removed_again_apart_from_lines_re_added(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A one-line edit is a line added and a line removed: making it again re-adds one line and
+    removes one again, not "re-adds 2 of 2 lines"."""
+    repo = GitRepo(tmp_path)
+    repo.write("app.py", "def lookup(key):\n    return load_from_disk(key)\n")
+    repo.commit("initial")
+    repo.write("app.py", "def lookup(key):\n    return load_from_cache(key)\n")
+    tried = repo.commit("Read lookups from the cache")
+    repo.revert_head("The cache served stale values.")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("app.py", "def lookup(key):\n    return load_from_cache(key)\n")
+    repo.commit("Faster lookups")
+    code, report, _ = check(cli, repo, "--base", "main")
+    [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
+    assert code == 1 and dead["message"].startswith(f"This re-adds 1 and re-removes 1 of 2 lines of {tried[:7]} ")
+
+
 def _named_no_commit(tmp_path: Path) -> GitRepo:
     """main: the cache, then a revert of it that names no commit (read backwards from its own diff)."""
     repo = GitRepo(tmp_path)

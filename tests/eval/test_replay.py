@@ -73,7 +73,7 @@ def test_text_output_lists_flags_with_evidence(cli, history: dict[str, Any]) -> 
     assert result.code == 0, result.err
     assert "relands: 4 found, 4 flagged, recall 1.00" in result.out
     assert "false flags: 0 (0.00 per 1,000)" in result.out
-    assert f"re-adds 8/8 lines of 'Add gamma client', reverted in {history['reverts']['gamma'][:12]}" in result.out
+    assert f"re-adds 8 of 8 lines of 'Add gamma client', reverted in {history['reverts']['gamma'][:12]}" in result.out
 
 
 def test_boilerplate_is_not_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -785,7 +785,7 @@ def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path
     repo.commit("new run debug docs")
     result = cli(repo.path, "eval", "replay")
     assert result.code == 0, result.err
-    assert f"re-adds 8/8 lines of what {revert[:12]} 'revert run debug docs' took out" in result.out
+    assert f"re-adds 8 of 8 lines of what {revert[:12]} 'revert run debug docs' took out" in result.out
 
 
 def test_the_first_landing_to_carry_a_reverted_subject_again_is_the_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
