@@ -333,20 +333,33 @@ def _program_gc() -> None:
     gc.freeze()
 
 
+def existing_folder(path: str, option: str) -> str:
+    """`path`, given as `option`, when it is a folder; else a one-line error saying what it is.
+    A file is no place to start from, even inside a repository (git: "cannot change to")."""
+    if os.path.isdir(path):
+        return path
+    what = "not a folder" if os.path.exists(path) else "no such file or folder"
+    raise ComindError(f"{option} {path}: {what}")
+
+
 @contextlib.contextmanager
 def _started_in(args: argparse.Namespace) -> Iterator[None]:
     """`-C PATH`: run as if started there, as git does: every relative path given, a file's too
-    (`--output`, `--plan`, `ledger export -o`), is read from PATH. The folder is left on return."""
+    (`--output`, `--plan`, `ledger export -o`), is read from PATH; for every command, as git's `-C`.
+    The folder is left on return."""
     directory = getattr(args, "directory", None)
-    if not directory or not os.path.isdir(directory):
-        yield  # (a missing folder is the workspace's one-line error)
+    if not directory:
+        yield
         return
-    args.directory = os.path.abspath(directory)
+    args.directory = os.path.abspath(existing_folder(directory, "-C"))
     try:
         before: str | None = os.getcwd()
     except FileNotFoundError:  # started in a folder deleted since: nothing to go back to
         before = None
-    os.chdir(args.directory)
+    try:
+        os.chdir(args.directory)
+    except OSError as exc:  # a folder it may not enter
+        raise ComindError(f"-C {directory}: {exc.strerror or exc}") from None
     try:
         yield
     finally:
@@ -360,6 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _UI.update(verbosity=0, color="auto")
     if argv is None:  # the program itself, not a caller in Python (tests, scripts)
         _program_gc()
+    args: argparse.Namespace | None = None
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser(argv)
@@ -374,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from comind.sanitize import printed  # a message may quote what it refused
 
         print(f"comind: {printed(str(exc), multiline=True)}", file=sys.stderr)
-        return exc.exit_code
+        return getattr(args, "failure_exit", exc.exit_code)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

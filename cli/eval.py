@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from comind.cli import existing_folder
 from comind.config import SETTINGS
 from comind.rule import again
 
@@ -75,7 +76,7 @@ def _workspace(args: argparse.Namespace, kind: Any = None) -> Any:
     from comind.eval.replay import EvalWorkspace
 
     flags = {s.key: getattr(args, f"setting_{s.key}", None) for s in SETTINGS}
-    path = Path(args.repo or getattr(args, "directory", None) or Path.cwd())
+    path = Path(existing_folder(args.repo, "--repo") if args.repo else getattr(args, "directory", None) or Path.cwd())
     return (kind or EvalWorkspace)(path, flags)
 
 

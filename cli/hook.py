@@ -27,7 +27,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("agent", metavar="AGENT", help="claude or gemini (or refresh)")
     p.add_argument("event", metavar="EVENT", nargs="?", default="", help="the hook event, as the agent names it")
     p.add_argument("--release-lock", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, failure_exit=1)  # an error before `run` (a bad -C) must not block either
 
     q = sub.add_parser(
         "init-hooks",

@@ -703,6 +703,45 @@ def test_outside_a_repository_and_no_command(tmp_path: Path, cli) -> None:  # ty
     assert cli(tmp_path).code == 2
 
 
+@pytest.mark.parametrize(
+    "args", [["status"], ["init"], ["why", "perm.py"], ["eval", "replay"], ["completion", "bash"], ["mcp"]]
+)
+@pytest.mark.parametrize(("start", "said"), [("gone", "no such file or folder"), ("app/perm.py", "not a folder")])
+def test_a_start_folder_that_is_none_is_one_line_and_exit_2(  # type: ignore[no-untyped-def]
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    start: str,
+    said: str,
+) -> None:
+    """`-C` names where to start, as git's: a missing path is not "outside a repository", and a file
+    inside one is not its folder (`why perm.py` read app/perm.py/perm.py; `init` set up the root)."""
+    from comind.cli import main
+
+    monkeypatch.chdir(repo)
+    capsys.readouterr()
+    code = main(["-C", start, *args])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (2, "", f"comind: -C {start}: {said}\n")
+    assert not (repo / ".comind.yml").exists() and not (repo / ".git" / "comind").exists()
+
+
+def test_a_hook_started_nowhere_still_lets_the_agent_go_on(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 from a hook blocks the agent's tool call: a bad `-C` in its settings is exit 1."""
+    from comind.cli import main
+
+    capsys.readouterr()
+    assert main(["-C", str(repo / "gone"), "hook", "claude", "PreToolUse"]) == 1
+    assert capsys.readouterr().err == f"comind: -C {repo / 'gone'}: no such file or folder\n"
+
+
+@pytest.mark.parametrize(("where", "said"), [("gone", "no such file or folder"), ("a.py", "not a folder")])
+def test_an_eval_repo_that_is_no_folder_is_named(repo: Path, cli, where: str, said: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(repo, "eval", "replay", "--repo", str(repo / where))
+    assert (result.code, result.err) == (2, f"comind: --repo {repo / where}: {said}\n")
+
+
 def test_a_bare_repository_is_named_as_one(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "mirror.git")], check=True)
     result = cli(tmp_path / "mirror.git", "check")

@@ -59,5 +59,7 @@ def test_a_bare_mirror_is_read_without_writing(cli, history: dict[str, Any], tmp
 
 
 def test_not_a_repository_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    result = cli(tmp_path, "eval", "preflight", "--repo", str(tmp_path / "nowhere"))
+    result = cli(tmp_path, "eval", "preflight", "--repo", str(tmp_path))
     assert result.code == 2 and result.err.count("\n") == 1 and "not a git repository" in result.err
+    result = cli(tmp_path, "eval", "preflight", "--repo", str(tmp_path / "nowhere"))
+    assert result.code == 2 and result.err == f"comind: --repo {tmp_path / 'nowhere'}: no such file or folder\n"
