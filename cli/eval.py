@@ -30,7 +30,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "each one's change against the attempts harvested before it, as comind check would. Relands "
         "(recognised by their subjects) are the positives; every flag is listed with its evidence.",
     )
-    replay.add_argument("--since", metavar="REV", help="scan only the landings after REV (attempts from all history)")
+    replay.add_argument(
+        "--since",
+        metavar="REV",
+        help="scan only the landings after REV, a commit, branch or tag (attempts from all history)",
+    )
     replay.add_argument(
         "--audit",
         metavar="FILE",

@@ -18,7 +18,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "write the records it proves into the harvest cache (.git/comind/harvest), or "
         "into the shared store with --publish.",
     )
-    p.add_argument("--since", metavar="REV", help="read only commits after REV")
+    p.add_argument("--since", metavar="REV", help="read only commits after REV (a commit, branch or tag, not a date)")
     p.add_argument("--full", action="store_true", help="read the whole history again")
     p.add_argument(
         "--publish",

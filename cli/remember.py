@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 # The flag table and field building are shared with the bot's /comind commands.
-from comind.authoring import KIND_FLAGS, LIST_FLAGS, authored_record, kind_fields, parse_evidence
+from comind.authoring import KIND_FLAGS, LIST_FLAGS, authored_record, kind_fields, parse_evidence, until_flag
 from comind.errors import ComindError
 from comind.records import KNOWLEDGE_KINDS, short_id
 
@@ -57,7 +57,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a commit, URL, record id, test:PATH::NAME, a file, or text (repeatable), e.g. --evidence 1a2b3c4",
     )
     p.add_argument(
-        "--until", metavar="DATE", help="the record goes dormant after this date (YYYY-MM or YYYY-MM-DD), e.g. 2027-06"
+        "--until",
+        metavar="DATE",
+        help="the record goes dormant after this date: YYYY-MM-DD, or YYYY-MM for the end of that month, e.g. 2027-06",
     )
     p.add_argument(
         "--author-kind",
@@ -148,7 +150,10 @@ def run(args: argparse.Namespace) -> int:
     from comind.anchors import typed_in
     from comind.cli import workspace
     from comind.cli.output import print_written, stored_where
+    from comind.query import current_time
 
+    until, last_day = until_flag(args.until) if args.until is not None else (None, None)
+    passed = last_day is not None and last_day < current_time().date()  # a record kept as history: said
     ws = workspace(args)
     fields = kind_fields(args.kind, vars(args))
     fields.update(compiled_fields(args))
@@ -166,12 +171,19 @@ def run(args: argparse.Namespace) -> int:
         cwd=ws.cwd,
         fields=fields,
         provenance=provenance(ws, args),
-        until=args.until,
+        until=until,
     )
     ws.store.put(record)
+    dormant = f" (dormant after {last_day.isoformat()})" if last_day else ""
     print_written(
-        record, args.json, f"remembered {args.kind} {short_id(record.id)} “{record.title}” {stored_where(ws)}"
+        record,
+        args.json,
+        f"remembered {args.kind} {short_id(record.id)} “{record.title}”{dormant} {stored_where(ws)}",
     )
+    if passed:
+        print(
+            f"comind: warning: --until {until}: {last_day} has passed; the record is dormant already", file=sys.stderr
+        )
     if "check" in record.fields:
         _warn_unmatched(ws, record)
     return 0

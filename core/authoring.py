@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 import re
 from collections.abc import Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,20 @@ def expires(text: str) -> str:
     except ValueError:
         raise ComindError(f"--expires {value[:40]!r}: expected a date YYYY-MM-DD (or YYYY-MM)") from None
     return value
+
+
+def until_flag(text: str) -> tuple[str, date]:
+    """`--until`: the date as given, and the last day it holds (YYYY-MM: the month's last day);
+    checked before anything is written, with the flag's name and the formats it takes."""
+    from comind.records import until_date
+
+    value = str(text).strip()
+    try:
+        return value, until_date(value)
+    except ValueError:
+        raise ComindError(
+            f"--until {value[:40]!r}: expected a date YYYY-MM-DD, or YYYY-MM for the end of that month"
+        ) from None
 
 
 def parse_evidence(ws: Workspace, text: str, cwd: Path | None = None) -> dict[str, str]:

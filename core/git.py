@@ -152,6 +152,19 @@ def open_repo(repo: pygit2.Repository | str | os.PathLike[str]) -> pygit2.Reposi
     return pygit2.Repository(path)
 
 
+def since_commit(repo: pygit2.Repository, rev: str) -> str:
+    """The commit `--since REV` names. Git's own `--since` takes a date; ours takes a revision, so a
+    date (`2020-01`) that names none is refused as one, not read as the start of the history."""
+    import pygit2
+
+    try:
+        return str(repo.revparse_single(rev).peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise ComindError(
+            f"--since {rev!r}: not a revision; it takes a commit, branch or tag (e.g. v1.2, HEAD~50), not a date"
+        ) from None
+
+
 def blob_id(tree: pygit2.Tree, path: str) -> str | None:
     """The id of the blob at `path` in `tree`, None if absent or not a file."""
     import pygit2

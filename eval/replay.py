@@ -72,7 +72,7 @@ from comind.checks.deadends import (
 )
 from comind.deps import is_manifest
 from comind.errors import ComindError
-from comind.git import changed_paths, find_git, open_repo
+from comind.git import changed_paths, find_git, open_repo, since_commit
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext, first_line
 from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
@@ -1091,6 +1091,7 @@ def replay(
     """Replay the matcher over the history (see the module docstring)."""
     started = time.perf_counter()
     given = history is not None
+    rev = since_commit(open_repo(ws.root), since) if since else None  # before the long walk
     history = history or harvest_history(ws, progress=progress)
     config = ws.config
     rules = history.rules = rules_of(config)
@@ -1101,11 +1102,7 @@ def replay(
     result.attempts = len(history.attempts)
     result.attempts_with_lines = sum(1 for a in history.attempts if a.lines)
     skip: set[str] = set()
-    if since:
-        try:
-            rev = str(history.repo.revparse_single(since).peel(pygit2.Commit).id)
-        except (KeyError, ValueError, pygit2.GitError) as exc:
-            raise ComindError(f"unknown revision '{since}'") from exc
+    if rev:
         skip = {c.sha for c in walk(history.repo, [rev])}
     by_sha = {c.sha: c for c in history.commits}
     landings = {

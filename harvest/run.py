@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from comind.errors import ComindError
 from comind.harvest import HARVESTER_VERSION
 from comind.harvest.budget import Budget
 
@@ -180,14 +179,14 @@ def _harvest(
     if not since and state.get("tips") == tips:
         result.up_to_date = True
         return result
-    import pygit2
 
     from comind.actors import salt_tag
-    from comind.git import open_repo
+    from comind.git import open_repo, since_commit
 
     actors = salt_tag(ws.actor_salt())
     if state.get("actors", salt_tag(ws.repo_name)) != actors:
         state = {}  # records keyed otherwise before (the store got its key): derived again, with it
+
     from comind.promisor import promisor_remote
 
     repo = open_repo(ws.root)
@@ -198,10 +197,7 @@ def _harvest(
         state = {}  # the default branch was rewritten (or another one named): what it held may be gone
     hide = []
     if since:
-        try:
-            hide.append(str(repo.revparse_single(since).peel(pygit2.Commit).id))
-        except (KeyError, ValueError, pygit2.GitError) as exc:
-            raise ComindError(f"unknown revision '{since}'") from exc
+        hide.append(since_commit(repo, since))
     ctx = _context(ws, repo, state)
     if worker and promisor_remote(repo) is None:  # (a partial clone fetches blobs as it reads them)
         from comind.harvest.worker import allowed

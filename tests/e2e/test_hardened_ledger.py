@@ -47,6 +47,33 @@ def test_remember_refuses_a_date_that_is_not_one(initialised: Path, cli, until: 
     assert inbox(initialised) == []  # nothing written
 
 
+@pytest.mark.parametrize("until", ["2020", "2020-1", "2020-01-1", "20-01", "2020/01", "next month"])
+def test_a_partial_or_odd_until_is_refused_naming_the_flag_and_its_formats(initialised: Path, cli, until: str) -> None:  # type: ignore[no-untyped-def]
+    result = remember(cli, initialised, "Dates are real", "--until", until)
+    assert (result.code, result.out) == (2, "") and inbox(initialised) == []
+    assert (
+        result.err == f"comind: --until {until!r}: expected a date YYYY-MM-DD, or YYYY-MM for the end of that month\n"
+    )
+
+
+def test_a_month_until_holds_to_its_last_day_and_says_so(  # type: ignore[no-untyped-def]
+    initialised: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--until 2020-01` is the documented YYYY-MM: through 2020-01-31. Said when written, and a date
+    already past is said too (the record is dormant from the start: kept as history, not hidden)."""
+    monkeypatch.setenv("COMIND_NOW", "2026-03-01T00:00:00Z")
+    ahead = remember(cli, initialised, "Until June", "--until", "2027-06")
+    assert ahead.code == 0 and "“Until June” (dormant after 2027-06-30) in " in ahead.err and "warning" not in ahead.err
+    past = remember(cli, initialised, "Until January", "--until", "2020-01")
+    assert past.code == 0 and "“Until January” (dormant after 2020-01-31) in " in past.err
+    assert past.err.endswith("comind: warning: --until 2020-01: 2020-01-31 has passed; the record is dormant already\n")
+    states = {
+        r["title"]: r["status"]
+        for r in map(json.loads, cli(initialised, "log", "--json", "--history").out.splitlines())
+    }
+    assert states == {"Until June": "active", "Until January": "dormant"}
+
+
 def test_the_last_month_of_the_calendar_is_a_date(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     assert remember(cli, initialised, "Until the end", "--until", "9999-12").code == 0
     every_reader_works(cli, initialised)

@@ -96,6 +96,22 @@ def test_git_revert_becomes_an_evidenced_attempt(cli, gr: GitRepo) -> None:  # t
     assert attempt["created_at"].startswith("2024-01-01")  # the commit's time, not the clock
 
 
+@pytest.mark.parametrize("since", ["2020-01", "2020-01-01", "no-such-rev"])
+def test_since_that_names_no_revision_is_refused_before_anything_is_read(  # type: ignore[no-untyped-def]
+    cli, gr: GitRepo, since: str
+) -> None:
+    """git log's --since takes a date; harvest's takes a revision: a date is said to be none, not
+    reported as an unknown revision, and nothing is harvested."""
+    result = cli(gr.path, "harvest", "--since", since)
+    assert (result.code, result.out) == (2, "") and result.err == (
+        f"comind: --since '{since}': not a revision; it takes a commit, branch or tag (e.g. v1.2, HEAD~50), "
+        "not a date\n"
+    )
+    assert not (gr.path / ".git" / "comind" / "harvest").exists()
+    gr.git("tag", "2020-01")  # a tag named like a date is a revision
+    assert cli(gr.path, "harvest", "--since", "2020-01").code == 0
+
+
 @pytest.mark.parametrize(
     ("path", "before", "line", "symbol"),
     [

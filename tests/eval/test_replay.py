@@ -131,8 +131,12 @@ def test_since_scans_only_later_landings(cli, history: dict[str, Any]) -> None: 
     assert {f["commit"] for f in data["flags"]} == {history["relands"]["gamma"], history["relands"]["delta"]}
     later = int(repo.git("rev-list", "--count", f"{history['relands']['beta']}..HEAD"))
     assert data["commits_scanned"] == later
-    bad = cli(repo.path, "eval", "replay", "--since", "no-such-rev")
-    assert bad.code == 2 and "unknown revision" in bad.err
+    for rev in ("no-such-rev", "2020-01"):  # git log's --since takes a date; this one a revision
+        bad = cli(repo.path, "eval", "replay", "--since", rev)
+        assert (bad.code, bad.out) == (2, "") and bad.err == (
+            f"comind: --since '{rev}': not a revision; it takes a commit, branch or tag (e.g. v1.2, HEAD~50), "
+            "not a date\n"
+        )
 
 
 def test_a_lower_threshold_is_taken_from_the_settings(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
