@@ -196,7 +196,7 @@ def preflight_plan(
 
         snapshot, anchorer = ws.index.snapshot(result.head), Anchorer(ws.index, ws.config.drift_threshold)
     for r in ranked:
-        why = f"score {r.score}: {r.why}"
+        why = f"score {r.score:.2f}: {r.why}"  # two places, as the relevance beside it
         entry = entry_of(
             r.record, r.status, confirmed=r.record.id in confirmed, why=why, snapshot=snapshot, anchorer=anchorer
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,24 @@ def test_plan_reads_on_paths_from_the_folder_it_runs_in(cli, tmp_path: Path) -> 
     assert outside.code == 2 and outside.err == (
         f"comind: anchor '../../perm.py': the path is outside the repository ({repo.path.resolve()})\n"
     )
+
+
+def test_plan_scores_are_shown_with_two_decimals(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A score is a weighted sum rounded to four places: printed as it came, a list read `score 0.835`,
+    `score 0.4804`, `score 0.38`. Each is shown as the plan's relevance beside it is, `0.00`."""
+    monkeypatch.setenv("COMIND_NOW", "2024-01-02T00:00:00Z")
+    repo = _reverted(tmp_path)
+    cli(repo.path, "harvest")
+    for title in ("Grants come from the database", "Import order matters"):
+        on = ["--on", "app/perm.py::Checker.check"]
+        said = cli(repo.path, "remember", "gotcha", *on, "--title", title, "--symptom", "s", "--cause", "c")
+        assert said.code == 0, said.err
+    plan = tmp_path / "plan.md"
+    plan.write_text("Cache the permission checks in Redis\n")
+    result = cli(repo.path, "preflight", "--plan", str(plan), "--on", "app/perm.py")
+    scores = re.findall(r"score (\S+):", result.out)
+    assert result.code == 0 and len(scores) == 3
+    assert all(re.fullmatch(r"[01]\.\d\d", s) for s in scores), scores
 
 
 def _loaded(repo: Path, args: list[str], modules: tuple[str, ...], stdin: str = "") -> list[str]:
