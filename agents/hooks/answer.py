@@ -151,21 +151,35 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
     places = [(p, pair) for p in (edited.path, *folders) for pair in view.places.get(p, [])]
     if not places:
         return {}
-    symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else set()
+    symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else {}
     out: dict[str, str] = {}
     for path, (record_id, symbol) in places:
         if not symbol or path.endswith("/"):
             out.setdefault(record_id, f"on {path}, which this edit changes")
-        elif member := min((q for q in symbols if q.startswith(symbol + ".")), default=None):
-            out.setdefault(record_id, f"on {path}::{symbol}, whose member {member} this edit touches")
+        elif members := _members(symbols, symbol):
+            out.setdefault(record_id, f"on {path}::{symbol}, {members} this edit touches")
         elif symbol in symbols:
             out.setdefault(record_id, f"on {path}::{symbol}, which this edit touches")
     return out
 
 
-def touched(view: views.View, edited: EditedFile) -> set[str]:
-    """The symbols the edit touches: from the spans at HEAD when the file is as it is at HEAD,
-    else by parsing the text before and after the edit."""
+def _members(symbols: Mapping[str, int], symbol: str, named: int = 3) -> str:
+    """`whose member A.x` or `whose members A.x, A.y and 2 more`: the members of `symbol` the edit
+    touches, in the order they come in the file, a member's own members left to it; "" for none."""
+    inside = sorted((line, q) for q, line in symbols.items() if q.startswith(symbol + "."))
+    names = [q for _, q in inside if not any(q.startswith(other + ".") for _, other in inside)]
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f"whose member {names[0]}"
+    shown = names[:-1] if len(names) <= named else names[: named - 1]
+    rest = names[-1] if len(names) <= named else f"{len(names) - len(shown)} more"
+    return f"whose members {', '.join(shown)} and {rest}"
+
+
+def touched(view: views.View, edited: EditedFile) -> dict[str, int]:
+    """The symbols the edit touches, with their first lines: from the spans at HEAD when the file is
+    as it is at HEAD, else by parsing the text before and after the edit."""
     known = view.spans.get(edited.path)
     if known:
         from blake3 import blake3

@@ -39,12 +39,13 @@ def changed_lines(before: str, after: str) -> tuple[set[int], set[int]]:
     return added, removed
 
 
-def touched_by_spans(spans: Iterable[tuple[str, int, int]], before: str, after: str) -> set[str]:
+def touched_by_spans(spans: Iterable[tuple[str, int, int]], before: str, after: str) -> dict[str, int]:
     """What `touched_symbols` finds among the definitions that exist before the edit, from their
-    spans in `before` alone. A change touches a definition when it removes a line of it, adds lines
-    inside it, or adds after its end (up to the next definition, within the one holding it, blank
-    lines between) lines whose first is indented deeper than the definition's first line: what a
-    parser then reads as its own (a brace or `end` closes others, so what follows is no deeper)."""
+    spans in `before` alone, each with its first line there. A change touches a definition when it
+    removes a line of it, adds lines inside it, or adds after its end (up to the next definition,
+    within the one holding it, blank lines between) lines whose first is indented deeper than the
+    definition's first line: what a parser then reads as its own (a brace or `end` closes others,
+    so what follows is no deeper)."""
     a, b = before.splitlines(), after.splitlines()
     removed: set[int] = set()
     added_after: list[tuple[int, int]] = []  # (the line an addition follows, its first line's indent)
@@ -57,7 +58,7 @@ def touched_by_spans(spans: Iterable[tuple[str, int, int]], before: str, after: 
             added_after.append((i1, _indent(first)))
     spans = sorted(spans, key=lambda span: (span[1], -span[2]))  # holders before what they hold
     starts = [start for _, start, _ in spans]
-    touched = set()
+    touched: dict[str, int] = {}
     open_ends: list[int] = []  # the ends of the definitions holding the current one, innermost last
     for qualname, start, end in spans:
         while open_ends and open_ends[-1] < start:
@@ -70,7 +71,7 @@ def touched_by_spans(spans: Iterable[tuple[str, int, int]], before: str, after: 
             or any(start <= n < end for n, _ in added_after)  # inside it
             or any(end <= n <= reach and indent > deeper for n, indent in added_after)  # going on from its end
         ):
-            touched.add(qualname)
+            touched.setdefault(qualname, start)
         open_ends.append(end)
     return touched
 
@@ -79,18 +80,19 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def touched_symbols(path: str, before: str, after: str) -> set[str]:
-    """Qualified names of the definitions the edit touches; empty for a language comind does not index."""
+def touched_symbols(path: str, before: str, after: str) -> dict[str, int]:
+    """The definitions the edit touches, by qualified name, each with its first line (after the
+    edit, or before it for one the edit removes); empty for a language comind does not index."""
     from comind.languages import language_for_path, parse_file
 
     if language_for_path(path) is None:
-        return set()
+        return {}
     added, removed = changed_lines(before, after)
-    touched: set[str] = set()
+    touched: dict[str, int] = {}
     for text, lines in ((after, added), (before, removed)):
         if not lines or not text:
             continue
         for d in parse_file(path, text.encode("utf-8", "surrogatepass")).definitions:
             if any(d.start_line <= n <= d.end_line for n in lines):
-                touched.add(d.qualname)
+                touched.setdefault(d.qualname, d.start_line)
     return touched

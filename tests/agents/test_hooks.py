@@ -114,9 +114,9 @@ def test_apply_and_changed_lines() -> None:
 def test_touched_symbols_before_and_after() -> None:
     before = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
     after = before.replace("return 2", "return 3")
-    assert touched_symbols("m.py", before, after) == {"g"}
-    assert touched_symbols("m.py", before, "def f():\n    return 1\n") == {"g"}  # removed: touched before
-    assert touched_symbols("notes.txt", "a", "b") == set()
+    assert touched_symbols("m.py", before, after) == {"g": 5}  # with its first line
+    assert touched_symbols("m.py", before, "def f():\n    return 1\n") == {"g": 5}  # removed: touched before
+    assert touched_symbols("notes.txt", "a", "b") == {}
 
 
 def test_session_is_bounded_atomic_and_pruned(tmp_path: Path) -> None:
@@ -175,8 +175,8 @@ def test_spans_at_head_find_what_a_parse_finds(body: list[str], at: int, cut: in
     if after == before:
         return
     spans = [(d.qualname, d.start_line, d.end_line) for d in parse_file("m.py", before.encode()).definitions]
-    parsed = touched_symbols("m.py", before, after) & {q for q, _, _ in spans}
-    fast = touched_by_spans(spans, before, after)
+    parsed = touched_symbols("m.py", before, after).keys() & {q for q, _, _ in spans}
+    fast = touched_by_spans(spans, before, after).keys()
     assert parsed <= fast, (before, after)
 
 
@@ -185,7 +185,7 @@ def test_a_nested_definition_reaches_no_further_than_the_one_holding_it() -> Non
     before = "def outer():\n    def inner():\n        return 1\n\n    return inner\n\n\ndef after():\n    return 2\n"
     spans = [("outer", 1, 5), ("outer.inner", 2, 3), ("after", 8, 9)]
     after = before.replace("    return inner\n", "    return inner()\n")
-    assert touched_by_spans(spans, before, after) == {"outer"}
+    assert touched_by_spans(spans, before, after) == {"outer": 1}
 
 
 def test_an_edit_of_a_definition_s_first_line_touches_it_not_the_one_before() -> None:
@@ -195,6 +195,6 @@ def test_an_edit_of_a_definition_s_first_line_touches_it_not_the_one_before() ->
     )
     spans = [("Cart", 1, 6), ("Cart.total", 2, 3), ("Cart.x", 5, 6), ("outer", 9, 10)]
     after = before.replace("def outer():", "def outer(q=1):")
-    assert touched_by_spans(spans, before, after) == {"outer"}
+    assert touched_by_spans(spans, before, after) == {"outer": 9}
     appended = before.replace("        return 2\n", "        return 2\n        log(2)\n")  # deeper: x goes on
-    assert touched_by_spans(spans, before, appended) == {"Cart", "Cart.x"}
+    assert touched_by_spans(spans, before, appended) == {"Cart": 1, "Cart.x": 5}

@@ -83,6 +83,36 @@ def test_a_record_on_a_class_says_which_member_the_edit_touches(cli, tmp_path: P
     assert "on app/perm.py::Checker.check, which this edit touches" in text
 
 
+def test_a_record_on_a_class_names_the_members_touched_in_file_order(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Not the alphabetically first member touched: those the edit touches, as the file orders them,
+    three at most and then how many more."""
+    cart = "class Cart:\n" + "".join(f"    def {m}(self):\n        return {i}\n\n" for i, m in enumerate(METHODS))
+    repo = GitRepo(tmp_path)
+    repo.write("app/cart.py", cart)
+    repo.commit("initial")
+    args = ("gotcha", "--title", "Carts are shared", "--on", "app/cart.py::Cart", "--symptom", "x", "--cause", "y")
+    assert cli(repo.path, "remember", *args).code == 0
+
+    def why(session: str, *methods: str) -> str:
+        written = cart
+        for m in methods:
+            written = written.replace(f"return {METHODS.index(m)}\n", f"return {METHODS.index(m)} + 1\n")
+        content = {"file_path": str(repo.path / "app/cart.py"), "content": written}
+        payload = {**base(repo.path, "PreToolUse", session), "tool_name": "Write", "tool_input": content}
+        return context(hook(repo.path, "claude", "PreToolUse", payload))
+
+    assert "on app/cart.py::Cart, whose member Cart.total this edit touches" in why("s-1", "total")
+    two = "on app/cart.py::Cart, whose members Cart.total and Cart.add this edit touches"
+    assert two in why("s-2", "add", "total")
+    three = "on app/cart.py::Cart, whose members Cart.total, Cart.add and Cart.clear this edit touches"
+    assert three in why("s-3", "clear", "add", "total")
+    more = "on app/cart.py::Cart, whose members Cart.total, Cart.add and 2 more this edit touches"
+    assert more in why("s-4", "refund", "clear", "add", "total")
+
+
+METHODS = ("total", "add", "remove", "clear", "refund")  # the file's order, not the alphabet's
+
+
 def test_nothing_relevant_prints_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     other = claude_edit(repo.path, "    return 1\n", "    return 2\n", path="app/other.py")
