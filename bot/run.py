@@ -205,9 +205,9 @@ def answer_commands(
                 mr.web_url,
                 note,
                 index,
-                ws.repo_name,
-                revision(note, done),
-                ws.actor_salt(),
+                repo=ws.repo_name,
+                salt=ws.actor_salt(),
+                revision=revision(note, done),
             )
             said.append(execute(ws, ledger, command, origin, resolver, store))
         body = f"{answer_marker(note)}\n{answer_text(said)}"

@@ -38,7 +38,7 @@ import hashlib
 import re
 import shlex
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -344,6 +344,7 @@ class Origin:
     mr_url: str
     note: Note
     index: int = 0  # the command's position among the comment's command lines
+    _: KW_ONLY  # (three strings: named, so that none lands in another's place)
     repo: str = ""  # the repository name written into provenance
     salt: str = ""  # the actor pseudonym's key (`Workspace.actor_salt`); the repository name if not given
     revision: str = ""  # an edited comment's later version (`revision`): records of their own

@@ -578,9 +578,9 @@ class MergeRequestHarvester:
                     mr.web_url,
                     note,
                     index,
-                    self.ws.repo_name,
-                    revision(note, answered),
-                    self.ws.actor_salt(),
+                    repo=self.ws.repo_name,
+                    salt=self.ws.actor_salt(),
+                    revision=revision(note, answered),
                 )
                 try:
                     records = command_records(self.ws, command, origin, self.resolver)

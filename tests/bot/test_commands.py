@@ -251,7 +251,7 @@ def note(body: str, *, inline: bool = False, nid: str = "1001", author: str = "a
 
 
 def origin(n: Note, index: int = 0) -> Origin:
-    return Origin("github", "o/r", 5, "https://forge.test/o/r/pull/5", n, index, "r")
+    return Origin("github", "o/r", 5, "https://forge.test/o/r/pull/5", n, index, repo="r")
 
 
 @pytest.fixture
