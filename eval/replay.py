@@ -132,6 +132,7 @@ class EvalWorkspace(Workspace):
             raise ComindError(f"not a git repository: {path}")
         self.config = configuration.load(self.root, flags)
         self._scratch: Path | None = None
+        self._actor_salt = (None, True)  # a replay reads no store: pseudonyms keyed by the repository name
 
     @property
     def cache_dir(self) -> Path:
