@@ -29,5 +29,7 @@ from __future__ import annotations
 # 25: a list right under a line of a squash's commit body is that body's, not its items (`See:` kept
 # its links); 26: no anchor on a fragment of `changelog/`, `CHANGES/` or `changelog_unreleased/<area>/`
 # either; 27: a quoted revert is made anew when the commit also reverts the revert made before;
-# 28: no anchor on a list of contributors (AUTHORS, .mailmap) beside the code a change touched.
-HARVESTER_VERSION = "28"
+# 28: no anchor on a list of contributors (AUTHORS, .mailmap) beside the code a change touched;
+# 29: reverts read in more forms (`[area] Revert <sha>`, `by reverting <sha>`, `This partially reverts
+# <sha>`), a quoted request title found in its merge's body, a revert of a revert branch's merge a reland.
+HARVESTER_VERSION = "29"

@@ -39,7 +39,7 @@ from comind.harvest.approach import (
     normalise_line,
     release_notes,
 )
-from comind.harvest.markers import _PR_SUFFIX, full_subject, normalise_subject
+from comind.harvest.markers import _PR_SUFFIX, full_subject, merge_title, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, first_line_of, keeping_trees, language_for_path
 from comind.rulebook import rules_of
@@ -75,6 +75,7 @@ class HarvestContext:
         self._keys: list[str] | None = None  # the subject keys, sorted: prefix lookups of cut subjects
         self._prs: dict[int, list[str]] | None = None
         self._cls: dict[int, list[str]] = {}
+        self._titles: dict[str, list[str]] = {}  # forge merges by the title of the request they land
         self._on_default: dict[str, bool] = {}
         self._walked: list[CommitInfo] | None = None  # the commits of `history_tips`, when walked already
         self._position: dict[str, int] | None = None  # sha -> its place in `_walked` (parents first)
@@ -131,7 +132,7 @@ class HarvestContext:
         (the harvest's default-branch pass must not find what only a branch holds)."""
         self.history_tips = tips
         self._subjects = self._prs = self._keys = None
-        self._cls = {}
+        self._cls, self._titles = {}, {}
         self._walked = self._position = None
 
     def history_walked(self, oldest_first: list[CommitInfo]) -> None:
@@ -185,6 +186,9 @@ class HarvestContext:
                 number = commit.subject[len("Merge pull request #") :].split(" ", 1)[0]
                 if number.isdigit():
                     prs[int(number)].append(commit.sha)
+            title = merge_title(commit.subject, commit.body) if commit.is_merge else None
+            if title and (key := normalise_subject(title)):
+                self._titles.setdefault(key, []).append(commit.sha)
             if "Reviewed-on:" in commit.body and (cl := _REVIEWED_ON.search(commit.body)):
                 self._cls.setdefault(int(cl.group(1)), []).append(commit.sha)
         self._subjects, self._prs = dict(subjects), dict(prs)
@@ -194,6 +198,12 @@ class HarvestContext:
             self._index_history()
         assert self._subjects is not None
         return list(self._subjects.get(normalise_subject(subject), ()))
+
+    def by_merge_title(self, title: str) -> list[str]:
+        """The forge merges that landed a request titled `title` (GitHub's revert button quotes it)."""
+        if self._subjects is None:
+            self._index_history()
+        return list(self._titles.get(normalise_subject(title), ()))
 
     def by_subject_prefix(self, prefix: str) -> list[str]:
         """Commits whose normalised subject starts with `prefix` (a normalised cut subject)."""

@@ -47,11 +47,18 @@ MAX_DEPTH = 32
 SUBJECT_BUDGET = 4096  # characters of the subject examined for markers
 
 HEX = r"[0-9a-f]{7,40}"
+_PARTLY = r"(?:partial(?:ly)?[ \t]+|partly[ \t]+)?"
+# What a revert names before the commit: "the change of", "a couple of changes introduced in"
+_CHANGES_OF = (
+    r"(?:(?:the|a[ \t]+couple[ \t]+of|some|part[ \t]+of)[ \t]+)?(?:changes?|parts?|edits?)[ \t]+"
+    r"(?:(?:made|introduced|added)[ \t]+)?(?:of|in|from|by)[ \t]+"
+)
 _QUOTES = {'"': '"', "“": "”"}
 
 _THIS_REVERTS = re.compile(
-    rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:this[ \t]+(?:(?:commit|cl|change|patch|pr)[ \t]+)?reverts?|reverts)[ \t]+"
-    rf"(?:commit(?:[ \t]*\n)?[ \t]*)?(?:<?https?://[^\s]{{1,200}}?/commits?/)?(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
+    rf"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)"
+    rf"(?:this[ \t]+(?:(?:commit|cl|change|patch|pr)[ \t]+)?{_PARTLY}reverts?|reverts)[ \t]+"
+    rf"(?:{_CHANGES_OF})?(?:commit(?:[ \t]*\n)?[ \t]*)?(?:<?https?://[^\s]{{1,200}}?/commits?/)?(?P<sha>{HEX})\b(?P<rest>[^\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
 _REVERSING = re.compile(rf"[ \t]*reversing\s+changes\s+made\s+to\s+({HEX})\b", re.IGNORECASE)
@@ -67,7 +74,7 @@ _GERRIT_CL = re.compile(
 _GERRIT_SUBMISSION_BODY = re.compile(r"^Reverted changes: /q/submissionid:(\S+)", re.MULTILINE)
 _CONVENTIONAL = re.compile(r"(?P<type>[A-Za-z][\w-]{0,30})(?:\([^)\n]{0,100}\))?(?P<bang>!)?:[ \t]+")
 # Go's and Gerrit's package-path prefix: "go/packages: ", "cmd/go, cmd/link: ".
-_PATH_PREFIX = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:,[ \t]*[\w./-]+)*:[ \t]+")
+_PATH_PREFIX = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:,[ \t]*[\w./-]+)*:[ \t]+|\[[^\]\n]{1,40}\][ \t]+")
 _REVERT_N = re.compile(r"revert\^(\d{1,4})[ \t]*", re.IGNORECASE)
 _REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
 _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
@@ -82,13 +89,13 @@ _REF = (
     rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
 )
 _REF_SUBJECT = re.compile(
-    rf"(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+(?:of[ \t]+)?"
+    rf"{_PARTLY}(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+(?:of[ \t]+|{_CHANGES_OF})?"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
 # A change that also reverts one, said after a comma, a parenthesis or "and" ("fix: x, reverts #N").
 _INLINE_REF = re.compile(
-    rf"(?:[,;(][ \t]*|[ \t]+(?:and|&)[ \t]+)(?:partial(?:ly)?[ \t]+)?(?:revert|reverts|reverting)[ \t]+"
+    rf"(?:[,;:(][ \t]*|[ \t]+(?:and|&|by)[ \t]+){_PARTLY}(?:revert|reverts|reverting)[ \t]+(?:{_CHANGES_OF})?"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
@@ -97,9 +104,7 @@ _ONE_REF = re.compile(
     rf"|{_CL}(\d+)",
     re.IGNORECASE,
 )
-_FREE_FORM = re.compile(
-    rf"(?:partial(?:ly)?[ \t]+)?(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b", re.IGNORECASE
-)
+_FREE_FORM = re.compile(rf"{_PARTLY}(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b", re.IGNORECASE)
 _PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
 _PR_GROUP = re.compile(r"\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\)")
 _GERRIT_SUBMISSION = re.compile(r"revert[ \t]+submission[ \t]+(\S+)", re.IGNORECASE)
@@ -260,13 +265,30 @@ _ISSUE_WORDS = frozenset(
         "refs",
         "issue",
         "for",
+        # a preposition makes it a reference too (`cleanup after #1678`)
+        "after",
+        "since",
+        "before",
+        "from",
+        "in",
+        "on",
+        "of",
+        "to",
+        "with",
+        "by",
+        "like",
+        "following",
+        "than",
+        "via",
+        "vs",
     }
 )
 
 
 def _quoted_pr(quoted: str | None) -> int | None:
     """The PR a quoted subject names: its trailing ``(#N)``, else a bare ``#N`` ending it (``never
-    type check the info command #6978``) unless an issue word introduces it (``fix #12``)."""
+    type check the info command #6978``) unless an issue word or a preposition introduces it (``fix #12``,
+    ``after #12``)."""
     if not quoted:
         return None
     pr = _pr_in(quoted.rstrip())

@@ -237,9 +237,13 @@ def _candidates(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> lis
 
 
 def _by_quoted(ctx: HarvestContext, m: RevertMarker, text: str) -> list[str]:
-    """Commits titled `text`; under a prefix (`go/packages: revert "x"`) first those titled with
-    it, since the quote often leaves the prefix out."""
-    return (ctx.by_subject(m.scope + text) if m.scope else []) or ctx.by_subject(text)
+    """Commits titled `text`, one revert less deep than the marker; under a prefix (`go/packages:
+    revert "x"`) first those titled with it, since the quote often leaves the prefix out; else the
+    merges of a request so titled (a forge's revert button quotes the request's title, which only
+    its merge's body holds)."""
+    found = [s for s in ctx.by_subject(m.scope + text) if _depth(ctx, s) == m.depth - 1] if m.scope else []
+    found = found or [s for s in ctx.by_subject(text) if _depth(ctx, s) == m.depth - 1]
+    return found or [s for s in ctx.by_merge_title(text) if _depth(ctx, s) == m.depth - 1]
 
 
 def _depth(ctx: HarvestContext, sha: str) -> int:
@@ -481,10 +485,10 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     if c is None or depth > MAX_DEPTH:
         return False
     markers = _markers_of(c, *full_subject(c.subject, c.body))
+    if c.is_merge and _branch_reverts(ctx, c):
+        return True  # made by its branch's reverts (`_attempts_of`), whatever the merge's title says
     if not markers or any(m.is_reland for m in markers):
         return False
-    if c.is_merge and _branch_reverts(ctx, c):
-        return True  # made by its branch's reverts (`_attempts_of`)
     resolved = _resolve(c, markers, ctx, quiet=True)
     if resolved is None:
         return False

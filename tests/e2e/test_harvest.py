@@ -544,6 +544,42 @@ def test_a_reverted_merge_is_titled_by_its_request(cli, gr: GitRepo, message: st
     assert only(records(cli, gr), "attempt")["title"] == title
 
 
+def _pull_request(gr: GitRepo, number: int, branch: str, title: str, path: str, text: str) -> str:
+    """A request merged with GitHub's merge button: its title only in the merge's body."""
+    gr.branch(branch)
+    gr.checkout(branch)
+    gr.write(path, text)
+    gr.commit("wip")
+    gr.checkout("main")
+    return gr.merge(branch, f"Merge pull request #{number} from ada/{branch}\n\n{title}")
+
+
+def test_a_revert_quoting_a_request_title_reverts_its_merge(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """GitHub's revert button quotes the request's title, which no commit carries as its subject."""
+    merge = _pull_request(gr, 7, "pool", "Pool the connections", "app/db.py", "def connect():\n    return pool.get()\n")
+    gr.write("app/db.py", "")
+    gr.commit('Revert "Pool the connections"')
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["attributes"]["reverted"] == merge
+    assert attempt["title"] == "Pool the connections (#7)"
+
+
+def test_reverting_a_revert_branchs_merge_relands_what_it_reverted(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`Revert "Merge pull request #8 from o/revert-7-pool"` brings #7 back: a reland, not an attempt."""
+    merge = _pull_request(gr, 7, "pool", "Pool the connections", "app/db.py", "def connect():\n    return pool.get()\n")
+    gr.branch("revert-7-pool")
+    gr.checkout("revert-7-pool")
+    gr.git("revert", "--no-edit", "-m", "1", merge)
+    gr.checkout("main")
+    undo = gr.merge("revert-7-pool", 'Merge pull request #8 from ada/revert-7-pool\n\nRevert "Pool the connections"')
+    gr.git("revert", "--no-edit", "-m", "1", undo)
+    harvest(cli, gr)
+    (attempt,) = [r for r in records(cli, gr) if r["kind"] == "attempt"]
+    assert attempt["attributes"]["reverted"] == merge
+    assert attempt["status"] == "retracted" and "relanded in" in attempt["status_reason"]
+
+
 def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # golang/tools: "internal/mcp: partial revert of go.dev/cl/731503 … brings back only internal/mcp/*"
     gr.write("internal/mcp/sdk.go", "func Serve(transport Transport) error {\n\treturn loop(transport)\n}\n")

@@ -173,6 +173,19 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
         ("fix!: avoid rewriting this (reverts #5312) (#14098)\n", [("inline-revert-ref", None, 5312, False)]),
         ("feat: legacy options to revert to v2 strategies (#8623)\n", []),
         ("Add feature\n\n> This reverts commit abcdef1234567.\n", []),
+        # an area in brackets before the revert, as a path prefix is
+        ("[vim] Revert 7411da8d5a37\n", [("subject-revert-ref", "7411da8d5a37", None, False)]),
+        ('[MRG+1] Revert "Add caching"\n', [("subject-revert-quoted", None, None, False)]),
+        ("[fish] Partly revert change of 0167691\n", [("subject-revert-ref", "0167691", None, False)]),
+        ("Fixes #552 by reverting 3a057b3eff\n", [("inline-revert-ref", "3a057b3eff", None, False)]),
+        ("Fixes #1621: Partly reverting #1612\n", [("inline-revert-ref", None, 1612, False)]),
+        ("Tidy up\n\nThis partially reverts a2d0e8f.\n", [("this-reverts-commit", "a2d0e8f", None, False)]),
+        (
+            "Tidy up\n\nThis reverts a couple of changes introduced in 4c78ca8.\n",
+            [("this-reverts-commit", "4c78ca8", None, False)],
+        ),
+        ("docs: explain how to revert changes in 1234567\n", []),
+        ("Add a way to revert changes by hash\n", []),
     ],
 )
 def test_forms(message: str, expected: list[tuple[str, str | None, int | None, bool]]) -> None:
@@ -421,6 +434,8 @@ def test_pr_numbers_and_descriptions_of_loose_reverts() -> None:
     assert m.kind == "subject-revert-quoted" and m.pr == 6978
     (m,) = markers_of('Revert "Fix the crash, fixes #12"\n')
     assert m.pr is None  # an issue, not the reverted PR
+    (m,) = markers_of('Revert "Cleanup tunneling connection after #1678"\n')
+    assert m.pr is None  # what the change followed, not the change
     (m,) = markers_of("fix: revert only watch .env files in envDir (#12587) (#13217)\n")
     assert (m.kind, m.pr, m.described) == ("free-form", 12587, "only watch .env files in envDir (#12587)")
     (m,) = markers_of("fix: revert resolve nested dependencies #3753 (#4019)\n")
