@@ -19,7 +19,9 @@ Module names:
   own, or a crate of the repository its package depends on by path (or by ``workspace = true``,
   or through the workspace's ``[patch]``), by the name it uses (``rt::sync::Mutex`` from
   ``rt-util``); what follows is a member of that module, and a module's use of its own items is no
-  edge. The edge names it by its crate too (``rt.sync.Mutex``).
+  edge. The edge names it by its crate too (``rt.sync.Mutex``). In a package with a library and a
+  binary, a module only ``main.rs`` declares is the binary's: its ``crate::`` is ``main.rs``, which
+  no crate names.
   Another crate's path is written with dots (``netio.tcp.Stream``), as calls through ``::`` are
   (``std.process.exit``).
 * C and C++: the path without its extension, so a header and its source are one module
@@ -91,9 +93,13 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # neighbours) is read again.
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
 # 4: Rust `use` paths resolved to the crate's module files. 5: only to the crates a package depends on.
-# 6: Python namespace packages below `src/`.
-GRAPH_VERSION = "6"
+# 6: Python namespace packages below `src/`. 7: Rust: a binary's modules' `crate::` is main.rs.
+GRAPH_VERSION = "7"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
+# A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes
+_RUST_MOD = re.compile(r"(?:^|[;{}\]])\s*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*[;{]", re.MULTILINE)
+_RUST_LINE_COMMENT = re.compile(r"//[^\n]*")
+_Place = tuple[str, list[str], str]  # a Rust file's package `src/`, its module path there, its crate's root file
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,7 @@ class ImportGraph:
         self._package_crates: dict[str, dict[str, str]] = {}  # a Cargo package's folder -> the crates it may `use`
         self._folder_crates: dict[str, dict[str, str]] = {}  # the same per folder of its files (asked per `use`)
         self._libraries: dict[str, str | None] = {}  # a Cargo package's folder -> its library's crate name
+        self._mods: dict[str, frozenset[str]] = {}  # a Rust crate root -> the modules it declares
         self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
         self._namespaces: dict[str, dict[str, str]] | None = None  # PHP classes by namespace
         self._scopes: dict[str, list[str]] = {}  # C# file → the internal namespaces its calls see
@@ -481,7 +488,7 @@ class ImportGraph:
 
     def _use_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         bindings: dict[str, str] = {}
-        place = _rust_place(path)
+        place = self._rust_place(path)
         for imp in imports:
             segments = [s for s in imp.module.split("::") if s] + [n for n in imp.names if n != "*"]
             found = self._resolve_use(path, place, segments)
@@ -499,9 +506,7 @@ class ImportGraph:
                 bindings[imp.alias or segments[-1]] = name
         return bindings
 
-    def _resolve_use(
-        self, path: str, place: tuple[str, list[str]] | None, segments: list[str]
-    ) -> tuple[str, str, str] | None:
+    def _resolve_use(self, path: str, place: _Place | None, segments: list[str]) -> tuple[str, str, str] | None:
         """(the module a `use` path in file `path` names, the rest as a member, the whole as its
         crate names it: `rt.sync.Mutex`, or "" for a crate no other can use) when it is of this
         repository: the longest prefix that is a module file, from where the path starts (`crate`,
@@ -513,7 +518,7 @@ class ImportGraph:
         if first in ("crate", "self", "super"):
             if place is None:
                 return None  # a test, bench or example: a crate of its own, not this package's
-            src, base = place[0], list(place[1])
+            src, base, root = place[0], list(place[1]), place[2]
             rest = segments[1:]
             if first == "crate":
                 base = []
@@ -526,27 +531,56 @@ class ImportGraph:
                         break
                     rest = rest[1:]
         elif place is not None and self._rust_module(place[0], [*place[1], first]) is not None:
-            src, base, rest = place[0], list(place[1]), segments  # a child module (`mod db;` … `use db::x`)
+            src, base, rest, root = place[0], list(place[1]), segments, place[2]  # a child module: `use db::x`
         elif first in (crates := self._crates_seen_from(path)):
-            src, base, rest = crates[first], [], segments[1:]
+            src, base, rest, root = crates[first], [], segments[1:], "lib.rs"
         else:
             return None
-        crate = self._library(posixpath.dirname(src)) or ""
+        # the binary's crate (main.rs's tree) is no crate another can use: it has no such name
+        crate = (self._library(posixpath.dirname(src)) or "") if root == "lib.rs" else ""
         for n in range(len(rest), -1, -1):
-            target = self._rust_module(src, base + rest[:n])
+            target = self._rust_module(src, base + rest[:n], root)
             if target is not None:
                 return target, ".".join(rest[n:]), ".".join([crate, *base, *rest]) if crate else ""
         return None
 
-    def _rust_module(self, src: str, segments: list[str]) -> str | None:
-        """The module of the file that holds module `segments` of the crate whose source is in `src`."""
+    def _rust_module(self, src: str, segments: list[str], root: str = "lib.rs") -> str | None:
+        """The module of the file that holds module `segments` of the crate whose source is in `src`
+        and whose root is `root` (`lib.rs`, else `main.rs`; the other when the package has no such file)."""
         folder = posixpath.join(src, *segments) if segments else src
+        other = "main.rs" if root == "lib.rs" else "lib.rs"
         candidates = (
             [f"{folder}.rs", posixpath.join(folder, "mod.rs")]
             if segments
-            else [posixpath.join(src, "lib.rs"), posixpath.join(src, "main.rs")]
+            else [posixpath.join(src, root), posixpath.join(src, other)]
         )
         return next((self._module_of[c] for c in candidates if c in self._module_of), None)
+
+    def _rust_place(self, path: str) -> _Place | None:
+        """`_rust_place`'s (src, module path) of a Rust file, with the root of the crate whose module
+        tree holds it: a package with a library and a binary compiles `src/` twice, and a module only
+        `main.rs` declares (`mod cli;`) is the binary's, where `crate::` is main.rs."""
+        place = _rust_place(path)
+        if place is None:
+            return None
+        src, base = place
+        lib, main = posixpath.join(src, "lib.rs"), posixpath.join(src, "main.rs")
+        if main not in self._module_of:
+            return src, base, "lib.rs"
+        if lib not in self._module_of or path == main:
+            return src, base, "main.rs"
+        binary = bool(base) and base[0] in self._declared(main) and base[0] not in self._declared(lib)
+        return src, base, "main.rs" if binary else "lib.rs"
+
+    def _declared(self, root: str) -> frozenset[str]:
+        """The modules a crate root file declares (`mod x;`, `pub mod x { … }`), read from its text."""
+        if root not in self._mods:
+            try:
+                text = self.snapshot.blob_text(root)
+            except KeyError:  # (a blob the clone lacks)
+                text = ""
+            self._mods[root] = frozenset(m.group(1) for m in _RUST_MOD.finditer(_RUST_LINE_COMMENT.sub("", text)))
+        return self._mods[root]
 
     def _crates_seen_from(self, path: str) -> dict[str, str]:
         """Crate name -> `src/` folder, of the repository's crates a Rust file may `use`: its package's
@@ -700,7 +734,7 @@ class ImportGraph:
         quals = {d.qualname for d in fs.definitions}
         classes = {d.qualname for d in fs.definitions if d.kind in _TYPE_KINDS}
         rust = path.endswith(".rs")  # `File::open(…)`: a path, resolved as a `use` path, else through bindings
-        place = _rust_place(path) if rust else None
+        place = self._rust_place(path) if rust else None
         for call in fs.calls:
             caller = f"{module}.{call.caller}" if call.caller else module
             callee = call.callee.replace("::", ".") if rust else call.callee

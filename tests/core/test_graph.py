@@ -364,6 +364,30 @@ def test_rust_paths_in_an_inline_mod_are_read_from_the_file_s_module(tmp_path: P
     }
 
 
+def test_rust_crate_paths_in_a_binary_s_modules_name_main_rs(tmp_path: Path) -> None:
+    """A package with a library and a binary compiles `src/` twice: in a module only main.rs declares,
+    `crate::` is the binary's crate root, main.rs, which no other crate can `use` by a name. Such
+    `use`s resolved to lib.rs, named by the library's crate."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "tool"\n')
+    repo.write("src/lib.rs", "pub mod db;\npub struct Config;\n")
+    repo.write("src/db.rs", "use crate::Config;\n")
+    repo.write("src/main.rs", "// mod db;\nmod cli;\nmod run {\n    pub fn go() {}\n}\npub struct Config;\n")
+    repo.write("src/cli/mod.rs", "pub(crate) mod args;\nuse crate::Config;\nuse super::run::go;\n")
+    repo.write("src/cli/args.rs", "use tool::Config;\nfn f() { crate::run::go(); }\n")
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    edges = {(e.importer, e.imported, e.names) for e in g.import_edges() if e.internal}
+    assert edges == {
+        ("src/db", "src/lib", ("src/lib.Config", "tool.Config")),
+        ("src/cli/mod", "src/main", ("src/main.Config",)),
+        ("src/cli/mod", "src/main", ("src/main.run.go",)),
+        ("src/cli/args", "src/lib", ("src/lib.Config", "tool.Config")),  # the library, by its name
+    }
+    calls = {(c.caller, c.callee, c.resolved) for c in g.call_edges() if c.path == "src/cli/args.rs"}
+    assert calls == {("src/cli/args.f", "src/main.run.go", True)}
+
+
 def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/net/sock.h", "int sock_open(void);\n")
