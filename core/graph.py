@@ -21,7 +21,11 @@ Module names:
   ``rt-util``); what follows is a member of that module, and a module's use of its own items is no
   edge. The edge names it by its crate too (``rt.sync.Mutex``). In a package with a library and a
   binary, a module only ``main.rs`` declares is the binary's: its ``crate::`` is ``main.rs``, which
-  no crate names.
+  no crate names. A ``#[path = "unix/mod.rs"] mod imp;`` module is that file (the first of several,
+  one per ``cfg``). A name a module only re-exports (``pub use inner::Thing;``, any ``use`` binding
+  it) is an edge to the module that defines it, followed from binding to binding; the edge names
+  it both as written and as defined (``src/db/mod.Query``, ``src/db/raw.Query``), so that a
+  forbid of either matches, once. Glob re-exports are not followed.
   Another crate's path is written with dots (``netio.tcp.Stream``), as calls through ``::`` are
   (``std.process.exit``).
 * C and C++: the path without its extension, so a header and its source are one module
@@ -93,12 +97,19 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # neighbours) is read again.
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
 # 4: Rust `use` paths resolved to the crate's module files. 5: only to the crates a package depends on.
-# 6: Python namespace packages below `src/`. 7: Rust: a binary's modules' `crate::` is main.rs.
+# 6: Python namespace packages below `src/`.
+# 7: Rust: a binary's modules' `crate::` is main.rs; `#[path]` modules; re-exports to where defined.
 GRAPH_VERSION = "7"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 # A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes
 _RUST_MOD = re.compile(r"(?:^|[;{}\]])\s*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*[;{]", re.MULTILINE)
 _RUST_LINE_COMMENT = re.compile(r"//[^\n]*")
+_MOD_RS = ("/mod.rs", "/lib.rs", "/main.rs")  # files whose child modules are in their own folder
+_REEXPORT_HOPS = 8  # `pub use` followed from module to module, at most
+# `#[path = "unix/mod.rs"]` (maybe among other attributes) on `mod imp;`
+_RUST_PATH_MOD = re.compile(
+    r'#\[\s*path\s*=\s*"([^"]+)"\s*\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*;'
+)
 _Place = tuple[str, list[str], str]  # a Rust file's package `src/`, its module path there, its crate's root file
 
 
@@ -126,7 +137,7 @@ class ImportGraph:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        imports = snapshot.all_imports()  # of the restricted paths only, for a restricted view
+        imports = self._imports = snapshot.all_imports()  # of the restricted paths only, for a restricted view
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
         self._manifests: dict[str, dict[str, Any] | None] = {}  # a folder -> its Cargo.toml, read (None: none)
@@ -134,6 +145,11 @@ class ImportGraph:
         self._folder_crates: dict[str, dict[str, str]] = {}  # the same per folder of its files (asked per `use`)
         self._libraries: dict[str, str | None] = {}  # a Cargo package's folder -> its library's crate name
         self._mods: dict[str, frozenset[str]] = {}  # a Rust crate root -> the modules it declares
+        self._path_mods: dict[str, dict[str, str]] | None = None  # a Rust file -> its `#[path]` modules' files
+        self._uses: dict[str, list[tuple[Import, list[str], tuple[str, str, str] | None]]] = {}  # Rust, resolved
+        self._exports: dict[str, dict[str, tuple[str, str, str]]] = {}  # Rust: a file's `use` bindings, resolved
+        self._rust_modules: dict[tuple[str, tuple[str, ...], str], str | None] = {}  # `_rust_module`'s answers
+        self._whole: Snapshot | None = None  # the snapshot with every file's imports, of a restricted view
         self._headers: dict[str, list[str]] | None = None  # C and C++ files by name, for includes
         self._namespaces: dict[str, dict[str, str]] | None = None  # PHP classes by namespace
         self._scopes: dict[str, list[str]] = {}  # C# file → the internal namespaces its calls see
@@ -488,10 +504,7 @@ class ImportGraph:
 
     def _use_edges(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         bindings: dict[str, str] = {}
-        place = self._rust_place(path)
-        for imp in imports:
-            segments = [s for s in imp.module.split("::") if s] + [n for n in imp.names if n != "*"]
-            found = self._resolve_use(path, place, segments)
+        for imp, segments, found in self._rust_uses(path, imports):
             if found is None:
                 name = ".".join(segments)
                 self._edge(module, name, path, imp.line, False)
@@ -499,12 +512,77 @@ class ImportGraph:
                 target, member, by_crate = found
                 name = f"{target}.{member}" if member else target
                 # named by its path, and by its crate's (`rt.sync.Mutex`), as a Rust glob may name it
-                names = tuple(dict.fromkeys(n for n in (name if member else "", by_crate) if n))
+                names: tuple[str, ...] = (name if member else "", by_crate)
+                # a name the module re-exports: an edge to where it is defined, named both ways (its
+                # own re-exports, `use super::Thing` in its `mod tests`, are no new edge)
+                defined = self._reexported(target, member) if member and target != module else None
+                if defined is not None and defined[0] not in (module, target):
+                    target, member, by_crate = defined
+                    names += (f"{target}.{member}" if member else "", by_crate)
                 if target != module:  # its own items (`use super::*` in its `mod tests`): no edge
-                    self._edge(module, target, path, imp.line, True, names)
+                    self._edge(module, target, path, imp.line, True, tuple(dict.fromkeys(n for n in names if n)))
             if segments and segments[-1] != "self":
                 bindings[imp.alias or segments[-1]] = name
         return bindings
+
+    def _rust_uses(
+        self, path: str, imports: Iterable[Import] | None = None
+    ) -> list[tuple[Import, list[str], tuple[str, str, str] | None]]:
+        """Each `use` of a Rust file (`imports`, else read from the whole snapshot) with its path's
+        segments and `_resolve_use`'s answer. Kept per file when read from the whole snapshot: a file
+        re-exporting names is asked again by each file using them (a restricted view's other files
+        come with no imports, so theirs are read)."""
+        found = self._uses.get(path)
+        if found is None:
+            whole = self._whole_snapshot()
+            if imports is None or whole is self.snapshot:
+                if imports is None:
+                    imports = self._imports.get(path, ()) if whole is self.snapshot else whole.imports(path)
+                found = self._uses[path] = []
+            else:
+                found = []
+            place = self._rust_place(path)
+            for imp in imports:
+                segments = [s for s in imp.module.split("::") if s] + [n for n in imp.names if n != "*"]
+                found.append((imp, segments, self._resolve_use(path, place, segments)))
+        return found
+
+    def _whole_snapshot(self) -> Snapshot:
+        if self._whole is None:
+            self._whole = self.snapshot.whole()
+        return self._whole
+
+    def _reexported(self, target: str, member: str) -> tuple[str, str, str] | None:
+        """Where a Rust module's member is defined when the module only re-exports it (`pub use
+        inner::Thing;` in `a`, for `crate::a::Thing`): `_resolve_use`'s answer for the `use` binding its
+        first name, followed through further re-exports; None when the module binds no such name (it
+        defines it, or a glob brings it). Code that compiles binds a name once in a module, so the
+        binding is the name's."""
+        found = None
+        seen = {(target, member)}
+        while (path := self.path_of(target)) is not None and len(seen) <= _REEXPORT_HOPS:
+            head, _, rest = member.partition(".")
+            binding = self._rust_exports(path).get(head)
+            if binding is None:
+                break
+            target, inner, by_crate = binding
+            member = ".".join(p for p in (inner, rest) if p)
+            found = target, member, f"{by_crate}.{rest}" if by_crate and rest else by_crate
+            if not member or (target, member) in seen:
+                break
+            seen.add((target, member))
+        return found
+
+    def _rust_exports(self, path: str) -> dict[str, tuple[str, str, str]]:
+        """The names a Rust file's `use`s bind to modules of the repository (not its globs')."""
+        found = self._exports.get(path)
+        if found is None:
+            found = self._exports[path] = {
+                imp.alias or segments[-1]: resolved
+                for imp, segments, resolved in self._rust_uses(path)
+                if resolved is not None and segments and "*" not in imp.names
+            }
+        return found
 
     def _resolve_use(self, path: str, place: _Place | None, segments: list[str]) -> tuple[str, str, str] | None:
         """(the module a `use` path in file `path` names, the rest as a member, the whole as its
@@ -547,6 +625,12 @@ class ImportGraph:
     def _rust_module(self, src: str, segments: list[str], root: str = "lib.rs") -> str | None:
         """The module of the file that holds module `segments` of the crate whose source is in `src`
         and whose root is `root` (`lib.rs`, else `main.rs`; the other when the package has no such file)."""
+        key = (src, tuple(segments), root)
+        if key not in self._rust_modules:
+            self._rust_modules[key] = self._find_rust_module(src, segments, root)
+        return self._rust_modules[key]
+
+    def _find_rust_module(self, src: str, segments: list[str], root: str) -> str | None:
         folder = posixpath.join(src, *segments) if segments else src
         other = "main.rs" if root == "lib.rs" else "lib.rs"
         candidates = (
@@ -554,7 +638,26 @@ class ImportGraph:
             if segments
             else [posixpath.join(src, root), posixpath.join(src, other)]
         )
-        return next((self._module_of[c] for c in candidates if c in self._module_of), None)
+        found = next((self._module_of[c] for c in candidates if c in self._module_of), None)
+        if found is None and segments and (parent := self._rust_module(src, segments[:-1], root)) is not None:
+            # a `#[path]` module; a child of one is beside its file (rustc reads a file `#[path]` names
+            # as a mod.rs), not where its path says
+            where, name = self.path_of(parent) or "", segments[-1]
+            candidates = [self._attributed(where).get(name, "")]
+            up = posixpath.dirname(folder)  # the parent's folder, where its path says
+            if segments[:-1] and where not in (f"{up}.rs", f"{up}/mod.rs"):  # a `#[path]` parent
+                beside = posixpath.dirname(where)
+                folders = [beside] if where.endswith(_MOD_RS) else [where[:-3], beside]
+                candidates += [f"{f}/{name}{end}" for f in folders for end in (".rs", "/mod.rs")]
+            found = next((self._module_of[c] for c in candidates if c in self._module_of), None)
+        return found
+
+    def _attributed(self, path: str) -> dict[str, str]:
+        """The files of the modules a Rust file declares with a `#[path]`, by name."""
+        if self._path_mods is None:
+            rust = [p for p, entry in self.snapshot.files.items() if entry.language == "rust"]
+            self._path_mods = rust_path_modules(self.snapshot, rust)
+        return self._path_mods.get(path, {})
 
     def _rust_place(self, path: str) -> _Place | None:
         """`_rust_place`'s (src, module path) of a Rust file, with the root of the crate whose module
@@ -906,6 +1009,33 @@ def csharp_namespaces(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, str
             found[blob] = known[blob] = "".join(m.group(1).split()) if m else ""
     snapshot.index.memo_put(kind, found)
     return {path: known[blob] for path, blob in blobs.items()}
+
+
+def rust_path_modules(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Of the Rust files that declare modules with a `#[path]` (`#[path = "unix/mod.rs"] mod imp;`),
+    name -> the file, beside the declaring one (the first of several: one per `cfg`); kept in the
+    index cache per blob, as most files have none."""
+    kind = f"rs-path-mods.{GRAPH_VERSION}"
+    blobs = {path: snapshot.files[path].blob for path in paths}
+    known = snapshot.index.memo_get(kind, blobs.values())
+    found: dict[str, str] = {}
+    for path, blob in blobs.items():
+        if blob not in known:
+            try:
+                text = snapshot.blob_text(path)
+            except KeyError:  # (a blob the clone lacks)
+                text = ""
+            declared: dict[str, str] = {}
+            if "#[path" in text:
+                for m in _RUST_PATH_MOD.finditer(_RUST_LINE_COMMENT.sub("", text)):
+                    declared.setdefault(m.group(2), m.group(1))
+            found[blob] = known[blob] = json.dumps(declared) if declared else ""
+    snapshot.index.memo_put(kind, found)
+    return {
+        path: {name: posixpath.normpath(posixpath.join(posixpath.dirname(path), to)) for name, to in declared.items()}
+        for path, blob in blobs.items()
+        if known[blob] and isinstance(declared := json.loads(known[blob]), dict)
+    }
 
 
 def _shared(a: list[str], b: list[str]) -> int:

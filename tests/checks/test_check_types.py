@@ -160,6 +160,28 @@ def test_graph_checks_over_rust_see_the_crate_s_modules_and_other_crates(tmp_pat
     assert texts(check_all(repo, exits, base=base)) == ["lock calls std.process.exit"]
 
 
+def test_a_rust_forbid_of_a_module_sees_the_names_it_defines_through_re_exports(tmp_path: Path) -> None:
+    """A Rust crate re-exports from private modules (`mod raw; pub use raw::Query;`): a forbid of the
+    defining file never matched `use crate::db::Query`. The finding keeps the name as written when a
+    glob matches that, so a forbid of the whole folder reads as it did."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "rt"\n')
+    repo.write("src/lib.rs", "pub mod db;\npub mod web;\n")
+    repo.write("src/db/mod.rs", "mod raw;\npub use raw::Query;\npub struct Pool;\n")
+    repo.write("src/db/raw.rs", "pub struct Query;\n")
+    repo.write("src/web.rs", "pub fn get() {}\n")
+    base = repo.commit("base")
+    repo.write("src/web.rs", "use crate::db::{Pool, Query};\npub fn get() {}\n")
+    repo.commit("web reaches into db")
+    spec = {"type": "graph", "from": "src/web.rs", "forbid": ["src/db/raw.rs"]}
+    assert texts(check_all(repo, spec, base=base)) == ["imports src/db/raw.Query"]
+    assert texts(check_all(repo, {**spec, "forbid": ["rt.db.raw"]}, base=base)) == ["imports rt.db.raw.Query"]
+    assert texts(check_all(repo, {**spec, "forbid": ["src/db/**"]}, base=base)) == [
+        "imports src/db/mod.Pool",
+        "imports src/db/mod.Query",
+    ]
+
+
 def test_a_javascript_default_import_imports_the_module(tmp_path: Path) -> None:
     """`import db from` binds the module's default export: the violation names the module, as it did
     before named imports carried their members (and as Python's `import db` does), not `db.default`."""

@@ -388,6 +388,35 @@ def test_rust_crate_paths_in_a_binary_s_modules_name_main_rs(tmp_path: Path) -> 
     assert calls == {("src/cli/args.f", "src/main.run.go", True)}
 
 
+def test_rust_uses_of_re_exported_names_are_edges_to_their_defining_modules(tmp_path: Path) -> None:
+    """`use crate::a::Thing` where `a` has `pub use crate::b::inner::Thing;` depends on b::inner: the
+    edge is to the module that defines it, named both as written and as defined. A `#[path]` module
+    (`#[path = "unix/mod.rs"] mod imp;`) is its file. Both edges stopped at the file as written."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "rt"\n')
+    repo.write("src/lib.rs", "pub mod a;\npub mod b;\npub mod sys;\npub mod web;\n")
+    repo.write("src/a.rs", "pub use crate::b::inner::Thing;\npub use crate::b::Other as Renamed;\n")
+    repo.write("src/b/mod.rs", "pub mod inner;\npub struct Other;\n")
+    repo.write("src/b/inner.rs", "pub struct Thing;\n")
+    repo.write("src/sys/mod.rs", '#[path = "unix/mod.rs"]\n#[cfg(unix)]\nmod imp;\npub use self::imp::fd::Fd;\n')
+    repo.write("src/sys/unix/mod.rs", "pub mod fd;\n")
+    repo.write("src/sys/unix/fd.rs", "pub struct Fd;\n")
+    repo.write("src/web.rs", "use crate::a::{self, Thing, Renamed};\nuse crate::sys::Fd;\n")
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    edges = {(e.imported, e.names) for e in g.import_edges() if e.importer == "src/web"}
+    assert edges == {
+        ("src/a", ("rt.a",)),
+        ("src/b/inner", ("src/a.Thing", "rt.a.Thing", "src/b/inner.Thing", "rt.b.inner.Thing")),
+        ("src/b/mod", ("src/a.Renamed", "rt.a.Renamed", "src/b/mod.Other", "rt.b.Other")),
+        ("src/sys/unix/fd", ("src/sys/mod.Fd", "rt.sys.Fd", "src/sys/unix/fd.Fd", "rt.sys.imp.fd.Fd")),
+    }
+    # the `#[path]` module's file, and its child's beside it
+    assert {(e.importer, e.imported) for e in g.import_edges() if e.path == "src/sys/mod.rs"} == {
+        ("src/sys/mod", "src/sys/unix/fd")
+    }
+
+
 def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/net/sock.h", "int sock_open(void);\n")
