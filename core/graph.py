@@ -98,7 +98,8 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # 2: C# namespaces are modules. 3: Java and Kotlin imports of members and top-level functions.
 # 4: Rust `use` paths resolved to the crate's module files. 5: only to the crates a package depends on.
 # 6: Python namespace packages below `src/`.
-# 7: Rust: a binary's modules' `crate::` is main.rs; `#[path]` modules; re-exports to where defined.
+# 7: Rust: a binary's modules' `crate::` is main.rs; `#[path]` modules; re-exports to where defined;
+# JS call edges name the package they call into.
 GRAPH_VERSION = "7"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 # A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes
@@ -130,6 +131,9 @@ class CallEdge:
     path: str
     line: int
     resolved: bool
+    # the npm package it calls into, through the file's import of it (`debounce()` after `import {
+    # debounce } from 'kit'`: kit), as its import names it: npm names hold dots
+    package: str = ""
 
 
 class ImportGraph:
@@ -160,6 +164,7 @@ class ImportGraph:
         self._import_edges: list[ImportEdge] = []
         self._calls: list[CallEdge] | None = None  # built on first use: most questions are about imports
         self._bindings: dict[str, dict[str, str]] = {}  # path → name → what it is bound to
+        self._npm: dict[str, dict[str, str]] = {}  # JS path → name → the package it is bound into
         self._members: list[tuple[str, str, Import, str]] = []  # Kotlin imports of package members, to resolve
         for path in sorted(imports):
             self._add_file(path, snapshot.files[path].language, imports[path])
@@ -197,7 +202,7 @@ class ImportGraph:
                     bindings = self._bindings[path]
                     for namespace in self._scopes.get(path, ()):  # the innermost namespace first
                         bindings = types.get(namespace, {}) | bindings
-                    self._add_calls(path, self._module_of[path], fs, bindings)
+                    self._add_calls(path, self._module_of[path], fs, bindings, self._npm.get(path, {}))
         return self._calls
 
     def edges(self, *, external: bool = False) -> set[tuple[str, str]]:
@@ -370,6 +375,7 @@ class ImportGraph:
 
     def _js_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         bindings: dict[str, str] = {}
+        packages: dict[str, str] = {}  # a name bound into a package -> the package (none: the tree's own)
         for imp in imports:
             target = self._resolve_js(path, imp.module)
             internal = target is not None
@@ -385,10 +391,14 @@ class ImportGraph:
                 bindings[imp.alias] = name
             else:
                 bindings[imp.alias] = f"{name}.{imp.names[0]}"
+            packages[imp.alias] = "" if internal else imp.module
         for imp in imports:  # named imports without alias bind their own name
             if imp.alias is None and imp.names and imp.names[0] not in ("*", "default"):
                 target = self._resolve_js(path, imp.module)
                 bindings[imp.names[0]] = f"{target or imp.module}.{imp.names[0]}"
+                packages[imp.names[0]] = "" if target is not None else imp.module
+        if any(packages.values()):
+            self._npm[path] = {n: p for n, p in packages.items() if p}
         return bindings
 
     def _resolve_js(self, path: str, spec: str) -> str | None:
@@ -833,7 +843,9 @@ class ImportGraph:
                     self._namespaces.setdefault(namespace, {})[short] = m
         return self._namespaces
 
-    def _add_calls(self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str]) -> None:
+    def _add_calls(
+        self, path: str, module: str, fs: FileSymbols, bindings: Mapping[str, str], packages: Mapping[str, str]
+    ) -> None:
         quals = {d.qualname for d in fs.definitions}
         classes = {d.qualname for d in fs.definitions if d.kind in _TYPE_KINDS}
         rust = path.endswith(".rs")  # `File::open(…)`: a path, resolved as a `use` path, else through bindings
@@ -843,10 +855,12 @@ class ImportGraph:
             callee = call.callee.replace("::", ".") if rust else call.callee
             head, _, rest = callee.partition(".")
             resolved: str | None = None
+            package = ""
             if rust and "::" in call.callee and (found := self._resolve_use(path, place, call.callee.split("::"))):
                 resolved = f"{found[0]}.{found[1]}" if found[1] else found[0]  # (by its path, as calls are)
             elif head in bindings:
                 resolved = bindings[head] + (f".{rest}" if rest else "")
+                package = packages.get(head, "")
             elif head in ("self", "this", "cls") and rest:
                 owner = _enclosing_class(call.caller, classes)
                 if owner:
@@ -854,7 +868,7 @@ class ImportGraph:
             elif "::" not in callee:
                 resolved = _local(module, call.caller, head, callee, quals)
             assert self._calls is not None
-            self._calls.append(CallEdge(caller, resolved or callee, path, call.line, resolved is not None))
+            self._calls.append(CallEdge(caller, resolved or callee, path, call.line, resolved is not None, package))
 
 
 def _local(module: str, caller: str, head: str, callee: str, quals: set[str]) -> str | None:

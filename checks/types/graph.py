@@ -14,7 +14,9 @@ import-linter style (``*`` one dotted segment, ``**`` one or more), and a module
 module and everything inside it (``myapp.db`` matches ``myapp.db.raw_query``). Targets are matched
 against names as imported or called, made absolute: ``from myapp.db import raw_query`` imports
 ``myapp.db.raw_query`` (and ``myapp.db``); ``rq()`` after ``from myapp.db import raw_query as rq``
-calls ``myapp.db.raw_query``.
+calls ``myapp.db.raw_query``. A call into an npm package is matched by the package's name, as its
+import is (npm names hold dots): ``debounce()`` after ``import { debounce } from 'kit'`` calls
+``kit.debounce``, which ``kit`` matches and ``kit.*`` (packages like ``kit.merge``) does not.
 
 A forbidden edge is reported at the importing or calling line, once per site (direct) or once per
 (source, target) with the chain in the message (indirect). A ``require`` target with no such edge
@@ -386,7 +388,7 @@ class GraphCheck(Check):
         edges = [e for e in graph.call_edges() if e.path in wanted]
         if not self.indirect:
             for e in edges:
-                hit = matcher.first_target(targets, _callee_names(e))
+                hit = _call_hit(matcher, targets, e)
                 if hit:
                     yield self._call_violation(graph, e.caller, hit, e.path, e.line, [e.caller, hit[0]])
             return
@@ -408,7 +410,7 @@ class GraphCheck(Check):
         hit_nodes: dict[str, list[tuple[CallEdge, tuple[str, str]]]] = {}
         adjacency: dict[str, set[str]] = {}
         for e in all_edges:
-            hit = matcher.first_target(targets, _callee_names(e))
+            hit = _call_hit(matcher, targets, e)
             if hit:
                 hit_nodes.setdefault(e.caller, []).append((e, hit))
             if e.resolved:
@@ -426,7 +428,7 @@ class GraphCheck(Check):
             for e in by_caller.get(start, ()):
                 if e.path not in wanted:
                     continue
-                hit = matcher.first_target(targets, _callee_names(e))
+                hit = _call_hit(matcher, targets, e)
                 if hit and hit[0] not in seen:
                     seen.add(hit[0])
                     yield self._call_violation(graph, start, hit, e.path, e.line, [start, hit[0]])
@@ -638,8 +640,12 @@ def _chains(
                 yield payload, hit, chain
 
 
-def _callee_names(edge: CallEdge) -> tuple[str, ...]:
-    return (edge.callee,)
+def _call_hit(matcher: _Matcher, targets: Sequence[str], edge: CallEdge) -> tuple[str, str] | None:
+    """(the callee, the glob) when a target matches the call: a call into an npm package by the
+    package's name, as its import is (`kit.*` names packages like kit.merge, not kit's own
+    `debounce`), else by the callee."""
+    hit = matcher.first_target(targets, (edge.package or edge.callee,))
+    return (edge.callee, hit[1]) if hit else None
 
 
 def _reaching(adjacency: dict[str, set[str]], hits: Iterable[str]) -> set[str]:

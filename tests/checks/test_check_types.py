@@ -226,6 +226,35 @@ def test_a_named_import_of_a_package_is_no_package_of_a_dotted_name(tmp_path: Pa
     ]
 
 
+def test_a_call_into_a_package_is_matched_by_the_package_as_its_import_is(tmp_path: Path) -> None:
+    """`debounce()` after `import { debounce } from 'lodash'` calls lodash's own debounce: with `edges:
+    calls` (or `both`), `forbid: lodash.*` matched it as the package lodash.debounce, which the import
+    of the same name is not (see the test above)."""
+    repo = GitRepo(tmp_path)
+    repo.write("src/api.js", "export function read() {}\n")
+    base = repo.commit("base")
+    repo.write(
+        "src/api.js",
+        "import { get as pick, debounce } from 'lodash';\nimport merge from 'lodash.merge';\n"
+        "const _ = require('lodash');\n"
+        "export function read(o) { return merge(pick(o, 'a'), debounce(), _.map(o)); }\n",
+    )
+    repo.commit("lodash")
+    spec = {"type": "graph", "from": "src/**", "forbid": ["lodash.*"], "edges": "calls"}
+    assert texts(check_all(repo, spec, base=base)) == ["read calls lodash.merge.default"]
+    assert texts(check_all(repo, {**spec, "edges": "both"}, base=base)) == [
+        "imports lodash.merge",
+        "read calls lodash.merge.default",
+    ]
+    assert texts(check_all(repo, {**spec, "forbid": ["lodash.debounce"]}, base=base)) == []
+    assert sorted(texts(check_all(repo, {**spec, "forbid": ["lodash"]}, base=base))) == [
+        "read calls lodash.debounce",
+        "read calls lodash.get",
+        "read calls lodash.map",
+        "read calls lodash.merge.default",
+    ]
+
+
 def test_graph_call_globs_written_with_colons_still_match_cpp_and_ruby_calls(tmp_path: Path) -> None:
     """A glob's `::` is read as a dot for Rust's paths; C++'s and Ruby's calls keep theirs
     (`std::system`, `Net::HTTP.get`), and `forbid: std::system` stopped matching them, silently."""
