@@ -18,8 +18,9 @@ calls ``myapp.db.raw_query``. A call into an npm package is matched by the packa
 import is (npm names hold dots): ``debounce()`` after ``import { debounce } from 'kit'`` calls
 ``kit.debounce``, which ``kit`` matches and ``kit.*`` (packages like ``kit.merge``) does not.
 
-A forbidden edge is reported at the importing or calling line, once per site (direct) or once per
-(source, target) with the chain in the message (indirect). A ``require`` target with no such edge
+A forbidden edge is reported at the importing or calling line, once per site (direct: each name an
+import statement imports, in every language) or once per (source, target) with the chain in the
+message (indirect). A ``require`` target with no such edge
 from any source is a violation without a location.
 """
 

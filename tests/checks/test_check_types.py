@@ -182,6 +182,32 @@ def test_a_rust_forbid_of_a_module_sees_the_names_it_defines_through_re_exports(
     ]
 
 
+def test_an_import_of_several_names_is_one_finding_per_name_in_python_and_rust(tmp_path: Path) -> None:
+    """Python's `from myapp.db import a, b` is two findings on its line; Rust's `use crate::db::{a, b}`
+    is too, and `{self, …}` adds the module, as Python's `import myapp.db` would."""
+    repo = GitRepo(tmp_path)
+    repo.write("myapp/__init__.py", "")
+    repo.write("myapp/db.py", "def raw():\n    pass\n\n\ndef safe():\n    pass\n")
+    repo.write("myapp/views.py", "from myapp.db import raw, safe\n")
+    repo.write("Cargo.toml", '[package]\nname = "rt"\n')
+    repo.write("src/lib.rs", "pub mod db;\npub mod views;\n")
+    repo.write("src/db.rs", "pub fn raw() {}\npub fn safe() {}\n")
+    repo.write("src/views.rs", "use crate::db::{raw, safe};\nuse crate::db::{self, raw as r};\n")
+    repo.commit("both")
+    python = {"type": "graph", "from": "myapp/views.py", "forbid": ["myapp.db"]}
+    assert [(v.line, v.text) for v in check_all(repo, python, base=None).violations] == [
+        (1, "imports myapp.db.raw"),
+        (1, "imports myapp.db.safe"),
+    ]
+    rust = {"type": "graph", "from": "src/views.rs", "forbid": ["src/db.rs"]}
+    assert [(v.line, v.text) for v in check_all(repo, rust, base=None).violations] == [
+        (1, "imports src/db.raw"),
+        (1, "imports src/db.safe"),
+        (2, "imports src/db"),
+        (2, "imports src/db.raw"),
+    ]
+
+
 def test_a_javascript_default_import_imports_the_module(tmp_path: Path) -> None:
     """`import db from` binds the module's default export: the violation names the module, as it did
     before named imports carried their members (and as Python's `import db` does), not `db.default`."""
