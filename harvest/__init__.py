@@ -31,5 +31,6 @@ from __future__ import annotations
 # either; 27: a quoted revert is made anew when the commit also reverts the revert made before;
 # 28: no anchor on a list of contributors (AUTHORS, .mailmap) beside the code a change touched;
 # 29: reverts read in more forms (`[area] Revert <sha>`, `by reverting <sha>`, `This partially reverts
-# <sha>`), a quoted request title found in its merge's body, a revert of a revert branch's merge a reland.
-HARVESTER_VERSION = "29"
+# <sha>`), a quoted request title found in its merge's body, a revert of a revert branch's merge a reland;
+# 30: `This reverts #N` read; only a merge landing nothing but reverts is a revert whatever its title.
+HARVESTER_VERSION = "30"

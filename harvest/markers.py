@@ -64,7 +64,8 @@ _THIS_REVERTS = re.compile(
 _REVERSING = re.compile(rf"[ \t]*reversing\s+changes\s+made\s+to\s+({HEX})\b", re.IGNORECASE)
 _REFERENCE = re.compile(r"[ \t]*\((.*), (\d{4}-\d{2}-\d{2})\)\.?[ \t]*$")
 _GITHUB_REVERTS = re.compile(
-    r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)Reverts[ \t]+(?P<repo>[\w.-]+/[\w.-]+)?#(?P<pr>\d{1,9})\b[^\n]*",
+    r"^(?P<indent>[ \t]*(?:[-*+][ \t]+)?)(?:This[ \t]+(?:(?:pr|pull[ \t]+request|change|commit)[ \t]+)?)?"
+    rf"{_PARTLY}Reverts[ \t]+(?:pr[ \t]+)?(?P<repo>[\w.-]+/[\w.-]+)?#(?P<pr>\d{{1,9}})\b[^\n]*",
     re.IGNORECASE | re.MULTILINE,
 )
 _GERRIT_CL = re.compile(

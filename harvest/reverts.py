@@ -114,10 +114,10 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     yield from _attempts(commit, subject, body, markers, targets, candidates, reference, ctx)
 
 
-def _branch_reverts(ctx: HarvestContext, merge: CommitInfo, limit: int = 200) -> list[str]:
-    """The revert commits of the branch a merge lands. A merge titled like its pull request
-    (`Revert "x" (#16861)`, as merge queues title them) says again what they did: the attempts are
-    theirs, and a revert of the merge retires them."""
+def _branch_reverts(ctx: HarvestContext, merge: CommitInfo, limit: int = 200, only: bool = False) -> list[str]:
+    """The revert commits of the branch a merge lands (`only`: none unless the branch holds nothing
+    else). A merge titled like its pull request (`Revert "x" (#16861)`, as merge queues title them)
+    says again what they did: the attempts are theirs, and a revert of the merge retires them."""
     mainline, *merged = merge.parents
     found = []
     for n, side in enumerate(walk(ctx.repo, merged, [mainline])):
@@ -126,6 +126,8 @@ def _branch_reverts(ctx: HarvestContext, merge: CommitInfo, limit: int = 200) ->
         subject, body = full_subject(side.subject, side.body)
         if any(not m.is_reland for m in revert_markers(subject, body)):
             found.append(side.sha)
+        elif only:
+            return []
     return found
 
 
@@ -485,8 +487,10 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     if c is None or depth > MAX_DEPTH:
         return False
     markers = _markers_of(c, *full_subject(c.subject, c.body))
-    if c.is_merge and _branch_reverts(ctx, c):
-        return True  # made by its branch's reverts (`_attempts_of`), whatever the merge's title says
+    if c.is_merge and _branch_reverts(ctx, c, only=not markers):
+        # made by its branch's reverts (`_attempts_of`): a merge titled as a revert, or landing only
+        # reverts whatever its title (a forge's revert button's `revert-N-…` branch)
+        return True
     if not markers or any(m.is_reland for m in markers):
         return False
     resolved = _resolve(c, markers, ctx, quiet=True)

@@ -580,6 +580,25 @@ def test_reverting_a_revert_branchs_merge_relands_what_it_reverted(cli, gr: GitR
     assert attempt["status"] == "retracted" and "relanded in" in attempt["status_reason"]
 
 
+def test_reverting_a_merge_whose_branch_also_reverted_something_is_a_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A branch that reverted its own first try lands more than reverts: undoing its merge undoes
+    the feature, it relands nothing."""
+    gr.branch("feat")
+    gr.checkout("feat")
+    gr.write("app/try.py", "def first_try():\n    return slow_path()\n")
+    gr.commit("First try")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.write("app/feature.py", "def feature():\n    return fast_path()\n")
+    gr.commit("Add the feature")
+    gr.checkout("main")
+    merge = gr.merge("feat", "Merge pull request #9 from ada/feat\n\nAdd the feature")
+    gr.git("revert", "--no-edit", "-m", "1", merge)
+    harvest(cli, gr)
+    attempts = {r["title"]: r for r in records(cli, gr) if r["kind"] == "attempt"}
+    assert attempts["Add the feature (#9)"]["attributes"]["reverted"] == merge
+    assert attempts["First try"]["status"] != "retracted"
+
+
 def test_a_partial_revert_is_an_attempt_of_what_it_undid(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # golang/tools: "internal/mcp: partial revert of go.dev/cl/731503 … brings back only internal/mcp/*"
     gr.write("internal/mcp/sdk.go", "func Serve(transport Transport) error {\n\treturn loop(transport)\n}\n")

@@ -184,6 +184,11 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
             "Tidy up\n\nThis reverts a couple of changes introduced in 4c78ca8.\n",
             [("this-reverts-commit", "4c78ca8", None, False)],
         ),
+        (
+            "[ty] Revert the call-gate change\n\nThis reverts #26775 after a finding.\n",
+            [("free-form", None, None, False), ("github-reverts-pr", None, 26775, False)],
+        ),
+        ("Undo it\n\nThis PR partially reverts #12.\n", [("github-reverts-pr", None, 12, False)]),
         ("docs: explain how to revert changes in 1234567\n", []),
         ("Add a way to revert changes by hash\n", []),
     ],
