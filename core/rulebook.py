@@ -474,33 +474,39 @@ class Slip(BaseRule):
         return slip.search(quoted.sub("", subject)) is not None or landed_by_mistake.search(body) is not None
 
 
-# A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"my-lib": "^0.18.9"`.
+# A line that only sets a version: `"version": "0.18.9",`, `__version__ = "21.0"`, `"my-lib": "^0.18.9"`,
+# `public const VERSION = '1.2.3';` (words before the key in an assignment only: prose says `version: 2`).
+# A key naming a version, release or date may hold a build tool's placeholder, a date or nothing
+# instead (`RELEASE_DATE = '@release_date@'`, `SOURCE_VERSION = ''`).
 @cache
-def _version_line() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(a version, a key and nothing else)"""
-    version = re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
-    return version, re.compile(r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*[\"']*\s*,?")
+def _version_line() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a key set to a value, a version, a placeholder or date)"""
+    return (
+        re.compile(r"(?:[\w$]+\s+(?=[^:=]*=))*[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*(?P<value>.*?)\s*[,;]?"),
+        re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)"),
+        re.compile(r"@[\w.-]+@|\$\{[\w.-]+\}|\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?|"),
+    )
 
 
 class Release(BaseRule):
     id, name, family = "R2", "release", "reverts"
-    summary = (
-        "A revert of a release (own versions set in manifests, a root VERSION file or POMs moving"
-        " their SCM tag from or to HEAD; changelogs aside) tries nothing."
-    )
+    summary = "A revert of a release (own versions, their placeholders and dates set; changelogs aside) tries nothing."
 
     def judge(self, lines: Iterable[tuple[str, str]]) -> bool:
         """`lines`: (path, text) of the change's non-trivial lines outside changelogs and their
-        fragments. A VERSION file's line is the version it names, the project's own at the root. In
-        a POM an element holding a value (`<version>1.2</version>`) reads as a key and its value,
-        a dependency's as alike as the project's; only a release moves `<scm><tag>` from or to HEAD
-        (Maven's default between releases)."""
+        fragments; every one must set a version. A VERSION file's line is the version it names, the
+        project's own at the root, as is a man page's `.TH` header naming one. In a POM an element
+        holding a value (`<version>1.2</version>`) reads as a key and its value, a dependency's as
+        alike as the project's; only a release moves `<scm><tag>` from or to HEAD (Maven's default
+        between releases)."""
         released = False
-        version, key_only = _version_line()
+        setting, version, stamp = _version_line()
         for path, text in lines:
             line, own, name = text.strip(), True, path.rsplit("/", 1)[-1].lower()
             if name in ("version", "version.txt"):
                 line, own = f"version: {line}", "/" not in path
+            elif line.startswith(".TH ") and (header := version.search(line)):  # `.TH fzf 1 "Nov 2015" "fzf 0.10.1"`
+                line = f"version: {header[1]}"
             elif name == "pom.xml":
                 if _TAG.fullmatch(line):  # `<scm>`, `</scm>`: XML's braces
                     continue
@@ -510,14 +516,16 @@ class Release(BaseRule):
                     continue
                 if element is not None:
                     line, own = f"{element['key']}: {element['value']}", False
-            key = key_only.fullmatch(version.sub("", line).strip()) if version.search(line) else None
-            if key is None:
+            key = setting.fullmatch(line)
+            value, field = (key["value"].strip("\"'"), key["key"]) if key else ("?", "")
+            if not (version.fullmatch(value) or (stamp.fullmatch(value) and _STAMPED.search(field))):
                 return False
-            released = released or (own and key.group("key").strip("_").lower() == "version") or "workspace:" in line
+            released = released or (own and field.strip("_").lower() == "version") or "workspace:" in line
         return released
 
 
 _ELEMENT = re.compile(r"<(?P<key>[\w.-]+)>(?P<value>[^<>]*)</(?P=key)>")
+_STAMPED = re.compile(r"version|release|date", re.IGNORECASE)  # keys set to a placeholder, a date or nothing
 _TAG = re.compile(r"</?[\w.-]+>")
 
 

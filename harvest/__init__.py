@@ -32,5 +32,7 @@ from __future__ import annotations
 # 28: no anchor on a list of contributors (AUTHORS, .mailmap) beside the code a change touched;
 # 29: reverts read in more forms (`[area] Revert <sha>`, `by reverting <sha>`, `This partially reverts
 # <sha>`), a quoted request title found in its merge's body, a revert of a revert branch's merge a reland;
-# 30: `This reverts #N` read; only a merge landing nothing but reverts is a revert whatever its title.
-HARVESTER_VERSION = "30"
+# 30: `This reverts #N` read; only a merge landing nothing but reverts is a revert whatever its title;
+# 31: releases read from version placeholders, release dates, `const` keys and man page headers (R2),
+# the documents of a `release-notes/` folder as a changelog.
+HARVESTER_VERSION = "31"

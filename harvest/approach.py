@@ -224,6 +224,7 @@ LOCKFILES = frozenset(
     }
 )
 _CHANGELOG = re.compile(r"(?:change(?:s|log)|history|news|release[-_]?notes)(?:\.(?:md|rst|txt|adoc|markdown))?", re.I)
+_NOTES = re.compile(r"(?:^|/)release[-_]?notes/(?:[^/]+/)*[^/]+\.(?:md|rst|txt|adoc|markdown)$", re.I)  # any name
 # The fragments a release assembles into the changelog (and deletes): towncrier's `news/1234.bugfix`,
 # `changelog/1234.bugfix.rst`, `CHANGES/1234.doc.rst`, a folder per area under `changelog_unreleased/`
 # and the like here; changesets' `.changeset/` (with its pre-release state, pre.json) in `release_notes`
@@ -234,9 +235,9 @@ _CODE = re.compile(r"\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|
 
 
 def bookkeeping(path: str) -> bool:
-    """A lockfile or a changelog (by path, or a bare file name)."""
+    """A lockfile or a changelog (by its file name, or a document in a `release-notes/` folder)."""
     name = path.rsplit("/", 1)[-1]
-    return name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None
+    return name in LOCKFILES or _CHANGELOG.fullmatch(name) is not None or _NOTES.search(path) is not None
 
 
 # Who contributed, not where: a change adds its author to these beside its code.

@@ -375,6 +375,18 @@ def test_lockfiles_and_changelogs_are_not_part_of_an_approach(repo: HarvestRepo)
     ]
 
 
+def test_a_release_notes_folder_is_a_changelog(repo: HarvestRepo) -> None:
+    # mockito's doc/release-notes/official.md: every release's entry repeats `* Commits: 2`
+    entry = "### 2.2.0-beta.1 (2016-10-03 12:09 UTC)\n\n* Authors: 2\n* Commits: 2\n  * 1: Continuous Delivery Drone\n"
+    attempt = repo.commit("Update release notes\n", {"doc/release-notes/official.md": entry})
+    repo.revert(attempt)
+    again = repo.commit("Increment version\n", {"doc/release-notes/official.md": entry.replace("beta.1", "beta.2")})
+    m = match_lines(approach(repo.path, attempt), approach(repo.path, again))
+    assert (m.matched, m.total) == (0, 0) and not is_match(m)
+    paths = ("doc/release-notes/official.md", "ReleaseNotes/3.x/3.6.rst", "release-notes/render.py", "doc/notes/a.md")
+    assert [bookkeeping(p) for p in paths] == [True, True, False, False]
+
+
 def test_moved_lines_are_not_reproposed(repo: HarvestRepo) -> None:
     attempt = repo.commit("Cache lookups\n", {"app.py": CACHE})
     repo.revert(attempt)

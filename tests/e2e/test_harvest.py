@@ -627,6 +627,12 @@ MODULE_POM = (
 )
 IMAGE = "<configuration>\n  <image>\n    <name>app</name>\n    <tag>%s</tag>\n"  # a container image's tag
 GUAVA = "<dependencies>\n  <dependency>\n    <artifactId>guava</artifactId>\n    <version>%s</version>\n"
+COMPOSER = (
+    "<?php\nclass Composer\n{\n    public const VERSION = '%s';\n    public const BRANCH_ALIAS_VERSION = '%s';\n"
+    "    public const RELEASE_DATE = '%s';\n    public const SOURCE_VERSION = '%s';\n}\n"
+)
+MAN = '.TH fzf 1 "%s" "fzf %s" "fzf - a command-line fuzzy finder"\n.SH NAME\nfzf - a command-line fuzzy finder\n'
+NOTES = "#### 3.6.0\n - 2020-10-26 - [4 commits](https://github.com/mockito/mockito/compare/v3.5.15...v3.6.0)\n"
 
 
 @pytest.mark.parametrize(
@@ -646,6 +652,13 @@ GUAVA = "<dependencies>\n  <dependency>\n    <artifactId>guava</artifactId>\n   
             "examples/blog/package.json": '{\n  "dependencies": {\n    "astro": "workspace:^0.18.9"\n  }\n}\n',
             ".changeset/pre.json": '{\n  "mode": "exit"\n}\n',
         },
+        {"src/Composer/Composer.php": COMPOSER % ("2.10.2", "", "2026-07-01 11:24:45", "")},  # placeholders put back
+        {  # a version's own man page header
+            "install": "version=0.17.2\n",
+            "man/man1/fzf.1": MAN % ("Dec 2017", "0.17.2"),
+            "src/constants.go": 'const (\n\tversion = "0.17.2"\n)\n',
+        },
+        {"version.properties": "version=3.6.1\npreviousVersion=3.6.0\n", "doc/release-notes/official.md": NOTES},
     ],
 )
 def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
@@ -659,6 +672,12 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
         "VERSION": "2.15.2\n",
         "pom.xml": POM % ("1.1.2-SNAPSHOT", "HEAD"),
         "core/pom.xml": MODULE_POM % "1.1.2-SNAPSHOT",
+        "src/Composer/Composer.php": COMPOSER
+        % ("@package_version@", "@package_branch_alias_version@", "@release_date@", "2.10.999-dev+source"),
+        "install": "version=0.17.1\n",
+        "man/man1/fzf.1": MAN % ("Oct 2017", "0.17.1"),
+        "src/constants.go": 'const (\n\tversion = "0.17.1"\n)\n',
+        "version.properties": "version=3.6.0\npreviousVersion=3.5.15\n",
     }
     for path in released:
         if path in before:
@@ -700,6 +719,18 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
         ),
         ("third_party/zlib/VERSION", "1.3.0\n", "1.3.1\n"),  # a vendored library's version
         ("web/index.html", "<ul>\n<li>1.4.0</li>\n</ul>\n", "<ul>\n<li>1.5.0</li>\n</ul>\n"),
+        ("src/config.php", "const RELEASE_DATE = '2020-01-01';\n", "const RELEASE_DATE = '@release_date@';\n"),
+        ("docs/install.md", "Install the latest version: 1.4.0\n", "Install the latest version: 1.5.0\n"),  # prose
+        (  # a placeholder under a key that names no version is configuration
+            "src/config.php",
+            "const VERSION = '1.0';\nconst DB_HOST = '';\n",
+            "const VERSION = '1.1';\nconst DB_HOST = '@db_host@';\n",
+        ),
+        (  # the man page says more than its version
+            "man/man1/fzf.1",
+            MAN % ("Oct 2017", "0.17.1"),
+            MAN % ("Dec 2017", "0.17.2") + ".SH OPTIONS\n--cycle enables cyclic scrolling through the list\n",
+        ),
     ],
 )
 def test_a_reverted_change_that_only_looks_like_a_release_is_an_attempt(
