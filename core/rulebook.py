@@ -479,10 +479,12 @@ class Slip(BaseRule):
 # A key naming a version, release or date may hold a build tool's placeholder, a date or nothing
 # instead (`RELEASE_DATE = '@release_date@'`, `SOURCE_VERSION = ''`).
 @cache
-def _version_line() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """(a key set to a value, a version, a placeholder or date)"""
+def _version_line() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a key set to a value, the same after words (an assignment), a version, a placeholder or date)"""
+    value = r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*(?P<value>.*?)\s*[,;]?"
     return (
-        re.compile(r"(?:[\w$]+\s+(?=[^:=]*=))*[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*(?P<value>.*?)\s*[,;]?"),
+        re.compile(value),
+        re.compile(r"(?:[\w$]+\s+)+" + value.replace("[:=]", "=")),  # (one pass: no lookahead per word)
         re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)"),
         re.compile(r"@[\w.-]+@|\$\{[\w.-]+\}|\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?|"),
     )
@@ -500,7 +502,7 @@ class Release(BaseRule):
         alike as the project's; only a release moves `<scm><tag>` from or to HEAD (Maven's default
         between releases)."""
         released = False
-        setting, version, stamp = _version_line()
+        setting, assignment, version, stamp = _version_line()
         for path, text in lines:
             line, own, name = text.strip(), True, path.rsplit("/", 1)[-1].lower()
             if name in ("version", "version.txt"):
@@ -516,7 +518,7 @@ class Release(BaseRule):
                     continue
                 if element is not None:
                     line, own = f"{element['key']}: {element['value']}", False
-            key = setting.fullmatch(line)
+            key = setting.fullmatch(line) or ("=" in line and assignment.fullmatch(line)) or None
             value, field = (key["value"].strip("\"'"), key["key"]) if key else ("?", "")
             if not (version.fullmatch(value) or (stamp.fullmatch(value) and _STAMPED.search(field))):
                 return False
