@@ -481,11 +481,12 @@ class Slip(BaseRule):
 @cache
 def _version_line() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """(a key set to a value, the same after words (an assignment), a version, a placeholder or date)"""
-    value = r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*(?P<value>.*?)\s*[,;]?"
+    value = r"[\"']?(?P<key>[@\w./-]+)[\"']?\s*[:=]\s*(?P<value>.*)"  # (its `;` or `,` cut by `_value`)
     return (
         re.compile(value),
         re.compile(r"(?:[\w$]+\s+)+" + value.replace("[:=]", "=")),  # (one pass: no lookahead per word)
-        re.compile(r"(?:workspace:)?[\^~>=<]*v?(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)"),
+        # atomic: fullmatched, `([-+.]?[0-9A-Za-z]+)*` would try every split of a long run (2^n)
+        re.compile(r"(?:workspace:)?[\^~>=<]*v?((?>\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*))"),
         re.compile(r"@[\w.-]+@|\$\{[\w.-]+\}|\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?|"),
     )
 
@@ -519,11 +520,17 @@ class Release(BaseRule):
                 if element is not None:
                     line, own = f"{element['key']}: {element['value']}", False
             key = setting.fullmatch(line) or ("=" in line and assignment.fullmatch(line)) or None
-            value, field = (key["value"].strip("\"'"), key["key"]) if key else ("?", "")
+            value, field = (_value(key["value"]), key["key"]) if key else ("?", "")
             if not (version.fullmatch(value) or (stamp.fullmatch(value) and _STAMPED.search(field))):
                 return False
             released = released or (own and field.strip("_").lower() == "version") or "workspace:" in line
         return released
+
+
+def _value(text: str) -> str:
+    """A setting's value: a `;` or `,` ending it cut, then blanks and quotes (in code: a lazy `.*?` before
+    `\\s*[,;]?`, fullmatched, tries the blanks again from each of its characters)."""
+    return (text[:-1] if text.endswith((",", ";")) else text).rstrip().strip("\"'")
 
 
 _ELEMENT = re.compile(r"<(?P<key>[\w.-]+)>(?P<value>[^<>]*)</(?P=key)>")

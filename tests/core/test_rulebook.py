@@ -63,3 +63,36 @@ def test_d15_judges_the_share_held_again_and_has_an_off_switch() -> None:
     assert not book().get(BackAlready).judge(0.85)
     assert not book().get(BackAlready).judge(None)  # too few lines to tell
     assert not book({"D15.share": 0}).get(BackAlready).judge(1.0)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '"version": "1.2' + "a" * 40 + '!",',  # fullmatched, a run of letters split every way: 2^n
+        "version: 1" + " " * 20_000 + "x",  # blanks tried again from each of their characters
+        "public const VERSION = '1.2.3" + " " * 20_000 + "';",
+    ],
+)
+def test_r2_reads_a_hostile_line_in_linear_time(line: str) -> None:
+    import time
+
+    from comind.rulebook import Release
+
+    started = time.perf_counter()
+    assert Release().judge([("package.json", line)]) is False
+    assert time.perf_counter() - started < 0.1
+
+
+@pytest.mark.parametrize(
+    ("line", "released"),
+    [
+        ('"version": "1.2.3-rc.1+build.5",', True),
+        ("public const VERSION = '1.2.3' ;", True),
+        ('"version": "1.2.3";;', False),
+        ("RELEASE_DATE = '@release_date@',", False),  # a stamp alone: no version set
+    ],
+)
+def test_r2_reads_a_setting_to_its_end(line: str, released: bool) -> None:
+    from comind.rulebook import Release
+
+    assert Release().judge([("package.json", line)]) is released
