@@ -34,5 +34,6 @@ from __future__ import annotations
 # <sha>`), a quoted request title found in its merge's body, a revert of a revert branch's merge a reland;
 # 30: `This reverts #N` read; only a merge landing nothing but reverts is a revert whatever its title;
 # 31: releases read from version placeholders, release dates, `const` keys and man page headers (R2),
-# the documents of a `release-notes/` folder as a changelog.
-HARVESTER_VERSION = "31"
+# the documents of a `release-notes/` folder as a changelog; 32: undoing a merge titled as a reland
+# relands nothing unless its branch holds only reverts.
+HARVESTER_VERSION = "32"

@@ -487,11 +487,12 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     if c is None or depth > MAX_DEPTH:
         return False
     markers = _markers_of(c, *full_subject(c.subject, c.body))
-    if c.is_merge and _branch_reverts(ctx, c, only=not markers):
+    says_revert = bool(markers) and not any(m.is_reland for m in markers)  # as `harvest` reads it
+    if c.is_merge and _branch_reverts(ctx, c, only=not says_revert):
         # made by its branch's reverts (`_attempts_of`): a merge titled as a revert, or landing only
         # reverts whatever its title (a forge's revert button's `revert-N-…` branch)
         return True
-    if not markers or any(m.is_reland for m in markers):
+    if not says_revert:
         return False
     resolved = _resolve(c, markers, ctx, quiet=True)
     if resolved is None:
