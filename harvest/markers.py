@@ -476,12 +476,21 @@ def _subject_markers(subject: str) -> list[RevertMarker]:
                 described=described or None,
             )
         ]
-    if (m := _INLINE_REF.search(rest)) is not None:
+    for m in _INLINE_REF.finditer(rest):
+        before = rest[max(0, m.start() - 20) : m.start()].rsplit(None, 1)
+        if m.group().lstrip().lower().startswith("by") and before and before[-1].lower() in _CAUSED:
+            continue  # "a failure caused by reverting <sha>": what this commit fixes, not what it does
         return [
             RevertMarker("inline-revert-ref", sha, pr, cl, None, False, text, needs_target=True)
             for sha, pr, cl in _refs(m.group("refs"))
         ]
     return []
+
+
+# Words before "by reverting" that make the revert another commit's doing, told as a cause.
+_CAUSED = frozenset(
+    ("caused", "introduced", "broken", "broke", "exposed", "revealed", "uncovered", "triggered", "regressed")
+)
 
 
 def _refs(text: str) -> list[tuple[str | None, int | None, int | None]]:

@@ -178,6 +178,9 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
         ('[MRG+1] Revert "Add caching"\n', [("subject-revert-quoted", None, None, False)]),
         ("[fish] Partly revert change of 0167691\n", [("subject-revert-ref", "0167691", None, False)]),
         ("Fixes #552 by reverting 3a057b3eff\n", [("inline-revert-ref", "3a057b3eff", None, False)]),
+        # a revert told as the cause of what this commit fixes is another commit's
+        ("Fix the regression caused by reverting 1234567\n", []),
+        ("Fix tests Broken by reverting #12, and revert 89abcde\n", [("inline-revert-ref", "89abcde", None, False)]),
         ("Fixes #1621: Partly reverting #1612\n", [("inline-revert-ref", None, 1612, False)]),
         ("Tidy up\n\nThis partially reverts a2d0e8f.\n", [("this-reverts-commit", "a2d0e8f", None, False)]),
         (
