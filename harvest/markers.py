@@ -95,8 +95,9 @@ _REF_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 # A change that also reverts one, said after a comma, a parenthesis or "and" ("fix: x, reverts #N").
+# (A blank run is entered at its start only: tried from each of its blanks, a long one is quadratic.)
 _INLINE_REF = re.compile(
-    rf"(?:[,;:(][ \t]*|[ \t]+(?:and|&|by)[ \t]+){_PARTLY}(?:revert|reverts|reverting)[ \t]+(?:{_CHANGES_OF})?"
+    rf"(?:[,;:(][ \t]*|(?<![ \t])[ \t]+(?:and|&|by)[ \t]+){_PARTLY}(?:revert|reverts|reverting)[ \t]+(?:{_CHANGES_OF})?"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )

@@ -663,3 +663,13 @@ def test_a_list_written_under_a_line_of_a_squash_s_commit_body_stays_whole() -> 
     )
     listed = f'Fix (#9)\n\n* Small refactor\n\n* Import it directly\n* Inline it\n\n* Revert "Add cache"\n\n{this}\n'
     assert revert_reason(*split_message(listed)) == ""
+
+
+def test_a_long_blank_run_in_a_subject_is_read_in_linear_time() -> None:
+    # `[ \t]+(?:and|&|by)` tried from every blank of a run: 4 KB of blanks took 0.18 s, 16 KB over 2 s
+    import time
+
+    for subject in ("a" + " \t" * 2000 + "z revert", "a" + " " * 4000 + "and revert x"):
+        started = time.perf_counter()
+        revert_markers(subject, "")
+        assert time.perf_counter() - started < 0.05
