@@ -73,14 +73,11 @@ def test_d15_judges_the_share_held_again_and_has_an_off_switch() -> None:
         "public const VERSION = '1.2.3" + " " * 20_000 + "';",
     ],
 )
-def test_r2_reads_a_hostile_line_in_linear_time(line: str) -> None:
-    import time
-
+def test_r2_judges_a_hostile_line(line: str) -> None:
+    # (no clock in tests: before the atomic group the first line did not return in 120 s)
     from comind.rulebook import Release
 
-    started = time.perf_counter()
     assert Release().judge([("package.json", line)]) is False
-    assert time.perf_counter() - started < 0.1
 
 
 @pytest.mark.parametrize(

@@ -665,11 +665,9 @@ def test_a_list_written_under_a_line_of_a_squash_s_commit_body_stays_whole() -> 
     assert revert_reason(*split_message(listed)) == ""
 
 
-def test_a_long_blank_run_in_a_subject_is_read_in_linear_time() -> None:
-    # `[ \t]+(?:and|&|by)` tried from every blank of a run: 4 KB of blanks took 0.18 s, 16 KB over 2 s
-    import time
-
-    for subject in ("a" + " \t" * 2000 + "z revert", "a" + " " * 4000 + "and revert x"):
-        started = time.perf_counter()
-        revert_markers(subject, "")
-        assert time.perf_counter() - started < 0.05
+def test_a_long_blank_run_in_a_subject_is_read() -> None:
+    # `[ \t]+(?:and|&|by)` was tried from every blank of a run (4 KB of blanks 0.18 s, 16 KB over 2 s);
+    # no clock in tests: the run is entered at its start now, and still read whole
+    assert revert_markers("a" + " \t" * 2000 + "z revert", "") == []
+    (m,) = revert_markers("Fix a" + " " * 4000 + "and revert 1234567", "")
+    assert (m.kind, m.sha) == ("inline-revert-ref", "1234567")
