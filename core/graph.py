@@ -99,8 +99,8 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # 4: Rust `use` paths resolved to the crate's module files. 5: only to the crates a package depends on.
 # 6: Python namespace packages below `src/`.
 # 7: Rust: a binary's modules' `crate::` is main.rs; `#[path]` modules; re-exports to where defined;
-# JS call edges name the package they call into.
-GRAPH_VERSION = "7"
+# JS call edges name the package they call into. 8: only a folder right below `src/` is a namespace package.
+GRAPH_VERSION = "8"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 # A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes
 _RUST_MOD = re.compile(r"(?:^|[;{}\]])\s*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*[;{]", re.MULTILINE)
@@ -902,13 +902,11 @@ def _python_module(path: str, init_dirs: set[str]) -> str:
 
 
 def _namespace_package(directory: str, init_dirs: set[str]) -> bool:
-    """A folder below a `src/` that is no package is one without an __init__.py (PEP 420): the src
-    layout puts the import root at `src/`, so `src/pkg/sub/__init__.py` is `pkg.sub`."""
-    segments = directory.split("/")
-    if not segments[-1].isidentifier() or "src" not in segments[:-1]:
-        return False
-    root = len(segments) - 1 - segments[::-1].index("src")  # the nearest `src` above the folder
-    return "/".join(segments[: root + 1]) not in init_dirs and all(s.isidentifier() for s in segments[root + 1 :])
+    """A folder right below a `src/` that is no package, holding no __init__.py (PEP 420: the src
+    layout's top package may be a namespace shared with other distributions, `src/acme/db/` is
+    `acme.db`). Deeper folders without one stay outside the name (`src/main/python/pkg/` is `pkg`)."""
+    parent, _, name = directory.rpartition("/")
+    return name.isidentifier() and (parent == "src" or parent.endswith("/src")) and parent not in init_dirs
 
 
 def _strip_js_ext(path: str) -> str:

@@ -104,6 +104,8 @@ def test_a_src_layout_namespace_package_is_part_of_its_modules_names(tmp_path: P
     repo.write("src/acme/cli.py", "import acme.web.views\n")
     repo.write("src/my-tool/run.py", "import acme.cli\n")  # no identifier: no package, as Python reads it
     repo.write("tools/gen/make.py", "import acme.db\n")  # outside `src/`: a folder is no namespace package
+    repo.write("src/main/python/pkg/__init__.py", "")  # a deeper root below src/ keeps its own names
+    repo.write("src/main/python/pkg/x.py", "import pkg\n")
     repo.commit("app")
     g = graph_of(repo, tmp_path)
     assert g.module_of("src/acme/web/views.py") == "acme.web.views"
@@ -111,11 +113,13 @@ def test_a_src_layout_namespace_package_is_part_of_its_modules_names(tmp_path: P
     assert g.module_of("src/acme/db/__init__.py") == "acme.db"
     assert g.module_of("src/my-tool/run.py") == "run"
     assert g.module_of("tools/gen/make.py") == "make"
+    assert g.module_of("src/main/python/pkg/x.py") == "pkg.x"
     assert g.edges() == {
         ("acme.web.views", "acme.db"),
         ("acme.cli", "acme.web.views"),
         ("run", "acme.cli"),
         ("make", "acme.db"),
+        ("pkg.x", "pkg"),
     }
 
 
