@@ -1005,29 +1005,9 @@ def _php_module(path: str, prefixes: list[tuple[str, str]]) -> str:
     return stem
 
 
-def csharp_namespaces(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, str]:
-    """The namespace each C# file declares first ("" for none), kept in the index cache per blob."""
-    kind = f"cs-namespace.{GRAPH_VERSION}"
-    blobs = {path: snapshot.files[path].blob for path in paths}
-    known = snapshot.index.memo_get(kind, blobs.values())
-    found: dict[str, str] = {}
-    for path, blob in blobs.items():
-        if blob not in known:
-            try:
-                text = snapshot.blob_text(path).removeprefix("\ufeff")
-            except KeyError:  # (a blob the clone lacks)
-                text = ""
-            m = _CS_NAMESPACE.search(text)
-            found[blob] = known[blob] = "".join(m.group(1).split()) if m else ""
-    snapshot.index.memo_put(kind, found)
-    return {path: known[blob] for path, blob in blobs.items()}
-
-
-def rust_path_modules(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, dict[str, str]]:
-    """Of the Rust files that declare modules with a `#[path]` (`#[path = "unix/mod.rs"] mod imp;`),
-    name -> the file, beside the declaring one (the first of several: one per `cfg`); kept in the
-    index cache per blob, as most files have none."""
-    kind = f"rs-path-mods.{GRAPH_VERSION}"
+def _per_blob(snapshot: Snapshot, paths: Iterable[str], kind: str, read: Callable[[str], str]) -> dict[str, str]:
+    """`read(text)` of each file, kept in the index cache per blob under `kind` (a blob the clone
+    lacks reads as empty)."""
     blobs = {path: snapshot.files[path].blob for path in paths}
     known = snapshot.index.memo_get(kind, blobs.values())
     found: dict[str, str] = {}
@@ -1037,16 +1017,38 @@ def rust_path_modules(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, dic
                 text = snapshot.blob_text(path)
             except KeyError:  # (a blob the clone lacks)
                 text = ""
-            declared: dict[str, str] = {}
-            if "#[path" in text:
-                for m in _RUST_PATH_MOD.finditer(_RUST_LINE_COMMENT.sub("", text)):
-                    declared.setdefault(m.group(2), m.group(1))
-            found[blob] = known[blob] = json.dumps(declared) if declared else ""
+            found[blob] = known[blob] = read(text)
     snapshot.index.memo_put(kind, found)
+    return {path: known[blob] for path, blob in blobs.items()}
+
+
+def csharp_namespaces(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, str]:
+    """The namespace each C# file declares first ("" for none), kept in the index cache per blob."""
+
+    def namespace(text: str) -> str:
+        m = _CS_NAMESPACE.search(text.removeprefix("\ufeff"))
+        return "".join(m.group(1).split()) if m else ""
+
+    return _per_blob(snapshot, paths, f"cs-namespace.{GRAPH_VERSION}", namespace)
+
+
+def rust_path_modules(snapshot: Snapshot, paths: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Of the Rust files that declare modules with a `#[path]` (`#[path = "unix/mod.rs"] mod imp;`),
+    name -> the file, beside the declaring one (the first of several: one per `cfg`); kept in the
+    index cache per blob, as most files have none."""
+
+    def declared(text: str) -> str:
+        found: dict[str, str] = {}
+        if "#[path" in text:
+            for m in _RUST_PATH_MOD.finditer(_RUST_LINE_COMMENT.sub("", text)):
+                found.setdefault(m.group(2), m.group(1))
+        return json.dumps(found) if found else ""
+
+    known = _per_blob(snapshot, paths, f"rs-path-mods.{GRAPH_VERSION}", declared)
     return {
-        path: {name: posixpath.normpath(posixpath.join(posixpath.dirname(path), to)) for name, to in declared.items()}
-        for path, blob in blobs.items()
-        if known[blob] and isinstance(declared := json.loads(known[blob]), dict)
+        path: {name: posixpath.normpath(posixpath.join(posixpath.dirname(path), to)) for name, to in mods.items()}
+        for path, text in known.items()
+        if text and isinstance(mods := json.loads(text), dict)
     }
 
 
