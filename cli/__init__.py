@@ -342,6 +342,18 @@ def existing_folder(path: str, option: str) -> str:
     raise ComindError(f"{option} {path}: {what}")
 
 
+def revision(ws: Any, rev: str | None, option: str) -> str | None:
+    """`rev`, given as `option`, when it names a commit (None stays None); else a one-line error
+    naming the option, before any work."""
+    if rev is None:
+        return None
+    try:
+        ws.index.resolve(rev)
+    except ComindError:
+        raise ComindError(f"{option} {rev!r}: unknown revision (a commit, branch or tag)") from None
+    return rev
+
+
 @contextlib.contextmanager
 def _started_in(args: argparse.Namespace) -> Iterator[None]:
     """`-C PATH`: run as if started there, as git does: every relative path given, a file's too

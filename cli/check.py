@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from comind.cli import note, quiet
+from comind.cli import note, quiet, revision
 from comind.errors import ComindError
 
 
@@ -113,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()
-    base, head, harvest = args.base, args.head, not args.no_harvest
+    base, head, harvest = revision(ws, args.base, "--base"), args.head, not args.no_harvest
+    if head != "HEAD":  # (HEAD itself: a repository without commits says so itself)
+        revision(ws, head, "--head")
     if args.staged:
         base, head, harvest = base or "HEAD", _staged(ws.root), False
     report = run_check(

@@ -51,11 +51,11 @@ def progress_printer(label: str) -> Any:
 def run_index(args: argparse.Namespace) -> int:
     import time
 
-    from comind.cli import workspace
+    from comind.cli import revision, workspace
 
     ws = workspace(args)
     start = time.perf_counter()
-    snapshot = ws.index.snapshot(args.rev, progress=progress_printer("indexing"))
+    snapshot = ws.index.snapshot(revision(ws, args.rev, "--rev"), progress=progress_printer("indexing"))
     s = snapshot.stats
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(s.skipped.items()) if n) or "none"
     print(
@@ -125,7 +125,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 def run_why(args: argparse.Namespace) -> int:
     from comind.anchors import typed_in
-    from comind.cli import workspace
+    from comind.cli import revision, workspace
     from comind.cli.output import brief, hint_if_unharvested, paint, print_json_lines, record_json, use_colour
     from comind.query import open_ledger
     from comind.sanitize import printed
@@ -135,7 +135,7 @@ def run_why(args: argparse.Namespace) -> int:
     ws = workspace(args)
     anchor = typed_in(args.anchor, ws.root, ws.cwd)  # as typed here: relative to -C or the current folder
     ledger = open_ledger(ws)
-    answer = explain(ws, ledger, anchor, at=args.at, include_all=args.all)
+    answer = explain(ws, ledger, anchor, at=revision(ws, args.at, "--at"), include_all=args.all)
     if args.json:
         print_json_lines(record_json(item.record, item.status) | {"relevance": item.relevance} for item in answer.items)
         return 0

@@ -36,7 +36,7 @@ def _progress() -> Any:
 
     def show(done: int, total: int) -> None:
         end = "\n" if total else ""
-        sys.stderr.write(f"\rcomind: harvested {done} commits{end}")
+        sys.stderr.write(f"\rcomind: harvested {done} commit{'' if done == 1 else 's'}{end}")
         sys.stderr.flush()
 
     return show

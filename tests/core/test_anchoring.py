@@ -459,7 +459,8 @@ def test_why_direct_hop_order_and_at(cli, gr: GitRepo, monkeypatch: pytest.Monke
     }
     assert then[gotcha]["status"] == "active"
     assert cli(gr.path, "why", "app/views.py::view", "--at", first, "--json").out == ""  # nothing known yet
-    assert "unknown revision 'nope'" in cli(gr.path, "why", "app/views.py", "--at", "nope").err
+    unknown = cli(gr.path, "why", "app/views.py", "--at", "nope").err
+    assert unknown == "comind: --at 'nope': unknown revision (a commit, branch or tag)\n"
     past = cli(gr.path, "why", "app/perm.py:10")  # PERM has 9 lines: no record can be about line 10
     assert past.code == 2 and past.err == f"comind: app/perm.py has 9 lines at {gr.head()[:10]}\n"
 
@@ -553,7 +554,8 @@ def test_a_file_converted_to_another_format_is_followed(cli, gr: GitRepo) -> Non
 def test_index_command(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     result = cli(gr.path, "index")
     assert result.code == 0 and "indexed" in result.out and "2 files" in result.out
-    assert "unknown revision" in cli(gr.path, "index", "--rev", "deadbeef").err
+    bad = cli(gr.path, "index", "--rev", "deadbeef")
+    assert (bad.code, bad.err) == (2, "comind: --rev 'deadbeef': unknown revision (a commit, branch or tag)\n")
 
 
 # --- following a file through history (Anchorer.follow_path) and citing commits (evidence_verifier) ---

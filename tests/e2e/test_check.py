@@ -782,8 +782,8 @@ def test_an_unwritable_step_summary_is_one_warning_and_keeps_the_exit_code(  # t
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--base", "no-such-rev"], "unknown revision 'no-such-rev'"),
-        (["--head", "nope"], "unknown revision 'nope'"),
+        (["--base", "no-such-rev"], "--base 'no-such-rev': unknown revision"),
+        (["--head", "nope"], "--head 'nope': unknown revision"),
         (["--format", "yaml"], "unknown format 'yaml'"),
         (["--output", "sarif"], "expected FORMAT=FILE"),
         (["--output", "json=app"], "app is a folder; name a file in it"),
