@@ -3,7 +3,7 @@
 Module names:
 
 * Python: the dotted name, with package roots found by ``__init__.py`` chains (so a ``src/``
-  layout gives ``pkg.sub``; below ``src/`` a folder without one is a namespace package, PEP 420);
+  layout gives ``pkg.sub``; right below ``src/`` a folder without one is a namespace package, PEP 420);
   a file outside any package is its stem.
 * JavaScript/TypeScript: the path without its extension (``src/db/index``); relative imports are
   resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``).
@@ -102,8 +102,9 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # JS call edges name the package they call into. 8: only a folder right below `src/` is a namespace package.
 GRAPH_VERSION = "8"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
-# A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes
-_RUST_MOD = re.compile(r"(?:^|[;{}\]])\s*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*[;{]", re.MULTILINE)
+# A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes (from a line start,
+# its own indent only: `^\s*` ran from every line start over all the blank lines below it)
+_RUST_MOD = re.compile(r"(?:^[^\S\n]*|[;{}\]]\s*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*[;{]", re.MULTILINE)
 _RUST_LINE_COMMENT = re.compile(r"//[^\n]*")
 _MOD_RS = ("/mod.rs", "/lib.rs", "/main.rs")  # files whose child modules are in their own folder
 _REEXPORT_HOPS = 8  # `pub use` followed from module to module, at most
