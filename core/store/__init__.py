@@ -249,7 +249,8 @@ class Store(Erasure):
         """Any record object, found with one LIST request (a page of one key)."""
         if self.local_root is not None:
             try:
-                return any(name.endswith(".json") for name in os.listdir(self.local_root / INBOX))
+                with os.scandir(self.local_root / INBOX) as entries:  # (stops at the first: no whole listing)
+                    return any(entry.name.endswith(".json") for entry in entries)
             except (FileNotFoundError, NotADirectoryError):
                 return False
         import obstore as obs
