@@ -311,8 +311,7 @@ class Ledger:
     def _materialise(self, record_id: str) -> None:
         """Make the visible version of one id match its objects (the earliest version wins)."""
         old = self.db.execute("SELECT rowid FROM records WHERE id=?", (record_id,)).fetchone()
-        if old:
-            self._deleted_text = True
+        if old:  # (its text stays in `objects` until its object goes, which flags the purge there)
             self.db.execute("DELETE FROM fts WHERE rowid=?", old)
             self.db.execute("DELETE FROM records WHERE rowid=?", old)
             self.db.execute("DELETE FROM anchors WHERE record_id=?", (record_id,))
