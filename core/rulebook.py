@@ -538,6 +538,17 @@ _STAMPED = re.compile(r"version|release|date", re.IGNORECASE)  # keys set to a p
 _TAG = re.compile(r"</?[\w.-]+>")
 
 
+class NotesOnly(BaseRule):
+    id, name, family = "R5", "notes-only", "reverts"
+    summary = "A revert of a change to release notes alone (changelogs, their fragments; no lockfile) tries nothing."
+
+    def judge(self, notes: Iterable[bool]) -> bool:
+        """`notes`: per file the change touched, whether it is release notes. None touched is no
+        such change: what it tried is not known."""
+        seen = list(notes)
+        return bool(seen) and all(seen)
+
+
 # A subject about a feature called revert: `Add a revert command`, "feat: support `git revert`",
 # "Implement revert for transactions", "Fix the revert button".
 _FEATURE_VERB = (
@@ -691,6 +702,7 @@ RULES: tuple[type[BaseRule], ...] = (
     Release,
     RevertFeature,
     Untouched,
+    NotesOnly,
     SameSubject,
     RevertFirst,
     RelandedBefore,

@@ -35,5 +35,6 @@ from __future__ import annotations
 # 30: `This reverts #N` read; only a merge landing nothing but reverts is a revert whatever its title;
 # 31: releases read from version placeholders, release dates, `const` keys and man page headers (R2),
 # the documents of a `release-notes/` folder as a changelog; 32: undoing a merge titled as a reland
-# relands nothing unless its branch holds only reverts; 33: "caused by reverting <sha>" is no revert.
-HARVESTER_VERSION = "33"
+# relands nothing unless its branch holds only reverts; 33: "caused by reverting <sha>" is no revert;
+# 34: no attempt from a revert of release notes alone (R5).
+HARVESTER_VERSION = "34"

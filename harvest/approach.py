@@ -36,7 +36,7 @@ import pygit2
 
 from comind.git import open_repo
 from comind.promisor import fetch_for_diff, promisor_remote
-from comind.rulebook import DEFAULT, Release, RuleBook, Scaffolding
+from comind.rulebook import DEFAULT, NotesOnly, Release, RuleBook, Scaffolding
 
 if TYPE_CHECKING:
     from comind.harvest.walker import RepoLike
@@ -267,6 +267,15 @@ def is_release(change: Approach, rules: RuleBook = DEFAULT) -> bool:
         if not ln.trivial
     )
     return rules.get(Release).judge(lines)
+
+
+def notes_only(change: Approach, rules: RuleBook = DEFAULT) -> bool:
+    """Does the change touch release notes alone: changelogs, their fragments, release-notes documents
+    (rule R5)? A lockfile is no note: moving a dependency is an approach, matched by version."""
+    return rules.get(NotesOnly).judge(
+        all(release_notes(p) and p.rsplit("/", 1)[-1] not in LOCKFILES for p in (f.path, f.old_path) if p)
+        for f in change.files
+    )
 
 
 def comment_style(path: str) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 
 from comind.errors import ComindError
 from comind.git import changed_paths
-from comind.harvest.approach import Approach, FileChange, is_release
+from comind.harvest.approach import Approach, FileChange, is_release, notes_only
 from comind.harvest.context import HarvestContext, commit_time, fingerprint_json, first_line
 from comind.harvest.markers import (
     MAX_DEPTH,
@@ -363,6 +363,9 @@ def _attempt(
     if change is not None and is_release(change):
         ctx.skip("revert-of-a-release", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing was tried
         return None
+    if change is not None and notes_only(change):
+        ctx.skip("revert-of-release-notes", f"{commit.sha[:12]} {commit.subject[:60]}")  # nothing a check sees
+        return None
     if change is not None and target is not None and _untouched(commit, target, change, ctx):
         # a squashed pull request names each revert it made on the way, one of them undone again
         ctx.skip("revert-leaves-it-untouched", f"{commit.sha[:12]} names {target.sha[:12]}")
@@ -505,7 +508,7 @@ def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
     changes = [_reverted_change(c, markers, ctx.commit(t), ctx)[0] for t in targets] or [
         _reverted_change(c, markers, None, ctx)[0]
     ]
-    return not all(change is not None and is_release(change) for change in changes)
+    return not all(change is not None and (is_release(change) or notes_only(change)) for change in changes)
 
 
 def _reverts_of(commit: CommitInfo, m: RevertMarker, ctx: HarvestContext) -> list[str]:

@@ -709,6 +709,45 @@ def test_a_reverted_release_is_no_attempt(cli, gr: GitRepo, released: dict[str, 
 
 
 @pytest.mark.parametrize(
+    "notes",
+    [
+        {"CHANGELOG.md": "# Changes\n\n## 1.2.0\n\n- Faster start-up\n"},
+        {"changes/1234.bugfix.rst": "Fix the cache key on Windows.\n"},
+        {"changelog.d/20240105_fix_cache_key.md": "### Fixed\n\n- The cache key on Windows\n"},
+        {"docs/release-notes/2.1.md": "# 2.1\n\nThe cache key is fixed on Windows.\n"},
+        {"packages/app/CHANGELOG.md": "## 0.3.0\n\n- New API\n", ".changeset/brave-dogs.md": "Adds an API\n"},
+    ],
+)
+def test_a_reverted_change_to_release_notes_alone_is_no_attempt(cli, gr: GitRepo, notes: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """A revert of an entry in the changelog (or its fragment) made an attempt of nothing a check
+    sees: no line of it matched, its anchors were the notes. It tried nothing (R5), as a release (R2)."""
+    for path, text in notes.items():
+        gr.write(path, text)
+    gr.commit("Add the 1.2.0 notes")
+    gr.git("revert", "--no-edit", "HEAD")
+    summary = harvest(cli, gr)
+    assert not summary["counts"].get("reverts:attempt") and summary["skipped"].get("revert-of-release-notes") == 1
+    assert not [r for r in records(cli, gr) if r["kind"] == "attempt"]
+    # bringing the notes back by reverting that revert (said in the body only) relands nothing
+    rolled_back = gr.head()
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f"Notes again\n\nThis reverts commit {rolled_back}.")
+    summary = harvest(cli, gr)
+    assert not summary["counts"].get("reverts:reland") and not summary["counts"].get("reverts:attempt")
+    # notes beside code, or a lockfile (a dependency move is an approach), are a change like any other
+    gr.write("app/perm.py", PERM.replace("perm in grants", "perm in set(grants)"))
+    for path, text in notes.items():
+        gr.write(path, text + "- More\n")
+    gr.commit("Check against a set, noted")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
+    gr.write("Cargo.lock", '[[package]]\nname = "clap"\nversion = "4.5.35"\n')
+    gr.commit("Lock clap")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
+
+
+@pytest.mark.parametrize(
     ("path", "before", "after"),
     [  # each looks like a release line, and is not the project's release
         (
