@@ -2,9 +2,10 @@
 
 Resolution fills an anchor with the commit and the fingerprints of what it names. Re-anchoring is
 derived, never written: a symbol is followed through file renames (git rename detection), to
-another file (same body hash, else same shape hash) and through a rename in place (same file,
-same shape hash). Several equal candidates are never guessed between. The verdict of a record is
-what its anchors say about the code now: orphaned, stale or fine, always with a reason.
+another file (same body hash, else same shape hash, else moved and edited in the landing that took
+it out) and through a rename in place (same file, same shape hash). Several equal candidates are
+never guessed between. The verdict of a record is what its anchors say about the code now:
+orphaned, stale or fine, always with a reason.
 
 A warm `why` re-anchors from cached verdicts: the parsers, graph and dependency readers are
 imported inside the functions that need them (tests/e2e/test_cli.py guards the warm path).
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
-from comind.git import all_paths, blob_id, is_dir, tree_entry
+from comind.git import all_paths, blob_id, changed_paths, is_dir, tree_entry
 from comind.records import Record
 from comind.sanitize import clean_text
 from comind.status import CodeVerdict
@@ -467,11 +469,12 @@ class Anchorer:
         # "follow-N": answers of follow_path commit by commit, N the rules and layout of the answer
         # (3: the landing that deleted a file, files converted to another format; 4: or a symbol;
         # 5: trees far apart within git's rename limit, every unchanged move paired; 6: a shape found
-        # in another file only under the same name; 7: a body, only under the same last name);
+        # in another file only under the same name; 7: a body, only under the same last name; 8: a
+        # symbol moved to another file and edited in one landing);
         # keys without it hold whole-tree answers
         return json.dumps(
             [
-                "follow-7",
+                "follow-8",
                 anchor["commit"],
                 anchor.get("path"),
                 anchor.get("scope"),
@@ -527,10 +530,67 @@ class Anchorer:
             if len(elsewhere) > 1:
                 return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in elsewhere[:10]))
         if path is not None:  # its file is there: which landing took the symbol out of it
-            return Location(
-                "gone", path, deleted_in=None if renamed else self._removed_in(path, symbol, commit, target.commit)
-            )
+            removed_in = None if renamed else self._removed_in(path, symbol, commit, target.commit)
+            if removed_in is not None and (went := self._moved_with_edit(anchor, path, removed_in, target)):
+                return went
+            return Location("gone", path, deleted_in=removed_in)
+        if deleted_in is not None and (went := self._moved_with_edit(anchor, anchor["path"], deleted_in, target)):
+            return went
         return Location("gone", deleted_in=deleted_in)
+
+    def _moved_with_edit(self, anchor: Mapping[str, Any], path: str, landing: str, target: Snapshot) -> Location | None:
+        """Where a symbol went that `landing` took out of `path` (or deleted `path` with it), edited on
+        the way, so no hash finds it; then on from there to `target`. None: no sign of a move.
+
+        Rule: the landing itself defines, in another file of the language that it adds or edits and
+        that did not define it before, one symbol of the same kind and the same last name, under
+        the same qualified name or holding again the drift threshold's share of its lines (a clear
+        majority: tokens alone would pair `A.__init__` with any `B.__init__` setting fields). One
+        landing, so a namesake written later is not taken for it; several are never guessed between."""
+        from comind.languages import language_for_path, parse_file
+        from comind.promisor import promisor_remote
+
+        parents = _parents(self.index.repo, landing)
+        lang = language_for_path(path)
+        if not parents or lang is None or promisor_remote(self.index.repo) is not None:
+            return None
+        before, symbol, kind = str(parents[0]), anchor["symbol"], anchor.get("kind")
+        if not self._has_path(before, path):  # (its file renamed before the landing deleted it)
+            return None
+        last = _plain(symbol.rsplit(".", 1)[-1])
+        found: list[tuple[str, Definition]] = []
+        lines: Counter[str] | None = None  # the symbol's own, before the landing (read when asked)
+        for other, _old, status in changed_paths(self.index.repo, before, landing, renames=False):
+            language = language_for_path(other)
+            if other == path or status not in ("A", "M") or language is None or language.name != lang.name:
+                continue
+            data = _blob_data(self.index, landing, other)
+            if data is None or last.encode() not in data:  # (most files changed: no parse)
+                continue
+            for d in parse_file(other, data).definitions:
+                if (kind and d.kind != kind) or _plain(d.qualname.rsplit(".", 1)[-1]) != last:
+                    continue
+                if self._defines(before, other, d.qualname):
+                    continue
+                if d.qualname != symbol:
+                    if lines is None:
+                        held = _blob_data(self.index, before, path) or b""
+                        own = next((o for o in parse_file(path, held).definitions if o.qualname == symbol), None)
+                        lines = _lines_of(held, own) if own else Counter()
+                    again = sum((lines & _lines_of(data, d)).values())
+                    if not lines or again < self.threshold * sum(lines.values()):
+                        continue
+                found.append((other, d))
+        if len(found) > 1:
+            return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in found[:10]))
+        if not found:
+            return None
+        other, definition = found[0]
+        moved = {"scope": "symbol", "commit": landing, "path": other, "symbol": definition.qualname}
+        where = self._locate(moved | fingerprint(definition), landing, target)
+        if where.state != "found" or where.definition is None:
+            return where
+        return where._replace(how="moved" if where.definition.qualname == symbol else "moved and renamed")
 
     def _removed_in(self, path: str, qualname: str, old: str, new: str) -> str | None:
         """The landing of `new`'s first-parent chain after which `path` no longer defines `qualname`,
@@ -976,6 +1036,12 @@ def _parents(repo: pygit2.Repository, commit: str) -> list[pygit2.Oid]:
         return list(cast("pygit2.Commit", repo[commit]).parent_ids)
     except KeyError:
         return []
+
+
+def _lines_of(data: bytes, d: Definition) -> Counter[str]:
+    """A definition's non-blank lines, stripped, as a multiset."""
+    text = data.decode("utf-8", errors="replace").splitlines()[d.start_line - 1 : d.end_line]
+    return Counter(stripped for line in text if (stripped := line.strip()))
 
 
 def _plain(name: str) -> str:

@@ -114,6 +114,79 @@ def test_moved_to_another_file(cli, gr: GitRepo) -> None:  # type: ignore[no-unt
     assert s["status"] == "active" and any("moved: now app/checks.py::Checker.check" in n for n in s["notes"])
 
 
+CHECK_EDITED = """\
+class Checker:
+    def check(self, user, perm):
+        if user.is_admin or user.is_owner:
+            return True
+        grants = load_grants(user)
+        return perm in grants
+"""
+
+
+def test_moved_to_another_file_and_edited_in_the_same_landing_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A method moved out of its file (which stays) and edited on the way was reported removed:
+    the same qualified name, of the same kind, appears in another file in that landing."""
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", "class Auditor:\n    def audit(self, user):\n        log(user)\n")
+    gr.write("app/checks.py", CHECK_EDITED)
+    gr.commit("move check to its own module, owners too")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active", s
+    assert "app/perm.py::Checker.check moved: now app/checks.py::Checker.check" in s["notes"], s
+    assert any("body changed since" in n for n in s["notes"]), s
+    # and on from there, through later landings (renamed in the next one)
+    gr.mv("app/checks.py", "app/checking.py")
+    gr.commit("rename checks")
+    s = status_of(cli, gr, rid)
+    assert (
+        s["status"] == "active" and "app/perm.py::Checker.check moved: now app/checking.py::Checker.check" in s["notes"]
+    ), s
+
+
+def test_moved_out_of_a_deleted_file_and_edited_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/users.py", "def name_of(user):\n    return user.name\n")
+    gr.commit("users")
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.git("rm", "-q", "app/perm.py")  # deleted, not renamed: what it held went into an existing file
+    gr.write("app/users.py", "def name_of(user):\n    return user.name\n\n\n" + CHECK_EDITED)
+    gr.commit("fold the checker into users")
+    s = status_of(cli, gr, rid)
+    assert (
+        s["status"] == "active" and "app/perm.py::Checker.check moved: now app/users.py::Checker.check" in s["notes"]
+    ), s
+
+
+def test_moved_and_renamed_with_an_edit_is_followed_only_when_mostly_the_same(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    check = remember(cli, gr, "app/perm.py::Checker.check")
+    audit = remember(cli, gr, "app/perm.py::Checker.audit", title="Audits are logged")
+    gr.write("app/perm.py", "")
+    gr.write("app/policy.py", CHECK_EDITED.replace("class Checker", "class Policy"))  # the same name, mostly
+    gr.write(  # an `audit` of another class, nothing like it: not where it went
+        "app/report.py",
+        "class Report:\n    def audit(self, rows):\n        total = sum(r.amount for r in rows)\n"
+        "        return format_total(total, currency='EUR')\n",
+    )
+    removed = gr.commit("policies and reports")
+    s = status_of(cli, gr, check)
+    assert s["status"] == "active", s
+    assert "app/perm.py::Checker.check moved and renamed: now app/policy.py::Policy.check" in s["notes"], s
+    s = status_of(cli, gr, audit)
+    assert s["status"] == "orphaned", s
+    reason = f"app/perm.py::Checker.audit no longer exists (removed in {removed[:10]} 'policies and reports')"
+    assert s["status_reason"] == reason
+
+
+def test_an_edited_namesake_in_a_later_landing_is_not_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", "class Checker:\n    def audit(self, user):\n        log(user)\n")
+    removed = gr.commit("drop check")
+    gr.write("app/checks.py", CHECK_EDITED)
+    gr.commit("a new check, later")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "orphaned" and f"removed in {removed[:10]}" in s["status_reason"], s
+
+
 STREAM = (
     "class Stream:\n    def __init__(self, reader, writer, timeout):\n        self.reader = reader\n"
     "        self.writer = writer\n        self.timeout = timeout\n"
