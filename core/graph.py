@@ -388,7 +388,7 @@ class ImportGraph:
             self._edge(module, name, path, imp.line, internal, members)
             if imp.alias is None:
                 continue
-            if not imp.names or imp.names == ("*",):
+            if imp.names in ((), ("*",), ("default",)):  # the default export: the module, as `require` binds it
                 bindings[imp.alias] = name
             else:
                 bindings[imp.alias] = f"{name}.{imp.names[0]}"
