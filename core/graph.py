@@ -377,6 +377,7 @@ class ImportGraph:
     def _js_imports(self, path: str, module: str, imports: Iterable[Import]) -> dict[str, str]:
         bindings: dict[str, str] = {}
         packages: dict[str, str] = {}  # a name bound into a package -> the package (none: the tree's own)
+        edges: set[tuple[str, int, tuple[str, ...]]] = set()
         for imp in imports:
             target = self._resolve_js(path, imp.module)
             internal = target is not None
@@ -385,7 +386,9 @@ class ImportGraph:
             # Only the tree's own modules name members: npm names hold dots (`get` of `util` is no package `util.get`)
             names = imp.names if internal else ()
             members = tuple(f"{name}.{n}" for n in names if n not in ("*", "default"))
-            self._edge(module, name, path, imp.line, internal, members)
+            if (name, imp.line, members) not in edges:  # `import { a, b } from 'kit'`: kit once
+                edges.add((name, imp.line, members))
+                self._edge(module, name, path, imp.line, internal, members)
             if imp.alias is None:
                 continue
             if imp.names in ((), ("*",), ("default",)):  # the default export: the module, as `require` binds it
