@@ -6,7 +6,9 @@ Module names:
   layout gives ``pkg.sub``; right below ``src/`` a folder without one is a namespace package, PEP 420);
   a file outside any package is its stem.
 * JavaScript/TypeScript: the path without its extension (``src/db/index``); relative imports are
-  resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``).
+  resolved to files (``./x``, ``../y``, ``.js`` written for a ``.ts`` file, ``dir/index.*``), and
+  ``#subpath`` imports through the nearest package.json's "imports" map; one it maps to no indexed
+  file is still the package's own (named as written, with its members), never an npm package.
 * Go: the package import path (``go.mod`` module path + directory), as imports write it.
 * Java and Kotlin: the dotted path under ``…/java/``, ``…/kotlin/`` or ``src/`` (``com.acme.Db``),
   so that each imports the other's classes. An import of a member (``a.b.C.Inner``,
@@ -146,6 +148,7 @@ class ImportGraph:
         self._module_of: dict[str, str] = {}
         self._go_mods: dict[str, str | None] = {}
         self._manifests: dict[str, dict[str, Any] | None] = {}  # a folder -> its Cargo.toml, read (None: none)
+        self._package_jsons: dict[str, dict[str, Any] | None] = {}  # a folder -> its package.json's "imports"
         self._package_crates: dict[str, dict[str, str]] = {}  # a Cargo package's folder -> the crates it may `use`
         self._folder_crates: dict[str, dict[str, str]] = {}  # the same per folder of its files (asked per `use`)
         self._libraries: dict[str, str | None] = {}  # a Cargo package's folder -> its library's crate name
@@ -381,10 +384,11 @@ class ImportGraph:
         for imp in imports:
             target = self._resolve_js(path, imp.module)
             internal = target is not None
+            own = internal or imp.module.startswith("#")  # a `#subpath` is the package's own, mapped or not
             name = target if target is not None else imp.module
             # `import db from` takes the module's default export: the module itself, as Python's `import db`.
             # Only the tree's own modules name members: npm names hold dots (`get` of `util` is no package `util.get`)
-            names = imp.names if internal else ()
+            names = imp.names if own else ()
             members = tuple(f"{name}.{n}" for n in names if n not in ("*", "default"))
             if (name, imp.line, members) not in edges:  # `import { a, b } from 'kit'`: kit once
                 edges.add((name, imp.line, members))
@@ -395,20 +399,65 @@ class ImportGraph:
                 bindings[imp.alias] = name
             else:
                 bindings[imp.alias] = f"{name}.{imp.names[0]}"
-            packages[imp.alias] = "" if internal else imp.module
+            packages[imp.alias] = "" if own else imp.module
         for imp in imports:  # named imports without alias bind their own name
             if imp.alias is None and imp.names and imp.names[0] not in ("*", "default"):
                 target = self._resolve_js(path, imp.module)
                 bindings[imp.names[0]] = f"{target or imp.module}.{imp.names[0]}"
-                packages[imp.names[0]] = "" if target is not None else imp.module
+                packages[imp.names[0]] = "" if target is not None or imp.module.startswith("#") else imp.module
         if any(packages.values()):
             self._npm[path] = {n: p for n, p in packages.items() if p}
         return bindings
 
     def _resolve_js(self, path: str, spec: str) -> str | None:
+        if spec.startswith("#"):
+            return self._resolve_subpath(path, spec)
         if not spec.startswith((".", "/")):
             return None
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec)).lstrip("/")
+        return self._js_file(posixpath.normpath(posixpath.join(posixpath.dirname(path), spec)).lstrip("/"))
+
+    def _resolve_subpath(self, path: str, spec: str) -> str | None:
+        """The module a `#subpath` import names through the "imports" map of the nearest package.json
+        (Node's rule): the exact key, else the pattern with the longest start before its `*`; of
+        several targets (conditions, a list), the first that is an indexed file."""
+        folder = posixpath.dirname(path)
+        while (mapping := self._subpaths(folder)) is None and folder:
+            folder = posixpath.dirname(folder)
+        if not mapping:
+            return None
+        target, star = mapping.get(spec), ""
+        if target is None:
+            patterns = [k for k in mapping if k.count("*") == 1 and len(k) <= len(spec)]
+            for key in sorted(patterns, key=lambda k: -len(k.partition("*")[0])):
+                head, _, tail = key.partition("*")
+                if spec.startswith(head) and spec.endswith(tail) and len(spec) >= len(head) + len(tail):
+                    target, star = mapping[key], spec[len(head) : len(spec) - len(tail)]
+                    break
+        for written in _subpath_targets(target):
+            if written.startswith("./"):
+                base = posixpath.normpath(posixpath.join(folder, written.replace("*", star))).lstrip("/")
+                if (found := self._js_file(base)) is not None:
+                    return found
+        return None
+
+    def _subpaths(self, folder: str) -> dict[str, Any] | None:
+        """The "imports" map of a folder's package.json: None when it has no package.json, {} when
+        the file names none (or is no JSON object)."""
+        if folder not in self._package_jsons:
+            try:
+                manifest = json.loads(self.snapshot.blob_text(posixpath.join(folder, "package.json")))
+            except KeyError:
+                self._package_jsons[folder] = None
+            except (ValueError, RecursionError):
+                self._package_jsons[folder] = {}
+            else:
+                found = manifest.get("imports") if isinstance(manifest, dict) else None
+                self._package_jsons[folder] = found if isinstance(found, dict) else {}
+        return self._package_jsons[folder]
+
+    def _js_file(self, base: str) -> str | None:
+        """The module of the JS or TS file a path names: itself, with an extension (`.js` written for
+        a `.ts` file), or its folder's index."""
         stem = _strip_js_ext(base)
         files = self.snapshot.files
         if base in files:
@@ -911,6 +960,16 @@ def _namespace_package(directory: str, init_dirs: set[str]) -> bool:
     `acme.db`). Deeper folders without one stay outside the name (`src/main/python/pkg/` is `pkg`)."""
     parent, _, name = directory.rpartition("/")
     return name.isidentifier() and (parent == "src" or parent.endswith("/src")) and parent not in init_dirs
+
+
+def _subpath_targets(target: object, depth: int = 0) -> Iterator[str]:
+    """The paths an "imports" target names, in order: a string, a condition object's values, a
+    list's items (`{"types": "./a.d.ts", "default": "./dist/a.js"}`), nested a few deep at most."""
+    if isinstance(target, str):
+        yield target
+    elif isinstance(target, (dict, list)) and depth < 8:
+        for inner in target.values() if isinstance(target, dict) else target:
+            yield from _subpath_targets(inner, depth + 1)
 
 
 def _strip_js_ext(path: str) -> str:

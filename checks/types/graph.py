@@ -53,7 +53,8 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json", "Cargo.toml"})  # files that name modules
+# files that name modules, or map imports to them (package.json's "imports")
+_LAYOUT = frozenset({"__init__.py", "__init__.pyi", "go.mod", "composer.json", "Cargo.toml", "package.json"})
 # Languages whose modules are named by a path as their includes, requires and imports write it
 # (`src/net/sock`, Ruby's `rack/utils`, JavaScript's `src/db/index`): a path glob may name the module,
 # or a name in it (`src/db/index.rawQuery`). (A Go import path is no path a glob means: `forbid:

@@ -281,6 +281,26 @@ def test_a_call_into_a_package_is_matched_by_the_package_as_its_import_is(tmp_pa
     ]
 
 
+def test_a_subpath_import_is_the_package_s_own_and_package_json_maps_it(tmp_path: Path) -> None:
+    """`#db` is a file of the package through package.json's "imports": a change to that map alone
+    changes what is imported; a `#` name mapped to no indexed file is matched by its members, not as
+    an npm package. Both read `#db` as an npm package before."""
+    repo = GitRepo(tmp_path)
+    repo.write("package.json", '{"imports": {"#db": "./src/db/safe.js", "#gen/*": "./dist/*.js"}}')
+    repo.write("src/db/safe.js", "export default function q() {}\n")
+    repo.write("src/db/raw.js", "export default function q() {}\n")
+    repo.write(
+        "src/web/api.js", "import q from '#db';\nimport { made } from '#gen/x';\nexport const g = () => q(made());\n"
+    )
+    base = repo.commit("base")
+    repo.write("package.json", '{"imports": {"#db": "./src/db/raw.js", "#gen/*": "./dist/*.js"}}')
+    repo.commit("map #db to the raw queries")
+    spec = {"type": "graph", "from": "src/web/**", "forbid": ["src/db/raw"]}
+    assert texts(check_all(repo, spec, base=base)) == ["imports src/db/raw"]
+    calls = {"type": "graph", "from": "src/web/**", "forbid": ["#gen/x.made"], "edges": "calls"}
+    assert texts(check_all(repo, calls, base=None)) == ["g calls #gen/x.made"]
+
+
 def test_graph_call_globs_written_with_colons_still_match_cpp_and_ruby_calls(tmp_path: Path) -> None:
     """A glob's `::` is read as a dot for Rust's paths; C++'s and Ruby's calls keep theirs
     (`std::system`, `Net::HTTP.get`), and `forbid: std::system` stopped matching them, silently."""

@@ -169,6 +169,39 @@ def test_javascript_and_typescript_resolution(tmp_path: Path) -> None:
     assert g.path("src/api/view", "src/db/index") == ["src/api/view", "src/api/handler", "src/db/index"]
 
 
+def test_javascript_subpath_imports_resolve_through_the_nearest_package_json(tmp_path: Path) -> None:
+    """`import x from '#internal/util'` names a file of the package through package.json's "imports"
+    map (a pattern, a condition object; the nearest package.json's); one mapping to no indexed file is
+    still the package's own, never an npm package. All three were npm packages before."""
+    repo = GitRepo(tmp_path)
+    repo.write(
+        "package.json",
+        '{"name": "app", "imports": {"#internal/*": "./src/internal/*.js", "#gen": "./dist/gen.js",'
+        ' "#db": {"types": "./types/db.d.ts", "node": "./src/db/index.ts", "default": "./dist/db.js"}}}',
+    )
+    repo.write("src/internal/util.ts", "export function fmt(x: string) { return x; }\n")
+    repo.write("src/db/index.ts", "export default function db() {}\n")
+    repo.write(
+        "src/web/api.ts",
+        "import { fmt } from '#internal/util';\nimport db from '#db';\nimport { made } from '#gen';\n"
+        "export function get() { fmt('a'); db(); made(); }\n",
+    )
+    repo.write("packages/lib/package.json", '{"imports": {"#u": "./u.js"}}')
+    repo.write("packages/lib/u.js", "export const u = 1;\n")
+    repo.write("packages/lib/a.js", "import { u } from '#u';\n")
+    repo.commit("subpaths")
+    g = graph_of(repo, tmp_path)
+    assert g.edges() == {
+        ("src/web/api", "src/internal/util"),
+        ("src/web/api", "src/db/index"),
+        ("packages/lib/a", "packages/lib/u"),
+    }
+    gen = [e for e in g.import_edges() if e.imported == "#gen"]
+    assert [(e.internal, e.names) for e in gen] == [(False, ("#gen.made",))]  # a member, as the tree's own name
+    calls = {(c.callee, c.resolved, c.package) for c in g.calls_from("src/web/api.get")}
+    assert calls == {("src/internal/util.fmt", True, ""), ("src/db/index", True, ""), ("#gen.made", True, "")}
+
+
 def test_go_packages_from_go_mod(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("go.mod", "module example.com/shop\n\ngo 1.22\n\nrequire github.com/lib/pq v1.10.9\n")
