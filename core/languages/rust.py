@@ -121,21 +121,37 @@ def _join(prefix: str, path: str) -> str:
     return f"{prefix}::{path}" if prefix and path else prefix or path
 
 
+def _code(node: Node) -> str:
+    """A node's text without the comments in it (`a::/* why */b`)."""
+    if b"/" not in (node.text or b""):  # (no comment: the common case)
+        return text(node)
+    parts, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if n.type in LANGUAGE.comment_kinds:
+            continue
+        if n.child_count:
+            todo.extend(reversed(n.children))
+        else:
+            parts.append(text(n))
+    return " ".join(parts)
+
+
 def _use_paths(node: Node, prefix: str) -> list[tuple[str, str | None]]:
     kind = node.type
     if kind == "use_as_clause":
         path, alias = node.child_by_field_name("path"), node.child_by_field_name("alias")
-        return [(_join(prefix, text(path) if path else ""), text(alias) if alias else None)]
+        return [(_join(prefix, _code(path) if path else ""), text(alias) if alias else None)]
     if kind == "use_wildcard":
-        inner = next(iter(node.named_children), None)
-        return [(_join(_join(prefix, text(inner) if inner else ""), "*"), None)]
+        inner = next((c for c in node.named_children if c.type not in LANGUAGE.comment_kinds), None)
+        return [(_join(_join(prefix, _code(inner) if inner else ""), "*"), None)]
     if kind == "scoped_use_list":
         path, lst = node.child_by_field_name("path"), node.child_by_field_name("list")
-        base = _join(prefix, text(path) if path else "")
+        base = _join(prefix, _code(path) if path else "")
         return _use_paths(lst, base) if lst is not None else []
-    if kind == "use_list":
-        return [p for c in node.named_children for p in _use_paths(c, prefix)]
-    return [(_join(prefix, text(node)), None)]
+    if kind == "use_list":  # (a comment in the list is none of its names)
+        return [p for c in node.named_children if c.type not in LANGUAGE.comment_kinds for p in _use_paths(c, prefix)]
+    return [(_join(prefix, _code(node)), None)]
 
 
 LANGUAGE = Rust()

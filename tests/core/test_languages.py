@@ -292,6 +292,22 @@ def test_rust_impl_trait_for_type() -> None:
     assert Call("Cache.get", "db::lookup", 14) in fs.calls
 
 
+def test_rust_comments_in_a_use_are_no_names() -> None:
+    """`use a::{b, /* c */ d};` imports b and d: the comment was a third name, `/*c*/`."""
+    src = (
+        "use a::{b, /* c */ d};\nuse e::{\n    f, // why\n    g::{h /* i */},\n};\n"
+        "use j::/* k */l;\nuse m::{/* n */ *};\n"
+    )
+    assert parse_file("src/x.rs", src.encode()).imports == (
+        Import("a", ("b",), None, 1, 0),
+        Import("a", ("d",), None, 1, 0),
+        Import("e", ("f",), None, 2, 0),
+        Import("e::g", ("h",), None, 2, 0),
+        Import("j", ("l",), None, 6, 0),
+        Import("m", ("*",), None, 7, 0),
+    )
+
+
 def test_java_nested_classes_and_overloads() -> None:
     src = """\
         package com.acme.auth;
