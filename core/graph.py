@@ -27,7 +27,8 @@ Module names:
   one per ``cfg``). A name a module only re-exports (``pub use inner::Thing;``, any ``use`` binding
   it) is an edge to the module that defines it, followed from binding to binding; the edge names
   it both as written and as defined (``src/db/mod.Query``, ``src/db/raw.Query``), so that a
-  forbid of either matches, once. Glob re-exports are not followed.
+  forbid of either matches, once. A glob (``pub use inner::*;``) is followed to the first module it
+  brings the name from (breadth first), unless the module defines the name itself.
   Another crate's path is written with dots (``netio.tcp.Stream``), as calls through ``::`` are
   (``std.process.exit``).
 * C and C++: the path without its extension, so a header and its source are one module
@@ -618,14 +619,14 @@ class ImportGraph:
     def _reexported(self, target: str, member: str) -> tuple[str, str, str] | None:
         """Where a Rust module's member is defined when the module only re-exports it (`pub use
         inner::Thing;` in `a`, for `crate::a::Thing`): `_resolve_use`'s answer for the `use` binding its
-        first name, followed through further re-exports; None when the module binds no such name (it
-        defines it, or a glob brings it). Code that compiles binds a name once in a module, so the
-        binding is the name's."""
+        first name, else the module a glob (`pub use inner::*;`) brings it from, followed through
+        further re-exports; None when the module binds no such name (it defines it). Code that
+        compiles binds a name once in a module, so the binding is the name's."""
         found = None
         seen = {(target, member)}
         while (path := self.path_of(target)) is not None and len(seen) <= _REEXPORT_HOPS:
             head, _, rest = member.partition(".")
-            binding = self._rust_exports(path).get(head)
+            binding = self._rust_exports(path).get(head) or self._globbed(path, head)
             if binding is None:
                 break
             target, inner, by_crate = binding
@@ -635,6 +636,38 @@ class ImportGraph:
                 break
             seen.add((target, member))
         return found
+
+    def _globbed(self, path: str, name: str) -> tuple[str, str, str] | None:
+        """(module, name, the name by its crate) of the module of the repository a Rust file's glob
+        `use`s (`pub use inner::*;`) bring `name` from: the first, breadth first through their own
+        globs, that defines it or binds it by a `use`; None when the file defines it itself (a name
+        of its own shadows a glob's) or no glob brings it."""
+        todo = deque(self._rust_globs(path))
+        if not todo or self._defines(path, name):
+            return None
+        seen = {path}
+        while todo and len(seen) <= _REEXPORT_HOPS:
+            target, by_crate = todo.popleft()
+            where = self.path_of(target)
+            if where is None or where in seen:
+                continue
+            seen.add(where)
+            if name in self._rust_exports(where) or self._defines(where, name):
+                return target, name, f"{by_crate}.{name}" if by_crate else ""
+            todo.extend(self._rust_globs(where))
+        return None
+
+    def _rust_globs(self, path: str) -> list[tuple[str, str]]:
+        """(module, its name by its crate) of each module of the repository a Rust file's globs use."""
+        return [
+            (resolved[0], resolved[2])
+            for imp, _, resolved in self._rust_uses(path)
+            if "*" in imp.names and resolved is not None and not resolved[1]
+        ]
+
+    def _defines(self, path: str, name: str) -> bool:
+        """Whether a file has a top-level definition of `name` (`Thing`, `Thing#2`)."""
+        return any(d.qualname.split("#")[0] == name for d in self._whole_snapshot().definitions(path))
 
     def _rust_exports(self, path: str) -> dict[str, tuple[str, str, str]]:
         """The names a Rust file's `use`s bind to modules of the repository (not its globs')."""

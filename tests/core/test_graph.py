@@ -456,6 +456,31 @@ def test_rust_uses_of_re_exported_names_are_edges_to_their_defining_modules(tmp_
     }
 
 
+def test_rust_glob_re_exports_are_followed_to_the_defining_module(tmp_path: Path) -> None:
+    """`pub use crate::b::*;` in `a` brings b's names, and b's own `pub use self::inner::*;` inner's:
+    `use crate::a::Thing` is an edge to b/inner, named both ways; a name `a` defines itself stays
+    `a`'s even beside a glob. Glob re-exports were not followed: every edge stopped at `a`."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "rt"\n')
+    repo.write("src/lib.rs", "pub mod a;\npub mod b;\npub mod web;\n")
+    repo.write("src/a.rs", "pub use crate::b::*;\nuse std::io::*;\npub struct Own;\n")
+    repo.write(
+        "src/b/mod.rs",
+        "pub mod inner;\npub use self::inner::*;\npub use crate::b::inner::Thing as Alias;\npub struct Other;\n",
+    )
+    repo.write("src/b/inner.rs", "pub struct Thing;\n")
+    repo.write("src/web.rs", "use crate::a::{Thing, Other, Own, Alias};\n")
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    edges = {(e.imported, e.names) for e in g.import_edges() if e.importer == "src/web"}
+    assert edges == {
+        ("src/a", ("src/a.Own", "rt.a.Own")),
+        ("src/b/inner", ("src/a.Thing", "rt.a.Thing", "src/b/inner.Thing", "rt.b.inner.Thing")),
+        ("src/b/inner", ("src/a.Alias", "rt.a.Alias", "src/b/inner.Thing", "rt.b.inner.Thing")),
+        ("src/b/mod", ("src/a.Other", "rt.a.Other", "src/b/mod.Other", "rt.b.Other")),
+    }
+
+
 def test_c_and_cpp_includes_resolve_to_their_files(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
     repo.write("src/net/sock.h", "int sock_open(void);\n")
