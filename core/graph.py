@@ -16,7 +16,7 @@ Module names:
   package's top-level function or class (``a.b.closeQuietly``) is one of the file of that package
   that defines it.
 * Rust: the path without ``.rs``. A ``use`` path is resolved to the file of the longest module it
-  names, in a Cargo package's ``src/``: ``crate::``, ``self::``, ``super::`` (read from the file's
+  names, in a Cargo package's ``src/`` (a library's ``[lib] path``: beside that root file): ``crate::``, ``self::``, ``super::`` (read from the file's
   module: in an inline ``mod tests``, ``super::`` is the file's own), a child module of the file's
   own, or a crate of the repository its package depends on by path (or by ``workspace = true``,
   or through the workspace's ``[patch]``), by the name it uses (``rt::sync::Mutex`` from
@@ -110,6 +110,8 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"
 _RUST_MOD = re.compile(r"(?:^[^\S\n]*|[;{}\]]\s*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(?:r#)?(\w+)\s*[;{]", re.MULTILINE)
 _RUST_LINE_COMMENT = re.compile(r"//[^\n]*")
 _MOD_RS = ("/mod.rs", "/lib.rs", "/main.rs")  # files whose child modules are in their own folder
+# the folders (and build script) beside a package's Cargo.toml that cargo compiles as crates of their own
+_CARGO_OWN_CRATES = frozenset({"tests", "benches", "examples", "build"})
 _REEXPORT_HOPS = 8  # `pub use` followed from module to module, at most
 # `#[path = "unix/mod.rs"]` (maybe among other attributes) on `mod imp;`
 _RUST_PATH_MOD = re.compile(
@@ -707,11 +709,12 @@ class ImportGraph:
         elif place is not None and self._rust_module(place[0], [*place[1], first]) is not None:
             src, base, rest, root = place[0], list(place[1]), segments, place[2]  # a child module: `use db::x`
         elif first in (crates := self._crates_seen_from(path)):
-            src, base, rest, root = crates[first], [], segments[1:], "lib.rs"
+            (src, root), base, rest = posixpath.split(crates[first]), [], segments[1:]
         else:
             return None
         # the binary's crate (main.rs's tree) is no crate another can use: it has no such name
-        crate = (self._library(posixpath.dirname(src)) or "") if root == "lib.rs" else ""
+        package = self._package_of(src) if root != "main.rs" else None
+        crate = (self._library(package) or "") if package is not None else ""
         for n in range(len(rest), -1, -1):
             target = self._rust_module(src, base + rest[:n], root)
             if target is not None:
@@ -720,7 +723,8 @@ class ImportGraph:
 
     def _rust_module(self, src: str, segments: list[str], root: str = "lib.rs") -> str | None:
         """The module of the file that holds module `segments` of the crate whose source is in `src`
-        and whose root is `root` (`lib.rs`, else `main.rs`; the other when the package has no such file)."""
+        and whose root is `root` (the library's, `lib.rs` or its `[lib] path`, else `main.rs`; the
+        other when the package has no such file)."""
         key = (src, tuple(segments), root)
         if key not in self._rust_modules:
             self._rust_modules[key] = self._find_rust_module(src, segments, root)
@@ -728,7 +732,7 @@ class ImportGraph:
 
     def _find_rust_module(self, src: str, segments: list[str], root: str) -> str | None:
         folder = posixpath.join(src, *segments) if segments else src
-        other = "main.rs" if root == "lib.rs" else "lib.rs"
+        other = "lib.rs" if root == "main.rs" else "main.rs"
         candidates = (
             [f"{folder}.rs", posixpath.join(folder, "mod.rs")]
             if segments
@@ -758,18 +762,43 @@ class ImportGraph:
     def _rust_place(self, path: str) -> _Place | None:
         """`_rust_place`'s (src, module path) of a Rust file, with the root of the crate whose module
         tree holds it: a package with a library and a binary compiles `src/` twice, and a module only
-        `main.rs` declares (`mod cli;`) is the binary's, where `crate::` is main.rs."""
+        `main.rs` declares (`mod cli;`) is the binary's, where `crate::` is main.rs. A library's
+        `[lib] path` (`src/mylib.rs`, `lib.rs`) is its root, whose folder holds its modules."""
         place = _rust_place(path)
+        package = self._package_of(posixpath.dirname(path))
+        lib = self._lib_root(package) if package is not None else None
+        folder, name = posixpath.split(lib) if lib is not None else ("", "lib.rs")
+        if lib is not None and lib != posixpath.join(package or "", "src", "lib.rs"):  # a `[lib] path`
+            if path == lib:
+                return folder, [], name
+            inner = path[len(folder) + 1 if folder else 0 : -3].split("/")
+            if (
+                place is None  # beside a root outside `src/`, but not a test's, bench's, example's or build.rs
+                and (not folder or path.startswith(folder + "/"))
+                and not (folder == package and inner[0] in _CARGO_OWN_CRATES)
+            ):
+                return folder, inner[:-1] if inner[-1] == "mod" else inner, name
         if place is None:
             return None
         src, base = place
-        lib, main = posixpath.join(src, "lib.rs"), posixpath.join(src, "main.rs")
+        root = name if src == folder else "lib.rs"
+        lib, main = posixpath.join(src, root), posixpath.join(src, "main.rs")
         if main not in self._module_of:
-            return src, base, "lib.rs"
+            return src, base, root
         if lib not in self._module_of or path == main:
             return src, base, "main.rs"
         binary = bool(base) and base[0] in self._declared(main) and base[0] not in self._declared(lib)
-        return src, base, "main.rs" if binary else "lib.rs"
+        return src, base, "main.rs" if binary else root
+
+    def _lib_root(self, package: str) -> str:
+        """The root file of a Cargo package's library: its `[lib] path` (within the repository),
+        else `src/lib.rs`."""
+        written = _table(self._manifest(package) or {}, "lib").get("path")
+        if isinstance(written, str) and written.endswith(".rs"):
+            root = posixpath.normpath(posixpath.join(package, written))
+            if root.split("/", 1)[0] != "..":
+                return root
+        return posixpath.join(package, "src", "lib.rs")
 
     def _declared(self, root: str) -> frozenset[str]:
         """The modules a crate root file declares (`mod x;`, `pub mod x { … }`), read from its text."""
@@ -782,7 +811,7 @@ class ImportGraph:
         return self._mods[root]
 
     def _crates_seen_from(self, path: str) -> dict[str, str]:
-        """Crate name -> `src/` folder, of the repository's crates a Rust file may `use`: its package's
+        """Crate name -> its library's root file, of the repository's crates a Rust file may `use`: its package's
         own library, and the dependencies its Cargo.toml takes from a path (directly, through
         `workspace = true`, or from a registry the workspace's `[patch]` points at a path), by the
         names its code uses. A package of the repository it does not depend on is none of them:
@@ -797,7 +826,7 @@ class ImportGraph:
         if package not in self._package_crates:
             seen: dict[str, str] = {}
             if own := self._library(package):
-                seen[own] = posixpath.join(package, "src")
+                seen[own] = self._lib_root(package)
             root = self._workspace_root(package)
             workspace = (self._manifest(root) or {}) if root is not None else {}
             for key, spec in _dependencies(self._manifest(package) or {}):
@@ -817,18 +846,18 @@ class ImportGraph:
                 target = "" if target == "." else target
                 if target.split("/", 1)[0] != ".." and (library := self._library(target)):
                     # (a renamed dependency is used by its key; another by its library's name)
-                    seen[key.replace("-", "_") if renamed else library] = posixpath.join(target, "src")
+                    seen[key.replace("-", "_") if renamed else library] = self._lib_root(target)
             self._package_crates[package] = seen
         return self._package_crates[package]
 
     def _library(self, package: str) -> str | None:
         """The crate name of a package's library (`[lib] name`, else its name with `-` read as `_`),
-        when it has one (`src/lib.rs`)."""
+        when it has one (`src/lib.rs`, or its `[lib] path`)."""
         if package not in self._libraries:
             manifest = self._manifest(package) or {}
             names = (t.get("name") for t in (manifest.get("lib"), manifest.get("package")) if isinstance(t, dict))
             name = next((n for n in names if isinstance(n, str) and n), None)
-            has_lib = posixpath.join(package, "src", "lib.rs") in self._module_of
+            has_lib = self._lib_root(package) in self._module_of
             self._libraries[package] = name.replace("-", "_") if name and has_lib else None
         return self._libraries[package]
 

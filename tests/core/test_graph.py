@@ -403,6 +403,37 @@ def test_rust_paths_in_an_inline_mod_are_read_from_the_file_s_module(tmp_path: P
     }
 
 
+def test_a_cargo_lib_path_is_the_crate_s_root(tmp_path: Path) -> None:
+    """`[lib] path = "src/mylib.rs"` (or `"lib.rs"` beside Cargo.toml) is the library's root: its
+    modules are beside it, its `self::` is the crate's, and other packages `use` it by its crate name.
+    The path was ignored: no `src/lib.rs`, so no library, and a root outside `src/` placed nothing."""
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[workspace]\nmembers = ["core", "tiny", "app"]\n')
+    repo.write("core/Cargo.toml", '[package]\nname = "core-x"\n\n[lib]\npath = "src/mylib.rs"\n')
+    repo.write("core/src/mylib.rs", "pub mod db;\npub mod util;\nuse self::util::helper;\n")
+    repo.write("core/src/db.rs", "use crate::util::helper;\npub fn raw() {}\n")
+    repo.write("core/src/util.rs", "pub fn helper() {}\n")
+    repo.write("tiny/Cargo.toml", '[package]\nname = "tiny"\n\n[lib]\npath = "lib.rs"\n')
+    repo.write("tiny/lib.rs", "pub mod net;\nuse crate::net::Conn;\n")
+    repo.write("tiny/net.rs", "pub struct Conn;\n")
+    repo.write("tiny/tests/it.rs", "use crate::net::Conn;\n")  # a crate of its own, as in a package's `src/`
+    repo.write(
+        "app/Cargo.toml",
+        '[package]\nname = "app"\n\n[dependencies]\ncore-x = { path = "../core" }\ntiny = { path = "../tiny" }\n',
+    )
+    repo.write("app/src/main.rs", "use core_x::db::raw;\nuse tiny::net::Conn;\nfn main() {}\n")
+    repo.commit("rust")
+    g = graph_of(repo, tmp_path)
+    assert {(e.importer, e.imported, e.names) for e in g.import_edges() if e.internal} == {
+        ("core/src/mylib", "core/src/util", ("core/src/util.helper", "core_x.util.helper")),
+        ("core/src/db", "core/src/util", ("core/src/util.helper", "core_x.util.helper")),
+        ("tiny/lib", "tiny/net", ("tiny/net.Conn", "tiny.net.Conn")),
+        ("app/src/main", "core/src/db", ("core/src/db.raw", "core_x.db.raw")),
+        ("app/src/main", "tiny/net", ("tiny/net.Conn", "tiny.net.Conn")),
+    }
+    assert [e.imported for e in g.import_edges() if e.path == "tiny/tests/it.rs"] == ["crate.net.Conn"]
+
+
 def test_rust_crate_paths_in_a_binary_s_modules_name_main_rs(tmp_path: Path) -> None:
     """A package with a library and a binary compiles `src/` twice: in a module only main.rs declares,
     `crate::` is the binary's crate root, main.rs, which no other crate can `use` by a name. Such
