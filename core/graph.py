@@ -103,7 +103,8 @@ _CS_NAMESPACE = re.compile(r"^[^\S\n]*namespace\s+(@?\w+(?:\s*\.\s*@?\w+)*)\s*(?
 # 6: Python namespace packages below `src/`.
 # 7: Rust: a binary's modules' `crate::` is main.rs; `#[path]` modules; re-exports to where defined;
 # JS call edges name the package they call into. 8: only a folder right below `src/` is a namespace package.
-GRAPH_VERSION = "8"
+# 9: JS default imports bind the module, `#subpath` imports; Rust glob re-exports, `[lib] path`.
+GRAPH_VERSION = "9"
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl"})
 # A Rust module declaration (`pub(crate) mod x;`, `mod x {`), after its attributes (from a line start,
 # its own indent only: `^\s*` ran from every line start over all the blank lines below it)

@@ -32,7 +32,7 @@ KIND_ORDER = ("intent", "decision", "attempt", "constraint", "gotcha", "question
 HOP_LIMIT = 20  # neighbouring modules and callees looked at, at most
 
 
-GRAPH_VERSION = "8"  # comind.graph's, here so a warm `why` imports no graph (a test holds them equal)
+GRAPH_VERSION = "9"  # comind.graph's, here so a warm `why` imports no graph (a test holds them equal)
 
 
 def _memo(kind: str) -> str:
