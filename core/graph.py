@@ -16,8 +16,9 @@ Module names:
   package's top-level function or class (``a.b.closeQuietly``) is one of the file of that package
   that defines it.
 * Rust: the path without ``.rs``. A ``use`` path is resolved to the file of the longest module it
-  names, in a Cargo package's ``src/`` (a library's ``[lib] path``: beside that root file): ``crate::``, ``self::``, ``super::`` (read from the file's
-  module: in an inline ``mod tests``, ``super::`` is the file's own), a child module of the file's
+  names, in a Cargo package's ``src/`` (a library's ``[lib] path``: beside that root file):
+  ``crate::``, ``self::``, ``super::`` (read from the file's module: in an inline ``mod tests``,
+  ``super::`` is the file's own), a child module of the file's
   own, or a crate of the repository its package depends on by path (or by ``workspace = true``,
   or through the workspace's ``[patch]``), by the name it uses (``rt::sync::Mutex`` from
   ``rt-util``); what follows is a member of that module, and a module's use of its own items is no
@@ -774,9 +775,9 @@ class ImportGraph:
                 return folder, [], name
             inner = path[len(folder) + 1 if folder else 0 : -3].split("/")
             if (
-                place is None  # beside a root outside `src/`, but not a test's, bench's, example's or build.rs
+                place is None  # beside the root, but not a binary's, test's, bench's, example's or build.rs
                 and (not folder or path.startswith(folder + "/"))
-                and not (folder == package and inner[0] in _CARGO_OWN_CRATES)
+                and not (inner[0] in _CARGO_OWN_CRATES if folder == package else inner[0] == "bin")
             ):
                 return folder, inner[:-1] if inner[-1] == "mod" else inner, name
         if place is None:

@@ -413,6 +413,7 @@ def test_a_cargo_lib_path_is_the_crate_s_root(tmp_path: Path) -> None:
     repo.write("core/src/mylib.rs", "pub mod db;\npub mod util;\nuse self::util::helper;\n")
     repo.write("core/src/db.rs", "use crate::util::helper;\npub fn raw() {}\n")
     repo.write("core/src/util.rs", "pub fn helper() {}\n")
+    repo.write("core/src/bin/tool.rs", "use crate::util::helper;\nfn main() {}\n")  # a binary: a crate of its own
     repo.write("tiny/Cargo.toml", '[package]\nname = "tiny"\n\n[lib]\npath = "lib.rs"\n')
     repo.write("tiny/lib.rs", "pub mod net;\nuse crate::net::Conn;\n")
     repo.write("tiny/net.rs", "pub struct Conn;\n")
@@ -432,6 +433,7 @@ def test_a_cargo_lib_path_is_the_crate_s_root(tmp_path: Path) -> None:
         ("app/src/main", "tiny/net", ("tiny/net.Conn", "tiny.net.Conn")),
     }
     assert [e.imported for e in g.import_edges() if e.path == "tiny/tests/it.rs"] == ["crate.net.Conn"]
+    assert [e.imported for e in g.import_edges() if e.path == "core/src/bin/tool.rs"] == ["crate.util.helper"]
 
 
 def test_rust_crate_paths_in_a_binary_s_modules_name_main_rs(tmp_path: Path) -> None:
