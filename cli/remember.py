@@ -152,10 +152,11 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli.output import print_written, stored_where
     from comind.query import current_time
 
+    today = current_time().date()
     until, last_day = until_flag(args.until) if args.until is not None else (None, None)
-    passed = last_day is not None and last_day < current_time().date()  # a record kept as history: said
+    passed = last_day is not None and last_day < today  # a record kept as history: said
     ws = workspace(args)
-    fields = kind_fields(args.kind, vars(args))
+    fields = kind_fields(args.kind, vars(args), today)  # a suppression expired already: refused
     fields.update(compiled_fields(args))
     if args.kind == "suppression":
         _names_a_constraint(ws, str(fields.get("constraint", "")))

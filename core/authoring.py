@@ -51,10 +51,11 @@ def flag_name(flag: str) -> str:
     return "--" + flag.replace("_", "-")
 
 
-def kind_fields(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
+def kind_fields(kind: str, values: Mapping[str, Any], today: date | None = None) -> dict[str, Any]:
     """The kind-specific fields from flag values (flag name -> value, or a list for LIST_FLAGS).
 
-    Flags that do not apply to ``kind`` are an error naming the kind's fields.
+    Flags that do not apply to ``kind`` are an error naming the kind's fields. Given `today` (the
+    day the record is written), an ``--expires`` before it is an error too.
     """
     fields: dict[str, Any] = {}
     for flag, (field, kinds) in KIND_FLAGS.items():
@@ -69,7 +70,7 @@ def kind_fields(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
         if flag == "alternative":
             value = [alternative(v) for v in value]
         if flag == "expires":
-            value = expires(str(value))
+            value = expires(str(value), today)
         fields[field] = value
     return fields
 
@@ -82,16 +83,19 @@ def alternative(text: str) -> dict[str, str]:
     return {"option": option.strip(), "why_not": why_not.strip()}
 
 
-def expires(text: str) -> str:
+def expires(text: str, today: date | None = None) -> str:
     """A suppression's end, checked when it is written: a date that is none would otherwise be
-    kept, and `comind check` applies such a suppression until someone fixes the date."""
+    kept, and `comind check` applies such a suppression until someone fixes the date; one before
+    `today` would suppress nothing from the start (it holds through its last day, as in `check`)."""
     from comind.records import until_date
 
     value = str(text).strip()
     try:
-        until_date(value)
+        last_day = until_date(value)
     except ValueError:
         raise ComindError(f"--expires {value[:40]!r}: expected a date YYYY-MM-DD (or YYYY-MM)") from None
+    if today is not None and last_day < today:
+        raise ComindError(f"--expires {value}: the date has passed (today is {today.isoformat()})")
     return value
 
 

@@ -471,7 +471,9 @@ def _relation(command: Command, origin: Origin, resolve: Resolve) -> Record:
 def _knowledge(ws: Workspace, command: Command, origin: Origin, kind: str, replaces: Record | None) -> Record:
 
     usage = _usage_of(command.action)
-    fields = kind_fields(kind, command.kind_values())
+    # an --expires before the day the comment was written is refused; that day, not the clock,
+    # keeps the records a pure function of the comment when the harvester derives them again
+    fields = kind_fields(kind, command.kind_values(), origin.note.created_at.astimezone(UTC).date())
     if replaces is not None:  # a supersede keeps what it does not restate
         fields = {**replaces.fields, **fields}
     anchors = [parse_anchor(a, "subject") for a in command.on]

@@ -311,6 +311,25 @@ def test_missing_kind_fields_are_a_command_error(ws: Workspace) -> None:
         command_records(ws, command, origin(n), Resolver(ws.ledger()))
 
 
+def test_a_suppression_expiring_before_the_comment_was_written_is_a_command_error(ws: Workspace) -> None:
+    # the day of the comment (WHEN, 2024-05-01) is the clock: the harvester derives the same answer later
+    for expires, ok in (("2024-04-30", False), ("2024-04", False), ("2024-05-01", True), ("2024-05", True)):
+        n = note(
+            f'/comind remember suppression "Flaky here" --on app/db.py --constraint c1 --reason r '
+            f"--owner o --expires {expires}"
+        )
+        (command,) = parse_commands(n.body)
+        assert isinstance(command, Command)
+        if ok:
+            (record,) = command_records(ws, command, origin(n), Resolver(ws.ledger()))
+            assert record.fields["expires"] == expires
+        else:
+            with pytest.raises(
+                CommandError, match=rf"^--expires {expires}: the date has passed \(today is 2024-05-01\)$"
+            ):
+                command_records(ws, command, origin(n), Resolver(ws.ledger()))
+
+
 def test_supersede_and_review_actions_resolve_their_target(ws: Workspace) -> None:
     resolver = Resolver(ws.ledger())
     first = note(

@@ -360,6 +360,21 @@ def test_a_suppression_names_its_constraint_as_check_matches_it(initialised: Pat
     assert refused.code == 2 and "names no constraint of the ledger" in refused.err
 
 
+def test_a_suppression_that_has_expired_already_is_refused(initialised: Path, cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    args = ["--on", "app/perm.py", "--title", "Web stays off the database", "--severity", "must", "--rule", "r"]
+    rid = cli(initialised, "remember", "constraint", *args).out.strip()
+    monkeypatch.setenv("COMIND_NOW", "2026-03-01T09:00:00Z")
+    said = ["suppression", "--on", "app/perm.py", "--title", "T", "--reason", "r", "--owner", "o", "--constraint", rid]
+    before = ids_in(initialised / ".comind" / "ledger")
+    for passed in ("2026-02-28", "2026-02", "2020-01-01"):
+        result = cli(initialised, "remember", *said, "--expires", passed)
+        assert result.code == 2 and result.out == ""
+        assert result.err == f"comind: --expires {passed}: the date has passed (today is 2026-03-01)\n"
+    assert ids_in(initialised / ".comind" / "ledger") == before
+    for holds in ("2026-03-01", "2026-03"):  # a suppression holds through its last day, as in `comind check`
+        assert cli(initialised, "remember", *said, "--expires", holds).code == 0
+
+
 def test_show_and_search(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     rid = cli(

@@ -52,7 +52,9 @@ def test_an_expired_suppression_is_shown_with_the_constraints_of_what_it_is_on(c
     must = ["--title", "No eval", "--rule", "no eval", "--severity", "must", "--check", str(spec)]
     constraint = cli(repo.path, "remember", "constraint", "--on", "app/perm.py", *must).out.strip()
     said = ["--title", "s", "--constraint", constraint, "--reason", "r", "--owner", "o", "--expires", "2020-02-01"]
-    assert cli(repo.path, "remember", "suppression", "--on", "app/perm.py", *said).code == 0
+    with pytest.MonkeyPatch.context() as clock:  # written while it held
+        clock.setenv("COMIND_NOW", "2020-01-15T00:00:00Z")
+        assert cli(repo.path, "remember", "suppression", "--on", "app/perm.py", *said).code == 0
     repo.git("add", "-A")
     repo.commit("records")
 
