@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from comind.errors import ComindError
+from comind.git import error_line
 
 if TYPE_CHECKING:
     import pygit2
@@ -31,8 +32,8 @@ IDENTITY = ("comind preflight", "preflight@comind.invalid")
 def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     try:
         done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True, env=env)
-    except subprocess.CalledProcessError as exc:
-        raise ComindError(f"git {' '.join(args)}: {exc.stderr.strip() or 'failed'}") from None
+    except subprocess.CalledProcessError as exc:  # git's lines (a failed fetch's advice too): one of ours
+        raise ComindError(f"git {' '.join(args)}: {error_line(exc.stderr) or 'failed'}") from None
     return done.stdout.strip()
 
 

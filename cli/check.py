@@ -83,10 +83,12 @@ def _staged(root: Path) -> str:
     """A commit of the index on top of HEAD, written to the object database only (no ref moves)."""
     import subprocess
 
+    from comind.git import error_line
+
     def git(*argv: str) -> str:
         done = subprocess.run(["git", *argv], cwd=root, capture_output=True, text=True, check=False)
         if done.returncode:
-            raise ComindError(f"--staged: git {argv[0]}: {(done.stderr.strip().splitlines() or ['failed'])[0]}")
+            raise ComindError(f"--staged: git {argv[0]}: {error_line(done.stderr) or 'failed'}")
         return done.stdout.strip()
 
     tree = git("write-tree")

@@ -138,6 +138,24 @@ def packed_refs(git_dir: Path) -> dict[str, str]:
     return refs
 
 
+# -- what a git process said -----------------------------------------------------------------
+
+_NAMES_OBJECT = re.compile(r"\b(?:[0-9a-f]{40}|[0-9a-f]{64})\b")
+
+
+def error_line(stderr: str) -> str:
+    """git's error output as one line for comind's message: its first `fatal:` or `error:` line
+    without the prefix, not the advice after it; when a later one names an object (a blob a partial
+    or damaged clone lacks: "could not fetch <id> from promisor remote"), that one, the first after it
+    in brackets."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [line.split(": ", 1)[1] for line in lines if line.startswith(("fatal: ", "error: "))] or lines[:1]
+    if not said:
+        return ""
+    named = next((line for line in said if _NAMES_OBJECT.search(line)), said[0])
+    return named if named == said[0] else f"{named} ({said[0]})"
+
+
 # -- objects: pygit2 -------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from comind import config as configuration
 from comind.errors import ComindError
-from comind.git import current_branch, find_git, head_commit, is_treeless, origin_name, read_ref
+from comind.git import current_branch, error_line, find_git, head_commit, is_treeless, origin_name, read_ref
 
 if TYPE_CHECKING:
     from comind.codeindex import CodeIndex
@@ -107,7 +107,7 @@ class Workspace:
         try:
             out = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, check=True)
         except subprocess.CalledProcessError as exc:
-            raise ComindError(f"git {' '.join(args)}: {exc.stderr.strip() or 'failed'}") from None
+            raise ComindError(f"git {' '.join(args)}: {error_line(exc.stderr) or 'failed'}") from None
         return out.stdout
 
     def head(self) -> str | None:

@@ -53,3 +53,22 @@ def test_paths_changed_without_renames_are_libgit2_s(before: dict[str, object], 
         statuses = [(d.status_char(), d.old_file.path, d.new_file.path) for d in diff.deltas]
         expected = [(old, None, "D") if s == "D" else (new, old, s) for s, old, new in statuses]
         assert changed_paths(repo, base, head, renames=False) == expected
+
+
+def test_error_line_is_one_line_naming_the_missing_object_first() -> None:
+    from comind.git import error_line
+
+    fetch = (
+        "fatal: '/srv/origin' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n"
+        "Please make sure you have the correct access rights\nand the repository exists.\n"
+        f"fatal: could not fetch {'e0' * 20} from promisor remote\n"
+    )
+    assert error_line(fetch) == (
+        f"could not fetch {'e0' * 20} from promisor remote ('/srv/origin' does not appear to be a git repository)"
+    )
+    damaged = f"error: invalid object 100644 {'ab' * 20} for 'a.py'\nfatal: git-write-tree: error building trees\n"
+    assert error_line(damaged) == f"invalid object 100644 {'ab' * 20} for 'a.py'"
+    assert error_line("fatal: ambiguous argument 'x': unknown revision\nUse '--' to separate paths\n") == (
+        "ambiguous argument 'x': unknown revision"
+    )
+    assert error_line("something odd\nmore\n") == "something odd" and error_line("\n") == ""

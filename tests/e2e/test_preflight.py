@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -415,3 +416,50 @@ def test_a_record_is_verified_at_head_where_its_subject_was_found_there(cli, tmp
     moved, gone = items["f caches values forever"], items["g is slow on cold caches"]
     assert (moved["on"], moved["verified_at"]) == ("b.py::f", head)
     assert (gone["on"], gone["verified_at"]) == ("a.py::g", anchored)
+
+
+@pytest.mark.parametrize(
+    ("partial", "what"),
+    [(True, ["--staged"]), (False, ["--staged"]), (False, ["--diff"]), (False, ["--diff", "HEAD~1"])],
+)
+def test_an_index_naming_a_missing_blob_is_one_line_and_exit_2(
+    cli, tmp_path: Path, partial: bool, what: list[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """A partial clone whose promisor is out of reach, or a clone that lost a blob: git's write-tree
+    cannot read one the index names, and says so in several lines (a fetch's advice among them).
+    (git fetches no blob of a partial clone's sparse entries for write-tree: those do not fail.)"""
+    origin = GitRepo(tmp_path, "origin")
+    origin.write("app/perm.py", PERM)
+    origin.commit("initial")
+    origin.write("app/perm.py", CACHED)
+    origin.commit("Cache grants")
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    how = ["--filter=blob:none"] if partial else []
+    subprocess.run(["git", "clone", "-q", "--no-local", *how, f"file://{origin.path}", str(clone)], check=True)
+    old = origin.git("rev-parse", "HEAD~1:app/perm.py").strip()
+    if partial:
+        origin.path.rename(origin.path.with_name("moved"))  # the promisor is out of reach
+    else:
+        _drop_object(clone, old)
+    # the index names the old blob: staged, or (outside a sparse checkout) kept by `git add -A`
+    git = ["git", "-C", str(clone), "update-index"]
+    subprocess.run([*git, "--add", "--cacheinfo", f"100644,{old},app/old.py"], check=True)
+    if not partial:
+        subprocess.run([*git, "--skip-worktree", "app/old.py"], check=True)
+    result = cli(clone, "preflight", *what)
+    assert result.code == 2 and result.out == ""
+    assert result.err.count("\n") == 1 and old in result.err, result.err
+    assert result.err.startswith("comind: git write-tree: ")
+    assert "Please make sure" not in result.err and "fatal:" not in result.err and "error:" not in result.err
+
+
+def _drop_object(clone: Path, oid: str) -> None:
+    """Unpack the clone's packs into loose objects, then delete one of them."""
+    objects = clone / ".git" / "objects"
+    for pack in sorted((objects / "pack").glob("*.pack")):
+        data = pack.read_bytes()
+        for stale in pack.parent.glob(pack.stem + ".*"):
+            stale.unlink()
+        subprocess.run(["git", "-C", str(clone), "unpack-objects", "-q"], input=data, check=True)
+    (objects / oid[:2] / oid[2:]).unlink()
