@@ -1,5 +1,5 @@
 """The webhook server's durable inbox: an event is accepted only once it is on disk, is handled
-once per delivery id, and waits there across a crash or a restart.
+once per delivery id and once per signed body, and waits there across a crash or a restart.
 
 Layout under the inbox directory (``.git/comind/webhooks`` for ``comind bot serve``)::
 
@@ -7,11 +7,14 @@ Layout under the inbox directory (``.git/comind/webhooks`` for ``comind bot serv
     queue/<key>             accepted, not yet handled: one JSON header line, then the raw body
     done/<key>              an empty marker: this delivery was handled (kept ``keep_days``)
     failed/<key>            an event whose handler raised, kept ``keep_days`` for a person to read
+    bodies/<sha256>         an empty marker: a body with this hash was accepted (kept ``keep_days``)
 
 ``<key>`` is a hash of the forge and the delivery id. A body is linked into ``queue/`` only after
 an fsync, and ``link`` refuses to replace a file, so two copies of one delivery cannot both be
-queued; one whose ``done/`` marker exists is dropped. Handling is at least once: a crash between a
-handler's return and its ``done/`` marker handles that event again at the next start.
+queued; one whose ``done/`` marker exists is dropped. The delivery id is not signed, so a captured
+delivery sent again under a new id is caught by its body's marker instead. Handling is at least
+once: a crash between a handler's return and its ``done/`` marker handles that event again at the
+next start.
 """
 
 from __future__ import annotations
@@ -75,10 +78,15 @@ class Spool:
         self.size += len(chunk)
 
     @property
+    def digest(self) -> str:
+        """The SHA-256 of the body as received: the bytes the signature covers."""
+        return self._digest.hexdigest()
+
+    @property
     def delivery(self) -> str:
         """The delivery id, or for a request without one its body's hash (an identical body
         sent twice is one delivery)."""
-        return str(self.header["delivery"]) or "sha256:" + self._digest.hexdigest()
+        return str(self.header["delivery"]) or "sha256:" + self.digest
 
     def body(self) -> bytes:
         self._file.flush()
@@ -118,11 +126,11 @@ class Inbox:
         self.root = root
         self.capacity = capacity
         self.keep_days = keep_days
-        self.incoming, self.queue, self.done, self.failed = (
-            root / name for name in ("incoming", "queue", "done", "failed")
+        self.incoming, self.queue, self.done, self.failed, self.bodies = (
+            root / name for name in ("incoming", "queue", "done", "failed", "bodies")
         )
         try:
-            for path in (self.incoming, self.queue, self.done, self.failed):
+            for path in (self.incoming, self.queue, self.done, self.failed, self.bodies):
                 path.mkdir(parents=True, exist_ok=True)
             self._lock_file = open(root / "lock", "a+b")  # noqa: SIM115 - held for the inbox's life
         except OSError as exc:
@@ -155,8 +163,10 @@ class Inbox:
 
     def commit(self, spool: Spool) -> str | None:
         """Make a received body durable and queue it: its key, or None for a delivery already
-        queued or handled. Raises InboxFull when the queue is at capacity."""
+        queued or handled, or a body accepted before under another delivery id (a replay: the id
+        is not signed). Raises InboxFull when the queue is at capacity."""
         key = delivery_key(spool.header["forge"], spool.delivery)
+        digest = spool.digest  # of the body as signed, before redact() rewrites it
         try:
             spool.redact()
             spool.sync()
@@ -167,7 +177,7 @@ class Inbox:
                     os.link(spool.path, self.queue / key)
                 except FileExistsError:
                     return None
-                if (self.done / key).exists():  # handled before: the worker drops it too
+                if (self.done / key).exists() or not _first(self.bodies / digest):  # the worker drops it too
                     (self.queue / key).unlink()
                     return None
                 self._pending.add(key)
@@ -218,16 +228,25 @@ class Inbox:
             self._pending.discard(key)
 
     def prune(self, now: float | None = None) -> int:
-        """Drop done markers and failed events older than ``keep_days``."""
+        """Drop done and body markers and failed events older than ``keep_days``."""
         cutoff = (time.time() if now is None else now) - self.keep_days * 86400
         dropped = 0
-        for folder in (self.done, self.failed):
+        for folder in (self.done, self.failed, self.bodies):
             for path in _entries(folder):
                 with contextlib.suppress(FileNotFoundError):
                     if path.stat().st_mtime < cutoff:
                         path.unlink()
                         dropped += 1
         return dropped
+
+
+def _first(marker: Path) -> bool:
+    """Create an empty marker; False when it was there already."""
+    try:
+        marker.touch(exist_ok=False)
+    except FileExistsError:
+        return False
+    return True
 
 
 def _entries(folder: Path) -> Iterator[Path]:

@@ -6,7 +6,8 @@ a malformed signature, a wrong GitLab token, no Content-Length or one over ``max
 GitHub's and GitLab's cap). The body is then streamed to a file in the inbox while its signature
 is computed, so an unauthenticated body never sits in memory; a forged one is deleted. A verified
 event is fsynced into the inbox (see ``comind.bot.inbox``) and only then answered 202; a delivery
-already received is answered 200 and not handled again. The worker handles the inbox in arrival
+already received, or a body received before under another delivery id (a replay: the id is not
+signed), is answered 200 and not handled again. The worker handles the inbox in arrival
 order, resumes it after a restart and survives handler exceptions. ``GET /healthz`` answers 200.
 
 Bounds: ``max_connections`` open connections (beyond: 503), ``max_streams`` bodies received at
@@ -376,7 +377,9 @@ class _App:
         finally:
             spool.discard()
         if key is None:
-            log.info("bot serve: %s %s %s received before, not queued again", forge, event, delivery)
+            log.info(
+                "bot serve: %s %s %s received before (its id or its body), not queued again", forge, event, delivery
+            )
             return 200, "duplicate delivery: received before", {}
         app.queued(key)
         log.info("bot serve: queued %s %s %s", forge, event, delivery)

@@ -211,9 +211,11 @@ def test_gitlab_signing_token(recorder, inbox, gl):
         assert post(signed_gitlab(body, "msg-2", now, key=os.urandom(32))) == 401  # another key
         assert post(signed_gitlab(body, "msg-3", now), data=body + b" ") == 401  # another body
         assert post(signed_gitlab(body, "msg-4", now - 3600)) == 401  # an old signature: a replay
-        rotated = signed_gitlab(body, "msg-5", now)  # during a key rotation GitLab sends several
+        assert post(signed_gitlab(body, "msg-5", now)) == 200  # the same body again: a duplicate
+        later = json.dumps(gl.gitlab_note_hook(7, gl.add_note(7, "alice", "/comind why a.py"))).encode()
+        rotated = signed_gitlab(later, "msg-6", now)  # during a key rotation GitLab sends several
         rotated["webhook-signature"] = "v1,bm90IGl0 " + rotated["webhook-signature"]
-        assert post(rotated) == 202
+        assert post(rotated, data=later) == 202
     assert len(recorder.events) == 2 and recorder.events[0][2]["object_attributes"]["note"] == "/comind help"
 
 
@@ -385,6 +387,43 @@ def test_the_same_delivery_sent_21_times_is_handled_once(inbox, recorder, gl):
     with make_server(recorder, SECRET, queue_dir=inbox) as server:
         assert requests.post(server.url, data=body, headers=headers, timeout=WAIT).status_code == 200
     assert len(recorder.events) == 2
+
+
+def test_a_signed_body_replayed_under_new_delivery_ids_is_handled_once(inbox, recorder, gl):
+    """The delivery id is not signed: a captured delivery sent again under another id (and another
+    event name) is the same signed body, answered as a duplicate, and not run again."""
+    body = json.dumps({"action": "opened", "number": 5}).encode()
+    signed = github_headers("pull_request", body, delivery=DELIVERY)
+    with make_server(recorder, SECRET, queue_dir=inbox) as server:
+
+        def replay(n: int, event: str = "pull_request") -> requests.Response:
+            headers = {**signed, "X-GitHub-Delivery": f"replay-{n}", "X-GitHub-Event": event}
+            return requests.post(server.url, data=body, headers=headers, timeout=WAIT)
+
+        assert requests.post(server.url, data=body, headers=signed, timeout=WAIT).status_code == 202
+        answers = [replay(0), replay(1, "issue_comment")]
+        with ThreadPoolExecutor(8) as pool:  # and at once, racing each other
+            answers += list(pool.map(replay, range(2, 10)))
+        assert {(a.status_code, a.text) for a in answers} == {(200, "duplicate delivery: received before\n")}
+        other = json.dumps({"action": "closed", "number": 5}).encode()  # another body: another event
+        headers = github_headers("pull_request", other, delivery="another")
+        assert requests.post(server.url, data=other, headers=headers, timeout=WAIT).status_code == 202
+        # GitLab's secret token signs nothing at all: the same body under a new Idempotency-Key
+        hook = gl.gitlab_merge_request_hook(7)
+        for n in range(3):
+            fresh = {"Idempotency-Key": f"key-{n}", "X-Gitlab-Event-UUID": f"u-{n}"}
+            assert post_gitlab(server, "Merge Request Hook", hook, headers=fresh).status_code == (202, 200, 200)[n]
+    assert [(e, p.get("action")) for _, e, p in recorder.events] == [
+        ("pull_request", "opened"),
+        ("pull_request", "closed"),
+        ("Merge Request Hook", None),
+    ]
+    # the bodies are remembered on disk: after a restart too, for the inbox's window (then dropped)
+    with make_server(recorder, SECRET, queue_dir=inbox) as server:
+        assert replay(10).status_code == 200
+        assert server.inbox.prune(now=time.time() + 8 * 86400) > 0
+        assert replay(11).status_code == 202
+    assert len(recorder.events) == 4
 
 
 def test_a_secret_in_an_event_is_not_kept_in_the_queue(inbox, gl):
