@@ -84,9 +84,10 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
         return out
     blob = blob_id(tree, path)
     if blob is None:
-        raise AnchorError(
-            f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}" + _nearest(path, all_paths(tree))
-        )
+        where = f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}"
+        if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`, as `why` says
+            raise AnchorError(f"{where}: a folder, written {path}/")
+        raise AnchorError(where + _nearest(path, all_paths(tree)))
     out["blob"] = blob
     if scope == "file" and "line" not in anchor:
         return out

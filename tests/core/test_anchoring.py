@@ -69,6 +69,7 @@ def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: i
     [
         ("app/perm.py::Checker.chek", "no symbol 'Checker.chek' in app/perm.py (nearest: Checker.check"),
         ("app/prem.py", "no file app/prem.py"),
+        ("app", "anchor 'app': no file app at "),  # a folder written without its slash: said so
         ("app/prem.py::f", "(nearest: app/perm.py"),
         ("module:app.nothing", "no module 'app.nothing'"),
         ("app/perm.py:10", "anchor 'app/perm.py:10': app/perm.py has 9 lines at "),
@@ -79,6 +80,7 @@ def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: i
 def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anchor: str, message: str) -> None:  # type: ignore[no-untyped-def]
     result = cli(gr.path, "remember", "gotcha", "--on", anchor, "--title", "t", "--symptom", "s", "--cause", "c")
     assert result.code == 2 and message in result.err
+    assert result.err.rstrip().endswith(": a folder, written app/") == (anchor == "app"), result.err
 
 
 def test_file_renamed_with_edits_is_reanchored_and_active(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
