@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from comind.agents.entries import subject_anchor
 from comind.anchors import format_anchor
 from comind.cli import colour, note
 from comind.records import Record, short_id
@@ -125,12 +126,15 @@ def _escape_char(match: re.Match[str]) -> str:
 
 
 def subject(record: Record) -> str:
+    """The anchor a record is listed by, as agents are shown it (`subject_anchor`: its code before
+    a README or a CI file), then how many other subjects it has."""
     anchors = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
-    if not anchors:
+    shown = subject_anchor(record)
+    if shown is None:
         target = record.fields.get("target")
         return f"-> {short_id(target)}" if target else ""
     more = f" (+{len(anchors) - 1})" if len(anchors) > 1 else ""
-    return format_anchor(anchors[0]) + more
+    return format_anchor(shown) + more
 
 
 def brief(reason: str, keep: int = 2) -> str:

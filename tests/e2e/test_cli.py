@@ -165,6 +165,20 @@ def test_remember_every_kind_then_log(initialised: Path, cli) -> None:  # type: 
     assert text.out.count("\n") == 1 and "Cache grants in Redis" in text.out
 
 
+def test_log_names_a_record_by_its_code_as_agents_are_shown_it(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A record on a README and a symbol is listed by the symbol, not by whichever anchor sorts
+    first (a harvested attempt's anchors are sorted by path: `.travis.yml` came before the code)."""
+    made = cli(
+        initialised,
+        "remember",
+        "gotcha",
+        *("--on", "README.md", "--on", "app/perm.py::Checker.check"),
+        *("--title", "Grants cached", "--symptom", "stale", "--cause", "cache"),
+    )
+    assert made.code == 0, made.err
+    assert "Grants cached  app/perm.py::Checker.check (+1)" in cli(initialised, "log").out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
