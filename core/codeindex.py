@@ -40,9 +40,9 @@ if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither
 
     from .symbols import Call, Definition, FileSymbols, Import
 
-CACHE_VERSION = "8"  # 4: C, C++, Ruby and PHP read (trees indexed before left their files out); 5: C#;
+CACHE_VERSION = "9"  # 4: C, C++, Ruby and PHP read (trees indexed before left their files out); 5: C#;
 # 6: Kotlin; 7: Rust's `self::` and `super::` paths in an inline `mod` read from the file's module;
-# 8: a comment in a Rust `use` is no name
+# 8: a comment in a Rust `use` is no name; 9: C++'s `MACRO void ns::f()` is `ns.f`, not `void.f`
 MAX_FILE_SIZE = 1 << 20
 # Processes that parse: this one and WORKERS - 1 workers (ast-grep scans with every core too).
 WORKERS = min(8, max(2, os.cpu_count() or 2))

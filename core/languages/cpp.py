@@ -7,7 +7,8 @@ operator its type (``Foo.operator bool``). Templates are read through: ``Foo<T>`
 A ``.h`` header is C++ here (ast-grep reads it as C): the C++ grammar reads a C header as well as C's
 does and a C++ one far better (ERROR nodes: C's 6, 3 and 2,494 against C++'s 7, 3 and 177 on a C
 server's, a C library's and a C++ library's main header; that last one parsed 3x faster). It reads
-``MACRO T *\\nf(void)`` as ``T::*f(void)`` with a made-up (MISSING) ``::``: such a name is ``f``."""
+``MACRO T *\\nf(void)`` as ``T::*f(void)`` with a made-up (MISSING) ``::``: such a name is ``f``; and
+``MACRO void ns::f()`` with ``void`` as the scope and ``ns`` an ERROR: such a name is ``ns.f``."""
 
 from __future__ import annotations
 
@@ -71,10 +72,13 @@ class Cpp(C):
 
     def owner_of(self, node: Node) -> str | None:
         d = _declared(node) if node.type == "function_definition" else None
-        scopes = []
+        scopes: list[str] = []
         while _scoped(d):
             assert d is not None
             scope = d.child_by_field_name("scope")
+            error = next((c for c in d.children if c.type == "ERROR"), None)
+            if error is not None:  # `MACRO void ns::f()`: the return type read as the scope, `ns` an ERROR
+                scopes, scope = [], error
             if scope is not None:
                 scopes.append(strip_generics(text(scope)).strip())
             d = d.child_by_field_name("name")

@@ -417,6 +417,8 @@ def test_cpp_macros_read_as_functions_define_nothing() -> None:
         };
         JEMALLOC_ALWAYS_INLINE cache_t *
         cache_get(bool init) { return 0; }
+        FMT_FUNC void fmt::print_colored(int c) { return; }
+        FMT_FUNC std::string fmt::internal::name() { return ""; }
         FMT_BEGIN_NAMESPACE
         namespace detail { int helper() { return 1; } }
         FMT_END_NAMESPACE
@@ -431,6 +433,10 @@ def test_cpp_macros_read_as_functions_define_nothing() -> None:
         "Box.operator bool": "method",  # a conversion operator: its type, not its qualifiers
         "Box.SIZE": "method",  # capitals are a macro's only outside a class
         "cache_get": "function",
+        # a macro before the return type: tree-sitter reads `void` (`std::string`) as the scope and
+        # the scope as an ERROR, once `void.print_colored`
+        "fmt.print_colored": "method",
+        "fmt.internal.name": "method",
     }
 
 
