@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from comind.checks.context import CheckContext
+    from comind.checks.interface import Check
     from comind.records import Record
     from comind.workspace import Workspace
 
@@ -233,5 +235,24 @@ def _warn_unmatched(ws: Workspace, record: Record) -> None:
         return
     head = ctx.commit("HEAD")
     ctx.set_change(None, head)
+    if not getattr(check, "run", False):  # (a test check that runs its test: not run here)
+        _note_violations(record, check, ctx, head)
     for line in unmatched_warnings(record.id, check, ctx, head):
         print(f"comind: warning: at HEAD, {line}", file=sys.stderr)
+
+
+def _note_violations(record: Record, check: Check, ctx: CheckContext, head: str) -> None:
+    """Say when the new check fails at HEAD already: `comind check` holds a change only to the
+    violations it adds, so its "no findings" would otherwise read as the constraint holding."""
+    from comind.cli import note
+
+    found = type(check).evaluate_many([check], ctx, head)[check].violations
+    if not found:
+        return
+    where = ", ".join(f"{v.path}:{v.line}" if v.line else str(v.path or "the repository") for v in found[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    count = f"{len(found)} violation{'s' * (len(found) != 1)}"
+    note(
+        f"comind: note: constraint {short_id(record.id)} ({check.type}) finds {count} at HEAD already: "
+        f"{where}{more}; comind check reports only those a change adds (--all lists every one)"
+    )

@@ -1167,6 +1167,13 @@ def test_a_glob_naming_nothing_is_a_warning_at_remember_and_check(cli, app: GitR
         f"comind: warning: at HEAD, {said}, so the check cannot fail"
     ]
     assert "warning" not in made["right"][1]
+    # the right one already fails at HEAD: said, or `check` saying "no findings" would read as a pass
+    already = [x for x in made["right"][1].splitlines() if "at HEAD" in x]
+    assert len(already) == 1 and already[0].startswith(
+        f"comind: note: constraint {made['right'][0]} (graph) finds 1 violation at HEAD already: app/handlers/"
+    ), made["right"][1]
+    assert "comind check reports only those a change adds (--all lists every one)" in already[0]
+    assert not any("at HEAD" in x for x in made["wrong"][1].splitlines() if "note" in x)
     app.commit("record the constraints")
     result = cli(app.path, "check", "--all")
     assert result.code == 1  # the right glob finds app/handlers/legacy.py's import; the wrong one warns
