@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from comind import promisor
 from comind.checks.change import compute_change
 from comind.checks.findings import LEVELS, Report
-from comind.checks.run import CheckRun, constraint_violations, dead_ends
+from comind.checks.run import CheckRun, constraint_violations, dead_ends, unread
 from comind.errors import ComindError
 
 from .entries import entry_of, followed, person_confirmed, where_now
@@ -57,6 +58,7 @@ class Preflight:
     items: list[Item] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     touched: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # changed files the clone lacks: a partial result
 
     def exit_code(self, fail_level: str) -> int:
         if fail_level == "none":
@@ -79,6 +81,8 @@ class Preflight:
             "touched": self.touched,
             "items": [i.to_json() for i in self.items],
             "warnings": self.warnings,
+            "partial": bool(self.unread),
+            "unread": self.unread,
         }
 
 
@@ -109,12 +113,15 @@ def resolve(ws: Workspace, spec: str | None, *, staged: bool, tree: PendingTree 
 
 def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: str = "diff") -> Preflight:
     index = ws.index
-    change = compute_change(index, base, head)
+    promisor.take_warning(index.repo)  # (an earlier question's, in a long-lived server)
+    change = compute_change(index, base, head)  # (in a partial clone, it fetches what the snapshots read)
     run = CheckRun(ws, ledger, base, head, change, index.snapshot(head), index.snapshot(base), record_enforced=False)
     report = Report(base=base, head=head, repo=ws.repo_name)
+    report.unread, warning = unread(index.repo, change)
     constraint_violations(run, report)
     dead_ends(run, report)
-    result = Preflight(mode, base, head, warnings=list(report.warnings))
+    result = Preflight(mode, base, head, warnings=[*report.warnings, *([warning] if warning else [])])
+    result.unread = report.unread
     touched = run.touched_symbols()
     result.touched = sorted(f"{p}::{q}" for p, q in touched) or sorted(change.paths)
     records = {r.id: r for r in run.records}
@@ -169,6 +176,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
     anchorer.flush()
+    promisor.take_warning(index.repo)  # said as `warning`, of the files it left unread
     order = list(SECTIONS)
     result.items.sort(key=lambda i: (order.index(i.section), -LEVELS.index(i.level), i.entry.kind, i.entry.id))
     return result

@@ -211,6 +211,7 @@ def report_from_json(data: dict[str, Any]) -> Report:
         warnings=[str(w) for w in data.get("warnings") or ()],
         stats=dict(data.get("stats") or {}),
         repo=str(data.get("repo") or ""),
+        unread=[str(p) for p in data.get("unread") or ()],
     )
 
 

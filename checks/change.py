@@ -15,6 +15,8 @@ from comind.checks.context import change_of, remember_change
 from comind.harvest.approach import Approach, approach_of_range
 
 if TYPE_CHECKING:
+    import pygit2
+
     from comind.codeindex import CodeIndex, Snapshot
 
 
@@ -61,6 +63,27 @@ class Change:
 
     def added_lines(self, path: str) -> frozenset[int]:
         return self._added.get(path, frozenset())
+
+    def unread(self, repo: pygit2.Repository) -> list[str]:
+        """The paths of changed files whose contents, at base or at head, this clone lacks (a
+        partial clone whose promisor could not be reached, a clone missing objects): their lines,
+        and the symbols they touch, are not known."""
+        import pygit2
+
+        trees = {}
+        for side, commit in (("base", self.approach.base), ("head", self.approach.head)):
+            trees[side] = repo[commit].peel(pygit2.Tree) if commit else None
+        odb, out = repo.odb, []
+        for f in self.files:
+            if not f.binary:  # its lines were read: both sides are here
+                continue
+            for side, path in (("base", f.old_path), ("head", f.path)):
+                tree = trees[side]
+                entry = tree[path] if tree is not None and path and path in tree else None
+                if entry is not None and entry.filemode != pygit2.enums.FileMode.COMMIT and entry.id not in odb:
+                    out.append(f.path or f.old_path)
+                    break
+        return sorted(out)
 
     def touched_symbols(self, head: Snapshot, base: Snapshot) -> set[tuple[str, str]]:
         """(path, qualname) of the definitions at head holding added lines and at base holding

@@ -120,6 +120,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)  # e.g. "semgrep not installed: 2 checks not run"
     stats: dict[str, Any] = field(default_factory=dict)  # files changed, records considered, timings…
     repo: str = ""
+    unread: list[str] = field(default_factory=list)  # changed files the clone lacks: a partial report
 
     def at_or_above(self, fail_level: str) -> list[Finding]:
         if fail_level == "none":
@@ -145,5 +146,7 @@ class Report:
             "head": self.head,
             "findings": [f.to_json() for f in self.sorted()],
             "warnings": list(self.warnings),
+            "partial": bool(self.unread),
+            "unread": list(self.unread),
             "stats": dict(self.stats),
         }

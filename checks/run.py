@@ -160,16 +160,21 @@ def run_check(
         stats["harvest"] = harvest_new(ws, head_id)
 
     ledger = open_ledger(ws)
+    # the change first: in a partial clone its diff fetches the blobs the snapshots then read
+    change = compute_change(index, base_id, head_id) if base_id else None
     say("indexing head")
     head_snapshot = index.snapshot(head_id)
-    base_snapshot = change = None
+    base_snapshot = None
     if base_id:
         say("indexing base")
         base_snapshot = index.snapshot(base_id)
-        change = compute_change(index, base_id, head_id)
-        stats["files_changed"] = len(change.files)
     run = CheckRun(ws, ledger, base_id, head_id, change, head_snapshot, base_snapshot)
     report = Report(base=base_id, head=head_id, repo=ws.repo_name)
+    if change is not None:
+        stats["files_changed"] = len(change.files)
+        report.unread, warning = unread(index.repo, change)
+        if warning:
+            report.warnings.append(warning)
     if base_id is None and not check_all and ws.default_branch() == "HEAD":
         report.warnings.append(
             "no default branch found (no origin/HEAD, main or master), so HEAD stands for it and "
@@ -194,6 +199,20 @@ def run_check(
     stats["seconds"] = round(time.perf_counter() - started, 3)
     report.stats.update(stats)
     return report
+
+
+def unread(repo: Any, change: Change) -> tuple[list[str], str | None]:
+    """The changed files this clone lacks the contents of (after a partial clone's fetch), and a
+    warning saying how many and why: what touches their symbols is not found, so the result is partial."""
+    paths = change.unread(repo)
+    if not paths:
+        return [], None
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    files = f"{len(paths)} changed file{'s' if len(paths) != 1 else ''}"
+    return paths, (
+        f"partial result: {files} could not be read ({promisor.why_unread(repo)}): {shown}; "
+        "the symbols the change touches there, and the records on them, are not known"
+    )
 
 
 def keeps(mode: str, change: Change, finding: Finding) -> bool:
@@ -293,9 +312,12 @@ def stale_records(run: CheckRun, report: Report) -> None:
     level = {"stale": "warning", "orphaned": "warning", "unverifiable": "note"}
     reported = {f.record_id for f in report.findings}  # a re-proposed dead end is not also "stale"
     locate = _locator(run)
+    unread = set(report.unread)  # a file the clone lacks at head is not gone: its records' state is not known
     for record in candidates:
         status = derived[record.id]
         if status.state not in level or record.id in reported or record.kind == "attempt":
+            continue
+        if any(a.get("path") in unread for a in record.anchors):
             continue
         path, line = locate(record, status.reason)
         if is_history(record):  # harvested evidence stays true: read it, nothing to confirm

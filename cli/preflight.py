@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"          {line}")
             if e.verify:
                 print(f"          {e.verify}")
+        if result.unread:  # (the warning on stderr says which and why)
+            n = len(result.unread)
+            print(f"comind preflight: partial result, {n} changed file{'s' if n != 1 else ''} could not be read")
     return int(result.exit_code(ws.config.fail_level))
 
 

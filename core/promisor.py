@@ -129,6 +129,17 @@ def take_warning(repo: pygit2.Repository) -> str | None:
     )
 
 
+def why_unread(repo: pygit2.Repository) -> str:
+    """Why blobs this clone lacks are not here, for a warning naming what could not be read: the
+    promisor's failed fetch (kept for :func:`take_warning`), or no promisor to fetch them from."""
+    if promisor_remote(repo) is None:
+        return "not in this clone, which has no promisor remote to fetch them from"
+    failures = _failures.get(repo.path)
+    if failures:
+        return f"not fetched from the promisor remote: {failures[0]}"
+    return "not in this clone, nor fetched from its promisor remote"
+
+
 def _reason(stderr: str) -> str:
     """git's first fatal or error line, without its prefix ("'/x' does not appear to be a git
     repository"), not the advice after it ("Please make sure you have the correct access rights")."""

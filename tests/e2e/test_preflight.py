@@ -463,3 +463,85 @@ def _drop_object(clone: Path, oid: str) -> None:
             stale.unlink()
         subprocess.run(["git", "-C", str(clone), "unpack-objects", "-q"], input=data, check=True)
     (objects / oid[:2] / oid[2:]).unlink()
+
+
+def _blobless_past_change(cli, tmp_path: Path) -> tuple[GitRepo, Path]:  # type: ignore[no-untyped-def]
+    """An origin with a gotcha on Checker.check and two later changes to it, and a blobless clone of
+    it: the clone lacks the contents of app/perm.py before its last change."""
+    origin = GitRepo(tmp_path, "origin")
+    origin.write("app/perm.py", PERM + "\n\ndef other():\n    return 1\n")
+    origin.commit("initial")
+    said = ["--symptom", "slow", "--cause", "no cache"]
+    assert (
+        cli(
+            origin.path, "remember", "gotcha", "--on", "app/perm.py::Checker.check", "--title", "check is slow", *said
+        ).code
+        == 0
+    )
+    origin.git("add", ".comind")
+    origin.commit("records")
+    for strict in ("True", "False"):
+        origin.write(
+            "app/perm.py", PERM.replace("user.id", f"user.id, strict={strict}") + "\n\ndef other():\n    return 1\n"
+        )
+        origin.commit(f"strict={strict}")
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)], check=True
+    )
+    return origin, clone
+
+
+def test_a_past_range_in_a_blobless_clone_fetches_its_blobs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, clone = _blobless_past_change(cli, tmp_path)
+    result = cli(clone, "preflight", "--diff", "HEAD~2..HEAD~1", "--format", "json")
+    out = json.loads(result.out)
+    assert result.code == 0 and (out["partial"], out["unread"], out["warnings"]) == (False, [], [])
+    assert [i["title"] for i in out["items"]] == ["check is slow"]
+    assert "app/perm.py::Checker.check" in out["touched"]
+
+
+@pytest.mark.parametrize("partial", [True, False])
+def test_a_range_whose_blobs_cannot_be_had_is_a_partial_result(cli, tmp_path: Path, partial: bool) -> None:  # type: ignore[no-untyped-def]
+    """The promisor out of reach, or a clone that lost a blob: the changed file is unread, so the
+    records on the symbols it touches are missed; it says so, once on stderr and in the output, and
+    exits as `comind check` does (0: a warning is no finding)."""
+    origin, clone = _blobless_past_change(cli, tmp_path)
+    if partial:
+        origin.path.rename(origin.path.with_name("moved"))
+        why = f"not fetched from the promisor remote: '{origin.path}' does not appear to be a git repository"
+    else:
+        full = tmp_path / "full"
+        subprocess.run(["git", "clone", "-q", "--no-local", str(origin.path), str(full)], check=True)
+        _drop_object(full, origin.git("rev-parse", "HEAD~1:app/perm.py").strip())
+        clone, why = full, "not in this clone, which has no promisor remote to fetch them from"
+    warning = (
+        f"partial result: 1 changed file could not be read ({why}): app/perm.py; "
+        "the symbols the change touches there, and the records on them, are not known"
+    )
+    result = cli(clone, "preflight", "--diff", "HEAD~2..HEAD~1", "--format", "json")
+    out = json.loads(result.out)
+    assert result.code == 0 and (out["partial"], out["unread"], out["warnings"]) == (True, ["app/perm.py"], [warning])
+    assert result.err.splitlines()[-1:] == [f"comind: warning: {warning}"]
+    assert sum("warning" in line for line in result.err.splitlines()) == 1
+    text = cli(clone, "preflight", "--diff", "HEAD~2..HEAD~1")
+    assert (
+        text.code == 0
+        and text.out.splitlines()[-1] == "comind preflight: partial result, 1 changed file could not be read"
+    )
+    check = cli(clone, "check", "--base", "HEAD~2", "--head", "HEAD~1", "--format", "json")
+    report = json.loads(check.out)
+    assert check.code == 0 and (report["partial"], report["unread"]) == (True, ["app/perm.py"])
+    assert warning in report["warnings"]
+    assert not report["findings"]  # its record is not "orphaned": the file is unread, not gone
+
+
+def test_check_fetches_the_change_s_blobs_before_it_indexes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`comind check` indexed head and base before the diff fetched their blobs: a blobless clone's
+    app/perm.py was missing at head, its gotcha reported orphaned."""
+    _, clone = _blobless_past_change(cli, tmp_path)
+    result = cli(clone, "check", "--base", "HEAD~2", "--head", "HEAD~1", "--format", "json")
+    report = json.loads(result.out)
+    assert result.code == 0 and (report["partial"], report["warnings"]) == (False, [])
+    assert [(f["type"], f["title"]) for f in report["findings"]] == [("context", "gotcha: check is slow")]
