@@ -40,9 +40,11 @@ if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither
 
     from .symbols import Call, Definition, FileSymbols, Import
 
-CACHE_VERSION = "9"  # 4: C, C++, Ruby and PHP read (trees indexed before left their files out); 5: C#;
+CACHE_VERSION = "10"  # 4: C, C++, Ruby and PHP read (trees indexed before left their files out); 5: C#;
 # 6: Kotlin; 7: Rust's `self::` and `super::` paths in an inline `mod` read from the file's module;
-# 8: a comment in a Rust `use` is no name; 9: C++'s `MACRO void ns::f()` is `ns.f`, not `void.f`
+# 8: a comment in a Rust `use` is no name; 9: C++'s `MACRO void ns::f()` is `ns.f`, not `void.f`;
+# 10: a tree's blobs the clone lacked are kept, and once one is fetched its tree is indexed again (a
+# tree indexed before left those files out for good)
 MAX_FILE_SIZE = 1 << 20
 # Processes that parse: this one and WORKERS - 1 workers (ast-grep scans with every core too).
 WORKERS = min(8, max(2, os.cpu_count() or 2))
@@ -50,6 +52,7 @@ PARALLEL_THRESHOLD = 48  # new blobs to parse before worker processes pay for th
 CHUNK = 24  # files per task at most (see _chunks): tasks are pulled, so the workers end together
 
 _SYMLINK, _GITLINK = 0o120000, 0o160000
+_MISSING = "missing-blobs"  # memo kind: a tree's blob ids this clone lacked when it was indexed
 _SKIPS = ("unsupported", "large", "binary", "symlink", "submodule", "missing")
 
 Progress = Callable[[int, int], None]
@@ -368,12 +371,23 @@ class CodeIndex:
     def snapshot(self, rev: str, progress: Progress | None = None) -> Snapshot:
         commit_id, tree_id, _ = self.commit_info(rev)
         row = self.db.execute("SELECT data FROM trees WHERE oid = ?", (tree_id,)).fetchone()
-        if row is not None:
+        if row is not None and not self._fetched_since(tree_id):
             snapshot = Snapshot(self, commit_id, tree_id, None, None, row=row[0])  # decoded on first use
             if progress:
                 progress(len(snapshot.files), len(snapshot.files))
             return snapshot
         return self._index(commit_id, tree_id, progress)
+
+    def _fetched_since(self, tree_id: str) -> bool:
+        """Whether a blob the tree's files lacked when it was indexed is here now (a partial clone's
+        fetch brought it): its cached file list, which left that file out, is then out of date."""
+        missing = self.memo_get(_MISSING, [tree_id]).get(tree_id)
+        if not missing:
+            return False
+        import pygit2
+
+        odb = self.repo.odb
+        return any(pygit2.Oid(hex=oid) in odb for oid in missing.split())
 
     # memo: derived facts keyed by the revisions they depend on --------------------------------------
     def memo_get(self, kind: str, keys: Iterable[str]) -> dict[str, str]:
@@ -443,11 +457,16 @@ class CodeIndex:
             stats.errors += st == "error"
         stats.files = len(files)
         tree_row = _dump_tree_row(files, stats, status)
+        missing = sorted({e.blob for e in candidates.values() if status[(e.blob, e.language)] == "missing"})
         db = self.db
         with db:
             db.execute("BEGIN IMMEDIATE")
             db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
             db.execute("INSERT OR REPLACE INTO trees VALUES (?, ?)", (tree_id, tree_row))
+            if missing:  # what to look for before this row is used again (`_fetched_since`)
+                db.execute("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)", (_MISSING, tree_id, " ".join(missing)))
+            else:
+                db.execute("DELETE FROM memo WHERE kind = ? AND key = ?", (_MISSING, tree_id))
         return Snapshot(self, commit_id, tree_id, files, stats)
 
     def _cached_status(self, wanted: Mapping[tuple[str, str], str]) -> dict[tuple[str, str], str]:

@@ -537,6 +537,18 @@ def test_a_range_whose_blobs_cannot_be_had_is_a_partial_result(cli, tmp_path: Pa
     assert not report["findings"]  # its record is not "orphaned": the file is unread, not gone
 
 
+def test_blobs_fetched_after_a_failed_fetch_are_read(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A snapshot indexed while the promisor was out of reach left app/perm.py out; once a later
+    run fetches it, the snapshot is indexed again instead of missing the file for good."""
+    origin, clone = _blobless_past_change(cli, tmp_path)
+    moved = origin.path.rename(origin.path.with_name("moved"))
+    assert json.loads(cli(clone, "preflight", "--diff", "HEAD~2..HEAD~1", "--format", "json").out)["partial"]
+    moved.rename(origin.path)
+    out = json.loads(cli(clone, "preflight", "--diff", "HEAD~2..HEAD~1", "--format", "json").out)
+    assert not out["partial"] and "app/perm.py::Checker.check" in out["touched"]
+    assert [i["title"] for i in out["items"]] == ["check is slow"]
+
+
 def test_check_fetches_the_change_s_blobs_before_it_indexes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`comind check` indexed head and base before the diff fetched their blobs: a blobless clone's
     app/perm.py was missing at head, its gotcha reported orphaned."""
