@@ -21,7 +21,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
-from comind.git import all_paths, blob_id, changed_paths, is_dir, tree_entry
+from comind.git import all_paths, blob_id, is_dir, tree_entry
 from comind.records import Record
 from comind.sanitize import clean_text
 from comind.status import CodeVerdict
@@ -544,10 +544,11 @@ class Anchorer:
         the way, so no hash finds it; then on from there to `target`. None: no sign of a move.
 
         Rule: the landing itself defines, in another file of the language that it adds or edits and
-        that did not define it before, one symbol of the same kind and the same last name, under
-        the same qualified name or holding again the drift threshold's share of its lines (a clear
-        majority: tokens alone would pair `A.__init__` with any `B.__init__` setting fields). One
-        landing, so a namesake written later is not taken for it; several are never guessed between."""
+        that did not define it before, one symbol of the same kind and the same last name, holding
+        again the drift threshold's share of its lines (a name alone would pair `A.__init__` with any
+        `B.__init__`, or a package's `New` with every other's). One landing, so a namesake written
+        later is not taken for it; several are never guessed between. Only a file holding the name
+        and those lines is parsed: a cold status of a long history meets landings of hundreds of files."""
         from comind.languages import language_for_path, parse_file
         from comind.promisor import promisor_remote
 
@@ -556,32 +557,23 @@ class Anchorer:
         if not parents or lang is None or promisor_remote(self.index.repo) is not None:
             return None
         before, symbol, kind = str(parents[0]), anchor["symbol"], anchor.get("kind")
-        if not self._has_path(before, path):  # (its file renamed before the landing deleted it)
+        held = _blob_data(self.index, before, path)
+        if held is None:  # (its file renamed before the landing deleted it)
             return None
         last = _plain(symbol.rsplit(".", 1)[-1])
+        naming = [(p, data) for p, data in _naming(self.index.repo, before, landing, last, lang.name) if p != path]
+        own = next((d for d in parse_file(path, held).definitions if d.qualname == symbol), None) if naming else None
+        lines = _lines_of(held, own) if own is not None else Counter()
+        need = self.threshold * sum(lines.values())
         found: list[tuple[str, Definition]] = []
-        lines: Counter[str] | None = None  # the symbol's own, before the landing (read when asked)
-        for other, _old, status in changed_paths(self.index.repo, before, landing, renames=False):
-            language = language_for_path(other)
-            if other == path or status not in ("A", "M") or language is None or language.name != lang.name:
-                continue
-            data = _blob_data(self.index, landing, other)
-            if data is None or last.encode() not in data:  # (most files changed: no parse)
-                continue
+        for other, data in naming:
+            if not lines or sum(min(n, data.count(text.encode())) for text, n in lines.items()) < need:
+                continue  # (the whole file does not hold them: no definition in it does)
             for d in parse_file(other, data).definitions:
                 if (kind and d.kind != kind) or _plain(d.qualname.rsplit(".", 1)[-1]) != last:
                     continue
-                if self._defines(before, other, d.qualname):
-                    continue
-                if d.qualname != symbol:
-                    if lines is None:
-                        held = _blob_data(self.index, before, path) or b""
-                        own = next((o for o in parse_file(path, held).definitions if o.qualname == symbol), None)
-                        lines = _lines_of(held, own) if own else Counter()
-                    again = sum((lines & _lines_of(data, d)).values())
-                    if not lines or again < self.threshold * sum(lines.values()):
-                        continue
-                found.append((other, d))
+                if sum((lines & _lines_of(data, d)).values()) >= need and not self._defines(before, other, d.qualname):
+                    found.append((other, d))
         if len(found) > 1:
             return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in found[:10]))
         if not found:
@@ -1037,6 +1029,33 @@ def _parents(repo: pygit2.Repository, commit: str) -> list[pygit2.Oid]:
         return list(cast("pygit2.Commit", repo[commit]).parent_ids)
     except KeyError:
         return []
+
+
+def _naming(repo: pygit2.Repository, before: str, landing: str, name: str, language: str) -> list[tuple[str, bytes]]:
+    """(path, content) of each file of `language` that `landing` adds or edits whose content names
+    `name` as a word: a text search, so that few files are parsed."""
+    import re
+
+    import pygit2
+
+    from comind.languages import language_for_path
+
+    raw = name.encode()
+    word = re.compile(rb"(?<![\w$])" + re.escape(raw) + rb"(?![\w$])")
+    old, new = repo[before], repo[landing]
+    assert isinstance(old, pygit2.Commit) and isinstance(new, pygit2.Commit)
+    out = []
+    for delta in repo.diff(old.tree, new.tree).deltas:
+        kind = language_for_path(delta.new_file.path)
+        if delta.status_char() not in ("A", "M") or kind is None or kind.name != language:
+            continue
+        try:
+            data = bytes(cast("pygit2.Blob", repo[delta.new_file.id]).data)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+        if raw in data and word.search(data):  # (`in` first: a plain search is many times faster)
+            out.append((delta.new_file.path, data))
+    return out
 
 
 def _lines_of(data: bytes, d: Definition) -> Counter[str]:
