@@ -176,20 +176,25 @@ def _harvest(
     tips = _tips(ws, head)
     if not tips:
         return result  # a repository without commits
-    if not since and state.get("tips") == tips:
+    from comind.actors import salt_tag
+
+    actors = salt_tag(ws.actor_salt())
+    keyed = state.get("actors", salt_tag(ws.repo_name))
+    if not since and state.get("tips") == tips and keyed == actors:
         result.up_to_date = True
         return result
 
-    from comind.actors import salt_tag
     from comind.git import open_repo, since_commit
-
-    actors = salt_tag(ws.actor_salt())
-    if state.get("actors", salt_tag(ws.repo_name)) != actors:
-        state = {}  # records keyed otherwise before (the store got its key): derived again, with it
-
     from comind.promisor import promisor_remote
 
     repo = open_repo(ws.root)
+    if state and keyed != actors:  # records keyed otherwise before (the store got its key, HEAD left it)
+        from comind.harvest.rekey import rekey
+
+        if rekey(ws, repo, keyed, actors):
+            _save_state(ws, state | {"actors": actors})
+        else:
+            state = {}  # a record's commit is gone: derived again, with the new key
     result.shallow = bool(repo.is_shallow)
     default = tips.get("default")
     base = default or tips["HEAD"]  # the history whose records are kept from one run to the next

@@ -61,7 +61,8 @@ def decode_message(commit: pygit2.Commit) -> str:
         return bytes(commit.raw_message).decode("utf-8", "replace")
 
 
-def _identity(sig: pygit2.Signature) -> tuple[str, str]:
+def identity(sig: pygit2.Signature) -> tuple[str, str]:
+    """(name, email) of an author: what its actor pseudonym is made from (`HarvestContext.provenance`)."""
     try:
         return str(sig.name), str(sig.email)
     except LookupError:  # decoded with the commit's unknown encoding
@@ -122,7 +123,7 @@ def walk(
         message = decode_message(c)
         subject, body = split_message(message)
         author = c.author
-        name, email = _identity(author)
+        name, email = identity(author)
         parents = _recorded_parents(c) if sha in boundary else tuple(str(p) for p in c.parent_ids)
         info = object.__new__(CommitInfo)  # CommitInfo(...) without the frozen __init__'s per-field cost
         info.__dict__.update(

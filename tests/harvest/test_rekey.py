@@ -1,0 +1,110 @@
+"""A new actor key re-keys the harvest cache (`harvest.rekey`): the records a fresh harvest under that
+key makes, without walking the history again. Real repositories in tmp folders."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from comind.harvest.run import harvest
+from comind.store import Store
+from comind.workspace import Workspace
+from tests.gitrepo import GitRepo
+
+BEA = "Bea Reviewer <bea@example.com>"
+CY = "Cy Lorekeeper <cy@example.com>"
+
+
+@pytest.fixture(autouse=True)
+def _store_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COMIND_ACTOR_SALT", raising=False)
+
+
+def _history(tmp_path: Path) -> GitRepo:
+    """Reverts and Lore by three people: records whose actors a key change touches."""
+    r = GitRepo(tmp_path)
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(8))
+    r.write("a.py", body)
+    r.commit("Start")
+    for n, author in ((1, BEA), (3, CY)):
+        r.write("a.py", body.replace(f"x + {n}\n", f"x + {n} + 0\n"))
+        r.commit(f"Make f{n} faster", author=author)
+        r.revert_head("slower on small inputs")
+    r.write("b.py", "def g():\n    return 2\n")
+    r.commit("Add g\n\nConstraint: g stays pure\nRejected: caching g | it is cheap", author=CY)
+    return r
+
+
+def _records(path: Path) -> dict[str, object]:
+    ws = Workspace(path)
+    return {r.id: r.data for store in (ws.harvest_store, ws.branch_store) for r in store.iter_records()}
+
+
+def _fresh(path: Path, tmp_path: Path) -> dict[str, object]:
+    """What a first harvest of the same work tree (and so the same key) makes."""
+    copy = tmp_path / f"fresh-{len(list(tmp_path.glob('fresh-*')))}" / path.name  # (ids name the repository)
+    shutil.copytree(path, copy, symlinks=True)
+    shutil.rmtree(copy / ".git" / "comind")
+    harvest(Workspace(copy))
+    return _records(copy)
+
+
+def _actors(records: dict[str, object]) -> set[str]:
+    return {data["provenance"]["actor"] for data in records.values()}  # type: ignore[index]
+
+
+def _keyed(r: GitRepo, message: str) -> None:
+    """The in-repository store gets its key (as the first `comind remember` makes it), committed."""
+    assert Store(str(r.path / ".comind" / "ledger")).actor_salt(create=True)
+    r.commit(message)
+
+
+def test_a_new_store_key_rekeys_the_cache_instead_of_harvesting_again(tmp_path: Path) -> None:
+    r = _history(tmp_path)
+    harvest(Workspace(r.path))
+    before = _records(r.path)
+    assert len(before) >= 4 and len(_actors(before)) >= 2
+    _keyed(r, "Remember a constraint")
+    result = harvest(Workspace(r.path))
+    assert result.commits == 1  # the new commit only: the history was not walked again
+    after = _records(r.path)
+    assert after == _fresh(r.path, tmp_path)  # ids, hashes, actors: record for record
+    assert after.keys() == before.keys() and not _actors(after) & _actors(before)
+
+
+def _inodes(path: Path) -> set[int]:
+    return {entry.stat().st_ino for entry in os.scandir(path / ".git" / "comind" / "harvest" / "_ledger" / "inbox")}
+
+
+def test_switching_to_and_from_a_branch_with_a_store_re_keys_once(tmp_path: Path) -> None:
+    r = _history(tmp_path)
+    harvest(Workspace(r.path))
+    r.branch("memory")
+    r.checkout("memory")
+    _keyed(r, "Keep memory in the repository")
+    seen: dict[str, set[int]] = {}
+    for where in ("memory", "main", "memory", "main"):
+        r.checkout(where)
+        result = harvest(Workspace(r.path))
+        assert result.commits == (1 if where == "memory" else 0)  # the branch's own commit, read every time
+        assert _records(r.path) == _fresh(r.path, tmp_path)
+        if where in seen:
+            assert _inodes(r.path) == seen[where]  # the cache kept under that key, not re-keyed again
+        seen[where] = _inodes(r.path)
+    assert seen["main"] != seen["memory"]
+    kept = list((r.path / ".git" / "comind" / "harvest-keyed").iterdir())
+    assert len(kept) == 2  # one other key's cache and its pair
+
+
+def test_an_erased_record_does_not_come_back_with_another_keys_cache(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    r = _history(tmp_path)
+    harvest(Workspace(r.path))
+    _keyed(r, "Remember a constraint")
+    harvest(Workspace(r.path))
+    assert (r.path / ".git" / "comind" / "harvest-keyed").is_dir()
+    gone = next(iter(_records(r.path)))
+    assert cli(r.path, "ledger", "erase", gone).code == 0
+    assert not (r.path / ".git" / "comind" / "harvest-keyed").exists()
