@@ -34,11 +34,10 @@ from comind.harvest.approach import (
     approach,
     bookkeeping,
     comment_style,
-    credits,
     is_trivial,
     normalise_line,
-    release_notes,
 )
+from comind.harvest.incidental import attributes, rank
 from comind.harvest.markers import _PR_SUFFIX, full_subject, merge_title, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
 from comind.languages import Definition, definitions_at, first_line_of, keeping_trees, language_for_path
@@ -309,53 +308,84 @@ class HarvestContext:
 
         anchors: list[dict[str, Any]] = []
         seen: set[str] = set()
-        # Rule: a changelog, its fragment, a lockfile or a list of contributors records the change
-        # rather than being where it is (a release deletes the fragment, staling the record days later;
-        # every change lands in the one changelog): anchored to only when the change touched nothing else.
-        files = [f for f in change.files if not (release_notes(f.path) or credits(f.path))] or list(change.files)
-        for f in files:
-            path = (f.old_path or f.path) if side == "removed" else f.path
-            blob = _blob(tree, path)
-            if blob is None:
-                folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
-                if folder and folder not in seen and is_dir(tree, folder.rstrip("/")):
-                    seen.add(folder)
-                    anchors.append(parse_anchor(folder) | {"commit": at})
-                continue
-            symbols = []
-            other = (change.head, f.path) if at == change.base else (change.base, f.old_path or f.path)
-            read = cache(partial(self._lines, blob, *other))
-            if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
-                inserted = [s for s in spans if s.indent is not None]
-                # (and the line before an insertion, which what it may extend ends at)
-                wanted = [(s.lo, s.hi) for s in spans] + [(s.after, s.after) for s in inserted]
-                with keeping_trees():  # (parsed once, asked again: an insertion's holder, an impl's type)
-                    definitions = self._definitions_at(path, blob, wanted)
-                    found = [
-                        self._extended(path, blob, definitions, s, read) or innermost(definitions, s.lo, s.hi)
-                        for s in spans
-                    ]
-                    found = [self._framing(path, blob, d) if d and not _SYMBOL.match(d.qualname) else d for d in found]
-                symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
-            symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
-            for d in symbols[:4]:
-                key = f"{path}::{d.qualname}"
-                if key not in seen:
-                    seen.add(key)
-                    try:
-                        anchor = parse_anchor(key)
-                    except AnchorError:
-                        continue
-                    anchors.append(anchor | {"commit": at, "blob": str(blob.id)} | fingerprint(d))
-            if not symbols and path not in seen:
-                seen.add(path)
-                try:
-                    anchors.append(parse_anchor(path) | {"commit": at, "blob": str(blob.id)})
-                except AnchorError:  # a path no anchor can name: the folder, else the repository
-                    continue
-            if len(anchors) >= MAX_ANCHORS:
+
+        # Rule: a changelog, its fragment, a lockfile, a list of contributors or a vendoring manifest
+        # records the change rather than being where it is (a release deletes the fragment, staling the
+        # record days later; every change lands in the one changelog); a generated file or expected test
+        # output is what running the code wrote; a README or the docs describe it: each anchored to only
+        # when the change touched nothing more telling (`incidental.rank`).
+        def where(f: FileChange) -> str:
+            return (f.old_path or f.path) if side == "removed" else f.path
+
+        ranks = [self._rank(tree, where(f)) for f in change.files]
+        ranked = sorted(zip(ranks, change.files, strict=True), key=lambda p: -p[0])
+        for _, group in groupby(ranked, key=lambda p: p[0]):  # the most telling files that can be anchored
+            for _, f in group:
+                anchors += self._file_anchors(tree, change, f, where(f), side, at, seen)
+                if len(anchors) >= MAX_ANCHORS:
+                    break
+            if anchors:
                 break
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
+
+    def _file_anchors(
+        self, tree: pygit2.Tree, change: Approach, f: FileChange, path: str, side: str, at: str, seen: set[str]
+    ) -> list[dict[str, Any]]:
+        """The anchors of one file a change touched (none new to `seen`, which gets them): the
+        definitions holding its `side` lines, else the file, else its folder."""
+        anchors: list[dict[str, Any]] = []
+        blob = _blob(tree, path)
+        if blob is None:
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else None
+            if folder and folder not in seen and is_dir(tree, folder.rstrip("/")):
+                seen.add(folder)
+                anchors.append(parse_anchor(folder) | {"commit": at})
+            return anchors
+        symbols = []
+        other = (change.head, f.path) if at == change.base else (change.base, f.old_path or f.path)
+        read = cache(partial(self._lines, blob, *other))
+        if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
+            inserted = [s for s in spans if s.indent is not None]
+            # (and the line before an insertion, which what it may extend ends at)
+            wanted = [(s.lo, s.hi) for s in spans] + [(s.after, s.after) for s in inserted]
+            with keeping_trees():  # (parsed once, asked again: an insertion's holder, an impl's type)
+                definitions = self._definitions_at(path, blob, wanted)
+                found = [
+                    self._extended(path, blob, definitions, s, read) or innermost(definitions, s.lo, s.hi)
+                    for s in spans
+                ]
+                found = [self._framing(path, blob, d) if d and not _SYMBOL.match(d.qualname) else d for d in found]
+            symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
+        symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
+        for d in symbols[:4]:
+            key = f"{path}::{d.qualname}"
+            if key not in seen:
+                seen.add(key)
+                try:
+                    anchor = parse_anchor(key)
+                except AnchorError:
+                    continue
+                anchors.append(anchor | {"commit": at, "blob": str(blob.id)} | fingerprint(d))
+        if not symbols and path not in seen:
+            seen.add(path)
+            with contextlib.suppress(AnchorError):  # a path no anchor can name: the folder, else the repository
+                anchors.append(parse_anchor(path) | {"commit": at, "blob": str(blob.id)})
+        return anchors
+
+    def _rank(self, tree: pygit2.Tree, path: str) -> int:
+        """How telling `path` is as an anchor at `tree` (`incidental.rank`)."""
+        parts = path.split("/")[:-1]
+        texts = []
+        for folder in ["/".join(parts[:i]) for i in range(len(parts) + 1)]:
+            blob = _blob(tree, f"{folder}/.gitattributes" if folder else ".gitattributes")
+            if blob is not None and (data := _data(blob)) is not None:
+                texts.append((folder, data.decode("utf-8", "replace")))
+
+        def head() -> bytes | None:
+            blob = _blob(tree, path)
+            return None if blob is None or blob.is_binary else _data(blob)
+
+        return rank(path, attributes(texts, path), head)
 
     def _lines(self, blob: pygit2.Blob, commit: str | None, path: str) -> tuple[list[bytes], list[bytes]]:
         """The lines of `blob` and of `path` at `commit`, split as git splits them (none for a
