@@ -37,5 +37,6 @@ from __future__ import annotations
 # the documents of a `release-notes/` folder as a changelog; 32: undoing a merge titled as a reland
 # relands nothing unless its branch holds only reverts; 33: "caused by reverting <sha>" is no revert;
 # 34: no attempt from a revert of release notes alone (R5); 35: no anchor on a vendoring manifest,
-# vendored code, a generated file, a test's expected output, a README or the docs beside code.
+# vendored code, a generated file, a test's expected output, a README or the docs beside code; a fix
+# of several commits titles each gotcha by the commit it fixes; a trailer value repeated, one record.
 HARVESTER_VERSION = "35"

@@ -14,7 +14,7 @@ from comind.errors import ComindError
 from comind.harvest.context import HarvestContext, commit_time, first_line
 from comind.harvest.trailers import parse_trailers
 from comind.harvest.walker import CommitInfo, resolve_prefix
-from comind.records import Record, harvested_id, new_record
+from comind.records import TITLE_MAX, Record, harvested_id, new_record
 
 NAME = "trailers"
 _FIXES = re.compile(r'^([0-9a-f]{7,40})\b(?:\s*\((?:"(.*)"|(.*))\))?', re.I)
@@ -25,21 +25,47 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
     lowered = commit.body.lower()
     if "fixes:" not in lowered and "comind-record:" not in lowered:
         return
-    for n, trailer in enumerate(parse_trailers(commit.message)):
-        key = trailer.key.lower()
-        if key == "fixes":
-            yield from _fixes(commit, trailer.value, n, ctx)
-        elif key == "comind-record":
-            yield from _confirms(commit, trailer.value.strip().lower(), n, ctx)
+    trailers = list(enumerate(parse_trailers(commit.message)))
+    fixed = _fixed(commit, [(n, t.value) for n, t in trailers if t.key.lower() == "fixes"], ctx)
+    for n, value, match, found in fixed:
+        yield from _fixes(commit, value, n, match, found, ctx, several=len(fixed) > 1)
+    confirmed: set[str] = set()
+    for n, trailer in trailers:
+        if trailer.key.lower() == "comind-record" and (record_id := trailer.value.strip().lower()) not in confirmed:
+            confirmed.add(record_id)  # (named twice: one relation)
+            yield from _confirms(commit, record_id, n, ctx)
 
 
-def _fixes(commit: CommitInfo, value: str, n: int, ctx: HarvestContext) -> Iterator[Record]:
-    match = _FIXES.match(value.strip())
-    if not match:
-        ctx.skip("fixes-not-a-commit", f"{commit.sha[:12]} {value[:40]}")
-        return
-    found = resolve_prefix(ctx.repo, match.group(1))
-    fixed = ctx.commit(found[0]) if len(found) == 1 else None
+def _fixed(
+    commit: CommitInfo, values: list[tuple[int, str]], ctx: HarvestContext
+) -> list[tuple[int, str, re.Match[str], CommitInfo | None]]:
+    """The commits `Fixes:` trailers name, each once (by its sha when known, else as written)."""
+    out = []
+    seen: set[str] = set()
+    for n, value in values:
+        match = _FIXES.match(value.strip())
+        if not match:
+            ctx.skip("fixes-not-a-commit", f"{commit.sha[:12]} {value[:40]}")
+            continue
+        found = resolve_prefix(ctx.repo, match.group(1))
+        fixed = ctx.commit(found[0]) if len(found) == 1 else None
+        key = fixed.sha if fixed else " ".join(value.split()).lower()
+        if key not in seen:
+            seen.add(key)
+            out.append((n, value, match, fixed))
+    return out
+
+
+def _fixes(
+    commit: CommitInfo,
+    value: str,
+    n: int,
+    match: re.Match[str],
+    fixed: CommitInfo | None,
+    ctx: HarvestContext,
+    *,
+    several: bool,
+) -> Iterator[Record]:
     quoted = match.group(2) or match.group(3) or ""
     cause_subject = fixed.subject if fixed else quoted
     evidence = [{"type": "commit", "ref": commit.sha, "role": "fix"}]
@@ -48,12 +74,18 @@ def _fixes(commit: CommitInfo, value: str, n: int, ctx: HarvestContext) -> Itera
     else:
         evidence.append({"type": "text", "ref": f"unresolved: Fixes: {value[:300]}", "role": "fixed"})
         ctx.count("trailers:fixes-unresolved", commit.sha[:12])
+    title = first_line(commit.subject)
+    if several:  # one fix of several commits: each gotcha says which it is about
+        which = f"{(fixed.sha if fixed else match.group(1))[:10]}" + (
+            f' ("{first_line(cause_subject, 40)}")' if cause_subject else ""
+        )
+        title = first_line(commit.subject, TITLE_MAX - len(which) - 9) + f", fixing {which}"
     change = ctx.approach(commit.sha)
     try:
         record = new_record(
             "gotcha",
             record_id=harvested_id(f"git-fixes:{ctx.repo_name}:{commit.sha}:{n}"),
-            title=first_line(commit.subject),
+            title=title,
             body=commit.body[:1500],
             anchors=ctx.anchors(change, commit.sha if change else None, side="added"),
             evidence=evidence,

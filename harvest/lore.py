@@ -74,7 +74,7 @@ def lore_records(
                 {"title": first_line(text), "body": text, "fields": {"rule": text[:1000], "severity": "must"}},
             )
         )
-    options = [r for r in atom.rejected if r.option]
+    options = list({(r.option, r.reason): r for r in atom.rejected if r.option}.values())
     if options:
         planned.append(
             (
@@ -121,6 +121,8 @@ def lore_records(
     for text in atom.not_tested:
         planned.append(("question", {"title": first_line(f"Not tested: {text}"), "fields": {"question": text[:1000]}}))
     for n, (kind, parts) in enumerate(planned):
+        if (kind, parts) in planned[:n]:  # a value said twice word for word: one record (ids stay by place)
+            continue
         try:
             yield kind, new_record(kind, record_id=harvested_id(f"{key}:{n}"), **common, **parts)
         except ComindError as exc:

@@ -1133,6 +1133,50 @@ def test_fixes_and_comind_record_trailers(cli, gr: GitRepo) -> None:  # type: ig
     assert "confirmed on" in confirmed["status_reason"]
 
 
+def test_a_fix_of_two_commits_makes_a_gotcha_for_each_saying_which(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Two `Fixes:` trailers naming two commits made two gotchas titled alike; naming one commit
+    twice (a longer sha the second time) made two of the same."""
+    gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
+    uid = gr.commit("Use uid for grants")
+    gr.write("app/cache.py", "TTL = 0\n")
+    ttl = gr.commit("Cache grants forever")
+    gr.write("app/perm.py", PERM)
+    gr.write("app/cache.py", "TTL = 60\n")
+    gr.commit(
+        f'Fix grants\n\nFixes: {uid[:12]}\nFixes: {ttl[:12]} ("Cache grants forever")\n'
+        f'Fixes: {uid[:20]} ("Use uid for grants")\n'
+    )
+    harvest(cli, gr)
+    gotchas = sorted((r["title"], r["fields"]["cause"]) for r in records(cli, gr) if r["kind"] == "gotcha")
+    assert gotchas == sorted(
+        [
+            (
+                f'Fix grants, fixing {ttl[:10]} ("Cache grants forever")',
+                f"introduced by {ttl[:12]} (Cache grants forever)",
+            ),
+            (f'Fix grants, fixing {uid[:10]} ("Use uid for grants")', f"introduced by {uid[:12]} (Use uid for grants)"),
+        ]
+    )
+
+
+def test_a_lore_value_said_twice_makes_one_record(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/m.py", "def m():\n    return 1\n")
+    gr.commit(
+        "Add m\n\nConstraint: m is never zero\nDirective: keep m pure\nRejected: a table | too big\n"
+        "Constraint: m is never zero\nDirective: keep m pure\nRejected: a table | too big\nConstraint: m is small\n"
+    )
+    harvest(cli, gr)
+    rows = records(cli, gr)
+    assert sorted((r["kind"], r["title"]) for r in rows) == [
+        ("attempt", "Rejected: a table"),
+        ("constraint", "m is never zero"),
+        ("constraint", "m is small"),
+        ("decision", "Add m"),
+        ("gotcha", "keep m pure"),
+    ]
+    assert only(rows, "decision")["fields"]["alternatives"] == [{"option": "a table", "why_not": "too big"}]
+
+
 def test_idempotent_and_incremental(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
