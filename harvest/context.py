@@ -381,9 +381,10 @@ class HarvestContext:
             if blob is not None and (data := _data(blob)) is not None:
                 texts.append((folder, data.decode("utf-8", "replace")))
 
-        def head() -> bytes | None:
+        def head() -> bytes | None:  # (None for a blob the clone lacks: a partial clone's promisor away)
             blob = _blob(tree, path)
-            return None if blob is None or blob.is_binary else _data(blob)
+            data = _data(blob) if blob is not None else None
+            return None if data is None or b"\0" in data[:8000] else data
 
         return rank(path, attributes(texts, path), head)
 
