@@ -119,7 +119,6 @@ def _naming(relations: Iterable[Record], ids: set[str]) -> set[str]:
 
 def run_erase(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.harvest.rekey import forget_keyed
     from comind.query import open_ledger
 
     ws = workspace(args)
@@ -131,7 +130,6 @@ def run_erase(args: argparse.Namespace) -> int:
     ids = sorted(asked | ties)
     for store in (ws.store, ws.harvest_store, ws.branch_store):
         store.erase(ids)
-    forget_keyed(ws)  # the harvest cache as other actor keys made it holds them too
     ledger.sync()
     with_ties = f" and {len(ties)} relation(s) naming them" if ties else ""
     print(f"erased {len(asked)} record(s){with_ties}; tombstones keep them from coming back")

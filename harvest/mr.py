@@ -312,8 +312,6 @@ class MergeRequestHarvester:
         would never be written again. Local work only; once per rules."""
         if self._cleaned:
             return
-        from comind.harvest.rekey import forget_keyed
-
         self._cleaned = True
         mark, digest = self.ws.cache_dir / CLEANED_FILE, rules_digest()
         try:
@@ -322,7 +320,6 @@ class MergeRequestHarvester:
         except OSError:
             pass
         self.ws.harvest_store.reclean_derived()
-        forget_keyed(self.ws)  # (the cache as other actor keys made it: not cleaned)
         tmp = mark.with_name(f".{CLEANED_FILE}.{os.getpid()}.tmp")
         tmp.write_text(digest + "\n", encoding="utf-8")
         os.replace(tmp, mark)

@@ -7,19 +7,15 @@ is its commit's author, pseudonymized: `rekey` reads each author back from the c
 the cost of one object lookup per record. Merge-request records name no commit: they keep the key they
 were harvested with (docs: harvest, "Actor keys").
 
-The cache as it was keyed before is kept aside (hard links) in `harvest-keyed/<tag>/`, the newest
-`KEEP_KEYED`, each with the listing of the cache it was re-keyed into: switching back, while that is
-still the cache, swaps the two folders instead of re-keying again.
+Re-keying is idempotent (each actor is computed again from its commit), so a run stopped half-way
+is finished by the next; switching branches back and forth re-keys each time, at that same cost.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from comind.store.layout import ERASED, INBOX, SNAPSHOTS
+from comind.store.layout import INBOX
 
 if TYPE_CHECKING:
     import pygit2
@@ -27,35 +23,14 @@ if TYPE_CHECKING:
     from comind.records import Record
     from comind.workspace import Workspace
 
-KEYED = "harvest-keyed"  # under the cache folder: <tag>/ a harvest cache, <tag>.pair what it pairs with
-KEEP_KEYED = 2  # caches kept under other keys: a store's key, the repository name's, one more
 
-
-def rekey(ws: Workspace, repo: pygit2.Repository, old: str, new: str) -> bool:
-    """Bring the harvest cache from the key tagged `old` to the current one, tagged `new` (`salt_tag`).
-    False when a git record's commit cannot be read: the caller harvests from scratch instead."""
+def rekey(ws: Workspace, repo: pygit2.Repository) -> bool:
+    """Bring the harvest cache's git records to the current actor key. False when a record's commit
+    cannot be read: the caller harvests from scratch instead."""
     cache = ws.harvest_store.local_root
     if cache is None or not (cache / INBOX).is_dir():
         return True  # nothing harvested yet
-    root = ws.cache_dir / KEYED
-    if _pair(root, new) == f"{old} {_listing(cache)}":
-        _set_aside(cache, root, old)
-        os.replace(root / new, cache)
-        (root / f"{new}.pair").unlink()
-    else:
-        _forget(root, new)
-        _set_aside(cache, root, old, link=True)
-        if not _rekey_records(ws, repo):
-            _forget(root, old)
-            return False
-    (root / f"{old}.pair").write_text(f"{new} {_listing(cache)}\n")
-    _bound(root)
-    return True
-
-
-def forget_keyed(ws: Workspace) -> None:
-    """Drop the caches kept under other keys (a record erased or cleaned must not come back with them)."""
-    shutil.rmtree(ws.cache_dir / KEYED, ignore_errors=True)
+    return _rekey_records(ws, repo)
 
 
 def _rekey_records(ws: Workspace, repo: pygit2.Repository) -> bool:
@@ -89,48 +64,3 @@ def _with_actor(record: Record, actor: str) -> Record:
     data["provenance"] = {**record.provenance, "actor": actor}
     data["hash"] = content_hash(data)
     return Record(data)
-
-
-def _listing(cache: Path) -> str:
-    """A digest of what the cache holds: its object names say their contents (`<id>-<hash>`)."""
-    from blake3 import blake3
-
-    names: list[str] = []
-    for sub in (INBOX, SNAPSHOTS, ERASED):
-        try:
-            names += sorted(sub + name for name in os.listdir(cache / sub))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-    return str(blake3("\n".join(names).encode()).hexdigest(length=16))
-
-
-def _pair(root: Path, tag: str) -> str | None:
-    try:
-        return (root / f"{tag}.pair").read_text().strip() if (root / tag).is_dir() else None
-    except OSError:
-        return None
-
-
-def _set_aside(cache: Path, root: Path, tag: str, *, link: bool = False) -> None:
-    """The cache kept as `root/tag`: moved, or with `link` hard-linked (its objects are never written
-    in place: a put is create-only, a change a new object)."""
-    _forget(root, tag)
-    root.mkdir(exist_ok=True)
-    if link:
-        shutil.copytree(cache, root / tag, copy_function=os.link)
-    else:
-        os.replace(cache, root / tag)
-
-
-def _forget(root: Path, tag: str) -> None:
-    (root / f"{tag}.pair").unlink(missing_ok=True)
-    shutil.rmtree(root / tag, ignore_errors=True)
-
-
-def _bound(root: Path) -> None:
-    """Keep the newest `KEEP_KEYED` caches, and none without its pair (left by a run that stopped)."""
-    pairs = sorted(root.glob("*.pair"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    kept = {p.stem for p in pairs[:KEEP_KEYED] if (root / p.stem).is_dir()}
-    for entry in root.iterdir():
-        if entry.name.removesuffix(".pair") not in kept:
-            _forget(root, entry.name.removesuffix(".pair"))

@@ -191,7 +191,7 @@ def _harvest(
     if state and keyed != actors:  # records keyed otherwise before (the store got its key, HEAD left it)
         from comind.harvest.rekey import rekey
 
-        if rekey(ws, repo, keyed, actors):
+        if rekey(ws, repo):
             _save_state(ws, state | {"actors": actors})
         else:
             state = {}  # a record's commit is gone: derived again, with the new key
