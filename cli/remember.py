@@ -116,11 +116,12 @@ KIND_HELP = {
 }
 
 
-def provenance(ws: Workspace, args: argparse.Namespace) -> dict[str, Any]:
+def provenance(ws: Workspace, args: argparse.Namespace, *, create: bool = True) -> dict[str, Any]:
+    """Who writes (pseudonymous); `create`: the store's actor key made now if it has none."""
     from comind.actors import actor_id
 
     return {
-        "actor": actor_id(ws.user_email(), ws.actor_salt(create=True)),
+        "actor": actor_id(ws.user_email(), ws.actor_salt(create=create)),
         "author_kind": getattr(args, "author_kind", None) or os.environ.get("COMIND_AUTHOR_KIND", "human"),
         "source": "cli",
         "repo": ws.repo_name,
@@ -162,20 +163,25 @@ def run(args: argparse.Namespace) -> int:
     fields.update(compiled_fields(args))
     if args.kind == "suppression":
         _names_a_constraint(ws, str(fields.get("constraint", "")))
-    record = authored_record(
-        ws,
-        args.kind,
-        title=args.title,
-        body=args.body,
-        trigger=args.trigger,
-        on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
-        context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
-        evidence=args.evidence,
-        cwd=ws.cwd,
-        fields=fields,
-        provenance=provenance(ws, args),
-        until=until,
-    )
+
+    def written(create: bool) -> Record:
+        return authored_record(
+            ws,
+            args.kind,
+            title=args.title,
+            body=args.body,
+            trigger=args.trigger,
+            on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
+            context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
+            evidence=args.evidence,
+            cwd=ws.cwd,
+            fields=fields,
+            provenance=provenance(ws, args, create=create),
+            until=until,
+        )
+
+    written(create=False)  # refused before the store gets its actor key: a bad record leaves nothing
+    record = written(create=True)
     ws.store.put(record)
     dormant = f" (dormant after {last_day.isoformat()})" if last_day else ""
     print_written(

@@ -306,13 +306,13 @@ def preflight(ws: Workspace, args: PreflightIn) -> Answer:
     return Answer(data, _block([i.entry for i in result.items], f"preflight {args.mode}", result.nothing()))
 
 
-def _provenance(ws: Workspace) -> dict[str, Any]:
+def _provenance(ws: Workspace, *, create: bool = True) -> dict[str, Any]:
     """Pseudonymous, as the CLI's remember; labelled as an agent's and as come through MCP, so its
-    trust starts at T1 whoever runs the server."""
+    trust starts at T1 whoever runs the server. `create`: the store's actor key made now if none."""
     from comind.actors import actor_id
 
     return {
-        "actor": actor_id(ws.user_email(), ws.actor_salt(create=True)),
+        "actor": actor_id(ws.user_email(), ws.actor_salt(create=create)),
         "author_kind": "agent",
         "source": "mcp",
         "repo": ws.repo_name,
@@ -354,19 +354,24 @@ def remember(ws: Workspace, args: RememberIn) -> Answer:
         fields = kind_fields(args.kind, values)
     except ComindError as exc:  # the CLI's message names flags: say field names here
         raise ToolError("remember: " + re.sub(r"--([a-z-]+)", lambda m: m[1].replace("-", "_"), str(exc))) from None
-    record = authored_record(
-        ws,
-        args.kind,
-        title=args.title,
-        body=args.body,
-        trigger=args.trigger,
-        on=args.on,
-        context=args.context,
-        evidence=args.evidence,
-        fields=fields,
-        provenance=_provenance(ws),
-        until=args.until,
-    )
+
+    def written(create: bool) -> Record:
+        return authored_record(
+            ws,
+            args.kind,
+            title=args.title,
+            body=args.body,
+            trigger=args.trigger,
+            on=args.on,
+            context=args.context,
+            evidence=args.evidence,
+            fields=fields,
+            provenance=_provenance(ws, create=create),
+            until=args.until,
+        )
+
+    written(create=False)  # refused before the store gets its actor key: a bad record leaves nothing
+    record = written(create=True)
     ws.store.put(record)
     entry = _seen(ws, record, f"remembered through MCP, {record.id[-8:]}")
     out = record_out(entry)

@@ -48,6 +48,13 @@ def test_a_new_store_keys_pseudonyms_by_a_random_key_of_its_own(repo: Path, cli,
     assert _actor(cli, repo) == actor  # kept: the same person, the same pseudonym
 
 
+def test_a_record_refused_leaves_the_store_without_a_key(repo: Path, cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("COMIND_ACTOR_SALT", raising=False)
+    result = cli(repo, *REMEMBER[:-2])  # a constraint without its severity
+    assert result.code == 2 and "severity" in result.err
+    assert not (repo / ".comind").exists()  # nothing half-written: no key made for a record never written
+
+
 def test_a_store_holding_records_from_before_keeps_its_pseudonyms(repo: Path, cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # an older comind keyed by the repository name: its records and the new ones must keep matching
     monkeypatch.setenv("COMIND_ACTOR_SALT", "repo")
