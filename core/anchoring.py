@@ -567,7 +567,8 @@ class Anchorer:
         need = self.threshold * sum(lines.values())
         found: list[tuple[str, Definition]] = []
         for other, data in naming:
-            if not lines or sum(min(n, data.count(text.encode())) for text, n in lines.items()) < need:
+            text = data.decode("utf-8", errors="replace")  # (decoded as `_lines_of` reads them)
+            if not lines or sum(min(n, text.count(line)) for line, n in lines.items()) < need:
                 continue  # (the whole file does not hold them: no definition in it does)
             for d in parse_file(other, data).definitions:
                 if (kind and d.kind != kind) or _plain(d.qualname.rsplit(".", 1)[-1]) != last:

@@ -159,6 +159,22 @@ def test_moved_out_of_a_deleted_file_and_edited_is_followed(cli, gr: GitRepo) ->
     ), s
 
 
+def test_a_latin1_symbol_moved_and_edited_is_followed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Lines that are no UTF-8 count as `_lines_of` reads them (decoded with replacement): the text
+    search before the parse must not miss them."""
+    gr = GitRepo(tmp_path)
+    body = "\n".join(f"        n{i} = user.r\u00f4le_{i}  # r\u00f4le {i}" for i in range(6))
+    old = f"class Checker:\n    def check(self, user, perm):\n{body}\n        return perm in grants\n"
+    gr.write("app/perm.py", old.encode("latin-1"))
+    gr.commit("initial")
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.write("app/perm.py", "class Auditor:\n    def audit(self, user):\n        log(user)\n")
+    gr.write("app/checks.py", old.replace("return perm in grants", "return perm in load(user)").encode("latin-1"))
+    gr.commit("move check to its own module")
+    s = status_of(cli, gr, rid)
+    assert "app/perm.py::Checker.check moved: now app/checks.py::Checker.check" in s["notes"], s
+
+
 def test_moved_and_renamed_with_an_edit_is_followed_only_when_mostly_the_same(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     check = remember(cli, gr, "app/perm.py::Checker.check")
     audit = remember(cli, gr, "app/perm.py::Checker.audit", title="Audits are logged")
