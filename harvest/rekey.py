@@ -24,21 +24,17 @@ if TYPE_CHECKING:
     from comind.workspace import Workspace
 
 
-def rekey(ws: Workspace, repo: pygit2.Repository) -> bool:
-    """Bring the harvest cache's git records to the current actor key. False when a record's commit
-    cannot be read: the caller harvests from scratch instead."""
-    cache = ws.harvest_store.local_root
-    if cache is None or not (cache / INBOX).is_dir():
-        return True  # nothing harvested yet
-    return _rekey_records(ws, repo)
-
-
-def _rekey_records(ws: Workspace, repo: pygit2.Repository) -> bool:
+def rekey(ws: Workspace, repo: pygit2.Repository) -> int | None:
+    """Bring the harvest cache's git records to the current actor key: how many were written again.
+    None when a record's commit cannot be read: the caller harvests from scratch instead."""
     import pygit2
 
     from comind.actors import actor_id
     from comind.harvest.walker import identity
 
+    cache = ws.harvest_store.local_root
+    if cache is None or not (cache / INBOX).is_dir():
+        return 0  # nothing harvested yet
     salt = ws.actor_salt()
     fresh: list[Record] = []
     for record in ws.harvest_store.read(warn=False).records.values():
@@ -48,13 +44,13 @@ def _rekey_records(ws: Workspace, repo: pygit2.Repository) -> bool:
         try:
             commit = repo[str(provenance["head_commit"])]
         except (KeyError, ValueError, pygit2.GitError):
-            return False
+            return None
         name, email = identity(commit.author)
         actor = actor_id(email or name, salt)
         if actor != provenance.get("actor"):
             fresh.append(_with_actor(record, actor))
     ws.harvest_store.put_derived(fresh, replace=True)
-    return True
+    return len(fresh)
 
 
 def _with_actor(record: Record, actor: str) -> Record:

@@ -46,6 +46,7 @@ class HarvestResult:
         self.over_budget: Counter[str] = Counter()  # setting -> records over it, not written
         self.budget_line = ""
         self.weighed = 0  # changes added to the term weights (`harvest.weights`)
+        self.rekeyed = 0  # cached records given the actor key's pseudonyms (`harvest.rekey`)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -57,6 +58,7 @@ class HarvestResult:
             "over_budget": dict(sorted(self.over_budget.items())),
             "shallow": self.shallow,
             "up_to_date": self.up_to_date,
+            "rekeyed": self.rekeyed,
         }
 
     def line(self) -> str:
@@ -75,6 +77,7 @@ class HarvestResult:
             f"harvested {self.commits} commits: {parts}; {self.written} new records"
             + (f"; {skipped} skipped" if skipped else "")
             + (f"; {self.budget_line}" if self.budget_line else "")
+            + (f"; {self.rekeyed} cached records re-keyed (the actor key changed)" if self.rekeyed else "")
             + shallow
         )
 
@@ -191,7 +194,8 @@ def _harvest(
     if state and keyed != actors:  # records keyed otherwise before (the store got its key, HEAD left it)
         from comind.harvest.rekey import rekey
 
-        if rekey(ws, repo):
+        if (rekeyed := rekey(ws, repo)) is not None:
+            result.rekeyed = rekeyed
             _save_state(ws, state | {"actors": actors})
         else:
             state = {}  # a record's commit is gone: derived again, with the new key

@@ -69,6 +69,7 @@ def test_a_new_store_key_rekeys_the_cache_instead_of_harvesting_again(tmp_path: 
     _keyed(r, "Remember a constraint")
     result = harvest(Workspace(r.path))
     assert result.commits == 1  # the new commit only: the history was not walked again
+    assert result.rekeyed >= 4 and f"{result.rekeyed} cached records re-keyed" in result.line()
     after = _records(r.path)
     assert after == _fresh(r.path, tmp_path)  # ids, hashes, actors: record for record
     assert after.keys() == before.keys() and not _actors(after) & _actors(before)
