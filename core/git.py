@@ -143,13 +143,18 @@ def packed_refs(git_dir: Path) -> dict[str, str]:
 _NAMES_OBJECT = re.compile(r"\b(?:[0-9a-f]{40}|[0-9a-f]{64})\b")
 
 
-def error_line(stderr: str) -> str:
-    """git's error output as one line for comind's message: its first `fatal:` or `error:` line
-    without the prefix, not the advice after it; when a later one names an object (a blob a partial
-    or damaged clone lacks: "could not fetch <id> from promisor remote"), that one, the first after it
-    in brackets."""
+def git_said(stderr: str) -> list[str]:
+    """git's `fatal:` and `error:` lines without their prefix, not the advice after them ("Please make
+    sure you have the correct access rights"); none such: its first line."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    said = [line.split(": ", 1)[1] for line in lines if line.startswith(("fatal: ", "error: "))] or lines[:1]
+    return [line.split(": ", 1)[1] for line in lines if line.startswith(("fatal: ", "error: "))] or lines[:1]
+
+
+def error_line(stderr: str) -> str:
+    """git's error output as one line for comind's message: the first thing it said (`git_said`);
+    when a later one names an object (a blob a partial or damaged clone lacks: "could not fetch <id>
+    from promisor remote"), that one, the first after it in brackets."""
+    said = git_said(stderr)
     if not said:
         return ""
     named = next((line for line in said if _NAMES_OBJECT.search(line)), said[0])

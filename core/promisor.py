@@ -18,6 +18,8 @@ import subprocess
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from comind.git import git_said
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -85,7 +87,7 @@ def fetch_missing(repo: pygit2.Repository, oids: Iterable[Any]) -> int:
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
             check=False,
         )
-        said = _reason(done.stderr) or f"git fetch exited {done.returncode}"
+        said = (git_said(done.stderr) or [f"git fetch exited {done.returncode}"])[0]
         ok = done.returncode == 0
     except (OSError, subprocess.TimeoutExpired) as exc:
         said, ok = str(exc), False
@@ -138,17 +140,6 @@ def why_unread(repo: pygit2.Repository) -> str:
     if failures:
         return f"not fetched from the promisor remote: {failures[0]}"
     return "not in this clone, nor fetched from its promisor remote"
-
-
-def _reason(stderr: str) -> str:
-    """git's first fatal or error line, without its prefix ("'/x' does not appear to be a git
-    repository"), not the advice after it ("Please make sure you have the correct access rights")."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for line in lines:
-        for prefix in ("fatal: ", "error: "):
-            if line.startswith(prefix):
-                return line[len(prefix) :]
-    return lines[0] if lines else ""
 
 
 def _raw(oid: Any) -> bytes:
