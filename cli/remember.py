@@ -163,25 +163,20 @@ def run(args: argparse.Namespace) -> int:
     fields.update(compiled_fields(args))
     if args.kind == "suppression":
         _names_a_constraint(ws, str(fields.get("constraint", "")))
-
-    def written(create: bool) -> Record:
-        return authored_record(
-            ws,
-            args.kind,
-            title=args.title,
-            body=args.body,
-            trigger=args.trigger,
-            on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
-            context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
-            evidence=args.evidence,
-            cwd=ws.cwd,
-            fields=fields,
-            provenance=provenance(ws, args, create=create),
-            until=until,
-        )
-
-    written(create=False)  # refused before the store gets its actor key: a bad record leaves nothing
-    record = written(create=True)
+    record = authored_record(
+        ws,
+        args.kind,
+        title=args.title,
+        body=args.body,
+        trigger=args.trigger,
+        on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
+        context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
+        evidence=args.evidence,
+        cwd=ws.cwd,
+        fields=fields,
+        provenance=lambda create: provenance(ws, args, create=create),
+        until=until,
+    )
     ws.store.put(record)
     dormant = f" (dormant after {last_day.isoformat()})" if last_day else ""
     print_written(

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from comind.workspace import Workspace
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,20 +155,23 @@ def authored_record(
     context: Sequence[str],
     evidence: Sequence[str],
     fields: dict[str, Any],
-    provenance: dict[str, Any],
+    provenance: Callable[[bool], dict[str, Any]],
     until: str | None,
     cwd: Path | None = None,
 ) -> Record:
     """A record written by hand (the CLI's ``remember``, an agent's through MCP): its anchors parsed
     and resolved at HEAD (as written in a repository without commits), its evidence checked (a file
-    named relative to `cwd`, the repository root by default)."""
+    named relative to `cwd`, the repository root by default). `provenance(create)` says who writes;
+    it is asked to make the store's actor key (`create`) only for a record found valid, so that a
+    refused one leaves nothing behind."""
     from comind.anchoring import resolve_anchor  # on use: the code index is not needed to parse flags
     from comind.anchors import parse_anchor
 
     anchors = [parse_anchor(a, "subject") for a in on] + [parse_anchor(a, "context") for a in context]
     if anchors and ws.head() is not None:
         anchors = [resolve_anchor(ws.index, a, "HEAD") for a in anchors]
-    return new_record(
+    made = partial(
+        new_record,
         kind,
         title=title,
         body=body,
@@ -175,7 +179,8 @@ def authored_record(
         anchors=anchors,
         evidence=[parse_evidence(ws, e, cwd) for e in evidence],
         fields=fields,
-        provenance=provenance,
         valid_from=ws.head(),
         until=until,
     )
+    made(provenance=provenance(False))  # raises for a record refused, before the key is made
+    return made(provenance=provenance(True))

@@ -354,24 +354,19 @@ def remember(ws: Workspace, args: RememberIn) -> Answer:
         fields = kind_fields(args.kind, values)
     except ComindError as exc:  # the CLI's message names flags: say field names here
         raise ToolError("remember: " + re.sub(r"--([a-z-]+)", lambda m: m[1].replace("-", "_"), str(exc))) from None
-
-    def written(create: bool) -> Record:
-        return authored_record(
-            ws,
-            args.kind,
-            title=args.title,
-            body=args.body,
-            trigger=args.trigger,
-            on=args.on,
-            context=args.context,
-            evidence=args.evidence,
-            fields=fields,
-            provenance=_provenance(ws, create=create),
-            until=args.until,
-        )
-
-    written(create=False)  # refused before the store gets its actor key: a bad record leaves nothing
-    record = written(create=True)
+    record = authored_record(
+        ws,
+        args.kind,
+        title=args.title,
+        body=args.body,
+        trigger=args.trigger,
+        on=args.on,
+        context=args.context,
+        evidence=args.evidence,
+        fields=fields,
+        provenance=lambda create: _provenance(ws, create=create),
+        until=args.until,
+    )
     ws.store.put(record)
     entry = _seen(ws, record, f"remembered through MCP, {record.id[-8:]}")
     out = record_out(entry)
