@@ -89,30 +89,55 @@ class Store(Erasure):
 
     def put(self, record: Record) -> bool:
         """Write a record once. Returns False when this exact record is already stored."""
-        self._check_not_erased([record])
-        return self._write([record]) == 1
+        return self.put_many([record]) == 1
 
     def put_many(self, records: Iterable[Record]) -> int:
         """Write many records concurrently, then journal them (one entry per INLINE_MAX bytes of records);
-        returns how many were new."""
+        returns how many were new. A record erased meanwhile is deleted again and refused."""
         items = list(records)
         if not items:
             return 0
         self._check_not_erased(items)
+        new = self._write_all(items)
+        if hit := self._erased_meanwhile(items, new):
+            raise StoreError(f"record {min(hit)} was erased and cannot be written again")
+        return len(new)
+
+    def _write_all(self, items: list[Record]) -> list[str]:
+        """`_write` in one journal entry per INLINE_MAX bytes of records; the keys that were new."""
         lines = [r.to_json() for r in items]
         if not self.journaled:
             return self._write(items, lines)
-        written, start, size = 0, 0, 0
+        new: list[str] = []
+        start, size = 0, 0
         for end, line in enumerate(lines):
             if size + len(line) > INLINE_MAX and end > start:
-                written += self._write(items[start:end], lines[start:end])
+                new += self._write(items[start:end], lines[start:end])
                 start, size = end, 0
             size += len(line)
-        return written + self._write(items[start:], lines[start:])
+        return new + self._write(items[start:], lines[start:])
 
-    def _write(self, records: list[Record], lines: list[bytes] | None = None) -> int:
+    def _erased_meanwhile(self, records: list[Record], new: list[str]) -> set[str]:
+        """The ids of `records` erased while they were written, whose copies are then deleted again.
+
+        An erasure puts its tombstones, then lists what to delete; a writer puts its records, then lists
+        the tombstones. Whichever lists second sees the other's puts, so a record written while it is
+        erased is deleted by one of them, and no lock is needed.
+        """
+        if not new and not self.journaled:
+            return set()  # wrote nothing (a journaled write always adds an entry and its records object)
+        self._erased = self.erased_ids()
+        hit = {r.id for r in records} & self._erased
+        for key in sorted(new):
+            if key[:36] in hit:
+                self._delete(INBOX + key)
+        if hit and self.journaled:
+            self._purge_records(lambda key: key[:36] in hit)
+        return hit
+
+    def _write(self, records: list[Record], lines: list[bytes] | None = None) -> list[str]:
         """Put the records (create-only, concurrently), then journal every one of them, also those that
-        existed (their writer may have died before journaling them); returns how many were new.
+        existed (their writer may have died before journaling them); returns the keys that were new.
 
         On an object store the entry's records object is put along with the records, before the entry.
         """
@@ -137,7 +162,7 @@ class Store(Erasure):
                 self._journal([r.key for r in records], entry, body, placed=body is None or done[-1] is True)
         except StoreError as exc:
             raise StoreError(f"{exc}; {self._take_back(new, entry)}") from None
-        return sum(1 for d in done[: len(records)] if d is True)
+        return [r.key for r, d in zip(records, done, strict=False) if d is True]
 
     def _take_back(self, keys: list[str | None], entry: str) -> str:
         """Delete what a failed write put (None: its records object); says what is left."""
@@ -193,11 +218,17 @@ class Store(Erasure):
         if self._erased is None:
             self._erased = self.erased_ids()
         records = [r for r in records if r.id not in self._erased]
+        if not records:
+            return 0
         existing: dict[str, list[str]] = {}
         if replace:
             for key in self.inbox_keys():
                 existing.setdefault(key[:36], []).append(key)
-        written = self.put_many(records)
+        new = self._write_all(records)
+        if hit := self._erased_meanwhile(records, new):
+            new = [key for key in new if key[:36] not in hit]
+            records = [r for r in records if r.id not in hit]
+        written = len(new)
         if replace:
             self._drop_inbox({key for record in records for key in existing.get(record.id, ()) if key != record.key})
         return written

@@ -108,6 +108,30 @@ def test_erasure_deletes_and_tombstones(store: Store) -> None:
     assert store.erased_ids() == {gone.id}
 
 
+@pytest.mark.parametrize("derived", [False, True])
+def test_a_record_written_while_it_is_erased_does_not_stay_behind_its_tombstone(store: Store, derived: bool) -> None:
+    """A writer (a harvest, `remember`) listed the tombstones before an erasure and puts after the erasure
+    listed what to delete: it finds the tombstone after its put and deletes what it wrote."""
+    import obstore as obs
+
+    keep, gone, other = record("keep"), record("gone"), record("other")
+    store.put_many([keep, gone])
+    writer = Store(store.url)
+    writer._erased = set()  # it listed the tombstones before the erasure began
+    assert Store(store.url).erase([gone.id]) == [gone.id]
+    if derived:
+        assert writer.put_derived([gone, other], replace=True) == 1
+    else:
+        with pytest.raises(StoreError, match=f"record {gone.id} was erased"):
+            writer.put_many([other, gone])
+    for key in store._list("_ledger/"):
+        if key.startswith(ERASED) or (key.startswith(JOURNAL) and not key.endswith(RECORDS)):
+            continue  # tombstones and journal entries name ids only
+        data = bytes(obs.get(store._store, key).bytes())
+        assert gone.id.encode() not in (gzip.decompress(data) if key.endswith(".gz") else data), key
+    assert set(Store(store.url).read().records) == {keep.key, other.key}
+
+
 def test_corrupt_objects_are_skipped_with_a_warning_naming_the_key(store: Store) -> None:
     import obstore as obs
 

@@ -14,7 +14,7 @@ from comind import store as store_module
 from comind.anchors import parse_anchor
 from comind.ledger import Ledger
 from comind.records import new_record
-from comind.store import INBOX, JOURNAL, RECORDS, SEGMENTS, SNAPSHOTS, Store, snapshot_journal
+from comind.store import INBOX, JOURNAL, RECORDS, SEGMENTS, SNAPSHOTS, Store, StoreError, snapshot_journal
 
 PROV = {"actor": "p-1", "author_kind": "human", "source": "cli"}
 
@@ -428,7 +428,10 @@ def test_an_erased_record_written_again_by_a_racing_writer_stays_out(object_stor
     object_store.erase([gone.id])
     racing = Store(object_store.url)
     racing._erased = set()  # it checked the tombstones before the erasure
-    racing.put(gone)
+    with pytest.raises(StoreError, match="was erased"):
+        racing.put(gone)  # it finds the tombstone after its put, and deletes the record again
+    assert gone.key not in object_store.inbox_keys()
+    obs.put(object_store._store, INBOX + gone.key, gone.to_json())  # one that died before it could
     later = gotcha("later")
     object_store.put(later)
     name = Store(object_store.url).compact()
