@@ -191,6 +191,13 @@ class Anchorer:
         self._deps: dict[str, list[Any]] = {}
         self._located: dict[str, Location] = {}
         self._pending: dict[str, str] = {}  # locations not yet written to the index cache
+        self._unread = index.unread
+
+    def final(self, target: Snapshot | None = None) -> bool:
+        """Whether what this anchorer found so far (at `target`) may be cached: no blob it read was
+        missing (a partial clone's promisor away) and `target` lacks none. Else an answer may say a file
+        is gone or a body could not be compared only until a fetch brings the blob."""
+        return self.index.unread == self._unread and (target is None or not target.incomplete)
 
     def _why_missing(self) -> str:
         """What to do about a commit this clone lacks: a shallow clone lacks history; a full one, a
@@ -234,7 +241,8 @@ class Anchorer:
             else:
                 self._renames[key] = _renames(self.index, old_tree, new_tree, RENAME_LIMIT if far else None)
                 renamed, deleted = self._renames[key]
-                self.index.memo_put(kind, {memo_key: json.dumps([renamed, sorted(deleted)])})
+                if self.final():
+                    self.index.memo_put(kind, {memo_key: json.dumps([renamed, sorted(deleted)])})
         return self._renames[key]
 
     def rename_of(self, path: str, old: str, new: str, far: bool = False) -> str | None:
@@ -429,7 +437,8 @@ class Anchorer:
             where = Location(state, path, definition, how, tuple(candidates), deleted_in)
         else:
             where = self._locate(anchor, commit, target)
-            if where.state != "unverifiable":  # a deepened clone may have the commit later
+            # (a deepened clone may have the commit later, a fetch the blob)
+            if where.state != "unverifiable" and self.final(target):
                 position = (
                     target.definitions(where.path).index(where.definition)
                     if where.definition is not None and where.path is not None
@@ -617,7 +626,8 @@ class Anchorer:
             data = _blob_data(self.index, commit, path)
             held = data is not None and defines(path, data, qualname)
             found = "1" if held else ""
-            self.index.memo_put("defines", {key: found})
+            if self.final():
+                self.index.memo_put("defines", {key: found})
         return found == "1"
 
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
@@ -645,7 +655,8 @@ class Anchorer:
             from comind.languages import body_tokens
 
             tokens = body_tokens(path, raw, qualname)  # read where it is named, and its own subtree
-        self.index.memo_put("tokens", {key: json.dumps(tokens)})
+        if self.final():
+            self.index.memo_put("tokens", {key: json.dumps(tokens)})
         return tokens
 
     def dependencies(self, commit: str) -> list[Any]:
@@ -836,6 +847,7 @@ def _renames(index: CodeIndex, old_tree: str, new_tree: str, limit: int | None) 
     try:
         diff.find_similar(flags=find.FIND_RENAMES)
     except pygit2.GitError:  # a blob this copy lacks (partial clone): renames by object id only
+        index.unread += 1
         return exact, set(deleted)
     renamed, gone, _ = _changes(diff)
     return renamed, set(gone)
@@ -950,6 +962,7 @@ def _blob_data(index: CodeIndex, commit: str, path: str, fetch: bool = True) -> 
     try:
         return bytes(cast("pygit2.Blob", index.repo[entry.id]).data)
     except (KeyError, ValueError, pygit2.GitError):
+        index.unread += 1
         return None
 
 

@@ -224,6 +224,8 @@ class CodeIndex:
         self.cache_path = Path(cache_path) if cache_path else self.head_dir / "comind" / "index.sqlite"
         self.workers = workers
         self._db: sqlite3.Connection | None = None
+        # blobs reads found missing (a partial clone's promisor away): what was computed since is not final
+        self.unread = 0
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -679,6 +681,12 @@ class Snapshot:
         assert self._stats is not None
         return self._stats
 
+    @property
+    def incomplete(self) -> bool:
+        """Whether files were left out for want of their blobs (a partial clone's promisor away): what
+        is computed from this snapshot then holds until a fetch brings them, and is not cached."""
+        return self.stats.skipped.get("missing", 0) > 0
+
     def _decode_row(self) -> None:
         assert self._row is not None
         files, self._stats = _load_tree_row(self._row)
@@ -811,6 +819,9 @@ class Snapshot:
                 if entry is not None
                 else self.index.repo.revparse_single(f"{self.commit}:{path}")
             )
+        except KeyError:
+            self.index.unread += entry is not None  # indexed, so its blob was here; else the path is not
+            raise KeyError(path) from None
         except (ValueError, pygit2.GitError):
             raise KeyError(path) from None
         if not isinstance(obj, pygit2.Blob):

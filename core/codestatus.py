@@ -102,6 +102,8 @@ def code_verdicts(
             for record in missing:
                 verdict = anchorer.verdict(record, snapshot, confirmed_commit(relations, record.id), verify)
                 result[record.id] = verdict
+                if not anchorer.final(snapshot):
+                    continue  # the next read, once the blobs are fetched, may say otherwise
                 fresh[keys[record.id]] = json.dumps(
                     [verdict.state, verdict.reason, list(verdict.notes), verdict.evidence_verified]
                 )

@@ -173,3 +173,50 @@ def test_statuses_fetch_the_anchored_bodies_in_one_request(cli, tmp_path: Path) 
     assert len(rows) == 2 and all(row["status"] == "active" for row in rows)
     assert all(any("body changed since" in note for note in row["notes"]) for row in rows)  # compared, not skipped
     assert len(list((clone / ".git" / "objects" / "pack").glob("*.pack"))) == packs + 1
+
+
+BODY = "def perm(user):\n    grants = load_grants(user.id)\n    return grants.allows(user, strict={})\n"
+
+
+@pytest.mark.parametrize("renamed", [False, True])
+def test_a_status_read_while_the_promisor_was_away_is_not_kept(cli, tmp_path: Path, renamed: bool) -> None:  # type: ignore[no-untyped-def]
+    """The anchored blob could not be fetched: the body could not be compared, or the file renamed and
+    edited since was not found, for now; once the promisor is back the next read says what is so,
+    whatever the first one cached (verdicts, locations, renames, tokens)."""
+    origin = GitRepo(tmp_path, "origin")
+    origin.write("app/perm.py", "".join(f"# line {i}\n" for i in range(20)) + BODY.format("True"))
+    origin.commit("initial")
+    result = cli(
+        origin.path,
+        "remember",
+        "gotcha",
+        "--on",
+        "app/perm.py::perm",
+        "--title",
+        "perm is slow",
+        "--symptom",
+        "slow",
+        "--cause",
+        "no cache",
+    )
+    assert result.code == 0, result.err
+    origin.git("add", ".comind")
+    origin.commit("remember")
+    if renamed:
+        origin.git("mv", "app/perm.py", "app/permissions.py")
+    path = "app/permissions.py" if renamed else "app/perm.py"
+    origin.write(path, "".join(f"# line {i}\n" for i in range(20)) + BODY.format("False"))
+    origin.commit("relax")
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", "--no-local", "--filter=blob:none", f"file://{origin.path}", str(clone)], check=True
+    )
+    away = origin.path.with_name("away")
+    origin.path.rename(away)
+    [row] = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
+    assert row["status"] == ("orphaned" if renamed else "stale"), row["status"]
+    away.rename(origin.path)
+    for _ in range(2):  # and the second read, from what the first one cached
+        [row] = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
+        assert row["status"] == "active" and any("body changed since" in n for n in row["notes"]), row["notes"]
