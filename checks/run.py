@@ -172,9 +172,7 @@ def run_check(
     report = Report(base=base_id, head=head_id, repo=ws.repo_name)
     if change is not None:
         stats["files_changed"] = len(change.files)
-        report.unread, warning = unread(index.repo, change)
-        if warning:
-            report.warnings.append(warning)
+        report.unread = change.unread(index.repo)
     if base_id is None and not check_all and ws.default_branch() == "HEAD":
         report.warnings.append(
             "no default branch found (no origin/HEAD, main or master), so HEAD stands for it and "
@@ -192,8 +190,12 @@ def run_check(
         producer(run, report)
     report.findings = _inline_suppressions(report, head_snapshot, change)
     report.findings = with_snippets(apply_filter(report, change, filter_mode), head_snapshot)
-    if warning := promisor.take_warning(index.repo):
-        report.warnings.append(warning)
+    # one failed fetch, one warning: of the change's files if it left any unread, else of past changes
+    warning = unread_warning(index.repo, report.unread, past=True)
+    if (past := promisor.take_warning(index.repo)) and not warning:
+        report.warnings.append(past)
+    elif warning:
+        report.warnings.insert(0, warning)
     stats["records"] = len(run.records)
     stats["relations"] = sum(1 for r in run.ledger.all() if r.kind == "relation")
     stats["seconds"] = round(time.perf_counter() - started, 3)
@@ -205,14 +207,26 @@ def unread(repo: Any, change: Change) -> tuple[list[str], str | None]:
     """The changed files this clone lacks the contents of (after a partial clone's fetch), and a
     warning saying how many and why: what touches their symbols is not found, so the result is partial."""
     paths = change.unread(repo)
+    return paths, unread_warning(repo, paths)
+
+
+def unread_warning(repo: Any, paths: list[str], *, past: bool = False) -> str | None:
+    """The warning for changed files the clone lacks; with `past`, when the promisor's fetches failed,
+    it also says what the promisor warning (`promisor.take_warning`) would have."""
     if not paths:
-        return [], None
+        return None
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     files = f"{len(paths)} changed file{'s' if len(paths) != 1 else ''}"
-    return paths, (
+    warning = (
         f"partial result: {files} could not be read ({promisor.why_unread(repo)}): {shown}; "
         "the symbols the change touches there, and the records on them, are not known"
     )
+    if past and promisor.fetch_failed(repo):
+        warning += (
+            ", nor the dead ends of past changes whose blobs were not fetched; give the job network access "
+            "to the promisor remote, or clone without --filter"
+        )
+    return warning
 
 
 def keeps(mode: str, change: Change, finding: Finding) -> bool:

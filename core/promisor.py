@@ -131,6 +131,11 @@ def take_warning(repo: pygit2.Repository) -> str | None:
     )
 
 
+def fetch_failed(repo: pygit2.Repository) -> bool:
+    """Whether a fetch into `repo` failed since the last :func:`take_warning`."""
+    return bool(_failures.get(repo.path))
+
+
 def why_unread(repo: pygit2.Repository) -> str:
     """Why blobs this clone lacks are not here, for a warning naming what could not be read: the
     promisor's failed fetch (kept for :func:`take_warning`), or no promisor to fetch them from."""

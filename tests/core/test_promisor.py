@@ -220,3 +220,19 @@ def test_a_status_read_while_the_promisor_was_away_is_not_kept(cli, tmp_path: Pa
     for _ in range(2):  # and the second read, from what the first one cached
         [row] = [json.loads(line) for line in cli(clone, "log", "--json").out.splitlines()]
         assert row["status"] == "active" and any("body changed since" in n for n in row["notes"]), row["notes"]
+
+
+def test_one_warning_says_the_promisor_was_out_of_reach(cli, blobless) -> None:  # type: ignore[no-untyped-def]
+    """The fetch failed for the change's files and for past changes': one warning says both."""
+    origin, clone = blobless
+    origin.path.rename(origin.path.with_name("moved"))
+    result = cli(clone, "check", "--base", "main~2", "--format", "json")
+    report = json.loads(result.out)
+    [warning] = report["warnings"]
+    assert report["unread"] == ["app/perm.py"]
+    assert warning == (
+        "partial result: 1 changed file could not be read (not fetched from the promisor remote: "
+        f"'{origin.path}' does not appear to be a git repository): app/perm.py; the symbols the change touches"
+        " there, and the records on them, are not known, nor the dead ends of past changes whose blobs were not"
+        " fetched; give the job network access to the promisor remote, or clone without --filter"
+    )
