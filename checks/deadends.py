@@ -32,7 +32,7 @@ from comind.deps import (
 )
 from comind.harvest.approach import Approach, FileChange, Line, bookkeeping, file_lines
 from comind.harvest.walker import walk
-from comind.records import Record, short_id
+from comind.records import Record, quoted, short_id
 from comind.rule import Match
 from comind.rulebook import (
     BY_ID,
@@ -494,14 +494,14 @@ def _clipped(text: str, limit: int) -> str:
 
 
 def _evidence_text(record: Record) -> str:
-    """ "abc1234 'subject', reverted in def5678", as far as the evidence knows."""
+    """ "abc1234 “subject”, reverted in def5678", as far as the evidence knows."""
     reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
     revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
     if revert and not reverted:  # a revert whose target was not found: by the subject it quotes, else its own
         if subject := record.data.get("attributes", {}).get("revert_subject"):
-            return f"what {revert[:7]} {subject!r} took out"
-        return f"the change {revert[:7]} {record.title!r} reverted"
-    what = f"{reverted[:7]} {record.title!r}" if reverted else repr(record.title)
+            return f"what {revert[:7]} {quoted(subject)} took out"
+        return f"the change {revert[:7]} {quoted(record.title)} reverted"
+    what = f"{reverted[:7]} {quoted(record.title)}" if reverted else quoted(record.title)
     outcome = record.fields.get("outcome", "failed")
     how = (
         f"reverted in {revert[:7]}"
@@ -835,8 +835,8 @@ def _rejected_alternatives(run: CheckRun, report: Report) -> None:
                         type="dead_end",
                         level="note",
                         title=f"Mentions a rejected option: {alt['option']}",
-                        message=f"This change's commit messages mention {alt['option']!r}, which the decision "
-                        f"{record.title!r} rejected{why}.",
+                        message=f"This change's commit messages mention {quoted(alt['option'])}, which the decision "
+                        f"{quoted(record.title)} rejected{why}.",
                         fingerprint=fingerprint("rejected", record.id, alt["option"]),
                         record_id=record.id,
                         evidence=tuple(record.evidence),

@@ -11,6 +11,7 @@ from typing import Any
 
 from comind.cli import existing_folder
 from comind.config import SETTINGS
+from comind.records import quoted
 from comind.rule import again
 
 
@@ -171,11 +172,11 @@ def run_replay(args: argparse.Namespace) -> int:
                     else f"{again(m['matched'], m.get('added', m['matched']))} of {m['total']} lines"
                 )
                 what = (
-                    f"{m['title'][:80]!r}, reverted in {m['revert'][:12]}"
+                    f"{quoted(m['title'][:80])}, reverted in {m['revert'][:12]}"
                     if m.get("reverted")
-                    else f"what {m['revert'][:12]} {m['revert_subject'][:80]!r} took out"
+                    else f"what {m['revert'][:12]} {quoted(m['revert_subject'][:80])} took out"
                     if m.get("revert_subject")  # the revert named none, nor quoted one
-                    else f"the change {m['revert'][:12]} {m['title'][:80]!r} reverted"
+                    else f"the change {m['revert'][:12]} {quoted(m['title'][:80])} reverted"
                 )  # the revert named none
                 print(f"      {how} of {what}{other}")
             if item.get("note"):

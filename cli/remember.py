@@ -18,7 +18,7 @@ from typing import Any
 # The flag table and field building are shared with the bot's /comind commands.
 from comind.authoring import KIND_FLAGS, LIST_FLAGS, authored_record, kind_fields, parse_evidence, until_flag
 from comind.errors import ComindError
-from comind.records import KNOWLEDGE_KINDS, short_id
+from comind.records import KNOWLEDGE_KINDS, quoted, short_id
 
 __all__ = ["KIND_FLAGS", "kind_fields", "parse_evidence", "provenance", "register", "run"]
 
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     print_written(
         record,
         args.json,
-        f"remembered {args.kind} {short_id(record.id)} “{record.title}”{dormant} {stored_where(ws)}",
+        f"remembered {args.kind} {short_id(record.id)} {quoted(record.title)}{dormant} {stored_where(ws)}",
     )
     if passed:
         print(

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli.output import print_written, stored_where
     from comind.cli.remember import provenance
     from comind.query import open_ledger
-    from comind.records import new_record, short_id
+    from comind.records import new_record, quoted, short_id
 
     ws = workspace(args)
     ledger = open_ledger(ws)
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=prov)
     ws.store.put(record)
     done = {"confirms": "confirmed", "retracts": "retracted", "disputes": "disputed", "supersedes": "superseded"}
-    what = f"{done[args.relation]} {short_id(target.id)} “{target.title}”"
+    what = f"{done[args.relation]} {short_id(target.id)} {quoted(target.title)}"
     if args.relation == "supersedes":
         what += f" by {short_id(fields['source'])}"
     what += f" (relation {short_id(record.id)}) {stored_where(ws)}"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from comind.anchors import AnchorError, format_anchor
 from comind.git import all_paths, blob_id, is_dir, tree_entry
-from comind.records import Record
+from comind.records import Record, quoted
 from comind.sanitize import clean_text
 from comind.status import CodeVerdict
 
@@ -745,12 +745,12 @@ class Anchorer:
         return CodeVerdict(None, "", tuple(notes), verified)
 
     def _landing(self, how: str, commit: str) -> str:
-        """ "deleted in 03d3b8a3a1 'Move changes to markdown'"."""
+        """ "deleted in 03d3b8a3a1 “Move changes to markdown”"."""
         message = cast("pygit2.Commit", self.index.repo[commit]).message
         subject = clean_text(message.split("\n", 1)[0]).strip()  # before the cut: a cut secret is not found
         if len(subject) > 60:
             subject = subject[:59] + "…"
-        return f"{how} in {short(commit)} {subject!r}"
+        return f"{how} in {short(commit)} {quoted(subject)}"
 
     def _drift(
         self,

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 # verdict outlives them at the same commit (2: orphaned only when every subject is gone; 3: a gone
 # file's reason names the landing that deleted it; 4: a file converted to another format is followed;
 # 5: a symbol gone from its file names the landing that removed it; 6: a folder is followed where its
-# files moved; 7: a symbol moved to another file and edited in the same landing is followed).
-RULES = "7"
+# files moved; 7: a symbol moved to another file and edited in the same landing is followed; 8: a landing's
+# subject is quoted “so”, not repr'd).
+RULES = "8"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:

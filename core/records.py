@@ -131,6 +131,12 @@ def short_id(record_id: str) -> str:
     return record_id[-8:]
 
 
+def quoted(text: str) -> str:
+    """A title or a commit subject inside a sentence people read, quoted one way wherever it is shown
+    (`remember`, `review`, reasons, findings): not repr's ' or ", which turns on the text's own quotes."""
+    return f"“{text}”"
+
+
 def now_utc() -> str:
     """Now as an RFC 3339 UTC string; COMIND_NOW (an ISO time) fixes the clock for tests and replays."""
     import os

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
-from comind.records import Record, short_id, until_date
+from comind.records import Record, quoted, short_id, until_date
 from comind.sanitize import looks_like_instruction
 
 STATES = ("quarantined", "retracted", "superseded", "orphaned", "stale", "unverifiable", "dormant", "active")
@@ -294,7 +294,7 @@ def _supersession_reason(superseder: str, index: RelationIndex) -> str:
 
     def name(record_id: str) -> str:
         found = index.records.get(record_id)
-        return f"{short_id(record_id)} {found.title!r}" if found else f"{short_id(record_id)} (unknown record)"
+        return f"{short_id(record_id)} {quoted(found.title)}" if found else f"{short_id(record_id)} (unknown record)"
 
     reason = f"superseded by {name(chain[0])}"
     if len(chain) > 1:

@@ -191,7 +191,7 @@ def test_moved_and_renamed_with_an_edit_is_followed_only_when_mostly_the_same(cl
     assert "app/perm.py::Checker.check moved and renamed: now app/policy.py::Policy.check" in s["notes"], s
     s = status_of(cli, gr, audit)
     assert s["status"] == "orphaned", s
-    reason = f"app/perm.py::Checker.audit no longer exists (removed in {removed[:10]} 'policies and reports')"
+    reason = f"app/perm.py::Checker.audit no longer exists (removed in {removed[:10]} “policies and reports”)"
     assert s["status_reason"] == reason
 
 
@@ -573,21 +573,24 @@ def test_a_record_is_orphaned_only_when_all_its_subjects_are_gone(cli, gr: GitRe
         gr.write("README", f"notes {n}\n")
         gr.commit(f"notes {n}")
     gr.write("app/perm.py", PERM.split("    def audit")[0])
-    audit = gr.commit("drop audit")
+    audit = gr.commit("drop Checker's audit")  # (an apostrophe: repr would quote it otherwise)
     for n in range(4):
         gr.write("app/perm.py", PERM.split("    def audit")[0] + f"\nLIMIT = {n}\n")
         gr.commit(f"limit {n}")
     s = status_of(cli, gr, rid)  # it is still about Checker.check: to review, not lost
     assert s["status"] == "stale"  # the reason names the landing that took it out of its file
-    assert s["status_reason"] == f"app/perm.py::Checker.audit no longer exists (removed in {audit[:10]} 'drop audit')"
+    assert (
+        s["status_reason"]
+        == f"app/perm.py::Checker.audit no longer exists (removed in {audit[:10]} “drop Checker's audit”)"
+    )
     gr.git("rm", "-q", "app/perm.py")
     dropped = gr.commit("drop the checker")
     s = status_of(cli, gr, rid)  # the file went: the reason names the landing that deleted it
     assert s["status"] == "orphaned"
     assert s["status_reason"] == (
         f"app/perm.py::Checker.audit no longer exists (its file deleted in {dropped[:10]} "
-        f"'drop the checker'); app/perm.py::Checker.check no longer exists "
-        f"(its file deleted in {dropped[:10]} 'drop the checker')"
+        f"“drop the checker”); app/perm.py::Checker.check no longer exists "
+        f"(its file deleted in {dropped[:10]} “drop the checker”)"
     )
 
 
@@ -608,7 +611,7 @@ def test_a_symbol_anchored_on_a_merged_branch_is_searched_from_its_merge(cli, gr
     gr.commit("more notes")
     s = status_of(cli, gr, rid)
     assert s["status"] == "orphaned"
-    assert s["status_reason"] == f"app/perm.py::grant no longer exists (removed in {dropped[:10]} 'drop grant')"
+    assert s["status_reason"] == f"app/perm.py::grant no longer exists (removed in {dropped[:10]} “drop grant”)"
 
 
 def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
@@ -866,7 +869,7 @@ def test_a_folder_anchor_is_found_while_the_folder_exists(cli, gr: GitRepo) -> N
     gr.commit("drop app")
     s = status_of(cli, gr, rid)
     gone = gr.head()[:10]
-    assert s["status"] == "orphaned" and f"app/ no longer exists (deleted in {gone} 'drop app')" in s["status_reason"]
+    assert s["status"] == "orphaned" and f"app/ no longer exists (deleted in {gone} “drop app”)" in s["status_reason"]
 
 
 def test_a_folder_moved_with_its_files_is_followed_there(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]

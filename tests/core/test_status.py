@@ -54,7 +54,7 @@ def test_supersession_chain_marks_every_earlier_record() -> None:
     result = derive(records, now=NOW)
     assert result[a.id].state == result[b.id].state == "superseded"
     assert result[c.id].state == "active"
-    assert "itself superseded by" in result[a.id].reason and "'C'" in result[a.id].reason
+    assert "itself superseded by" in result[a.id].reason and "“C”" in result[a.id].reason
 
 
 def test_retracting_the_superseder_brings_the_original_back() -> None:

@@ -61,7 +61,7 @@ def test_reproposed_dead_end_is_an_error_quoting_the_reason(cli, reverted: GitRe
     assert code == 1
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert dead["level"] == "error" and dead["path"] == "app/perm.py"
-    assert "lines of" in dead["message"] and "'Cache permission checks in Redis', reverted in" in dead["message"]
+    assert "lines of" in dead["message"] and "“Cache permission checks in Redis”, reverted in" in dead["message"]
     reason, evidence = dead["message"].rsplit("\n", 1)
     assert reason.endswith("Stale grants after role change: nothing invalidated the cache.")
     assert evidence.startswith("Strongest evidence: the ")  # its heaviest line or introduced identifier
@@ -110,7 +110,7 @@ def test_a_revert_naming_nothing_and_giving_no_reason_is_said_to_be_the_revert(c
 
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """flask's `revert run debug docs` names nothing to find the reverted change by: the attempt is
-    what its subject took out, and the message says so rather than "'revert run debug docs', reverted in"."""
+    what its subject took out, and the message says so rather than "“revert run debug docs”, reverted in"."""
     repo = _named_no_commit(tmp_path)
     revert = repo.head()
     repo.branch("feature")
@@ -121,7 +121,7 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     title = "What 'revert the permission cache' took out"
     assert code == 1 and dead["title"] == f"Re-proposes a dead end (rule D1 share): {title}"
-    assert f"lines of what {revert[:7]} 'revert the permission cache' took out: Stale grants" in dead["message"]
+    assert f"lines of what {revert[:7]} “revert the permission cache” took out: Stale grants" in dead["message"]
 
 
 def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -141,7 +141,7 @@ def test_a_one_line_ci_change_made_again_alone_is_a_dead_end(cli, tmp_path: Path
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1 and (dead["path"], dead["line"]) == (".github/workflows/ci.yml", 7)
-    assert dead["message"].startswith(f"This makes again, alone, the 1-line edit of {tried[:7]} 'ci: test on Node.js")
+    assert dead["message"].startswith(f"This makes again, alone, the 1-line edit of {tried[:7]} “ci: test on Node.js")
     assert dead["message"].endswith(
         "node-gyp fails to build on 17.\nStrongest evidence: it makes again, alone, the attempt's whole 1-line edit."
     )
@@ -349,7 +349,7 @@ def test_lore_on_the_touched_code_comes_back_as_context(
     assert code == 0 and {f["level"] for f in report["findings"]} == {"note"}
     mention = notes["Mentions a rejected option: memcached cache"]
     assert mention["message"].endswith(
-        "which the decision 'Always load grants fresh' rejected: stale grants after a role change."
+        "which the decision “Always load grants fresh” rejected: stale grants after a role change."
     )
     constraint = notes["constraint: grants are read fresh on every check"]  # said once, not twice
     assert constraint["message"].startswith(
@@ -384,7 +384,7 @@ def test_a_reverted_lockfile_bump_made_again_is_a_dead_end(cli, tmp_path: Path) 
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1 and dead["path"] == "Cargo.lock"  # where the change moved it (Cargo.toml declares it)
     assert dead["message"].startswith("This moves clap to 4.5.35, inside =4.5.35, the range of ")
-    assert "'Update Rust crate clap to v4.5.35', reverted in" in dead["message"]
+    assert "“Update Rust crate clap to v4.5.35”, reverted in" in dead["message"]
 
 
 @pytest.mark.parametrize(("bumped", "flagged"), [(1, False), (3, True)])

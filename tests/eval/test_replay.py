@@ -73,7 +73,7 @@ def test_text_output_lists_flags_with_evidence(cli, history: dict[str, Any]) -> 
     assert result.code == 0, result.err
     assert "relands: 4 found, 4 flagged, recall 1.00" in result.out
     assert "false flags: 0 (0.00 per 1,000)" in result.out
-    assert f"re-adds 8 of 8 lines of 'Add gamma client', reverted in {history['reverts']['gamma'][:12]}" in result.out
+    assert f"re-adds 8 of 8 lines of “Add gamma client”, reverted in {history['reverts']['gamma'][:12]}" in result.out
 
 
 def test_boilerplate_is_not_a_dead_end(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -704,7 +704,7 @@ def test_a_dependency_move_made_again_is_flagged_as_check_flags_it(cli, tmp_path
     assert flag["commit"] == again and flag["matches"][0]["how"] == "dependency"
     assert flag["matches"][0]["moved"] == "clap 4.5.34 -> 4.5.35" and other != again
     text = cli(repo.path, "eval", "replay").out
-    assert "moves clap 4.5.34 -> 4.5.35, the dependency move of 'Update Rust crate clap to v4.5.35" in text
+    assert "moves clap 4.5.34 -> 4.5.35, the dependency move of “Update Rust crate clap to v4.5.35" in text
 
 
 def test_a_major_moved_again_at_one_of_its_releases_is_flagged_as_check_flags_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -778,7 +778,7 @@ def test_a_reland_of_what_was_relanded_already_is_no_positive(cli, tmp_path: Pat
 
 def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """flask's `revert run debug docs` names no commit: the flag says which change the revert took
-    out, not "'revert run debug docs', reverted in 4d69165", which reads as if the revert was reverted."""
+    out, not "“revert run debug docs”, reverted in 4d69165", which reads as if the revert was reverted."""
     repo = GitRepo(tmp_path)
     docs = "".join(f"Run the debug server with option number {i} enabled\n" for i in range(8))
     repo.write("docs/cli.rst", "Command line\n" + docs)
@@ -789,7 +789,7 @@ def test_text_output_tells_a_revert_naming_no_commit_by_the_revert(cli, tmp_path
     repo.commit("new run debug docs")
     result = cli(repo.path, "eval", "replay")
     assert result.code == 0, result.err
-    assert f"re-adds 8 of 8 lines of what {revert[:12]} 'revert run debug docs' took out" in result.out
+    assert f"re-adds 8 of 8 lines of what {revert[:12]} “revert run debug docs” took out" in result.out
 
 
 def test_the_first_landing_to_carry_a_reverted_subject_again_is_the_reland(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
