@@ -1706,6 +1706,28 @@ def test_an_attempt_whose_code_has_no_anchor_is_anchored_to_its_docs(cli, gr: Gi
     assert [a["raw"] for a in only(records(cli, gr), "attempt")["anchors"]] == ["README.md"]
 
 
+def test_an_attempt_on_a_vendoring_manifest_alone_keeps_it_as_its_anchor(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Nothing more telling was touched, and no dependency anchor can stand for it (comind reads no
+    vendoring manifest: go.mod is Go's): the manifest is where the attempt is looked up, and its lines,
+    kept in the fingerprint (it is no lockfile), find the bump made again."""
+    pin = '{{"package": [{{"path": "github.com/a/b", "revision": "{}", "revisionTime": "2017-0{}-01"}}]}}\n'
+    gr.write("main.go", "package main\n\nfunc main() {}\n")
+    gr.write("vendor/vendor.json", pin.format("1111111111111111111111111111111111111111", 1))
+    gr.commit("initial")
+    gr.write("vendor/vendor.json", pin.format("2222222222222222222222222222222222222222", 2))
+    gr.commit("Bump github.com/a/b")
+    gr.git("revert", "--no-edit", "HEAD")
+    harvest(cli, gr)
+    assert [a["raw"] for a in only(records(cli, gr), "attempt")["anchors"]] == ["vendor/vendor.json"]
+    gr.branch("again")
+    gr.checkout("again")
+    gr.write("vendor/vendor.json", pin.format("2222222222222222222222222222222222222222", 2))
+    gr.commit("Update github.com/a/b")
+    result = cli(gr.path, "check", "--base", "main", "--format", "json")
+    [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
+    assert dead["path"] == "vendor/vendor.json"
+
+
 @pytest.mark.parametrize(
     "fragment", ["changelog/7534.bugfix.rst", "CHANGES/7916.doc.rst", "changelog_unreleased/api/18375.md"]
 )
