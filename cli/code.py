@@ -73,16 +73,17 @@ def run_status(args: argparse.Namespace) -> int:
     from comind.cli.output import brief, hint_if_unharvested, print_json_lines, record_json
     from comind.query import open_ledger, statuses
     from comind.sanitize import printed
-    from comind.status import ATTENTION_STATES, STATES, is_history, needs_person
+    from comind.status import ATTENTION_STATES, STATES, attention, is_history
 
     ws = workspace(args)
     ledger = open_ledger(ws)
     records = [r for r in ledger.all() if r.kind != "relation"]
     derived = statuses(ws, ledger, records)
     counts = Counter(derived[r.id].state for r in records)
-    # What needs a person (authored records the code moved away from) apart from history
-    # (harvested evidence: it stays true and keeps matching, whatever the code does now).
-    attention = [r for r in records if needs_person(r, derived[r.id])]
+    # What needs a person (authored records the code moved away from, what an agent wrote or
+    # reviewed) apart from history (harvested evidence: it stays true, whatever the code does now).
+    why = {r.id: reason for r in records if (reason := attention(r, derived[r.id])) is not None}
+    waiting = [r for r in records if r.id in why]
     history = [r for r in records if is_history(r)]
     history_counts = Counter(derived[r.id].state for r in history)
     if args.json:
@@ -91,21 +92,20 @@ def run_status(args: argparse.Namespace) -> int:
                 {
                     "counts": {s: counts.get(s, 0) for s in STATES},
                     "history": {s: history_counts.get(s, 0) for s in STATES},
-                    "needs_person": len(attention),
+                    "needs_person": len(waiting),
                     "head": ws.head(),
                 }
             ]
         )
-        print_json_lines(record_json(r, derived[r.id]) | {"needs_person": True} for r in attention)
+        print_json_lines(record_json(r, derived[r.id]) | {"needs_person": True, "why": why[r.id]} for r in waiting)
         return 0
     print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
     hint_if_unharvested(ws, ledger)
-    if attention:
-        print(f"needs a person ({len(attention)}):")
-    for r in attention:
-        s = derived[r.id]
-        print(f"{s.state:<12} {r.id[-8:]}  {printed(r.title)}\n             {printed(brief(s.reason))}")
-    if attention:
+    if waiting:
+        print(f"needs a person ({len(waiting)}):")
+    for r in waiting:
+        print(f"{derived[r.id].state:<12} {r.id[-8:]}  {printed(r.title)}\n             {printed(brief(why[r.id]))}")
+    if waiting:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
     if history:
         moved = [f"{history_counts[s]} {s}" for s in STATES if history_counts.get(s) and s != "active"]
@@ -115,7 +115,7 @@ def run_status(args: argparse.Namespace) -> int:
             f"({', '.join(plural(n, k) for k, n in sorted(kinds.items()))}), "
             f"{history_counts.get('active', 0)} active"
             + (f", {', '.join(moved)} (the code moved on since; still matched)" if moved else "")
-            + "; nothing to confirm"
+            + ("" if any(r.id in why for r in history) else "; nothing to confirm")  # an agent's review waits
         )
         if moved:
             flags = " ".join(f"--status {s}" for s in ATTENTION_STATES if history_counts.get(s))

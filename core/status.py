@@ -33,6 +33,7 @@ class Status(NamedTuple):
     trust: int
     marks: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()  # what waits for a person: an agent's reviews of it (in `notes` too)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -143,7 +144,23 @@ def is_history(record: Record) -> bool:
 
 def needs_person(record: Record, status: Status) -> bool:
     """Whether the record asks a person to confirm, re-anchor or retract it."""
-    return status.state in ATTENTION_STATES and not is_history(record)
+    return attention(record, status) is not None
+
+
+def attention(record: Record, status: Status) -> str | None:
+    """Why the record waits for a person, or None: the code moved away from what a person or an
+    agent wrote; an agent wrote it and no person confirmed it (agents see it at T1 till then); an
+    agent's review of it waits (history included: a retraction of a revert must not pass unseen)."""
+    if status.waiting:
+        return status.waiting[0]
+    if status.state in ATTENTION_STATES and not is_history(record):
+        return status.reason
+    if by_agent(record) and status.trust < 3 and status.state == "active":
+        return (
+            f"written by an agent, unconfirmed: agents see it at T1 until a person confirms it "
+            f"(comind review confirm {short_id(record.id)}) or retracts it"
+        )
+    return None
 
 
 def base_trust(record: Record) -> int:
@@ -232,8 +249,8 @@ def _derive_one(
         trust = 4
     marks = _marks(record, index, related, low_confidence)
     notes = verdict.notes if verdict else ()
-    if record_id in index.pending:
-        notes = (*notes, *(_waiting(r) for r in index.pending[record_id]))
+    waiting = tuple(_waiting(r) for r in index.pending.get(record_id, ()))
+    notes = (*notes, *waiting)
 
     if trust == 0:
         return Status(
@@ -248,13 +265,14 @@ def _derive_one(
             trust,
             marks,
             notes,
+            waiting,
         )
     if related and (superseders := index.superseded_by(record_id)):
-        return Status("superseded", _supersession_reason(superseders[-1], index), trust, marks, notes)
+        return Status("superseded", _supersession_reason(superseders[-1], index), trust, marks, notes, waiting)
     if verdict and verdict.state in ("orphaned", "stale", "unverifiable"):
-        return Status(verdict.state, verdict.reason, trust, marks, notes)
+        return Status(verdict.state, verdict.reason, trust, marks, notes, waiting)
     if "until" in data and _until_date(data["until"]) < now.date():
-        return Status("dormant", f"expired on {data['until']} (until)", trust, marks, notes)
+        return Status("dormant", f"expired on {data['until']} (until)", trust, marks, notes, waiting)
     last_text = max([created_at] + [c.created_at for c in confirmations]) if confirmations else created_at
     history = data["provenance"].get("author_kind") == "harvested"  # see is_history
     if not enforced and not history and last_text < cutoff:
@@ -266,14 +284,15 @@ def _derive_one(
             trust,
             marks,
             notes,
+            waiting,
         )
     if enforced:
-        return Status("active", "enforced: its check passes on the current code", trust, marks, notes)
+        return Status("active", "enforced: its check passes on the current code", trust, marks, notes, waiting)
     if confirmations:
-        return Status("active", f"confirmed on {confirmations[-1].created_at[:10]}", trust, marks, notes)
+        return Status("active", f"confirmed on {confirmations[-1].created_at[:10]}", trust, marks, notes, waiting)
     if history:
-        return Status("active", f"history (harvested), dated {created_at[:10]}", trust, marks, notes)
-    return Status("active", "recorded on " + created_at[:10], trust, marks, notes)
+        return Status("active", f"history (harvested), dated {created_at[:10]}", trust, marks, notes, waiting)
+    return Status("active", "recorded on " + created_at[:10], trust, marks, notes, waiting)
 
 
 def _waiting(review: Record) -> str:

@@ -152,6 +152,20 @@ def test_harvested_history_never_goes_dormant_and_asks_no_person() -> None:
     assert needs_person(human, Status("stale", "body drifted", 3)) and not needs_person(human, Status("active", "", 3))
 
 
+def test_what_an_agent_wrote_or_reviewed_asks_a_person_until_one_confirms_it() -> None:
+    from comind.status import attention, needs_person
+
+    guess, revert = rec("guess", prov=AGENT), rec("reverted cache", prov=HARVESTED)
+    retract = rel("retracts", revert.id, prov=AGENT, reason="fixed since")
+    result = derive([guess, revert, retract], now=NOW)
+    assert (attention(guess, result[guess.id]) or "").startswith("written by an agent, unconfirmed")
+    assert f"relation {retract.id[-8:]}" in (attention(revert, result[revert.id]) or "")  # history too
+    confirmed = [rel("confirms", guess.id), rel("confirms", retract.id)]
+    result = derive([guess, revert, retract, *confirmed], now=NOW)
+    assert not needs_person(guess, result[guess.id]) and result[revert.id].state == "retracted"
+    assert not needs_person(revert, result[revert.id])
+
+
 def test_an_until_in_harvested_history_still_expires() -> None:
     expired = rec("holds until May", prov=HARVESTED, until="2026-05")
     assert derive([expired], now=NOW)[expired.id].state == "dormant"  # its own words, not the clock

@@ -229,3 +229,34 @@ def test_a_commit_this_clone_lacks_is_explained_by_what_the_clone_is(cli, tmp_pa
     assert cli(elsewhere.path, "ledger", "import", str(dump)).code == 0
     [row] = [json.loads(x) for x in cli(elsewhere.path, "log", "--json").out.splitlines()]
     assert row["status"] == "unverifiable" and "written in another clone" in row["status_reason"], row
+
+
+def test_status_lists_what_an_agent_wrote_or_reviewed_until_a_person_confirms_it(  # type: ignore[no-untyped-def]
+    cli, old: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's record stays T1 and an agent's review of a person's record waits, both until a
+    person confirms them: `status` is where a person finds that work ("nothing to confirm" hid it)."""
+    gotcha = _setup(cli, old, monkeypatch)
+    monkeypatch.setenv("COMIND_NOW", "2024-01-03T00:00:00Z")  # the person's gotcha is fresh, not dormant
+    monkeypatch.setenv("COMIND_AUTHOR_KIND", "agent")
+    made = cli(
+        old.path, "remember", "gotcha", "--on", "app/perm.py", "--title", "Grants load on every call",
+        "--symptom", "slow checks", "--cause", "no cache",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    agents = made.out.strip().splitlines()[-1]
+    review = cli(old.path, "review", "retract", gotcha, "--reason", "admins go through grants now")
+    assert review.code == 0, review.err
+    relation = review.out.strip().splitlines()[-1]
+    monkeypatch.delenv("COMIND_AUTHOR_KIND")
+    text = cli(old.path, "status").out
+    assert "needs a person (2):" in text, text
+    assert f"{agents[-8:]}  Grants load on every call\n             written by an agent" in text, text
+    waits = f"an agent's review (retract it, relation {relation[-8:]})"
+    assert f"{gotcha[-8:]}  Admins skip the grant lookup\n             {waits}" in text, text
+    head, *listed = (json.loads(x) for x in cli(old.path, "status", "--json").out.splitlines())
+    assert head["needs_person"] == 2 and {r["id"] for r in listed} == {agents, gotcha}
+    for confirmed in (agents, relation):
+        assert cli(old.path, "review", "confirm", confirmed).code == 0
+    after = cli(old.path, "status").out
+    assert "needs a person" not in after, after  # the agent's record confirmed, its review now counts
