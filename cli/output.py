@@ -192,7 +192,7 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
         elif name in ("fingerprint", "pattern", "check"):
             out.append(f"  {name}: {_inline(value)}")
         elif name == "alternatives":
-            out += [f"  rejected: {a['option']} | {a.get('why_not', '')}" for a in value]
+            out += [f"  rejected: {a['option']}" + (f" — {a['why_not']}" if a.get("why_not") else "") for a in value]
         elif isinstance(value, list):
             out += [f"  {name}: {v}" for v in value]
         else:

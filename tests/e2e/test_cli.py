@@ -343,6 +343,15 @@ def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, 
     assert "  fingerprint: 1 file, 1 line added and 0 removed (--json has them)" in shown
 
 
+def test_show_names_a_rejected_option_without_a_reason_alone(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`--alternative "flags"` (no `| why not`) is a decision's option with no reason given: `show`
+    printed "rejected: flags | ", a separator with nothing after it; agents were shown "rejected: flags"."""
+    args = ["--on", "app/perm.py", "--title", "Grants in a table", "--chosen", "a grants table", "--alternative"]
+    rid = cli(initialised, "remember", "decision", *args, "flags", "--alternative", "roles | too coarse")
+    shown = cli(initialised, "show", rid.out.strip()).out
+    assert "  rejected: flags\n" in shown and "  rejected: roles — too coarse\n" in shown, shown
+
+
 @pytest.mark.parametrize("args", [["search", "grants", "--limit", "0"], ["preflight", "--plan", "-", "--limit", "-3"]])
 def test_a_count_below_one_is_a_usage_error(initialised: Path, cli, args: list[str]) -> None:  # type: ignore[no-untyped-def]
     result = cli(initialised, *args)
