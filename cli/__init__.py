@@ -63,6 +63,15 @@ class ArgumentParser(argparse.ArgumentParser):
             text += "\n" + GLOBAL_NOTE + "\n"
         return text + ("\n" + epilog.strip("\n") + "\n" if epilog else "")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # argparse says "unrecognized arguments" as the top parser; name the command they were given to
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            where = f"{command}: " if command and self.prog == "comind" else ""
+            self.error(f"{where}unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
     def error(self, message: str) -> Any:  # one line and exit 2, like every other user error
         command = self.prog.removeprefix("comind").strip()  # "comind: " is said once, by the handler
         raise ComindError(f"{command}: {message}" if command else message)

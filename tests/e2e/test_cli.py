@@ -1041,7 +1041,8 @@ def test_log_streams_every_record_in_order_with_its_whole_ledger_status(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["log", "--all"], "comind: unrecognized arguments: --all\n"),
+        (["log", "--all"], "comind: log: unrecognized arguments: --all\n"),
+        (["-q", "check", "--bogus", "x"], "comind: check: unrecognized arguments: --bogus x\n"),
         (["nope"], "comind: argument COMMAND: invalid choice: 'nope' (choose from "),
         (["log", "--kind", "banana"], "comind: log: argument --kind: invalid choice: 'banana' (choose from "),
     ],
