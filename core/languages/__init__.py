@@ -35,6 +35,7 @@ __all__ = [
     "language_for_path",
     "may_define",
     "parse_file",
+    "span_of",
     "token_similarity",
 ]
 
@@ -136,6 +137,12 @@ def first_line_of(path: str, data: bytes, qualname: str) -> int | None:
     """The first line of `qualname`'s definition in `parse_file(path, data)`, found reading only
     where its name is written; never raises."""
     return _read_part(path, data, lambda lang, source: lang.first_line_of(source, qualname), None)
+
+
+def span_of(path: str, data: bytes, qualname: str) -> tuple[int, int] | None:
+    """The first and last lines of `qualname`'s definition in `parse_file(path, data)`, found
+    reading only where its name is written; never raises."""
+    return _read_part(path, data, lambda lang, source: lang.span_of(source, qualname), None)
 
 
 def body_tokens(path: str, data: bytes, qualname: str) -> list[str] | None:

@@ -477,11 +477,17 @@ class Language:
     def first_line_of(self, source: bytes, qualname: str) -> int | None:
         """The first line of the definition of `qualname` (as :meth:`analyse` numbers it), found
         where its name is written; None when the file has none."""
+        span = self.span_of(source, qualname)
+        return None if span is None else span[0]
+
+    def span_of(self, source: bytes, qualname: str) -> tuple[int, int] | None:
+        """The first and last lines of the definition of `qualname`, as :meth:`analyse` spans it
+        (`_open`), found where its name is written; None when the file has none."""
         found = self._named(source, qualname)
         if found is None:
             return None
         node = found[0]
-        return self.start_line(node, node.start_point[0] + 1)
+        return self.start_line(node, node.start_point[0] + 1), node.end_point[0] + 1
 
     def framed(self, qualname: str) -> str | None:
         """The symbol a definition that names none stands for (a Rust `impl Foo` for `Foo`), or None."""
@@ -507,9 +513,10 @@ class Language:
         if not (base and n.isdigit()):
             base, n = qualname, ""
         word = self.written_word(base.rsplit(".", 1)[-1])
-        if not word:
+        spots = _written(source, {word}) if word else []
+        if not spots:  # (a name written only inside longer words: nothing to walk into, nothing to parse)
             return None
-        named, where = self._opened(self.parse(source).root_node, partial(_names_one, _written(source, {word})))
+        named, where = self._opened(self.parse(source).root_node, partial(_names_one, spots))
         namesakes = [i for i, r in enumerate(named) if r.qualname == base]
         if n:  # `#k`: the k-th of several, never the last (which keeps the plain name)
             k = int(n)

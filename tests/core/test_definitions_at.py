@@ -394,21 +394,23 @@ def test_may_define(qualname: str, defined: bool) -> None:
 
 
 def test_defines_agrees_with_the_whole_file_walk() -> None:
-    """`defines` finds every qualname the whole walk gives (namesakes numbered), and no other, and
-    `body_tokens` reads the same tokens as the whole walk keeps."""
-    from comind.languages import all_body_tokens, body_tokens, defines
+    """`defines` finds every qualname the whole walk gives (namesakes numbered), and no other,
+    `span_of` the same lines, and `body_tokens` reads the same tokens as the whole walk keeps."""
+    from comind.languages import all_body_tokens, body_tokens, defines, span_of
 
     checked = 0
     own = ("core/languages/_base.py", "harvest/reverts.py", "checks/deadends.py")  # (a parse per name: a few)
     for path, data in _sources():
         if language_for_path(path) is None or (path not in TRICKY and path not in own):
             continue
-        names = {d.qualname for d in parse_file(path, data).definitions}
+        spans = {d.qualname: (d.start_line, d.end_line) for d in parse_file(path, data).definitions}
+        names = set(spans)
         bases = {q.split("#", 1)[0] for q in names}
         others = {f"{b}#{n}" for b in bases for n in (1, 2, 3)} | {f"{b}.nowhere" for b in list(bases)[:5]}
         tokens = all_body_tokens(path, data)
         for q in names | others:
             assert defines(path, data, q) is (q in names), (path, q)
+            assert span_of(path, data, q) == spans.get(q), (path, q)
             assert body_tokens(path, data, q) == tokens.get(q), (path, q)
             checked += 1
     assert checked > 500
@@ -430,3 +432,16 @@ def test_a_name_written_straight_after_a_word_is_found(path: str, text: str) -> 
     assert tokens
     for qualname, body in tokens.items():
         assert defines(path, data, qualname) and body_tokens(path, data, qualname) == body, qualname
+
+
+def test_a_name_written_only_inside_longer_words_is_not_parsed_for() -> None:
+    """`defines` says no without parsing a file that writes the name only inside longer words (as
+    versions of a file after a symbol's removal often do: `format` in `vformat`, `format_to`)."""
+    from comind.languages import defines, keeping_trees
+    from comind.languages._base import _TREES
+
+    data = b"def vformat(x):\n    return format_to(x)\n"
+    with keeping_trees():
+        assert not defines("m.py", data, "format")
+        assert _TREES.get("python", data) is None  # not parsed
+        assert defines("m.py", data, "vformat") and _TREES.get("python", data) is not None
