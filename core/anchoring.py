@@ -190,7 +190,10 @@ class Anchorer:
         self._tokens: dict[tuple[str, str, str], list[str] | None] = {}
         self._deps: dict[str, list[Any]] = {}
         self._located: dict[str, Location] = {}
+        self._edits: dict[tuple[str, str, str], list[tuple[str, bytes]]] = {}  # `_edited`, oldest first
+        self._edits_size = 0
         self._pending: dict[str, str] = {}  # locations not yet written to the index cache
+        self._facts: dict[str, dict[str, str]] = {"defines": {}, "tokens": {}}  # `_defines`, `tokens_of`: likewise
         self._unread = index.unread
 
     def final(self, target: Snapshot | None = None) -> bool:
@@ -496,10 +499,24 @@ class Anchorer:
         )
 
     def flush(self) -> None:
-        """Write the locations found since the last flush to the index cache."""
+        """Write the locations (and the facts they were found from) since the last flush to the
+        index cache: one write each, not one per fact (a cold status asks ~1,000 of them)."""
         if self._pending:
             self.index.memo_put("locate", self._pending)
             self._pending = {}
+        for kind, facts in self._facts.items():
+            self.index.memo_put(kind, facts)
+            self._facts[kind] = {}
+
+    def _fact(self, kind: str, key: str) -> str | None:
+        """A fact of `kind` found before, in this process or the index cache."""
+        found = self._facts[kind].get(key)
+        return found if found is not None else self.index.memo_get(kind, [key]).get(key)
+
+    def _remember(self, kind: str, key: str, value: str) -> None:
+        self._facts[kind][key] = value
+        if len(self._facts[kind]) >= 256:
+            self.flush()
 
     def _locate(self, anchor: Mapping[str, Any], commit: str, target: Snapshot) -> Location:
         if not self.has_commit(commit):
@@ -558,7 +575,7 @@ class Anchorer:
         `B.__init__`, or a package's `New` with every other's). One landing, so a namesake written
         later is not taken for it; several are never guessed between. Only a file holding the name
         and those lines is parsed: a cold status of a long history meets landings of hundreds of files."""
-        from comind.languages import language_for_path, parse_file
+        from comind.languages import language_for_path, parse_file, span_of
         from comind.promisor import promisor_remote
 
         parents = _parents(self.index.repo, landing)
@@ -570,9 +587,9 @@ class Anchorer:
         if held is None:  # (its file renamed before the landing deleted it)
             return None
         last = _plain(symbol.rsplit(".", 1)[-1])
-        naming = [(p, data) for p, data in _naming(self.index.repo, before, landing, last, lang.name) if p != path]
-        own = next((d for d in parse_file(path, held).definitions if d.qualname == symbol), None) if naming else None
-        lines = _lines_of(held, own) if own is not None else Counter()
+        naming = [(p, data) for p, data in _naming(self._edited(before, landing, lang.name), last) if p != path]
+        own = span_of(path, held, symbol) if naming else None
+        lines = _lines_of(held, *own) if own is not None else Counter()
         need = self.threshold * sum(lines.values())
         found: list[tuple[str, Definition]] = []
         for other, data in naming:
@@ -582,7 +599,9 @@ class Anchorer:
             for d in parse_file(other, data).definitions:
                 if (kind and d.kind != kind) or _plain(d.qualname.rsplit(".", 1)[-1]) != last:
                     continue
-                if sum((lines & _lines_of(data, d)).values()) >= need and not self._defines(before, other, d.qualname):
+                if sum((lines & _lines_of(data, d.start_line, d.end_line)).values()) >= need and not self._defines(
+                    before, other, d.qualname
+                ):
                     found.append((other, d))
         if len(found) > 1:
             return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in found[:10]))
@@ -594,6 +613,20 @@ class Anchorer:
         if where.state != "found" or where.definition is None:
             return where
         return where._replace(how="moved" if where.definition.qualname == symbol else "moved and renamed")
+
+    def _edited(self, before: str, landing: str, language: str) -> list[tuple[str, bytes]]:
+        """(path, content) of each file of `language` that `landing` adds or edits, read once for all
+        the symbols it took away: a landing that rewrites hundreds of files takes dozens of them
+        (the last `EDITED_BYTES` of contents read are kept)."""
+        key = (before, landing, language)
+        files = self._edits.pop(key, None)
+        if files is None:
+            files = _edited(self.index.repo, before, landing, language)
+            self._edits_size += sum(len(data) for _, data in files)
+        self._edits[key] = files  # (the most recently asked last)
+        while self._edits_size > EDITED_BYTES and len(self._edits) > 1:
+            self._edits_size -= sum(len(data) for _, data in self._edits.pop(next(iter(self._edits))))
+        return files
 
     def _removed_in(self, path: str, qualname: str, old: str, new: str) -> str | None:
         """The landing of `new`'s first-parent chain after which `path` no longer defines `qualname`,
@@ -619,7 +652,7 @@ class Anchorer:
         if blob is None:
             return False
         key = _symbol_key(blob, path, qualname)
-        found = self.index.memo_get("defines", [key]).get(key)
+        found = self._fact("defines", key)
         if found is None:
             from comind.languages import defines
 
@@ -627,7 +660,7 @@ class Anchorer:
             held = data is not None and defines(path, data, qualname)
             found = "1" if held else ""
             if self.final():
-                self.index.memo_put("defines", {key: found})
+                self._remember("defines", key, found)
         return found == "1"
 
     def tokens_at(self, commit: str, path: str, qualname: str) -> list[str] | None:
@@ -646,7 +679,7 @@ class Anchorer:
         index cache: drift compares the anchored body with the current one at every new head, and
         the anchored side never changes."""
         key = _symbol_key(blob, path, qualname)
-        found = self.index.memo_get("tokens", [key]).get(key)
+        found = self._fact("tokens", key)
         if found is not None:
             tokens: list[str] | None = json.loads(found)
             return tokens
@@ -656,7 +689,7 @@ class Anchorer:
 
             tokens = body_tokens(path, raw, qualname)  # read where it is named, and its own subtree
         if self.final():
-            self.index.memo_put("tokens", {key: json.dumps(tokens)})
+            self._remember("tokens", key, json.dumps(tokens))
         return tokens
 
     def dependencies(self, commit: str) -> list[Any]:
@@ -832,6 +865,7 @@ class Anchorer:
 # added ones left after the unchanged moves, inexact rename detection is skipped, as git's diff
 # skips it. Two trees years apart pair thousands with thousands: 30 s of similarity for one pair.
 RENAME_LIMIT = 1000
+EDITED_BYTES = 32 << 20  # contents of landings' edited files kept for `_moved_with_edit` (~1-2 MiB a big landing)
 SAME_NAMES = 20  # past the limit, at most this many files of a deleted file's name are compared with it
 
 
@@ -1045,17 +1079,12 @@ def _parents(repo: pygit2.Repository, commit: str) -> list[pygit2.Oid]:
         return []
 
 
-def _naming(repo: pygit2.Repository, before: str, landing: str, name: str, language: str) -> list[tuple[str, bytes]]:
-    """(path, content) of each file of `language` that `landing` adds or edits whose content names
-    `name` as a word: a text search, so that few files are parsed."""
-    import re
-
+def _edited(repo: pygit2.Repository, before: str, landing: str, language: str) -> list[tuple[str, bytes]]:
+    """(path, content) of each file of `language` that `landing` adds or edits (since `before`)."""
     import pygit2
 
     from comind.languages import language_for_path
 
-    raw = name.encode()
-    word = re.compile(rb"(?<![\w$])" + re.escape(raw) + rb"(?![\w$])")
     old, new = repo[before], repo[landing]
     assert isinstance(old, pygit2.Commit) and isinstance(new, pygit2.Commit)
     out = []
@@ -1064,17 +1093,26 @@ def _naming(repo: pygit2.Repository, before: str, landing: str, name: str, langu
         if delta.status_char() not in ("A", "M") or kind is None or kind.name != language:
             continue
         try:
-            data = bytes(cast("pygit2.Blob", repo[delta.new_file.id]).data)
+            out.append((delta.new_file.path, bytes(cast("pygit2.Blob", repo[delta.new_file.id]).data)))
         except (KeyError, ValueError, pygit2.GitError):
             continue
-        if raw in data and word.search(data):  # (`in` first: a plain search is many times faster)
-            out.append((delta.new_file.path, data))
     return out
 
 
-def _lines_of(data: bytes, d: Definition) -> Counter[str]:
-    """A definition's non-blank lines, stripped, as a multiset."""
-    text = data.decode("utf-8", errors="replace").splitlines()[d.start_line - 1 : d.end_line]
+def _naming(files: Iterable[tuple[str, bytes]], name: str) -> list[tuple[str, bytes]]:
+    """The files (`_edited`'s) whose content names `name` as a word: a text search, so that few
+    files are parsed."""
+    import re
+
+    raw = name.encode()
+    word = re.compile(rb"(?<![\w$])" + re.escape(raw) + rb"(?![\w$])")
+    # (`in` first: a plain search is many times faster)
+    return [(path, data) for path, data in files if raw in data and word.search(data)]
+
+
+def _lines_of(data: bytes, start: int, end: int) -> Counter[str]:
+    """A definition's non-blank lines (`start` to `end`), stripped, as a multiset."""
+    text = data.decode("utf-8", errors="replace").splitlines()[start - 1 : end]
     return Counter(stripped for line in text if (stripped := line.strip()))
 
 

@@ -146,6 +146,26 @@ def test_moved_to_another_file_and_edited_in_the_same_landing_is_followed(cli, g
     ), s
 
 
+@pytest.mark.parametrize("kept", [32 << 20, 1])  # 1 byte: each landing's files read again
+def test_symbols_one_landing_moved_and_edited_apart_are_each_followed(cli, gr: GitRepo, monkeypatch, kept: int) -> None:  # type: ignore[no-untyped-def]
+    """One landing takes two methods out of a file into two others, each edited: its edited files
+    are read once for both (and read again once no longer kept), each found where it went."""
+    from comind import anchoring
+
+    monkeypatch.setattr(anchoring, "EDITED_BYTES", kept)
+    check = remember(cli, gr, "app/perm.py::Checker.check")
+    audit = remember(cli, gr, "app/perm.py::Checker.audit", title="Audits are logged")
+    gr.write("app/perm.py", "class Checker:\n    pass\n")
+    gr.write("app/checks.py", CHECK_EDITED)
+    gr.write("app/audits.py", "class Checker:\n    def audit(self, user):\n        log(user)\n        flush()\n")
+    gr.commit("split the checker")
+    result = cli(gr.path, "log", "--json")
+    assert result.code == 0, result.err
+    notes = {r["id"]: r.get("notes") or [] for r in map(json.loads, result.out.splitlines())}
+    assert "app/perm.py::Checker.check moved: now app/checks.py::Checker.check" in notes[check], notes
+    assert "app/perm.py::Checker.audit moved: now app/audits.py::Checker.audit" in notes[audit], notes
+
+
 def test_moved_out_of_a_deleted_file_and_edited_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/users.py", "def name_of(user):\n    return user.name\n")
     gr.commit("users")
@@ -926,3 +946,33 @@ def test_each_commit_off_the_chain_lands_with_the_first_merge_that_brought_it(gr
                 break
     assert anchorer._merged(gr.head()) == expected
     assert len(expected) == 7  # f1, g1, g2, the merge of g, h1, k1, x1
+
+
+def test_what_the_search_for_a_removal_found_is_written_to_the_index_cache_at_once(gr: GitRepo) -> None:
+    """Which versions define a symbol (a dozen asked per removed symbol, ~1,000 in a cold status)
+    is written to the index cache with the locations, in one write, and read back by the next run."""
+    from comind.anchoring import Anchorer
+    from comind.codeindex import CodeIndex
+
+    start = gr.head()
+    for i in range(6):
+        gr.write("app/notes.py", f"N = {i}\n")
+        gr.commit(f"note {i}")
+    gr.write("app/perm.py", PERM.replace("    def audit(self, user):\n        log(user)\n", ""))
+    removed = gr.commit("drop audit")
+    gr.write("app/notes.py", "N = 9\n")
+    gr.commit("note 9")
+
+    def facts(index: CodeIndex) -> int:
+        return int(index.db.execute("SELECT count(*) FROM memo WHERE kind = 'defines'").fetchone()[0])
+
+    anchorer = Anchorer(CodeIndex(gr.path))
+    assert anchorer._removed_in("app/perm.py", "Checker.audit", start, gr.head()) == removed
+    assert facts(anchorer.index) == 0  # not yet: one write at the flush
+    anchorer.flush()
+    written = facts(anchorer.index)
+    assert written >= 2
+    fresh = Anchorer(CodeIndex(gr.path))
+    assert fresh._removed_in("app/perm.py", "Checker.audit", start, gr.head()) == removed
+    fresh.flush()
+    assert facts(fresh.index) == written  # all read back, none found again
