@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from comind import config as configuration
-from comind.rulebook import RULES, book, listing, markdown, parse_overrides, rules_of
+from comind.rulebook import BY_ID, RULES, book, listing, markdown, parse_overrides, rules_of
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
@@ -25,8 +25,8 @@ def test_every_rule_has_an_id_a_name_and_a_summary() -> None:
 def test_options_from_the_file_reach_the_rules(tmp_path: Path) -> None:
     (tmp_path / ".comind.yml").write_text("dead_ends: {D5.lines: 50, D8: {share: 0.3}}\n")
     rules = rules_of(configuration.load(tmp_path, env={}))
-    assert rules.get(RULES[7]).count("lines") == 50  # D5 large-piece
-    assert rules.get(RULES[10]).value("share") == 0.3  # D8 small-match
+    assert rules.get(BY_ID["D5"]).count("lines") == 50  # D5 large-piece
+    assert rules.get(BY_ID["D8"]).value("share") == 0.3  # D8 small-match
 
 
 def test_the_legacy_settings_are_d1(tmp_path: Path) -> None:
