@@ -146,12 +146,14 @@ def entry_of(
     read: tuple[str, Sequence[int] | None] | None = None,
     snapshot: Any = None,
     anchorer: Any = None,
+    shown_by: dict[str, Any] | None = None,
 ) -> Entry:
     """The entry for a record; `path`, `symbol` and `span` say where its subject is now, when known,
     else `snapshot` (the code at head) does (`where_now`, following moves with `anchorer`); `read`,
     the file and lines that bear on it here (where a change re-proposes it, the anchor it touches),
-    when they are not its subject's."""
-    anchor = subject_anchor(record)
+    when they are not its subject's. `shown_by`: the anchor the record was found by (what a `why`
+    asked about), named in place of its subject."""
+    anchor = shown_by if shown_by is not None else subject_anchor(record)
     located = ""  # the commit the subject was found at, its code there
     if not path and snapshot is not None:
         path, symbol, span = where_now(anchor, snapshot, anchorer)

@@ -44,6 +44,7 @@ class Item(NamedTuple):
     record: Record
     status: Status
     relevance: str  # "direct" or "one hop: <how>"
+    anchor: dict[str, Any] | None = None  # the record's anchor that matched the question, as written
 
 
 class WhyAnswer(NamedTuple):
@@ -147,16 +148,17 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
         candidates = [
             r for r in ledger.all() if known(r) and any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)
         ]
-    direct = [r for r in candidates if target.path is None or _points_at(anchorer, r, snapshot, target)]
+    matched = {r.id: _matching(anchorer, r, snapshot, target, text) for r in candidates}
+    direct = [r for r in candidates if matched[r.id] is not None]
     hops = _one_hop(ws, ledger, anchorer, snapshot, target, known, {r.id for r in direct})
 
     anchorer.flush()
-    records = direct + [r for r, _ in hops]
+    records = direct + [r for r, _, _ in hops]
     derived = statuses(ws, ledger, records, at=snapshot.commit, now=moment)
     # Dormant and stale records are shown, labelled: a why is a question someone asked.
     hidden = set() if include_all else set(HISTORY_STATES)
-    items = [Item(r, derived[r.id], "direct") for r in direct]
-    items += [Item(r, derived[r.id], f"one hop: {how}") for r, how in hops]
+    items = [Item(r, derived[r.id], "direct", matched[r.id]) for r in direct]
+    items += [Item(r, derived[r.id], f"one hop: {how}", anchor) for r, how, anchor in hops]
     items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]
     order = {k: n for n, k in enumerate(KIND_ORDER)}
     items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
@@ -195,40 +197,53 @@ def _known_then(moment: datetime | None) -> Callable[[Record], bool]:
 _NUMBERED = re.compile(r"#\d+(?=\.|$)")
 
 
-def _points_at(anchorer: Any, record: Record, snapshot: Snapshot, target: Target) -> bool:
-    folder = target.path if target.path and target.path.endswith("/") else None  # a folder's question
+def _matching(anchorer: Any, record: Record, snapshot: Snapshot, target: Target, text: str) -> dict[str, Any] | None:
+    """The record's anchor that points at the target, or None: what shows it (of a record on twelve
+    files, the one asked about; one on the asked symbol before one on its whole file)."""
+    if target.path is None:  # repo- or dependency-wide question: an anchor of the same kind
+        wanted = format_anchor(parse_anchor(text)).split("@")[0]
+        return next((a for a in record.anchors if format_anchor(a).split("@")[0] == wanted), None)
+    best, found = 0, None
     for anchor in record.anchors:
-        if "path" not in anchor:
-            continue
-        if anchor["path"].endswith("/"):
-            if target.path and (
-                target.path.startswith(anchor["path"]) or (folder and anchor["path"].startswith(folder))
-            ):
-                return True
-            continue
-        if not anchor.get("commit"):  # never resolved: compare as written
+        if (closeness := _points_at(anchorer, anchor, snapshot, target)) > best:
+            best, found = closeness, anchor
+            if best == 2:
+                break
+    return found
+
+
+def _points_at(anchorer: Any, anchor: dict[str, Any], snapshot: Snapshot, target: Target) -> int:
+    """0 when the anchor does not point at the target, 2 when its symbol does, else 1."""
+    folder = target.path if target.path and target.path.endswith("/") else None  # a folder's question
+    if "path" not in anchor:
+        return 0
+    if anchor["path"].endswith("/"):
+        asked = target.path or ""
+        inside = asked.startswith(anchor["path"]) or bool(folder and anchor["path"].startswith(folder))
+        return int(bool(asked) and inside)
+    if not anchor.get("commit"):  # never resolved: compare as written
+        where_path, where_symbol = anchor["path"], anchor.get("symbol")
+    else:
+        state, found_path, found_symbol = anchorer.where(anchor, snapshot)
+        if state != "found":
             where_path, where_symbol = anchor["path"], anchor.get("symbol")
         else:
-            state, found_path, found_symbol = anchorer.where(anchor, snapshot)
-            if state != "found":
-                where_path, where_symbol = anchor["path"], anchor.get("symbol")
-            else:
-                where_path, where_symbol = found_path, found_symbol
-        if folder and where_path.startswith(folder):
-            return True  # what is anywhere in the folder asked about
-        if where_path != target.path:
-            continue
-        if target.symbol is None or where_symbol is None:
-            return True  # a file-level question, or a file-level record in the asked-about file
-        if "#" not in target.symbol:  # a name asked without a number means each of its namesakes
-            where_symbol = _NUMBERED.sub("", where_symbol)
-        if (
-            where_symbol == target.symbol
-            or where_symbol.startswith(target.symbol + ".")
-            or target.symbol.startswith(where_symbol + ".")
-        ):
-            return True
-    return False
+            where_path, where_symbol = found_path, found_symbol
+    if folder and where_path.startswith(folder):
+        return 1  # what is anywhere in the folder asked about
+    if where_path != target.path:
+        return 0
+    if target.symbol is None or where_symbol is None:
+        return 1  # a file-level question, or a file-level record in the asked-about file
+    if "#" not in target.symbol:  # a name asked without a number means each of its namesakes
+        where_symbol = _NUMBERED.sub("", where_symbol)
+    if (
+        where_symbol == target.symbol
+        or where_symbol.startswith(target.symbol + ".")
+        or target.symbol.startswith(where_symbol + ".")
+    ):
+        return 2
+    return 0
 
 
 def _one_hop(
@@ -239,8 +254,9 @@ def _one_hop(
     target: Target,
     known: Callable[[Record], bool],
     seen: set[str],
-) -> list[tuple[Record, str]]:
-    """Records anchored to modules the target imports or is imported by, and to what it calls."""
+) -> list[tuple[Record, str, dict[str, Any] | None]]:
+    """Records anchored to modules the target imports or is imported by, and to what it calls, with
+    the anchor that names the neighbour."""
     if target.path is None or target.path.endswith("/"):
         return []
     key = f"{snapshot.tree}\0{target.path}\0{target.symbol or ''}"
@@ -250,7 +266,7 @@ def _one_hop(
     else:
         neighbours = _neighbours(snapshot, target)
         snapshot.index.memo_put(_memo("why-hop"), {key: json.dumps(neighbours)})
-    out: list[tuple[Record, str]] = []
+    out: list[tuple[Record, str, dict[str, Any] | None]] = []
     near = [
         r
         for r in ledger.anchored_near(dict.fromkeys(p for p, _ in neighbours))  # one query for all
@@ -258,9 +274,9 @@ def _one_hop(
     ]
     for path, how in neighbours:
         for record in near:
-            if record.id not in seen and _anchored_at(record, path):
+            if record.id not in seen and (anchor := _anchored_at(record, path)) is not None:
                 seen.add(record.id)
-                out.append((record, how))
+                out.append((record, how, anchor))
     return out
 
 
@@ -290,6 +306,9 @@ def _neighbours(snapshot: Snapshot, target: Target) -> list[tuple[str, str]]:
     return neighbours
 
 
-def _anchored_at(record: Record, path: str) -> bool:
-    """Whether an anchor of the record names ``path`` or a folder holding it (as anchored_near)."""
-    return any((p := a.get("path")) and (p == path or (p.endswith("/") and path.startswith(p))) for a in record.anchors)
+def _anchored_at(record: Record, path: str) -> dict[str, Any] | None:
+    """The record's first anchor that names ``path`` or a folder holding it (as anchored_near)."""
+    return next(
+        (a for a in record.anchors if (p := a.get("path")) and (p == path or (p.endswith("/") and path.startswith(p)))),
+        None,
+    )

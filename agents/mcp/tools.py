@@ -251,6 +251,7 @@ def why(ws: Workspace, args: WhyIn) -> Answer:
             why=i.relevance,
             snapshot=answer.snapshot,
             anchorer=anchorer,
+            shown_by=i.anchor,
         )
         for i in answer.items
     ]

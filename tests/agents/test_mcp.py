@@ -102,6 +102,29 @@ def test_why_says_to_read_the_code_where_it_is_now(repo: GitRepo) -> None:
     serve(repo.path, session)
 
 
+def test_why_names_the_anchor_that_matched_not_the_records_first(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path)
+    repo.write("app/a.py", "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
+    repo.write("build.gradle.kts", "plugins {}\n")
+    repo.commit("initial")
+    repo.write("app/a.py", "def alpha():\n    return 10\n\n\ndef beta():\n    return 20\n")
+    repo.write("build.gradle.kts", 'plugins { id("x") }\n')
+    repo.commit("Tune alpha and beta")
+    repo.revert_head("Broke the build.")
+    assert cli(repo.path, "harvest").code == 0
+
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        for asked, on, verify in [
+            ("app/a.py::beta", "app/a.py::beta", "read app/a.py:5-6"),
+            ("build.gradle.kts", "build.gradle.kts", "read build.gradle.kts"),
+        ]:
+            [attempt] = (await call(client, schemas, "why", {"anchor": asked}))["records"]
+            assert (attempt["why"], attempt["on"], attempt["verify"]) == ("direct", on, verify)
+
+    serve(repo.path, session)
+
+
 def test_why_of_a_folder_the_tree_lacks_is_a_tool_error(repo: GitRepo) -> None:
     async def session(client: Client) -> None:
         assert (await refused(client, "why", {"anchor": "apps/"})).startswith("why: no folder apps/ at ")
