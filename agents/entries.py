@@ -93,6 +93,13 @@ def folder_exists(snapshot: Any, path: str) -> bool:
     return is_dir(snapshot.index.repo[snapshot.tree], path.rstrip("/"))
 
 
+def _name(anchor: Mapping[str, Any]) -> str:
+    """`path::symbol` or `path` of an anchor, as `on` names code (a line or a raw text aside)."""
+    if not anchor.get("path"):
+        return format_anchor(dict(anchor))
+    return f"{anchor['path']}::{anchor['symbol']}" if anchor.get("symbol") else str(anchor["path"])
+
+
 def evidence_line(record: Record) -> str:
     parts = []
     for item in record.evidence[:2]:
@@ -157,11 +164,15 @@ def entry_of(
     located = ""  # the commit the subject was found at, its code there
     if not path and snapshot is not None:
         path, symbol, span = where_now(anchor, snapshot, anchorer)
-        if path and (span is not None or not symbol):  # (a symbol gone from its file was not found)
+        if path and span is None and symbol:  # a symbol gone from its file: the file is what is there
+            symbol = None
+        if path:
             located = snapshot.commit
-    on = ""
+    on = anchored = ""
     if path and (located or snapshot is None):
         on = f"{path}::{symbol}" if symbol else path
+        if located and anchor is not None and on != (was := _name(anchor)):
+            anchored = was  # moved, renamed or gone from its file since: `on` says where it is now
     elif anchor is not None:  # as written: true of the commit it names
         on = format_anchor(anchor)
     if not path and anchor is not None and snapshot is None:
@@ -174,6 +185,7 @@ def entry_of(
         state=status.state,
         trust=agent_trust(record, status, confirmed),
         on=on,
+        anchored=anchored,
         # where `on` was found: the code at head, else the anchor as written when it was (a file
         # renamed since named at a commit that had no such file read as wrong)
         verified_at=located or (str(anchor.get("commit", "")) if anchor else ""),

@@ -145,7 +145,13 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         status = run.statuses([record])[record.id]
         read = (f.path, (f.line, f.end_line or f.line) if f.line else None) if f.path else None  # where it is here
         entry = entry_of(
-            record, status, confirmed=record.id in confirmed, why=f.message[:200], read=read, snapshot=run.head_snapshot
+            record,
+            status,
+            confirmed=record.id in confirmed,
+            why=f.message[:200],
+            read=read,
+            snapshot=run.head_snapshot,
+            anchorer=anchorer,
         )
         result.items.append(Item(section, f.level, entry, f.message))
         seen.add(record.id)
@@ -171,7 +177,13 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         path, _symbol, span = where_now(anchor, run.head_snapshot, anchorer)
         read = (path, span) if path else None
         entry = entry_of(
-            record, status, confirmed=record.id in confirmed, why=how, read=read, snapshot=run.head_snapshot
+            record,
+            status,
+            confirmed=record.id in confirmed,
+            why=how,
+            read=read,
+            snapshot=run.head_snapshot,
+            anchorer=anchorer,
         )
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)

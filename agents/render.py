@@ -30,7 +30,7 @@ class Entry(NamedTuple):
     title: str
     state: str
     trust: int
-    on: str = ""  # the subject anchor, as written
+    on: str = ""  # the subject anchor: where it is at head when found there, else as written
     verified_at: str = ""  # the commit the anchor was resolved or located at
     evidence: str = ""  # one line: the revert, the commit, the link
     verify: str = ""  # the file and lines to read
@@ -38,6 +38,7 @@ class Entry(NamedTuple):
     detail: tuple[str, ...] = ()  # kind-specific lines: rejected options, the rule, the cause
     author: str = ""  # "agent" for a record an agent wrote (always labelled)
     severity: str = ""  # a constraint's must | should
+    anchored: str = ""  # the subject as anchored, when `on` (where it is now) differs
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +55,7 @@ class Entry(NamedTuple):
             "detail": list(self.detail),
             "author_kind": self.author or "",
             "severity": self.severity,
+            "anchored": self.anchored,
         }
 
     @classmethod
@@ -72,6 +74,7 @@ class Entry(NamedTuple):
             detail=tuple(str(d) for d in data.get("detail", ())),
             author=str(data.get("author_kind", "")),
             severity=str(data.get("severity", "")),
+            anchored=str(data.get("anchored", "")),
         )
 
 
@@ -105,8 +108,9 @@ def entry_lines(entry: Entry) -> list[str]:
     if entry.why:
         lines.append(f"  why shown: {clean(entry.why, 160)}")
     if entry.on:
-        at = f" (verified at {entry.verified_at[:7]})" if entry.verified_at else ""
-        lines.append(f"  on: {clean(entry.on, 160)}{at}")
+        at = [f"verified at {entry.verified_at[:7]}"] if entry.verified_at else []
+        at += [f"anchored as {clean(entry.anchored, 160)}"] if entry.anchored else []
+        lines.append(f"  on: {clean(entry.on, 160)}" + (f" ({'; '.join(at)})" if at else ""))
     lines += [f"  {clean(d, 200)}" for d in entry.detail[:3]]
     if entry.evidence:
         lines.append(f"  evidence: {clean(entry.evidence, 200)}")

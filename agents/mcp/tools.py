@@ -61,6 +61,7 @@ class RecordOut(BaseModel):
     author_kind: str = Field(description='"agent" when an agent wrote it (unconfirmed), else ""')
     on: str = Field(description="the code it is about")
     verified_at: str = Field(description="the commit `on` was found at: head, else the one its anchor names")
+    anchored: str = Field(default="", description="the code as anchored, when it moved or went since (`on` is now)")
     evidence: str
     verify: str = Field(description="the file and lines to read before relying on it")
     why: str = Field(description="why it is shown")
@@ -212,6 +213,7 @@ def record_out(entry: Entry) -> RecordOut:
         author_kind=entry.author,
         on=clean(entry.on, 200),
         verified_at=clean(entry.verified_at, 64),
+        anchored=clean(entry.anchored, 200),
         evidence=clean(entry.evidence, 300),
         verify=clean(entry.verify, 200),
         why=clean(entry.why, 200),

@@ -418,6 +418,37 @@ def test_a_record_is_verified_at_head_where_its_subject_was_found_there(cli, tmp
     assert (gone["on"], gone["verified_at"]) == ("a.py::g", anchored)
 
 
+def test_on_says_where_the_code_is_now_as_verify_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`on` named the file as anchored (app/perm.py) while `verify` followed its rename; both now
+    name where it is, and `anchored` where it was. A symbol gone from its file is on that file."""
+    repo = _reverted(tmp_path)
+    assert cli(repo.path, "harvest").code == 0
+    said = ["--symptom", "slow", "--cause", "no index"]
+    assert (
+        cli(repo.path, "remember", "gotcha", "--on", "app/other.py::other", "--title", "Other is slow", *said).code == 0
+    )
+    repo.git("mv", "app/perm.py", "app/permissions.py")
+    repo.write("app/other.py", "def another():\n    return 2\n")
+    repo.commit("Rename the permissions module; other goes")
+    repo.write("app/permissions.py", CACHED)
+    repo.write("app/other.py", "def another():\n    return 3\n")
+    [attempt] = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"]
+    assert attempt["on"] == "app/permissions.py::Checker.check"
+    assert attempt["verify"].startswith("read app/permissions.py:")
+    assert attempt["anchored"] == "app/perm.py::Checker.check"
+    plan = tmp_path / "plan.md"
+    plan.write_text("other is slow\n")
+    items = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)["items"]
+    [gotcha] = [i for i in items if i["kind"] == "gotcha"]
+    assert (gotcha["on"], gotcha["anchored"], gotcha["verify"]) == (
+        "app/other.py",
+        "app/other.py::other",
+        "read app/other.py",
+    )
+    block = cli(repo.path, "preflight", "--diff", "--format", "agent").out
+    assert "; anchored as app/perm.py::Checker.check)\n" in block
+
+
 @pytest.mark.parametrize(
     ("partial", "what"),
     [(True, ["--staged"]), (False, ["--staged"]), (False, ["--diff"]), (False, ["--diff", "HEAD~1"])],
