@@ -126,10 +126,18 @@ def run_status(args: argparse.Namespace) -> int:
 def run_why(args: argparse.Namespace) -> int:
     from comind.anchors import typed_in
     from comind.cli import revision, workspace
-    from comind.cli.output import brief, hint_if_unharvested, paint, print_json_lines, record_json, use_colour
+    from comind.cli.output import (
+        AGENT_MARK,
+        brief,
+        hint_if_unharvested,
+        paint,
+        print_json_lines,
+        record_json,
+        use_colour,
+    )
     from comind.query import open_ledger
     from comind.sanitize import printed
-    from comind.status import TRUST_NAMES, is_history
+    from comind.status import TRUST_NAMES, by_agent, is_history
     from comind.why import explain
 
     ws = workspace(args)
@@ -155,6 +163,7 @@ def run_why(args: argparse.Namespace) -> int:
         label = paint(f"{s.state:<12}", s.state, colour)
         hop = f"  ({item.relevance})" if item.relevance != "direct" else ""
         hop += "  [history]" if is_history(item.record) else ""
+        hop += f"  {AGENT_MARK}" if by_agent(item.record) else ""
         print(
             f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
             f"{printed(item.record.title + hop)}"

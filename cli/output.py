@@ -14,7 +14,9 @@ from comind.anchors import format_anchor
 from comind.cli import colour, note
 from comind.records import Record, short_id
 from comind.sanitize import FORMAT_CHARACTERS, printed
-from comind.status import TRUST_NAMES, Status
+from comind.status import TRUST_NAMES, Status, by_agent
+
+AGENT_MARK = "[agent]"  # a record an agent wrote, in a line of text (the agents' block says it in words)
 
 
 def use_colour(stream: TextIO | None = None) -> bool:
@@ -149,7 +151,7 @@ def brief(reason: str, keep: int = 2) -> str:
 def line(record: Record, status: Status | None, colour: bool = False) -> str:
     state = status.state if status else record.fields.get("relation", "")
     label = paint(f"{state:<11}", state, colour)
-    text = f"{record.title}  {subject(record)}"
+    text = f"{record.title}{'  ' + AGENT_MARK if by_agent(record) else ''}  {subject(record)}"
     return f"{short_id(record.id)}  {printed(record.kind):<10}  {label}  {printed(text)}".rstrip()
 
 

@@ -33,7 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from comind.cli import workspace
-    from comind.cli.output import hint_if_unharvested
+    from comind.cli.output import AGENT_MARK, hint_if_unharvested
     from comind.errors import ComindError
 
     if args.plan is None:  # a plan's flags on a change would be ignored: refused, as MCP refuses `on`
@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{SECTIONS.get(item.section, 'ranked for the plan')}:")
                 last = item.section
             e = item.entry
-            print(f"  {item.level:<7} {e.kind:<10} T{e.trust} {e.state:<10} {e.id[-8:]}  {e.title}")
+            mark = f"  {AGENT_MARK}" if e.author == "agent" else ""
+            print(f"  {item.level:<7} {e.kind:<10} T{e.trust} {e.state:<10} {e.id[-8:]}  {e.title}{mark}")
             for line in item.message.splitlines():  # whole: a cut at 300 made "held by 2 of the 1,186" "of the 1"
                 print(f"          {line}")
             if e.verify:

@@ -323,6 +323,28 @@ def test_an_agents_review_of_a_persons_record_waits_for_a_person(  # type: ignor
     assert seen[contested]["marks"][0].startswith("disputed by p-") and supersede
 
 
+def test_the_text_of_log_why_and_preflight_marks_what_an_agent_wrote(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The agents' block and `show` said an agent wrote it; the text listings showed a plain T1."""
+    repo = initialised
+    said = ["--on", "app/perm.py::Checker.check", "--symptom", "slow", "--cause", "no cache"]
+    agent = cli(repo, "remember", "gotcha", "--title", "An agent's guess", "--author-kind", "agent", *said)
+    person = cli(repo, "remember", "gotcha", "--title", "A person's finding", *said)
+    assert agent.code == 0 and person.code == 0
+    plan = tmp_path / "plan.md"
+    plan.write_text("make the checker faster\n")
+    outputs = [
+        cli(repo, "log").out,
+        cli(repo, "why", "app/perm.py::Checker.check").out,
+        cli(repo, "preflight", "--plan", str(plan), "--on", "app/perm.py::Checker.check").out,
+    ]
+    for out in outputs:
+        [guess] = [line for line in out.splitlines() if "An agent's guess" in line]
+        [finding] = [line for line in out.splitlines() if "A person's finding" in line]
+        assert "[agent]" in guess and "[agent]" not in finding, out
+    logged = [json.loads(line) for line in cli(repo, "log", "--json").out.splitlines()]
+    assert sorted(r["provenance"]["author_kind"] for r in logged) == ["agent", "human"]
+
+
 def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = initialised
     spec = tmp_path / "check.yml"
