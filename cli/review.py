@@ -43,14 +43,15 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli.remember import provenance
     from comind.query import open_ledger
     from comind.records import new_record, quoted, short_id
+    from comind.status import RelationIndex
 
     ws = workspace(args)
     ledger = open_ledger(ws)
     target = ledger.get(args.id)
     fields: dict[str, Any] = {"relation": args.relation, "target": target.id, "reason": args.reason}
     title = f"{args.relation} {target.title}"
-    if args.relation == "supersedes":
-        source = ledger.get(args.by)
+    source = ledger.get(args.by) if args.relation == "supersedes" else None
+    if source is not None:
         if source.id == target.id:
             raise ComindError("a record cannot supersede itself")
         fields["source"] = source.id
@@ -62,6 +63,17 @@ def run(args: argparse.Namespace) -> int:
         raise ComindError(
             f"{target.id[:8]} is a relation record: only retract applies to it (or confirm, to an agent's review)"
         )
+    retracted = RelationIndex.build([*ledger.relations(), target, *([source] if source else [])]).retracted
+    if source is not None and retracted(source.id):
+        raise ComindError(
+            f"--by {short_id(source.id)} is retracted: a retracted record supersedes nothing (supersede by a live one)"
+        )
+    if args.relation == "retracts" and (prior := retracted(target.id)):
+        # the state asked for holds already: said, and the retraction that made it printed, as a
+        # second run of a script expects; a second retraction would be a record with no effect
+        already = f"{short_id(target.id)} {quoted(target.title)} is already retracted (relation {short_id(prior.id)})"
+        print_written(prior, args.json, f"comind: {already}; nothing written")
+        return 0
     if args.relation == "confirms" and target.kind != "relation" and not agent and (head := ws.head()):
         fields["commit"] = head  # the code as it is now becomes the record's new baseline (a person's confirmation)
     record = new_record("relation", title=title[:120], anchors=[], fields=fields, provenance=prov)

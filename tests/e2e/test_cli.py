@@ -275,6 +275,38 @@ def test_review_relations_and_history(initialised: Path, cli) -> None:  # type: 
     assert "no record" in cli(repo, "review", "confirm", "abcdef12").err
 
 
+def test_a_second_retraction_writes_nothing_and_a_retracted_record_supersedes_nothing(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """Both were written without a word: a second retraction changes nothing, and a supersession by
+    a retracted record never takes effect."""
+    repo = initialised
+    store = repo / ".comind" / "ledger"
+
+    def remember(title: str) -> str:
+        result = cli(repo, "remember", "constraint", "--on", "a.py", "--title", title, "--rule", title,
+                     "--severity", "should")  # fmt: skip
+        assert result.code == 0, result.err
+        return result.out.strip()
+
+    old, wrong = remember("old rule"), remember("wrong rule")
+    retraction = cli(repo, "review", "retract", wrong)
+    assert retraction.code == 0
+    written = ids_in(store)
+    again = cli(repo, "review", "retract", wrong[-8:], "--reason", "still wrong")
+    assert again.code == 0 and again.out == retraction.out  # the retraction that holds, for scripts
+    relation = retraction.out.strip()[-8:]
+    assert (
+        again.err == f"comind: {wrong[-8:]} “wrong rule” is already retracted (relation {relation}); nothing written\n"
+    )
+    supersede = cli(repo, "review", "supersede", old, "--by", wrong)
+    assert supersede.code == 2 and supersede.out == ""
+    assert supersede.err == (
+        f"comind: --by {wrong[-8:]} is retracted: a retracted record supersedes nothing (supersede by a live one)\n"
+    )
+    assert ids_in(store) == written
+    assert cli(repo, "review", "retract", retraction.out.strip()).code == 0  # the retraction undone, it can be again
+    assert cli(repo, "review", "retract", wrong).out.strip() not in (retraction.out.strip(), "")
+
+
 def test_an_agents_review_of_a_persons_record_waits_for_a_person(  # type: ignore[no-untyped-def]
     initialised: Path, cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
