@@ -84,7 +84,9 @@ class HarvestResult:
 
 # what a summary count names, where its kind alone is no noun ("12 unresolved")
 _NOUNS = {
-    "unresolved": ("unresolved revert", "unresolved reverts"),
+    # a revert whose target this history does not hold (free-form, or of a change made elsewhere):
+    # its own diff is the attempt, at T1, so the count is of a fact, not a failure
+    "unresolved": ("revert naming no known commit", "reverts naming no known commit"),
     "ambiguous": ("ambiguous revert", "ambiguous reverts"),
     "reland-unresolved": ("reland of no known attempt", "relands of no known attempt"),
     "fixes": ("Fixes trailer", "Fixes trailers"),
@@ -94,7 +96,7 @@ _NOUNS = {
 
 
 def _counted(n: int, kind: str) -> str:
-    """`1 attempt`, `35 attempts`, `2 supersedes relations`, `12 unresolved reverts`."""
+    """`1 attempt`, `35 attempts`, `2 supersedes relations`, `12 reverts naming no known commit`."""
     if kind.startswith("relation-"):
         kind = f"{kind.removeprefix('relation-')} relation"
     one, many = _NOUNS.get(kind, (kind, kind + "s"))

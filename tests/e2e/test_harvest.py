@@ -1256,7 +1256,7 @@ def test_summary_line_names_each_count_as_a_noun(cli, gr: GitRepo) -> None:  # t
     for n in range(2):  # a revert naming no change of this history is an attempt of its own too
         gr.write(f"{n}.txt", "a")
         gr.commit(f'Revert "a change this history never had, #{n}"')
-    assert "commits: 2 attempts, 2 unresolved reverts; 2 new records" in cli(gr.path, "harvest").out
+    assert "commits: 2 attempts, 2 reverts naming no known commit; 2 new records" in cli(gr.path, "harvest").out
 
 
 # -- forms seen on real histories ------------------------------------------------------------------
