@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -272,13 +273,41 @@ def _digest_why(record: Record) -> str:
     return ""
 
 
-def _digest_order(record: Record, entry: dict[str, Any]) -> tuple[int, int, int, str]:
+def _digest_order(record: Record, entry: dict[str, Any]) -> tuple[bool, int, int, int, str]:
     from datetime import UTC, datetime
 
     kind = DIGEST_KINDS.index(record.kind)
     must = 0 if record.fields.get("severity") == "must" else 1
     newest = -int(datetime.fromisoformat(record.created_at.replace("Z", "+00:00")).astimezone(UTC).timestamp())
-    return (-int(entry["trust"]), kind * 2 + must, newest, record.id)
+    # A dead end only in dependencies, manifests or CI and hook configuration (a reverted bot bump)
+    # tells an agent little about the code it edits: after the others, so it cannot crowd them out.
+    tooling = record.kind == "attempt" and tooling_only(record)
+    return (tooling, -int(entry["trust"]), kind * 2 + must, newest, record.id)
+
+
+# what configures the project's tools, not its code: CI, hooks, bots (dependency manifests aside)
+_TOOL_CONFIG = re.compile(
+    r"^\.(?:github|gitlab|circleci|buildkite)/|(?:^|/)(?:\.pre-commit-(?:config|hooks)\.ya?ml|\.gitlab-ci\.ya?ml"
+    r"|\.travis\.ya?ml|azure-pipelines\.ya?ml|renovate\.json5?|\.renovaterc(?:\.json)?|Jenkinsfile)$"
+)
+
+
+def tooling_only(record: Record) -> bool:
+    """Are all the record's subjects dependencies, manifests, lockfiles or tool configuration?"""
+    from comind.deps import manifest_ecosystem
+    from comind.harvest.approach import LOCKFILES
+
+    def tooling(anchor: dict[str, Any]) -> bool:
+        if anchor.get("scope") == "dependency":
+            return True
+        path = str(anchor.get("path") or "")
+        name = path.rsplit("/", 1)[-1]
+        return bool(path) and (
+            name in LOCKFILES or manifest_ecosystem(path) is not None or bool(_TOOL_CONFIG.search(path))
+        )
+
+    subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
+    return bool(subjects) and all(tooling(a) for a in subjects)
 
 
 def _checked_paths(ws: Workspace, view: View, files: Iterable[str]) -> None:

@@ -42,6 +42,38 @@ def test_session_start_digest_then_nothing_twice(cli, tmp_path: Path) -> None:  
     assert (again.code, again.out) == (0, "")  # each record once per session
 
 
+def test_the_digest_shows_dead_ends_in_code_before_reverted_tooling_bumps(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Reverted bot bumps, newer than the code's dead end, came first and spent the budget on it."""
+    repo = history(tmp_path)  # "Cache grants in the checker", reverted
+    bot = "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
+    for path, old, new, subject in (
+        ("requirements.txt", "requests==2.31.0\n", "requests==2.32.0\n", "Bump requests from 2.31.0 to 2.32.0"),
+        (
+            ".pre-commit-config.yaml",
+            "repos: []\n# rev: v0.4.0\n",
+            "repos: []\n# rev: v0.5.0\n",
+            "[pre-commit.ci] pre-commit autoupdate",
+        ),
+        (
+            ".github/workflows/ci.yml",
+            "on: push\n# checkout@v3\n",
+            "on: push\n# checkout@v4\n",
+            "Bump actions/checkout from 3 to 4",
+        ),
+    ):
+        repo.write(path, old)
+        repo.commit(f"Add {path}")
+        repo.write(path, new)
+        repo.commit(subject, author=bot)
+        repo.revert_head("It broke the build.")
+    assert cli(repo.path, "harvest").code == 0
+    text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    titles = [line.split("] ", 1)[1] for line in text.splitlines() if line.startswith("[attempt")]
+    assert titles[0] == "Cache grants in the checker", titles
+    assert set(titles[1:]) <= {"Bump requests from 2.31.0 to 2.32.0", "[pre-commit.ci] pre-commit autoupdate",
+                               "Bump actions/checkout from 3 to 4"}  # fmt: skip
+
+
 def test_edit_multiedit_and_write_get_the_records_on_what_they_touch(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     edit = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW))
