@@ -40,11 +40,12 @@ if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither
 
     from .symbols import Call, Definition, FileSymbols, Import
 
-CACHE_VERSION = "10"  # 4: C, C++, Ruby and PHP read (trees indexed before left their files out); 5: C#;
+CACHE_VERSION = "11"  # 4: C, C++, Ruby and PHP read (trees indexed before left their files out); 5: C#;
 # 6: Kotlin; 7: Rust's `self::` and `super::` paths in an inline `mod` read from the file's module;
 # 8: a comment in a Rust `use` is no name; 9: C++'s `MACRO void ns::f()` is `ns.f`, not `void.f`;
 # 10: a tree's blobs the clone lacked are kept, and once one is fetched its tree is indexed again (a
-# tree indexed before left those files out for good)
+# tree indexed before left those files out for good); 11: a C++ class with an export macro
+# (`class LIB_API Box {…}`) is a class with its members, no longer a function `Box`
 MAX_FILE_SIZE = 1 << 20
 # Processes that parse: this one and WORKERS - 1 workers (ast-grep scans with every core too).
 WORKERS = min(8, max(2, os.cpu_count() or 2))

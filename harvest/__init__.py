@@ -38,5 +38,6 @@ from __future__ import annotations
 # relands nothing unless its branch holds only reverts; 33: "caused by reverting <sha>" is no revert;
 # 34: no attempt from a revert of release notes alone (R5); 35: no anchor on a vendoring manifest,
 # vendored code, a generated file, a test's expected output, a README or the docs beside code; a fix
-# of several commits titles each gotcha by the commit it fixes; a trailer value repeated, one record.
-HARVESTER_VERSION = "35"
+# of several commits titles each gotcha by the commit it fixes; a trailer value repeated, one record;
+# 36: code in a C++ class declared with an export macro (`class LIB_API Box`) anchored to its members.
+HARVESTER_VERSION = "36"

@@ -141,7 +141,7 @@ def text(node: Node) -> str:
 _SIG, _BODY = range(2)
 _END_SIG, _END_BODY, _CLOSE = range(3)
 # What the walk needs to know about a node kind, computed once per kind.
-_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF, _HELD = (1 << i for i in range(9))
+_COMMENT, _ATOMIC, _TEXT, _IDENT, _ERROR, _CALL, _IMPORT, _DEF, _HELD, _MISREAD = (1 << i for i in range(10))
 _NOT_PLAIN = ~_IDENT  # a node with any other flag takes the long way
 
 
@@ -344,6 +344,7 @@ class Language:
     named_by_parent: ClassVar[frozenset[str]] = frozenset()  # definitions `name_of` may name from their parent
     owner_nests: ClassVar[bool] = False  # an `owner_of` is inside the enclosing namespace (C++), not instead of it
     children_by_kind: ClassVar[bool] = False  # DefSpec names may be child kinds (a grammar without such fields)
+    misread_kinds: ClassVar[frozenset[str]] = frozenset()  # what `reread` is asked of
 
     # --- hooks -------------------------------------------------------------------------------
     def name_of(self, node: Node) -> str | None:
@@ -374,6 +375,12 @@ class Language:
 
     def has_docstring(self, body: Node) -> bool:
         return False
+
+    def reread(self, node: Node, source: bytes) -> Node | None:
+        """A node of `misread_kinds` that the grammar misread, read again: the root of a tree of the
+        same source whose children the walks take instead of the node (their places are the same),
+        or None to walk the node as it is."""
+        return None
 
     def imports(self, node: Node) -> list[Import]:
         return []
@@ -448,14 +455,14 @@ class Language:
             i = bisect_left(wanted, first)
             return i < len(wanted) and wanted[i] <= node.end_point[0] + 1
 
-        opened, where = self._opened(root, holds_a_line)
+        opened, where = self._opened(source, root, holds_a_line)
         needed = _innermost_of(opened, sorted(set(lines)), spans)
         if not needed:
             return ()
         # Every definition of one qualname has the same name, written in it (or, for one named by what
         # holds it, in its parent): the walk goes down where they are written.
         spots = _written(source, {self.written_word(r.name) for r in needed.values()})
-        named, named_where = self._opened(root, partial(_names_one, spots))
+        named, named_where = self._opened(source, root, partial(_names_one, spots))
         place = {}
         for n, ((node, _), r) in enumerate(zip(named_where, named, strict=True)):
             place[node.start_byte, node.end_byte, r.qualname] = n
@@ -463,7 +470,8 @@ class Language:
         for index, r in needed.items():
             found = place.get((where[index][0].start_byte, where[index][0].end_byte, r.qualname))
             if found is None:  # (not expected) the whole file's qualnames, then
-                return self._fingerprinted(source, needed, where, _unique_qualnames(self._opened(root, _always)[0]))
+                every = _unique_qualnames(self._opened(source, root, _always)[0])
+                return self._fingerprinted(source, needed, where, every)
             same = [m for m, other in enumerate(named) if other.qualname == r.qualname]
             k = same.index(found) + 1
             qualnames[index] = r.qualname if k == len(same) else f"{r.qualname}#{k}"
@@ -516,7 +524,7 @@ class Language:
         spots = _written(source, {word}) if word else []
         if not spots:  # (a name written only inside longer words: nothing to walk into, nothing to parse)
             return None
-        named, where = self._opened(self.parse(source).root_node, partial(_names_one, spots))
+        named, where = self._opened(source, self.parse(source).root_node, partial(_names_one, spots))
         namesakes = [i for i, r in enumerate(named) if r.qualname == base]
         if n:  # `#k`: the k-th of several, never the last (which keeps the plain name)
             k = int(n)
@@ -524,17 +532,30 @@ class Language:
         return where[namesakes[-1]] if namesakes else None
 
     def _opened(
-        self, root: Node, wanted: Callable[[Node, int, Node | None], bool]
+        self, source: bytes, root: Node, wanted: Callable[[Node, int, Node | None], bool]
     ) -> tuple[list[_Open], list[tuple[Node, _Open | None]]]:
         """The definitions as the full walk opens them (kind, qualname, span), without tokens, each
         with its node and enclosing frame: those on the way down into the nodes `wanted` (node, its
         kind's flags, its parent) says yes to."""
-        flags_of = self._kind_flags()
         opened: list[_Open] = []
         where: list[tuple[Node, _Open | None]] = []
-        frames: list[_Open] = []
+        self._open_down(source, root, None, wanted, [], opened, where)
+        return opened, where
+
+    def _open_down(
+        self,
+        source: bytes,
+        root: Node,
+        above: Node | None,
+        wanted: Callable[[Node, int, Node | None], bool],
+        frames: list[_Open],
+        opened: list[_Open],
+        where: list[tuple[Node, _Open | None]],
+    ) -> None:
+        """`_opened`'s walk from `root` (below `above`) down, inside `frames`."""
+        flags_of = self._kind_flags()
         leaving: list[int] = []  # depths of the open frames' nodes
-        path: list[Node] = []  # the nodes above the cursor's
+        path: list[Node] = [above] if above is not None else []  # the nodes above the cursor's
         cursor = root.walk()
         depth = 0
         while True:
@@ -546,6 +567,9 @@ class Language:
                 and node.child_count > 0
                 and wanted(node, flags, path[-1] if path else None)
             )
+            if down and flags & _MISREAD and (again := self.reread(node, source)) is not None:
+                self._open_down(source, again, path[-1] if path else None, wanted, frames, opened, where)
+                down = False
             if down and flags & _DEF:
                 parent = frames[-1] if frames else None
                 if (rec := self._open(node, frames, opened)) is not None:
@@ -568,7 +592,6 @@ class Language:
                 depth -= 1
             if depth == 0:
                 break
-        return opened, where
 
     def _fingerprinted(
         self,
@@ -666,6 +689,10 @@ class Language:
                     self._calls_in_string(node, callers[-1] if callers else None, raw_calls, imports)
                 if flags & _ERROR:
                     errors.append(node.start_point[0] + 1)
+            elif flags & _MISREAD and (again := self.reread(node, src)) is not None:
+                for part in again.children:  # (not a token the second reading made up)
+                    if not part.is_missing:
+                        self._walk(part.walk(), src, frames, callers, out, notes)
             else:
                 if flags & _ERROR:
                     errors.append(node.start_point[0] + 1)
@@ -781,6 +808,7 @@ class Language:
             (_IMPORT, kind in self.import_kinds),
             (_DEF, kind in self.definition_kinds),
             (_HELD, kind in self.named_by_parent),
+            (_MISREAD, kind in self.misread_kinds),
         ):
             if present:
                 flags |= bit

@@ -8,7 +8,13 @@ A ``.h`` header is C++ here (ast-grep reads it as C): the C++ grammar reads a C 
 does and a C++ one far better (ERROR nodes: C's 6, 3 and 2,494 against C++'s 7, 3 and 177 on a C
 server's, a C library's and a C++ library's main header; that last one parsed 3x faster). It reads
 ``MACRO T *\\nf(void)`` as ``T::*f(void)`` with a made-up (MISSING) ``::``: such a name is ``f``; and
-``MACRO void ns::f()`` with ``void`` as the scope and ``ns`` an ERROR: such a name is ``ns.f``."""
+``MACRO void ns::f()`` with ``void`` as the scope and ``ns`` an ERROR: such a name is ``ns.f``.
+
+An export macro (``class LIB_API Box : Base {…};``, ``LIB_API struct Pod {…};``) makes it read a
+function named ``Box`` (or ``struct``) with a statement block for a body, or a declaration full of
+errors. Such a statement is read again without the macro (that statement alone: the same parser over
+its source's ranges), and defines what ``class Box : Base {…};`` does; the macro is then no token of
+what holds the class."""
 
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from ._base import DefSpec, strip_generics, text
-from .c import WRAPPERS, C, declared, spaced
+from .c import CAPITALS, WRAPPERS, C, declared, spaced
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -35,6 +41,7 @@ NAMES = frozenset(
     }
 )
 _OPERATOR = re.compile(r"operator(?![\w$])")
+SPECIFIERS = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 
 
 class Cpp(C):
@@ -50,6 +57,7 @@ class Cpp(C):
     }
     atomic_kinds = C.atomic_kinds | {"raw_string_literal"}
     owner_nests = True  # `namespace ns { void Foo::bar() }` is ns.Foo.bar
+    misread_kinds = frozenset({"function_definition", "declaration"})
 
     def name_of(self, node: Node) -> str | None:
         kind = node.type
@@ -84,8 +92,47 @@ class Cpp(C):
             d = d.child_by_field_name("name")
         return ".".join(s for s in scopes if s) or None
 
+    def reread(self, node: Node, source: bytes) -> Node | None:
+        macro = _export_macro(node)
+        if macro is None:
+            return None
+        from tree_sitter import Parser, Range
+
+        parser = Parser(self.load_grammar())
+        parser.included_ranges = [
+            Range(node.start_point, macro.start_point, node.start_byte, macro.start_byte),
+            Range(macro.end_point, node.end_point, macro.end_byte, node.end_byte),
+        ]
+        root = parser.parse(source).root_node
+        first = root.children[0] if root.child_count else None
+        if first is None or first.type not in SPECIFIERS or first.child_by_field_name("body") is None:
+            return None  # (not a class after all)
+        return root
+
     def written_word(self, name: str) -> str:
         return "operator" if _OPERATOR.match(name) else super().written_word(name)
+
+
+def _export_macro(node: Node) -> Node | None:
+    """The macro in capitals that made tree-sitter misread a class or struct definition:
+    `class MACRO Box {…}` as a function `Box` of type `class MACRO` (`class MACRO Box : A, B {…}` as
+    a declaration with errors), `MACRO struct Pod {…}` as a function `struct` of type `MACRO`."""
+    kind = node.child_by_field_name("type")
+    if kind is None:
+        return None
+    d = node.child_by_field_name("declarator")
+    if kind.type in SPECIFIERS and kind.child_by_field_name("body") is None:
+        macro = kind.child_by_field_name("name")
+        # A function's declarator has parameters; the misread one is a name (`Box`, `Base`, `ns::Base`).
+        function = node.type == "function_definition"
+        misread = d is not None and "declarator" not in d.type if function else node.has_error
+    elif kind.type == "type_identifier" and node.type == "function_definition":
+        macro, misread = kind, d is not None and d.type == "identifier" and text(d) in ("class", "struct", "union")
+    else:
+        return None
+    if not misread or macro is None or macro.type != "type_identifier" or not CAPITALS.fullmatch(text(macro)):
+        return None
+    return macro
 
 
 def _scoped(d: Node | None) -> bool:

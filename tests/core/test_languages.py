@@ -440,6 +440,60 @@ def test_cpp_macros_read_as_functions_define_nothing() -> None:
     }
 
 
+def test_cpp_classes_with_an_export_macro_define_what_plain_ones_do() -> None:
+    # tree-sitter reads `class LIB_API Box {…}` as a function `Box` of type `class LIB_API`, with a
+    # base class as an ERROR and a declarator, with two bases as a declaration; and `LIB_API struct
+    # Pod {…}` as a function `struct`: each is read again without its macro.
+    src = """\
+        namespace lib {
+        class LIB_API Box {
+         public:
+          Box() = default;
+          int f() const { return 1; }
+        };
+        class LIB_API Derived final : public ::lib::Box {
+          explicit Derived(int x) : Box() {}
+          void g() override {}
+        };
+        template <class T> struct LIB_API Two : A, B<T> { void h() {} };
+        LIB_API struct Pod { int x; void f() {} };
+        LIB_API class Cls : public Base { void f() {} };
+        class Outer { class LIB_API Inner { void i() {} }; };
+        struct STAT st = {0};
+        struct STAT stat_of(int fd) { return st; }
+        }
+    """
+    plain = re.sub(r"\bLIB_API\b", " " * len("LIB_API"), src)  # (the same lines and columns)
+    with_macro, without = parse("include/box.h", src), parse("include/box.h", plain)
+    assert with_macro == without
+    assert {q: d.kind for q, d in with_macro.items()} == {
+        "lib.Box": "class",
+        "lib.Box.Box": "method",
+        "lib.Box.f": "method",
+        "lib.Derived": "class",
+        "lib.Derived.Derived": "method",
+        "lib.Derived.g": "method",
+        "lib.Two": "struct",
+        "lib.Two.h": "method",
+        "lib.Pod": "struct",
+        "lib.Pod.f": "method",
+        "lib.Cls": "class",
+        "lib.Cls.f": "method",
+        "lib.Outer": "class",
+        "lib.Outer.Inner": "class",
+        "lib.Outer.Inner.i": "method",
+        "lib.stat_of": "function",  # a C function returning `struct STAT`: no class
+    }
+    lang, data = language_for_path("include/box.h"), textwrap.dedent(src).encode()
+    assert lang is not None
+    full = tuple(with_macro.values())
+    for line in range(1, data.count(b"\n") + 2):
+        assert lang.definitions_at(data, [line]) == _innermost_each(full, [line]), line
+    for d in full:
+        assert lang.span_of(data, d.qualname) == (d.start_line, d.end_line)
+    assert lang.body_tokens_of(data, "lib.Pod.f") == ["{", "}"]
+
+
 def test_csharp_types_members_and_usings() -> None:
     src = """\
         using System.Text;
@@ -1003,6 +1057,7 @@ _PIECES = [
     "->",
     "$",
     "namespace ",
+    "LIB_API ",
     "template<",
     "#define ",
     "<?php ",
