@@ -75,7 +75,14 @@ from comind.errors import ComindError
 from comind.git import changed_paths, find_git, open_repo, since_commit
 from comind.harvest.approach import Approach, approach
 from comind.harvest.context import HarvestContext, first_line
-from comind.harvest.markers import full_subject, reland_key, reland_subject, revert_markers
+from comind.harvest.markers import (
+    full_subject,
+    merge_title,
+    reland_key,
+    reland_subject,
+    request_line,
+    revert_markers,
+)
 from comind.harvest.sources import GIT_SOURCES
 from comind.harvest.walker import CommitInfo, walk
 from comind.harvest.weights import log_command
@@ -274,7 +281,9 @@ def _attempts(history: History) -> list[Attempt]:
         described = next((m.described for m in markers if m.described), None)  # "Revert realms from core"
         # (an unresolved revert quoting nothing titles its attempt by what its subject took out)
         titled = first_line(commit.subject) if record.data.get("attributes", {}).get("revert_subject") else None
-        subject = target.subject if target else (quoted or described or titled or record.title)
+        # (a forge's merge reverted: named by the request it landed, as the harvester titles it)
+        landed = (merge_title(target.subject, target.body) if target.is_merge else None) if target else None
+        subject = (landed or target.subject) if target else (quoted or described or titled or record.title)
         change = fingerprint_of(record)
         net = ChangeLines(change, history.rules) if change is not None else None
         by_id[record.id] = Attempt(
@@ -367,8 +376,7 @@ def _pr_title(commit: CommitInfo) -> str | None:
     """A merge's pull-request title: the first body line of `Merge pull request #N …` and bors merges."""
     if not commit.is_merge:
         return None
-    line = next((ln.strip() for ln in commit.body.split("\n") if ln.strip()), "")
-    return line or None
+    return request_line(commit.body) or None
 
 
 # -- replay ------------------------------------------------------------------------------------

@@ -357,12 +357,15 @@ def full_subject(subject: str, body: str) -> tuple[str, str]:
 
 
 # The merge commits forges write, each with the request's title first in the body: GitHub's merge
-# button, bors (`Auto merge of #N - user:branch, r=x`) and GitLab (`… See merge request group/p!N`).
+# button, bors (`Auto merge of #N - user:branch, r=x`), bors-ng (`Merge #N`, its body `N: title r=x
+# a=y`) and GitLab (`… See merge request group/p!N`).
 _FORGE_MERGE = re.compile(
     r"Merge pull request #(?P<pr>\d{1,9}) from \S+$"
     r"|Auto merge of #(?P<bors>\d{1,9}) - \S+"
+    r"|Merge #(?P<borsng>\d{1,9})$"
     r"|Merge branch '[^'\n]+' into '[^'\n]+'$"
 )
+_BORS_NG_LINE = re.compile(r"(?P<number>\d{1,9}): (?P<title>.+?)(?: r=\S+)?(?: a=\S+)?")
 _MERGE_REQUEST = re.compile(r"^See merge request \S*!(\d{1,9})\s*$", re.M)
 
 
@@ -373,15 +376,23 @@ def merge_title(subject: str, body: str) -> str | None:
     m = _FORGE_MERGE.match(subject.strip())
     if m is None:
         return None
-    line = next((line.strip() for line in body.split("\n") if line.strip()), "")
+    line = request_line(body)
     title = " ".join(redact_people(line).split())
     if not title or _LINK.fullmatch(title) or title.startswith("See merge request"):
         return None
     title = title if len(title) <= _TITLE_BUDGET else title[: _TITLE_BUDGET - 1] + "…"  # (the number stays)
-    if number := m.group("pr") or m.group("bors"):
+    if number := m.group("pr") or m.group("bors") or m.group("borsng"):
         return f"{title} (#{number})"
     request = _MERGE_REQUEST.search(body)
     return f"{title} (!{request.group(1)})" if request else None
+
+
+def request_line(body: str) -> str:
+    """A merge body's first line, the request's title as a forge writes it there; bors-ng's `N: title
+    r=x a=y` read as the title alone (its reviewers and author are people, its number the subject's)."""
+    line = next((line.strip() for line in body.split("\n") if line.strip()), "")
+    bors = _BORS_NG_LINE.fullmatch(line)
+    return bors.group("title").strip() if bors else line
 
 
 _LINK = re.compile(r"<?https?://\S+>?")

@@ -112,6 +112,50 @@ def test_a_merged_branch_lands_once(cli, tmp_path: Path) -> None:  # type: ignor
     assert data["flags"][0]["reland_subject"] == 'Reapply "Add alpha client"'
 
 
+def test_a_bors_ng_merge_is_read_by_the_request_it_landed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """bors-ng writes `Merge #N` and the request as `N: title r=x a=y` in the body: its title announces."""
+    repo = started(tmp_path)
+    repo.write("app/alpha.py", feature("alpha"))
+    original = repo.commit("Add alpha client")
+    revert(repo, original)
+    repo.branch("redo")
+    repo.checkout("redo")
+    reland(repo, "alpha", "Add the alpha client with its retries\n")
+    repo.checkout("main")
+    stream(repo, "main")
+    merge = repo.merge("redo", "Merge #9\n\n9: Reland alpha client r=ada a=bob\n\nCo-authored-by: Bob <b@x.example>")
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1, data
+    assert data["flags"][0]["commit"] == merge
+    assert data["flags"][0]["reland_subject"] == "Reland alpha client"
+
+
+def test_a_reverted_merge_is_named_by_the_request_it_landed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reverted forge merge tried what its request's title says: a reland naming that title relands it."""
+    repo = started(tmp_path)
+    repo.branch("alpha")
+    repo.checkout("alpha")
+    repo.write("app/alpha.py", feature("alpha"))
+    repo.commit("Write the client")
+    repo.checkout("main")
+    stream(repo, "main")
+    merge = repo.merge("alpha", "Merge pull request #7 from someone/alpha\n\nAdd alpha client")
+    repo.tick()
+    repo.git("revert", "--no-edit", "-m", "1", merge)
+    repo.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Merge pull request #7 from someone/alpha"\n\nThis reverts commit {merge}.\n',
+    )
+    stream(repo, "later")
+    back = reland(repo, "alpha", 'Reapply "Add alpha client"\n')
+    data = replay(cli, repo.path)
+    assert data["relands"] == 1 and data["relands_flagged"] == 1, data
+    assert data["flags"][0]["commit"] == back and data["flags"][0]["expected"], data["flags"]
+
+
 def test_bare_repository_is_read_without_writing(cli, history: dict[str, Any], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     bare = tmp_path / "mirror.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(history["repo"].path), str(bare)], check=True)

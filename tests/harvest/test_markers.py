@@ -575,6 +575,13 @@ def test_the_words_looked_for_before_the_reland_patterns_miss_nothing_they_match
             "Credentials for multiple hosts.\n\nmore",
             "Credentials for multiple hosts. (#4680)",
         ),
+        (
+            "Merge #2633",
+            "2633: Remove imports from hir r=ada,bob a=cy\n\n\nCo-authored-by: Cy <c@x.example>",
+            "Remove imports from hir (#2633)",
+        ),
+        ("Merge #41", "41: Second attempt at a=b parsing\n", "Second attempt at a=b parsing (#41)"),
+        ("Merge #41 #42", "41: Fix x r=ada a=bob\n42: Fix y r=ada a=cy\n", None),  # a batch: no one request
         ("Merge branch 'fix-x' into 'main'", "Fix x\n\nSee merge request grp/proj!12", "Fix x (!12)"),
         ("Merge branch 'fix-x' into 'main'", "See merge request grp/proj!12", None),  # no title before it
         ("Merge branch 'fix-x' into 'main'", "Fix x", None),  # not GitLab's: no request named
