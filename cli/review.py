@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli.remember import provenance
     from comind.query import open_ledger
     from comind.records import new_record, quoted, short_id
-    from comind.status import RelationIndex
+    from comind.status import review_check
 
     ws = workspace(args)
     ledger = open_ledger(ws)
@@ -63,12 +63,10 @@ def run(args: argparse.Namespace) -> int:
         raise ComindError(
             f"{target.id[:8]} is a relation record: only retract applies to it (or confirm, to an agent's review)"
         )
-    retracted = RelationIndex.build([*ledger.relations(), target, *([source] if source else [])]).retracted
-    if source is not None and retracted(source.id):
-        raise ComindError(
-            f"--by {short_id(source.id)} is retracted: a retracted record supersedes nothing (supersede by a live one)"
-        )
-    if args.relation == "retracts" and (prior := retracted(target.id)):
+    check = review_check(ledger.relations(), target, args.relation, source)
+    if check.refused:
+        raise ComindError(f"--by {check.refused}")
+    if prior := check.holds:
         # the state asked for holds already: said, and the retraction that made it printed, as a
         # second run of a script expects; a second retraction would be a record with no effect
         already = f"{short_id(target.id)} {quoted(target.title)} is already retracted (relation {short_id(prior.id)})"

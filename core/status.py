@@ -99,6 +99,28 @@ class RelationIndex:
         return self.of(record_id, "confirms")
 
 
+class ReviewCheck(NamedTuple):
+    """What a new review would change, before it is written (`review_check`)."""
+
+    holds: Record | None  # the retraction already in effect, when a retraction is asked: write nothing
+    refused: str  # why the review could never take effect ("" when it can): write nothing, an error
+
+
+def review_check(
+    relations: Iterable[Record], target: Record, relation: str, source: Record | None = None
+) -> ReviewCheck:
+    """Whether a `relation` review of `target` (superseded by `source`) would do anything: a
+    retraction of a record already retracted changes nothing (its end state holds: a notice, and
+    the retraction in effect); a supersession by a retracted record never takes effect (a
+    retracted superseder does not count: an error). `relations`: the ledger's relations. The CLI
+    and the MCP tool both ask this, so a person and an agent meet the same rule."""
+    retracted = RelationIndex.build([*relations, target, *([source] if source is not None else [])]).retracted
+    if source is not None and retracted(source.id):
+        refused = f"{short_id(source.id)} is retracted: a retracted record supersedes nothing (supersede by a live one)"
+        return ReviewCheck(None, refused)
+    return ReviewCheck(retracted(target.id) if relation == "retracts" else None, "")
+
+
 class _Waits:
     """Which relations count. A retraction of a relation record voids it (as ever, whether or not
     that retraction was itself retracted); an agent's relation about a record no agent wrote

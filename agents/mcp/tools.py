@@ -170,7 +170,9 @@ class ReviewIn(_Strict):
 
 class ReviewOut(BaseModel):
     action: str
-    relation_id: str
+    relation_id: str = Field(
+        description="the relation written; when nothing was written (`written` false), the one already in effect"
+    )
     target: RecordOut = Field(description="the reviewed record, as agents see it after the review")
     by: str | None
     author_kind: Literal["agent"]
@@ -178,6 +180,11 @@ class ReviewOut(BaseModel):
     takes_effect: bool = Field(
         description="false when no agent wrote the reviewed record: the review is recorded and waits, the record "
         "keeping its status for everyone, until a person confirms it (comind review confirm RELATION_ID)"
+    )
+    written: bool = Field(
+        default=True,
+        description="false when the review would change nothing (a retraction of a record already retracted): "
+        "nothing was written",
     )
     note: str
 
@@ -414,8 +421,33 @@ RELATION = {"confirm": "confirms", "retract": "retracts", "supersede": "supersed
 DONE = {"confirm": "confirmed", "retract": "retracted", "supersede": "superseded", "dispute": "disputed"}
 
 
+def _holds(ws: Workspace, target: Record, retraction: Record) -> Answer:
+    """A retraction asked of a record already retracted: nothing written, the retraction in effect said."""
+    if target.kind == "relation":
+        entry = Entry(id=target.id, kind="relation", title=target.title, state="retracted", trust=1, author="")
+    else:
+        entry = _seen(ws, target, "already retracted")
+    note = (
+        f"{target.id[-8:]} is already retracted (relation {retraction.id[-8:]}); nothing written: "
+        "a second retraction would change nothing"
+    )
+    data = ReviewOut(
+        action="retract",
+        relation_id=retraction.id,
+        target=record_out(entry),
+        by=None,
+        author_kind="agent",
+        raises_trust=False,
+        takes_effect=True,
+        written=False,
+        note=note,
+    )
+    return Answer(data, _block([entry], "review retract", "") + "\n" + note)
+
+
 def review(ws: Workspace, args: ReviewIn) -> Answer:
     from comind.records import new_record
+    from comind.status import review_check
 
     relation = RELATION[args.action]
     if (args.by is not None) != (args.action == "supersede"):
@@ -425,16 +457,21 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
         target = _get(ledger, args.id)
         fields: dict[str, Any] = {"relation": relation, "target": target.id, "reason": args.reason}
         title = f"{relation} {target.title}"
-        if args.by is not None:
-            source = _get(ledger, args.by)
+        source = _get(ledger, args.by) if args.by is not None else None
+        if source is not None:
             if source.id == target.id:
                 raise ToolError("review: a record cannot supersede itself")
             fields["source"] = source.id
             title = f"{source.title} supersedes {target.title}"
+        if target.kind == "relation" and relation != "retracts":
+            raise ToolError(f"review: {target.id[:8]} is a relation record: only retract applies to it")
+        check = review_check(ledger.relations(), target, relation, source)
     finally:
         ledger.close()
-    if target.kind == "relation" and relation != "retracts":
-        raise ToolError(f"review: {target.id[:8]} is a relation record: only retract applies to it")
+    if check.refused:
+        raise ToolError(f"review: by {check.refused}")
+    if check.holds is not None:
+        return _holds(ws, target, check.holds)
     # a review of what no agent wrote waits for a person (comind.status): recorded, it changes nothing yet
     waits = target.provenance.get("author_kind") != "agent"
     # no `commit`: a person's confirmation moves the staleness baseline to HEAD, an agent's does not

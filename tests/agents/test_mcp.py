@@ -377,3 +377,40 @@ def test_the_docs_give_the_text_budgets_the_code_keeps() -> None:
     assert f"at most {MCP_BUDGET:,} tokens" in mcp
     design = " ".join((docs / "design.md").read_text(encoding="utf-8").split())
     assert f"at most {TOKEN_BUDGET} tokens ({MCP_BUDGET:,} from an MCP tool" in design
+
+
+def test_a_second_retraction_writes_nothing_and_a_retracted_record_supersedes_nothing(repo: GitRepo, cli) -> None:  # type: ignore[no-untyped-def]
+    """As at the CLI (`comind.status.review_check`): a retraction that already holds is an answer
+    saying so, the retraction in effect named; a supersession by a retracted record is a tool
+    error; neither writes a record."""
+    store = repo.path / ".comind/ledger"
+    person = cli(repo.path, "remember", "gotcha", "--title", "grants load slowly", "--on", "app/perm.py",
+                 "--symptom", "slow first request", "--cause", "no cache")  # fmt: skip
+    assert person.code == 0, person.err
+    by_person = cli(repo.path, "review", "retract", person.out.strip())
+    assert by_person.code == 0, by_person.err
+
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        ids = []
+        for title in ("old rule", "wrong rule"):
+            made = await call(client, schemas, "remember", {"kind": "gotcha", "title": title, "on": ["app/perm.py"],
+                                                            "symptom": title, "cause": title})  # fmt: skip
+            ids.append(made["id"])
+        old, wrong = ids
+        first = await call(client, schemas, "review", {"action": "retract", "id": wrong})
+        assert first["written"] is True and first["target"]["status"] == "retracted"
+        written = sorted(store.rglob("*.json"))
+        again = await call(client, schemas, "review", {"action": "retract", "id": wrong[-8:], "reason": "still"})
+        assert again["written"] is False and again["relation_id"] == first["relation_id"]
+        assert again["target"]["status"] == "retracted"
+        assert again["note"].startswith(f"{wrong[-8:]} is already retracted (relation {first['relation_id'][-8:]})")
+        said = await refused(client, "review", {"action": "supersede", "id": old, "by": wrong})
+        assert said == (
+            f"review: by {wrong[-8:]} is retracted: a retracted record supersedes nothing (supersede by a live one)"
+        )
+        persons = await call(client, schemas, "review", {"action": "retract", "id": person.out.strip()})
+        assert persons["written"] is False and persons["relation_id"].endswith(by_person.out.strip()[-8:])
+        assert sorted(store.rglob("*.json")) == written
+
+    serve(repo.path, session)
