@@ -195,4 +195,5 @@ def entry_of(
         detail=detail_lines(record),
         author="agent" if record.provenance.get("author_kind") == "agent" else "",
         severity=str(record.fields.get("severity", "")) if record.kind == "constraint" else "",
+        confirmed=confirmed,
     )

@@ -39,6 +39,7 @@ class Entry(NamedTuple):
     author: str = ""  # "agent" for a record an agent wrote (always labelled)
     severity: str = ""  # a constraint's must | should
     anchored: str = ""  # the subject as anchored, when `on` (where it is now) differs
+    confirmed: bool = False  # a person confirmed it (`comind review confirm`): an agent's record says so
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class Entry(NamedTuple):
             "author_kind": self.author or "",
             "severity": self.severity,
             "anchored": self.anchored,
+            "confirmed": self.confirmed,
         }
 
     @classmethod
@@ -75,6 +77,7 @@ class Entry(NamedTuple):
             author=str(data.get("author_kind", "")),
             severity=str(data.get("severity", "")),
             anchored=str(data.get("anchored", "")),
+            confirmed=data.get("confirmed") is True,
         )
 
 
@@ -101,7 +104,8 @@ def clean(text: str, limit: int = 200) -> str:
 def entry_lines(entry: Entry) -> list[str]:
     head = f"[{entry.kind} · T{entry.trust} · {entry.state}"
     if entry.author == "agent":
-        head += " · written by an agent, unconfirmed"
+        # as its trust follows a person's confirmation (`entries.agent_trust`), so does its label
+        head += " · written by an agent, " + ("confirmed by a person" if entry.confirmed else "unconfirmed")
     if entry.severity:
         head += f" · {entry.severity}"
     lines = [head + f"] {clean(entry.title, 120)}"]

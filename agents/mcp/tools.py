@@ -58,7 +58,12 @@ class RecordOut(BaseModel):
     trust: int = Field(
         ge=0, le=4, description="T0-T4 as agents see it: what an agent wrote stays T1 until a person confirms it"
     )
-    author_kind: str = Field(description='"agent" when an agent wrote it (unconfirmed), else ""')
+    author_kind: str = Field(description='"agent" when an agent wrote it, else ""')
+    confirmed: bool = Field(
+        default=False,
+        description="a person confirmed it (comind review confirm): an agent's record so confirmed is no longer "
+        "held at T1 and is labelled confirmed by a person",
+    )
     on: str = Field(description="the code it is about")
     verified_at: str = Field(description="the commit `on` was found at: head, else the one its anchor names")
     anchored: str = Field(default="", description="the code as anchored, when it moved or went since (`on` is now)")
@@ -226,6 +231,7 @@ def record_out(entry: Entry) -> RecordOut:
         why=clean(entry.why, 200),
         detail=[clean(d, 200) for d in entry.detail],
         severity=entry.severity,
+        confirmed=entry.confirmed,
     )
 
 

@@ -263,8 +263,11 @@ def test_agent_records_are_t1_labelled_and_an_agents_confirm_raises_nothing(repo
         schemas = await output_schemas(client)
         why = await call(client, schemas, "why", {"anchor": "app/perm.py::Checker.check"})
         mine = next(r for r in why["records"] if r["id"] == written["id"])
-        assert mine["trust"] == 3 and mine["author_kind"] == "agent"
+        assert mine["trust"] == 3 and mine["author_kind"] == "agent" and mine["confirmed"] is True
         assert all(r["kind"] != "attempt" for r in why["records"])  # retracted, now that a person confirmed it
+        text = (await client.call_tool("why", {"anchor": "app/perm.py"})).content[0].text  # type: ignore[union-attr]
+        assert "[gotcha · T3 · active · written by an agent, confirmed by a person]" in text
+        assert "unconfirmed" not in text
 
     serve(repo.path, after)
 

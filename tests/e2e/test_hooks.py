@@ -42,6 +42,18 @@ def test_session_start_digest_then_nothing_twice(cli, tmp_path: Path) -> None:  
     assert (again.code, again.out) == (0, "")  # each record once per session
 
 
+def test_an_agents_record_a_person_confirmed_is_labelled_so(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """It was shown at T3 yet labelled "written by an agent, unconfirmed": the label now follows the
+    person's confirmation, as its trust does."""
+    repo = build(tmp_path, cli)
+    stored = [json.loads(p.read_text()) for p in (repo.path / ".comind/ledger").rglob("*.json")]
+    guess = next(r["id"] for r in stored if r["title"] == "An agent's guess")
+    assert cli(repo.path, "review", "confirm", guess).code == 0  # a person at the CLI
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "[gotcha · T3 · active · written by an agent, confirmed by a person] An agent's guess" in text
+    assert "unconfirmed" not in text
+
+
 def test_the_digest_shows_dead_ends_in_code_before_reverted_tooling_bumps(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Reverted bot bumps, newer than the code's dead end, came first and spent the budget on it."""
     repo = history(tmp_path)  # "Cache grants in the checker", reverted
