@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise ComindError(
             f"{target.id[:8]} is a relation record: only retract applies to it (or confirm, to an agent's review)"
         )
-    check = review_check(ledger.relations(), target, args.relation, source)
+    check = review_check(ledger.relations(), target, args.relation, source, agent=agent)
     if check.refused:
         raise ComindError(f"--by {check.refused}")
     if prior := check.holds:
@@ -71,6 +71,14 @@ def run(args: argparse.Namespace) -> int:
         # second run of a script expects; a second retraction would be a record with no effect
         already = f"{short_id(target.id)} {quoted(target.title)} is already retracted (relation {short_id(prior.id)})"
         print_written(prior, args.json, f"comind: {already}; nothing written")
+        return 0
+    if asked := check.asked:
+        # an agent's retraction asked already and waiting: a second would wait beside it, changing nothing
+        already = (
+            f"{short_id(target.id)} {quoted(target.title)} already has an agent's retraction waiting for a person "
+            f"(relation {short_id(asked.id)}, comind review confirm {short_id(asked.id)})"
+        )
+        print_written(asked, args.json, f"comind: {already}; nothing written")
         return 0
     if args.relation == "confirms" and target.kind != "relation" and not agent and (head := ws.head()):
         fields["commit"] = head  # the code as it is now becomes the record's new baseline (a person's confirmation)

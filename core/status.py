@@ -104,21 +104,30 @@ class ReviewCheck(NamedTuple):
 
     holds: Record | None  # the retraction already in effect, when a retraction is asked: write nothing
     refused: str  # why the review could never take effect ("" when it can): write nothing, an error
+    asked: Record | None = None  # an agent's retraction already asked and waiting, when an agent asks it again
 
 
 def review_check(
-    relations: Iterable[Record], target: Record, relation: str, source: Record | None = None
+    relations: Iterable[Record], target: Record, relation: str, source: Record | None = None, *, agent: bool = False
 ) -> ReviewCheck:
     """Whether a `relation` review of `target` (superseded by `source`) would do anything: a
     retraction of a record already retracted changes nothing (its end state holds: a notice, and
-    the retraction in effect); a supersession by a retracted record never takes effect (a
-    retracted superseder does not count: an error). `relations`: the ledger's relations. The CLI
-    and the MCP tool both ask this, so a person and an agent meet the same rule."""
-    retracted = RelationIndex.build([*relations, target, *([source] if source is not None else [])]).retracted
-    if source is not None and retracted(source.id):
+    the retraction in effect); nor does an agent's retraction (`agent`) that an agent already asked
+    and that waits for a person (a notice, and the retraction waiting: a second would wait beside
+    it); a supersession by a retracted record never takes effect (a retracted superseder does not
+    count: an error). `relations`: the ledger's relations. The CLI and the MCP tool both ask this,
+    so a person and an agent meet the same rule."""
+    index = RelationIndex.build([*relations, target, *([source] if source is not None else [])])
+    if source is not None and index.retracted(source.id):
         refused = f"{short_id(source.id)} is retracted: a retracted record supersedes nothing (supersede by a live one)"
         return ReviewCheck(None, refused)
-    return ReviewCheck(retracted(target.id) if relation == "retracts" else None, "")
+    if relation != "retracts":
+        return ReviewCheck(None, "")
+    if held := index.retracted(target.id):
+        return ReviewCheck(held, "")
+    # `pending` holds only agents' relations not confirmed and not void: the same ask, still waiting
+    waiting = [r for r in index.pending.get(target.id, ()) if r.fields["relation"] == "retracts"]
+    return ReviewCheck(None, "", waiting[0] if agent and waiting else None)
 
 
 class _Waits:

@@ -176,7 +176,8 @@ class ReviewIn(_Strict):
 class ReviewOut(BaseModel):
     action: str
     relation_id: str = Field(
-        description="the relation written; when nothing was written (`written` false), the one already in effect"
+        description="the relation written; when nothing was written (`written` false), the one already in effect "
+        "or already waiting"
     )
     target: RecordOut = Field(description="the reviewed record, as agents see it after the review")
     by: str | None
@@ -188,8 +189,8 @@ class ReviewOut(BaseModel):
     )
     written: bool = Field(
         default=True,
-        description="false when the review would change nothing (a retraction of a record already retracted): "
-        "nothing was written",
+        description="false when the review would change nothing (a retraction of a record already retracted, or "
+        "one an agent already asked that waits for a person): nothing was written",
     )
     note: str
 
@@ -427,16 +428,25 @@ RELATION = {"confirm": "confirms", "retract": "retracts", "supersede": "supersed
 DONE = {"confirm": "confirmed", "retract": "retracted", "supersede": "superseded", "dispute": "disputed"}
 
 
-def _holds(ws: Workspace, target: Record, retraction: Record) -> Answer:
-    """A retraction asked of a record already retracted: nothing written, the retraction in effect said."""
+def _holds(ws: Workspace, target: Record, retraction: Record, *, waiting: bool = False) -> Answer:
+    """A retraction asked of a record already retracted, or already asked by an agent and waiting
+    for a person (`waiting`): nothing written, the retraction in effect (or waiting) said."""
+    state, why = ("recorded", "a retraction waits") if waiting else ("retracted", "already retracted")
     if target.kind == "relation":
-        entry = Entry(id=target.id, kind="relation", title=target.title, state="retracted", trust=1, author="")
+        entry = Entry(id=target.id, kind="relation", title=target.title, state=state, trust=1, author="")
     else:
-        entry = _seen(ws, target, "already retracted")
-    note = (
-        f"{target.id[-8:]} is already retracted (relation {retraction.id[-8:]}); nothing written: "
-        "a second retraction would change nothing"
-    )
+        entry = _seen(ws, target, why)
+    if waiting:
+        note = (
+            f"{target.id[-8:]} already has an agent's retraction waiting for a person (relation "
+            f"{retraction.id[-8:]}); nothing written: a second would wait beside it, changing nothing; it takes "
+            f"effect when a person confirms it with `comind review confirm {retraction.id[-8:]}`"
+        )
+    else:
+        note = (
+            f"{target.id[-8:]} is already retracted (relation {retraction.id[-8:]}); nothing written: "
+            "a second retraction would change nothing"
+        )
     data = ReviewOut(
         action="retract",
         relation_id=retraction.id,
@@ -444,7 +454,7 @@ def _holds(ws: Workspace, target: Record, retraction: Record) -> Answer:
         by=None,
         author_kind="agent",
         raises_trust=False,
-        takes_effect=True,
+        takes_effect=not waiting,
         written=False,
         note=note,
     )
@@ -471,13 +481,15 @@ def review(ws: Workspace, args: ReviewIn) -> Answer:
             title = f"{source.title} supersedes {target.title}"
         if target.kind == "relation" and relation != "retracts":
             raise ToolError(f"review: {target.id[:8]} is a relation record: only retract applies to it")
-        check = review_check(ledger.relations(), target, relation, source)
+        check = review_check(ledger.relations(), target, relation, source, agent=True)
     finally:
         ledger.close()
     if check.refused:
         raise ToolError(f"review: by {check.refused}")
     if check.holds is not None:
         return _holds(ws, target, check.holds)
+    if check.asked is not None:
+        return _holds(ws, target, check.asked, waiting=True)
     # a review of what no agent wrote waits for a person (comind.status): recorded, it changes nothing yet
     waits = target.provenance.get("author_kind") != "agent"
     # no `commit`: a person's confirmation moves the staleness baseline to HEAD, an agent's does not

@@ -417,3 +417,30 @@ def test_a_second_retraction_writes_nothing_and_a_retracted_record_supersedes_no
         assert sorted(store.rglob("*.json")) == written
 
     serve(repo.path, session)
+
+
+def test_an_agents_retraction_asked_again_while_it_waits_writes_nothing(repo: GitRepo, cli) -> None:  # type: ignore[no-untyped-def]
+    """An agent's retraction of a person's record waits for a person; asked again, it is an answer
+    naming the retraction waiting (`comind.status.review_check`), nothing written."""
+    store = repo.path / ".comind/ledger"
+    person = cli(repo.path, "remember", "gotcha", "--title", "grants load slowly", "--on", "app/perm.py",
+                 "--symptom", "slow first request", "--cause", "no cache")  # fmt: skip
+    assert person.code == 0, person.err
+    kept = person.out.strip()
+
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        first = await call(client, schemas, "review", {"action": "retract", "id": kept})
+        assert first["written"] is True and first["takes_effect"] is False
+        written = sorted(store.rglob("*.json"))
+        again = await call(client, schemas, "review", {"action": "retract", "id": kept[-8:], "reason": "still"})
+        assert again["written"] is False and again["takes_effect"] is False
+        assert again["relation_id"] == first["relation_id"] and again["target"]["status"] == "active"
+        waiting = first["relation_id"][-8:]
+        assert again["note"].startswith(
+            f"{kept[-8:]} already has an agent's retraction waiting for a person (relation {waiting}); nothing written"
+        )
+        assert f"comind review confirm {waiting}" in again["note"]
+        assert sorted(store.rglob("*.json")) == written
+
+    serve(repo.path, session)

@@ -355,6 +355,35 @@ def test_an_agents_review_of_a_persons_record_waits_for_a_person(  # type: ignor
     assert seen[contested]["marks"][0].startswith("disputed by p-") and supersede
 
 
+def test_an_agents_retraction_asked_again_while_it_waits_writes_nothing(  # type: ignore[no-untyped-def]
+    initialised: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's retraction of a person's record waits; the same retraction asked again by an
+    agent writes nothing and names the one waiting (`comind.status.review_check`). A person's
+    retraction is not the same ask: it is written, and takes effect."""
+    repo = initialised
+    store = repo / ".comind" / "ledger"
+    made = cli(repo, "remember", "constraint", "--on", "a.py", "--title", "kept", "--rule", "kept",
+               "--severity", "should")  # fmt: skip
+    kept = made.out.strip()
+    monkeypatch.setenv("COMIND_AUTHOR_KIND", "agent")
+    first = cli(repo, "review", "retract", kept)
+    assert first.code == 0 and "waits until a person confirms it" in first.err
+    written = ids_in(store)
+    again = cli(repo, "review", "retract", kept[-8:], "--reason", "still obsolete")
+    assert again.code == 0 and again.out == first.out  # the retraction waiting, for scripts
+    waiting = first.out.strip()[-8:]
+    assert again.err == (
+        f"comind: {kept[-8:]} “kept” already has an agent's retraction waiting for a person "
+        f"(relation {waiting}, comind review confirm {waiting}); nothing written\n"
+    )
+    assert ids_in(store) == written
+    monkeypatch.delenv("COMIND_AUTHOR_KIND")
+    by_person = cli(repo, "review", "retract", kept)
+    assert by_person.code == 0 and by_person.out.strip() not in (first.out.strip(), "")
+    assert "nothing written" not in by_person.err
+
+
 def test_the_text_of_log_why_and_preflight_marks_what_an_agent_wrote(initialised: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The agents' block and `show` said an agent wrote it; the text listings showed a plain T1."""
     repo = initialised
