@@ -136,19 +136,20 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     index = ws.index
     snapshot = index.snapshot(at or "HEAD")
     moment = datetime.fromtimestamp(index.commit_info(snapshot.commit)[2], UTC) if at else None
-    target = target_at(snapshot, parse_anchor(text))
+    asked = parse_anchor(text)
+    target = target_at(snapshot, asked)
     anchorer = Anchorer(index, ws.config.drift_threshold)
 
     known = _known_then(moment)
     names = [target.symbol.rsplit(".", 1)[-1]] if target.symbol else []
     paths = [target.path, *gone_paths(ledger, index, snapshot)] if target.path else []
     candidates = [r for r in ledger.anchored_near(paths, names, target.hashes) if known(r)]
+    wanted = format_anchor(asked).split("@")[0]  # (the question as an anchor names it)
     if target.path is None:  # repo- or dependency-wide question: records anchored the same way
-        wanted = format_anchor(parse_anchor(text)).split("@")[0]
         candidates = [
             r for r in ledger.all() if known(r) and any(format_anchor(a).split("@")[0] == wanted for a in r.anchors)
         ]
-    matched = {r.id: _matching(anchorer, r, snapshot, target, text) for r in candidates}
+    matched = {r.id: _matching(anchorer, r, snapshot, target, wanted) for r in candidates}
     direct = [r for r in candidates if matched[r.id] is not None]
     hops = _one_hop(ws, ledger, anchorer, snapshot, target, known, {r.id for r in direct})
 
@@ -197,11 +198,11 @@ def _known_then(moment: datetime | None) -> Callable[[Record], bool]:
 _NUMBERED = re.compile(r"#\d+(?=\.|$)")
 
 
-def _matching(anchorer: Any, record: Record, snapshot: Snapshot, target: Target, text: str) -> dict[str, Any] | None:
+def _matching(anchorer: Any, record: Record, snapshot: Snapshot, target: Target, wanted: str) -> dict[str, Any] | None:
     """The record's anchor that points at the target, or None: what shows it (of a record on twelve
-    files, the one asked about; one on the asked symbol before one on its whole file)."""
+    files, the one asked about; one on the asked symbol before one on its whole file). `wanted`: the
+    question as `format_anchor` writes it, which a repo- or dependency-wide question is matched by."""
     if target.path is None:  # repo- or dependency-wide question: an anchor of the same kind
-        wanted = format_anchor(parse_anchor(text)).split("@")[0]
         return next((a for a in record.anchors if format_anchor(a).split("@")[0] == wanted), None)
     best, found = 0, None
     for anchor in record.anchors:
