@@ -282,7 +282,7 @@ def _attempts(history: History) -> list[Attempt]:
         # (an unresolved revert quoting nothing titles its attempt by what its subject took out)
         titled = first_line(commit.subject) if record.data.get("attributes", {}).get("revert_subject") else None
         # (a forge's merge reverted: named by the request it landed, as the harvester titles it)
-        landed = (merge_title(target.subject, target.body) if target.is_merge else None) if target else None
+        landed = merge_title(target.subject, target.body) if target is not None and target.is_merge else None
         subject = (landed or target.subject) if target else (quoted or described or titled or record.title)
         change = fingerprint_of(record)
         net = ChangeLines(change, history.rules) if change is not None else None
