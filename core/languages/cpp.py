@@ -26,7 +26,7 @@ from ._base import DefSpec, strip_generics, text
 from .c import CAPITALS, WRAPPERS, C, declared, spaced
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Parser
 
 NAMES = frozenset(
     {
@@ -98,7 +98,9 @@ class Cpp(C):
             return None
         from tree_sitter import Parser, Range
 
-        parser = Parser(self.load_grammar())
+        parser = _rereaders.get(self.name)
+        if parser is None:  # one per language, its ranges set per statement: a Parser is not free
+            parser = _rereaders[self.name] = Parser(self.load_grammar())
         parser.included_ranges = [
             Range(node.start_point, macro.start_point, node.start_byte, macro.start_byte),
             Range(macro.end_point, node.end_point, macro.end_byte, node.end_byte),
@@ -111,6 +113,9 @@ class Cpp(C):
 
     def written_word(self, name: str) -> str:
         return "operator" if _OPERATOR.match(name) else super().written_word(name)
+
+
+_rereaders: dict[str, Parser] = {}
 
 
 def _export_macro(node: Node) -> Node | None:
