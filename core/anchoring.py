@@ -51,6 +51,12 @@ def short(commit: str | None) -> str:
     return (commit or "?")[:10]
 
 
+def _percent(share: float) -> str:
+    """A share as whole percent, rounded down: a body that changed is never "100% similar", nor one
+    below the threshold shown at it."""
+    return f"{int(share * 100 + 1e-9)}%"
+
+
 # -- resolution ------------------------------------------------------------------------------
 
 
@@ -825,11 +831,11 @@ class Anchorer:
         similarity = token_similarity(before, after)
         if similarity < self.threshold:
             stale.append(
-                f"{name}: body drifted since {since}: {similarity:.0%} similar to the anchored "
+                f"{name}: body drifted since {since}: {_percent(similarity)} similar to the anchored "
                 f"version (threshold {self.threshold:.0%})"
             )
         else:
-            notes.append(f"{name}: body changed since {since} ({similarity:.0%} similar)")
+            notes.append(f"{name}: body changed since {since} ({_percent(similarity)} similar)")
 
     def _dependency(
         self, record: Record, anchor: Mapping[str, Any], target: Snapshot, notes: list[str], stale: list[str]

@@ -294,6 +294,18 @@ def test_small_edit_stays_active_with_a_note(cli, gr: GitRepo) -> None:  # type:
     assert s["status"] == "active" and any("body changed since" in n for n in s["notes"])
 
 
+def test_a_body_nearly_unchanged_is_never_said_to_be_100_percent_similar(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """One token changed in a body of hundreds is 99.5% similar: rounded, it read "changed (100% similar)"."""
+    long = "def table():\n" + "".join(f"    row_{i} = load(cell_{i}, {i})\n" for i in range(60)) + "    return row_0\n"
+    gr.write("app/table.py", long)
+    gr.commit("table")
+    rid = remember(cli, gr, "app/table.py::table")
+    gr.write("app/table.py", long.replace("return row_0", "return row_1"))
+    gr.commit("return the second row")
+    (note,) = [n for n in status_of(cli, gr, rid)["notes"] if "body changed since" in n]
+    assert note.endswith("(99% similar)"), note
+
+
 def test_function_deleted_is_orphaned(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.audit")
     gr.write("app/perm.py", PERM.split("    def audit")[0])
