@@ -6,10 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from comind.cli import note, quiet, revision
 from comind.errors import ComindError
+
+if TYPE_CHECKING:
+    from comind.workspace import Workspace
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -79,20 +82,16 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path | None]:
     return outputs
 
 
-def _staged(root: Path) -> str:
-    """A commit of the index on top of HEAD, written to the object database only (no ref moves)."""
-    import subprocess
+def _staged(ws: Workspace) -> str:
+    """A commit of the index on top of HEAD, on no ref, as preflight writes it: a fixed identity and
+    HEAD's dates, so it needs no git identity (a CI container has none) and the same index makes the
+    same commit."""
+    from comind.agents.worktree import uncommitted_commit
 
-    from comind.git import error_line
-
-    def git(*argv: str) -> str:
-        done = subprocess.run(["git", *argv], cwd=root, capture_output=True, text=True, check=False)
-        if done.returncode:
-            raise ComindError(f"--staged: git {argv[0]}: {error_line(done.stderr) or 'failed'}")
-        return done.stdout.strip()
-
-    tree = git("write-tree")
-    return git("commit-tree", tree, "-p", "HEAD", "-m", "comind: the staged change")
+    if ws.head() is None:
+        raise ComindError("--staged: the repository has no commit to compare with")
+    head = str(ws.index.resolve("HEAD").id)
+    return uncommitted_commit(ws.index.repo, ws.root, ws.head_dir, head, staged=True)
 
 
 def _progress() -> Any:
@@ -119,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if head != "HEAD":  # (HEAD itself: a repository without commits says so itself)
         revision(ws, head, "--head")
     if args.staged:
-        base, head, harvest = base or "HEAD", _staged(ws.root), False
+        if args.head != "HEAD":
+            raise ComindError(f"--staged checks the index against HEAD: --head {args.head} does not apply")
+        base, head, harvest = base or "HEAD", _staged(ws), False
     report = run_check(
         ws,
         base=base,

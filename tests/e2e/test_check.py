@@ -795,6 +795,25 @@ def test_bad_input_is_exit_2(cli, reverted: GitRepo, args: list[str], message: s
     assert result.code == 2 and message in result.err and result.err.count("\n") == 1
 
 
+def test_staged_checks_the_index_without_a_git_identity(cli, reverted: GitRepo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The pre-commit hook's `check --staged` in a container with no user.name: it wrote its commit
+    with `git commit-tree`, which asks for an identity, and failed with exit 2."""
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(var, raising=False)
+    reverted.git("config", "user.useConfigOnly", "true")  # git guesses no identity from the host name
+    assert cli(reverted.path, "harvest").code == 0  # (--staged harvests nothing itself)
+    reverted.write("app/perm.py", CACHED.replace("ex=300", "ex=600"))
+    reverted.git("add", "app/perm.py")
+    first = cli(reverted.path, "check", "--staged", "--format", "json")
+    assert first.code == 1, first.err
+    assert [f["type"] for f in json.loads(first.out)["findings"]] == ["dead_end"]
+    again = cli(reverted.path, "check", "--staged", "--format", "json")  # the same index, the same commit
+    assert json.loads(again.out)["head"] == json.loads(first.out)["head"]
+    wrong = cli(reverted.path, "check", "--staged", "--head", "HEAD~1")  # was ignored without a word
+    assert wrong.code == 2
+    assert wrong.err == "comind: --staged checks the index against HEAD: --head HEAD~1 does not apply\n"
+
+
 def test_shallow_clone_asks_for_full_history(cli, reverted: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
