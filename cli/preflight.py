@@ -112,7 +112,16 @@ def _plan(ws: Any, args: argparse.Namespace) -> Any:
 
     try:
         text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text(encoding="utf-8")
+    except FileNotFoundError:  # most often the plan itself, typed where its file goes
+        raise ComindError(
+            f"--plan {_cut(args.plan)!r}: no such file (--plan reads a file, or stdin with -: "
+            "echo 'the plan' | comind preflight --plan -)"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ComindError(f"--plan {args.plan}: cannot read it ({exc})") from None
     on = [parse_anchor(typed_in(a, ws.root, ws.cwd)) for a in args.on]  # relative to -C or the current folder
     return preflight_plan(ws, open_ledger(ws), text, on, args.limit or 10)
+
+
+def _cut(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

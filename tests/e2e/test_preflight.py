@@ -125,6 +125,11 @@ def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # 
     items = json.loads(first.out)["items"]
     assert items and items[0]["kind"] == "attempt" and "Redis" in items[0]["title"]
     assert cli(repo.path, "preflight", "--plan", str(tmp_path / "missing.md")).code == 2
+    typed = cli(repo.path, "preflight", "--plan", "cache grants in Redis to speed up every permission check")
+    assert typed.code == 2 and typed.err == (  # the plan typed where its file goes: how to pass it
+        "comind: --plan 'cache grants in Redis to speed up every permission check': no such file "
+        "(--plan reads a file, or stdin with -: echo 'the plan' | comind preflight --plan -)\n"
+    )
 
 
 def test_plan_reads_on_paths_from_the_folder_it_runs_in(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
