@@ -139,13 +139,14 @@ def subject(record: Record) -> str:
     return format_anchor(shown) + more
 
 
-def brief(reason: str, keep: int = 2) -> str:
-    """A status reason for a listing: its first `keep` parts (anchors gone, drifted…), then how many
-    more; `comind show ID` has them all."""
+def brief(reason: str, keep: int = 2, width: int = 240) -> str:
+    """A status reason for a listing: its first `keep` parts (anchors gone, drifted…), each cut at
+    `width` (a landing's dozen gone files), then how many more; `comind show ID` has them all."""
     parts = reason.split("; ")
-    if len(parts) <= keep + 1:
-        return reason
-    return "; ".join(parts[:keep]) + f"; and {len(parts) - keep} more (comind show)"
+    shown = [p if len(p) <= width else p[: width - 1] + "…" for p in parts[: keep if len(parts) > keep + 1 else None]]
+    if len(shown) < len(parts):
+        return "; ".join(shown) + f"; and {len(parts) - keep} more (comind show)"
+    return "; ".join(shown) + (" (comind show)" if shown != parts else "")
 
 
 def line(record: Record, status: Status | None, colour: bool = False) -> str:

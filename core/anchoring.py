@@ -728,7 +728,7 @@ class Anchorer:
         """What the record's anchors say about the code at `target`."""
         notes: list[str] = []
         stale: list[str] = []
-        orphaned: list[str] = []
+        gone: dict[tuple[str | None, str], list[tuple[str, str]]] = {}  # subjects gone, by landing
         unverifiable: list[str] = []
         subjects = 0  # code subjects compared
         for raw_anchor in record.anchors:
@@ -763,18 +763,18 @@ class Anchorer:
                 # The landing that deleted it (its file, or it from its file), when known; else when
                 # it was anchored.
                 how = ("removed" if where.path else "its file deleted") if scope == "symbol" else "deleted"
-                when = self._landing(how, where.deleted_in) if where.deleted_in else f"anchored at {since}"
-                if role == "subject":
-                    orphaned.append(f"{name} no longer exists ({when})")
+                if role == "subject":  # said per landing below
+                    gone.setdefault((where.deleted_in, since), []).append((name, how))
                 else:
-                    stale.append(f"{role} anchor {name} is gone ({when})")
+                    stale.append(f"{role} anchor {name} is gone ({self._when(how, where.deleted_in, since)})")
             else:
                 if where.how:
                     now = f"{where.path}::{where.definition.qualname}" if where.definition else where.path
                     notes.append(f"{name} {where.how}: now {now}")
                 self._drift(anchor, where, target, role, name, since, notes, stale)
         verified = bool(verify_evidence and verify_evidence(record))
-        if orphaned and len(orphaned) >= subjects:
+        orphaned = [self._gone(named, deleted_in, since) for (deleted_in, since), named in gone.items()]
+        if gone and sum(map(len, gone.values())) >= subjects:
             return CodeVerdict("orphaned", "; ".join(orphaned), tuple(notes), verified)
         stale = orphaned + stale  # some of its subjects are gone, the others still there: review it
         if stale:
@@ -782,6 +782,19 @@ class Anchorer:
         if unverifiable:
             return CodeVerdict("unverifiable", "; ".join(unverifiable), tuple(notes), verified)
         return CodeVerdict(None, "", tuple(notes), verified)
+
+    def _when(self, how: str, deleted_in: str | None, since: str) -> str:
+        return self._landing(how, deleted_in) if deleted_in else f"anchored at {since}"
+
+    def _gone(self, named: list[tuple[str, str]], deleted_in: str | None, since: str) -> str:
+        """ "a.py no longer exists (deleted in …)"; several subjects one landing took, counted, with the
+        landing said once, before their names, so a listing that cuts the line keeps it."""
+        if len(named) == 1:
+            return f"{named[0][0]} no longer exists ({self._when(named[0][1], deleted_in, since)})"
+        hows = {how for _, how in named}
+        how = "removed" if hows == {"removed"} else "removed or deleted" if "removed" in hows else "deleted"
+        names = ", ".join(name for name, _ in named)
+        return f"{len(named)} anchors no longer exist ({self._when(how, deleted_in, since)}): {names}"
 
     def _landing(self, how: str, commit: str) -> str:
         """ "deleted in 03d3b8a3a1 “Move changes to markdown”"."""

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 # file's reason names the landing that deleted it; 4: a file converted to another format is followed;
 # 5: a symbol gone from its file names the landing that removed it; 6: a folder is followed where its
 # files moved; 7: a symbol moved to another file and edited in the same landing is followed; 8: a landing's
-# subject is quoted “so”, not repr'd; 9: a body's similarity is rounded down).
-RULES = "9"
+# subject is quoted “so”, not repr'd; 9: a body's similarity is rounded down;
+# 10: subjects one landing took are said once, counted).
+RULES = "10"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:

@@ -619,10 +619,12 @@ def test_a_record_is_orphaned_only_when_all_its_subjects_are_gone(cli, gr: GitRe
     dropped = gr.commit("drop the checker")
     s = status_of(cli, gr, rid)  # the file went: the reason names the landing that deleted it
     assert s["status"] == "orphaned"
-    assert s["status_reason"] == (
-        f"app/perm.py::Checker.audit no longer exists (its file deleted in {dropped[:10]} "
-        f"“drop the checker”); app/perm.py::Checker.check no longer exists "
-        f"(its file deleted in {dropped[:10]} “drop the checker”)"
+    assert (
+        s["status_reason"]
+        == (  # one landing took both: said once
+            f"2 anchors no longer exist (deleted in {dropped[:10]} “drop the checker”): "
+            "app/perm.py::Checker.audit, app/perm.py::Checker.check"
+        )
     )
 
 
@@ -651,11 +653,29 @@ def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: Git
         gr.write(f"app/{name}.py", f"def {name}():\n    return {name!r}\n")
     gr.commit("four modules")
     rid = remember(cli, gr, "app/a.py", "--on", "app/b.py", "--on", "app/c.py", "--on", "app/d.py")
-    gr.git("rm", "-q", "app/a.py", "app/b.py", "app/c.py", "app/d.py")
-    gr.commit("drop them")
+    for name in ("a", "b", "c", "d"):  # a landing each: four reasons
+        gr.git("rm", "-q", f"app/{name}.py")
+        gr.commit(f"drop {name}")
     (reason,) = [ln.strip() for ln in cli(gr.path, "status").out.splitlines() if "no longer exists" in ln]
     assert reason.count("no longer exists") == 2 and reason.endswith("; and 2 more (comind show)")
     assert status_of(cli, gr, rid)["status_reason"].count("no longer exists") == 4
+
+
+def test_subjects_one_landing_deleted_are_said_once_and_a_listing_cuts_their_names(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A revert anchored to twelve example files, all deleted by one merge: its reason named that
+    merge twelve times, 1,500 characters on one line of `status` and `why`."""
+    paths = [f"examples/app_{n}/tests/test_app_{n}_views.py" for n in range(12)]
+    for path in paths:
+        gr.write(path, "def test_index():\n    assert True\n")
+    gr.commit("examples")
+    rid = remember(cli, gr, paths[0], *[a for p in paths[1:] for a in ("--on", p)])
+    gr.rm("examples")
+    gone = gr.commit("Merge the tutorial")
+    reason = status_of(cli, gr, rid)["status_reason"]
+    assert reason == f"12 anchors no longer exist (deleted in {gone[:10]} “Merge the tutorial”): " + ", ".join(paths)
+    (line,) = [ln.strip() for ln in cli(gr.path, "status").out.splitlines() if "no longer exist" in ln]
+    assert line.startswith(f"12 anchors no longer exist (deleted in {gone[:10]}") and line.endswith("… (comind show)")
+    assert len(line) < 260
 
 
 def test_a_file_converted_to_another_format_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
