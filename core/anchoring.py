@@ -93,7 +93,7 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
         where = f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}"
         if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`, as `why` says
             raise AnchorError(f"{where}: a folder, written {path}/")
-        raise AnchorError(where + _nearest(path, all_paths(tree)))
+        raise AnchorError(where + nearest_file(path, all_paths(tree)))
     out["blob"] = blob
     if scope == "file" and "line" not in anchor:
         return out
@@ -178,6 +178,12 @@ def _nearest(name: str, names: Iterable[str]) -> str:
 
     close = difflib.get_close_matches(name, sorted(set(names)), n=5, cutoff=0.5)
     return f" (nearest: {', '.join(close)})" if close else ""
+
+
+def nearest_file(path: str, paths: Iterable[str]) -> str:
+    """The files named like `path`; none, for a bare name (`Cart.total`): how a symbol is written."""
+    close = _nearest(path, paths)
+    return close or ("" if "/" in path else " (a symbol is written PATH::Qual.name, e.g. app/cart.py::Cart.total)")
 
 
 # -- re-anchoring ----------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def target_at(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
 
 
 def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
-    from comind.anchoring import _nearest, past_the_end  # the same messages as at resolution
+    from comind.anchoring import _nearest, nearest_file, past_the_end  # the same messages as at resolution
     from comind.git import is_dir
 
     scope = anchor["scope"]
@@ -104,7 +104,7 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
             tree = cast("pygit2.Tree", snapshot.index.repo[snapshot.tree])
             if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`
                 raise AnchorError(f"no file {path} at {at}: a folder, written {path}/") from None
-            raise AnchorError(f"no file {path} at {at}" + _nearest(path, snapshot.files)) from None
+            raise AnchorError(f"no file {path} at {at}" + nearest_file(path, snapshot.files)) from None
     if scope == "symbol":
         found = snapshot.find(path, anchor["symbol"])
         if found is None:

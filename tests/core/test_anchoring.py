@@ -71,6 +71,7 @@ def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: i
         ("app/prem.py", "no file app/prem.py"),
         ("app", "anchor 'app': no file app at "),  # a folder written without its slash: said so
         ("app/prem.py::f", "(nearest: app/perm.py"),
+        ("Checker.check", "no file Checker.check at "),  # a bare symbol: how one is written
         ("module:app.nothing", "no module 'app.nothing'"),
         ("app/perm.py:10", "anchor 'app/perm.py:10': app/perm.py has 9 lines at "),
         ("app/perm.py:8-12", "app/perm.py has 9 lines"),
@@ -81,6 +82,11 @@ def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anch
     result = cli(gr.path, "remember", "gotcha", "--on", anchor, "--title", "t", "--symptom", "s", "--cause", "c")
     assert result.code == 2 and message in result.err
     assert result.err.rstrip().endswith(": a folder, written app/") == (anchor == "app"), result.err
+    hint = "(a symbol is written PATH::Qual.name, e.g. app/cart.py::Cart.total)"
+    assert result.err.rstrip().endswith(hint) == (anchor == "Checker.check"), result.err
+    if anchor == "Checker.check":  # `why` reads anchors the same way
+        asked = cli(gr.path, "why", anchor)
+        assert asked.code == 2 and asked.err.count("\n") == 1 and asked.err.rstrip().endswith(hint), asked.err
 
 
 def test_file_renamed_with_edits_is_reanchored_and_active(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
