@@ -237,7 +237,7 @@ def build(ws: Workspace) -> View:
             view.checks[record.id] = record.data
     anchorer.flush()
     _spans(view, snapshot)
-    view.digest = [r.id for r in sorted(digest, key=lambda r: _digest_order(r, view.entries[r.id]))]
+    view.digest = [r.id for r in sorted(digest, key=lambda r: _digest_order(r, view.entries[r.id], head))]
     tree = cast("pygit2.Tree", ws.index.repo[snapshot.tree])
     _checked_paths(ws, view, all_paths(tree))  # every file: a manifest is none the index reads
     return view
@@ -273,16 +273,18 @@ def _digest_why(record: Record) -> str:
     return ""
 
 
-def _digest_order(record: Record, entry: dict[str, Any]) -> tuple[bool, int, int, int, str]:
+def _digest_order(record: Record, entry: dict[str, Any], head: str) -> tuple[bool, int, int, bool, int, str]:
     from datetime import UTC, datetime
 
     kind = DIGEST_KINDS.index(record.kind)
     must = 0 if record.fields.get("severity") == "must" else 1
     newest = -int(datetime.fromisoformat(record.created_at.replace("Z", "+00:00")).astimezone(UTC).timestamp())
     # A dead end only in dependencies, manifests or CI and hook configuration (a reverted bot bump)
-    # tells an agent little about the code it edits: after the others, so it cannot crowd them out.
+    # tells an agent little about the code it edits, nor does a record shown by code gone from HEAD
+    # (its subject not found there): after the others, so they cannot crowd them out.
     tooling = record.kind == "attempt" and tooling_only(record)
-    return (tooling, -int(entry["trust"]), kind * 2 + must, newest, record.id)
+    gone = entry.get("verified_at") != head
+    return (tooling or gone, -int(entry["trust"]), kind * 2 + must, entry.get("status") != "active", newest, record.id)
 
 
 # what configures the project's tools, not its code: CI, hooks, bots (dependency manifests aside)

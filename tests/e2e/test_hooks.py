@@ -555,3 +555,35 @@ def test_an_edit_is_told_to_read_the_attempts_code_where_it_is_now(cli, tmp_path
     repo.commit("Say what the module is")
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert "Cache grants in the checker" in text and "verify: read app/perm.py:12-14" in text
+
+
+def test_the_digest_shows_dead_ends_on_live_code_before_those_on_code_gone_or_drifted(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Newer dead ends on a file deleted since (an editor's config) and on code rewritten since came
+    first and spent the three places the budget has on code that is no longer there."""
+    repo = history(tmp_path)  # "Cache grants in the checker", reverted: its code is still there
+    repo.write("app/report.py", "def report(rows):\n" + "".join(f"    total_{n} = sum(rows[{n}])\n" for n in range(8)))
+    repo.commit("Add the report")
+    repo.write("app/report.py", (repo.path / "app/report.py").read_text() + "    return total_0\n")
+    repo.commit("Return the first total")
+    repo.revert_head("Wrong total.")
+    repo.write("app/report.py", "def report(rows):\n    return [len(r) for r in rows if r]\n")
+    repo.commit("Rewrite the report")  # the dead end above is stale now
+    repo.write(".gitpod.yml", "tasks: []\n")
+    repo.write(".vscode/settings.json", "{}\n")
+    repo.commit("Add a Gitpod config")
+    repo.write(".gitpod.yml", "tasks: []\nvscode: {extensions: [prettier]}\n")
+    repo.write(".vscode/settings.json", '{"prettier": true}\n')
+    repo.commit("Switch the editor extension")
+    repo.revert_head("Not wanted.")
+    repo.git("rm", "-q", ".gitpod.yml")
+    repo.commit("Drop the Gitpod config")  # the newest dead end is shown by a file gone
+    assert cli(repo.path, "harvest").code == 0
+    text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    heads = [line for line in text.splitlines() if line.startswith("[attempt")]
+    assert [h.split("] ", 1)[1] for h in heads] == [
+        "Cache grants in the checker",
+        "Return the first total",
+        "Switch the editor extension",
+    ], text
+    assert "· stale]" in heads[1], heads
+
