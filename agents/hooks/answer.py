@@ -152,15 +152,18 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
     if not places:
         return {}
     symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else {}
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, int]] = {}  # id -> (why, nearness: on a symbol 0, the file 1, a folder 2)
     for path, (record_id, symbol) in places:
-        if not symbol or path.endswith("/"):
-            out.setdefault(record_id, f"on {path}, which this edit changes")
+        if path.endswith("/"):
+            out.setdefault(record_id, (f"on {path}, which this edit changes", 2))
+        elif not symbol:
+            out.setdefault(record_id, (f"on {path}, which this edit changes", 1))
         elif members := _members(symbols, symbol):
-            out.setdefault(record_id, f"on {path}::{symbol}, {members} this edit touches")
+            out.setdefault(record_id, (f"on {path}::{symbol}, {members} this edit touches", 0))
         elif symbol in symbols:
-            out.setdefault(record_id, f"on {path}::{symbol}, which this edit touches")
-    return out
+            out.setdefault(record_id, (f"on {path}::{symbol}, which this edit touches", 0))
+    ranked = sorted(out.items(), key=lambda item: views.edit_order(view.entries.get(item[0], {}), item[1][1]))
+    return {record_id: why for record_id, (why, _) in ranked}
 
 
 def _members(symbols: Mapping[str, int], symbol: str, named: int = 3) -> str:

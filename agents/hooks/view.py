@@ -287,6 +287,20 @@ def _digest_order(record: Record, entry: dict[str, Any], head: str) -> tuple[boo
     return (tooling or gone, -int(entry["trust"]), kind * 2 + must, entry.get("status") != "active", newest, record.id)
 
 
+# An edit's records, what it can break or re-propose first: `must` constraints, other constraints,
+# dead ends, then what explains the code; within a kind the higher trust, the live code, the nearer anchor.
+EDIT_ORDER = ("must", "constraint", "attempt", "decision", "gotcha", "intent", "question")
+
+
+def edit_order(entry: dict[str, Any], nearness: int) -> tuple[int, int, bool, int]:
+    """The sort key of a record shown on an edit; `nearness`: 0 on a symbol it touches, 1 on its
+    file, 2 on a folder holding it."""
+    kind = str(entry.get("kind", ""))
+    kind = "must" if kind == "constraint" and entry.get("severity") == "must" else kind
+    rank = EDIT_ORDER.index(kind) if kind in EDIT_ORDER else len(EDIT_ORDER)
+    return (rank, -int(entry.get("trust", 0)), entry.get("status") != "active", nearness)
+
+
 # what configures the project's tools, not its code: CI, hooks, bots (dependency manifests aside)
 _TOOL_CONFIG = re.compile(
     r"^\.(?:github|gitlab|circleci|buildkite)/|(?:^|/)(?:\.pre-commit-(?:config|hooks)\.ya?ml|\.gitlab-ci\.ya?ml"

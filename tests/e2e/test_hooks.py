@@ -587,3 +587,25 @@ def test_the_digest_shows_dead_ends_on_live_code_before_those_on_code_gone_or_dr
     ], text
     assert "· stale]" in heads[1], heads
 
+
+def test_an_edit_shows_must_constraints_and_dead_ends_before_questions(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Records on an edit came in the order they were written: questions written first filled the
+    500 tokens, and the `must` constraint and the dead end on the same code were left out."""
+    repo = history(tmp_path)
+    assert cli(repo.path, "harvest").code == 0  # the dead end: "Cache grants in the checker"
+    for n in range(6):
+        asked = cli(
+            repo.path, "remember", "question", "--title", f"Open question {n} on how the checker loads its grants",
+            "--on", "app/perm.py::Checker.check", "--question", "is it still needed here, or can it go? " * 3,
+        )  # fmt: skip
+        assert asked.code == 0, asked.err
+    made = cli(
+        repo.path, "remember", "constraint", "--title", "Grants are read fresh on every check",
+        "--on", "app/perm.py::Checker.check", "--rule", "no cache in front of load_grants", "--severity", "must",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    heads = [line for line in text.splitlines() if line.startswith("[")]
+    assert heads[0].endswith("· must] Grants are read fresh on every check"), text
+    assert heads[1].startswith("[attempt") and heads[1].endswith("] Cache grants in the checker"), text
+    assert all(h.startswith("[question") for h in heads[2:]) and "more not shown" in text, text
