@@ -35,8 +35,8 @@ class EditedFile(NamedTuple):
 
 def edited_file(ws: Workspace, request: Request) -> EditedFile | None:
     """The file the request edits, before and after; None when there is nothing to say (a file
-    comind cannot read as text, an edit that will not apply). A path outside the work tree is
-    an input error."""
+    comind cannot read as text, an edit that will not apply or changes nothing). A path outside
+    the work tree is an input error."""
     if not request.edits:
         return None
     raw = request.edits[0].path
@@ -59,6 +59,8 @@ def edited_file(ws: Workspace, request: Request) -> EditedFile | None:
         else:
             after = editing.apply(before, request.edits)
     except editing.NotApplicable:
+        return None
+    if after == before:  # it changes nothing (the Edit tool refuses an old_string equal to new_string)
         return None
     return EditedFile(rel, before, after)
 

@@ -609,3 +609,18 @@ def test_an_edit_shows_must_constraints_and_dead_ends_before_questions(cli, tmp_
     assert heads[0].endswith("· must] Grants are read fresh on every check"), text
     assert heads[1].startswith("[attempt") and heads[1].endswith("] Cache grants in the checker"), text
     assert all(h.startswith("[question") for h in heads[2:]) and "more not shown" in text, text
+
+
+def test_an_edit_that_changes_nothing_gets_nothing(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """old_string == new_string (the Edit tool refuses it) was answered with every record on the file,
+    "which this edit changes"."""
+    repo = build(tmp_path, cli)
+    same = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, OLD))
+    assert (same.code, same.out) == (0, "")
+    write = {
+        **base(repo.path, "PreToolUse"),
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(repo.path / "app/perm.py"), "content": PERM},
+    }
+    assert (hook(repo.path, "claude", "PreToolUse", write).out) == ""
+    assert "Never eval input" in context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
