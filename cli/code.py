@@ -100,7 +100,8 @@ def run_status(args: argparse.Namespace) -> int:
         print_json_lines(record_json(r, derived[r.id]) | {"needs_person": True, "why": why[r.id]} for r in waiting)
         return 0
     print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
-    hint_if_unharvested(ws, ledger)
+    if not history:  # (written records alone are not the history: say so, however many)
+        hint_if_unharvested(ws)
     if waiting:
         print(f"needs a person ({len(waiting)}):")
     for r in waiting:

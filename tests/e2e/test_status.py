@@ -131,6 +131,20 @@ def test_a_repository_never_harvested_says_so_where_an_answer_is_empty(cli, old:
     assert all(hint not in cli(old.path, *c).err for c in (["status"], ["why", "app/perm.py"], ["log"]))
 
 
+def test_status_of_written_records_only_says_the_history_is_not_read_yet(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """A team's own records before the first harvest: status counts them, and still says that the
+    history (its reverts, trailers, threads) is not in them yet."""
+    made = cli(
+        old.path, "remember", "gotcha", "--on", "app/perm.py", "--title", "Grants load slowly",
+        "--symptom", "slow admin pages", "--cause", "no index on grants.user_id",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    result = cli(old.path, "status")
+    assert "active 1" in result.out and "nothing harvested here yet" in result.err
+    assert cli(old.path, "harvest").code == 0
+    assert "nothing harvested here yet" not in cli(old.path, "status").err
+
+
 def test_why_of_a_name_answers_for_each_of_its_namesakes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Two definitions of one name in a file are `render#1` and `render`: a record on the first is an
     answer to `why app/view.py::render`, and `render#1` asks for that one alone."""
