@@ -17,7 +17,7 @@ from typing import Any
 
 # The flag table and field building are shared with the bot's /comind commands.
 from comind.authoring import KIND_FLAGS, LIST_FLAGS, authored_record, kind_fields, parse_evidence, until_flag
-from comind.errors import ComindError
+from comind.errors import ComindError, ValidationError
 from comind.records import KNOWLEDGE_KINDS, quoted, short_id
 
 __all__ = ["KIND_FLAGS", "kind_fields", "parse_evidence", "provenance", "register", "run"]
@@ -163,20 +163,23 @@ def run(args: argparse.Namespace) -> int:
     fields.update(compiled_fields(args))
     if args.kind == "suppression":
         _names_a_constraint(ws, str(fields.get("constraint", "")))
-    record = authored_record(
-        ws,
-        args.kind,
-        title=args.title,
-        body=args.body,
-        trigger=args.trigger,
-        on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
-        context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
-        evidence=args.evidence,
-        cwd=ws.cwd,
-        fields=fields,
-        provenance=lambda create: provenance(ws, args, create=create),
-        until=until,
-    )
+    try:
+        record = authored_record(
+            ws,
+            args.kind,
+            title=args.title,
+            body=args.body,
+            trigger=args.trigger,
+            on=[typed_in(a, ws.root, ws.cwd) for a in args.on],  # as typed here: relative to -C or the current folder
+            context=[typed_in(a, ws.root, ws.cwd) for a in args.context],
+            evidence=args.evidence,
+            cwd=ws.cwd,
+            fields=fields,
+            provenance=lambda create: provenance(ws, args, create=create),
+            until=until,
+        )
+    except ValidationError as exc:  # said as the flags that set the fields: what the user typed
+        raise ComindError("; ".join(_flag_problem(problem, args.kind) for problem in exc.problems)) from None
     ws.store.put(record)
     dormant = f" (dormant after {last_day.isoformat()})" if last_day else ""
     print_written(
@@ -191,6 +194,16 @@ def run(args: argparse.Namespace) -> int:
     if "check" in record.fields:
         _warn_unmatched(ws, record)
     return 0
+
+
+def _flag_problem(problem: str, kind: str) -> str:
+    """`fields.cause: required` as `--cause is required for a gotcha`; other problems as they are."""
+    field, sep, what = problem.partition(": ")
+    name = field.removeprefix("fields.")
+    if not sep or not field.startswith("fields.") or name not in KIND_FLAGS:
+        return f"invalid record: {problem}"
+    flag = "--" + name.replace("_", "-")
+    return f"{flag} is required for a {kind}" if what == "required" else f"{flag}: {what}"
 
 
 def _names_a_constraint(ws: Workspace, ref: str) -> None:

@@ -182,10 +182,10 @@ def test_log_names_a_record_by_its_code_as_agents_are_shown_it(initialised: Path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "fields.severity: required"),
+        (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "comind: --severity is required for a constraint"),
         (
             ["constraint", "--on", "a.py", "--title", "T", "--rule", "r", "--severity", "may"],
-            "fields.severity: must be one of",
+            "comind: --severity: must be one of",
         ),
         (
             ["attempt", "--on", "a.py", "--title", "T", "--approach", "a", "--outcome", "failed"],
