@@ -38,14 +38,41 @@ def subject_anchor(record: Record) -> dict[str, Any] | None:
     """The anchor a record is shown by: of its subjects, the first symbol, else the first file in a
     language comind reads, else the first (an attempt that also touched AUTHORS and a changelog
     is shown by its code)."""
+    return next(iter(subjects_in_order(record)), None)
+
+
+def subjects_in_order(record: Record) -> list[dict[str, Any]]:
+    """A record's subjects (all its anchors when none is one) as `subject_anchor` prefers them:
+    symbols, then files in a language comind reads, then the rest, each in the order written."""
     subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
-    symbol = next((a for a in subjects if a.get("scope") == "symbol"), None)
-    if symbol is not None or len(subjects) < 2:
-        return symbol or (subjects[0] if subjects else None)
+    if len(subjects) < 2:
+        return list(subjects)
     from comind.languages import language_for_path  # only to choose among files: a hook starts without it
 
-    code = (a for a in subjects if a.get("scope") == "file" and language_for_path(str(a.get("path", ""))))
-    return next(code, subjects[0])
+    def rank(anchor: Mapping[str, Any]) -> int:
+        if anchor.get("scope") == "symbol":
+            return 0
+        return 1 if anchor.get("scope") == "file" and language_for_path(str(anchor.get("path", ""))) else 2
+
+    return sorted(subjects, key=rank)
+
+
+def subject_now(
+    record: Record, snapshot: Any, anchorer: Any = None
+) -> tuple[dict[str, Any] | None, tuple[str | None, str | None, tuple[int, int] | None]]:
+    """The subject a record is shown by at `snapshot`, and `where_now` it is: the first subject (in
+    `subjects_in_order`) found there, else the first whose file is (its symbol gone from it), else
+    the first: a subject gone is named only when all are."""
+    subjects = subjects_in_order(record)
+    first = (subjects[0] if subjects else None, (None, None, None))
+    file_only = None
+    for anchor in subjects:
+        path, symbol, span = where = where_now(anchor, snapshot, anchorer)
+        if path and (span or not symbol):
+            return anchor, where
+        if path and file_only is None:
+            file_only = (anchor, where)
+    return file_only or first
 
 
 def where_now(
@@ -163,7 +190,10 @@ def entry_of(
     anchor = shown_by if shown_by is not None else subject_anchor(record)
     located = ""  # the commit the subject was found at, its code there
     if not path and snapshot is not None:
-        path, symbol, span = where_now(anchor, snapshot, anchorer)
+        if shown_by is None:  # the subject there, when any is
+            anchor, (path, symbol, span) = subject_now(record, snapshot, anchorer)
+        else:
+            path, symbol, span = where_now(anchor, snapshot, anchorer)
         if path and span is None and symbol:  # a symbol gone from its file: the file is what is there
             symbol = None
         if path:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from comind.records import Record
     from comind.workspace import Workspace
 
-VERSION = 4  # 2: an entry is verified at head only where its subject was found there; 3: `anchored`; 4: `confirmed`
+VERSION = 5  # 2: an entry is verified at head only where its subject was found there; 3: `anchored`; 4: `confirmed`
+# 5: an entry is on a subject found at head before one gone
 DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and what was tried and undone
 REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
 LOCK_STALE = 600  # seconds after which a refresh lock is taken to be left by a crash

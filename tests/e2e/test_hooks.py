@@ -576,16 +576,17 @@ def test_the_digest_shows_dead_ends_on_live_code_before_those_on_code_gone_or_dr
     repo.commit("Switch the editor extension")
     repo.revert_head("Not wanted.")
     repo.git("rm", "-q", ".gitpod.yml")
-    repo.commit("Drop the Gitpod config")  # the newest dead end is shown by a file gone
+    repo.commit("Drop the Gitpod config")  # the newest dead end: one of its files gone, so stale
     assert cli(repo.path, "harvest").code == 0
     text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
     heads = [line for line in text.splitlines() if line.startswith("[attempt")]
     assert [h.split("] ", 1)[1] for h in heads] == [
         "Cache grants in the checker",
+        "Switch the editor extension",  # shown by its file still there, the newer of the two stale
         "Return the first total",
-        "Switch the editor extension",
     ], text
-    assert "· stale]" in heads[1], heads
+    assert "· stale]" in heads[1] and "· stale]" in heads[2], heads
+    assert "  on: .vscode/settings.json (verified at " in text, text
 
 
 def test_an_edit_shows_must_constraints_and_dead_ends_before_questions(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

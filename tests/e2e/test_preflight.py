@@ -423,6 +423,31 @@ def test_a_record_is_verified_at_head_where_its_subject_was_found_there(cli, tmp
     assert (gone["on"], gone["verified_at"]) == ("a.py::g", anchored)
 
 
+def test_a_record_is_shown_by_a_subject_that_is_still_there(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reverted attempt on two files, the first deleted since, was shown by the file gone, with
+    nothing to read; it is shown by the one still there, verified at head."""
+    repo = GitRepo(tmp_path)
+    repo.write(".gitpod.yml", "tasks:\n  - init: yarn\n")
+    repo.write("settings.example.json", '{"editor.defaultFormatter": "old.prettier"}\n')
+    repo.commit("initial")
+    repo.write(".gitpod.yml", "tasks:\n  - init: yarn\nvscode:\n  extensions: [new.prettier]\n")
+    repo.write("settings.example.json", '{"editor.defaultFormatter": "new.prettier"}\n')
+    repo.commit("Switch to the new prettier extension")
+    repo.revert_head("The new extension breaks formatting on save.")
+    repo.rm(".gitpod.yml")
+    head = repo.commit("Drop the gitpod configuration")
+    assert cli(repo.path, "harvest").code == 0
+    plan = tmp_path / "plan.md"
+    plan.write_text("switch to the new prettier extension\n")
+    items = json.loads(cli(repo.path, "preflight", "--plan", str(plan), "--format", "json").out)["items"]
+    [attempt] = [i for i in items if i["kind"] == "attempt"]
+    assert (attempt["on"], attempt["verified_at"], attempt["verify"]) == (
+        "settings.example.json",
+        head,
+        "read settings.example.json",
+    )
+
+
 def test_on_says_where_the_code_is_now_as_verify_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`on` named the file as anchored (app/perm.py) while `verify` followed its rename; both now
     name where it is, and `anchored` where it was. A symbol gone from its file is on that file."""
