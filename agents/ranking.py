@@ -1,10 +1,10 @@
 """`comind preflight --plan`: records ranked for a plan in words, deterministic, no model.
 
 score = 0.45 relevance (FTS5 BM25 over title, trigger and body, scaled to the best match)
-      + 0.25 anchor proximity (--on: the same symbol 1, the same file 0.7, the same folder 0.3)
+      + 0.25 anchor proximity (--on: on the code named 1, on the file holding it 0.7, the same folder 0.3)
       + 0.10 kind + 0.10 trust + 0.10 freshness (status, then age: half-weight after a year).
 Only records with some proximity, or with a relevance of at least FLOOR (a share of the best
-match's), are ranked; ties go by record id.
+match's), are ranked; records on the code named come first (P2), then by score; ties go by record id.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from comind.status import Status
 # A record ranks on the plan's words alone only if it matches them at least half as well as the
 # best match does (rule P1: without it, any record sharing a common word filled the list).
 FLOOR = 0.5
+# The proximity of a record on the code `--on` names (the symbol or a member of it, the file or
+# folder or what is in it): such records rank first, whatever the others' words (rule P2: the
+# plan's words in a small ledger ranked records sharing one word above those on the code named).
+ON = 1.0
 WEIGHTS = {"relevance": 0.45, "proximity": 0.25, "kind": 0.10, "trust": 0.10, "freshness": 0.10}
 KIND = {"attempt": 1.0, "constraint": 0.9, "gotcha": 0.8, "decision": 0.7, "intent": 0.4, "question": 0.3}
 FRESH = {"active": 1.0, "stale": 0.6, "unverifiable": 0.5, "dormant": 0.4, "orphaned": 0.2}
@@ -66,6 +70,64 @@ STOP = frozenset(
         "more",
         "some",
         "each",
+        # words that say nothing of code (rule P3): in a ledger of a few dozen records full-text
+        # relevance cannot tell them from rare ones, so one shared made a record a best match
+        "about",
+        "after",
+        "again",
+        "because",
+        "been",
+        "before",
+        "being",
+        "both",
+        "did",
+        "does",
+        "doing",
+        "done",
+        "get",
+        "gets",
+        "got",
+        "had",
+        "here",
+        "how",
+        "instead",
+        "let",
+        "like",
+        "many",
+        "may",
+        "might",
+        "most",
+        "much",
+        "now",
+        "one",
+        "other",
+        "out",
+        "over",
+        "same",
+        "still",
+        "such",
+        "them",
+        "their",
+        "there",
+        "these",
+        "they",
+        "those",
+        "through",
+        "too",
+        "uses",
+        "used",
+        "using",
+        "very",
+        "way",
+        "what",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "without",
+        "you",
+        "your",
     ]
 )
 
@@ -75,6 +137,9 @@ def plan_words(text: str) -> list[str]:
 
 
 def proximity(record: Record, on: Sequence[Mapping[str, Any]]) -> tuple[float, str]:
+    """How near the record's anchors are to the code `on` names: ON on it (the symbol or a
+    member of it; the file, or the folder, or anything in it), 0.7 on the file (or a folder)
+    holding it, 0.3 in its folder; 0 for none."""
     best, how = 0.0, ""
     for target in on:
         tpath, tsym = target.get("path"), target.get("symbol")
@@ -82,8 +147,8 @@ def proximity(record: Record, on: Sequence[Mapping[str, Any]]) -> tuple[float, s
             path, sym = a.get("path"), a.get("symbol")
             if not path or not tpath:
                 continue
-            if path == tpath and tsym and sym and (sym == tsym or sym.startswith(tsym + ".")):
-                score, why = 1.0, f"on {path}::{sym}"
+            if _on(path, sym, tpath, tsym):
+                score, why = ON, f"on {path}::{sym}" if sym else f"on {path}"
             elif path == tpath or (path.endswith("/") and tpath.startswith(path)):
                 score, why = 0.7, f"on {path}"
             elif path.rsplit("/", 1)[0] == tpath.rsplit("/", 1)[0]:
@@ -93,6 +158,13 @@ def proximity(record: Record, on: Sequence[Mapping[str, Any]]) -> tuple[float, s
             if score > best:
                 best, how = score, why
     return best, how
+
+
+def _on(path: str, symbol: str | None, tpath: str, tsymbol: str | None) -> bool:
+    """Is an anchor (path, symbol) on the code a target names, or inside it?"""
+    if tsymbol:
+        return path == tpath and bool(symbol) and (symbol == tsymbol or str(symbol).startswith(tsymbol + "."))
+    return path.startswith(tpath) if tpath.endswith("/") else path == tpath
 
 
 @dataclass(frozen=True)
@@ -138,5 +210,5 @@ def rank(
         score = round(sum(WEIGHTS[k] * v for k, v in parts.items()), 4)
         why = "; ".join(filter(None, [f"matches the plan's words ({rel:.2f})" if rel else "", how]))
         out.append(Ranked(record, status, score, parts, why))
-    out.sort(key=lambda r: (-r.score, r.record.id))
+    out.sort(key=lambda r: (r.parts["proximity"] < ON, -r.score, r.record.id))
     return out[:limit]
