@@ -18,7 +18,7 @@ from comind.checks.findings import LEVELS, Report
 from comind.checks.run import CheckRun, constraint_violations, dead_ends, unread
 from comind.errors import ComindError
 
-from .entries import entry_of, followed, person_confirmed, where_now
+from .entries import entry_of, exists, followed, person_confirmed, where_now
 from .render import Entry
 from .worktree import PendingTree, uncommitted_commit
 
@@ -175,6 +175,8 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         how, anchor = ons[record.id]
         section = "rejected" if record.kind == "decision" and record.fields.get("alternatives") else "anchored"
         path, _symbol, span = where_now(anchor, run.head_snapshot, anchorer)
+        if path and path.endswith("/"):  # on a folder: read the files the change edits in it (as a hook does)
+            path = next((p for p in sorted(change.paths) if p.startswith(path) and exists(run.head_snapshot, p)), None)
         read = (path, span) if path else None
         entry = entry_of(
             record,

@@ -87,16 +87,18 @@ def respond(ws: Workspace, request: Request) -> Reply:
     more = run_hint("comind", "why", edited.path) if edited else ""  # the records on the file edited
     if request.kind == AFTER_EDIT:
         pending = session.pending.pop(request.call, None)
+        found = on_edit(view, edited) if edited else {}
         if pending is None:
-            return _show(ws, session, view, on_edit(view, edited) if edited else {}, behind, "edit", more=more)
-        ids = dict(zip(pending[::2], pending[1::2], strict=True))
+            return _show(ws, session, view, found, behind, "edit", more=more)
+        # the whys found before the edit; the lines to read, found again on the edited file
+        ids = {i: (why, found.get(i, ("", ""))[1]) for i, why in zip(pending[::2], pending[1::2], strict=True)}
         return _show(ws, session, view, ids, behind, "edit", dirty=True, more=more)
     assert edited is not None
     ids = on_edit(view, edited)
     deny = must_failures(ws, view, edited)
     if request.call:  # the agent takes context only after the edit: keep them for it
         if ids:
-            session.pending[request.call] = [x for pair in ids.items() for x in pair]
+            session.pending[request.call] = [x for record_id, (why, _) in ids.items() for x in (record_id, why)]
             session.save()
         return Reply(deny=deny)
     reply = _show(ws, session, view, ids, behind, "edit", more=more)
@@ -121,20 +123,21 @@ def _show(
     ws: Workspace,
     session: Session,
     view: views.View,
-    ids: Mapping[str, str] | list[str],
+    ids: Mapping[str, tuple[str, str]] | list[str],
     behind: str,
     on: str,
     *,
     dirty: bool = False,
     more: str = "",
 ) -> Reply:
+    """`ids`: the records to show, each with why and what to read when not its entry's own ("")."""
     seen = session.seen()
-    whys = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, "")
+    shown = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, ("", ""))
     entries = []
-    for record_id, why in whys.items():
+    for record_id, (why, verify) in shown.items():
         if record_id in view.entries and record_id not in seen:
             entry = Entry.from_json(view.entries[record_id])
-            entries.append(entry._replace(why=why) if why else entry)
+            entries.append(entry._replace(why=why or entry.why, verify=verify or entry.verify))
     if not entries:
         if dirty:
             session.save()
@@ -146,26 +149,32 @@ def _show(
     return Reply(block.text)
 
 
-def on_edit(view: views.View, edited: EditedFile) -> dict[str, str]:
-    """The view's records on the file the edit changes (id -> why shown): on a symbol it
-    touches, or on the file (or a folder holding it) as a whole."""
+def on_edit(view: views.View, edited: EditedFile) -> dict[str, tuple[str, str]]:
+    """The view's records on the file the edit changes (id -> why shown, and the lines to read):
+    on a symbol it touches, or on the file (or a folder holding it) as a whole. What to read is
+    the code edited, as `preflight --diff` names it: that symbol's lines after the edit, else the file."""
     folders = [edited.path[: i + 1] for i, c in enumerate(edited.path) if c == "/"]
     places = [(p, pair) for p in (edited.path, *folders) for pair in view.places.get(p, [])]
     if not places:
         return {}
     symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else {}
-    out: dict[str, tuple[str, int]] = {}  # id -> (why, nearness: on a symbol 0, the file 1, a folder 2)
+    out: dict[str, tuple[str, int, str]] = {}  # id -> (why, nearness: on a symbol 0, the file 1, a folder 2, symbol)
     for path, (record_id, symbol) in places:
         if path.endswith("/"):
-            out.setdefault(record_id, (f"on {path}, which this edit changes", 2))
+            out.setdefault(record_id, (f"on {path}, which this edit changes", 2, ""))
         elif not symbol:
-            out.setdefault(record_id, (f"on {path}, which this edit changes", 1))
+            out.setdefault(record_id, (f"on {path}, which this edit changes", 1, ""))
         elif members := _members(symbols, symbol):
-            out.setdefault(record_id, (f"on {path}::{symbol}, {members} this edit touches", 0))
+            out.setdefault(record_id, (f"on {path}::{symbol}, {members} this edit touches", 0, symbol))
         elif symbol in symbols:
-            out.setdefault(record_id, (f"on {path}::{symbol}, which this edit touches", 0))
+            out.setdefault(record_id, (f"on {path}::{symbol}, which this edit touches", 0, symbol))
     ranked = sorted(out.items(), key=lambda item: views.edit_order(view.entries.get(item[0], {}), item[1][1]))
-    return {record_id: why for record_id, (why, _) in ranked}
+    spans = editing.spans_in(edited.path, edited.after) if any(symbol for _, _, symbol in out.values()) else {}
+    return {record_id: (why, _read(edited.path, spans.get(symbol))) for record_id, (why, _, symbol) in ranked}
+
+
+def _read(path: str, span: tuple[int, int] | None) -> str:
+    return f"read {path}:{span[0]}-{span[1]}" if span else f"read {path}"
 
 
 def _members(symbols: Mapping[str, int], symbol: str, named: int = 3) -> str:

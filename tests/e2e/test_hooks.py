@@ -625,3 +625,50 @@ def test_an_edit_that_changes_nothing_gets_nothing(cli, tmp_path: Path) -> None:
     }
     assert (hook(repo.path, "claude", "PreToolUse", write).out) == ""
     assert "Never eval input" in context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+
+
+def test_an_edit_is_told_to_read_the_code_it_edits_as_preflight_is(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A dead end on two functions, the edited one second: the hook said to read the other (the
+    record's subject) while `preflight --diff` on the same change said to read the edited one."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/alias.py", "def aliases():\n    return {}\n")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/alias.py", "def aliases():\n    return {'grant': 'perm'}\n")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache grants in the checker")
+    repo.revert_head("Stale grants.")
+    assert cli(repo.path, "harvest").code == 0
+    new = "        if not grants:\n            return False\n" + OLD  # Checker.check grows to lines 2-6
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, new)))
+    assert "on: app/alias.py::aliases" in text and "  verify: read app/perm.py:2-6\n" in text, text
+    repo.write("app/perm.py", PERM.replace(OLD, new))
+    item = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"][0]
+    assert item["verify"] == "read app/perm.py:2-6", item
+    args = {"file_path": str(repo.path / "app/perm.py"), "instruction": "back", "old_string": new, "new_string": OLD}
+    call = {**base(repo.path, "BeforeTool", "s-2"), "timestamp": "2026-12-02T12:00:00Z", "tool_name": "replace"}
+    call["tool_input"] = args
+    assert hook(repo.path, "gemini", "BeforeTool", call).out == ""  # kept for AfterTool
+    repo.write("app/perm.py", PERM)  # the tool runs: the lines to read are those after it
+    response = {"llmContent": "ok", "returnDisplay": "ok"}
+    after = hook(repo.path, "gemini", "AfterTool", {**call, "hook_event_name": "AfterTool", "tool_response": response})
+    assert "  verify: read app/perm.py:2-4\n" in after.json["hookSpecificOutput"]["additionalContext"]
+
+
+def test_an_edit_in_a_folder_a_record_is_on_is_told_to_read_the_file_it_edits(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A record on a folder: `preflight --diff` said nothing to read, the hook its subject; both
+    now say the file edited in it."""
+    repo = history(tmp_path)
+    made = cli(
+        repo.path, "remember", "constraint", "--on", "app/", "--title", "The app reads no environment variable",
+        "--rule", "configuration comes from the settings object", "--severity", "should",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    repo.commit("records")
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "The app reads no environment variable" in text and "  verify: read app/perm.py\n" in text, text
+    repo.write("app/perm.py", PERM.replace(OLD, NEW))
+    items = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"]
+    [item] = [i for i in items if i["kind"] == "constraint"]
+    assert item["verify"] == "read app/perm.py", item
