@@ -170,6 +170,13 @@ def render(
     return Block(text, shown, left_out)
 
 
+def notice(lines: Iterable[str], *, attributes: Mapping[str, str] | None = None) -> str:
+    """A `<comind-ledger>` block of comind's own notes and no record (the view is being made)."""
+    attrs = {"source": "comind", **(attributes or {})}
+    opening = "<comind-ledger " + " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items()) + ">"
+    return "\n".join([opening, *(clean(line, 240) for line in lines), "</comind-ledger>"])
+
+
 def run_hint(*words: str) -> str:
     """`run: comind why 'my app/a.py'`: a command named as data (no instruction), each word quoted
     as a shell reads it; `render`'s `more`."""

@@ -120,4 +120,11 @@ def build(tmp_path: Path, cli: Any) -> GitRepo:
         assert cli(repo.path, "remember", *args).code == 0
     repo.git("add", "-A")
     repo.commit("records")
+    refresh(cli, repo.path)
     return repo
+
+
+def refresh(cli: Any, repo: Path) -> None:
+    """Make the hooks' view, as `init-hooks` does (a hook call without one answers a note while
+    it is made in the background)."""
+    assert cli(repo, "hook", "refresh").code == 0

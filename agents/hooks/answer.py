@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..render import Entry, clean, render, run_hint
+from ..render import Entry, clean, notice, render, run_hint
 from . import edits as editing
 from . import view as views
 from .interface import AFTER_EDIT, BEFORE_EDIT, SESSION, Edit, HookInputError, Reply, Request
@@ -82,6 +82,9 @@ def respond(ws: Workspace, request: Request) -> Reply:
     session = Session.load(folder, request.session)
     if request.kind == SESSION:
         prune(folder)
+    if view is None:
+        return _building(session, request)
+    if request.kind == SESSION:
         return _show(ws, session, view, view.digest, behind, "session start", more=DIGEST_MORE)
     assert edited is not None or request.call
     more = run_hint("comind", "why", edited.path) if edited else ""  # the records on the file edited
@@ -105,18 +108,38 @@ def respond(ws: Workspace, request: Request) -> Reply:
     return Reply(reply.context, deny)
 
 
-def current_view(ws: Workspace) -> tuple[views.View, str]:
-    """The view, and why it may be behind ("" when current). None made yet: made now (once);
-    behind: used as it is while a refresh runs in the background."""
+def current_view(ws: Workspace) -> tuple[views.View | None, str]:
+    """The view, and why it may be behind ("" when current). None made yet: made in the background,
+    waited for a moment (None if it takes longer); behind: used as it is while a refresh runs."""
     view = views.load(ws)
-    if view is None:
+    if view is None and not ws.head():  # nothing committed: an empty view, made now
         view = views.build(ws)
         views.save(ws, view)
+    elif view is None:
+        return views.building(ws), ""
     behind = views.staleness(ws, view)
     if behind:
         started = views.refresh_in_background(ws)
         behind += "; a refresh is running" if started else "; a refresh is already running"
     return view, behind
+
+
+BUILDING = (
+    "note: comind is making its view of this repository's records in the background (none made here yet,"
+    " or one of an older comind); its records and `must` checks apply from a later call on"
+)
+BUILDING_ID = "note:building"  # in the session's shown ids: the note is given once per session
+
+
+def _building(session: Session, request: Request) -> Reply:
+    """The answer while the view is being made: a short note, once per session (a before-edit of an
+    agent that takes context only after the edit keeps it for then)."""
+    if BUILDING_ID in session.seen() or (request.kind == BEFORE_EDIT and request.call):
+        return Reply()
+    session.mark([BUILDING_ID])
+    session.save()
+    on = "session start" if request.kind == SESSION else "edit"
+    return Reply(notice([BUILDING], attributes={"on": on}))
 
 
 def _show(

@@ -3,7 +3,8 @@ and read by every hook call as one JSON file (`.git/comind/hooks/view.json`).
 
 A hook answers within a tool call, so it never derives status itself: re-anchoring at a new HEAD
 can take seconds on a long history. When HEAD or the ledger moved since the view was made, a
-hook answers from the view it has, says so, and a refresh runs in the background.
+hook answers from the view it has, says so, and a refresh runs in the background; when there is
+no view, it waits for the refresh at most WAIT seconds, then says the view is being made.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ VERSION = 5  # 2: an entry is verified at head only where its subject was found 
 # 5: an entry is on a subject found at head before one gone
 DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and what was tried and undone
 REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
-LOCK_STALE = 600  # seconds after which a refresh lock is taken to be left by a crash
+LOCK_STALE = 3600  # seconds after which a refresh lock is taken to be left, its process alive or not
+LOCK_UNWRITTEN = 60  # seconds a refresh lock without its pid yet is taken to be held
+WAIT = 2.0  # seconds a hook waits for a view being made, then answers without it (agents allow 10 s)
 LEDGER_SUBDIRS = ("_ledger/inbox", "_ledger/snapshots", "_ledger/erased")
 
 
@@ -140,26 +143,24 @@ def save(ws: Workspace, view: View) -> None:
 
 
 def refresh_in_background(ws: Workspace) -> bool:
-    """Start `comind hook refresh` detached, unless one is running; whether one was started."""
+    """Start `comind hook refresh` detached, unless one is running; whether one was started. The
+    lock (`refresh.lock`, created exclusively) holds the refresh's pid: one left by a refresh that
+    died is taken over at once, one whose process lives after LOCK_STALE (a hang) too."""
     folder = hooks_dir(ws.git_dir)
     folder.mkdir(parents=True, exist_ok=True)
     lock = folder / "refresh.lock"
-    try:
-        if time.time() - lock.stat().st_mtime > LOCK_STALE:
-            lock.unlink(missing_ok=True)
-    except OSError:
-        pass
+    if _lock_left(lock):
+        lock.unlink(missing_ok=True)
     try:
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except FileExistsError:
         return False
-    os.close(fd)
     import subprocess  # here: 20 ms to import, and only a view that is behind needs it
     import sys
 
     code = "import sys\nfrom comind.cli import main\nsys.exit(main(sys.argv[1:]))"
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             [sys.executable, "-c", code, "-q", "-C", str(ws.root), "hook", "refresh", "--release-lock"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -168,13 +169,59 @@ def refresh_in_background(ws: Workspace) -> bool:
             close_fds=True,
         )
     except OSError:
+        os.close(fd)
         lock.unlink(missing_ok=True)
         return False
+    with os.fdopen(fd, "w") as out:
+        out.write(str(child.pid))
     return True
 
 
+def _lock_left(lock: Path) -> bool:
+    """Whether the refresh lock was left behind: its process gone, or older than LOCK_STALE, or
+    (no pid written yet: its writer died between creating and writing it) older than LOCK_UNWRITTEN."""
+    try:
+        age = time.time() - lock.stat().st_mtime
+        text = lock.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False  # none (or unreadable: the exclusive create decides)
+    if age > LOCK_STALE:
+        return True
+    if not text.isdigit():
+        return age > LOCK_UNWRITTEN
+    try:
+        os.kill(int(text), 0)  # signal 0: only whether the process exists
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):  # (it exists under another user: alive)
+        return False
+    return False
+
+
+def building(ws: Workspace) -> View | None:
+    """No view yet (a first use, a new view format): start a refresh and wait for its view at most
+    WAIT seconds; None when it is still being made (or failed). A call that finds a refresh running
+    waits for none: the one that started it waited already."""
+    if not refresh_in_background(ws):
+        return None
+    lock = hooks_dir(ws.git_dir) / "refresh.lock"
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        view = load(ws)
+        if view is not None or not lock.exists():  # made, or the refresh ended without one
+            return view if view is not None else load(ws)
+    return None
+
+
 def release_lock(ws: Workspace) -> None:
-    (hooks_dir(ws.git_dir) / "refresh.lock").unlink(missing_ok=True)
+    """Remove the refresh lock if it is this process's (not one another refresh took over)."""
+    lock = hooks_dir(ws.git_dir) / "refresh.lock"
+    try:
+        if lock.read_text(encoding="utf-8").strip() in (str(os.getpid()), ""):
+            lock.unlink(missing_ok=True)
+    except (OSError, UnicodeDecodeError):
+        pass
 
 
 # -- building ----------------------------------------------------------------------------------

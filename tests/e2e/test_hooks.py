@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
-from hooks_repo import CACHED, COMIND, PERM, base, build, claude_edit, history, hook
+from hooks_repo import CACHED, COMIND, PERM, base, build, claude_edit, history, hook, refresh
 
 from comind.agents.render import TOKEN_BUDGET, tokens
 
@@ -49,6 +49,7 @@ def test_an_agents_record_a_person_confirmed_is_labelled_so(cli, tmp_path: Path)
     stored = [json.loads(p.read_text()) for p in (repo.path / ".comind/ledger").rglob("*.json")]
     guess = next(r["id"] for r in stored if r["title"] == "An agent's guess")
     assert cli(repo.path, "review", "confirm", guess).code == 0  # a person at the CLI
+    refresh(cli, repo.path)
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert "[gotcha · T3 · active · written by an agent, confirmed by a person] An agent's guess" in text
     assert "unconfirmed" not in text
@@ -79,6 +80,7 @@ def test_the_digest_shows_dead_ends_in_code_before_reverted_tooling_bumps(cli, t
         repo.commit(subject, author=bot)
         repo.revert_head("It broke the build.")
     assert cli(repo.path, "harvest").code == 0
+    refresh(cli, repo.path)
     text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
     titles = [line.split("] ", 1)[1] for line in text.splitlines() if line.startswith("[attempt")]
     assert titles[0] == "Cache grants in the checker", titles
@@ -122,6 +124,7 @@ def test_a_record_on_a_class_says_which_member_the_edit_touches(cli, tmp_path: P
     repo = build(tmp_path, cli)
     args = ("gotcha", "--title", "Checker is shared", "--on", "app/perm.py::Checker", "--symptom", "x", "--cause", "y")
     assert cli(repo.path, "remember", *args).code == 0
+    refresh(cli, repo.path)
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert "on app/perm.py::Checker, whose member Checker.check this edit touches" in text
     assert "on app/perm.py::Checker.check, which this edit touches" in text
@@ -145,6 +148,7 @@ def test_a_record_on_a_class_names_the_members_touched_in_file_order(cli, tmp_pa
         payload = {**base(repo.path, "PreToolUse", session), "tool_name": "Write", "tool_input": content}
         return context(hook(repo.path, "claude", "PreToolUse", payload))
 
+    refresh(cli, repo.path)
     assert "on app/cart.py::Cart, whose member Cart.total this edit touches" in why("s-1", "total")
     two = "on app/cart.py::Cart, whose members Cart.total and Cart.add this edit touches"
     assert two in why("s-2", "add", "total")
@@ -199,6 +203,7 @@ def test_a_manifest_edit_that_breaks_a_must_dependency_check_is_denied(cli, tmp_
     check.write_text("type: dependency\necosystem: pypi\npackage: requests\nforbid: '>=3'\n")
     on = ("--on", "requirements.txt", "--rule", "requests < 3", "--severity", "must", "--check", str(check))
     assert cli(repo.path, "remember", "constraint", "--title", "Stay on requests 2", *on).code == 0
+    refresh(cli, repo.path)
     args = {"file_path": str(repo.path / "requirements.txt"), "content": "requests==3.0.1\n"}
     bad = {**base(repo.path, "PreToolUse"), "tool_name": "Write", "tool_input": args}
     out = hook(repo.path, "claude", "PreToolUse", bad).json["hookSpecificOutput"]
@@ -238,13 +243,15 @@ def test_a_manifest_edit_that_breaks_a_must_dependency_check_is_denied(cli, tmp_
 )
 def test_malformed_payloads_error_with_exit_1_and_write_nothing(cli, tmp_path: Path, payload, said) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
+    hooks = repo.path / ".git/comind/hooks"
+    made = {p: p.read_bytes() for p in hooks.rglob("*") if p.is_file()}  # the view
     if isinstance(payload, dict):
         payload = {"cwd": str(repo.path), "hook_event_name": "PreToolUse", **payload}
     result = hook(repo.path, "claude", "PreToolUse", payload)
     assert result.code == 1 and result.out == ""  # 1: a non-blocking error, the agent goes on
     assert result.err.startswith("comind hook: ") and said in result.err and result.err.count("\n") == 1
     assert "\0" not in result.err
-    assert not (repo.path / ".git/comind/hooks").exists()
+    assert {p: p.read_bytes() for p in hooks.rglob("*") if p.is_file()} == made
     assert repo.git("status", "--porcelain") == ""
 
 
@@ -274,6 +281,7 @@ def test_at_most_500_tokens_and_the_rest_later(cli, tmp_path: Path) -> None:  # 
             ).code
             == 0
         )
+    refresh(cli, repo.path)
     first = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert tokens(first) <= TOKEN_BUDGET and "more not shown (run: comind why app/perm.py)\n" in first
     second = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
@@ -292,6 +300,7 @@ def test_a_digest_cut_short_names_where_the_rest_are(cli, tmp_path: Path) -> Non
             "--on", "app/perm.py", "--rule", "a rule that takes some room " * 3, "--severity", "should",
         )  # fmt: skip
         assert made.code == 0, made.err
+    refresh(cli, repo.path)
     start = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"})
     text = context(start)
     assert tokens(text) <= TOKEN_BUDGET
@@ -349,12 +358,12 @@ def _refreshed(repo: Path) -> None:
 
 def test_a_history_never_harvested_is_harvested_by_the_refresh(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = history(tmp_path)
-    start = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"})
-    assert (start.code, start.out) == (0, "")  # nothing to show yet; the history is read meanwhile
+    start = hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart", "s-0"), "source": "startup"})
+    assert start.code == 0  # the refresh starts (the answer: its view if made meanwhile, else a note)
     _refreshed(repo.path)
     assert (repo.path / ".git/comind/harvest").exists()
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
-    assert "Cache grants in the checker" in text and "note: as of" not in text
+    assert "Cache grants in the checker" in text and "note:" not in text
     # a revert committed during the session is read by the refresh the next call starts
     repo.write("app/other.py", "def other():\n    return 2\n")
     repo.commit("Return two from other")
@@ -364,6 +373,59 @@ def test_a_history_never_harvested_is_harvested_by_the_refresh(cli, tmp_path: Pa
     assert hook(repo.path, "claude", "PreToolUse", payload).code == 0  # no record there yet: it starts the refresh
     _refreshed(repo.path)
     assert "Return two from other" in context(hook(repo.path, "claude", "PreToolUse", {**payload, "session_id": "s-3"}))
+
+
+def test_while_the_view_is_made_a_hook_answers_a_note_and_waits_for_no_build(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """No view yet (here: one of an older format) and a refresh making it (here: this process holds
+    its lock): a hook call does not make the view itself (13 s on an 18,600-commit history, past the
+    agents' 10 s timeout), starts no second refresh, and says once per session that it is being made."""
+    repo = build(tmp_path, cli)
+    hooks = repo.path / ".git/comind/hooks"
+    (hooks / "view.json").write_text('{"version": 1}')
+    (hooks / "refresh.lock").write_text(str(os.getpid()))
+    start = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    assert start.startswith('<comind-ledger source="comind" on="session start">\nnote: comind is making its view')
+    assert "Never eval input" not in start and start.count("\n") == 2
+    assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)).out == ""  # once a session
+    bad = claude_edit(repo.path, "    return event\n", "    return eval(event)\n", session="s-2")
+    edit = hook(repo.path, "claude", "PreToolUse", bad).json["hookSpecificOutput"]
+    assert "permissionDecision" not in edit and "records and `must` checks apply from a later call" in str(edit)
+    args = {"file_path": str(repo.path / "app/perm.py"), "old_string": OLD, "new_string": NEW}
+    gemini = {**base(repo.path, "BeforeTool", "s-3"), "tool_name": "replace", "tool_input": args}
+    assert hook(repo.path, "gemini", "BeforeTool", gemini).out == ""  # (it takes context only after the edit)
+    assert (hooks / "refresh.lock").read_text() == str(os.getpid())  # not taken over: one refresh at a time
+    assert (hooks / "view.json").read_text() == '{"version": 1}'  # nothing made or half-made meanwhile
+
+    (hooks / "refresh.lock").unlink()  # that refresh ended without a view: the next call starts one
+    assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-4")).code == 0
+    _refreshed(repo.path)
+    assert "load_grants is slow when cold" in context(
+        hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-5"))
+    )
+
+
+@pytest.mark.parametrize("left", ["a dead process", "no pid, long ago", "a live process, hours ago"])
+def test_a_refresh_lock_left_behind_is_taken_over(cli, tmp_path: Path, left: str) -> None:  # type: ignore[no-untyped-def]
+    """A refresh killed mid-way (its process gone), one whose starter died before writing its pid,
+    or one hung for hours leaves its lock: the next call starts a refresh (it blocked for 10 min)."""
+    repo = build(tmp_path, cli)
+    repo.write("app/new.py", "def new():\n    return 0\n")
+    repo.commit("a new head")
+    lock = repo.path / ".git/comind/hooks/refresh.lock"
+    if left == "a dead process":
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        lock.write_text(str(gone.pid))
+    else:
+        lock.write_text("" if left.startswith("no pid") else str(os.getpid()))
+        long_ago = time.time() - 7200
+        os.utime(lock, (long_ago, long_ago))
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "; a refresh is running" in text, text
+    _refreshed(repo.path)
+    assert not lock.exists()
+    view = json.loads((repo.path / ".git/comind/hooks/view.json").read_text())
+    assert view["head"] == repo.git("rev-parse", "HEAD").strip()
 
 
 def test_a_repository_without_commits_starts_no_refresh(tmp_path: Path) -> None:
@@ -553,6 +615,7 @@ def test_an_edit_is_told_to_read_the_attempts_code_where_it_is_now(cli, tmp_path
     assert cli(repo.path, "harvest").code == 0
     repo.write("app/perm.py", "# Permissions.\n" * 10 + PERM)
     repo.commit("Say what the module is")
+    refresh(cli, repo.path)
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert "Cache grants in the checker" in text and "verify: read app/perm.py:12-14" in text
 
@@ -578,6 +641,7 @@ def test_the_digest_shows_dead_ends_on_live_code_before_those_on_code_gone_or_dr
     repo.git("rm", "-q", ".gitpod.yml")
     repo.commit("Drop the Gitpod config")  # the newest dead end: one of its files gone, so stale
     assert cli(repo.path, "harvest").code == 0
+    refresh(cli, repo.path)
     text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
     heads = [line for line in text.splitlines() if line.startswith("[attempt")]
     assert [h.split("] ", 1)[1] for h in heads] == [
@@ -605,6 +669,7 @@ def test_an_edit_shows_must_constraints_and_dead_ends_before_questions(cli, tmp_
         "--on", "app/perm.py::Checker.check", "--rule", "no cache in front of load_grants", "--severity", "must",
     )  # fmt: skip
     assert made.code == 0, made.err
+    refresh(cli, repo.path)
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     heads = [line for line in text.splitlines() if line.startswith("[")]
     assert heads[0].endswith("· must] Grants are read fresh on every check"), text
