@@ -254,7 +254,9 @@ class Anchorer:
                 renamed, deleted = json.loads(cached)
                 self._renames[key] = (dict(renamed), set(deleted))
             else:
-                self._renames[key] = _renames(self.index, old_tree, new_tree, RENAME_LIMIT if far else None)
+                moves = self._moves_in(old, new)  # (memoised: not diffed twice)
+                limit = RENAME_LIMIT if far else None
+                self._renames[key] = _renames(self.index, old_tree, new_tree, limit, moves)
                 renamed, deleted = self._renames[key]
                 if self.final():
                     self.index.memo_put(kind, {memo_key: json.dumps([renamed, sorted(deleted)])})
@@ -894,10 +896,13 @@ EDITED_BYTES = 32 << 20  # contents of landings' edited files kept for `_moved_w
 SAME_NAMES = 20  # past the limit, at most this many files of a deleted file's name are compared with it
 
 
-def _renames(index: CodeIndex, old_tree: str, new_tree: str, limit: int | None) -> tuple[dict[str, str], set[str]]:
+def _renames(
+    index: CodeIndex, old_tree: str, new_tree: str, limit: int | None, moves: _Moves
+) -> tuple[dict[str, str], set[str]]:
+    """(old path -> new path, deleted paths) between two trees, `moves` the exact moves between them."""
     import pygit2
 
-    exact, deleted, added = _exact_moves(index, old_tree, new_tree)
+    exact, deleted, added = dict(moves.exact), moves.deleted, moves.added
     if not deleted or not added or (limit is not None and len(deleted) * len(added) > limit**2):
         return exact, set(deleted)
     repo = index.repo
