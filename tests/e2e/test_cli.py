@@ -182,7 +182,7 @@ def test_log_names_a_record_by_its_code_as_agents_are_shown_it(initialised: Path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "comind: --severity is required for a constraint"),
+        (["constraint", "--on", "a.py", "--title", "T", "--rule", "r"], "--severity is required for a constraint"),
         (
             ["constraint", "--on", "a.py", "--title", "T", "--rule", "r", "--severity", "may"],
             "comind: --severity: must be one of",
