@@ -129,6 +129,7 @@ def run_why(args: argparse.Namespace) -> int:
     from comind.cli import revision, workspace
     from comind.cli.output import (
         AGENT_MARK,
+        asked_first,
         brief,
         hint_if_unharvested,
         paint,
@@ -169,9 +170,14 @@ def run_why(args: argparse.Namespace) -> int:
             f"  {item.record.kind:<10} {label} {TRUST_NAMES[s.trust][:2]}  {item.record.id[-8:]}  "
             f"{printed(item.record.title + hop)}"
         )
-        print(f"             {printed(brief(s.reason))}")
-        for note in s.notes:
+        asked = {p for p in (answer.path, (item.anchor or {}).get("path")) if p}
+        reason, notes, elsewhere = asked_first(s.reason, list(s.notes), asked)
+        print(f"             {printed(brief(reason))}")
+        for note in notes:
             print(f"             note: {printed(note)}")
+        if elsewhere:
+            notes_word = "note" if elsewhere == 1 else "notes"
+            print(f"             and {elsewhere} {notes_word} on its other code (comind show {item.record.id[-8:]})")
         for mark in s.marks:
             print(f"             mark: {printed(mark)}")
     return 0

@@ -149,6 +149,15 @@ def brief(reason: str, keep: int = 2, width: int = 240) -> str:
     return "; ".join(shown) + (" (comind show)" if shown != parts else "")
 
 
+def asked_first(reason: str, notes: list[str], asked: set[str]) -> tuple[str, list[str], int]:
+    """(the reason with its parts on the code asked about first, the notes on it, how many notes
+    are on the record's other code): `why FILE` answers about FILE before the rest of the record."""
+    parts = reason.split("; ")
+    said = [p for p in parts if any(a in p for a in asked)]
+    mine = [n for n in notes if any(a in n for a in asked)]
+    return "; ".join(said + [p for p in parts if p not in said]), mine, len(notes) - len(mine)
+
+
 def line(record: Record, status: Status | None, colour: bool = False) -> str:
     state = status.state if status else record.fields.get("relation", "")
     label = paint(f"{state:<11}", state, colour)

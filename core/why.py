@@ -51,6 +51,7 @@ class WhyAnswer(NamedTuple):
     heading: str
     items: list[Item]
     snapshot: Snapshot | None = None  # the code the answer was read at
+    path: str | None = None  # the file or folder asked about, at that code
 
 
 class Target(NamedTuple):
@@ -163,7 +164,7 @@ def explain(ws: Workspace, ledger: Ledger, text: str, *, at: str | None = None, 
     items = [i for i in items if i.status.state not in hidden and i.status.state != "quarantined"]
     order = {k: n for n, k in enumerate(KIND_ORDER)}
     items.sort(key=lambda i: (i.relevance != "direct", order.get(i.record.kind, 99), i.record.created_at))
-    return WhyAnswer(target.description, items, snapshot)
+    return WhyAnswer(target.description, items, snapshot, target.path)
 
 
 def gone_paths(ledger: Ledger, index: Any, snapshot: Snapshot) -> list[str]:

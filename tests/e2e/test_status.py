@@ -171,6 +171,30 @@ def test_evidence_too_long_for_a_file_name_is_text(cli, old: GitRepo) -> None:  
     assert json.loads(made.out)["evidence"] == [{"type": "text", "ref": said.strip()}]
 
 
+def test_why_says_first_what_concerns_the_code_asked_about(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A record on three files: asked about one, `why` leads its reason with that file's part and
+    counts the notes on the record's other code instead of listing them."""
+    body = "".join(f"    total += item.price_{i} * item.count_{i}\n" for i in range(12))
+    repo = GitRepo(tmp_path)
+    repo.write("app/gone.py", "def old_path(x):\n    return x + 1\n")
+    repo.write("app/moved.py", "def helper(y):\n    return y * 2\n")
+    repo.write("app/cart.py", "def total(item):\n    total = 0\n" + body + "    return total\n")
+    repo.commit("cart")
+    made = cli(
+        repo.path, "remember", "gotcha", "--on", "app/gone.py::old_path", "--on", "app/moved.py::helper",
+        "--on", "app/cart.py::total", "--title", "Totals round twice", "--symptom", "cents off", "--cause", "float",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    repo.git("rm", "-q", "app/gone.py")
+    repo.git("mv", "app/moved.py", "app/helpers.py")
+    repo.write("app/cart.py", "def total(item):\n    return sum(p.amount() for p in item.parts)\n")
+    repo.commit("rework the cart")
+    out = cli(repo.path, "why", "app/cart.py::total").out
+    reason = out.splitlines()[2].strip()
+    assert reason.startswith("app/cart.py::total"), out
+    assert "note: app/moved.py" not in out and "1 note on its other code" in out, out
+
+
 def test_why_of_a_folder_answers_for_what_is_in_it(cli, old: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """`why app/` is asked of everything in app/, as `git log app/` is: a record on a symbol of a file
     in it answers; one on another folder does not."""
