@@ -22,7 +22,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Run as an agent CLI's hook: reads the event's JSON on stdin and prints the answer the "
         "agent documents on stdout (nothing when nothing is relevant). Agents: claude (SessionStart, "
         "PreToolUse), gemini (SessionStart, BeforeTool, AfterTool). A payload it cannot read is an error "
-        "on stderr with exit 1, which lets the agent go on. `comind hook refresh` remakes the hooks' view.",
+        "on stderr with exit 1, which lets the agent go on. `comind hook refresh` remakes the hooks' view "
+        "(a failure: one line on stderr, exit 2, kept for the hooks to tell).",
     )
     p.add_argument("agent", metavar="AGENT", help="claude or gemini (or refresh)")
     p.add_argument("event", metavar="EVENT", nargs="?", default="", help="the hook event, as the agent names it")
@@ -43,12 +44,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Whatever goes wrong, the exit code is 1, never 2: 2 tells the agent to block the tool call."""
+    """Whatever goes wrong, the exit code is 1, never 2: 2 tells the agent to block the tool call.
+    (`comind hook refresh` is a person's command, or the hooks' in the background: 2, as any.)"""
     from comind.errors import ComindError
 
+    if args.agent == "refresh":
+        return _refresh(args)
     try:
-        if args.agent == "refresh":
-            return _refresh(args)
         return _hook(args)
     except ComindError as exc:
         print(f"comind hook: {exc}", file=sys.stderr)
@@ -93,16 +95,36 @@ def _hook(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
+    """Remake the hooks' view. A failure is one line on stderr, exit 2, and kept (one line, as
+    printed) in `refresh.failed` for the hook calls to tell and to wait on (`view.failure`)."""
+    import contextlib
+    import os
+
     from comind.agents.hooks import view
     from comind.cli import workspace
+    from comind.errors import ComindError
+    from comind.sanitize import printed, redact_secrets
 
+    args.failure_exit = 2  # (a workspace that cannot be opened: as any command)
     ws = workspace(args)
+    head = ws.head() or ""
     try:
-        view.save(ws, view.refreshed(ws))
+        try:
+            view.save(ws, view.refreshed(ws))
+            return 0
+        except ComindError as exc:
+            reason = printed(str(exc))
+        except Exception as exc:  # a bug: one line, as `comind` says it
+            if os.environ.get("COMIND_DEBUG"):
+                raise
+            reason = printed(f"internal error: {type(exc).__name__}: {exc}")
+        with contextlib.suppress(OSError):  # (before the lock goes: a hook waiting on it reads why)
+            view.record_failure(ws, head, redact_secrets(reason))
     finally:
         if args.release_lock:
             view.release_lock(ws)
-    return 0
+    print(f"comind: {reason}", file=sys.stderr)
+    return 2
 
 
 def init_hooks(args: argparse.Namespace) -> int:

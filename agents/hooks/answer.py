@@ -77,25 +77,25 @@ def respond(ws: Workspace, request: Request) -> Reply:
     edited = edited_file(ws, request) if request.kind != SESSION else None  # input errors before any write
     if request.kind != SESSION and edited is None and not (request.kind == AFTER_EDIT and request.call):
         return Reply()
-    view, behind = current_view(ws)
+    view, behind, failed = current_view(ws)
     folder = views.hooks_dir(ws.git_dir)
     session = Session.load(folder, request.session)
     if request.kind == SESSION:
         prune(folder)
     if view is None:
-        return _building(session, request)
+        return _building(session, request, failed)
     if request.kind == SESSION:
-        return _show(ws, session, view, view.digest, behind, "session start", more=DIGEST_MORE)
+        return _show(ws, session, view, view.digest, behind, "session start", more=DIGEST_MORE, failed=failed)
     assert edited is not None or request.call
     more = run_hint("comind", "why", edited.path) if edited else ""  # the records on the file edited
     if request.kind == AFTER_EDIT:
         pending = session.pending.pop(request.call, None)
         found = on_edit(view, edited) if edited else {}
         if pending is None:
-            return _show(ws, session, view, found, behind, "edit", more=more)
+            return _show(ws, session, view, found, behind, "edit", more=more, failed=failed)
         # the whys found before the edit; the lines to read, found again on the edited file
         ids = {i: (why, found.get(i, ("", ""))[1]) for i, why in zip(pending[::2], pending[1::2], strict=True)}
-        return _show(ws, session, view, ids, behind, "edit", dirty=True, more=more)
+        return _show(ws, session, view, ids, behind, "edit", dirty=True, more=more, failed=failed)
     assert edited is not None
     ids = on_edit(view, edited)
     deny = must_failures(ws, view, edited)
@@ -104,24 +104,31 @@ def respond(ws: Workspace, request: Request) -> Reply:
             session.pending[request.call] = [x for record_id, (why, _) in ids.items() for x in (record_id, why)]
             session.save()
         return Reply(deny=deny)
-    reply = _show(ws, session, view, ids, behind, "edit", more=more)
+    reply = _show(ws, session, view, ids, behind, "edit", more=more, failed=failed)
     return Reply(reply.context, deny)
 
 
-def current_view(ws: Workspace) -> tuple[views.View | None, str]:
-    """The view, and why it may be behind ("" when current). None made yet: made in the background,
-    waited for a moment (None if it takes longer); behind: used as it is while a refresh runs."""
+def current_view(ws: Workspace) -> tuple[views.View | None, str, str]:
+    """The view, why it may be behind ("" when current), and why the refresh failed ("" unless that
+    stands: `views.failure`). None made yet: made in the background, waited for a moment (None if it
+    takes longer); behind: used as it is while a refresh runs. While a failure stands none is started."""
     view = views.load(ws)
     if view is None and not ws.head():  # nothing committed: an empty view, made now
         view = views.build(ws)
         views.save(ws, view)
     elif view is None:
-        return views.building(ws), ""
+        if failed := views.failure(ws):
+            return None, "", failed
+        view = views.building(ws)
+        return view, "", "" if view is not None else views.failure(ws)  # (a refresh that failed at once)
     behind = views.staleness(ws, view)
-    if behind:
+    failed = ""
+    if behind and (failed := views.failure(ws)):
+        behind += "; comind could not refresh it"
+    elif behind:
         started = views.refresh_in_background(ws)
         behind += "; a refresh is running" if started else "; a refresh is already running"
-    return view, behind
+    return view, behind, failed
 
 
 BUILDING = (
@@ -129,17 +136,30 @@ BUILDING = (
     " or one of an older comind); its records and `must` checks apply from a later call on"
 )
 BUILDING_ID = "note:building"  # in the session's shown ids: the note is given once per session
+FAILED = (
+    "note: comind could not make its view of this repository's records, so none of its records or `must`"
+    " checks apply; it tries again in a few minutes, or when HEAD, the ledger or the store changes"
+)
+FAILED_ID = "note:failed"
 
 
-def _building(session: Session, request: Request) -> Reply:
-    """The answer while the view is being made: a short note, once per session (a before-edit of an
-    agent that takes context only after the edit keeps it for then)."""
-    if BUILDING_ID in session.seen() or (request.kind == BEFORE_EDIT and request.call):
+def failed_lines(reason: str) -> list[str]:
+    """The refresh's error, quoted as data, and where to see it whole."""
+    return [f'note: `comind hook refresh` shows the error the refresh failed with, quoted here: "{reason}"']
+
+
+def _building(session: Session, request: Request, failed: str) -> Reply:
+    """The answer while there is no view: a short note, once per session, that it is being made, or
+    that it could not be made and why (a before-edit of an agent that takes context only after the
+    edit keeps it for then)."""
+    note = FAILED_ID if failed else BUILDING_ID
+    if note in session.seen() or (request.kind == BEFORE_EDIT and request.call):
         return Reply()
-    session.mark([BUILDING_ID])
+    session.mark([note])
     session.save()
     on = "session start" if request.kind == SESSION else "edit"
-    return Reply(notice([BUILDING], attributes={"on": on}))
+    lines = [FAILED, *failed_lines(failed)] if failed else [BUILDING]
+    return Reply(notice(lines, attributes={"on": on}))
 
 
 def _show(
@@ -152,6 +172,7 @@ def _show(
     *,
     dirty: bool = False,
     more: str = "",
+    failed: str = "",
 ) -> Reply:
     """`ids`: the records to show, each with why and what to read when not its entry's own ("")."""
     seen = session.seen()
@@ -166,6 +187,7 @@ def _show(
             session.save()
         return Reply()
     footer = [f"note: as of {view.head[:7]}: {behind}"] if behind else []
+    footer += failed_lines(failed) if failed else []
     block = render(entries, attributes={"on": on}, footer=footer, more=more)
     session.mark(block.shown)
     session.save()

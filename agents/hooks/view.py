@@ -4,7 +4,9 @@ and read by every hook call as one JSON file (`.git/comind/hooks/view.json`).
 A hook answers within a tool call, so it never derives status itself: re-anchoring at a new HEAD
 can take seconds on a long history. When HEAD or the ledger moved since the view was made, a
 hook answers from the view it has, says so, and a refresh runs in the background; when there is
-no view, it waits for the refresh at most WAIT seconds, then says the view is being made.
+no view, it waits for the refresh at most WAIT seconds, then says the view is being made. A refresh
+that fails says why in `refresh.failed`; while that stands (same HEAD, ledger and store, less than
+RETRY_AFTER seconds ago) hook calls start none and say that, not that a view is being made.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and 
 REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
 LOCK_STALE = 3600  # seconds after which a refresh lock is taken to be left, its process alive or not
 LOCK_UNWRITTEN = 60  # seconds a refresh lock without its pid yet is taken to be held
+RETRY_AFTER = 300  # seconds a failed refresh is not started again for the state it failed on (it may pass)
 WAIT = 2.0  # seconds a hook waits for a view being made, then answers without it (agents allow 10 s)
 LEDGER_SUBDIRS = ("_ledger/inbox", "_ledger/snapshots", "_ledger/erased")
 
@@ -137,9 +140,11 @@ def staleness(ws: Workspace, view: View) -> str:
 
 
 def save(ws: Workspace, view: View) -> None:
+    """Write the view; a refresh's failure mark goes with it (the refresh it told of succeeded)."""
     folder = hooks_dir(ws.git_dir)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "view.json", json.dumps(view.to_json(), separators=(",", ":")))
+    (folder / "refresh.failed").unlink(missing_ok=True)
 
 
 def refresh_in_background(ws: Workspace) -> bool:
@@ -196,6 +201,41 @@ def _lock_left(lock: Path) -> bool:
     except (OSError, OverflowError):  # (it exists under another user: alive)
         return False
     return False
+
+
+def _state(ws: Workspace) -> list[str]:
+    """What a refresh's outcome depends on besides HEAD: the ledger's marks, the store and the
+    configuration file's mtime (a store fixed there, or in COMIND_STORE, is tried at once)."""
+    from comind.config import CONFIG_FILE
+
+    try:
+        config = str(os.stat(ws.root / CONFIG_FILE).st_mtime_ns)
+    except OSError:
+        config = "-"
+    return [*ledger_marks(ws), str(ws.config.store), config]
+
+
+def record_failure(ws: Workspace, head: str, reason: str) -> None:
+    """Keep why the refresh for `head` failed (one line, as the command printed it), with the state
+    it left: what `failure` reads, and what a refresh that succeeds removes (`save`)."""
+    folder = hooks_dir(ws.git_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"head": head, "state": _state(ws), "at": time.time(), "reason": reason}
+    write_atomic(folder / "refresh.failed", json.dumps(data))
+
+
+def failure(ws: Workspace) -> str:
+    """Why the last refresh failed, while that stands: for this HEAD and state, less than
+    RETRY_AFTER seconds ago; "" otherwise (the next hook call starts a refresh)."""
+    try:
+        data = json.loads((hooks_dir(ws.git_dir) / "refresh.failed").read_text(encoding="utf-8"))
+        age = time.time() - float(data["at"])
+        reason = str(data["reason"]) or "no reason given"
+        if not 0 <= age < RETRY_AFTER or data["head"] != (head_commit(ws.head_dir, ws.git_dir) or ""):
+            return ""
+    except (OSError, ValueError, TypeError, KeyError):
+        return ""  # none, or unreadable: try again
+    return reason if data.get("state") == _state(ws) else ""
 
 
 def building(ws: Workspace) -> View | None:

@@ -428,6 +428,67 @@ def test_a_refresh_lock_left_behind_is_taken_over(cli, tmp_path: Path, left: str
     assert view["head"] == repo.git("rev-parse", "HEAD").strip()
 
 
+def _break_the_store(repo: GitRepo) -> None:
+    """A store path that names a file: every refresh fails reading it (a real failure, no mock)."""
+    repo.write(".comind.yml", "store: not-a-folder\n")
+    repo.write("not-a-folder", "a file\n")
+    repo.commit("store in a file")
+
+
+def test_a_refresh_that_fails_says_why_and_is_not_started_again_while_that_stands(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A refresh that fails every time must not be started by every hook call, nor the note say a
+    view is being made: the failure is kept with the state it was for, told as data, retried later."""
+    repo = history(tmp_path)
+    _break_the_store(repo)
+    hooks = repo.path / ".git/comind/hooks"
+    done = cli(repo.path, "hook", "refresh")
+    assert done.code == 2 and done.err.startswith("comind: store not-a-folder: ") and done.err.count("\n") == 1
+    mark = json.loads((hooks / "refresh.failed").read_text())
+    assert mark["head"] == repo.head() and mark["reason"] == done.err.strip().removeprefix("comind: ")
+
+    start = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    assert "note: comind could not make its view" in start and "is making its view" not in start
+    assert "`comind hook refresh` shows the error" in start and 'quoted here: "store not-a-folder: ' in start
+    assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)).out == ""  # once a session
+    edit = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-2"))
+    assert "could not make its view" in context(edit)
+    # no refresh was started: none runs, and the mark (rewritten by each one that fails) is the same
+    assert not (hooks / "refresh.lock").exists() and json.loads((hooks / "refresh.failed").read_text()) == mark
+
+    (hooks / "refresh.failed").write_text(json.dumps({**mark, "at": time.time() - 7200}))  # the backoff is over
+    assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-3")).code == 0
+    _refreshed(repo.path)
+    again = json.loads((hooks / "refresh.failed").read_text())
+    assert again["at"] > mark["at"] and again["reason"] == mark["reason"]  # tried again, failed again
+
+    repo.rm("not-a-folder")  # fixed: a new HEAD, so the failure no longer stands
+    repo.commit("the store is a folder again")
+    assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-4")).code == 0
+    _refreshed(repo.path)
+    assert not (hooks / "refresh.failed").exists()  # a refresh that succeeds removes the mark
+    assert "Cache grants in the checker" in context(
+        hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-5"))
+    )
+
+
+def test_a_view_that_cannot_be_refreshed_is_used_and_says_why(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo = build(tmp_path, cli)
+    old_head = repo.head()
+    _break_the_store(repo)
+    hooks = repo.path / ".git/comind/hooks"
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "; a refresh is running" in text  # the first call starts one, which fails in the background
+    _refreshed(repo.path)
+    mark = json.loads((hooks / "refresh.failed").read_text())
+    assert mark["head"] == repo.head() and mark["reason"].startswith("store not-a-folder: ")
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-2")))
+    assert "load_grants is slow when cold" in text  # the view it has still answers
+    assert f"note: as of {old_head[:7]}: HEAD moved to" in text and "comind could not refresh it" in text
+    assert 'quoted here: "store not-a-folder: ' in text and "refresh is running" not in text
+    assert not (hooks / "refresh.lock").exists() and json.loads((hooks / "refresh.failed").read_text()) == mark
+    assert cli(repo.path, "hook", "refresh").code == 2  # a person's refresh always tries, and says why
+
+
 def test_a_repository_without_commits_starts_no_refresh(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)  # `git init`, nothing committed: no history to harvest
     payload = {**base(repo.path, "SessionStart"), "source": "startup"}
