@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -943,15 +943,40 @@ class _Moves(NamedTuple):
 
 def _exact_moves(index: CodeIndex, old_tree: str, new_tree: str) -> tuple[dict[str, str], list[str], list[str]]:
     """(old path -> new path of the files moved unchanged, the other deleted paths, the other added
-    paths) between two trees: object ids compared, no content read."""
-    import pygit2
+    paths) between two trees: object ids compared, no content read.
 
+    The pairing libgit2's `find_similar` makes with `FIND_EXACT_MATCH_ONLY` and no rename limit, by
+    a lookup of each id: each added file, in path order, takes the first deleted file of its id not
+    yet taken, in path order (links and submodules are not files). libgit2 compares every deleted
+    file with every added one: 49 million pairs for a landing that moves 7,000 files."""
     repo = index.repo
     diff = cast("pygit2.Tree", repo[old_tree]).diff_to_tree(cast("pygit2.Tree", repo[new_tree]))
-    find = pygit2.enums.DiffFind
-    # libgit2 stops pairing even unchanged files after `rename_limit` (1000) of them
-    diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY, rename_limit=1 << 30)
-    return _changes(diff)
+    deleted, added = [], []
+    for delta in diff.deltas:
+        status = delta.status_char()
+        if status == "D":
+            deleted.append(delta.old_file)
+        elif status == "A":
+            added.append(delta.new_file)
+    sources: dict[pygit2.Oid, deque[str]] = {}
+    for file in deleted:
+        if _is_file(file.mode):
+            sources.setdefault(file.id, deque()).append(file.path)
+    moved: dict[str, str] = {}
+    for file in added:
+        if _is_file(file.mode) and (same := sources.get(file.id)):
+            moved[same.popleft()] = file.path
+    targets = set(moved.values())
+    return (
+        dict(sorted(moved.items(), key=lambda pair: pair[1])),  # as libgit2 sorts renames: by the new path
+        [file.path for file in deleted if file.path not in moved],
+        [file.path for file in added if file.path not in targets],
+    )
+
+
+def _is_file(mode: int) -> bool:
+    """A blob's mode, executable or not (git's `S_ISREG`), not a link's or a submodule's."""
+    return mode & 0o170000 == 0o100000
 
 
 def _converted(path: str, deleted: Iterable[str], added: Iterable[str]) -> str | None:

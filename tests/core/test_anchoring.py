@@ -837,6 +837,34 @@ def test_every_unchanged_move_is_paired_however_many(gr: GitRepo) -> None:
     assert (len(moved), deleted, added) == (1500, [], [])
 
 
+def test_unchanged_moves_of_one_content_pair_as_libgit2_pairs_them(gr: GitRepo) -> None:
+    """Files of one content (empty ones) moved together: each added file, in path order, takes the
+    first deleted one not yet taken, in path order, and the pairs come sorted by the new path, as
+    libgit2's `find_similar` with exact matches only lists them."""
+    import pygit2
+
+    from comind.anchoring import _changes, _exact_moves
+    from comind.codeindex import CodeIndex
+
+    for path in ("a/z.txt", "a/b.txt", "m/y.txt", "keep.txt"):
+        gr.write(path, "")
+    gr.write("a/c.txt", "other\n")
+    start = gr.commit("empty files")
+    gr.rm("a/z.txt", "a/b.txt", "m/y.txt", "a/c.txt")
+    for path in ("q/x.txt", "b/y.txt", "n/w.txt", "p/c.txt"):
+        gr.write(path, "")
+    gr.commit("move them")
+    index = CodeIndex(gr.path)
+    trees = [index.commit_info(rev)[1] for rev in (start, gr.head())]
+    diff = index.repo[trees[0]].diff_to_tree(index.repo[trees[1]])
+    find = pygit2.enums.DiffFind
+    diff.find_similar(flags=find.FIND_RENAMES | find.FIND_EXACT_MATCH_ONLY, rename_limit=1 << 30)
+    moved, deleted, added = _exact_moves(index, *trees)
+    assert (list(moved.items()), deleted, added) == (list(_changes(diff)[0].items()), *_changes(diff)[1:])
+    assert list(moved.items()) == [("a/b.txt", "b/y.txt"), ("a/z.txt", "n/w.txt"), ("m/y.txt", "p/c.txt")]
+    assert (deleted, added) == (["a/c.txt"], ["q/x.txt"])
+
+
 def test_a_file_on_a_merged_branch_is_followed_from_the_merge(gr: GitRepo) -> None:
     from comind.anchoring import Anchorer
     from comind.codeindex import CodeIndex
