@@ -37,15 +37,18 @@ def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout.strip()
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE")}
+def _env(*, index: bool = False) -> dict[str, str]:
+    """The environment git runs in here; with `index`, the GIT_INDEX_FILE git names (a pre-commit
+    hook of `git commit -a` or `git commit PATH`: what is staged is in `index.lock`)."""
+    drop = ("GIT_DIR", "GIT_WORK_TREE") if index else ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE")
+    return {k: v for k, v in os.environ.items() if k not in drop}
 
 
 def write_tree(root: Path, head_dir: Path, *, staged: bool) -> str:
     """The id of the tree holding the working tree, or with `staged` the index (git writes it)."""
-    env = _env()
     if staged:
-        return _git(root, "write-tree", env=env)
+        return _git(root, "write-tree", env=_env(index=True))
+    env = _env()
     with tempfile.TemporaryDirectory(prefix="comind-preflight-") as scratch:
         index = Path(scratch) / "index"
         if (head_dir / "index").is_file():  # its stat data makes `add -A` read only what changed

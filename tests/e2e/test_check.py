@@ -814,6 +814,19 @@ def test_staged_checks_the_index_without_a_git_identity(cli, reverted: GitRepo, 
     assert wrong.err == "comind: --staged checks the index against HEAD: --head HEAD~1 does not apply\n"
 
 
+def test_staged_in_a_pre_commit_hook_reads_the_index_git_names(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`git commit -a` (or `git commit PATH`) stages into `index.lock` and names it in GIT_INDEX_FILE
+    for its hooks: `check --staged` read `.git/index` instead, and git's write-tree failed on the lock."""
+    assert cli(reverted.path, "harvest").code == 0
+    comind = Path(sys.executable).parent / "comind"
+    hook = reverted.write(".git/hooks/pre-commit", f"#!/bin/sh\nexec '{comind}' check --staged\n")
+    hook.chmod(0o755)
+    reverted.write("app/perm.py", CACHED.replace("ex=300", "ex=600"))  # not staged: `commit -a` stages it
+    commit = ["git", "commit", "-a", "-m", "x"]
+    done = subprocess.run(commit, cwd=reverted.path, env=reverted._env(), capture_output=True, text=True)
+    assert done.returncode == 1 and "Re-proposes a dead end" in done.stderr, done.stderr  # (a hook prints there)
+
+
 def test_shallow_clone_asks_for_full_history(cli, reverted: GitRepo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     reverted.branch("feature")
     reverted.checkout("feature")
