@@ -205,14 +205,18 @@ def _lock_left(lock: Path) -> bool:
 
 def _state(ws: Workspace) -> list[str]:
     """What a refresh's outcome depends on besides HEAD: the ledger's marks, the store and the
-    configuration file's mtime (a store fixed there, or in COMIND_STORE, is tried at once)."""
+    configuration file's mtime (a store fixed there, or in COMIND_STORE, is tried at once). The
+    store as a digest: a URL refused for the credentials it carries is kept nowhere."""
+    from blake3 import blake3
+
     from comind.config import CONFIG_FILE
 
     try:
         config = str(os.stat(ws.root / CONFIG_FILE).st_mtime_ns)
     except OSError:
         config = "-"
-    return [*ledger_marks(ws), str(ws.config.store), config]
+    store = blake3(str(ws.config.store).encode("utf-8", "surrogatepass")).hexdigest(length=16)
+    return [*ledger_marks(ws), store, config]
 
 
 def record_failure(ws: Workspace, head: str, reason: str) -> None:

@@ -471,6 +471,16 @@ def test_a_refresh_that_fails_says_why_and_is_not_started_again_while_that_stand
     )
 
 
+def test_a_failed_refresh_keeps_no_credential_of_the_store(cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A store URL with credentials is refused, and the refresh fails: its mark kept the URL, key and
+    secret, in `.git/comind/hooks/refresh.failed` (the error itself names none)."""
+    repo = history(tmp_path)
+    monkeypatch.setenv("COMIND_STORE", "s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY@bucket/p")
+    assert cli(repo.path, "hook", "refresh").code == 2
+    mark = (repo.path / ".git/comind/hooks/refresh.failed").read_text()
+    assert "AKIAIOSFODNN7EXAMPLE" not in mark and "wJalrXUtnFEMI" not in mark, mark
+
+
 def test_a_view_that_cannot_be_refreshed_is_used_and_says_why(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     old_head = repo.head()
