@@ -194,6 +194,8 @@ def _lock_left(lock: Path) -> bool:
         return True
     if not text.isdigit():
         return age > LOCK_UNWRITTEN
+    if os.name == "nt":  # (signal 0 there is a console Ctrl+C, no liveness check: age alone decides)
+        return False
     try:
         os.kill(int(text), 0)  # signal 0: only whether the process exists
     except ProcessLookupError:
