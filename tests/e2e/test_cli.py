@@ -1147,3 +1147,23 @@ def test_dash_c_runs_when_the_folder_it_was_started_in_is_gone(initialised: Path
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+
+
+def test_files_named_on_the_command_line_are_read_and_written_in_the_c_folder(  # type: ignore[no-untyped-def]
+    initialised: Path, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-C PATH` runs as if started in PATH, as git's does: a plan, a report, an export and an
+    import named relative are PATH's, wherever the command was typed; an absolute one is itself."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    (initialised / "plan.md").write_text("cache the grants\n", encoding="utf-8")
+    assert cli(initialised, "preflight", "--plan", "plan.md").code == 0
+    assert cli(initialised, "check", "--no-harvest", "--output", "json=report.json").code == 0
+    assert (initialised / "report.json").is_file() and not (elsewhere / "report.json").exists()
+    assert cli(initialised, "ledger", "export", "-o", "records.ndjson").code == 0
+    assert (initialised / "records.ndjson").is_file()
+    assert cli(initialised, "ledger", "import", "records.ndjson").code == 0
+    absolute = tmp_path / "abs.json"
+    assert cli(initialised, "check", "--no-harvest", "--output", f"json={absolute}").code == 0
+    assert absolute.is_file()
