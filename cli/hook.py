@@ -95,10 +95,10 @@ def _hook(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    """Remake the hooks' view. A failure is one line on stderr, exit 2, and kept (one line, as
-    printed) in `refresh.failed` for the hook calls to tell and to wait on (`view.failure`)."""
+    """Remake the hooks' view. A failure is kept (one line, as `comind` prints it) in
+    `refresh.failed` for the hook calls to tell and to wait on (`view.failure`), then said as any
+    command says it: one line on stderr, exit 2."""
     import contextlib
-    import os
 
     from comind.agents.hooks import view
     from comind.cli import workspace
@@ -109,22 +109,16 @@ def _refresh(args: argparse.Namespace) -> int:
     ws = workspace(args)
     head = ws.head() or ""
     try:
-        try:
-            view.save(ws, view.refreshed(ws))
-            return 0
-        except ComindError as exc:
-            reason = printed(str(exc))
-        except Exception as exc:  # a bug: one line, as `comind` says it
-            if os.environ.get("COMIND_DEBUG"):
-                raise
-            reason = printed(f"internal error: {type(exc).__name__}: {exc}")
+        view.save(ws, view.refreshed(ws))
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, ComindError) else f"internal error: {type(exc).__name__}: {exc}"
         with contextlib.suppress(OSError):  # (before the lock goes: a hook waiting on it reads why)
-            view.record_failure(ws, head, redact_secrets(reason))
+            view.record_failure(ws, head, redact_secrets(printed(reason)))
+        raise
     finally:
         if args.release_lock:
             view.release_lock(ws)
-    print(f"comind: {reason}", file=sys.stderr)
-    return 2
+    return 0
 
 
 def init_hooks(args: argparse.Namespace) -> int:
