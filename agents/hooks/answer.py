@@ -214,12 +214,18 @@ def on_edit(view: views.View, edited: EditedFile) -> dict[str, tuple[str, str]]:
         elif symbol in symbols:
             out.setdefault(record_id, (f"on {path}::{symbol}, which this edit touches", 0, symbol))
     ranked = sorted(out.items(), key=lambda item: views.edit_order(view.entries.get(item[0], {}), item[1][1]))
-    spans = editing.spans_in(edited.path, edited.after) if any(symbol for _, _, symbol in out.values()) else {}
-    return {record_id: (why, _read(edited.path, spans.get(symbol))) for record_id, (why, _, symbol) in ranked}
+    from comind.languages import keeping_trees
+
+    with keeping_trees():  # (the edited text parsed once for all the symbols)
+        return {record_id: (why, _read(edited, symbol)) for record_id, (why, _, symbol) in ranked}
 
 
-def _read(path: str, span: tuple[int, int] | None) -> str:
-    return f"read {path}:{span[0]}-{span[1]}" if span else f"read {path}"
+def _read(edited: EditedFile, symbol: str) -> str:
+    """What to read of the edited code: the symbol's lines after the edit, else the file."""
+    from comind.languages import span_of
+
+    span = span_of(edited.path, edited.after.encode("utf-8", "surrogatepass"), symbol) if symbol else None
+    return f"read {edited.path}:{span[0]}-{span[1]}" if span else f"read {edited.path}"
 
 
 def _members(symbols: Mapping[str, int], symbol: str, named: int = 3) -> str:

@@ -96,16 +96,3 @@ def touched_symbols(path: str, before: str, after: str) -> dict[str, int]:
             if any(d.start_line <= n <= d.end_line for n in lines):
                 touched.setdefault(d.qualname, d.start_line)
     return touched
-
-
-def spans_in(path: str, text: str) -> dict[str, tuple[int, int]]:
-    """The lines of each definition in `text` (the first of a name written twice), as the code index
-    reads them; empty for a language comind does not index."""
-    from comind.languages import language_for_path, parse_file
-
-    if language_for_path(path) is None or not text:
-        return {}
-    spans: dict[str, tuple[int, int]] = {}
-    for d in parse_file(path, text.encode("utf-8", "surrogatepass")).definitions:
-        spans.setdefault(d.qualname, (d.start_line, d.end_line))
-    return spans
