@@ -129,7 +129,7 @@ def _name(anchor: Mapping[str, Any]) -> str:
 
 def evidence_line(record: Record) -> str:
     parts = []
-    for item in record.evidence[:2]:
+    for item in record.shown_evidence[:2]:
         ref = str(item.get("ref", ""))
         if item.get("type") == "commit":
             ref = ref[:10]

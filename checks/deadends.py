@@ -509,7 +509,7 @@ def _evidence_text(record: Record) -> str:
         else {"abandoned": "abandoned", "failed": "it failed", "partial": "partly failed"}.get(outcome, outcome)
     )
     if not revert:
-        mr = next((e["ref"] for e in record.evidence if e["type"] in ("mr", "url")), None)
+        mr = next((e["ref"] for e in record.shown_evidence if e["type"] in ("mr", "url")), None)
         how += f" ({mr})" if mr else ""
     return f"{what}, {how}"
 
@@ -596,7 +596,7 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             message += "" if message.endswith((".", "!", "?")) else "."
             message += " It was tried and reverted in this change's own commits."
         message += f"\nStrongest evidence: {said}."
-        evidence = tuple(record.evidence)
+        evidence = tuple(record.shown_evidence)
         report.findings.append(
             Finding(
                 type="retry" if retry else "dead_end",
@@ -675,7 +675,7 @@ def _report_reland(run: CheckRun, record: Record, relation: Record, change: Chan
             path=path,
             line=line,
             in_diff=run.in_diff(path, line),
-            evidence=tuple(record.evidence),
+            evidence=tuple(record.shown_evidence),
             commands=(f"comind show {short_id(record.id)}",),
         )
     )
@@ -839,7 +839,7 @@ def _rejected_alternatives(run: CheckRun, report: Report) -> None:
                         f"{quoted(record.title)} rejected{why}.",
                         fingerprint=fingerprint("rejected", record.id, alt["option"]),
                         record_id=record.id,
-                        evidence=tuple(record.evidence),
+                        evidence=tuple(record.shown_evidence),
                         commands=(f"comind show {short_id(record.id)}",),
                     )
                 )

@@ -354,7 +354,7 @@ def stale_records(run: CheckRun, report: Report) -> None:
                 path=path,
                 line=line,
                 in_diff=run.in_diff(path, line),
-                evidence=tuple(record.evidence),
+                evidence=tuple(record.shown_evidence),
                 commands=commands,
             )
         )
@@ -414,7 +414,7 @@ def context_notes(run: CheckRun, report: Report) -> None:
                 path=path,
                 line=line,
                 in_diff=run.in_diff(path, line),
-                evidence=tuple(record.evidence),
+                evidence=tuple(record.shown_evidence),
                 commands=(f"comind show {short_id(record.id)}",),
             )
         )

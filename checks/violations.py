@@ -57,7 +57,7 @@ def report_violations(run: CheckRun, report: Report) -> None:
                 line=v.line,
                 end_line=v.end_line,
                 in_diff=run.in_diff(v.path, v.line),
-                evidence=tuple(record.evidence) if record else (),
+                evidence=tuple(record.shown_evidence) if record else (),
                 commands=(f"comind show {short_id(v.record_id)}",) if v.record_id else (),
             )
         )

@@ -212,7 +212,7 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
     for anchor in record.anchors:
         extra = f" @ {anchor['commit'][:10]}" if anchor.get("commit") else ""
         out.append(f"  anchor:   {format_anchor(anchor)} ({anchor.get('role', 'subject')}){extra}")
-    for item in record.evidence:
+    for item in record.shown_evidence:
         role = f"{item['role']} " if item.get("role") else ""
         note = f" — {item['note']}" if item.get("note") else ""
         out.append(f"  evidence: {role}{item['type']} {item['ref']}{note}")

@@ -204,6 +204,9 @@ def content_hash(data: Mapping[str, Any], canonical_bytes: bytes | None = None) 
     return str(blake3(body).hexdigest())
 
 
+_QUALIFIED_MR = re.compile(r"(?P<repo>[\w.-]+(?:/[\w.-]+)+)#(?P<number>\d+)")
+
+
 class Record:
     """A validated, hashed record. Read-only by convention: build a new one to change anything."""
 
@@ -227,6 +230,21 @@ class Record:
     @property
     def evidence(self) -> list[dict[str, Any]]:
         return list(self.data.get("evidence", []))
+
+    @property
+    def shown_evidence(self) -> list[dict[str, Any]]:
+        """The evidence as people and agents read it: a merge request of the record's own repository
+        by its bare number (`#12`, whether the commit wrote `#12` or `owner/name#12`), each item once.
+        Another repository's stays qualified; the stored record keeps what the commit said."""
+        own = str(self.provenance.get("repo") or "").casefold()
+        out: list[dict[str, Any]] = []
+        for item in self.evidence:
+            qualified = _QUALIFIED_MR.fullmatch(str(item.get("ref", ""))) if item.get("type") == "mr" else None
+            if qualified and qualified["repo"].casefold() == own:
+                item = {**item, "ref": f"#{qualified['number']}"}
+            if item not in out:
+                out.append(item)
+        return out
 
     @property
     def fields(self) -> dict[str, Any]:

@@ -343,6 +343,35 @@ def test_github_pr_conventional_and_gerrit_forms(cli, gr: GitRepo) -> None:  # t
     assert summary["counts"]["reverts:attempt"] == 3
 
 
+@pytest.mark.parametrize("origin", ["https://github.com/acme/app.git", "git@github.com:Acme/App.git", None])
+def test_the_own_repositorys_request_reads_one_way_wherever_it_is_shown(cli, gr: GitRepo, origin: str | None) -> None:  # type: ignore[no-untyped-def]
+    """`(#12)` in the subject and `Reverts acme/app#12` in the body named one request in two forms, and
+    `show` and `check` printed both (`mr #12`, `mr acme/app#12`); another repository's stays qualified.
+    Without an origin (nor `repo_name`) the harvest cannot tell acme/app is this one: both stay."""
+    if origin:
+        gr.git("remote", "add", "origin", origin)
+    gr.write("app/x.py", "def retry_forever(call):\n    while not call():\n        sleep_briefly(0.1)\n")
+    gr.commit("Retry uploads forever (#12)")
+    gr.write("app/x.py", "")
+    gr.commit('Revert "Retry uploads forever (#12)"\n\nReverts acme/app#12\nReverts other/lib#5\n\nUploads hung.')
+    harvest(cli, gr)
+    (attempt,) = [r for r in records(cli, gr) if r["kind"] == "attempt"]
+    assert {"type": "mr", "ref": "acme/app#12", "role": "reverted pr"} in attempt["evidence"]  # stored as said
+    shown = cli(gr.path, "show", attempt["id"]).out
+    assert [line.strip() for line in shown.splitlines() if " mr " in line] == [
+        "evidence: reverted pr mr #12",
+        *(["evidence: reverted pr mr acme/app#12"] if origin is None else []),
+        "evidence: reverted pr mr other/lib#5",
+    ]
+    if origin is None:
+        return
+    gr.git("checkout", "-q", "-b", "again")
+    gr.write("app/x.py", "def retry_forever(call):\n    while not call():\n        sleep_briefly(0.1)\n")
+    gr.commit("Retry uploads")
+    checked = cli(gr.path, "check", "--base", "main").out
+    assert "evidence: mr #12\n" in checked and "acme/app#12" not in checked and "mr other/lib#5" in checked
+
+
 def test_go_style_reverts_resolve(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # Go's own forms: the quote leaves the package prefix out, and "This CL reverts commit <short sha>".
     tried_and_reverted(
