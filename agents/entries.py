@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from comind.anchors import format_anchor
-from comind.records import Record
+from comind.records import Record, restates
 from comind.status import RelationIndex, Status
 
 from .render import Entry
@@ -159,10 +159,12 @@ def detail_lines(record: Record) -> tuple[str, ...]:
         out += [
             f"rejected: {a.get('option', '')} — {a.get('why_not', '')}".rstrip(" —") for a in f.get("alternatives", [])
         ]
-    elif record.kind == "constraint" and f.get("rule") and str(f["rule"]).strip() != record.title.strip():
+    elif record.kind == "constraint" and f.get("rule") and not restates(record.title, f["rule"]):
         out.append(f"rule: {f['rule']}")
     elif record.kind == "gotcha":
-        out += [f"{k}: {f[k]}" for k in ("symptom", "cause", "workaround") if f.get(k)]
+        out += [
+            f"{k}: {f[k]}" for k in ("symptom", "cause", "workaround") if f.get(k) and not restates(record.title, f[k])
+        ]
     elif record.kind == "attempt" and f.get("outcome"):
         out.append(f"outcome: {f['outcome']}" + (f"; retry when: {f['retry_when']}" if f.get("retry_when") else ""))
     return tuple(out)

@@ -204,6 +204,15 @@ def content_hash(data: Mapping[str, Any], canonical_bytes: bytes | None = None) 
     return str(blake3(body).hexdigest())
 
 
+def restates(title: str, text: Any) -> bool:
+    """Does a field's `text` say nothing its record's `title` does not: the title itself, or the
+    title is the text and an addition (`, fixing …`, ` (#12)`)? Readers print such a field not at all."""
+    if not isinstance(text, str):
+        return False
+    said, titled = (" ".join(t.casefold().split()).rstrip(".!…") for t in (text, title))
+    return bool(said) and (titled == said or titled.startswith((said + ",", said + " (")))
+
+
 _QUALIFIED_MR = re.compile(r"(?P<repo>[\w.-]+(?:/[\w.-]+)+)#(?P<number>\d+)")
 
 

@@ -40,5 +40,6 @@ from __future__ import annotations
 # vendored code, a generated file, a test's expected output, a README or the docs beside code; a fix
 # of several commits titles each gotcha by the commit it fixes; a trailer value repeated, one record;
 # 36: code in a C++ class declared with an export macro (`class LIB_API Box`) anchored to its members;
-# 37: a bors-ng merge (`Merge #N`) titled by the request it landed.
-HARVESTER_VERSION = "37"
+# 37: a bors-ng merge (`Merge #N`) titled by the request it landed; 38: a `Fixes:` gotcha's symptom
+# is what its body says first, not its subject again.
+HARVESTER_VERSION = "38"

@@ -15,6 +15,7 @@ from comind.harvest.context import HarvestContext, commit_time, first_line
 from comind.harvest.trailers import parse_trailers
 from comind.harvest.walker import CommitInfo, resolve_prefix
 from comind.records import TITLE_MAX, Record, harvested_id, new_record
+from comind.sanitize import redact_people
 
 NAME = "trailers"
 _FIXES = re.compile(r'^([0-9a-f]{7,40})\b(?:\s*\((?:"(.*)"|(.*))\))?', re.I)
@@ -27,8 +28,9 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
         return
     trailers = list(enumerate(parse_trailers(commit.message)))
     fixed = _fixed(commit, [(n, t.value) for n, t in trailers if t.key.lower() == "fixes"], ctx)
+    said = _said(commit, trailers[0][1].line if trailers else None)
     for n, value, match, found in fixed:
-        yield from _fixes(commit, value, n, match, found, ctx, several=len(fixed) > 1)
+        yield from _fixes(commit, value, n, match, found, ctx, several=len(fixed) > 1, said=said)
     confirmed: set[str] = set()
     for n, trailer in trailers:
         if trailer.key.lower() == "comind-record" and (record_id := trailer.value.strip().lower()) not in confirmed:
@@ -56,6 +58,13 @@ def _fixed(
     return out
 
 
+def _said(commit: CommitInfo, trailer_line: int | None) -> str:
+    """What the message says besides its subject and trailers: its body's first paragraph, on one line."""
+    lines = commit.message.replace("\r\n", "\n").split("\n")[1 : trailer_line - 1 if trailer_line else None]
+    paragraph = next((p for p in "\n".join(lines).split("\n\n") if p.strip()), "")
+    return redact_people(" ".join(paragraph.split()))
+
+
 def _fixes(
     commit: CommitInfo,
     value: str,
@@ -65,6 +74,7 @@ def _fixes(
     ctx: HarvestContext,
     *,
     several: bool,
+    said: str,
 ) -> Iterator[Record]:
     quoted = match.group(2) or match.group(3) or ""
     cause_subject = fixed.subject if fixed else quoted
@@ -89,8 +99,8 @@ def _fixes(
             body=commit.body[:1500],
             anchors=ctx.anchors(change, commit.sha if change else None, side="added"),
             evidence=evidence,
-            fields={
-                "symptom": first_line(commit.subject, 1000),
+            fields={  # (the symptom is required: with nothing said but the subject, the subject; shown once)
+                "symptom": first_line(said or commit.subject, 1000),
                 "cause": first_line(f"introduced by {match.group(1)[:12]} ({cause_subject})", 1000),
             },
             provenance=ctx.provenance(commit, NAME),

@@ -1162,6 +1162,29 @@ def test_fixes_and_comind_record_trailers(cli, gr: GitRepo) -> None:  # type: ig
     assert "confirmed on" in confirmed["status_reason"]
 
 
+@pytest.mark.parametrize("said", ["", "uid is not unique across tenants,\nso a user saw another's grants.\n\n"])
+def test_a_fixes_gotcha_says_its_title_once(cli, gr: GitRepo, said: str) -> None:  # type: ignore[no-untyped-def]
+    """The gotcha's symptom was the fix's subject, its title too: `show` and the agents' detail said it
+    twice. Its symptom is now what the body says first; with nothing said, the title is said once."""
+    gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
+    broken = gr.commit("Use uid for grants")
+    gr.write("app/perm.py", PERM)
+    gr.commit(f"Use id for grants again\n\n{said}Fixes: {broken[:12]}\nReported-by: Bob <bob@example.com>\n")
+    harvest(cli, gr)
+    gotcha = only(records(cli, gr), "gotcha")
+    symptom = "uid is not unique across tenants, so a user saw another's grants."
+    assert gotcha["fields"]["symptom"] == (symptom if said else "Use id for grants again")
+    shown = cli(gr.path, "show", gotcha["id"]).out.split("\n\n")[0]  # (the body, as written, below)
+    assert shown.count("Use id for grants again") == 1
+    assert [line.strip() for line in shown.splitlines() if "symptom" in line] == (
+        [f"symptom: {symptom}"] if said else []
+    )
+    gr.write("app/perm.py", PERM.replace("perm in grants", "perm in set(grants)"))
+    (item,) = json.loads(cli(gr.path, "preflight", "--diff", "--format", "json").out)["items"]
+    assert item["title"] == "Use id for grants again"
+    assert [d for d in item["detail"] if d.startswith("symptom")] == ([f"symptom: {symptom}"] if said else [])
+
+
 def test_a_fix_of_two_commits_makes_a_gotcha_for_each_saying_which(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """Two `Fixes:` trailers naming two commits made two gotchas titled alike; naming one commit
     twice (a longer sha the second time) made two of the same."""
@@ -1186,6 +1209,8 @@ def test_a_fix_of_two_commits_makes_a_gotcha_for_each_saying_which(cli, gr: GitR
             (f'Fix grants, fixing {uid[:10]} ("Use uid for grants")', f"introduced by {uid[:12]} (Use uid for grants)"),
         ]
     )
+    shown = cli(gr.path, "show", only(records(cli, gr)[:1], "gotcha")["id"]).out
+    assert "symptom" not in shown  # ("Fix grants" only restates "Fix grants, fixing …")
 
 
 def test_a_lore_value_said_twice_makes_one_record(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
