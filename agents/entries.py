@@ -120,7 +120,7 @@ def folder_exists(snapshot: Any, path: str) -> bool:
     return is_dir(snapshot.index.repo[snapshot.tree], path.rstrip("/"))
 
 
-def _name(anchor: Mapping[str, Any]) -> str:
+def name_of(anchor: Mapping[str, Any]) -> str:
     """`path::symbol` or `path` of an anchor, as `on` names code (a line or a raw text aside)."""
     if not anchor.get("path"):
         return format_anchor(dict(anchor))
@@ -203,7 +203,7 @@ def entry_of(
     on = anchored = ""
     if path and (located or snapshot is None):
         on = f"{path}::{symbol}" if symbol else path
-        if located and anchor is not None and on != (was := _name(anchor)):
+        if located and anchor is not None and on != (was := name_of(anchor)):
             anchored = was  # moved, renamed or gone from its file since: `on` says where it is now
     elif anchor is not None:  # as written: true of the commit it names
         on = format_anchor(anchor)

@@ -178,7 +178,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         if path and path.endswith("/"):  # on a folder: read the files the change edits in it (as a hook does)
             path = next((p for p in sorted(change.paths) if p.startswith(path) and exists(run.head_snapshot, p)), None)
         read = (path, span) if path else None
-        entry = entry_of(
+        entry = entry_of(  # on the anchor the change touches, as a hook's edit is (not its first subject)
             record,
             status,
             confirmed=record.id in confirmed,
@@ -186,6 +186,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
             read=read,
             snapshot=run.head_snapshot,
             anchorer=anchorer,
+            shown_by=dict(anchor),
         )
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
@@ -249,14 +250,16 @@ def _on_touched(
     touched: set[tuple[str, str]],
     now: Callable[[Mapping[str, Any]], tuple[str, str]],
 ) -> tuple[str, Mapping[str, Any]] | None:
-    """How one of a record's anchors is on the change (a symbol it touches, or a file or folder it
-    changes), and that anchor; `now` says where an anchor's code is at head (moved or renamed since)."""
+    """How one of a record's anchors is on the change, and that anchor: the nearest, a symbol it
+    touches before a file it changes before a folder holding one (as a hook's edit finds it); `now`
+    says where an anchor's code is at head (moved or renamed since)."""
+    found: list[tuple[int, str, Mapping[str, Any]]] = []
     for anchor in anchors:
         if not anchor.get("path"):
             continue
         path, symbol = now(anchor)
         if symbol and any(p == path and (q == symbol or q.startswith(symbol + ".")) for p, q in touched):
-            return f"on {path}::{symbol}, which the change touches", anchor
-        if not symbol and (path in paths or (path.endswith("/") and any(p.startswith(path) for p in paths))):
-            return f"on {path}, which the change edits", anchor
-    return None
+            found.append((0, f"on {path}::{symbol}, which the change touches", anchor))
+        elif not symbol and (path in paths or (path.endswith("/") and any(p.startswith(path) for p in paths))):
+            found.append((2 if path.endswith("/") else 1, f"on {path}, which the change edits", anchor))
+    return min(found, key=lambda f: f[0])[1:] if found else None

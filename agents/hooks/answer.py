@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 DIGEST_MORE = run_hint("comind", "log", "--kind", "constraint", "--kind", "attempt")
 
 
+class Shown(NamedTuple):
+    """Why a record is shown on an edit and what to read there ("": its entry's own), and the code
+    of it the edit is on, as `entry_of` names code (`on`, `anchored`, `verified_at`; "": its subject)."""
+
+    why: str
+    verify: str = ""
+    on: str = ""
+    anchored: str = ""
+    verified_at: str = ""
+
+
 class EditedFile(NamedTuple):
     path: str  # relative to the work tree, with /
     before: str
@@ -93,15 +104,18 @@ def respond(ws: Workspace, request: Request) -> Reply:
         found = on_edit(view, edited) if edited else {}
         if pending is None:
             return _show(ws, session, view, found, behind, "edit", more=more, failed=failed)
-        # the whys found before the edit; the lines to read, found again on the edited file
-        ids = {i: (why, found.get(i, ("", ""))[1]) for i, why in zip(pending[::2], pending[1::2], strict=True)}
+        # the whys found before the edit; the code it is on and its lines, found again on the edited file
+        ids = {
+            i: found[i]._replace(why=why) if i in found else Shown(why)
+            for i, why in zip(pending[::2], pending[1::2], strict=True)
+        }
         return _show(ws, session, view, ids, behind, "edit", dirty=True, more=more, failed=failed)
     assert edited is not None
     ids = on_edit(view, edited)
     deny = must_failures(ws, view, edited)
     if request.call:  # the agent takes context only after the edit: keep them for it
         if ids:
-            session.pending[request.call] = [x for record_id, (why, _) in ids.items() for x in (record_id, why)]
+            session.pending[request.call] = [x for record_id, shown in ids.items() for x in (record_id, shown.why)]
             session.save()
         return Reply(deny=deny)
     reply = _show(ws, session, view, ids, behind, "edit", more=more, failed=failed)
@@ -166,7 +180,7 @@ def _show(
     ws: Workspace,
     session: Session,
     view: views.View,
-    ids: Mapping[str, tuple[str, str]] | list[str],
+    ids: Mapping[str, Shown] | list[str],
     behind: str,
     on: str,
     *,
@@ -174,14 +188,17 @@ def _show(
     more: str = "",
     failed: str = "",
 ) -> Reply:
-    """`ids`: the records to show, each with why and what to read when not its entry's own ("")."""
+    """`ids`: the records to show, each with what it says of the edit (`Shown`; none: the entry as it is)."""
     seen = session.seen()
-    shown = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, ("", ""))
+    shown = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, Shown(""))
     entries = []
-    for record_id, (why, verify) in shown.items():
+    for record_id, said in shown.items():
         if record_id in view.entries and record_id not in seen:
             entry = Entry.from_json(view.entries[record_id])
-            entries.append(entry._replace(why=why or entry.why, verify=verify or entry.verify))
+            entry = entry._replace(why=said.why or entry.why, verify=said.verify or entry.verify)
+            if said.on:  # the code the edit is on, named as it is now: what `verify` reads
+                entry = entry._replace(on=said.on, anchored=said.anchored, verified_at=said.verified_at)
+            entries.append(entry)
     if not entries:
         if dirty:
             session.save()
@@ -194,30 +211,35 @@ def _show(
     return Reply(block.text)
 
 
-def on_edit(view: views.View, edited: EditedFile) -> dict[str, tuple[str, str]]:
-    """The view's records on the file the edit changes (id -> why shown, and the lines to read):
-    on a symbol it touches, or on the file (or a folder holding it) as a whole. What to read is
-    the code edited, as `preflight --diff` names it: that symbol's lines after the edit, else the file."""
+def on_edit(view: views.View, edited: EditedFile) -> dict[str, Shown]:
+    """The view's records on the file the edit changes: on a symbol it touches, or on the file (or a
+    folder holding it) as a whole. Each is on that code, named as it is at HEAD (`anchored` as it was
+    anchored where that differs; a record on several is shown by the one edited, not its subject), and
+    what to read is the code edited, as `preflight --diff` names it: that symbol's lines after the
+    edit, else the file."""
     folders = [edited.path[: i + 1] for i, c in enumerate(edited.path) if c == "/"]
     places = [(p, pair) for p in (edited.path, *folders) for pair in view.places.get(p, [])]
     if not places:
         return {}
-    symbols = touched(view, edited) if any(symbol for _, (_, symbol) in places) else {}
-    out: dict[str, tuple[str, int, str]] = {}  # id -> (why, nearness: on a symbol 0, the file 1, a folder 2, symbol)
-    for path, (record_id, symbol) in places:
-        if path.endswith("/"):
-            out.setdefault(record_id, (f"on {path}, which this edit changes", 2, ""))
-        elif not symbol:
-            out.setdefault(record_id, (f"on {path}, which this edit changes", 1, ""))
+    symbols = touched(view, edited) if any(symbol for _, (_, symbol, *_) in places) else {}
+    out: dict[str, tuple[str, int, str, list[str]]] = {}  # id -> (why, nearness, symbol, the place)
+    for path, (record_id, symbol, *named) in places:
+        on = f"{path}::{symbol}" if symbol else path
+        if path.endswith("/") or not symbol:  # nearness: on a symbol 0, the file 1, a folder 2
+            how, nearness = f"on {path}, which this edit changes", 2 if path.endswith("/") else 1
         elif members := _members(symbols, symbol):
-            out.setdefault(record_id, (f"on {path}::{symbol}, {members} this edit touches", 0, symbol))
+            how, nearness = f"on {on}, {members} this edit touches", 0
         elif symbol in symbols:
-            out.setdefault(record_id, (f"on {path}::{symbol}, which this edit touches", 0, symbol))
+            how, nearness = f"on {on}, which this edit touches", 0
+        else:
+            continue
+        if record_id not in out or nearness < out[record_id][1]:  # (the nearest of its anchors)
+            out[record_id] = (how, nearness, symbol, [on, *named])
     ranked = sorted(out.items(), key=lambda item: views.edit_order(view.entries.get(item[0], {}), item[1][1]))
     from comind.languages import keeping_trees
 
     with keeping_trees():  # (the edited text parsed once for all the symbols)
-        return {record_id: (why, _read(edited, symbol)) for record_id, (why, _, symbol) in ranked}
+        return {record_id: Shown(why, _read(edited, symbol), *place) for record_id, (why, _, symbol, place) in ranked}
 
 
 def _read(edited: EditedFile, symbol: str) -> str:

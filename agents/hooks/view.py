@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from comind.records import Record
     from comind.workspace import Workspace
 
-VERSION = 5  # 2: an entry is verified at head only where its subject was found there; 3: `anchored`; 4: `confirmed`
-# 5: an entry is on a subject found at head before one gone
+VERSION = 6  # 2: an entry is verified at head only where its subject was found there; 3: `anchored`; 4: `confirmed`
+# 5: an entry is on a subject found at head before one gone; 6: a place says how it was anchored, if found at head
 DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and what was tried and undone
 REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
 LOCK_STALE = 3600  # seconds after which a refresh lock is taken to be left, its process alive or not
@@ -65,7 +65,8 @@ class View:
         self.marks = marks
         self.built = built
         self.entries: dict[str, dict[str, Any]] = entries or {}  # id -> Entry.to_json()
-        self.places: dict[str, list[list[str]]] = places or {}  # path -> [[id, symbol or ""]]
+        # path -> [[id, symbol or "", its anchor as written where that differs, head where found there, else ""]]
+        self.places: dict[str, list[list[str]]] = places or {}
         self.digest: list[str] = digest or []
         self.checks: dict[str, dict[str, Any]] = checks or {}  # id -> record data: must, compiled
         self.checked: dict[str, list[str]] = checked or {}  # path at head -> ids of checks reading it
@@ -313,9 +314,8 @@ def build(ws: Workspace) -> View:
         trust = agent_trust(record, status, record.id in confirmed)
         if status.state not in SURFACED or trust < MIN_TRUST:
             continue
-        places = _places(record, anchorer, snapshot)
-        for place, name in places:
-            view.places.setdefault(place, []).append([record.id, name])
+        for place, *named in _places(record, anchorer, snapshot):
+            view.places.setdefault(place, []).append([record.id, *named])
         entry = entry_of(
             record,
             status,
@@ -341,7 +341,7 @@ def _spans(view: View, snapshot: Any) -> None:
     from blake3 import blake3
 
     for path, pairs in view.places.items():
-        if path.endswith("/") or path not in snapshot.files or not any(symbol for _, symbol in pairs):
+        if path.endswith("/") or path not in snapshot.files or not any(symbol for _, symbol, *_ in pairs):
             continue
         try:
             data = snapshot.blob_data(path)
@@ -351,12 +351,25 @@ def _spans(view: View, snapshot: Any) -> None:
         view.spans[path] = [blake3(data).hexdigest(), spans]
 
 
-def _places(record: Record, anchorer: Any, snapshot: Any) -> list[tuple[str, str]]:
-    """(path, symbol or "") of each anchor with a path: where it is at HEAD when it can be
-    followed there, else as written."""
-    from ..entries import followed
+def _places(record: Record, anchorer: Any, snapshot: Any) -> list[tuple[str, str, str, str]]:
+    """(path, symbol or "", its name as anchored where that differs, the commit it is found at) of
+    each anchor with a path: where it is at HEAD when it can be followed there, else as written; an
+    edit there is said to be on it under that name (`answer.on_edit`)."""
+    from ..entries import exists, folder_exists, followed, name_of
 
-    return list(dict.fromkeys(followed(a, snapshot, anchorer) for a in record.anchors if a.get("path")))
+    out: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+    for anchor in record.anchors:
+        if not anchor.get("path"):
+            continue
+        path, symbol = followed(anchor, snapshot, anchorer)
+        was = name_of(anchor)
+        if path.endswith("/"):
+            found = folder_exists(snapshot, path)
+        else:
+            found = exists(snapshot, path) and (not symbol or snapshot.find(path, symbol) is not None)
+        now = f"{path}::{symbol}" if symbol else path
+        out.setdefault((path, symbol), (path, symbol, "" if was == now else was, snapshot.commit if found else ""))
+    return list(out.values())
 
 
 def _digest_why(record: Record) -> str:

@@ -765,7 +765,8 @@ def test_an_edit_that_changes_nothing_gets_nothing(cli, tmp_path: Path) -> None:
 
 def test_an_edit_is_told_to_read_the_code_it_edits_as_preflight_is(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A dead end on two functions, the edited one second: the hook said to read the other (the
-    record's subject) while `preflight --diff` on the same change said to read the edited one."""
+    record's subject) while `preflight --diff` on the same change said to read the edited one; both
+    then said it was `on` the other, and now on the one edited, as `verify` reads it."""
     repo = GitRepo(tmp_path)
     repo.write("app/__init__.py", "")
     repo.write("app/alias.py", "def aliases():\n    return {}\n")
@@ -778,10 +779,11 @@ def test_an_edit_is_told_to_read_the_code_it_edits_as_preflight_is(cli, tmp_path
     assert cli(repo.path, "harvest").code == 0
     new = "        if not grants:\n            return False\n" + OLD  # Checker.check grows to lines 2-6
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, new)))
-    assert "on: app/alias.py::aliases" in text and "  verify: read app/perm.py:2-6\n" in text, text
+    assert "  on: app/perm.py::Checker.check (verified at " in text and "  verify: read app/perm.py:2-6\n" in text, text
+    assert "alias" not in text
     repo.write("app/perm.py", PERM.replace(OLD, new))
     item = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"][0]
-    assert item["verify"] == "read app/perm.py:2-6", item
+    assert (item["on"], item["anchored"], item["verify"]) == ("app/perm.py::Checker.check", "", "read app/perm.py:2-6")
     args = {"file_path": str(repo.path / "app/perm.py"), "instruction": "back", "old_string": new, "new_string": OLD}
     call = {**base(repo.path, "BeforeTool", "s-2"), "timestamp": "2026-12-02T12:00:00Z", "tool_name": "replace"}
     call["tool_input"] = args
@@ -790,6 +792,56 @@ def test_an_edit_is_told_to_read_the_code_it_edits_as_preflight_is(cli, tmp_path
     response = {"llmContent": "ok", "returnDisplay": "ok"}
     after = hook(repo.path, "gemini", "AfterTool", {**call, "hook_event_name": "AfterTool", "tool_response": response})
     assert "  verify: read app/perm.py:2-4\n" in after.json["hookSpecificOutput"]["additionalContext"]
+    assert "  on: app/perm.py::Checker.check (" in after.json["hookSpecificOutput"]["additionalContext"]
+
+
+def test_an_edit_of_code_renamed_since_is_on_it_by_its_name_now(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A dead end on two functions, the edited one renamed and moved since: `on` named the other
+    (the record's subject) and `verify` the edited one, so the agent could not tell them one code.
+    Now `on` names what is edited as it is now, and how it was anchored."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/alias.py", "def aliases():\n    return {}\n")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/alias.py", "def aliases():\n    return {'grant': 'perm'}\n")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache grants in the checker")
+    repo.revert_head("Stale grants.")
+    repo.mv("app/perm.py", "app/perms.py")
+    repo.write("app/perms.py", PERM.replace("def check", "def allowed"))
+    repo.commit("Call check allowed, in perms")
+    assert cli(repo.path, "harvest").code == 0
+    refresh(cli, repo.path)
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, path="app/perms.py")))
+    assert "why shown: on app/perms.py::Checker.allowed, which this edit touches" in text, text
+    assert "  on: app/perms.py::Checker.allowed (verified at " in text
+    assert "; anchored as app/perm.py::Checker.check)\n" in text and "  verify: read app/perms.py:2-4\n" in text
+
+
+def test_an_edit_of_a_file_a_record_is_on_is_on_that_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A record on a symbol in one file and on another file whole: an edit of that file named the
+    symbol in `on` and the file in `verify`. One on a file and on a symbol in it is on the symbol."""
+    repo = history(tmp_path)
+    for title, on in (("Grants are read once", "app/other.py::other"), ("Checks are pure", "app/perm.py")):
+        second = "app/perm.py" if on != "app/perm.py" else "app/perm.py::Checker.check"
+        made = cli(
+            repo.path, "remember", "constraint", "--on", on, "--on", second,
+            "--title", title, "--rule", title.lower(), "--severity", "should",
+        )  # fmt: skip
+        assert made.code == 0, made.err
+    repo.commit("records")
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    block = text[text.index("Grants are read once") :].split("\n[")[0]
+    assert "  on: app/perm.py (verified at " in block and "  verify: read app/perm.py\n" in block, block
+    block = text[text.index("Checks are pure") :].split("\n[")[0]
+    assert "  on: app/perm.py::Checker.check (" in block and "  verify: read app/perm.py:2-4\n" in block, block
+    repo.write("app/perm.py", PERM.replace(OLD, NEW))
+    items = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"]
+    assert sorted((i["title"], i["on"], i["verify"]) for i in items if i["kind"] == "constraint") == [
+        ("Checks are pure", "app/perm.py::Checker.check", "read app/perm.py:2-4"),
+        ("Grants are read once", "app/perm.py", "read app/perm.py"),
+    ]
 
 
 def test_an_edit_in_a_folder_a_record_is_on_is_told_to_read_the_file_it_edits(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
