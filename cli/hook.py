@@ -25,10 +25,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "on stderr with exit 1, which lets the agent go on. `comind hook refresh` remakes the hooks' view "
         "(a failure: one line on stderr, exit 2, kept for the hooks to tell).",
     )
-    p.add_argument("agent", metavar="AGENT", help="claude or gemini (or refresh)")
+    p.add_argument("agent", metavar="AGENT", action=_Agent, help="claude or gemini (or refresh)")
     p.add_argument("event", metavar="EVENT", nargs="?", default="", help="the hook event, as the agent names it")
     p.add_argument("--release-lock", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(handler=run, failure_exit=1)  # an error before `run` (a bad -C) must not block either
+    p.set_defaults(handler=run)
 
     q = sub.add_parser(
         "init-hooks",
@@ -41,6 +41,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     q.add_argument("agent", choices=("claude", "gemini"))
     q.add_argument("--scope", choices=("project", "local"), default="project", help="default project")
     q.set_defaults(handler=init_hooks)
+
+
+class _Agent(argparse.Action):
+    """An error before `run` (a bad -C) exits 1 as `run`'s do, so it never blocks the agent; but
+    `comind hook refresh` is no agent's hook: 2, as any command."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, value: Any, option: str | None = None) -> None:
+        setattr(namespace, self.dest, value)
+        namespace.failure_exit = 2 if value == "refresh" else 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,7 +114,6 @@ def _refresh(args: argparse.Namespace) -> int:
     from comind.errors import ComindError
     from comind.sanitize import printed, redact_secrets
 
-    args.failure_exit = 2  # (a workspace that cannot be opened: as any command)
     ws = workspace(args)
     head = ws.head() or ""
     try:

@@ -825,7 +825,16 @@ def test_outside_a_repository_and_no_command(tmp_path: Path, cli) -> None:  # ty
 
 
 @pytest.mark.parametrize(
-    "args", [["status"], ["init"], ["why", "perm.py"], ["eval", "replay"], ["completion", "bash"], ["mcp"]]
+    "args",
+    [
+        ["status"],
+        ["init"],
+        ["why", "perm.py"],
+        ["eval", "replay"],
+        ["completion", "bash"],
+        ["mcp"],
+        ["hook", "refresh"],
+    ],
 )
 @pytest.mark.parametrize(("start", "said"), [("gone", "no such file or folder"), ("app/perm.py", "not a folder")])
 def test_a_start_folder_that_is_none_is_one_line_and_exit_2(  # type: ignore[no-untyped-def]
@@ -854,6 +863,11 @@ def test_a_hook_started_nowhere_still_lets_the_agent_go_on(repo: Path, capsys: p
 
     capsys.readouterr()
     assert main(["-C", str(repo / "gone"), "hook", "claude", "PreToolUse"]) == 1
+    assert capsys.readouterr().err == f"comind: -C {repo / 'gone'}: no such file or folder\n"
+    assert main(["hook", "-C", str(repo / "gone"), "gemini", "BeforeTool"]) == 1
+    assert capsys.readouterr().err == f"comind: -C {repo / 'gone'}: no such file or folder\n"
+    # `comind hook refresh` is no agent's hook, but a person's command (or ours): 2, as any
+    assert main(["hook", "-C", str(repo / "gone"), "refresh"]) == 2
     assert capsys.readouterr().err == f"comind: -C {repo / 'gone'}: no such file or folder\n"
 
 
