@@ -27,7 +27,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("agent", metavar="AGENT", action=_Agent, help="claude or gemini (or refresh)")
     p.add_argument("event", metavar="EVENT", nargs="?", default="", help="the hook event, as the agent names it")
-    p.add_argument("--release-lock", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--release-lock", action="store_true", help=argparse.SUPPRESS)  # (Windows: by its pid)
+    p.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)  # the refresh lock, held for its life
     p.set_defaults(handler=run)
 
     q = sub.add_parser(
@@ -114,6 +115,10 @@ def _refresh(args: argparse.Namespace) -> int:
     from comind.errors import ComindError
     from comind.sanitize import printed, redact_secrets
 
+    if args.lock_fd is not None:  # started by a hook: a refresh that hangs ends, and its lock with it
+        import signal
+
+        signal.alarm(view.LOCK_STALE)
     ws = workspace(args)
     head = ws.head() or ""
     try:
@@ -124,8 +129,8 @@ def _refresh(args: argparse.Namespace) -> int:
             view.record_failure(ws, head, redact_secrets(printed(reason)))
         raise
     finally:
-        if args.release_lock:
-            view.release_lock(ws)
+        if args.lock_fd is not None or args.release_lock:
+            view.release(view.hooks_dir(ws.git_dir) / "refresh.lock", args.lock_fd)
     return 0
 
 

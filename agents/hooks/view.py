@@ -11,6 +11,7 @@ RETRY_AFTER seconds ago) hook calls start none and say that, not that a view is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -33,8 +34,8 @@ VERSION = 6  # 2: an entry is verified at head only where its subject was found 
 # 5: an entry is on a subject found at head before one gone; 6: a place says how it was anchored, if found at head
 DIGEST_KINDS = ("constraint", "attempt")  # the session digest: what holds, and what was tried and undone
 REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no cheap change mark)
-LOCK_STALE = 3600  # seconds after which a refresh lock is taken to be left, its process alive or not
-LOCK_UNWRITTEN = 60  # seconds a refresh lock without its pid yet is taken to be held
+LOCK_STALE = 3600  # seconds a background refresh may run: then it ends itself (Windows: it is taken over)
+LOCK_UNWRITTEN = 60  # (Windows) seconds a refresh lock without its pid yet is taken to be held
 RETRY_AFTER = 300  # seconds a failed refresh is not started again for the state it failed on (it may pass)
 WAIT = 2.0  # seconds a hook waits for a view being made, then answers without it (agents allow 10 s)
 LEDGER_SUBDIRS = ("_ledger/inbox", "_ledger/snapshots", "_ledger/erased")
@@ -149,61 +150,122 @@ def save(ws: Workspace, view: View) -> None:
 
 
 def refresh_in_background(ws: Workspace) -> bool:
-    """Start `comind hook refresh` detached, unless one is running; whether one was started. The
-    lock (`refresh.lock`, created exclusively) holds the refresh's pid: one left by a refresh that
-    died is taken over at once, one whose process lives after LOCK_STALE (a hang) too."""
-    folder = hooks_dir(ws.git_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = folder / "refresh.lock"
-    if _lock_left(lock):
-        lock.unlink(missing_ok=True)
+    """Start `comind hook refresh` detached, unless one is running or a failure stands; whether one
+    was started."""
+    lock = hooks_dir(ws.git_dir) / "refresh.lock"
+    held = take_lock(lock)
+    return held is not None and start_refresh(ws, lock, held)
+
+
+def take_lock(lock: Path) -> tuple[int, str] | None:
+    """Hold the refresh lock: (its descriptor, what a refresh that held it before left in it, "" when
+    none); None while a refresh holds it. POSIX: a kernel lock (flock) on `refresh.lock`, which the
+    refresh holds for its life and the kernel lets go however it ends: no pid to judge, and of two
+    calls only one can hold it. Windows: the file created exclusively, taken over after LOCK_STALE."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    if os.name == "nt":
+        return _take_by_age(lock)
+    import fcntl
+
+    for _ in range(3):
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a refresh holds it
+            os.close(fd)
+            return None
+        if _same_file(fd, lock):
+            return fd, os.read(fd, 4096).decode("utf-8", "replace").strip()
+        os.close(fd)  # removed meanwhile by the refresh that held it, which ended: take the one there now
+    return None
+
+
+def _take_by_age(lock: Path) -> tuple[int, str] | None:
+    left = ""
     try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
+        left = lock.read_text(encoding="utf-8").strip()
+        if time.time() - lock.stat().st_mtime > (LOCK_STALE if left else LOCK_UNWRITTEN):
+            lock.unlink()
+        else:
+            left = ""
+    except (OSError, UnicodeDecodeError):
+        left = ""
+    try:
+        return os.open(lock, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644), left
+    except OSError:
+        return None
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
         return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def start_refresh(ws: Workspace, lock: Path, held: tuple[int, str]) -> bool:
+    """Given the lock `take_lock` holds: start a refresh unless a failure stands; whether one was
+    started. The lock then holds `pid head`, and the refresh holds the lock (POSIX: passed to it,
+    ended with it)."""
+    fd, _ = held
+    started = False
+    try:
+        if not failure(ws):
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            head = head_commit(ws.head_dir, ws.git_dir) or ""
+            started = _spawn(ws, fd, head)
+    finally:
+        if not started:
+            release(lock, fd)
+        else:
+            os.close(fd)
+    return started
+
+
+def _spawn(ws: Workspace, fd: int, head: str) -> bool:
     import subprocess  # here: 20 ms to import, and only a view that is behind needs it
     import sys
 
     code = "import sys\nfrom comind.cli import main\nsys.exit(main(sys.argv[1:]))"
+    posix = os.name != "nt"
+    command = [sys.executable, "-c", code, "-q", "-C", str(ws.root), "hook", "refresh"]
     try:
         child = subprocess.Popen(
-            [sys.executable, "-c", code, "-q", "-C", str(ws.root), "hook", "refresh", "--release-lock"],
+            [*command, *(["--lock-fd", str(fd)] if posix else ["--release-lock"])],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            pass_fds=(fd,) if posix else (),
         )
     except OSError:
-        os.close(fd)
-        lock.unlink(missing_ok=True)
         return False
-    with os.fdopen(fd, "w") as out:
-        out.write(str(child.pid))
+    os.write(fd, f"{child.pid} {head}".encode())  # (at 0: truncated, and read before)
     return True
 
 
-def _lock_left(lock: Path) -> bool:
-    """Whether the refresh lock was left behind: its process gone, or older than LOCK_STALE, or
-    (no pid written yet: its writer died between creating and writing it) older than LOCK_UNWRITTEN."""
+def release(lock: Path, fd: int | None = None) -> None:
+    """Remove the refresh lock if it is this process's, then let it go: the file `fd` holds (POSIX),
+    else the one holding this pid (or none yet); never one another refresh made meanwhile."""
     try:
-        age = time.time() - lock.stat().st_mtime
-        text = lock.read_text(encoding="utf-8").strip()
+        if fd is None:
+            mine = lock.read_text(encoding="utf-8").partition(" ")[0].strip() in (str(os.getpid()), "")
+        else:
+            mine = _same_file(fd, lock)
+            if os.name == "nt":
+                os.close(fd)
+                fd = None
+        if mine:  # (POSIX: removed while held, so a call that opened it meanwhile finds it gone)
+            lock.unlink()
     except (OSError, UnicodeDecodeError):
-        return False  # none (or unreadable: the exclusive create decides)
-    if age > LOCK_STALE:
-        return True
-    if not text.isdigit():
-        return age > LOCK_UNWRITTEN
-    if os.name == "nt":  # (signal 0 there is a console Ctrl+C, no liveness check: age alone decides)
-        return False
-    try:
-        os.kill(int(text), 0)  # signal 0: only whether the process exists
-    except ProcessLookupError:
-        return True
-    except (OSError, OverflowError):  # (it exists under another user: alive)
-        return False
-    return False
+        pass
+    finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _state(ws: Workspace) -> list[str]:
@@ -259,16 +321,6 @@ def building(ws: Workspace) -> View | None:
         if view is not None or not lock.exists():  # made, or the refresh ended without one
             return view if view is not None else load(ws)
     return None
-
-
-def release_lock(ws: Workspace) -> None:
-    """Remove the refresh lock if it is this process's (not one another refresh took over)."""
-    lock = hooks_dir(ws.git_dir) / "refresh.lock"
-    try:
-        if lock.read_text(encoding="utf-8").strip() in (str(os.getpid()), ""):
-            lock.unlink(missing_ok=True)
-    except (OSError, UnicodeDecodeError):
-        pass
 
 
 # -- building ----------------------------------------------------------------------------------

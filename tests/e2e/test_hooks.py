@@ -17,7 +17,9 @@ import pytest
 from gitrepo import GitRepo
 from hooks_repo import CACHED, COMIND, PERM, base, build, claude_edit, history, hook, refresh
 
+from comind.agents.hooks import view as views
 from comind.agents.render import TOKEN_BUDGET, tokens
+from comind.workspace import Workspace
 
 OLD = "        return perm in grants\n"
 NEW = "        return perm in set(grants)\n"
@@ -382,7 +384,7 @@ def test_while_the_view_is_made_a_hook_answers_a_note_and_waits_for_no_build(cli
     repo = build(tmp_path, cli)
     hooks = repo.path / ".git/comind/hooks"
     (hooks / "view.json").write_text('{"version": 1}')
-    (hooks / "refresh.lock").write_text(str(os.getpid()))
+    held = _hold(hooks / "refresh.lock", repo.head())
     start = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
     assert start.startswith('<comind-ledger source="comind" on="session start">\nnote: comind is making its view')
     assert "Never eval input" not in start and start.count("\n") == 2
@@ -393,10 +395,10 @@ def test_while_the_view_is_made_a_hook_answers_a_note_and_waits_for_no_build(cli
     args = {"file_path": str(repo.path / "app/perm.py"), "old_string": OLD, "new_string": NEW}
     gemini = {**base(repo.path, "BeforeTool", "s-3"), "tool_name": "replace", "tool_input": args}
     assert hook(repo.path, "gemini", "BeforeTool", gemini).out == ""  # (it takes context only after the edit)
-    assert (hooks / "refresh.lock").read_text() == str(os.getpid())  # not taken over: one refresh at a time
+    assert (hooks / "refresh.lock").read_text() == f"{os.getpid()} {repo.head()}"  # one refresh at a time
     assert (hooks / "view.json").read_text() == '{"version": 1}'  # nothing made or half-made meanwhile
 
-    (hooks / "refresh.lock").unlink()  # that refresh ended without a view: the next call starts one
+    views.release(hooks / "refresh.lock", held)  # that refresh ended without a view: the next call starts one
     assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-4")).code == 0
     _refreshed(repo.path)
     assert "load_grants is slow when cold" in context(
@@ -404,28 +406,52 @@ def test_while_the_view_is_made_a_hook_answers_a_note_and_waits_for_no_build(cli
     )
 
 
-@pytest.mark.parametrize("left", ["a dead process", "no pid, long ago", "a live process, hours ago"])
+def _hold(lock: Path, head: str) -> int:
+    """Hold the refresh lock as a running refresh does: the kernel lock, its pid and HEAD written."""
+    held = views.take_lock(lock)
+    assert held is not None
+    os.write(held[0], f"{os.getpid()} {head}".encode())
+    return held[0]
+
+
+@pytest.mark.parametrize("left", ["its starter died before writing it", "an older comind's, its pid alone"])
 def test_a_refresh_lock_left_behind_is_taken_over(cli, tmp_path: Path, left: str) -> None:  # type: ignore[no-untyped-def]
-    """A refresh killed mid-way (its process gone), one whose starter died before writing its pid,
-    or one hung for hours leaves its lock: the next call starts a refresh (it blocked for 10 min)."""
+    """A lock no process holds, and no refresh of ours started (it names no HEAD): the next call
+    starts a refresh at once (a lock left so blocked every refresh for 10 min)."""
     repo = build(tmp_path, cli)
     repo.write("app/new.py", "def new():\n    return 0\n")
     repo.commit("a new head")
     lock = repo.path / ".git/comind/hooks/refresh.lock"
-    if left == "a dead process":
-        gone = subprocess.Popen(["true"])
-        gone.wait()
-        lock.write_text(str(gone.pid))
-    else:
-        lock.write_text("" if left.startswith("no pid") else str(os.getpid()))
-        long_ago = time.time() - 7200
-        os.utime(lock, (long_ago, long_ago))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    lock.write_text("" if left.startswith("its starter") else str(gone.pid))
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
     assert "; a refresh is running" in text, text
     _refreshed(repo.path)
-    assert not lock.exists()
+    assert not lock.exists() and not (repo.path / ".git/comind/hooks/refresh.failed").exists()
     view = json.loads((repo.path / ".git/comind/hooks/view.json").read_text())
     assert view["head"] == repo.git("rev-parse", "HEAD").strip()
+
+
+def test_two_calls_taking_over_a_left_lock_start_one_refresh(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two calls find a lock left behind. Judging it left and holding it are one step (a kernel
+    lock), so the second cannot take it over too, nor remove the first one's (two refreshes ran)."""
+    repo = build(tmp_path, cli)
+    repo.write("app/new.py", "def new():\n    return 0\n")
+    repo.commit("a new head")
+    lock = repo.path / ".git/comind/hooks/refresh.lock"
+    lock.write_text("")  # left: its starter died before writing it
+    first = views.take_lock(lock)  # the first call, half-way: it took the lock over
+    assert first is not None and first[1] == ""
+    assert views.take_lock(lock) is None  # the second, at the same step: it cannot
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "; a refresh is already running" in text, text  # a third, all the way, as an agent runs it
+    assert lock.exists() and lock.read_text() == ""  # neither removed nor rewrote the first's lock
+    assert views.start_refresh(Workspace(repo.path), lock, first)  # the first starts the one refresh
+    assert lock.read_text().split() == [lock.read_text().split()[0], repo.head()]
+    _refreshed(repo.path)
+    assert not lock.exists()
+    assert json.loads((repo.path / ".git/comind/hooks/view.json").read_text())["head"] == repo.head()
 
 
 def _break_the_store(repo: GitRepo) -> None:
