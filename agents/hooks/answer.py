@@ -139,9 +139,12 @@ def current_view(ws: Workspace) -> tuple[views.View | None, str, str]:
     failed = ""
     if behind and (failed := views.failure(ws)):
         behind += "; comind could not refresh it"
+    elif behind and views.refresh_in_background(ws):
+        behind += "; a refresh is running"
+    elif behind and (failed := views.failure(ws)):  # (the last refresh found killed just now)
+        behind += "; comind could not refresh it"
     elif behind:
-        started = views.refresh_in_background(ws)
-        behind += "; a refresh is running" if started else "; a refresh is already running"
+        behind += "; a refresh is already running"
     return view, behind, failed
 
 

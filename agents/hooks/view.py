@@ -6,7 +6,8 @@ can take seconds on a long history. When HEAD or the ledger moved since the view
 hook answers from the view it has, says so, and a refresh runs in the background; when there is
 no view, it waits for the refresh at most WAIT seconds, then says the view is being made. A refresh
 that fails says why in `refresh.failed`; while that stands (same HEAD, ledger and store, less than
-RETRY_AFTER seconds ago) hook calls start none and say that, not that a view is being made.
+RETRY_AFTER seconds ago) hook calls start none and say that, not that a view is being made. A
+refresh that ended without finishing (killed, or out of time) counts as one that failed.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ REMOTE_FRESH = 300  # seconds a view over a remote store is trusted (it has no c
 LOCK_STALE = 3600  # seconds a background refresh may run: then it ends itself (Windows: it is taken over)
 LOCK_UNWRITTEN = 60  # (Windows) seconds a refresh lock without its pid yet is taken to be held
 RETRY_AFTER = 300  # seconds a failed refresh is not started again for the state it failed on (it may pass)
+UNFINISHED = "the last refresh ended without finishing (killed?)"
 WAIT = 2.0  # seconds a hook waits for a view being made, then answers without it (agents allow 10 s)
 LEDGER_SUBDIRS = ("_ledger/inbox", "_ledger/snapshots", "_ledger/erased")
 
@@ -151,7 +153,7 @@ def save(ws: Workspace, view: View) -> None:
 
 def refresh_in_background(ws: Workspace) -> bool:
     """Start `comind hook refresh` detached, unless one is running or a failure stands; whether one
-    was started."""
+    was started. A lock left by a refresh that ended without finishing is that refresh's failure."""
     lock = hooks_dir(ws.git_dir) / "refresh.lock"
     held = take_lock(lock)
     return held is not None and start_refresh(ws, lock, held)
@@ -205,12 +207,14 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 def start_refresh(ws: Workspace, lock: Path, held: tuple[int, str]) -> bool:
-    """Given the lock `take_lock` holds: start a refresh unless a failure stands; whether one was
-    started. The lock then holds `pid head`, and the refresh holds the lock (POSIX: passed to it,
-    ended with it)."""
-    fd, _ = held
+    """Given the lock `take_lock` holds: count a refresh that left it as failed, then start one
+    unless a failure stands; whether one was started. The lock then holds `pid head`, and the
+    refresh holds the lock (POSIX: passed to it, ended with it)."""
+    fd, left = held
     started = False
     try:
+        if was_for := left.partition(" ")[2]:  # a refresh started for that HEAD never removed it: killed?
+            record_failure(ws, was_for, UNFINISHED)
         if not failure(ws):
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)

@@ -7,8 +7,10 @@ block the agent's tool call), and nothing is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -452,6 +454,56 @@ def test_two_calls_taking_over_a_left_lock_start_one_refresh(cli, tmp_path: Path
     _refreshed(repo.path)
     assert not lock.exists()
     assert json.loads((repo.path / ".git/comind/hooks/view.json").read_text())["head"] == repo.head()
+
+
+def test_a_refresh_killed_counts_as_failed_and_is_retried_later(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A refresh killed (SIGKILL, the OOM killer) writes no failure: its lock, left naming the HEAD
+    it was for, is its failure. The next calls start none while that stands (it was started on every
+    call), say why as a refresh that failed does, and the agent is never blocked."""
+    repo = build(tmp_path, cli)
+    old_head = repo.head()
+    repo.write("app/new.py", "def new():\n    return 0\n")
+    repo.commit("a new head")
+    hooks = repo.path / ".git/comind/hooks"
+    assert views.refresh_in_background(Workspace(repo.path))  # as a hook call starts it
+    pid = int((hooks / "refresh.lock").read_text().split()[0])
+    os.kill(pid, signal.SIGKILL)  # before it could import comind, let alone finish
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    assert (hooks / "refresh.lock").exists() and not (hooks / "refresh.failed").exists()
+
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)))
+    assert "load_grants is slow when cold" in text  # the view it has still answers
+    assert f"note: as of {old_head[:7]}: HEAD moved to" in text and "comind could not refresh it" in text
+    assert f'quoted here: "{views.UNFINISHED}"' in text
+    mark = json.loads((hooks / "refresh.failed").read_text())
+    assert mark["head"] == repo.head() and mark["reason"] == views.UNFINISHED
+    assert not (hooks / "refresh.lock").exists()  # none started
+    again = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-2")))
+    assert "comind could not refresh it" in again and "refresh is running" not in again
+    assert not (hooks / "refresh.lock").exists() and json.loads((hooks / "refresh.failed").read_text()) == mark
+
+    (hooks / "refresh.failed").write_text(json.dumps({**mark, "at": time.time() - 7200}))  # the backoff is over
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-3")))
+    assert "; a refresh is running" in text, text
+    _refreshed(repo.path)
+    assert not (hooks / "refresh.failed").exists()
+    assert json.loads((hooks / "view.json").read_text())["head"] == repo.head()
+
+
+def test_a_refresh_killed_with_no_view_yet_says_so_and_waits(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """No view yet and the refresh making it killed: the next call answers that comind could not
+    make its view, with why, and starts none (it would be killed again at once)."""
+    repo = history(tmp_path)
+    hooks = repo.path / ".git/comind/hooks"
+    assert views.refresh_in_background(Workspace(repo.path))
+    pid = int((hooks / "refresh.lock").read_text().split()[0])
+    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    start = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    assert "note: comind could not make its view" in start and f'quoted here: "{views.UNFINISHED}"' in start
+    assert not (hooks / "refresh.lock").exists() and not (hooks / "view.json").exists()
 
 
 def _break_the_store(repo: GitRepo) -> None:
