@@ -41,5 +41,5 @@ from __future__ import annotations
 # of several commits titles each gotcha by the commit it fixes; a trailer value repeated, one record;
 # 36: code in a C++ class declared with an export macro (`class LIB_API Box`) anchored to its members;
 # 37: a bors-ng merge (`Merge #N`) titled by the request it landed; 38: a `Fixes:` gotcha's symptom
-# is what its body says first, not its subject again.
+# is what its body says first, not its subject again, and its body names no one (person trailers).
 HARVESTER_VERSION = "38"

@@ -96,7 +96,7 @@ def _fixes(
             "gotcha",
             record_id=harvested_id(f"git-fixes:{ctx.repo_name}:{commit.sha}:{n}"),
             title=title,
-            body=commit.body[:1500],
+            body=redact_people(commit.body)[:1500],  # (its person trailers name people)
             anchors=ctx.anchors(change, commit.sha if change else None, side="added"),
             evidence=evidence,
             fields={  # (the symptom is required: with nothing said but the subject, the subject; shown once)

@@ -1172,6 +1172,7 @@ def test_a_fixes_gotcha_says_its_title_once(cli, gr: GitRepo, said: str) -> None
     gr.commit(f"Use id for grants again\n\n{said}Fixes: {broken[:12]}\nReported-by: Bob <bob@example.com>\n")
     harvest(cli, gr)
     gotcha = only(records(cli, gr), "gotcha")
+    assert "Bob" not in gotcha["body"] and "bob@example.com" not in json.dumps(gotcha)  # (pseudonymous actors)
     symptom = "uid is not unique across tenants, so a user saw another's grants."
     assert gotcha["fields"]["symptom"] == (symptom if said else "Use id for grants again")
     shown = cli(gr.path, "show", gotcha["id"]).out.split("\n\n")[0]  # (the body, as written, below)
