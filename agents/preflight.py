@@ -23,6 +23,8 @@ from .render import Entry
 from .worktree import PendingTree, uncommitted_commit
 
 if TYPE_CHECKING:
+    from comind.anchoring import Anchorer
+    from comind.codeindex import Snapshot
     from comind.ledger import Ledger
     from comind.workspace import Workspace
 
@@ -130,7 +132,8 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
     from comind.anchoring import Anchorer
     from comind.why import gone_paths
 
-    anchorer = Anchorer(ws.index, ws.config.drift_threshold)  # (where the statuses found the code: cached)
+    cached = Anchorer(ws.index, ws.config.drift_threshold)  # (where the statuses found the code: cached)
+    anchorer = ThroughBase(cached, run.base_snapshot)
 
     def now(anchor: Mapping[str, Any]) -> tuple[str, str]:
         return followed(anchor, run.head_snapshot, anchorer)
@@ -155,17 +158,12 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         )
         result.items.append(Item(section, f.level, entry, f.message))
         seen.add(record.id)
+    # candidates as `why` finds them (on the files changed or gone since, or on the names touched),
+    # then re-anchoring says which are on the change: a file and its symbol may both be renamed since
     names = sorted({q.rsplit(".", 1)[-1] for _, q in touched})
-    near = [r for r in ledger.anchored_near(sorted(change.paths), names) if r.kind != "relation" and r.id not in seen]
+    paths = sorted({*change.paths, *gone_paths(ledger, index, run.head_snapshot)})
+    near = [r for r in ledger.anchored_near(paths, names) if r.kind != "relation" and r.id not in seen]
     ons = {r.id: on for r in near if (on := _on_touched(r.anchors, change.paths, touched, now)) is not None}
-    # a record on a whole file gone since may be on a changed file now (one on a symbol is found by its name)
-    gone = set(gone_paths(ledger, index, run.head_snapshot))
-    for r in ledger.anchored_near(sorted(gone)):
-        files = [a for a in r.anchors if a.get("path") in gone and not a.get("symbol")]
-        fresh = files and r.kind != "relation" and r.id not in seen and r.id not in ons
-        if fresh and (on := _on_touched(files, change.paths, touched, now)) is not None:
-            ons[r.id] = on
-            near.append(r)
     near = [r for r in near if r.id in ons]
     derived = run.statuses(near)
     for record in near:
@@ -190,7 +188,7 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         )
         result.items.append(Item(section, "note", entry, how))
         seen.add(record.id)
-    anchorer.flush()
+    cached.flush()
     promisor.take_warning(index.repo)  # said as `warning`, of the files it left unread
     order = list(SECTIONS)
     result.items.sort(key=lambda i: (order.index(i.section), -LEVELS.index(i.level), i.entry.kind, i.entry.id))
@@ -210,14 +208,19 @@ def preflight_plan(
         named_at(ws, head, on)
     records = [r for r in ledger.all() if r.kind != "relation"]
     derived = statuses(ws, ledger, records)
-    ranked = rank(records, derived, ledger.relevance(plan_words(text)), current_time(), on, limit)
-    confirmed = person_confirmed(ledger.relations())
     result = Preflight("plan", None, head)
     snapshot = anchorer = None
-    if ranked and result.head:  # where the code is now, as the statuses found it (from the index cache)
+    if head:  # where the code is now, as the statuses found it (from the index cache)
         from comind.anchoring import Anchorer
 
-        snapshot, anchorer = ws.index.snapshot(result.head), Anchorer(ws.index, ws.config.drift_threshold)
+        snapshot, anchorer = ws.index.snapshot(head), Anchorer(ws.index, ws.config.drift_threshold)
+
+    def now(anchor: Mapping[str, Any]) -> tuple[str, str]:  # `--on` names the code as it is now
+        return followed(anchor, snapshot, anchorer)
+
+    words = plan_words(text)
+    ranked = rank(records, derived, ledger.relevance(words), current_time(), on, limit, where=now if head else None)
+    confirmed = person_confirmed(ledger.relations())
     for r in ranked:
         why = f"score {r.score:.2f}: {r.why}"  # two places, as the relevance beside it
         entry = entry_of(
@@ -242,6 +245,30 @@ def named_at(ws: Workspace, head: str, on: Sequence[Mapping[str, Any]]) -> None:
             target_at(snapshot, dict(anchor))
         except AnchorError as exc:
             raise AnchorError(f"anchor {anchor.get('raw')!r}: {exc}") from None
+
+
+class ThroughBase:
+    """An anchorer (`anchoring.Anchorer`) that follows an anchor it cannot find at the change's head
+    through the change's base: code renamed since the anchor was made, then edited by the change, has
+    fingerprints the anchor's no longer match, but is found at base, and from there at head."""
+
+    def __init__(self, anchorer: Anchorer, base: Snapshot | None) -> None:
+        self.anchorer, self.base = anchorer, base
+
+    def where(self, anchor: Mapping[str, Any], target: Snapshot) -> tuple[str, str | None, str | None]:
+        found = self.anchorer.where(anchor, target)
+        if found[0] == "found" or self.base is None or target.commit == self.base.commit:
+            return found
+        state, path, symbol = self.anchorer.where(anchor, self.base)
+        if state != "found" or not path:
+            return found
+        there = {**anchor, "commit": self.base.commit, "path": path}
+        if symbol and (definition := self.base.find(path, symbol)) is not None:
+            there |= {"symbol": symbol, "body_hash": definition.body_hash, "shape_hash": definition.shape_hash}
+        return self.anchorer.where(there, target)
+
+    def follow_folder(self, path: str, old: str, new: str) -> tuple[str | None, str | None]:
+        return self.anchorer.follow_folder(path, old, new)
 
 
 def _on_touched(

@@ -10,7 +10,7 @@ match's), are ranked; records on the code named come first (P2), then by score; 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,6 +28,7 @@ ON = 1.0
 WEIGHTS = {"relevance": 0.45, "proximity": 0.25, "kind": 0.10, "trust": 0.10, "freshness": 0.10}
 KIND = {"attempt": 1.0, "constraint": 0.9, "gotcha": 0.8, "decision": 0.7, "intent": 0.4, "question": 0.3}
 FRESH = {"active": 1.0, "stale": 0.6, "unverifiable": 0.5, "dormant": 0.4, "orphaned": 0.2}
+Where = Callable[[Mapping[str, Any]], tuple[str, str]]
 STOP = frozenset(
     [
         "the",
@@ -136,16 +137,19 @@ def plan_words(text: str) -> list[str]:
     return [w for w in dict.fromkeys(re.findall(r"[a-z0-9_]{3,}", text.lower())) if w not in STOP]
 
 
-def proximity(record: Record, on: Sequence[Mapping[str, Any]]) -> tuple[float, str]:
+def proximity(record: Record, on: Sequence[Mapping[str, Any]], where: Where | None = None) -> tuple[float, str]:
     """How near the record's anchors are to the code `on` names: ON on it (the symbol or a
     member of it; the file, or the folder, or anything in it), 0.7 on the file (or a folder)
-    holding it, 0.3 in its folder; 0 for none."""
+    holding it, 0.3 in its folder; 0 for none. `where`: (path, symbol or "") of an anchor's code
+    now (`entries.followed`), else as written."""
     best, how = 0.0, ""
+    if not on:
+        return best, how
+    places = [where(a) if where is not None else (a["path"], a.get("symbol")) for a in record.anchors if a.get("path")]
     for target in on:
         tpath, tsym = target.get("path"), target.get("symbol")
-        for a in record.anchors:
-            path, sym = a.get("path"), a.get("symbol")
-            if not path or not tpath:
+        for path, sym in places:
+            if not tpath:
                 continue
             if _on(path, sym, tpath, tsym):
                 score, why = ON, f"on {path}::{sym}" if sym else f"on {path}"
@@ -184,9 +188,11 @@ def rank(
     on: Sequence[Mapping[str, Any]] = (),
     limit: int = 10,
     floor: float | None = None,
+    where: Where | None = None,
 ) -> list[Ranked]:
     """The records for a plan, best first; `floor` (default FLOOR): the relevance, as a share of
-    the best match's, a record needs to rank on the plan's words alone (proximity ranks it anyway)."""
+    the best match's, a record needs to rank on the plan's words alone (proximity ranks it anyway);
+    `where`: where an anchor's code is now (`proximity`)."""
     floor = FLOOR if floor is None else floor
     top = max(relevance.values(), default=0.0) or 1.0
     out = []
@@ -194,7 +200,7 @@ def rank(
         status = statuses.get(record.id)
         if status is None or status.state not in FRESH or status.trust == 0:
             continue
-        near, how = proximity(record, on)
+        near, how = proximity(record, on, where)
         rel = max(relevance.get(record.id, 0.0), 0.0) / top
         if near <= 0 and (rel <= 0 or rel < floor):
             continue

@@ -479,6 +479,33 @@ def test_on_says_where_the_code_is_now_as_verify_does(cli, tmp_path: Path) -> No
     assert "; anchored as app/perm.py::Checker.check)\n" in block
 
 
+def test_a_dead_end_is_found_on_code_whose_file_and_name_both_changed_since(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A dead end on app/perm.py::Checker.check, then the file moved to app/perms.py and the method
+    became `allowed`: an edit of `Checker.allowed` listed nothing (records were looked up by the names
+    as written), nor did `--on` the new name rank it as on that code, though `why` and the hooks find it."""
+    repo = _reverted(tmp_path)
+    assert cli(repo.path, "harvest").code == 0
+    renamed = PERM.replace("def check", "def allowed")
+    repo.git("mv", "app/perm.py", "app/perms.py")
+    repo.write("app/perms.py", renamed)
+    repo.commit("Move the permissions module; check becomes allowed")
+    repo.write("app/perms.py", renamed.replace("perm in grants", "perm in set(grants)"))
+    result = cli(repo.path, "preflight", "--diff", "--format", "json")
+    [attempt] = json.loads(result.out)["items"]
+    assert (attempt["title"], attempt["section"]) == ("Cache permission checks in Redis", "anchored")
+    assert (attempt["on"], attempt["anchored"]) == ("app/perms.py::Checker.allowed", "app/perm.py::Checker.check")
+    assert attempt["why"] == "on app/perms.py::Checker.allowed, which the change touches"
+    assert attempt["verify"] == "read app/perms.py:2-4"
+    block = cli(repo.path, "preflight", "--diff", "--format", "agent").out
+    assert "; anchored as app/perm.py::Checker.check)\n" in block
+    plan = tmp_path / "plan.md"
+    plan.write_text("tidy up\n")  # no word in common: only `--on` ranks it
+    on = ["--on", "app/perms.py::Checker.allowed", "--format", "json"]
+    [ranked] = json.loads(cli(repo.path, "preflight", "--plan", str(plan), *on).out)["items"]
+    assert ranked["why"].endswith(": on app/perms.py::Checker.allowed")
+    assert (ranked["on"], ranked["anchored"]) == ("app/perms.py::Checker.allowed", "app/perm.py::Checker.check")
+
+
 @pytest.mark.parametrize(
     ("partial", "what"),
     [(True, ["--staged"]), (False, ["--staged"]), (False, ["--diff"]), (False, ["--diff", "HEAD~1"])],
