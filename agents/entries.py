@@ -3,6 +3,7 @@ evidence in a line, the lines to read."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -55,6 +56,32 @@ def subjects_in_order(record: Record) -> list[dict[str, Any]]:
         return 1 if anchor.get("scope") == "file" and language_for_path(str(anchor.get("path", ""))) else 2
 
     return sorted(subjects, key=rank)
+
+
+# what configures the project's tools, not its code: CI, hooks, bots (dependency manifests aside)
+_TOOL_CONFIG = re.compile(
+    r"^\.(?:github|gitlab|circleci|buildkite)/|(?:^|/)(?:\.pre-commit-(?:config|hooks)\.ya?ml|\.gitlab-ci\.ya?ml"
+    r"|\.travis\.ya?ml|azure-pipelines\.ya?ml|renovate\.json5?|\.renovaterc(?:\.json)?|Jenkinsfile)$"
+)
+
+
+def tooling_only(record: Record) -> bool:
+    """Are all the record's subjects dependencies, manifests, lockfiles or tool configuration? (A dead
+    end only there, a reverted bump, tells an agent little about the code it edits.)"""
+    from comind.deps import manifest_ecosystem
+    from comind.harvest.approach import LOCKFILES
+
+    def tooling(anchor: dict[str, Any]) -> bool:
+        if anchor.get("scope") == "dependency":
+            return True
+        path = str(anchor.get("path") or "")
+        name = path.rsplit("/", 1)[-1]
+        return bool(path) and (
+            name in LOCKFILES or manifest_ecosystem(path) is not None or bool(_TOOL_CONFIG.search(path))
+        )
+
+    subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
+    return bool(subjects) and all(tooling(a) for a in subjects)
 
 
 def subject_now(

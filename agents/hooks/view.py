@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -439,13 +438,15 @@ def _digest_why(record: Record) -> str:
 def _digest_order(record: Record, entry: dict[str, Any], head: str) -> tuple[bool, int, int, bool, int, str]:
     from datetime import UTC, datetime
 
+    from ..entries import tooling_only
+
     kind = DIGEST_KINDS.index(record.kind)
     must = 0 if record.fields.get("severity") == "must" else 1
     newest = -int(datetime.fromisoformat(record.created_at.replace("Z", "+00:00")).astimezone(UTC).timestamp())
     # A dead end only in dependencies, manifests or CI and hook configuration (a reverted bot bump)
     # tells an agent little about the code it edits, nor does a record shown by code gone from HEAD
     # (its subject not found there): after the others, so they cannot crowd them out.
-    tooling = record.kind == "attempt" and tooling_only(record)
+    tooling = record.kind == "attempt" and tooling_only(record)  # (as `preflight --plan` ranks them)
     gone = entry.get("verified_at") != head
     return (tooling or gone, -int(entry["trust"]), kind * 2 + must, entry.get("status") != "active", newest, record.id)
 
@@ -462,31 +463,6 @@ def edit_order(entry: dict[str, Any], nearness: int) -> tuple[int, int, bool, in
     kind = "must" if kind == "constraint" and entry.get("severity") == "must" else kind
     rank = EDIT_ORDER.index(kind) if kind in EDIT_ORDER else len(EDIT_ORDER)
     return (rank, -int(entry.get("trust", 0)), entry.get("status") != "active", nearness)
-
-
-# what configures the project's tools, not its code: CI, hooks, bots (dependency manifests aside)
-_TOOL_CONFIG = re.compile(
-    r"^\.(?:github|gitlab|circleci|buildkite)/|(?:^|/)(?:\.pre-commit-(?:config|hooks)\.ya?ml|\.gitlab-ci\.ya?ml"
-    r"|\.travis\.ya?ml|azure-pipelines\.ya?ml|renovate\.json5?|\.renovaterc(?:\.json)?|Jenkinsfile)$"
-)
-
-
-def tooling_only(record: Record) -> bool:
-    """Are all the record's subjects dependencies, manifests, lockfiles or tool configuration?"""
-    from comind.deps import manifest_ecosystem
-    from comind.harvest.approach import LOCKFILES
-
-    def tooling(anchor: dict[str, Any]) -> bool:
-        if anchor.get("scope") == "dependency":
-            return True
-        path = str(anchor.get("path") or "")
-        name = path.rsplit("/", 1)[-1]
-        return bool(path) and (
-            name in LOCKFILES or manifest_ecosystem(path) is not None or bool(_TOOL_CONFIG.search(path))
-        )
-
-    subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
-    return bool(subjects) and all(tooling(a) for a in subjects)
 
 
 def _checked_paths(ws: Workspace, view: View, files: Iterable[str]) -> None:
