@@ -219,7 +219,8 @@ def preflight_plan(
         return followed(anchor, snapshot, anchorer)
 
     words = plan_words(text)
-    ranked = rank(records, derived, ledger.relevance(words), current_time(), on, limit, where=now if head else None)
+    relevance = ledger.relevance(words)
+    ranked = rank(records, derived, relevance, current_time(), on, limit, where=now if head else None, words=words)
     confirmed = person_confirmed(ledger.relations())
     for r in ranked:
         why = f"score {r.score:.2f}: {r.why}"  # two places, as the relevance beside it

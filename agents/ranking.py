@@ -4,7 +4,8 @@ score = 0.45 relevance (FTS5 BM25 over title, trigger and body, scaled to the be
       + 0.25 anchor proximity (--on: on the code named 1, on the file holding it 0.7, the same folder 0.3)
       + 0.10 kind + 0.10 trust + 0.10 freshness (status, then age: half-weight after a year).
 Only records with some proximity, or with a relevance of at least FLOOR (a share of the best
-match's), are ranked; records on the code named come first (P2), then by score; ties go by record id.
+match's), are ranked; records on the code named come first (P2), dead ends only on tooling the plan
+does not name last (P4), else by score; ties go by record id.
 """
 
 from __future__ import annotations
@@ -171,6 +172,26 @@ def _on(path: str, symbol: str | None, tpath: str, tsymbol: str | None) -> bool:
     return path.startswith(tpath) if tpath.endswith("/") else path == tpath
 
 
+def aside(record: Record, words: Sequence[str]) -> bool:
+    """Rule P4: is the record a dead end only on tooling (`entries.tooling_only`: a reverted bump of
+    node, of a dependency, of a CI action) whose name the plan's words do not hold? Such a record
+    ranks after the others: sharing `speed` and `permission`, a reverted node bump was the best match
+    (1.00) of a plan to speed up the permission check, above the check's own dead end (0.72)."""
+    from .entries import tooling_only
+
+    if record.kind != "attempt" or not tooling_only(record):
+        return False
+    said = set(words)
+    for anchor in [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors:
+        if anchor.get("scope") == "dependency":  # a package by its last part: `checkout` of actions/checkout
+            name = str((anchor.get("dep") or {}).get("package") or "").rsplit("/", 1)[-1]
+        else:  # a file by its name: `.nvmrc`, `requirements.txt`, `.pre-commit-config.yaml`
+            name = str(anchor.get("path") or "").rstrip("/").rsplit("/", 1)[-1].lstrip(".").split(".")[0]
+        if (parts := plan_words(name)) and set(parts) <= said:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Ranked:
     record: Record
@@ -178,6 +199,7 @@ class Ranked:
     score: float
     parts: dict[str, float]
     why: str
+    aside: bool = False  # rule P4: after the others
 
 
 def rank(
@@ -189,10 +211,11 @@ def rank(
     limit: int = 10,
     floor: float | None = None,
     where: Where | None = None,
+    words: Sequence[str] = (),
 ) -> list[Ranked]:
     """The records for a plan, best first; `floor` (default FLOOR): the relevance, as a share of
     the best match's, a record needs to rank on the plan's words alone (proximity ranks it anyway);
-    `where`: where an anchor's code is now (`proximity`)."""
+    `where`: where an anchor's code is now (`proximity`); `words`: the plan's (`aside`)."""
     floor = FLOOR if floor is None else floor
     top = max(relevance.values(), default=0.0) or 1.0
     out = []
@@ -214,7 +237,9 @@ def rank(
             "freshness": round(FRESH[status.state] * (0.5 + 0.5 * 0.5 ** (age / 365)), 4),
         }
         score = round(sum(WEIGHTS[k] * v for k, v in parts.items()), 4)
-        why = "; ".join(filter(None, [f"matches the plan's words ({rel:.2f})" if rel else "", how]))
-        out.append(Ranked(record, status, score, parts, why))
-    out.sort(key=lambda r: (r.parts["proximity"] < ON, -r.score, r.record.id))
+        later = near <= 0 and aside(record, words)  # (`--on` near it names it too)
+        said = [f"matches the plan's words ({rel:.2f})" if rel else "", how, "only on tooling the plan does not name"]
+        why = "; ".join(filter(None, said if later else said[:2]))
+        out.append(Ranked(record, status, score, parts, why, later))
+    out.sort(key=lambda r: (r.parts["proximity"] < ON, r.aside, -r.score, r.record.id))
     return out[:limit]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from comind.agents.ranking import FLOOR, plan_words, rank
+from comind.agents.ranking import FLOOR, aside, plan_words, rank
 from comind.anchors import parse_anchor
 from comind.records import new_record
 from comind.status import Status
@@ -65,3 +65,36 @@ def test_words_that_say_nothing_of_code_are_no_match() -> None:
         "threads",
         "wrapper",
     ]
+
+
+def attempt(title: str, *anchors: str):  # type: ignore[no-untyped-def]
+    fields = {"approach": title, "outcome": "reverted"}
+    return new_record(
+        "attempt",
+        title=title,
+        anchors=[parse_anchor(a) for a in anchors],
+        provenance=HUMAN,
+        fields=fields,
+        evidence=[{"type": "commit", "ref": "0" * 40, "role": "revert"}],
+        created_at="2026-05-20T00:00:00Z",
+    )
+
+
+def test_a_dead_end_only_on_tooling_is_aside_unless_the_plan_names_it() -> None:
+    """Rule P4: a package is named by its last part, a file by its name without dots and suffix."""
+    checkout = attempt(
+        "Bump actions/checkout from 3 to 4", ".github/workflows/ci.yml", "dep:actions/actions/checkout@v4"
+    )
+    hooks = attempt("pre-commit autoupdate", ".pre-commit-config.yaml")
+    pins = attempt("Pin requests", "requirements.txt")
+    for record, naming, other in (
+        (checkout, "bump checkout to v4", "check out the permission cache"),
+        (hooks, "update the pre-commit config", "commit the config loader"),
+        (pins, "trim requirements", "retry failed requests"),
+    ):
+        assert not aside(record, plan_words(naming)), naming
+        assert aside(record, plan_words(other)), other
+    code = attempt("Cache permission checks", "app/perm.py::Checker.check", "requirements.txt")
+    assert not aside(code, [])  # on code too
+    near = rank([pins], {pins.id: Status("active", "", 2)}, {pins.id: 1.0}, NOW, [parse_anchor("requirements.txt")])
+    assert [r.aside for r in near] == [False]  # `--on` near it names it too

@@ -132,6 +132,33 @@ def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # 
     )
 
 
+def test_a_plan_on_code_ranks_its_dead_end_before_a_tooling_bump_sharing_words(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reverted node bump sharing `speed` and `permission` was the best match (1.00) of a plan to
+    speed up the permission check, ranked above that check's own dead end (0.72). A plan that names
+    the tooling it bumped still ranks the bump first."""
+    repo = _reverted(tmp_path)  # "Cache permission checks in Redis", reverted
+    repo.write(".nvmrc", "20\n")
+    repo.commit("Pin node")
+    repo.write(".nvmrc", "22\n")
+    repo.commit("Bump node to 22 to speed up the test run")
+    repo.revert_head("The permission tests hang on 22.")
+    assert cli(repo.path, "harvest").code == 0
+    plan = tmp_path / "plan.md"
+
+    def ranked(text: str) -> list[tuple[str, str]]:
+        plan.write_text(text)
+        result = cli(repo.path, "preflight", "--plan", str(plan), "--format", "json")
+        assert result.code == 0, result.err
+        return [(i["title"], i["why"]) for i in json.loads(result.out)["items"]]
+
+    code, bump = "Cache permission checks in Redis", "Bump node to 22 to speed up the test run"
+    [(first, _), (second, why)] = ranked("Speed up the permission check\n")
+    assert (first, second) == (code, bump) and why.endswith("; only on tooling the plan does not name")
+    [(first, why), (second, _)] = ranked("Bump node to 22 once the permission checks pass on it\n")
+    assert (first, second) == (bump, code) and "tooling" not in why
+    assert [t for t, _ in ranked("bump node\n")] == [bump]
+
+
 def test_plan_reads_on_paths_from_the_folder_it_runs_in(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     cli(repo.path, "harvest")
