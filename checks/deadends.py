@@ -43,6 +43,7 @@ from comind.rulebook import (
     EditedLine,
     InformativeLine,
     KeptNames,
+    LandedAgain,
     Pattern,
     RuleBook,
     Verdict,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = ["ChangeLines", "Match", "Verdict", "informative", "is_match", "judge", "match_lines"]
 
 IGNORED_STATES = ("retracted", "superseded", "quarantined")
+MAX_LANDED = 20  # landings scored in full for rule D17, newest first: enough for any one history
 
 
 def informative(text: str, rules: RuleBook = DEFAULT) -> bool:
@@ -421,6 +423,79 @@ def back_already(
     return f"the base holds {held:.0%} of the attempt's added lines in its files again: it is back"
 
 
+def landed_again(
+    repo: pygit2.Repository,
+    base: str,
+    record: Record,
+    attempt: Approach,
+    tried: ChangeLines,
+    rules: RuleBook = DEFAULT,
+    weights: Weights | None = None,
+) -> str | None:
+    """Why a line match re-proposes nothing, if it does not (rule D17): a landing between the
+    attempt's revert and `base` brought it back (as D13 scores a change; D1's share unmeasured), so
+    the dead end was tried again and stayed, and a later change repeating it (the next release's copy
+    of it, a test repeating its setup) is no retry. Were that landing reverted in turn, its revert is
+    an attempt of its own. The landings are the base's first-parent changes to the attempt's files
+    since the revert landed (a revert made on a branch lands with its merge), read by `git log -p`;
+    only those changing half of its added lines are scored in full."""
+    from comind.harvest.approach import approach
+    from comind.harvest.weights import changes
+    from comind.promisor import promisor_remote
+
+    rule = rules.get(LandedAgain)
+    revert = revert_of(record)
+    paths = sorted({f.path for f in attempt.files if f.added})
+    added = set(tried.adds)
+    if not (rule.value("score") and revert and paths) or sum(tried.adds.values()) < rule.count("lines"):
+        return None
+    try:
+        if promisor_remote(repo) is not None or not repo.descendant_of(base, revert):
+            return None  # (a partial clone would fetch each landing's blobs to read them)
+        candidates = [
+            sha
+            for sha, files in changes(repo.path, base, [revert], paths=paths)
+            if 2 * len(added & set().union(*files)) >= len(added)  # (half its added lines changed)
+        ]
+        for sha in candidates[:MAX_LANDED]:
+            parents = repo[sha].peel(pygit2.Commit).parent_ids
+            if not parents or (str(parents[0]) != revert and not repo.descendant_of(parents[0], revert)):
+                break  # landed before the revert did (a branch's revert merged later): older ones too
+            m = match_lines(tried, ChangeLines(approach(repo, sha, rules=rules), rules), rules, weights)
+            brought = m.score if weights is not None and weights.files else (m.matched / m.total if m.total else 0.0)
+            if rule.judge(brought):
+                subject = _clipped(repo[sha].peel(pygit2.Commit).message.split("\n", 1)[0], 60)
+                return f"{sha[:12]} ({subject}) brought back {brought:.0%} of it since its revert: it is back"
+    except (KeyError, ValueError, OSError, pygit2.GitError):
+        return None
+    return None
+
+
+def is_back(
+    repo: pygit2.Repository,
+    base: str,
+    record: Record,
+    attempt: Approach,
+    tried: ChangeLines,
+    rules: RuleBook = DEFAULT,
+    weights: Weights | None = None,
+) -> Verdict | None:
+    """Rules D15 and D17: a line match that re-proposes nothing (the attempt is back), as a verdict
+    naming the rule and why; None when the attempt is not back."""
+    if why := back_already(repo, base, attempt, rules, tried):
+        return Verdict(None, BackAlready.id, why)
+    if why := landed_again(repo, base, record, attempt, tried, rules, weights):
+        return Verdict(None, LandedAgain.id, why)
+    return None
+
+
+def revert_of(record: Record) -> str | None:
+    """The commit that reverted an attempt, as its evidence names it (none: read from a merge request)."""
+    return next(
+        (e.get("ref") for e in record.evidence if e.get("type") == "commit" and e.get("role") == "revert"), None
+    )
+
+
 def is_match(m: Match, rules: RuleBook = DEFAULT) -> bool:
     return judge_match(m, rules).kind is not None
 
@@ -556,10 +631,9 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
             tried = ChangeLines(attempt_approach, rules)
             m = match_lines(tried, change, rules, weights)
             verdict = judge(m, rules)
-            if verdict.kind == "lines" and (
-                back := back_already(run.ws.index.repo, run.change.base, attempt_approach, rules, tried)
-            ):
-                verdict = Verdict(None, BackAlready.id, back)
+            if verdict.kind == "lines":
+                repo, base = run.ws.index.repo, run.change.base
+                verdict = is_back(repo, base, record, attempt_approach, tried, rules, weights) or verdict
             if verdict.kind:
                 path, line = m.where or ((m.recreated[0], None) if m.recreated else (None, None))
                 message = f"{describe(m, verdict.kind)} of {what}"

@@ -421,6 +421,20 @@ class BackAlready(BaseRule):
         return held is not None and share > 0 and held >= share
 
 
+class LandedAgain(BaseRule):
+    id, name, family = "D17", "landed-again", "dead ends"
+    summary = "An attempt a landing brought back since its revert (`score` of it, in its files) is back: no retry."
+    options = (
+        Option("score", 0.85, "how much of the attempt a landing brought back, as D13 scores it (0: off)"),
+        Option("lines", 3, "added lines an attempt needs to be judged so", whole=True),
+    )
+
+    def judge(self, brought: float) -> bool:
+        """Did a landing bring the attempt back (`brought`: how much of it, as D13 scores a change)?"""
+        score = self.value("score")
+        return score > 0 and brought >= score
+
+
 class DependencyMove(BaseRule):
     id, name, family = "D11", "dependency-move", "dead ends"
     summary = "A change moving a dependency into a range an attempt declared, or D1's `share` of its exact versions."
@@ -698,6 +712,7 @@ RULES: tuple[type[BaseRule], ...] = (
     Resemblance,
     KeptNames,
     BackAlready,
+    LandedAgain,
     Slip,
     Release,
     RevertFeature,

@@ -59,11 +59,11 @@ from comind import config as configuration
 from comind.checks.deadends import (
     ChangeLines,
     Match,
-    back_already,
     dependency_moves,
     dependency_ranges,
     fingerprint_of,
     held_at,
+    is_back,
     judge,
     match_lines,
     moves_into,
@@ -89,7 +89,6 @@ from comind.harvest.weights import log_command
 from comind.records import Record
 from comind.rulebook import (
     DEFAULT,
-    BackAlready,
     Brought,
     DependencyMove,
     ExactReapply,
@@ -906,14 +905,14 @@ def _exact_reapply(repo: pygit2.Repository, landing: Landing, before: str, rules
     return any(a.lines_of is not None and rule.judge(match_lines(a.lines_of, lines, rules)) for a in landing.expected)
 
 
-def _back_already(history: History, landing: Landing, attempt: Attempt, rules: RuleBook) -> str | None:
-    """Rule D15, as `comind check` applies it, against the tree before the landing."""
+def _is_back(history: History, landing: Landing, attempt: Attempt, rules: RuleBook, weights: Weights) -> Verdict | None:
+    """Rules D15 and D17, as `comind check` applies them, against the tree before the landing."""
     commit = landing.commit
     base = history.base.get(landing.index) or (commit.parents[0] if commit.parents else None)
     approach_ = fingerprint_of(attempt.record)
-    if base is None or approach_ is None:
+    if base is None or approach_ is None or attempt.lines_of is None:
         return None
-    return back_already(history.repo, base, approach_, rules, attempt.lines_of)
+    return is_back(history.repo, base, attempt.record, approach_, attempt.lines_of, rules, weights)
 
 
 def _had_already(repo: pygit2.Repository, landing: Landing, before: str, rule: HadAlready) -> str | None:
@@ -1188,8 +1187,8 @@ def replay(
             assert attempt.lines_of is not None
             m = match_lines(attempt.lines_of, lines, rules, weights)
             verdict = judge(m, rules)
-            if verdict.kind == "lines" and (back := _back_already(history, landing, attempt, rules)):
-                verdict = Verdict(None, BackAlready.id, back)
+            if verdict.kind == "lines":
+                verdict = _is_back(history, landing, attempt, rules, weights) or verdict
             if id(attempt) in expected:
                 landing.judged[id(attempt)] = verdict
             if verdict.kind:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,12 +29,16 @@ __all__ = ["FIRST_CHANGES", "Pending", "changes", "current", "log_command", "upd
 FIRST_CHANGES = 500
 
 
-def log_command(git_dir: str, tip: str, hide: list[str], limit: int | None = None) -> list[str]:
-    """`git log -p -U0` over the first-parent chain from `tip` (a merge: its first-parent diff), down to `hide`."""
-    cmd = ["git", "--git-dir", git_dir, "log", "--first-parent", "-m", "--format=%x00%H", "-p", "-U0"]
+def log_command(
+    git_dir: str, tip: str, hide: list[str], limit: int | None = None, paths: Sequence[str] = ()
+) -> list[str]:
+    """`git log -p -U0` over the first-parent chain from `tip` (a merge: its first-parent diff), down
+    to `hide`; with `paths`, only the changes to those files (their diffs alone)."""
+    cmd = ["git", "--git-dir", git_dir, *(["--literal-pathspecs"] if paths else [])]
+    cmd += ["log", "--first-parent", "-m", "--format=%x00%H", "-p", "-U0"]
     cmd += ["--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"]
     cmd += [f"-n{limit}"] if limit else []
-    return [*cmd, tip, *(f"^{h}" for h in hide), "--"]
+    return [*cmd, tip, *(f"^{h}" for h in hide), "--", *paths]
 
 
 def parse(output: bytes) -> Iterator[tuple[str, list[set[str]]]]:
@@ -60,10 +64,12 @@ def parse(output: bytes) -> Iterator[tuple[str, list[set[str]]]]:
         yield sha.strip().decode("ascii", "replace"), files
 
 
-def changes(git_dir: str, tip: str, hide: list[str], limit: int | None = None) -> Iterator[tuple[str, list[set[str]]]]:
+def changes(
+    git_dir: str, tip: str, hide: list[str], limit: int | None = None, paths: Sequence[str] = ()
+) -> Iterator[tuple[str, list[set[str]]]]:
     """(commit, the normalised changed lines of each file it touched) for each change of the
-    first-parent chain from `tip`, newest first, down to (not into) `hide`."""
-    done = subprocess.run(log_command(git_dir, tip, hide, limit), capture_output=True, check=False)
+    first-parent chain from `tip`, newest first, down to (not into) `hide` (of `paths` only, if given)."""
+    done = subprocess.run(log_command(git_dir, tip, hide, limit, paths), capture_output=True, check=False)
     if done.returncode != 0:
         raise OSError(f"git log exited with {done.returncode}")
     yield from parse(done.stdout)

@@ -202,6 +202,56 @@ def test_copying_a_dead_end_the_base_holds_again_is_no_reproposal(cli, tmp_path:
     assert copied("after") == []
 
 
+def test_copying_a_dead_end_a_landing_brought_back_is_no_reproposal(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Rule D17: once a landing brought the cache back under a title of its own, a copy of it is no
+    retry, even after the code moved on and its files no longer hold it (D15 silent); before that
+    landing the same copy is a re-proposal, and a landing that brought back little retires nothing."""
+    copy = CACHED.replace("import redis\n\n", "import redis  # shared\n\n").replace("class Checker", "class Admin")
+
+    def copied(name: str) -> list[dict[str, Any]]:
+        reverted.git("checkout", "-q", "-b", name, "main")
+        reverted.write("app/admin.py", copy)
+        reverted.commit("Admin permissions")
+        reverted.checkout("main")
+        _, report, _ = check(cli, reverted, "--base", "main", "--head", name)
+        return [f for f in report["findings"] if f["type"] == "dead_end"]
+
+    assert copied("before")
+    reverted.write("app/perm.py", PERM + "\n\ndef cached(user):\n    return _cache.get(f'grants:{user.id}')\n")
+    reverted.commit("Read cached grants")  # one line of it: not back
+    assert copied("little")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Rework the permission checker")  # back, without saying so
+    moved_on = CACHED.replace("host='localhost', port=6379", "host='cache', port=6380").replace("ex=300", "ex=60")
+    reverted.write("app/perm.py", moved_on.replace("return perm in cached", "return perm in set(cached)"))
+    reverted.commit("Cache settings from the environment")
+    assert copied("after") == []
+
+
+def test_a_landing_before_a_branch_s_revert_landed_brings_nothing_back(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Rule D17 reads the landings since the revert landed: a maintenance branch's cache merged into
+    main, then reverted there and merged again, was never back; the first merge only brought it."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.branch("maint")
+    repo.checkout("maint")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache permission checks in Redis")
+    repo.checkout("main")
+    repo.merge("maint", "Merge branch 'maint'")
+    repo.checkout("maint")
+    repo.revert_head("Stale grants after role change: nothing invalidated the cache.")
+    repo.checkout("main")
+    repo.merge("maint", "Merge branch 'maint' again")
+    repo.git("checkout", "-q", "-b", "copy")
+    repo.write("app/admin.py", CACHED.replace("class Checker", "class Admin"))
+    repo.commit("Admin permissions")
+    _, report, _ = check(cli, repo, "--base", "main")
+    assert [f["title"] for f in report["findings"] if f["type"] == "dead_end"]
+
+
 def test_a_dead_end_repeating_its_files_own_lines_is_not_back(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Rule D15 counts what the files hold beyond what they held without the attempt: a test written
     like the one beside it is not back because its neighbour's lines are there."""
