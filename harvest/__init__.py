@@ -41,5 +41,6 @@ from __future__ import annotations
 # of several commits titles each gotcha by the commit it fixes; a trailer value repeated, one record;
 # 36: code in a C++ class declared with an export macro (`class LIB_API Box`) anchored to its members;
 # 37: a bors-ng merge (`Merge #N`) titled by the request it landed; 38: a `Fixes:` gotcha's symptom
-# is what its body says first, not its subject again, and its body names no one (person trailers).
-HARVESTER_VERSION = "38"
+# is what its body says first, not its subject again, and its body names no one (person trailers);
+# 39: a revert's subject or title quoted in a title or body as “x”, not as Python's repr ('x', "x's").
+HARVESTER_VERSION = "39"

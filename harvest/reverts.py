@@ -51,6 +51,7 @@ from comind.harvest.markers import (
 )
 from comind.harvest.walker import CommitInfo, resolve_prefix, walk
 from comind.records import Record, harvested_id, new_record
+from comind.records import quoted as in_quotes
 from comind.rulebook import DEFAULT, Slip, Untouched
 from comind.sanitize import find_secret
 
@@ -378,7 +379,7 @@ def _attempt(
     elif quoted:  # the subject it quotes
         title = first_line(quoted)
     else:  # else what its own subject took out (the subject alone reads as the attempt: "Print help on stdout")
-        title = first_line(f"What {first_line(commit.subject, 100)!r} took out")
+        title = first_line(f"What {in_quotes(first_line(commit.subject, 100))} took out")
     evidence = [{"type": "commit", "ref": commit.sha, "role": "revert"}]
     attributes = {"marker": markers[0].kind}
     if target is not None:
@@ -638,8 +639,8 @@ def _no_reason(title: str | None, subject: str = "") -> str:
     """A revert that says nothing of why: said plainly, quoting what it reverted (never a made-up why),
     else, naming nothing it reverted, its own `subject`."""
     if title is None:
-        return first_line(f"The revert {subject!r} gave no reason.", 2000)
-    return first_line(f"The revert gave no reason for taking out {title!r}.", 2000)
+        return first_line(f"The revert {in_quotes(subject)} gave no reason.", 2000)
+    return first_line(f"The revert gave no reason for taking out {in_quotes(title)}.", 2000)
 
 
 def _clip(text: str, limit: int) -> str:

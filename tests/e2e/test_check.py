@@ -104,8 +104,29 @@ def test_a_revert_naming_nothing_and_giving_no_reason_is_said_to_be_the_revert(c
     repo.commit("revert the permission cache")
     assert cli(repo.path, "harvest").code == 0
     [attempt] = [json.loads(x) for x in cli(repo.path, "log", "--json", "--history").out.splitlines()]
-    assert attempt["title"] == "What 'revert the permission cache' took out"  # not the revert's subject: no attempt
-    assert attempt["body"] == "The revert 'revert the permission cache' gave no reason."
+    assert attempt["title"] == "What “revert the permission cache” took out"  # not the revert's subject: no attempt
+    assert attempt["body"] == "The revert “revert the permission cache” gave no reason."
+
+
+def test_a_revert_subject_is_quoted_as_text_not_as_a_repr(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A subject with an apostrophe or a backslash came out as Python's repr: `What "don't …" took
+    out`, `'bump deps'`, doubled backslashes; it reads as written, inside “”, as findings quote it."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", CACHED)
+    repo.commit("initial")
+    repo.write("app/perm.py", PERM)
+    repo.commit("revert the grants cache, don't keep C:\\grants")
+    repo.write("app/other.py", "def other():\n    return 1\n")
+    repo.commit("Cache grants in Redis")
+    repo.git("revert", "--no-edit", "HEAD")
+    assert cli(repo.path, "harvest").code == 0
+    records = map(json.loads, cli(repo.path, "log", "--json", "--history").out.splitlines())
+    said = {a["title"]: a["body"] for a in records}
+    subject = "“revert the grants cache, don't keep C:\\grants”"
+    assert said == {
+        f"What {subject} took out": f"The revert {subject} gave no reason.",
+        "Cache grants in Redis": "The revert gave no reason for taking out “Cache grants in Redis”.",
+    }
 
 
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -119,7 +140,7 @@ def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_
     repo.commit("Speed up permission checks")
     code, report, _ = check(cli, repo, "--base", "main")
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
-    title = "What 'revert the permission cache' took out"
+    title = "What “revert the permission cache” took out"
     assert code == 1 and dead["title"] == f"Re-proposes a dead end (rule D1 share): {title}"
     assert f"lines of what {revert[:7]} “revert the permission cache” took out: Stale grants" in dead["message"]
 
@@ -1108,7 +1129,7 @@ def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, re
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1
     said, evidence = dead["message"].rsplit("\n", 1)
-    assert said.endswith("The revert gave no reason for taking out 'Cache permission checks in Redis'.")
+    assert said.endswith("The revert gave no reason for taking out “Cache permission checks in Redis”.")
     assert evidence.startswith("Strongest evidence: ")
     lines = dict((s["line"], s["text"]) for s in dead["snippet"])  # the code at head, numbered
     assert dead["line"] in lines and lines[dead["line"]] == CACHED.splitlines()[dead["line"] - 1]
