@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from comind.agents.entries import subject_anchor
 from comind.anchors import format_anchor
 from comind.cli import colour, note
-from comind.records import KIND_FIELDS, Record, restates, short_id
+from comind.records import KIND_FIELDS, Record, restates, short_id, told_in
 from comind.sanitize import FORMAT_CHARACTERS, printed
 from comind.status import TRUST_NAMES, Status, by_agent
 
@@ -201,6 +201,8 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
     free_text = {f.name for f in KIND_FIELDS.get(record.kind, ()) if f.shape == "text"}
     for name, value in record.fields.items():
         if name in free_text and restates(record.title, value):  # (a symptom that is the title: said once)
+            continue
+        if name == "reason" and told_in(record.body, value):  # (a revert's reason: the body below says it whole)
             continue
         if name == "fingerprint" and isinstance(value, dict):
             out.append(f"  {name}: {_fingerprinted(value)} (--json has them)")

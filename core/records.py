@@ -213,6 +213,16 @@ def restates(title: str, text: Any) -> bool:
     return bool(said) and (titled == said or titled.startswith((said + ",", said + " (")))
 
 
+def told_in(body: str, text: Any) -> bool:
+    """Does the record's `body` open with a field's whole `text` (whitespace aside)? A harvested
+    revert's reason is its body's first 1,000 characters: `show` prints it once, as the body (a
+    gotcha's symptom keeps its label, though its body says it too)."""
+    if not isinstance(text, str) or not body:
+        return False
+    said = " ".join(text.split())
+    return bool(said) and " ".join(body.split()).startswith(said)
+
+
 _QUALIFIED_MR = re.compile(r"(?P<repo>[\w.-]+(?:/[\w.-]+)+)#(?P<number>\d+)")
 
 

@@ -426,6 +426,24 @@ def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, 
     assert "  fingerprint: 1 file, 1 line added and 0 removed (--json has them)" in shown
 
 
+def test_show_says_a_reverts_reason_once_in_its_body(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A harvested revert's reason is also its body: `show` printed it as `reason:`, one line cut at
+    1,000 characters mid-word, then again whole, paragraph by paragraph."""
+    (initialised / "app" / "cache.py").write_text("import redis\n\n_cache = redis.Redis()\n")
+    git(initialised, "add", "app/cache.py")
+    git(initialised, "commit", "-qm", "Cache grants in Redis")
+    why = ["Stale grants after a role change.", "Nothing invalidated the cache: " + "a role change " * 80]
+    git(initialised, "revert", "--no-edit", "HEAD")
+    git(initialised, "commit", "--amend", "-qm", 'Revert "Cache grants in Redis"\n\n' + "\n\n".join(why))
+    assert cli(initialised, "harvest").code == 0
+    logged = [json.loads(line) for line in cli(initialised, "log", "--json", "--history").out.splitlines()]
+    (attempt,) = [r for r in logged if r["kind"] == "attempt"]
+    assert attempt["fields"]["reason"].startswith(why[0])  # still kept, for --json and the findings
+    shown = cli(initialised, "show", attempt["id"]).out
+    assert shown.count("Stale grants after a role change.") == 1 and "reason:" not in shown, shown
+    assert "  Stale grants after a role change.\n  \n  Nothing invalidated the cache: a role change" in shown
+
+
 def test_show_names_a_rejected_option_without_a_reason_alone(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """`--alternative "flags"` (no `| why not`) is a decision's option with no reason given: `show`
     printed "rejected: flags | ", a separator with nothing after it; agents were shown "rejected: flags"."""
