@@ -164,9 +164,16 @@ def evidence_line(record: Record) -> str:
         note = f' "{item["note"]}"' if item.get("note") else ""
         parts.append(f"{label} {ref}{note}".strip())
     reason = record.fields.get("reason") or (record.body if record.kind == "attempt" else "")
-    if reason:
+    if reason and not record.fields.get("reason") and _harvested_revert(record):
+        parts.append("no reason given")  # (its body says so in a sentence of ours, not the revert's words)
+    elif reason:
         parts.append(f'"{str(reason).strip().splitlines()[0][:160]}"')
     return "; ".join(parts)
+
+
+def _harvested_revert(record: Record) -> bool:
+    harvester = record.provenance.get("harvester")
+    return record.kind == "attempt" and isinstance(harvester, dict) and harvester.get("name") == "reverts"
 
 
 def verify_line(path: str | None, span: Sequence[int] | None) -> str:

@@ -59,6 +59,22 @@ def test_an_agents_record_a_person_confirmed_is_labelled_so(cli, tmp_path: Path)
     assert "unconfirmed" not in text
 
 
+def test_a_revert_that_gave_no_reason_says_so_and_does_not_quote_our_sentence(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Its evidence quoted the harvester's own sentence as if the revert said it: `"The revert gave no
+    reason for taking out “Cache grants in the checker”."`, the title again, in an agent's budget."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache grants in the checker")
+    reverted = repo.head()
+    revert = repo.revert_head()  # no reason given
+    refresh(cli, repo.path)
+    text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    assert f"  evidence: revert {revert[:10]}; reverted {reverted[:10]}; no reason given\n" in text, text
+    assert "gave no reason" not in text
+
+
 def test_the_digest_shows_dead_ends_in_code_before_reverted_tooling_bumps(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Reverted bot bumps, newer than the code's dead end, came first and spent the budget on it."""
     repo = history(tmp_path)  # "Cache grants in the checker", reverted
