@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -201,21 +202,26 @@ def _named_no_commit(tmp_path: Path) -> GitRepo:
     return repo
 
 
+def _copied(cli, repo: GitRepo, name: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """The dead ends `check` finds on branch `name`, made from main by copying the cache into app/admin.py."""
+    repo.git("checkout", "-q", "-b", name, "main")
+    repo.write(
+        "app/admin.py",
+        CACHED.replace("import redis\n\n", "import redis  # shared\n\n").replace("class Checker", "class Admin"),
+    )
+    repo.commit("Admin permissions")
+    repo.checkout("main")
+    _, report, _ = check(cli, repo, "--base", "main", "--head", name)
+    return [f for f in report["findings"] if f["type"] == "dead_end"]
+
+
 @pytest.mark.parametrize("made", ["reverted", "named_no_commit"])
 def test_copying_a_dead_end_the_base_holds_again_is_no_reproposal(cli, tmp_path: Path, made: str) -> None:  # type: ignore[no-untyped-def]
     """Rule D15: once the cache is back in app/perm.py under a title of its own, a change copying
     most of it elsewhere copies what the code has; before that, the same copy is a re-proposal.
     The same for a revert that names nothing: what its files held without the attempt is the revert."""
     reverted = _named_no_commit(tmp_path) if made == "named_no_commit" else _reverted(tmp_path)
-    copy = CACHED.replace("import redis\n\n", "import redis  # shared\n\n").replace("class Checker", "class Admin")
-
-    def copied(name: str) -> list[dict[str, Any]]:
-        reverted.git("checkout", "-q", "-b", name, "main")
-        reverted.write("app/admin.py", copy)
-        reverted.commit("Admin permissions")
-        reverted.checkout("main")
-        _, report, _ = check(cli, reverted, "--base", "main", "--head", name)
-        return [f for f in report["findings"] if f["type"] == "dead_end"]
+    copied = partial(_copied, cli, reverted)
 
     assert copied("before")  # the dead end is still one
     reverted.write("app/perm.py", CACHED)
@@ -227,15 +233,7 @@ def test_copying_a_dead_end_a_landing_brought_back_is_no_reproposal(cli, reverte
     """Rule D17: once a landing brought the cache back under a title of its own, a copy of it is no
     retry, even after the code moved on and its files no longer hold it (D15 silent); before that
     landing the same copy is a re-proposal, and a landing that brought back little retires nothing."""
-    copy = CACHED.replace("import redis\n\n", "import redis  # shared\n\n").replace("class Checker", "class Admin")
-
-    def copied(name: str) -> list[dict[str, Any]]:
-        reverted.git("checkout", "-q", "-b", name, "main")
-        reverted.write("app/admin.py", copy)
-        reverted.commit("Admin permissions")
-        reverted.checkout("main")
-        _, report, _ = check(cli, reverted, "--base", "main", "--head", name)
-        return [f for f in report["findings"] if f["type"] == "dead_end"]
+    copied = partial(_copied, cli, reverted)
 
     assert copied("before")
     reverted.write("app/perm.py", PERM + "\n\ndef cached(user):\n    return _cache.get(f'grants:{user.id}')\n")
