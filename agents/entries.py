@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from comind.anchors import format_anchor
-from comind.records import Record, restates
+from comind.records import Record, gave_no_reason, restates
 from comind.status import RelationIndex, Status
 
 from .render import Entry
@@ -164,16 +164,11 @@ def evidence_line(record: Record) -> str:
         note = f' "{item["note"]}"' if item.get("note") else ""
         parts.append(f"{label} {ref}{note}".strip())
     reason = record.fields.get("reason") or (record.body if record.kind == "attempt" else "")
-    if reason and not record.fields.get("reason") and _harvested_revert(record):
+    if reason and gave_no_reason(record):
         parts.append("no reason given")  # (its body says so in a sentence of ours, not the revert's words)
     elif reason:
         parts.append(f'"{str(reason).strip().splitlines()[0][:160]}"')
     return "; ".join(parts)
-
-
-def _harvested_revert(record: Record) -> bool:
-    harvester = record.provenance.get("harvester")
-    return record.kind == "attempt" and isinstance(harvester, dict) and harvester.get("name") == "reverts"
 
 
 def verify_line(path: str | None, span: Sequence[int] | None) -> str:

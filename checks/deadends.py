@@ -32,7 +32,7 @@ from comind.deps import (
 )
 from comind.harvest.approach import Approach, FileChange, Line, bookkeeping, file_lines
 from comind.harvest.walker import walk
-from comind.records import Record, quoted, short_id
+from comind.records import Record, gave_no_reason, quoted, short_id
 from comind.rule import Match
 from comind.rulebook import (
     BY_ID,
@@ -662,7 +662,10 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
         if not found:
             continue
         message, path, line, rule, said = found[0]
-        message += f": {_one_line(reason)}" if reason.strip() else ""
+        if gave_no_reason(record):  # (its body is our sentence saying so, naming the title again)
+            message += " (no reason given)"
+        elif reason.strip():
+            message += f": {_one_line(reason)}"
         if retry:
             message += f". Its retry condition is met ({retry.removeprefix('retry condition met: ')}), so this "
             message += "may be the time to try again."
@@ -727,13 +730,14 @@ def _report_reland(run: CheckRun, record: Record, relation: Record, change: Chan
     stated = str(
         record.fields.get("reason") or ""
     ).strip()  # what the revert said; the body may only say it said nothing
-    reason = (stated or record.body or "").strip()
+    silent = gave_no_reason(record)  # (its body is our sentence saying so, naming the title again)
+    reason = "" if silent else (stated or record.body or "").strip()
     sha = str(relation.provenance.get("head_commit", ""))
     attempt_approach = fingerprint_of(record)
     path = line = None
     if attempt_approach is not None and (m := match_lines(attempt_approach, change, rules_of(run.ws.config))).where:
         path, line = m.where
-    message = f"{sha[:7]} relands {what}" + (f": {reason}" if reason else "")
+    message = f"{sha[:7]} relands {what}" + (f": {reason}" if reason else " (no reason given)" if silent else "")
     message += "" if message.endswith((".", "!", "?")) else "."
     message += (
         " Check that it no longer fails that way." if stated else " Read the revert to learn why it was taken out."

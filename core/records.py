@@ -223,6 +223,18 @@ def told_in(body: str, text: Any) -> bool:
     return bool(said) and " ".join(body.split()).startswith(said)
 
 
+def gave_no_reason(record: Record) -> bool:
+    """Is this a harvested revert that gave no reason? Its body is then the harvester's own sentence
+    saying so, naming the title again: readers say "no reason given" instead of quoting it."""
+    harvester = record.provenance.get("harvester")
+    return (
+        record.kind == "attempt"
+        and isinstance(harvester, dict)
+        and harvester.get("name") == "reverts"
+        and not record.fields.get("reason")
+    )
+
+
 _QUALIFIED_MR = re.compile(r"(?P<repo>[\w.-]+(?:/[\w.-]+)+)#(?P<number>\d+)")
 
 

@@ -1117,8 +1117,9 @@ def test_the_harvest_line_counts_relations_apart_from_records(cli, reverted: Git
     assert "relations" not in check(cli, reverted)[2]  # nothing new harvested: no line at all
 
 
-def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+def test_a_revert_without_a_reason_says_so_once_naming_the_title_once(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     reverted.git("commit", "--amend", "-q", "-m", 'Revert "Cache permission checks in Redis"\n')
+    revert = reverted.head()
     reverted.branch("feature")
     reverted.checkout("feature")
     reverted.write("app/perm.py", CACHED)
@@ -1127,11 +1128,24 @@ def test_a_revert_without_a_reason_says_so_and_quotes_the_reverted_title(cli, re
     [dead] = [f for f in report["findings"] if f["type"] == "dead_end"]
     assert code == 1
     said, evidence = dead["message"].rsplit("\n", 1)
-    assert said.endswith("The revert gave no reason for taking out “Cache permission checks in Redis”.")
+    assert said.endswith(f"“Cache permission checks in Redis”, reverted in {revert[:7]} (no reason given)")
+    assert said.count("Cache permission checks in Redis") == 1, said  # (the body's sentence would say it again)
     assert evidence.startswith("Strongest evidence: ")
     lines = dict((s["line"], s["text"]) for s in dead["snippet"])  # the code at head, numbered
     assert dead["line"] in lines and lines[dead["line"]] == CACHED.splitlines()[dead["line"] - 1]
     assert f"> {dead['line']} | " in cli(reverted.path, "check", "--base", "main").out
+
+
+def test_a_reland_of_a_revert_without_a_reason_says_so_once(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    reverted.git("commit", "--amend", "-q", "-m", 'Revert "Cache permission checks in Redis"\n')
+    revert = reverted.head()
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.git("revert", "--no-edit", "HEAD")  # Revert "Revert "…"": a reland on purpose
+    _, report, _ = check(cli, reverted, "--base", "main")
+    [note] = [f for f in report["findings"] if f["type"] == "reland"]
+    assert f"“Cache permission checks in Redis”, reverted in {revert[:7]} (no reason given). " in note["message"]
+    assert note["message"].count("Cache permission checks in Redis") == 1, note["message"]
 
 
 def test_filter_modes_on_the_command_line(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
