@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from comind.agents.entries import subject_anchor
 from comind.anchors import format_anchor
 from comind.cli import colour, note
-from comind.records import KIND_FIELDS, Record, restates, short_id, told_in
+from comind.records import KIND_FIELDS, Record, beyond_title, gave_no_reason, short_id, told_in
 from comind.sanitize import FORMAT_CHARACTERS, printed
 from comind.status import TRUST_NAMES, Status, by_agent
 
@@ -196,12 +196,17 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
         out.append(f"  trust:    {TRUST_NAMES[status.trust]}")
         out += [f"  mark:     {m}" for m in status.marks]
         out += [f"  note:     {n}" for n in status.notes]
-    if record.trigger:
+    if record.trigger and beyond_title(record.title, record.trigger) is not None:  # (not `re-doing: <title>`)
         out.append(f"  relevant when: {record.trigger}")
     free_text = {f.name for f in KIND_FIELDS.get(record.kind, ()) if f.shape == "text"}
+    silent = gave_no_reason(record)  # (its body is our sentence saying so, naming the title again)
+    if silent:
+        out.append("  reason: none given")
     for name, value in record.fields.items():
-        if name in free_text and restates(record.title, value):  # (a symptom that is the title: said once)
-            continue
+        if name in free_text and isinstance(value, str) and value.strip():  # the title is said: only what is more
+            if (more := beyond_title(record.title, value)) is None:
+                continue
+            value = more if more == value else f"as titled{more}"
         if name == "reason" and told_in(record.body, value):  # (a revert's reason: the body below says it whole)
             continue
         if name == "fingerprint" and isinstance(value, dict):
@@ -225,7 +230,7 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
     origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
     out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")
     out = [printed(text) for text in out]
-    if record.body:
+    if record.body and not silent:
         out.append("")
         out += ["  " + printed(body_line, multiline=True) for body_line in record.body.splitlines()]
     return out

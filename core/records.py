@@ -213,6 +213,21 @@ def restates(title: str, text: Any) -> bool:
     return bool(said) and (titled == said or titled.startswith((said + ",", said + " (")))
 
 
+def beyond_title(title: str, text: str) -> str | None:
+    """What a field's `text` says beyond its record's `title`, for a reader who has the title: None
+    when nothing (`restates`, or the title after a lead-in: `re-doing: <title>`); what follows it
+    when it is the title and more (`<title> (0871179de7)` gives ` (0871179de7)`); else `text`."""
+    if restates(title, text):
+        return None
+    said, titled = " ".join(text.split()), " ".join(title.split())
+    if said[: len(titled)].casefold() == titled.casefold() and said[len(titled) :].startswith((" (", ",")):
+        return said[len(titled) :]
+    lead = said[: len(said) - len(titled)].strip()
+    if said[len(lead) :].strip().casefold() == titled.casefold() and lead.endswith(":") and len(lead.split()) <= 3:
+        return None
+    return text
+
+
 def told_in(body: str, text: Any) -> bool:
     """Does the record's `body` open with a field's whole `text` (whitespace aside)? A harvested
     revert's reason is its body's first 1,000 characters: `show` prints it once, as the body (a

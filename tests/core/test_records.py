@@ -16,6 +16,7 @@ from comind.records import (
     BODY_MAX,
     KIND_FIELDS,
     CorruptRecord,
+    beyond_title,
     canonical,
     content_hash,
     harvested_id,
@@ -399,3 +400,18 @@ def test_a_stored_record_is_cleaned_again_only_when_it_was_written_whole() -> No
     old["body"] += "!"  # the hash no longer matches: not a record written whole, nothing laundered
     assert recleaned(canonical(old)) is None
     assert recleaned(b"not json") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "beyond"),
+    [
+        ("Cache grants", None),  # the title itself
+        ("re-doing: Cache  grants", None),  # a lead-in adds nothing
+        ("Cache grants (0871179de7)", " (0871179de7)"),
+        ("cache grants, with a TTL", ", with a TTL"),
+        ("Cache grants in Redis", "Cache grants in Redis"),  # more than the title, not after it: whole
+        ("a very long lead-in then: Cache grants", "a very long lead-in then: Cache grants"),
+    ],
+)
+def test_beyond_title_keeps_what_a_field_adds_to_the_title(text: str, beyond: str | None) -> None:
+    assert beyond_title("Cache grants", text) == beyond

@@ -1847,3 +1847,20 @@ def test_a_squash_that_undoes_a_botched_revert_and_reverts_anew_keeps_the_attemp
     harvest(cli, gr)
     attempts = [(r["title"], r["status"]) for r in records(cli, gr) if r["kind"] == "attempt"]
     assert ("Fix prepare()'s return type (#22517)", "active") in attempts, attempts
+
+
+@pytest.mark.parametrize("reason", ["Stale grants after a role change.", ""])
+def test_show_says_a_reverts_title_once(cli, gr: GitRepo, reason: str) -> None:  # type: ignore[no-untyped-def]
+    """The trigger (`re-doing: <title>`) and the approach (`<title> (<sha>)`) say the title again:
+    `show` keeps only what they add, and a revert that gave no reason says so, not our sentence."""
+    gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
+    tried = gr.commit("Key grants by uid")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f'Revert "Key grants by uid"\n\n{reason}'.strip())
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    shown = cli(gr.path, "show", attempt["id"]).out
+    assert shown.count("Key grants by uid") == 1, shown
+    assert f"  approach: as titled ({tried[:10]})\n" in shown and "relevant when" not in shown
+    assert (f"\n  {reason}" if reason else "  reason: none given\n") in shown, shown
+    assert attempt["trigger"] == "re-doing: Key grants by uid"  # --json keeps every field as stored
