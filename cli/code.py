@@ -99,7 +99,8 @@ def run_status(args: argparse.Namespace) -> int:
         )
         print_json_lines(record_json(r, derived[r.id]) | {"needs_person": True, "why": why[r.id]} for r in waiting)
         return 0
-    print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
+    if len(history) < len(records) or not records:  # (all history: its own line below says the counts)
+        print("  ".join(f"{s} {counts[s]}" for s in STATES if counts.get(s)) or "no records")
     if not history:  # (written records alone are not the history: say so, however many)
         hint_if_unharvested(ws)
     if waiting:

@@ -91,6 +91,20 @@ def test_status_without_history_needing_a_person_prints_no_request(  # type: ign
     assert "confirm or retract" not in text and "needs a person" not in text and "history: 1" in text
 
 
+def test_status_says_the_counts_once_when_every_record_is_history(  # type: ignore[no-untyped-def]
+    cli, old: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All harvested: the `history:` line has the counts, so no line of counts above it says them again."""
+    assert cli(old.path, "harvest").code == 0
+    old.write("app/perm.py", REWRITTEN)
+    old.commit("grants as a set")
+    lines = cli(old.path, "status").out.splitlines()
+    assert lines[0].startswith("history: 1 harvested record (1 attempt), 0 active, 1 stale"), lines
+    _setup(cli, old, monkeypatch)  # a person's record too: the first line counts them all
+    lines = cli(old.path, "status").out.splitlines()
+    assert lines[0] == "stale 1  dormant 1" and lines[1].startswith("history: 1 harvested record"), lines
+
+
 def test_why_shows_the_dormant_and_stale_records_on_the_symbol_labelled(  # type: ignore[no-untyped-def]
     cli, old: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
