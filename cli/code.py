@@ -164,7 +164,8 @@ def run_why(args: argparse.Namespace) -> int:
             last = group
         s = item.status
         label = paint(f"{s.state:<12}", s.state, colour)
-        hop = f"  ({item.relevance})" if item.relevance != "direct" else ""
+        how = item.relevance.removeprefix("one hop: ")  # (its heading says "one hop away")
+        hop = f"  ({how})" if item.relevance != "direct" else ""
         hop += "  [history]" if is_history(item.record) else ""
         hop += f"  {AGENT_MARK}" if by_agent(item.record) else ""
         print(

@@ -571,6 +571,9 @@ def test_why_direct_hop_order_and_at(cli, gr: GitRepo, monkeypatch: pytest.Monke
         (constraint, "one hop: app/views.py imports app.db"),
     ]
     assert all(r["status"] == "active" and r["status_reason"] for r in rows)
+    text = cli(gr.path, "why", "app/views.py::view").out
+    assert "one hop away:\n" in text and "raw_query only in migrations  (app/views.py imports app.db)" in text, text
+    assert text.count("one hop") == 1, text  # (the heading says it: each item names only the relation)
     line_rows = [json.loads(x)["id"] for x in cli(gr.path, "why", "app/views.py:6", "--json").out.splitlines()]
     assert gotcha in line_rows
 
