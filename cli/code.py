@@ -126,12 +126,13 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_why(args: argparse.Namespace) -> int:
+    from comind.anchoring import file_moves
     from comind.anchors import typed_in
     from comind.cli import revision, workspace
     from comind.cli.output import (
         AGENT_MARK,
         asked_first,
-        brief,
+        brief_lines,
         hint_if_unharvested,
         paint,
         print_json_lines,
@@ -174,8 +175,10 @@ def run_why(args: argparse.Namespace) -> int:
         )
         asked = {p for p in (answer.path, (item.anchor or {}).get("path")) if p}
         reason, notes, elsewhere = asked_first(s.reason, list(s.notes), asked)
-        print(f"             {printed(brief(reason))}")
-        for note in notes:
+        for part in brief_lines(reason):
+            print(f"             {printed(part)}")
+        moves, notes = file_moves(notes)
+        for note in moves + notes:
             print(f"             note: {printed(note)}")
         if elsewhere:
             notes_word = "note" if elsewhere == 1 else "notes"

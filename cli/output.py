@@ -142,11 +142,16 @@ def subject(record: Record) -> str:
 def brief(reason: str, keep: int = 2, width: int = 240) -> str:
     """A status reason for a listing: its first `keep` parts (anchors gone, drifted…), each cut at
     `width` (a landing's dozen gone files), then how many more; `comind show ID` has them all."""
+    return "; ".join(brief_lines(reason, keep, width))
+
+
+def brief_lines(reason: str, keep: int = 2, width: int = 240) -> list[str]:
+    """`brief`, a part a line (`why` prints them so: several long parts read down, not off the screen)."""
     parts = reason.split("; ")
     shown = [p if len(p) <= width else p[: width - 1] + "…" for p in parts[: keep if len(parts) > keep + 1 else None]]
     if len(shown) < len(parts):
-        return "; ".join(shown) + f"; and {len(parts) - keep} more (comind show)"
-    return "; ".join(shown) + (" (comind show)" if shown != parts else "")
+        return [*shown, f"and {len(parts) - keep} more (comind show)"]
+    return [*shown[:-1], shown[-1] + " (comind show)"] if shown != parts else shown
 
 
 def asked_first(reason: str, notes: list[str], asked: set[str]) -> tuple[str, list[str], int]:

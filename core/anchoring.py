@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
@@ -58,6 +59,27 @@ def _percent(share: float) -> str:
 
 
 # -- resolution ------------------------------------------------------------------------------
+
+
+FILE_RENAMED = "file renamed"  # a `Location.how`; its note reads "<name> file renamed: now <name there>"
+_RENAMED_NOTE = re.compile(
+    rf"(?P<old>[^:]+?)(?:::(?P<symbol>.+?))? {FILE_RENAMED}: now (?P<new>[^:]+?)(?:::(?P=symbol))?"
+)
+
+
+def file_moves(notes: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(one line per file renamed, `a.rs → crates/a.rs (4 symbols)`, the other notes): a listing says
+    a move once, not once per symbol of the file (`show` keeps every note, `--json` too)."""
+    moved: dict[tuple[str, str], int] = {}
+    rest: list[str] = []
+    for note in notes:
+        if m := _RENAMED_NOTE.fullmatch(note):
+            key = (m["old"], m["new"])
+            moved[key] = moved.get(key, 0) + (1 if m["symbol"] else 0)
+        else:
+            rest.append(note)
+    counted = {key: f" ({n} symbol{'s' * (n != 1)})" if n else "" for key, n in moved.items()}
+    return [f"{FILE_RENAMED}: {old} → {new}{count}" for (old, new), count in counted.items()], rest
 
 
 def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD") -> dict[str, Any]:
@@ -539,10 +561,10 @@ class Anchorer:
         if anchor.get("scope") != "symbol":
             if path is None:
                 return Location("gone", deleted_in=deleted_in)
-            return Location("found", path, how="file renamed" if renamed else "")
+            return Location("found", path, how=FILE_RENAMED if renamed else "")
         symbol = anchor["symbol"]
         if path is not None and (found := target.find(path, symbol)):
-            return Location("found", path, found, "file renamed" if renamed else "")
+            return Location("found", path, found, FILE_RENAMED if renamed else "")
         # Same file first: a rename in place keeps the body (or at least its shape).
         if path is not None:
             for key in ("body_hash", "shape_hash"):

@@ -1045,3 +1045,19 @@ def test_what_the_search_for_a_removal_found_is_written_to_the_index_cache_at_on
     assert fresh._removed_in("app/perm.py", "Checker.audit", start, gr.head()) == removed
     fresh.flush()
     assert facts(fresh.index) == written  # all read back, none found again
+
+
+def test_file_moves_says_each_file_renamed_once_and_keeps_the_other_notes() -> None:
+    from comind.anchoring import file_moves
+
+    notes = [
+        "a/x.rs::Ignore file renamed: now b/x.rs::Ignore",
+        "a/x.rs::Ignore.add file renamed: now b/x.rs::Ignore.add",
+        "a/x.rs::Inner: body changed since 5714dbde09 (85% similar)",
+        "a/y.md file renamed: now b/y.md",  # a file anchor: no symbols to count
+        "a/z.rs::f moved: now a/w.rs::f",  # not a file renamed
+    ]
+    assert file_moves(notes) == (
+        ["file renamed: a/x.rs → b/x.rs (2 symbols)", "file renamed: a/y.md → b/y.md"],
+        ["a/x.rs::Inner: body changed since 5714dbde09 (85% similar)", "a/z.rs::f moved: now a/w.rs::f"],
+    )

@@ -312,3 +312,36 @@ def test_status_lists_what_an_agent_wrote_or_reviewed_until_a_person_confirms_it
         assert cli(old.path, "review", "confirm", confirmed).code == 0
     after = cli(old.path, "status").out
     assert "needs a person" not in after, after  # the agent's record confirmed, its review now counts
+
+
+def test_why_of_a_moved_file_says_the_move_once_and_its_reason_a_part_a_line(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path
+) -> None:
+    """A record on four symbols of a file moved since: `why` says the move in one note, not one per
+    symbol, and each part of a long reason on a line of its own."""
+    repo = GitRepo(tmp_path)
+    names = ("load", "save", "merge", "prune")
+    repo.write(
+        "ignore/dir.py",
+        "".join(f"def {n}(tree, path, flags):\n    return tree.{n}(path, flags, 1)\n\n\n" for n in names),
+    )
+    repo.commit("dir walking")
+    on = [a for n in names for a in ("--on", f"ignore/dir.py::{n}")]
+    made = cli(repo.path, "remember", "gotcha", *on, "--title", "Walks twice", "--symptom", "slow", "--cause", "c")
+    assert made.code == 0, made.err
+    rid = made.out.strip().splitlines()[-1]
+    repo.git("mv", "ignore", "crates")
+    text = (repo.path / "crates/dir.py").read_text()
+    for n in ("load", "save"):  # rewritten: their bodies drift
+        text = text.replace(
+            f"    return tree.{n}(path, flags, 1)\n", f"    seen = set()\n    return [x for x in walk_{n}(seen)]\n"
+        )
+    repo.write("crates/dir.py", text)
+    repo.commit("move and rework")
+    out = cli(repo.path, "why", "crates/dir.py").out
+    assert "note: file renamed: ignore/dir.py → crates/dir.py (4 symbols)\n" in out, out
+    assert out.count("file renamed") == 1, out
+    reasons = [ln.strip() for ln in out.splitlines() if "body drifted" in ln]
+    assert [r.split(":")[2] for r in reasons] == ["load", "save"] and all(r.count("drifted") == 1 for r in reasons), out
+    said = json.loads(cli(repo.path, "show", rid, "--json").out)["notes"]
+    assert sum("file renamed: now crates/dir.py::" in n for n in said) == 4  # --json keeps each note
