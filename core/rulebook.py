@@ -426,7 +426,7 @@ class LandedAgain(BaseRule):
     summary = "An attempt a landing brought back since its revert (`score` of it, in its files) is back: no retry."
     options = (
         Option("score", 0.85, "how much of the attempt a landing brought back, as D13 scores it (0: off)"),
-        Option("lines", 3, "added lines an attempt needs to be judged so", whole=True),
+        Option("lines", 1, "added lines an attempt needs to be judged so", whole=True),
     )
 
     def judge(self, brought: float) -> bool:
