@@ -52,7 +52,7 @@ def write_tree(root: Path, head_dir: Path, *, staged: bool) -> str:
     with tempfile.TemporaryDirectory(prefix="comind-preflight-") as scratch:
         index = Path(scratch) / "index"
         if (head_dir / "index").is_file():  # its stat data makes `add -A` read only what changed
-            shutil.copyfile(head_dir / "index", index)
+            shutil.copy2(head_dir / "index", index)  # with its mtime, which git's racy check reads
         env["GIT_INDEX_FILE"] = str(index)
         _git(root, "add", "-A", "--", ".", env=env)
         return _git(root, "write-tree", env=env)

@@ -86,6 +86,26 @@ def test_working_tree_change_reproposing_a_dead_end_fails(cli, tmp_path: Path) -
     assert repo.git("status", "--porcelain").count("\n") == 3  # nothing staged or written by preflight
 
 
+def test_an_edit_git_must_read_to_see_is_seen(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An edit keeping a file's size and mtime, made in the second its index was written (racily
+    clean: git reads the file to know), was missed: the copied index got a new mtime, so git trusted
+    the stale stat data. ctime is left out (core.trustctime) so that the race is made, not waited for."""
+    import os
+
+    repo = GitRepo(tmp_path)
+    repo.git("config", "core.trustctime", "false")
+    repo.write("a.py", "def f():\n    return 1\n")
+    when = 1_700_000_000
+    os.utime(repo.path / "a.py", (when, when))
+    repo.commit("initial")
+    os.utime(repo.path / ".git" / "index", (when, when))  # written in the second the file was
+    repo.write("a.py", "def f():\n    return 2\n")  # the same size
+    os.utime(repo.path / "a.py", (when, when))
+    assert repo.git("diff", "--name-only") == "a.py\n"  # git sees it
+    result = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)
+    assert result["touched"] == ["a.py::f"], result
+
+
 def test_text_shows_the_whole_finding_each_line_indented(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     cli(repo.path, "harvest")
