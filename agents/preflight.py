@@ -9,8 +9,8 @@ decisions there, constraints, gotchas and attempts, each with status, trust and 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from comind import promisor
 from comind.checks.change import compute_change
@@ -88,7 +88,13 @@ class Preflight:
         }
 
 
-def resolve(ws: Workspace, spec: str | None, *, staged: bool, tree: PendingTree | None = None) -> tuple[str, str]:
+class Resolved(NamedTuple):
+    base: str
+    head: str
+    written: str = ""  # "working_tree" | "index": `head` is that, written as a commit (`worktree`)
+
+
+def resolve(ws: Workspace, spec: str | None, *, staged: bool, tree: PendingTree | None = None) -> Resolved:
     """(base, head) commits: `A..B`, `A...B` (from their merge base), `A` (the working tree
     against A) or nothing (the working tree, or the index, against HEAD), as `git diff` reads them.
     `tree`: the working tree's (or the index's) tree, already being written (`PendingTree`)."""
@@ -105,15 +111,19 @@ def resolve(ws: Workspace, spec: str | None, *, staged: bool, tree: PendingTree 
         found = index.repo.merge_base(commit(a), head)
         if found is None:
             raise ComindError(f"--diff {spec}: no common ancestor")
-        return str(found), head
+        return Resolved(str(found), head)
     if spec and ".." in spec:
         a, _, b = spec.partition("..")
-        return commit(a), commit(b)
+        return Resolved(commit(a), commit(b))
     base = commit(spec or "HEAD")
-    return base, uncommitted_commit(index.repo, ws.root, ws.head_dir, base, staged=staged, tree=tree)
+    head = uncommitted_commit(index.repo, ws.root, ws.head_dir, base, staged=staged, tree=tree)
+    return Resolved(base, head, "index" if staged else "working_tree")
 
 
-def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: str = "diff") -> Preflight:
+def preflight_change(
+    ws: Workspace, ledger: Ledger, base: str, head: str, mode: str = "diff", *, written: str = ""
+) -> Preflight:
+    """`written`: `head` is the working tree or the index written as a commit (`Resolved.written`)."""
     index = ws.index
     promisor.take_warning(index.repo)  # (an earlier question's, in a long-lived server)
     change = compute_change(index, base, head)  # (in a partial clone, it fetches what the snapshots read)
@@ -190,6 +200,8 @@ def preflight_change(ws: Workspace, ledger: Ledger, base: str, head: str, mode: 
         seen.add(record.id)
     cached.flush()
     promisor.take_warning(index.repo)  # said as `warning`, of the files it left unread
+    if written:
+        result.items = [replace(i, entry=uncommitted(ws, i.entry, head, written)) for i in result.items]
     order = list(SECTIONS)
     result.items.sort(key=lambda i: (order.index(i.section), -LEVELS.index(i.level), i.entry.kind, i.entry.id))
     return result
@@ -231,6 +243,19 @@ def preflight_plan(
     if anchorer is not None:
         anchorer.flush()
     return result
+
+
+def uncommitted(ws: Workspace, entry: Entry, head: str, written: str) -> Entry:
+    """An entry whose code was found at `head`, the working tree or the index written as a commit
+    on no ref (`worktree`), said to be verified there, on HEAD (at HEAD where its tree is HEAD's)."""
+    if entry.verified_at != head:
+        return entry  # (not found there: as anchored, at the commit the anchor names)
+    import pygit2
+
+    at = ws.head() or ""
+    repo = ws.index.repo
+    same = bool(at) and repo[head].peel(pygit2.Commit).tree_id == repo[at].peel(pygit2.Commit).tree_id
+    return entry._replace(verified_at=at, verified_in="" if same else written)
 
 
 def named_at(ws: Workspace, head: str, on: Sequence[Mapping[str, Any]]) -> None:

@@ -17,6 +17,7 @@ from comind.sanitize import find_secret, looks_like_instruction, redact_emails, 
 TOKEN_BUDGET = 500  # what a hook adds to an agent's context, at most (DESIGN §8)
 CHARS_PER_TOKEN = 4  # a conservative estimate for English and code (no tokenizer at hook speed)
 NOTE = "recorded facts about this code; verify before relying"
+UNCOMMITTED = {"working_tree": "the working tree", "index": "the index"}  # `Entry.verified_in`, said
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SPACES = re.compile(r"\s+")
 
@@ -40,6 +41,8 @@ class Entry(NamedTuple):
     severity: str = ""  # a constraint's must | should
     anchored: str = ""  # the subject as anchored, when `on` (where it is now) differs
     confirmed: bool = False  # a person confirmed it (`comind review confirm`): an agent's record says so
+    # "working_tree" or "index": `on` was found there, uncommitted, on top of `verified_at` (HEAD)
+    verified_in: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +53,7 @@ class Entry(NamedTuple):
             "trust": self.trust,
             "on": self.on,
             "verified_at": self.verified_at,
+            "verified_in": self.verified_in,
             "evidence": self.evidence,
             "verify": self.verify,
             "why": self.why,
@@ -70,6 +74,7 @@ class Entry(NamedTuple):
             trust=int(data["trust"]),
             on=str(data.get("on", "")),
             verified_at=str(data.get("verified_at", "")),
+            verified_in=str(data.get("verified_in", "")),
             evidence=str(data.get("evidence", "")),
             verify=str(data.get("verify", "")),
             why=str(data.get("why", "")),
@@ -112,7 +117,8 @@ def entry_lines(entry: Entry) -> list[str]:
     if entry.why:
         lines.append(f"  why shown: {clean(entry.why, 160)}")
     if entry.on:
-        at = [f"verified at {entry.verified_at[:7]}"] if entry.verified_at else []
+        at = [f"verified in {UNCOMMITTED.get(entry.verified_in, 'an uncommitted change')}"] if entry.verified_in else []
+        at = at or ([f"verified at {entry.verified_at[:7]}"] if entry.verified_at else [])
         at += [f"anchored as {clean(entry.anchored, 160)}"] if entry.anchored else []
         lines.append(f"  on: {clean(entry.on, 160)}" + (f" ({'; '.join(at)})" if at else ""))
     lines += [f"  {clean(d, 200)}" for d in entry.detail[:3]]

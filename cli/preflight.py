@@ -98,8 +98,8 @@ def _change(ws: Any, args: argparse.Namespace) -> Any:
     from comind.agents.preflight import preflight_change, resolve
     from comind.query import open_ledger
 
-    base, head = resolve(ws, spec, staged=args.staged, tree=tree)
-    return preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff")
+    base, head, written = resolve(ws, spec, staged=args.staged, tree=tree)
+    return preflight_change(ws, open_ledger(ws), base, head, "staged" if args.staged else "diff", written=written)
 
 
 def _plan(ws: Any, args: argparse.Namespace) -> Any:

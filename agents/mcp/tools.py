@@ -65,7 +65,14 @@ class RecordOut(BaseModel):
         "held at T1 and is labelled confirmed by a person",
     )
     on: str = Field(description="the code it is about")
-    verified_at: str = Field(description="the commit `on` was found at: head, else the one its anchor names")
+    verified_at: str = Field(
+        description="the commit `on` was found at: head, else the one its anchor names; with verified_in, HEAD"
+    )
+    verified_in: str = Field(
+        default="",
+        description='"working_tree" or "index": `on` was found there, uncommitted, on top of verified_at (HEAD); '
+        '"": in the commit verified_at',
+    )
     anchored: str = Field(default="", description="the code as anchored, when it moved or went since (`on` is now)")
     evidence: str
     verify: str = Field(description="the file and lines to read before relying on it")
@@ -226,6 +233,7 @@ def record_out(entry: Entry) -> RecordOut:
         author_kind=entry.author,
         on=clean(entry.on, 200),
         verified_at=clean(entry.verified_at, 64),
+        verified_in=entry.verified_in,
         anchored=clean(entry.anchored, 200),
         evidence=clean(entry.evidence, 300),
         verify=clean(entry.verify, 200),
@@ -298,8 +306,8 @@ def preflight(ws: Workspace, args: PreflightIn) -> Answer:
             on = [parse_anchor(a) for a in args.on]
             result = preflight_plan(ws, ledger, args.plan or "", on, args.limit)
         else:
-            base, head = resolve(ws, args.range or None, staged=args.mode == "staged")
-            result = preflight_change(ws, ledger, base, head, args.mode)
+            base, head, written = resolve(ws, args.range or None, staged=args.mode == "staged")
+            result = preflight_change(ws, ledger, base, head, args.mode, written=written)
     finally:
         ledger.close()
     items = [

@@ -162,6 +162,8 @@ def test_lists_and_answers_every_tool_resource_and_prompt(repo: GitRepo) -> None
         diff = await call(client, schemas, "preflight", {"mode": "diff"})
         assert diff["blocking"] and diff["items"][0]["section"] == "reproposes"
         assert diff["items"][0]["id"] == attempt["id"]
+        head = repo.git("rev-parse", "HEAD").strip()  # the working tree's code, on HEAD (not the commit written)
+        assert (diff["items"][0]["verified_at"], diff["items"][0]["verified_in"]) == (head, "working_tree")
         plan = await call(
             client,
             schemas,

@@ -106,6 +106,31 @@ def test_an_edit_git_must_read_to_see_is_seen(cli, tmp_path: Path) -> None:  # t
     assert result["touched"] == ["a.py::f"], result
 
 
+def test_code_found_in_the_working_tree_is_said_to_be_verified_there(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`on` was said `verified at` the commit comind writes for the working tree, on no ref: it is
+    verified in the working tree (or the index), on HEAD, and at HEAD where the tree is HEAD's."""
+    repo = GitRepo(tmp_path)
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("initial")
+    said = ["--title", "f caches forever", "--symptom", "stale values", "--cause", "no ttl"]
+    assert cli(repo.path, "remember", "gotcha", "--on", "a.py::f", *said).code == 0
+    repo.git("add", "-A")
+    head = repo.commit("records")
+    repo.write("a.py", "def f():\n    return 22\n")
+
+    def on(*args: str) -> tuple[str, str, str]:
+        agent = cli(repo.path, "preflight", *args, "--format", "agent").out
+        [item] = json.loads(cli(repo.path, "preflight", *args, "--format", "json").out)["items"]
+        [line] = [line for line in agent.splitlines() if line.startswith("  on: ")]
+        return line, item["verified_at"], item["verified_in"]
+
+    assert on("--diff") == ("  on: a.py::f (verified in the working tree)", head, "working_tree")
+    repo.git("add", "a.py")
+    assert on("--staged") == ("  on: a.py::f (verified in the index)", head, "index")
+    now = repo.commit("f returns 22")
+    assert on("--diff", head) == (f"  on: a.py::f (verified at {now[:7]})", now, "")  # a clean tree: HEAD's
+
+
 def test_text_shows_the_whole_finding_each_line_indented(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     cli(repo.path, "harvest")
