@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from comind.checks.run import run_check
     from comind.cli import workspace
     from comind.cli.output import hint_if_unharvested, use_colour
+    from comind.harvest.run import written_words
 
     if args.list_rules:
         from comind.rulebook import listing
@@ -139,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
         relations = report.stats.get("relations", 0)  # (new records count them too)
         print(
             f"comind: harvested {plural(harvested['commits'], 'new commit')}: "
-            f"{plural(harvested['written'], 'new record')}; {plural(report.stats.get('records', 0), 'record')} "
+            f"{written_words(harvested['new'], harvested['rederived'])}; "
+            f"{plural(report.stats.get('records', 0), 'record')} "
             "in the ledger" + (f" and {plural(relations, 'relation')} between them" if relations else ""),
             file=sys.stderr,
         )

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from comind.harvest.context import HarvestContext
     from comind.harvest.walker import CommitInfo
     from comind.records import Record
+    from comind.store import Put
     from comind.workspace import Workspace
 
 STATE_VERSION = 3  # 2: reverted subjects are kept, for the relands that name or repeat them; 3: two passes
@@ -36,7 +37,8 @@ Progress = Callable[[int, int], None]
 class HarvestResult:
     def __init__(self) -> None:
         self.commits = 0
-        self.written = 0
+        self.new = 0  # records no store of the harvest held
+        self.rederived = 0  # records held under another content hash: derived again (a new harvester)
         self.records = 0
         self.counts: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
@@ -48,11 +50,21 @@ class HarvestResult:
         self.weighed = 0  # changes added to the term weights (`harvest.weights`)
         self.rekeyed = 0  # cached records given the actor key's pseudonyms (`harvest.rekey`)
 
+    @property
+    def written(self) -> int:
+        """Records written: new and re-derived."""
+        return self.new + self.rederived
+
+    def add(self, put: Put) -> None:
+        self.new, self.rederived = self.new + put.new, self.rederived + put.rederived
+
     def summary(self) -> dict[str, Any]:
         return {
             "commits": self.commits,
             "records": self.records,
             "written": self.written,
+            "new": self.new,
+            "rederived": self.rederived,
             "counts": dict(sorted(self.counts.items())),
             "skipped": dict(sorted(self.skipped.items())),
             "over_budget": dict(sorted(self.over_budget.items())),
@@ -74,12 +86,20 @@ class HarvestResult:
         skipped = sum(self.skipped.values())
         shallow = "; shallow clone: history beyond the boundary was not read" if self.shallow else ""
         return (
-            f"harvested {self.commits} commits: {parts}; {self.written} new records"
+            f"harvested {self.commits} commits: {parts}; {written_words(self.new, self.rederived)}"
             + (f"; {skipped} skipped" if skipped else "")
             + (f"; {self.budget_line}" if self.budget_line else "")
             + (f"; {self.rekeyed} cached records re-keyed (the actor key changed)" if self.rekeyed else "")
             + shallow
         )
+
+
+def written_words(new: int, rederived: int) -> str:
+    """`2 new records`; `6 records re-derived (0 new)`: records the store held, under another hash
+    (every record a newer harvester makes differs, by its version if nothing else), are not new."""
+    if rederived:
+        return f"{rederived} record{'s' if rederived != 1 else ''} re-derived ({new} new)"
+    return f"{new} new record{'s' if new != 1 else ''}"
 
 
 # what a summary count names, where its kind alone is no noun ("12 unresolved")
@@ -150,7 +170,8 @@ def harvest(
         if not isinstance(exc, Diverged):
             raise
         again = run()
-        again.written += first.written  # the default branch's, written before the branch's diverged
+        again.new += first.new  # the default branch's, written before the branch's diverged
+        again.rederived += first.rederived
         return again
 
 
@@ -242,7 +263,7 @@ def _harvest(
     erased = ws.store.erased_ids()
     kept = [r for r in kept if r.id not in erased]
     store = ws.store if publish else ws.harvest_store
-    result.written = store.put_derived(kept, replace=not publish)
+    result.add(store.put_derived(kept, replace=not publish))
     if not state and not since and not publish:
         # a first or a fresh harvest: git-derived records it did not make again are left over from an
         # older harvester, or from branches an earlier version kept (the bot's forge records stay)
@@ -258,7 +279,7 @@ def _harvest(
         ctx.search_history([tips["HEAD"], base])
         branch = _walk(repo, [tips["HEAD"]], [base, *hide], ctx, result, progress, budget, on_default=False)
     branch = [r for r in branch if r.id not in erased]
-    result.written += ws.branch_store.put_derived(branch, replace=True)
+    result.add(ws.branch_store.put_derived(branch, replace=True))
     made = {r.id for r in branch}
     ws.branch_store.drop_derived(lambda r: r.id in made, made)
     if progress:

@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable
 from functools import partial
+from typing import NamedTuple
 
 from comind.records import Record, recleaned
 from comind.store.compaction import Segment
@@ -67,6 +68,7 @@ __all__ = [
     "CorruptObjectWarning",
     "Manifest",
     "Problem",
+    "Put",
     "Segment",
     "Store",
     "StoreError",
@@ -74,6 +76,14 @@ __all__ = [
     "open_object_store",
     "snapshot_journal",
 ]
+
+
+class Put(NamedTuple):
+    """What `Store.put_derived` wrote: records the store did not hold, and records it held under
+    another content hash (derived again, by a newer harvester)."""
+
+    new: int = 0
+    rederived: int = 0
 
 
 def _tried(job: Callable[[], bool]) -> bool | StoreError:
@@ -206,8 +216,8 @@ class Store(Erasure):
             raise StoreError(f"store {self.url}: cannot write {key}: {exc}") from None
         return True
 
-    def put_derived(self, records: Iterable[Record], *, replace: bool) -> int:
-        """Write harvested records; returns how many were new.
+    def put_derived(self, records: Iterable[Record], *, replace: bool) -> Put:
+        """Write harvested records; returns how many were new and how many re-derived (`Put`).
 
         With `replace` (the harvest cache, which is derived and re-derivable) other versions of the
         same ids are deleted after the new one is written, so a newer harvester's output replaces
@@ -219,7 +229,7 @@ class Store(Erasure):
             self._erased = self.erased_ids()
         records = [r for r in records if r.id not in self._erased]
         if not records:
-            return 0
+            return Put()
         existing: dict[str, list[str]] = {}
         if replace:
             for key in self.inbox_keys():
@@ -228,10 +238,14 @@ class Store(Erasure):
         if hit := self._erased_meanwhile(records, new):
             new = [key for key in new if key[:36] not in hit]
             records = [r for r in records if r.id not in hit]
-        written = len(new)
+        if new and not replace:  # (listed only when something was written: a shared store's LIST)
+            for key in self.inbox_keys():
+                existing.setdefault(key[:36], []).append(key)
+        # an id the store held under another content hash (a newer harvester's version) is re-derived
+        again = sum(1 for key in new if any(k != key for k in existing.get(key[:36], ())))
         if replace:
             self._drop_inbox({key for record in records for key in existing.get(record.id, ()) if key != record.key})
-        return written
+        return Put(len(new) - again, again)
 
     def drop_derived(self, keep: Callable[[Record], bool], keep_ids: Collection[str] = ()) -> int:
         """Delete from a derived cache (the harvest caches: re-derivable, never shared) the records

@@ -76,7 +76,7 @@ def test_a_derived_cache_replacing_a_compacted_record_keeps_no_old_version(tmp_p
         provenance=PROV,
         record_id="0190a9d2-7c1e-7000-8000-000000000001",
     )
-    cache.put_derived([old], replace=True)
+    assert cache.put_derived([old], replace=True) == (1, 0)  # (new, re-derived)
     assert cache.compact()
     new = new_record(
         "constraint",
@@ -86,7 +86,10 @@ def test_a_derived_cache_replacing_a_compacted_record_keeps_no_old_version(tmp_p
         provenance=PROV,
         record_id=old.id,
     )
-    cache.put_derived([new], replace=True)
+    assert cache.put_derived([new], replace=True) == (0, 1)
+    assert cache.put_derived([new], replace=True) == (0, 0)
+    shared = Store(str(tmp_path / "shared"))  # versions kept side by side: the second is re-derived too
+    assert [shared.put_derived([r], replace=False) for r in (old, new, new)] == [(1, 0), (0, 1), (0, 0)]
     assert list(Store(str(tmp_path / "harvest")).read().records.values()) == [new]
     files = [p for p in (tmp_path / "harvest").rglob("*") if p.is_file()]
     assert not any(b"old words" in (gzip.decompress if p.suffix == ".gz" else bytes)(p.read_bytes()) for p in files)
@@ -120,7 +123,7 @@ def test_a_record_written_while_it_is_erased_does_not_stay_behind_its_tombstone(
     writer._erased = set()  # it listed the tombstones before the erasure began
     assert Store(store.url).erase([gone.id]) == [gone.id]
     if derived:
-        assert writer.put_derived([gone, other], replace=True) == 1
+        assert writer.put_derived([gone, other], replace=True) == (1, 0)
     else:
         with pytest.raises(StoreError, match=f"record {gone.id} was erased"):
             writer.put_many([other, gone])

@@ -1250,6 +1250,28 @@ def test_idempotent_and_incremental(cli, gr: GitRepo) -> None:  # type: ignore[n
     assert text.code == 0 and text.out.strip() == "nothing new since the last harvest"
 
 
+def test_records_a_new_harvester_derives_again_are_not_new(cli, gr: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """After a harvester version bump every record is derived again, its hash changed by the version
+    in its provenance: the line said `1 new records` of the one the cache already held."""
+    import comind.harvest.context
+    import comind.harvest.run
+
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.git("revert", "--no-edit", "HEAD")
+    assert cli(gr.path, "harvest").out.endswith("; 1 new record\n")
+    assert cli(gr.path, "harvest", "--full").out.endswith("; 0 new records\n")
+    for module in (comind.harvest.run, comind.harvest.context):  # the next release's harvester
+        monkeypatch.setattr(module, "HARVESTER_VERSION", module.HARVESTER_VERSION + ".1")
+    gr.write("app/other.py", "X = 1\n")
+    gr.commit("Add X")
+    gr.git("revert", "--no-edit", "HEAD")
+    text = cli(gr.path, "harvest").out
+    assert text.startswith("harvested 5 commits: 2 attempts; ") and text.endswith("; 1 record re-derived (1 new)\n")
+    again = harvest(cli, gr, "--full")
+    assert (again["written"], again["new"], again["rederived"]) == (0, 0, 0)
+
+
 def test_publish_writes_into_the_shared_store(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
