@@ -6,7 +6,7 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from comind.agents.entries import subject_anchor
@@ -170,22 +170,54 @@ def line(record: Record, status: Status | None, colour: bool = False) -> str:
     return f"{short_id(record.id)}  {printed(record.kind):<10}  {label}  {printed(text)}".rstrip()
 
 
-def detail(record: Record, status: Status | None, colour: bool = False) -> str:
-    """The record in full, each line of its text through `shown` (the body keeps its lines)."""
-    lines = _detail_lines(record, status)
+def detail(
+    record: Record, status: Status | None, colour: bool = False, moved_from: Mapping[tuple[str, str], str] | None = None
+) -> str:
+    """The record in full, each line of its text through `shown` (the body keeps its lines).
+    `moved_from`: the versions its change moved dependencies from (`read.moved_from`), when known."""
+    lines = _detail_lines(record, status, moved_from or {})
     if status:  # the one line with colour in it, painted after its text was cleaned
         lines[2] = f"  status:   {paint(status.state, status.state, colour)} — {printed(status.reason)}"
     return "\n".join(lines)
 
 
-def _fingerprinted(fingerprint: dict[str, Any]) -> str:
-    """`2 files, 14 lines added and 3 removed`: what a change's fingerprint holds, counted."""
+def _fingerprinted(fingerprint: dict[str, Any], moves: Sequence[str] = ()) -> str:
+    """`2 files, 14 lines added and 3 removed`: what a change's fingerprint holds, counted; a change
+    with no line kept (a lockfile's are not) names its files instead; then the dependencies it moved,
+    `moves 2 dependencies (regex 1.5.4 → 1.5.5, …)`."""
+    from comind.checks.formats._base import plural
+
     files = [f for f in fingerprint.get("files", []) if isinstance(f, dict)]
     added = sum(len(f.get("added") or ()) for f in files)
     removed = sum(len(f.get("removed") or ()) for f in files)
-    from comind.checks.formats._base import plural
+    text = f"{plural(len(files), 'file')}"
+    if added or removed or not files:
+        text += f", {plural(added, 'line')} added and {removed} removed (--json has them)"
+    else:
+        paths = [str(f.get("path")) for f in files]
+        text += f" ({', '.join(paths[:3])}{', …' if len(paths) > 3 else ''})"
+        text += "" if moves else f", {'its' if len(files) == 1 else 'their'} lines not kept"
+    if moves:
+        shown = ", ".join(moves[:4]) + (f" and {len(moves) - 4} more" if len(moves) > 4 else "")
+        text += f"{';' if added or removed else ':'} moves {plural(len(moves), 'dependency', 'dependencies')} ({shown})"
+    return text
 
-    return f"{plural(len(files), 'file')}, {plural(added, 'line')} added and {removed} removed"
+
+def dependency_moves(record: Record, moved_from: Mapping[tuple[str, str], str]) -> list[str]:
+    """`regex 1.5.4 → 1.5.5` for each dependency an attempt's anchors say its change moved (to the
+    version in the anchor's exact range), from the version in `moved_from` where it is known."""
+    from comind.deps import exact_pin
+
+    out = []
+    for anchor in record.anchors:
+        dep = anchor.get("dep") if anchor.get("scope") == "dependency" else None
+        if not isinstance(dep, dict) or not dep.get("package"):
+            continue
+        key = (str(dep.get("ecosystem", "")), str(dep["package"]))
+        to = exact_pin(str(dep.get("version_range") or "")) or str(dep.get("version_range") or "?")
+        was = moved_from.get(key)
+        out.append(f"{key[1]} {was} → {to}" if was else f"{key[1]} → {to}")
+    return out
 
 
 def _inline(value: Any, width: int = 200) -> str:
@@ -194,7 +226,7 @@ def _inline(value: Any, width: int = 200) -> str:
     return text if len(text) <= width else text[: width - 1] + "… (--json has it whole)"
 
 
-def _detail_lines(record: Record, status: Status | None) -> list[str]:
+def _detail_lines(record: Record, status: Status | None, moved_from: Mapping[tuple[str, str], str]) -> list[str]:
     out = [f"{record.kind} {record.id}", f"  {record.title}"]
     if status:
         out.append(f"  status:   {status.state} — {status.reason}")
@@ -215,7 +247,8 @@ def _detail_lines(record: Record, status: Status | None) -> list[str]:
         if name == "reason" and told_in(record.body, value):  # (a revert's reason: the body below says it whole)
             continue
         if name == "fingerprint" and isinstance(value, dict):
-            out.append(f"  {name}: {_fingerprinted(value)} (--json has them)")
+            moves = dependency_moves(record, moved_from)
+            out.append(f"  {name}: {_fingerprinted(value, moves)}")
         elif name in ("fingerprint", "pattern", "check"):
             out.append(f"  {name}: {_inline(value)}")
         elif name == "alternatives":

@@ -89,8 +89,35 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json_lines([record_json(record, status)])
     else:
-        print(detail(record, status, use_colour()))
+        print(detail(record, status, use_colour(), moved_from(ws, record)))
     return 0
+
+
+def moved_from(ws: Any, record: Any) -> dict[tuple[str, str], str]:
+    """The versions an attempt's change moved its dependencies from (its `dep:` anchors name where
+    to), read from the change's two commits (its fingerprint's base and head, the files it lists);
+    {} when it moved none, or the clone lacks them (a partial clone would fetch them for a line)."""
+    fingerprint = record.fields.get("fingerprint") if record.kind == "attempt" else None
+    if not isinstance(fingerprint, dict) or not any(a.get("scope") == "dependency" for a in record.anchors):
+        return {}
+    import pygit2
+
+    from comind.deps import moved
+    from comind.promisor import promisor_remote
+
+    repo = ws.index.repo
+    if promisor_remote(repo) is not None:
+        return {}
+    files = [f for f in fingerprint.get("files", []) if isinstance(f, dict)]
+    paths = (
+        None if fingerprint.get("truncated") else [p for f in files for p in (f.get("path"), f.get("old_path")) if p]
+    )
+    try:
+        before, after = (repo[str(fingerprint[side])].peel(pygit2.Tree) for side in ("base", "head"))
+        old, _new, _direct = moved(before, after, paths)
+    except (KeyError, ValueError, TypeError, pygit2.GitError):
+        return {}
+    return {key: version for key, (version, _path) in old.items()}
 
 
 def run_search(args: argparse.Namespace) -> int:

@@ -426,6 +426,29 @@ def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, 
     assert "  fingerprint: 1 file, 1 line added and 0 removed (--json has them)" in shown
 
 
+def test_show_says_which_dependencies_a_lockfile_only_attempt_moved(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reverted bump of Cargo.lock alone was shown as `1 file, 0 lines added and 0 removed` (a
+    lockfile's lines are not kept): its dependency moves, in its `dep:` anchors, say what was tried."""
+    from gitrepo import GitRepo, cargo_lock
+
+    repo = GitRepo(tmp_path)
+    repo.write("Cargo.toml", '[package]\nname = "app"\n\n[dependencies]\nclap = "4.5"\nregex = "1.5"\n')
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", regex="1.5.4", anyhow="1.0.1"))
+    repo.commit("initial")
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.35", regex="1.5.5", anyhow="1.0.2"))  # anyhow: pulled in
+    repo.git("revert", "--no-edit", repo.commit("bump deps"))
+    repo.write("Cargo.lock", cargo_lock(clap="4.5.34", regex="1.5.4", anyhow="1.0.3"))
+    repo.git("revert", "--no-edit", repo.commit("bump anyhow"))
+    assert cli(repo.path, "harvest").code == 0
+    logged = [json.loads(line) for line in cli(repo.path, "log", "--json", "--kind", "attempt").out.splitlines()]
+    shown = {r["title"]: cli(repo.path, "show", r["id"]).out for r in logged}
+    moves = "  fingerprint: 1 file (Cargo.lock): moves 2 dependencies (clap 4.5.34 → 4.5.35, regex 1.5.4 → 1.5.5)\n"
+    assert moves in shown["bump deps"], shown["bump deps"]
+    assert "  fingerprint: 1 file (Cargo.lock), its lines not kept\n" in shown["bump anyhow"], shown["bump anyhow"]
+    [bump] = [r for r in logged if r["title"] == "bump deps"]
+    assert bump["fields"]["fingerprint"]["files"][0]["path"] == "Cargo.lock"  # JSON as it was
+
+
 def test_show_says_a_reverts_reason_once_in_its_body(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """A harvested revert's reason is also its body: `show` printed it as `reason:`, one line cut at
     1,000 characters mid-word, then again whole, paragraph by paragraph."""
