@@ -31,7 +31,7 @@ from comind.deps import (
     version_in_range,
 )
 from comind.harvest.approach import Approach, FileChange, Line, bookkeeping, file_lines
-from comind.harvest.walker import walk
+from comind.harvest.walker import decode_message, walk
 from comind.records import Record, gave_no_reason, quoted, short_id
 from comind.rule import Match
 from comind.rulebook import (
@@ -464,7 +464,7 @@ def landed_again(
             m = match_lines(tried, ChangeLines(approach(repo, sha, rules=rules), rules), rules, weights)
             brought = m.score if weights is not None and weights.files else (m.matched / m.total if m.total else 0.0)
             if rule.judge(brought):
-                subject = _clipped(repo[sha].peel(pygit2.Commit).message.split("\n", 1)[0], 60)
+                subject = _clipped(decode_message(repo[sha].peel(pygit2.Commit)).split("\n", 1)[0], 60)
                 return f"{sha[:12]} ({subject}) brought back {brought:.0%} of it since its revert: it is back"
     except (KeyError, ValueError, OSError, pygit2.GitError):
         return None

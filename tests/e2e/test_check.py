@@ -247,6 +247,22 @@ def test_copying_a_dead_end_a_landing_brought_back_is_no_reproposal(cli, reverte
     assert copied("after") == []
 
 
+def test_a_landing_whose_message_names_an_unknown_encoding_is_read_all_the_same(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """Rule D17 quotes the landing's subject: a commit whose `encoding` header Python does not know
+    (git writes whatever `i18n.commitEncoding` says) is read as UTF-8, not an internal error (exit 2)."""
+    reverted.write("app/perm.py", CACHED)
+    reverted.git("add", "-A")
+    reverted.git("-c", "i18n.commitEncoding=no-such-encoding", "commit", "-q", "-m", "Rework the permission checker")
+    reverted.write("app/perm.py", CACHED.replace("ex=300", "ex=60").replace("port=6379", "port=6380"))
+    reverted.commit("Cache settings from the environment")
+    reverted.git("checkout", "-q", "-b", "copy")
+    reverted.write("app/admin.py", CACHED.replace("class Checker", "class Admin"))
+    reverted.commit("Admin permissions")
+    code, report, err = check(cli, reverted, "--base", "main")
+    assert "internal error" not in err
+    assert code == 0 and [f for f in report["findings"] if f["type"] == "dead_end"] == []  # (back since)
+
+
 def test_a_landing_before_a_branch_s_revert_landed_brings_nothing_back(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Rule D17 reads the landings since the revert landed: a maintenance branch's cache merged into
     main, then reverted there and merged again, was never back; the first merge only brought it."""
