@@ -162,19 +162,27 @@ def take_lock(lock: Path) -> tuple[int, str] | None:
     """Hold the refresh lock: (its descriptor, what a refresh that held it before left in it, "" when
     none); None while a refresh holds it. POSIX: a kernel lock (flock) on `refresh.lock`, which the
     refresh holds for its life and the kernel lets go however it ends: no pid to judge, and of two
-    calls only one can hold it. Windows: the file created exclusively, taken over after LOCK_STALE."""
+    calls only one can hold it. Windows, or a file system without flock: the file created
+    exclusively, taken over after LOCK_STALE."""
     lock.parent.mkdir(parents=True, exist_ok=True)
     if os.name == "nt":
         return _take_by_age(lock)
+    import errno
     import fcntl
 
     for _ in range(3):
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd, made = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+        except FileExistsError:
+            fd, made = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644), False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a refresh holds it
+        except OSError as e:
+            held = e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)  # a refresh holds it; else no flock here
+            if not held and made:
+                return fd, ""  # (ENOLCK, EOPNOTSUPP…: held as on Windows, the file made exclusively)
             os.close(fd)
-            return None
+            return None if held else _take_by_age(lock)
         if _same_file(fd, lock):
             return fd, os.read(fd, 4096).decode("utf-8", "replace").strip()
         os.close(fd)  # removed meanwhile by the refresh that held it, which ended: take the one there now

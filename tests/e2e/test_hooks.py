@@ -451,6 +451,29 @@ def test_a_refresh_lock_left_behind_is_taken_over(cli, tmp_path: Path, left: str
     assert view["head"] == repo.git("rev-parse", "HEAD").strip()
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX: the kernel lock")
+def test_a_file_system_without_flock_takes_the_lock_by_creating_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Where flock fails for want of support (ENOLCK: vboxsf, some FUSE and network mounts), no
+    refresh holds the lock: taken as held, no refresh was ever started and the hooks said one was
+    being made forever. There the lock is taken as on Windows: the file created exclusively."""
+    import errno
+    import fcntl
+
+    def no_flock(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    lock = tmp_path / "hooks" / "refresh.lock"
+    held = views.take_lock(lock)
+    assert held is not None and held[1] == ""
+    assert views.take_lock(lock) is None  # a second call, while the first holds it
+    views.release(lock, held[0])
+    assert not lock.exists()
+    again = views.take_lock(lock)
+    assert again is not None
+    views.release(lock, again[0])
+
+
 def test_two_calls_taking_over_a_left_lock_start_one_refresh(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Two calls find a lock left behind. Judging it left and holding it are one step (a kernel
     lock), so the second cannot take it over too, nor remove the first one's (two refreshes ran)."""
