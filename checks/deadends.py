@@ -436,10 +436,9 @@ def landed_again(
     attempt's revert and `base` brought it back (as D13 scores a change; D1's share unmeasured), so
     the dead end was tried again and stayed, and a later change repeating it (the next release's copy
     of it, a test repeating its setup) is no retry. Were that landing reverted in turn, its revert is
-    an attempt of its own; were it taken out by hand, newer than it, the dead end stands again. The
-    landings are the base's first-parent changes to the attempt's files since the revert landed (a
-    revert made on a branch lands with its merge), read by `git log -p`; only those changing half of
-    its added lines are scored in full."""
+    an attempt of its own. The landings are the base's first-parent changes to the attempt's files
+    since the revert landed (a revert made on a branch lands with its merge), read by `git log -p`;
+    only those changing half of its added lines are scored in full."""
     from comind.harvest.approach import approach
     from comind.harvest.weights import changes
     from comind.promisor import promisor_remote
@@ -462,21 +461,14 @@ def landed_again(
             parents = repo[sha].peel(pygit2.Commit).parent_ids
             if not parents or (str(parents[0]) != revert and not repo.descendant_of(parents[0], revert)):
                 break  # landed before the revert did (a branch's revert merged later): older ones too
-            brought = _brought(tried, approach(repo, sha, rules=rules), rules, weights)
+            m = match_lines(tried, ChangeLines(approach(repo, sha, rules=rules), rules), rules, weights)
+            brought = m.score if weights is not None and weights.files else (m.matched / m.total if m.total else 0.0)
             if rule.judge(brought):
                 subject = _clipped(decode_message(repo[sha].peel(pygit2.Commit)).split("\n", 1)[0], 60)
                 return f"{sha[:12]} ({subject}) brought back {brought:.0%} of it since its revert: it is back"
-            if rule.judge(_brought(tried, approach(repo, str(parents[0]), sha, rules), rules, weights)):
-                return None  # it took the attempt out again (undone, by hand): what an older one brought left
     except (KeyError, ValueError, OSError, pygit2.GitError):
         return None
     return None
-
-
-def _brought(tried: ChangeLines, change: Approach, rules: RuleBook, weights: Weights | None) -> float:
-    """How much of an attempt `change` brings back, as D13 scores it (unmeasured: its share of lines)."""
-    m = match_lines(tried, ChangeLines(change, rules), rules, weights)
-    return m.score if weights is not None and weights.files else (m.matched / m.total if m.total else 0.0)
 
 
 def is_back(

@@ -247,16 +247,6 @@ def test_copying_a_dead_end_a_landing_brought_back_is_no_reproposal(cli, reverte
     assert copied("after") == []
 
 
-def test_a_landing_that_brought_a_dead_end_back_then_taken_out_again_keeps_it_dead(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    """Rule D17 holds when the attempt came back and stayed: once a later landing took it out again
-    by hand (no revert, so no record of its own), a copy of it re-proposes the dead end once more."""
-    reverted.write("app/perm.py", CACHED)
-    reverted.commit("Rework the permission checker")  # back
-    reverted.write("app/perm.py", PERM)
-    reverted.commit("Drop the Redis cache again: stale grants once more")  # and out again
-    assert _copied(cli, reverted, "after")
-
-
 def test_a_landing_whose_message_names_an_unknown_encoding_is_read_all_the_same(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """Rule D17 quotes the landing's subject: a commit whose `encoding` header Python does not know
     (git writes whatever `i18n.commitEncoding` says) is read as UTF-8, not an internal error (exit 2)."""
