@@ -79,8 +79,8 @@ __all__ = [
 
 
 class Put(NamedTuple):
-    """What `Store.put_derived` wrote: records the store did not hold, and records it held under
-    another content hash (derived again, by a newer harvester)."""
+    """What `Store.put_derived` wrote: records the store did not hold, and records the harvest cache
+    held under another content hash (derived again, by a newer harvester)."""
 
     new: int = 0
     rederived: int = 0
@@ -238,10 +238,8 @@ class Store(Erasure):
         if hit := self._erased_meanwhile(records, new):
             new = [key for key in new if key[:36] not in hit]
             records = [r for r in records if r.id not in hit]
-        if new and not replace:  # (listed only when something was written: a shared store's LIST)
-            for key in self.inbox_keys():
-                existing.setdefault(key[:36], []).append(key)
-        # an id the store held under another content hash (a newer harvester's version) is re-derived
+        # an id the cache held under another content hash (a newer harvester's version) is re-derived; a
+        # shared store is not listed for it (a LIST of every record at each publish): there it counts as new
         again = sum(1 for key in new if any(k != key for k in existing.get(key[:36], ())))
         if replace:
             self._drop_inbox({key for record in records for key in existing.get(record.id, ()) if key != record.key})
