@@ -119,6 +119,7 @@ def _refresh(args: argparse.Namespace) -> int:
         import signal
 
         signal.alarm(view.LOCK_STALE)
+        view.keep_from_forks(args.lock_fd)
     ws = workspace(args)
     head = ws.head() or ""
     try:

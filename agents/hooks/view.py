@@ -258,6 +258,17 @@ def _spawn(ws: Workspace, fd: int, head: str) -> bool:
     return True
 
 
+def keep_from_forks(fd: int) -> None:
+    """A process forked from this one (the harvest's anchor worker) closes the lock `fd` at once: the
+    lock goes when the refresh does, not when a worker it left behind ends."""
+
+    def close() -> None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    os.register_at_fork(after_in_child=close)
+
+
 def release(lock: Path, fd: int | None = None) -> None:
     """Remove the refresh lock if it is this process's, then let it go: the file `fd` holds (POSIX),
     else the one holding this pid (or none yet); never one another refresh made meanwhile."""

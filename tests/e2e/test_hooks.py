@@ -977,3 +977,35 @@ def test_an_edit_in_a_folder_a_record_is_on_is_told_to_read_the_file_it_edits(cl
     items = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"]
     [item] = [i for i in items if i["kind"] == "constraint"]
     assert item["verify"] == "read app/perm.py", item
+
+
+@pytest.mark.skipif(os.name == "nt", reason="fork and flock are POSIX")
+def test_a_process_forked_from_the_refresh_does_not_hold_its_lock(tmp_path: Path) -> None:
+    """The refresh's harvest forks an anchor worker, which inherited the lock's descriptor: a worker
+    outliving a refresh that was killed kept the lock, and no refresh could start. The fork closes it."""
+    import fcntl
+    import sys
+
+    lock = tmp_path / "refresh.lock"
+    script = f"""
+import fcntl, os, sys
+from comind.agents.hooks.view import keep_from_forks
+fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+keep_from_forks(fd)
+if os.fork() == 0:  # the worker: it lives on, the refresh dies
+    sys.stdout.write("forked\\n"); sys.stdout.flush()
+    import time; time.sleep(30); os._exit(0)
+os._exit(0)
+"""
+    worker = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline() == "forked\n"
+        worker.wait(timeout=10)  # the refresh is gone; its worker sleeps on
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while anyone still holds it
+        finally:
+            os.close(fd)
+    finally:
+        subprocess.run(["pkill", "-f", str(lock)], check=False)
