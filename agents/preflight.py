@@ -140,6 +140,7 @@ def preflight_change(
     confirmed = person_confirmed(ledger.relations())
     seen: set[str] = set()
     from comind.anchoring import Anchorer
+    from comind.query import statuses
     from comind.why import gone_paths
 
     cached = Anchorer(ws.index, ws.config.drift_threshold)  # (where the statuses found the code: cached)
@@ -175,7 +176,9 @@ def preflight_change(
     near = [r for r in ledger.anchored_near(paths, names) if r.kind != "relation" and r.id not in seen]
     ons = {r.id: on for r in near if (on := _on_touched(r.anchors, change.paths, touched, now)) is not None}
     near = [r for r in near if r.id in ons]
-    derived = run.statuses(near)
+    # their code followed to head, as `why` and `log` follow it: the run follows only the records on
+    # the paths touched, not those found through a rename since (gone_paths)
+    derived = statuses(ws, ledger, near, at=head, near={r.id for r in near})
     for record in near:
         status = derived[record.id]
         if status.state in HIDDEN or status.trust == 0:

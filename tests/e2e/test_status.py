@@ -345,3 +345,26 @@ def test_why_of_a_moved_file_says_the_move_once_and_its_reason_a_part_a_line(  #
     assert [r.split(":")[2] for r in reasons] == ["load", "save"] and all(r.count("drifted") == 1 for r in reasons), out
     said = json.loads(cli(repo.path, "show", rid, "--json").out)["notes"]
     assert sum("file renamed: now crates/dir.py::" in n for n in said) == 4  # --json keeps each note
+
+
+def test_preflight_gives_a_record_found_at_its_new_place_the_status_why_gives(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A record whose file moved since is found by preflight at the new place; its status there is
+    the one `why` and `log` derive (stale: its other file is gone), not the ledger's alone (active)."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", PERM)
+    repo.write("app/gone.py", "def old_path(x):\n    return x + 1\n")
+    repo.commit("perm")
+    made = cli(repo.path, "remember", "gotcha", "--on", "app/perm.py", "--on", "app/gone.py", "--title", "Perm is hot",
+               "--symptom", "s", "--cause", "c")  # fmt: skip
+    assert made.code == 0, made.err
+    repo.git("add", "-A")
+    repo.commit("record it")
+    repo.git("rm", "-q", "app/gone.py")
+    repo.git("mv", "app", "access")
+    repo.commit("app is access now")
+    [asked] = [json.loads(x) for x in cli(repo.path, "why", "access/perm.py", "--json").out.splitlines()]
+    assert asked["status"] == "stale", asked
+    repo.write("access/perm.py", PERM.replace("return True", "return  True"))
+    [item] = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"]
+    assert item["title"] == "Perm is hot" and item["status"] == "stale", item
+    assert "stale" in cli(repo.path, "preflight", "--diff").out
