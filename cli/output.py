@@ -270,5 +270,6 @@ def _detail_lines(record: Record, status: Status | None, moved_from: Mapping[tup
     out = [printed(text) for text in out]
     if record.body and not silent:
         out.append("")
-        out += ["  " + printed(body_line, multiline=True) for body_line in record.body.splitlines()]
+        body = [printed(body_line, multiline=True) for body_line in record.body.splitlines()]
+        out += [f"  {line}" if line.strip() else "" for line in body]  # a blank line stays blank
     return out

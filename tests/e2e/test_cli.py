@@ -464,7 +464,7 @@ def test_show_says_a_reverts_reason_once_in_its_body(initialised: Path, cli) -> 
     assert attempt["fields"]["reason"].startswith(why[0])  # still kept, for --json and the findings
     shown = cli(initialised, "show", attempt["id"]).out
     assert shown.count("Stale grants after a role change.") == 1 and "reason:" not in shown, shown
-    assert "  Stale grants after a role change.\n  \n  Nothing invalidated the cache: a role change" in shown
+    assert "  Stale grants after a role change.\n\n  Nothing invalidated the cache: a role change" in shown
 
 
 def test_show_names_a_rejected_option_without_a_reason_alone(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -1222,3 +1222,13 @@ def test_files_named_on_the_command_line_are_read_and_written_in_the_c_folder(  
     absolute = tmp_path / "abs.json"
     assert cli(initialised, "check", "--no-harvest", "--output", f"json={absolute}").code == 0
     assert absolute.is_file()
+
+
+def test_show_leaves_a_blank_line_of_the_body_blank(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A body's paragraphs are indented line by line; a blank line between them stays empty, not
+    two spaces of trailing whitespace (a revert message's blank lines showed so)."""
+    args = ["--on", "app/perm.py", "--title", "Grants load slowly", "--symptom", "s", "--cause", "c"]
+    rid = cli(initialised, "remember", "gotcha", *args, "--body", "First part.\n\nSecond part.").out.strip()
+    shown = cli(initialised, "show", rid[-8:]).out
+    assert "\n  First part.\n\n  Second part.\n" in shown, shown
+    assert not [line for line in shown.splitlines() if line != line.rstrip()], shown
