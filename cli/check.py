@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         problem = github.write_summary(report, context)
         if problem is not None:
             print(f"comind: warning: {problem}", file=sys.stderr)
+    if args.base and not args.staged and report.base == report.head:
+        note(f"comind: {head} has no commit that {args.base} lacks: nothing was checked (--base is the target)")
     if head == "HEAD" and not quiet() and _uncommitted(ws.root):
         note("comind: uncommitted changes are not checked (check reads commits): `comind preflight --diff` reads them")
     return report.exit_code(ws.config.fail_level)

@@ -97,6 +97,19 @@ def test_uncommitted_work_is_named_as_unchecked(cli, reverted: GitRepo) -> None:
     assert "preflight" not in cli(reverted.path, "check").err
 
 
+def test_a_base_holding_the_head_says_nothing_was_checked(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`--base` and `--head` swapped (or a branch already merged) checked an empty range and said only
+    "no findings", as if the re-proposal were clean."""
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED)
+    reverted.commit("Speed up permission checks")
+    swapped = cli(reverted.path, "check", "--base", "feature", "--head", "main")
+    assert swapped.code == 0 and "main has no commit that feature lacks: nothing was checked" in swapped.err
+    checked = cli(reverted.path, "check", "--base", "main")
+    assert checked.code == 1 and "nothing was checked" not in checked.err
+
+
 def test_a_revert_naming_nothing_and_giving_no_reason_is_said_to_be_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = GitRepo(tmp_path)
     repo.write("app/perm.py", CACHED)
