@@ -106,7 +106,8 @@ def run_status(args: argparse.Namespace) -> int:
     if waiting:
         print(f"needs a person ({len(waiting)}):")
     for r in waiting:
-        print(f"{derived[r.id].state:<12} {r.id[-8:]}  {printed(r.title)}\n             {printed(brief(why[r.id]))}")
+        reason = printed(brief(why[r.id], r.id))
+        print(f"{derived[r.id].state:<12} {r.id[-8:]}  {printed(r.title)}\n             {reason}")
     if waiting:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
     if history:
@@ -175,7 +176,7 @@ def run_why(args: argparse.Namespace) -> int:
         )
         asked = {p for p in (answer.path, (item.anchor or {}).get("path")) if p}
         reason, notes, elsewhere = asked_first(s.reason, list(s.notes), asked)
-        for part in brief_lines(reason):
+        for part in brief_lines(reason, item.record.id):
             print(f"             {printed(part)}")
         moves, notes = file_moves(notes)
         for note in moves + notes:

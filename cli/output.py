@@ -139,19 +139,20 @@ def subject(record: Record) -> str:
     return format_anchor(shown) + more
 
 
-def brief(reason: str, keep: int = 2, width: int = 240) -> str:
+def brief(reason: str, record_id: str, keep: int = 2, width: int = 240) -> str:
     """A status reason for a listing: its first `keep` parts (anchors gone, drifted…), each cut at
     `width` (a landing's dozen gone files), then how many more; `comind show ID` has them all."""
-    return "; ".join(brief_lines(reason, keep, width))
+    return "; ".join(brief_lines(reason, record_id, keep, width))
 
 
-def brief_lines(reason: str, keep: int = 2, width: int = 240) -> list[str]:
+def brief_lines(reason: str, record_id: str, keep: int = 2, width: int = 240) -> list[str]:
     """`brief`, a part a line (`why` prints them so: several long parts read down, not off the screen)."""
     parts = reason.split("; ")
     shown = [p if len(p) <= width else p[: width - 1] + "…" for p in parts[: keep if len(parts) > keep + 1 else None]]
+    show = f"(comind show {short_id(record_id)})"
     if len(shown) < len(parts):
-        return [*shown, f"and {len(parts) - keep} more (comind show)"]
-    return [*shown[:-1], shown[-1] + " (comind show)"] if shown != parts else shown
+        return [*shown, f"and {len(parts) - keep} more {show}"]
+    return [*shown[:-1], f"{shown[-1]} {show}"] if shown != parts else shown
 
 
 def asked_first(reason: str, notes: list[str], asked: set[str]) -> tuple[str, list[str], int]:

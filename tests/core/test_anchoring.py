@@ -666,7 +666,7 @@ def test_status_keeps_a_long_reason_to_one_line_and_show_has_it_all(cli, gr: Git
         gr.git("rm", "-q", f"app/{name}.py")
         gr.commit(f"drop {name}")
     (reason,) = [ln.strip() for ln in cli(gr.path, "status").out.splitlines() if "no longer exists" in ln]
-    assert reason.count("no longer exists") == 2 and reason.endswith("; and 2 more (comind show)")
+    assert reason.count("no longer exists") == 2 and reason.endswith(f"; and 2 more (comind show {rid[-8:]})")
     assert status_of(cli, gr, rid)["status_reason"].count("no longer exists") == 4
 
 
@@ -683,8 +683,9 @@ def test_subjects_one_landing_deleted_are_said_once_and_a_listing_cuts_their_nam
     reason = status_of(cli, gr, rid)["status_reason"]
     assert reason == f"12 anchors no longer exist (deleted in {gone[:10]} “Merge the tutorial”): " + ", ".join(paths)
     (line,) = [ln.strip() for ln in cli(gr.path, "status").out.splitlines() if "no longer exist" in ln]
-    assert line.startswith(f"12 anchors no longer exist (deleted in {gone[:10]}") and line.endswith("… (comind show)")
-    assert len(line) < 260
+    assert line.startswith(f"12 anchors no longer exist (deleted in {gone[:10]}")
+    assert line.endswith(f"… (comind show {rid[-8:]})")
+    assert len(line) < 270  # 240 of reason, then the pointer to `show ID`
 
 
 def test_a_file_converted_to_another_format_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
