@@ -262,9 +262,10 @@ def _detail_lines(record: Record, status: Status | None, moved_from: Mapping[tup
         extra = f" @ {anchor['commit'][:10]}" if anchor.get("commit") else ""
         out.append(f"  anchor:   {format_anchor(anchor)} ({anchor.get('role', 'subject')}){extra}")
     for item in record.shown_evidence:
-        role = f"{item['role']} " if item.get("role") else ""
+        role = str(item.get("role") or "")
+        kind = "" if item["type"] == "mr" and role.endswith((" pr", " mr")) else f"{item['type']} "  # not "pr mr"
         note = f" — {item['note']}" if item.get("note") else ""
-        out.append(f"  evidence: {role}{item['type']} {item['ref']}{note}")
+        out.append(f"  evidence: {role + ' ' if role else ''}{kind}{item['ref']}{note}")
     prov = record.provenance
     origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
     out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")
