@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
-from comind.cli import at_least_1
+from comind.cli import at_least_1, revision
 
 FORMATS = ("text", "json", "agent")
 
@@ -93,6 +94,8 @@ def _change(ws: Any, args: argparse.Namespace) -> Any:
     from comind.agents.worktree import PendingTree
 
     spec = args.diff or None
+    for rev in re.split(r"\.{2,3}", spec or ""):  # a typo is named as --base's is, before any work
+        revision(ws, rev or None, "--diff")
     # git writes the tree of the working tree (or the index) while the check machinery is imported
     tree = None if spec and ".." in spec else PendingTree(ws.root, ws.head_dir, staged=args.staged)
     from comind.agents.preflight import preflight_change, resolve

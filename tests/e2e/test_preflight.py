@@ -155,8 +155,10 @@ def test_clean_and_staged(cli, tmp_path: Path) -> None:  # type: ignore[no-untyp
 
 def test_bad_range_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
-    result = cli(repo.path, "preflight", "--diff", "nosuch..HEAD")
-    assert result.code == 2 and "comind:" in result.err
+    said = "comind: --diff 'nosuch': unknown revision (a commit, branch or tag)\n"  # not "unknown revision 'nosuch'"
+    for spec in ("nosuch..HEAD", "HEAD...nosuch", "nosuch"):
+        result = cli(repo.path, "preflight", "--diff", spec)
+        assert (result.code, result.out, result.err) == (2, "", said), spec
 
 
 def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
