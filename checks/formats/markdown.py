@@ -60,6 +60,19 @@ def inline(text: str) -> str:
     return escape(one_line(text).strip())
 
 
+def prose(line: str) -> str:
+    """One line of record text with its `quoted code` as code spans (`code`: inert, with no `<` or
+    `@` in them), the rest escaped: a title's `# fmt: skip` reads as code, not as \\`\\# fmt: skip\\`."""
+    parts = _CODE_SPAN.split(line)
+    return "".join(
+        code(part) if n % 2 and "<" not in part and "@" not in part else escape(f"`{part}`" if n % 2 else part)
+        for n, part in enumerate(parts)
+    )
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
 def code(text: str) -> str:
     """A code span that holds ``text`` literally, whatever backticks it contains.
 
@@ -125,7 +138,7 @@ def _message(message: str) -> str:
     cut = len(message) > MAX_MESSAGE_CHARS
     if cut:
         message = message[:MAX_MESSAGE_CHARS].rstrip()
-    quoted = "\n".join(f"> {escape(line)}".rstrip() for line in message.splitlines())
+    quoted = "\n".join(f"> {prose(line)}".rstrip() for line in message.splitlines())
     return quoted + (" … _(cut)_" if cut else "")
 
 
@@ -145,7 +158,8 @@ def _snippet(f: Finding) -> str:
 
 def finding_block(f: Finding, context: FormatContext) -> str:
     """One finding: badge, place, title, the quoted message, evidence and commands."""
-    head = f"{_LEVEL_BADGES.get(f.level, inline(f.level))} · {_place(f, context)} · {inline(f.title) or '_untitled_'}"
+    title = prose(one_line(f.title).strip())
+    head = f"{_LEVEL_BADGES.get(f.level, inline(f.level))} · {_place(f, context)} · {title or '_untitled_'}"
     if f.in_diff:
         head += " · _in this change_"
     parts = [head]

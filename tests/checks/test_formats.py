@@ -644,6 +644,24 @@ def test_markdown_code_spans_hold_any_backticks() -> None:
     assert markdown.code("<b>@x") == "&lt;b&gt;@\u200bx"
 
 
+def test_markdown_shows_quoted_code_as_code_spans_and_nothing_else_raw() -> None:
+    """A title's `# fmt: skip` was shown as \\`\\# fmt: skip\\`: escaped, it read as literal backticks.
+    Quoted code is a code span now; quoted code holding `<` or `@` stays escaped text, backticks too."""
+    finding = Finding(
+        type="dead_end",
+        level="error",
+        title="Re-proposes a dead end: Fix `# fmt: skip` on decorators",
+        message="This re-adds `if c.args == nil && !isTesting() {` and `</details><b>@alice</b>`.",
+        fingerprint="fp-code",
+        record_id="r-code",
+    )
+    body = markdown.render(Report(base=None, head="h" * 40, findings=[finding]), PLAIN)
+    assert "Fix `# fmt: skip` on decorators" in body
+    assert "`if c.args == nil && !isTesting() {`" in body
+    assert "\\`&lt;/details&gt;&lt;b&gt;@\u200balice&lt;/b&gt;\\`" in body
+    assert set(re.findall(r"</?([A-Za-z]+)", body)) <= {"details", "summary"}
+
+
 # --- render_all ------------------------------------------------------------------------------
 
 
