@@ -178,7 +178,8 @@ def detail(
     `moved_from`: the versions its change moved dependencies from (`read.moved_from`), when known."""
     lines = _detail_lines(record, status, moved_from or {})
     if status:  # the one line with colour in it, painted after its text was cleaned
-        lines[2] = f"  status:   {paint(status.state, status.state, colour)} — {printed(status.reason)}"
+        first = status.reason.split("; ")[0]
+        lines[2] = f"  status:   {paint(status.state, status.state, colour)} — {printed(first)}"
     return "\n".join(lines)
 
 
@@ -229,8 +230,10 @@ def _inline(value: Any, width: int = 200) -> str:
 
 def _detail_lines(record: Record, status: Status | None, moved_from: Mapping[tuple[str, str], str]) -> list[str]:
     out = [f"{record.kind} {record.id}", f"  {record.title}"]
-    if status:
-        out.append(f"  status:   {status.state} — {status.reason}")
+    if status:  # a part of its reason a line (a landing's gone files, drift…), as `why` prints them
+        first, *rest = status.reason.split("; ")
+        out.append(f"  status:   {status.state} — {first}")
+        out += [f"            {part}" for part in rest]
         out.append(f"  trust:    {TRUST_NAMES[status.trust]}")
         out += [f"  mark:     {m}" for m in status.marks]
         out += [f"  note:     {n}" for n in status.notes]

@@ -449,6 +449,40 @@ def test_show_says_which_dependencies_a_lockfile_only_attempt_moved(cli, tmp_pat
     assert bump["fields"]["fingerprint"]["files"][0]["path"] == "Cargo.lock"  # JSON as it was
 
 
+def test_show_says_each_part_of_a_status_reason_on_its_own_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reason of several parts (one anchor gone, another drifted) was one line of hundreds of
+    characters in `show`; `why` already prints a part a line."""
+    from gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path)
+    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    repo.commit("initial")
+    made = cli(
+        repo.path,
+        "remember",
+        "constraint",
+        "--on",
+        "a.py::f",
+        "--on",
+        "a.py::g",
+        "--title",
+        "Keep f and g pure",
+        "--rule",
+        "no side effects",
+        "--severity",
+        "must",
+    )
+    assert made.code == 0
+    repo.write("a.py", "def g():\n    return 2\n")
+    repo.commit("drop f")
+    repo.write("a.py", "def g():\n    x = compute_everything_now()\n    return x + 2\n")
+    repo.commit("rework g")
+    record_id = cli(repo.path, "log").out.split()[0]
+    lines = cli(repo.path, "show", record_id).out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  status:   stale — a.py::f no longer exists"))
+    assert ";" not in lines[at] and lines[at + 1].startswith("            a.py::g: body drifted since ")
+
+
 def test_show_says_a_reverts_reason_once_in_its_body(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """A harvested revert's reason is also its body: `show` printed it as `reason:`, one line cut at
     1,000 characters mid-word, then again whole, paragraph by paragraph."""
