@@ -444,7 +444,7 @@ def landed_again(
     from comind.promisor import promisor_remote
 
     rule = rules.get(LandedAgain)
-    revert = revert_of(record)
+    revert = commit_of(record, "revert")
     paths = sorted({f.path for f in attempt.files if f.added})
     added = set(tried.adds)
     if not (rule.value("score") and revert and paths) or sum(tried.adds.values()) < rule.count("lines"):
@@ -489,11 +489,10 @@ def is_back(
     return None
 
 
-def revert_of(record: Record) -> str | None:
-    """The commit that reverted an attempt, as its evidence names it (none: read from a merge request)."""
-    return next(
-        (e.get("ref") for e in record.evidence if e.get("type") == "commit" and e.get("role") == "revert"), None
-    )
+def commit_of(record: Record, role: str) -> str | None:
+    """The commit an attempt's evidence names in `role`: "revert" (none: read from a merge request),
+    "reverted" (none: a revert whose target was not found)."""
+    return next((e.get("ref") for e in record.evidence if e.get("type") == "commit" and e.get("role") == role), None)
 
 
 def is_match(m: Match, rules: RuleBook = DEFAULT) -> bool:
@@ -570,8 +569,7 @@ def _clipped(text: str, limit: int) -> str:
 
 def _evidence_text(record: Record) -> str:
     """ "abc1234 “subject”, reverted in def5678", as far as the evidence knows."""
-    reverted = next((e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None)
-    revert = next((e["ref"] for e in record.evidence if e.get("role") == "revert"), None)
+    reverted, revert = commit_of(record, "reverted"), commit_of(record, "revert")
     if revert and not reverted:  # a revert whose target was not found: by the subject it quotes, else its own
         if subject := record.data.get("attributes", {}).get("revert_subject"):
             return f"what {revert[:7]} {quoted(subject)} took out"
@@ -698,9 +696,8 @@ def report_dead_ends(run: CheckRun, report: Report) -> None:
 def _tried_here(run: CheckRun, record: Record) -> bool | None:
     """None: the attempt's revert is no commit of the change. True: the change tried it and reverted it
     (its author knows; a reviewer may not). False: the change reverts what its base had."""
-    commits = {e.get("role"): e.get("ref") for e in record.evidence if e.get("type") == "commit"}
-    reverted = commits.get("reverted")  # (unresolved: the revert's own diff is the attempt, matched as ever)
-    if commits.get("revert") not in run.commits or reverted is None:
+    reverted = commit_of(record, "reverted")  # (unresolved: the revert's own diff is the attempt, matched as ever)
+    if commit_of(record, "revert") not in run.commits or reverted is None:
         return None
     return reverted in run.commits
 

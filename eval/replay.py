@@ -59,6 +59,7 @@ from comind import config as configuration
 from comind.checks.deadends import (
     ChangeLines,
     Match,
+    commit_of,
     dependency_moves,
     dependency_ranges,
     fingerprint_of,
@@ -271,9 +272,7 @@ def _attempts(history: History) -> list[Attempt]:
         if record.kind != "attempt" or int(record.data.get("trust", 1)) == 0:
             continue
         commit = history.commits[n]
-        reverted = next(
-            (e["ref"] for e in record.evidence if e.get("role") == "reverted" and e["type"] == "commit"), None
-        )
+        reverted = commit_of(record, "reverted")
         target = history.ctx.commit(reverted) if reverted else None
         markers = [m for m in revert_markers(*full_subject(commit.subject, commit.body)) if m.source == "subject"]
         quoted = next((m.quoted_subject for m in markers if m.quoted_subject and m.kind != "conventional-revert"), None)
