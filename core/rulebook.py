@@ -188,6 +188,15 @@ class Scaffolding(BaseRule):
         return copied > 0 and copied >= self.value("share") * informative
 
 
+class CopiedFile(BaseRule):
+    id, name, family = "L4", "copied-file", "lines"
+    summary = "A created file mostly copying the file beside it named most like it copies: those lines are trivial."
+    options = (Option("share", 0.6, "share of a created file's informative lines the file beside it holds (0: off)"),)
+
+    def judge(self, copied: int, informative: int) -> bool:
+        return copied > 0 and bool(self.value("share")) and copied >= self.value("share") * informative
+
+
 # -- D: dead ends -----------------------------------------------------------------------------
 
 
@@ -697,6 +706,7 @@ RULES: tuple[type[BaseRule], ...] = (
     InformativeLine,
     EditedLine,
     Scaffolding,
+    CopiedFile,
     Share,
     WholeSmall,
     Recreated,

@@ -15,7 +15,8 @@ an approach.
 
 A file a change creates (or deletes) that is mostly lines its siblings share (``template_lines``:
 ``examples/*/.gitignore`` for a new ``examples/x/.gitignore``) is scaffolding: those lines are
-marked trivial too (rule L3): copying a template is not the approach.
+marked trivial too (rule L3): copying a template is not the approach. So are the lines a created
+file copies from the file beside it named most like it (rule L4: `api/4.2.xml` from `api/4.1.xml`).
 
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes, and blobs the clone lacks,
 are listed as skipped (``Approach.skipped`` counts them). Renames are detected (``find_similar``),
@@ -36,7 +37,7 @@ import pygit2
 
 from comind.git import open_repo
 from comind.promisor import fetch_for_diff, promisor_remote
-from comind.rulebook import DEFAULT, NotesOnly, Release, RuleBook, Scaffolding
+from comind.rulebook import DEFAULT, CopiedFile, NotesOnly, Release, RuleBook, Scaffolding
 
 if TYPE_CHECKING:
     from comind.harvest.walker import RepoLike
@@ -429,8 +430,43 @@ def _subfolders(tree: pygit2.Tree, where: str) -> list[tuple[str, pygit2.Tree]]:
     return found
 
 
-def _scaffolded(lines: tuple[Line, ...], template: frozenset[str], rule: Scaffolding) -> tuple[Line, ...]:
-    """The lines, with those of the template trivial when the file is mostly a copy of it (rule L3)."""
+def beside_lines(
+    repo: pygit2.Repository, tree: pygit2.Tree, path: str, listings: dict[str, tuple[pygit2.Tree, list[str]]]
+) -> frozenset[str]:
+    """The normalised lines of the file beside `path` in `tree` named most like it, of the same
+    extension (`api/4.1.xml` for `api/4.2.xml`): what a new version of a file is copied from. None
+    beside it, or sharing no first letter of its name: no lines. `listings` caches, for one tree,
+    each folder's file names."""
+    where, _, name = path.rpartition("/")
+    if "." not in name:
+        return frozenset()
+    if where not in listings:
+        try:
+            folder = tree[where].peel(pygit2.Tree) if where else tree
+        except (KeyError, ValueError, pygit2.GitError):
+            return frozenset()
+        names = [e.name for _, e in zip(range(TEMPLATE_SCAN), folder, strict=False) if e.type_str == "blob" and e.name]
+        listings[where] = (folder, names)
+    folder, names = listings[where]
+    extension = "." + name.rpartition(".")[2]
+    best: tuple[int, int, str] | None = None
+    for other in names:
+        if other != name and other.endswith(extension):
+            shared = len(_common_prefix(name, other))
+            rank = (shared, -abs(len(other) - len(name)), other)
+            best = rank if best is None or rank > best else best
+    if best is None or not best[0]:
+        return frozenset()
+    return _sibling_lines(repo, folder, best[2]) or frozenset()
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
+
+
+def _scaffolded(lines: tuple[Line, ...], template: frozenset[str], rule: Scaffolding | CopiedFile) -> tuple[Line, ...]:
+    """The lines, with those of the template trivial when the file is mostly a copy of it (rules L3, L4)."""
     informative = [ln for ln in lines if not ln.trivial]
     copied = sum(1 for ln in informative if ln.text in template)
     if not rule.judge(copied, len(informative)):
@@ -569,12 +605,13 @@ def diff_approach(
     prefix: str = "",
 ) -> Approach:
     """The approach of a diff whose paths are inside the folder `prefix`, or of `tree_diff`'s parts."""
-    scaffolding = rules.get(Scaffolding)
+    scaffolding, copied = rules.get(Scaffolding), rules.get(CopiedFile)
     files: list[FileChange] = []
     skipped = 0
     base_tree = repo[base].peel(pygit2.Tree) if base else None
     looked_up = 0
     folders: dict[str, list[tuple[str, pygit2.Tree]]] = {}  # the base tree's subfolders, by folder
+    listings: dict[str, tuple[pygit2.Tree, list[str]]] = {}  # and its files' names, by folder
     for status, path, old_path, old_id, new_id, patch_of in _entries(diff, prefix):
         if max(_blob_size(repo, old_id), _blob_size(repo, new_id)) > MAX_BLOB:
             skipped += 1
@@ -594,6 +631,9 @@ def diff_approach(
             looked_up += 1
             template = template_lines(repo, base_tree, path, folders, scaffolding.count("siblings"))
             added, removed = _scaffolded(added, template, scaffolding), _scaffolded(removed, template, scaffolding)
+            if copied.value("share"):
+                beside = beside_lines(repo, base_tree, path, listings)
+                added, removed = _scaffolded(added, beside, copied), _scaffolded(removed, beside, copied)
         files.append(FileChange(path, old_path, status, added=added, removed=removed))
     return Approach(base, head, tuple(files), skipped)
 

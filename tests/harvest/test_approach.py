@@ -18,6 +18,7 @@ from comind.harvest.approach import (
     is_trivial,
     normalise_line,
 )
+from comind.rulebook import RuleBook
 
 
 @pytest.fixture
@@ -174,6 +175,34 @@ def test_scaffolding_a_new_file_shares_with_its_siblings_is_trivial(repo: Harves
     repo.git("rm", "-q", "-r", "examples/deno")
     removed = by_path(approach(repo.path, repo.commit("Drop the Deno example\n")))["examples/deno/.gitignore"][1]
     assert [t for _, t, trivial in removed if not trivial] == [".deno-cache/"]
+
+
+def test_a_new_file_copying_the_file_beside_it_named_most_like_it_is_trivial_there(repo: HarvestRepo) -> None:
+    # rule L4: a release's API snapshot is the last one's with a few entries more; what it copies proposes nothing
+    entries = "".join(f'<method name="call{i}" returns="Result{i}" static="false"/>\n' for i in range(20))
+    repo.commit(
+        "API snapshots\n",
+        {
+            "api/4.0.xml": entries[: len(entries) // 2],
+            "api/4.1.xml": entries,
+            "api/notes.md": "\n".join(f"note number {i} about the api" for i in range(20)),
+        },
+    )
+    extra = '<method name="stream" returns="Flow" static="true"/>\n'
+    sha = repo.commit(
+        "API snapshot of 4.2\n",
+        {"api/4.2.xml": entries + extra, "api/4.2.md": "the stream method returns a flow\n"},
+    )
+    files = by_path(approach(repo.path, sha))
+    informative = {path: [t for _, t, trivial in added if not trivial] for path, (added, _) in files.items()}
+    assert informative["api/4.2.xml"] == [extra.strip()]  # copied from 4.1.xml, not 4.0.xml
+    assert informative["api/4.2.md"] == ["the stream method returns a flow"]  # written: nothing beside it is like it
+    # a file named like one beside it but written anew keeps its lines; so with the rule off
+    sha = repo.commit("Written anew\n", {"api/4.3.xml": extra + '<method name="close" returns="void" static="x"/>\n'})
+    assert len([ln for ln in approach(repo.path, sha).files[0].added if not ln.trivial]) == 2
+    sha = repo.commit("API snapshot of 4.4\n", {"api/4.4.xml": entries + extra})
+    off = RuleBook({"L4.share": 0})
+    assert len([ln for ln in approach(repo.path, sha, rules=off).files[0].added if not ln.trivial]) == 21
 
 
 def test_a_diff_taken_in_the_folder_holding_every_difference_is_the_whole_diff(tmp_path: Path) -> None:

@@ -207,10 +207,13 @@ def test_shared_scaffolding_alone_does_not_score(scaffolded: tuple[HarvestRepo, 
     tried = repo.commit("Test the rebalancer\n", {"tests/test_rebalance.py": _test_file("rebalance")})
     repo.revert(tried)
     other = repo.commit("Test the exporter\n", {"tests/test_export.py": _test_file("export")})
-    m = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=weights)
+    # (rule L4 off: the new test files copy the scaffold from those beside them, which it makes trivial)
+    tried_change, other_change = (approach(repo.path, c, rules=book({"L4.share": 0})) for c in (tried, other))
+    m = match_lines(tried_change, other_change, weights=weights)
     assert m.matched >= 3 and m.score < 0.3  # four scaffold lines in common, weighing next to nothing
     assert judge(m, book({"D13.score": 0.5})).rule != "D13"
-    unweighted = match_lines(approach(repo.path, tried), approach(repo.path, other), weights=Weights())
+    assert match_lines(approach(repo.path, tried), approach(repo.path, other), weights=weights).matched == 0  # L4
+    unweighted = match_lines(tried_change, other_change, weights=Weights())
     # every term alike, the scaffold would count nearly fully; with nothing measured D13 says nothing
     assert unweighted.evidence.endswith("it brings back 82% of the attempt by weight") and unweighted.score == 0
 
