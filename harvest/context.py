@@ -83,6 +83,9 @@ class HarvestContext:
         # reverted subject (`markers.reland_key`) -> [[attempt id, revert commit(, "common")], …] of the attempts a
         # reland of that subject retires (filled and emptied by the revert source; kept across harvests)
         self.reverted: dict[str, list[list[str]]] = {}
+        # what a live attempt's reverted change did (`reverts.change_key`) -> [attempt id, its revert, the
+        # reverts folded into it…]: the same revert made again on another line of history (kept across harvests)
+        self.reverted_changes: dict[str, list[str]] = {}
         self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?

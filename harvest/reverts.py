@@ -10,7 +10,10 @@ keeps the reference text and the number of candidates, at trust T1, with the rev
 Known traps are not reverts: a `revert:` code-area prefix with no target, markers quoted in a
 merge or squash body whose target is not on the default branch, and the same revert quoted twice
 (only the commit that carries it as its subject or unindented body counts; a body quoting a revert
-of a target another commit reverted already, not relanded since, makes no second attempt). A revert
+of a target another commit reverted already, not relanded since, makes no second attempt), and the
+same revert made again on another line of history (the change it undid the same, line for line, the
+earlier revert no ancestor of it: cherry-picked onto a release branch and main) folded into the attempt
+harvested first. A revert
 whose own words call what it reverts a slip (`Reverted accidental change`, `revert accidentally added
 parentPath`, `Revert unrelated change`, a body saying "This was accidentally merged") makes no
 attempt: nothing was tried and given up.
@@ -26,6 +29,7 @@ reverted subjects are kept in `HarvestContext.reverted`, across incremental harv
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections.abc import Iterator
@@ -371,6 +375,14 @@ def _attempt(
         # a squashed pull request names each revert it made on the way, one of them undone again
         ctx.skip("revert-leaves-it-untouched", f"{commit.sha[:12]} names {target.sha[:12]}")
         return None
+    key = change_key(change)
+    made = ctx.reverted_changes.get(key) if key else None
+    if made is not None and not _before(ctx, made[1], commit.sha):
+        # the same revert made on another line of history (cherry-picked onto a release branch and main,
+        # both merged): that revert again, folded into its attempt (after it, the change came back between)
+        ctx.skip("revert-made-already", f"{commit.sha[:12]} as {made[1][:12]}")
+        made.append(commit.sha)
+        return None
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
     quoted = _quoted(markers)
@@ -430,12 +442,27 @@ def _attempt(
     if not isinstance(anchors, list):  # found by the worker process: the record is made after the walk
         from comind.harvest.worker import PendingRecord
 
-        ctx.count("reverts:attempt")
-        return PendingRecord(record_id, anchors, make)
-    record = make(anchors)
+        record: Record | None = PendingRecord(record_id, anchors, make)
+    else:
+        record = make(anchors)
     if record is not None:
         ctx.count("reverts:attempt")
+        if key:
+            ctx.reverted_changes[key] = [record_id, commit.sha]
     return record
+
+
+def change_key(change: Approach | None) -> str | None:
+    """What a reverted change did, wherever it landed: each file's lines without their numbers or the
+    commits around them (a cherry-pick onto another branch moves them). None for a change of no lines."""
+    if change is None or not any(f.added or f.removed for f in change.files):
+        return None
+    digest = hashlib.sha256()
+    for f in change.files:
+        digest.update(f"{f.path}\0{f.old_path or ''}\0{f.status}\0".encode())
+        for side, lines in (("+", f.added), ("-", f.removed)):
+            digest.update("".join(f"{side}{line.text}\n" for line in lines).encode())
+    return digest.hexdigest()[:32]
 
 
 # -- relands -----------------------------------------------------------------------------------
@@ -481,7 +508,8 @@ def _attempts_of(ctx: HarvestContext, revert: str) -> list[str]:
     merged = ctx.commit(revert)
     reverts = (_branch_reverts(ctx, merged) if merged is not None and merged.is_merge else []) or [revert]
     retired = [attempt_id(ctx.repo_name, sha) for sha in reverts]
-    return retired + [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
+    retired += [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
+    return retired + [e[0] for e in ctx.reverted_changes.values() if any(sha in reverts for sha in e[2:])]
 
 
 def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:
@@ -596,6 +624,8 @@ def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestCon
             ctx.reverted[key] = left
         else:
             del ctx.reverted[key]
+    for key in [k for k, e in ctx.reverted_changes.items() if e[0] in gone]:
+        del ctx.reverted_changes[key]
     for n, target in enumerate(retired):
         suffix = "" if n == 0 else f":{target}"
         try:

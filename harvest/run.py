@@ -273,6 +273,7 @@ def _harvest(
     saved = {
         "lore_ids": {k: list(v) for k, v in ctx.lore_ids.items()},
         "reverted": {k: [list(e) for e in v] for k, v in ctx.reverted.items()},
+        "reverted_changes": {k: list(v) for k, v in ctx.reverted_changes.items()},
     }
     branch = []
     if tips.get("HEAD") and tips["HEAD"] != base:
@@ -317,6 +318,7 @@ def _context(ws: Workspace, repo: pygit2.Repository, state: dict[str, Any]) -> H
     ctx = HarvestContext(ws, repo, ws.default_tip())
     ctx.lore_ids = dict(state.get("lore_ids", {}))
     ctx.reverted = {str(k): [list(map(str, e)) for e in v] for k, v in state.get("reverted", {}).items()}
+    ctx.reverted_changes = {str(k): list(map(str, v)) for k, v in state.get("reverted_changes", {}).items()}
     return ctx
 
 

@@ -1886,3 +1886,36 @@ def test_show_says_a_reverts_title_once(cli, gr: GitRepo, reason: str) -> None: 
     assert f"  approach: as titled ({tried[:10]})\n" in shown and "relevant when" not in shown
     assert (f"\n  {reason}" if reason else "  reason: none given\n") in shown, shown
     assert attempt["trigger"] == "re-doing: Key grants by uid"  # --json keeps every field as stored
+
+
+@pytest.mark.parametrize("subject", ["Revert default change from #5603", None])
+@pytest.mark.parametrize("runs", [1, 2])
+def test_a_revert_made_on_two_branches_is_one_attempt(cli, gr: GitRepo, subject: str | None, runs: int) -> None:  # type: ignore[no-untyped-def]
+    """composer 6f7389e911 / edddae42db: one revert cherry-picked from a release branch onto main,
+    both branches merged: two attempts with the same title, reason and fingerprint in `comind log`.
+    The copy is that revert again, not a second time the change was tried and given up."""
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.branch("release")
+    gr.write("app/other.py", "def other():\n    return 1\n")
+    gr.commit("Add other")
+    gr.checkout("release")
+    if subject is None:
+        revert = gr.revert_head()
+    else:
+        gr.write("app/perm.py", PERM)
+        revert = gr.commit(subject)
+    gr.checkout("main")
+    gr.tick()
+    gr.git("cherry-pick", revert)  # the same revert again, later, on main
+    copy = gr.head()
+    if runs == 2:
+        harvest(cli, gr)
+    gr.merge("release")
+    summary = harvest(cli, gr)
+    attempts = [r for r in records(cli, gr) if r["kind"] == "attempt"]
+    assert len(attempts) == 1, [(a["title"], a["evidence"]) for a in attempts]
+    assert summary["skipped"].get("revert-made-already") == 1
+    gr.git("revert", "--no-edit", copy)  # undoing either revert relands the change: the one attempt is retired
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
