@@ -784,6 +784,8 @@ class Anchorer:
                 where = moved if folder else Location("gone", deleted_in=deleted_in)
             else:
                 where = self.locate(anchor, target)
+                if where.state == "gone" and (where.deleted_in is None or where.deleted_in in own_commits(record)):
+                    where = self._gone_after(record, anchor, where, target)
             since = short(anchor.get("commit"))
             if where.state == "unverifiable":
                 unverifiable.append(f"{name}: commit {since} is not in this clone ({self._why_missing()})")
@@ -812,6 +814,24 @@ class Anchorer:
         if unverifiable:
             return CodeVerdict("unverifiable", "; ".join(unverifiable), tuple(notes), verified)
         return CodeVerdict(None, "", tuple(notes), verified)
+
+    def _gone_after(self, record: Record, anchor: Mapping[str, Any], where: Location, target: Snapshot) -> Location:
+        """`where`, or, when the landing that took the anchor away is the record's own commit or not
+        known (the change an attempt reverted deleted a file its revert brought back, and the search
+        for where it went fell between the two, or off the chain), the anchor looked for again from the
+        record's commit: its own change tells a reader nothing, the landing that took it later does."""
+        later = record.data.get("valid_from")
+        if not later or later in (where.deleted_in, anchor.get("commit")) or not self.has_commit(later):
+            return where
+        try:
+            if not self.index.repo.descendant_of(later, where.deleted_in or anchor["commit"]):
+                return where
+        except (KeyError, ValueError):
+            return where
+        again = self.locate(dict(anchor) | {"commit": later}, target)
+        if again.state == "gone" and (again.deleted_in is None or again.deleted_in in own_commits(record)):
+            return where  # not there at the record's commit either: its own change did take it away
+        return again
 
     def _when(self, how: str, deleted_in: str | None, since: str) -> str:
         return self._landing(how, deleted_in) if deleted_in else f"anchored at {since}"
@@ -1086,6 +1106,15 @@ def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
     """The id of the blob at `path` in `commit`."""
     entry = tree_entry(index.repo, commit, path)
     return None if entry is None else str(entry.id)
+
+
+def own_commits(record: Record) -> set[str]:
+    """The commits a record was made from: its evidence's and the one it holds from (an attempt's
+    reverted change and its revert)."""
+    shas = {str(e["ref"]) for e in record.evidence if e.get("type") == "commit" and e.get("ref")}
+    if record.data.get("valid_from"):
+        shas.add(str(record.data["valid_from"]))
+    return shas
 
 
 def _first_without(chain: list[str], start: int, holds: Callable[[str], bool]) -> int:

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 # 5: a symbol gone from its file names the landing that removed it; 6: a folder is followed where its
 # files moved; 7: a symbol moved to another file and edited in the same landing is followed; 8: a landing's
 # subject is quoted “so”, not repr'd; 9: a body's similarity is rounded down;
-# 10: subjects one landing took are said once, counted).
-RULES = "10"
+# 10: subjects one landing took are said once, counted; 11: a landing that is the record's own commit
+# is looked past, from the record's commit).
+RULES = "11"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:

@@ -368,3 +368,28 @@ def test_preflight_gives_a_record_found_at_its_new_place_the_status_why_gives(cl
     [item] = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"]
     assert item["title"] == "Perm is hot" and item["status"] == "stale", item
     assert "stale" in cli(repo.path, "preflight", "--diff").out
+
+
+def test_a_stale_reason_names_no_commit_of_the_dead_end_itself(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """pytest 6c89f9261c deleted a file its revert brought back; the file went for good years later.
+    The status said "its file deleted in 6c89f9261c" (the reverted change itself: the search for the
+    landing fell between the change and its revert), which tells a reader nothing they did not know."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/main.py", "def run(path):\n    return check(path)\n")
+    repo.write("app/compat.py", "def check(path):\n    return str(path)\n")
+    repo.commit("Add the path check")
+    repo.write("app/main.py", "def run(path):\n    return path\n")
+    repo.rm("app/compat.py")
+    reverted = repo.commit("Remove the path check")
+    revert = repo.revert_head()
+    repo.rm("app/compat.py")
+    removed = repo.commit("Drop the compat module")
+    assert cli(repo.path, "harvest").code == 0
+    [attempt] = [
+        json.loads(line)
+        for line in cli(repo.path, "log", "--history", "--json").out.splitlines()
+        if json.loads(line)["kind"] == "attempt"
+    ]
+    reason = attempt["status_reason"]
+    assert reverted[:10] not in reason and revert[:10] not in reason, reason
+    assert f"its file deleted in {removed[:10]} “Drop the compat module”" in reason, reason
