@@ -245,9 +245,9 @@ def resemblance(
                 best, best_term, best_weight = f"the identifier `{name}` it introduced", name, w
     if not total or best_weight < 0:
         return 0.0, 0.0, ""
+    rarity = weights.said(best_term, "the attempt's")
     evidence = (
-        f"{best}, {weights.said(best_term)} (weight {best_weight:.2f}); "
-        f"it brings back {found / total:.0%} of the attempt by weight"
+        f"{best}, {rarity} (weight {best_weight:.2f}); it brings back {found / total:.0%} of the attempt by weight"
     )
     return found / total, found, evidence
 

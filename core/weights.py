@@ -76,14 +76,21 @@ class Weights:
         in_changes, in_files = self.counts(term)
         return min(_idf(max(0, in_changes - apart[0]), self.changes), _idf(max(0, in_files - apart[1]), self.files))
 
-    def said(self, term: str) -> str:
+    def said(self, term: str, whose: str = "") -> str:
         """`held by 3 of the 4,210 file changes in this history`: how rare the term is, for an
-        explanation (the history's count, not the change's own files)."""
+        explanation (the history's count, not the change's own files). `whose`: who wrote the term
+        ("the attempt's"): when no change measured holds it, that one's own change was not measured
+        either (tried and reverted on a branch whose merge brought nothing, or older than the changes
+        a first harvest reads), which is said, as a "none" reads as if it never wrote it."""
         if not self.files:
             return "no history measured"
         held = self.counts(term)[1]
         changes = f"{self.files:,} file change{'s' if self.files != 1 else ''}"
-        return f"held by {f'{held:,}' if held else 'none'} of the {changes} in this history"
+        if held:
+            return f"held by {held:,} of the {changes} in this history"
+        return f"held by none of the {changes} measured in this history" + (
+            f", {whose} own not among them" if whose else ""
+        )
 
 
 Uniform = Weights

@@ -55,7 +55,7 @@ def test_a_line_every_test_file_shares_weighs_less_than_a_rare_identifier(tmp_pa
     assert index.weight(shared) < 0.2 < 0.7 < index.weight("reconcile_ledger_shards")
     assert index.weight("never_seen_anywhere") == 1.0
     assert index.said("reconcile_ledger_shards") == "held by 1 of the 14 file changes in this history"
-    assert index.said("a_name_no_change_holds") == "held by none of the 14 file changes in this history"
+    assert index.said("a_name_no_change_holds") == "held by none of the 14 file changes measured in this history"
 
 
 def test_an_incremental_update_equals_a_full_rebuild(tmp_path: Path) -> None:
@@ -199,7 +199,11 @@ def test_a_rewritten_reland_that_keeps_its_names_scores(scaffolded: tuple[Harves
     verdict = judge(m, book({"D13.score": 0.5}))
     assert (verdict.kind, verdict.rule) == ("lines", "D13")
     assert m.evidence.startswith("the identifier `") or m.evidence.startswith("the line `")
-    assert "of the 13 file changes in this history (weight" in m.evidence and "of the attempt by weight" in m.evidence
+    # (the attempt came after the changes measured: none of them holds its line)
+    assert (
+        "none of the 13 file changes measured in this history, the attempt's own not among them (weight" in m.evidence
+    )
+    assert "of the attempt by weight" in m.evidence
 
 
 def test_shared_scaffolding_alone_does_not_score(scaffolded: tuple[HarvestRepo, Weights]) -> None:
@@ -327,3 +331,25 @@ def test_a_long_line_given_as_evidence_is_cut_at_a_word(tmp_path: Path) -> None:
     assert m.evidence.startswith(
         "the line `if (request.body != null && request.body.isOneShot() && cacheUrlOverride == …`"
     )
+
+
+def test_the_strongest_evidence_no_change_measured_holds_says_the_attempt_s_own_is_not_among_them(
+    cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A branch that tried and reverted, merged: the merge's first-parent diff holds none of the attempt's
+    lines. "held by none of the 6 file changes in this history" read as if the attempt never added it."""
+    repo = HarvestRepo(tmp_path / "r")
+    _history(repo, 4)
+    repo.checkout("-b", "try")
+    tried = repo.commit("Rebalance shards\n", {"app/rebalance.py": ATTEMPT})
+    repo.revert(tried)
+    repo.checkout("main")
+    repo.merge("try", "Merge branch 'try'\n")
+    repo.checkout("-b", "again")
+    repo.commit("Spread the load over the cluster\n", {"app/rebalance.py": ATTEMPT.replace("budget)", "budget)  # v2")})
+    result = cli(repo.path, "check", "--base", "main", "--format", "json")
+    [dead] = [f for f in json.loads(result.out)["findings"] if f["type"] == "dead_end"]
+    last = dead["message"].splitlines()[-1]
+    assert (
+        "held by none of the 5 file changes measured in this history, the attempt's own not among them (weight" in last
+    ), last
