@@ -61,6 +61,9 @@ class Preflight:
     warnings: list[str] = field(default_factory=list)
     touched: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)  # changed files the clone lacks: a partial result
+    # the commit written for the uncommitted change (the working tree, or the index), on no ref, child of
+    # HEAD: `head` stays the repository's HEAD, which the user knows
+    uncommitted_commit: str | None = None
 
     def exit_code(self, fail_level: str) -> int:
         if fail_level == "none":
@@ -80,6 +83,7 @@ class Preflight:
             "mode": self.mode,
             "base": self.base,
             "head": self.head,
+            "uncommitted_commit": self.uncommitted_commit,
             "touched": self.touched,
             "items": [i.to_json() for i in self.items],
             "warnings": self.warnings,
@@ -132,7 +136,10 @@ def preflight_change(
     report.unread, warning = unread(index.repo, change)
     constraint_violations(run, report)
     dead_ends(run, report)
-    result = Preflight(mode, base, head, warnings=[*report.warnings, *([warning] if warning else [])])
+    result = Preflight(
+        mode, base, ws.head() if written else head, warnings=[*report.warnings, *([warning] if warning else [])]
+    )
+    result.uncommitted_commit = head if written else None
     result.unread = report.unread
     touched = run.touched_symbols()
     result.touched = sorted(f"{p}::{q}" for p, q in touched) or sorted(change.paths)

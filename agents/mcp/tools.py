@@ -123,7 +123,12 @@ class PreflightItemOut(RecordOut):
 class PreflightOut(BaseModel):
     mode: str
     base: str | None
-    head: str | None
+    head: str | None = Field(description="the repository's HEAD commit (for a range, its end)")
+    uncommitted_commit: str | None = Field(
+        default=None,
+        description="the commit comind wrote for the uncommitted change (working tree or index), on no ref; "
+        "none for a range",
+    )
     touched: list[str]
     blocking: bool = Field(description="an item at or above the configured fail level (comind check's exit 1)")
     items: list[PreflightItemOut]
@@ -322,6 +327,7 @@ def preflight(ws: Workspace, args: PreflightIn) -> Answer:
         mode=result.mode,
         base=result.base,
         head=result.head,
+        uncommitted_commit=result.uncommitted_commit,
         touched=[clean(t) for t in result.touched],
         blocking=blocking,
         items=items,

@@ -720,3 +720,20 @@ def test_check_fetches_the_change_s_blobs_before_it_indexes(cli, tmp_path: Path)
     report = json.loads(result.out)
     assert result.code == 0 and (report["partial"], report["warnings"]) == (False, [])
     assert [(f["type"], f["title"]) for f in report["findings"]] == [("context", "gotcha: check is slow")]
+
+
+def test_json_head_is_the_repository_s_head_and_the_written_commit_is_named_apart(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`head` held the commit comind writes for the working tree (on no ref, unknown to the user);
+    it is HEAD's id, and that commit is `uncommitted_commit`, for a range none."""
+    repo = _reverted(tmp_path)
+    head = repo.head()
+    repo.write("app/perm.py", CACHED)
+    for args in (["--diff"], ["--diff", "HEAD~1"], ["--staged"]):
+        if args == ["--staged"]:
+            repo.git("add", "app/perm.py")
+        out = json.loads(cli(repo.path, "preflight", *args, "--format", "json").out)
+        written = out["uncommitted_commit"]
+        assert out["head"] == head and written != head, (args, out)
+        assert repo.git("rev-parse", f"{written}^").strip() == out["base"]  # the change as a child of its base
+    out = json.loads(cli(repo.path, "preflight", "--diff", "HEAD~2..HEAD", "--format", "json").out)
+    assert (out["head"], out["uncommitted_commit"]) == (head, None)
