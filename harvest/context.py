@@ -86,6 +86,9 @@ class HarvestContext:
         # what a live attempt's reverted change did (`reverts.change_key`) -> [attempt id, its revert, the
         # reverts folded into it…]: the same revert made again on another line of history (kept across harvests)
         self.reverted_changes: dict[str, list[str]] = {}
+        self.fresh: set[str] = set()  # the attempts this harvest made (not written yet: one may still be dropped)
+        self.dropped: set[str] = set()  # attempts this harvest made, then left out (`reverts`: a copy landed first)
+        self._mainline: dict[str, int] | None = None  # the default branch's first-parent chain: sha -> place
         self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
@@ -141,6 +144,30 @@ class HarvestContext:
         """The commits reachable from `history_tips`, oldest first, as the harvest walks them: the
         lookups are indexed from them instead of a walk of their own (its reverse order, exactly)."""
         self._walked, self._position = oldest_first, None
+
+    def landing(self, sha: str) -> int | None:
+        """Where a commit landed on the default branch: the place, on its first-parent chain (oldest
+        first), of the commit that brought it there (itself, or the merge of its branch); None when
+        the default branch does not hold it. The chain is read once, when first asked."""
+        if self._mainline is None:
+            tip = [self.default_tip] if self.default_tip else []
+            self._mainline = {
+                c.sha: n for n, c in enumerate(walk(self.repo, tip, first_parent=True, oldest_first=True))
+            }
+        chain = self._mainline
+        if sha in chain:
+            return chain[sha]
+        if not chain or not self.on_default(sha):
+            return None
+        shas = list(chain)  # (in order: a dict keeps it)
+        low, high = 0, len(shas) - 1  # the first landing holding it: every later one holds it too
+        while low < high:
+            middle = (low + high) // 2
+            if self.is_ancestor(sha, shas[middle]):
+                high = middle
+            else:
+                low = middle + 1
+        return low
 
     def is_ancestor(self, a: str, b: str) -> bool:
         """Is commit `a` commit `b` or one of its ancestors (`walker.is_ancestor`)? Among the commits

@@ -12,8 +12,8 @@ merge or squash body whose target is not on the default branch, and the same rev
 (only the commit that carries it as its subject or unindented body counts; a body quoting a revert
 of a target another commit reverted already, not relanded since, makes no second attempt), and the
 same revert made again on another line of history (the change it undid the same, line for line, the
-earlier revert no ancestor of it: cherry-picked onto a release branch and main) folded into the attempt
-harvested first. A revert
+earlier revert no ancestor of it: cherry-picked onto a release branch and main) is one attempt, made
+from the copy that landed on the default branch first. A revert
 whose own words call what it reverts a slip (`Reverted accidental change`, `revert accidentally added
 parentPath`, `Revert unrelated change`, a body saying "This was accidentally merged") makes no
 attempt: nothing was tried and given up.
@@ -377,12 +377,19 @@ def _attempt(
         return None
     key = change_key(change)
     made = ctx.reverted_changes.get(key) if key else None
+    folded: list[str] = []
     if made is not None and not _before(ctx, made[1], commit.sha):
         # the same revert made on another line of history (cherry-picked onto a release branch and main,
-        # both merged): that revert again, folded into its attempt (after it, the change came back between)
-        ctx.skip("revert-made-already", f"{commit.sha[:12]} as {made[1][:12]}")
-        made.append(commit.sha)
-        return None
+        # both merged): that revert again, one attempt (after it, the change came back between)
+        if not (made[0] in ctx.fresh and _landed_first(ctx, commit.sha, made[1])):
+            ctx.skip("revert-made-already", f"{commit.sha[:12]} as {made[1][:12]}")
+            made.append(commit.sha)
+            return None
+        # this copy landed on the default branch first: a harvest that read the history up to that
+        # landing made the attempt from it, so this one does too, the other's folded into it
+        _drop(ctx, made[0])
+        ctx.skip("revert-made-already", f"{made[1][:12]} as {commit.sha[:12]}")
+        folded = made[1:]
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
     quoted = _quoted(markers)
@@ -447,9 +454,36 @@ def _attempt(
         record = make(anchors)
     if record is not None:
         ctx.count("reverts:attempt")
+        ctx.fresh.add(record_id)
         if key:
-            ctx.reverted_changes[key] = [record_id, commit.sha]
+            ctx.reverted_changes[key] = [record_id, commit.sha, *folded]
     return record
+
+
+def _landed_first(ctx: HarvestContext, revert: str, other: str) -> bool:
+    """Did `revert` land on the default branch before `other` (by the same merge: made first)?"""
+    mine, theirs = ctx.landing(revert), ctx.landing(other)
+    if mine is None:
+        return False
+    if theirs is None:
+        return True
+    if mine != theirs:
+        return mine < theirs
+    a, b = ctx.commit(revert), ctx.commit(other)
+    return a is not None and b is not None and (a.committer_time, a.sha) < (b.committer_time, b.sha)
+
+
+def _drop(ctx: HarvestContext, record_id: str) -> None:
+    """Leave out an attempt this harvest made (`_read` filters it), and forget its reverted subject."""
+    ctx.dropped.add(record_id)
+    ctx.fresh.discard(record_id)
+    ctx.counts["reverts:attempt"] -= 1
+    for key in [k for k, entries in ctx.reverted.items() if any(e[0] == record_id for e in entries)]:
+        left = [e for e in ctx.reverted[key] if e[0] != record_id]
+        if left:
+            ctx.reverted[key] = left
+        else:
+            del ctx.reverted[key]
 
 
 def change_key(change: Approach | None) -> str | None:
@@ -507,9 +541,10 @@ def _attempts_of(ctx: HarvestContext, revert: str) -> list[str]:
     """The attempts a revert made (those of its branch's reverts, for a merge that landed them)."""
     merged = ctx.commit(revert)
     reverts = (_branch_reverts(ctx, merged) if merged is not None and merged.is_merge else []) or [revert]
-    retired = [attempt_id(ctx.repo_name, sha) for sha in reverts]
+    folded = {sha: e[0] for e in ctx.reverted_changes.values() for sha in e[2:]}  # (made no attempt of its own)
+    retired = [attempt_id(ctx.repo_name, sha) for sha in reverts if sha not in folded]
     retired += [e[0] for entries in ctx.reverted.values() for e in entries if e[1] in reverts]
-    return retired + [e[0] for e in ctx.reverted_changes.values() if any(sha in reverts for sha in e[2:])]
+    return retired + [folded[sha] for sha in reverts if sha in folded]
 
 
 def _made_attempts(ctx: HarvestContext, sha: str, depth: int = 0) -> bool:

@@ -400,4 +400,4 @@ def _read(
         from comind.harvest.worker import resolve
 
         records = resolve(records)
-    return records
+    return [r for r in records if r.id not in ctx.dropped] if ctx.dropped else records

@@ -1893,7 +1893,8 @@ def test_show_says_a_reverts_title_once(cli, gr: GitRepo, reason: str) -> None: 
 def test_a_revert_made_on_two_branches_is_one_attempt(cli, gr: GitRepo, subject: str | None, runs: int) -> None:  # type: ignore[no-untyped-def]
     """composer 6f7389e911 / edddae42db: one revert cherry-picked from a release branch onto main,
     both branches merged: two attempts with the same title, reason and fingerprint in `comind log`.
-    The copy is that revert again, not a second time the change was tried and given up."""
+    The copy is that revert again, not a second time the change was tried and given up; the attempt
+    is the one that landed on the default branch first, whatever the runs that read it."""
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
     gr.branch("release")
@@ -1916,6 +1917,23 @@ def test_a_revert_made_on_two_branches_is_one_attempt(cli, gr: GitRepo, subject:
     attempts = [r for r in records(cli, gr) if r["kind"] == "attempt"]
     assert len(attempts) == 1, [(a["title"], a["evidence"]) for a in attempts]
     assert summary["skipped"].get("revert-made-already") == 1
+    # made from the copy that landed on main first, read in one run or two (the release branch's revert,
+    # older, is walked first in one run: its attempt is left for the copy's)
+    assert [e["ref"] for e in attempts[0]["evidence"] if e["role"] == "revert"] == [copy]
     gr.git("revert", "--no-edit", copy)  # undoing either revert relands the change: the one attempt is retired
     harvest(cli, gr)
     assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
+def test_a_change_brought_back_unsaid_and_reverted_again_is_a_second_attempt(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """The same lines reverted twice on one line of history: the change came back between (here under
+    another subject, no reland said), and was given up again: two attempts, not a copy folded."""
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.revert_head()
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Speed up the permission checks")
+    gr.revert_head()
+    summary = harvest(cli, gr)
+    assert len([r for r in records(cli, gr) if r["kind"] == "attempt"]) == 2
+    assert "revert-made-already" not in summary["skipped"]
