@@ -787,6 +787,7 @@ class Anchorer:
                 if where.state == "gone" and (where.deleted_in is None or where.deleted_in in own_commits(record)):
                     where = self._gone_after(record, anchor, where, target)
             since = short(anchor.get("commit"))
+            told = told_commit(record, anchor.get("commit"))  # ("since the revert 6f7389e911")
             if where.state == "unverifiable":
                 unverifiable.append(f"{name}: commit {since} is not in this clone ({self._why_missing()})")
             elif where.state == "ambiguous":
@@ -796,14 +797,14 @@ class Anchorer:
                 # it was anchored.
                 how = ("removed" if where.path else "its file deleted") if scope == "symbol" else "deleted"
                 if role == "subject":  # said per landing below
-                    gone.setdefault((where.deleted_in, since), []).append((name, how))
+                    gone.setdefault((where.deleted_in, told), []).append((name, how))
                 else:
-                    stale.append(f"{role} anchor {name} is gone ({self._when(how, where.deleted_in, since)})")
+                    stale.append(f"{role} anchor {name} is gone ({self._when(how, where.deleted_in, told)})")
             else:
                 if where.how:
                     now = f"{where.path}::{where.definition.qualname}" if where.definition else where.path
                     notes.append(f"{name} {where.how}: now {now}")
-                self._drift(anchor, where, target, role, name, since, notes, stale)
+                self._drift(anchor, where, target, role, name, told, notes, stale)
         verified = bool(verify_evidence and verify_evidence(record))
         orphaned = [self._gone(named, deleted_in, since) for (deleted_in, since), named in gone.items()]
         if gone and sum(map(len, gone.values())) >= subjects:
@@ -1106,6 +1107,22 @@ def _blob_at(index: CodeIndex, commit: str, path: str) -> str | None:
     """The id of the blob at `path` in `commit`."""
     entry = tree_entry(index.repo, commit, path)
     return None if entry is None else str(entry.id)
+
+
+# a record's own commits, as a reason names them: a bare sha says nothing of where it stands
+_OWN_ROLES = {
+    "revert": "the revert",
+    "reverted": "the reverted change",
+    "fix": "the fix",
+    "fixed": "the commit it fixes",
+}
+
+
+def told_commit(record: Record, commit: str | None) -> str:
+    """`commit` short, named by its role when it is one of the record's own ("the revert 6f7389e911")."""
+    role = next((e.get("role") for e in record.evidence if e.get("type") == "commit" and e.get("ref") == commit), None)
+    word = _OWN_ROLES.get(str(role))
+    return f"{word} {short(commit)}" if word else short(commit)
 
 
 def own_commits(record: Record) -> set[str]:

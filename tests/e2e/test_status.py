@@ -393,3 +393,22 @@ def test_a_stale_reason_names_no_commit_of_the_dead_end_itself(cli, tmp_path: Pa
     reason = attempt["status_reason"]
     assert reverted[:10] not in reason and revert[:10] not in reason, reason
     assert f"its file deleted in {removed[:10]} “Drop the compat module”" in reason, reason
+
+
+def test_a_stale_reason_says_which_commit_of_the_dead_end_it_counts_from(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """composer 6f7389e911, a revert naming nothing it reverts: its attempt is anchored at the revert
+    itself, and "body drifted since 6f7389e911" named a commit the reader had no way to place."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", CACHED)
+    repo.commit("initial")
+    repo.write("app/perm.py", PERM)
+    revert = repo.commit("Revert the grants cache")
+    repo.write("app/perm.py", REWRITTEN)
+    repo.commit("Rewrite the checker")
+    assert cli(repo.path, "harvest").code == 0
+    [attempt] = [
+        json.loads(line)
+        for line in cli(repo.path, "log", "--history", "--json").out.splitlines()
+        if json.loads(line)["kind"] == "attempt"
+    ]
+    assert f"body drifted since the revert {revert[:10]}: " in attempt["status_reason"], attempt["status_reason"]
