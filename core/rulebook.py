@@ -197,6 +197,22 @@ class CopiedFile(BaseRule):
         return copied > 0 and bool(self.value("share")) and copied >= self.value("share") * informative
 
 
+class Generated(BaseRule):
+    id, name, family = "L5", "generated", "lines"
+    summary = "A file that says it is generated (`Code generated … DO NOT EDIT.`, `@generated`) has only trivial lines."
+    options = (Option("head", 4096, "bytes at the start of a file looked in for the mark (0: off)", whole=True),)
+
+    def judge(self, data: bytes) -> bool:
+        return _GENERATED.search(data[: self.count("head")]) is not None
+
+
+# A generated file's mark (go.dev/s/generatedcode, `@generated`), or "generated … do not edit" on one line
+_GENERATED = re.compile(
+    rb"@generated\b|\bgenerated\b[^\n]*\bdo not (?:edit|modify)\b|\bdo not (?:edit|modify)\b[^\n]*\bgenerated\b",
+    re.IGNORECASE,
+)
+
+
 # -- D: dead ends -----------------------------------------------------------------------------
 
 
@@ -707,6 +723,7 @@ RULES: tuple[type[BaseRule], ...] = (
     EditedLine,
     Scaffolding,
     CopiedFile,
+    Generated,
     Share,
     WholeSmall,
     Recreated,

@@ -44,5 +44,6 @@ from __future__ import annotations
 # is what its body says first, not its subject again, and its body names no one (person trailers);
 # 39: a revert's subject or title quoted in a title or body as “x”, not as Python's repr ('x', "x's");
 # 40: a created file's lines copied from the file beside it named most like it are trivial (rule L4);
-# 41: a revert made again on another line of history (cherry-picked: the same change undone) is no second attempt.
-HARVESTER_VERSION = "41"
+# 41: a revert made again on another line of history (cherry-picked: the same change undone) is no second attempt;
+# 42: a generated file's lines are trivial (rule L5).
+HARVESTER_VERSION = "42"

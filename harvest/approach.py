@@ -16,7 +16,9 @@ an approach.
 A file a change creates (or deletes) that is mostly lines its siblings share (``template_lines``:
 ``examples/*/.gitignore`` for a new ``examples/x/.gitignore``) is scaffolding: those lines are
 marked trivial too (rule L3): copying a template is not the approach. So are the lines a created
-file copies from the file beside it named most like it (rule L4: `api/4.2.xml` from `api/4.1.xml`).
+file copies from the file beside it named most like it (rule L4: `api/4.2.xml` from `api/4.1.xml`),
+and every line of a file that says it is generated (rule L5: `// Code generated … DO NOT EDIT.`):
+its source, or its generator, is the approach.
 
 Binary files are listed without lines; blobs over ``MAX_BLOB`` bytes, and blobs the clone lacks,
 are listed as skipped (``Approach.skipped`` counts them). Renames are detected (``find_similar``),
@@ -37,7 +39,7 @@ import pygit2
 
 from comind.git import open_repo
 from comind.promisor import fetch_for_diff, promisor_remote
-from comind.rulebook import DEFAULT, CopiedFile, NotesOnly, Release, RuleBook, Scaffolding
+from comind.rulebook import DEFAULT, CopiedFile, Generated, NotesOnly, Release, RuleBook, Scaffolding
 
 if TYPE_CHECKING:
     from comind.harvest.walker import RepoLike
@@ -460,6 +462,18 @@ def beside_lines(
     return _sibling_lines(repo, folder, best[2]) or frozenset()
 
 
+def _head(repo: pygit2.Repository, oid: pygit2.Oid, size: int) -> bytes:
+    """The first `size` bytes of a blob (empty: none, or unreadable)."""
+    try:
+        return repo[oid].peel(pygit2.Blob).data[:size] if any(oid.raw) else b""
+    except (KeyError, ValueError, pygit2.GitError):
+        return b""
+
+
+def _all_trivial(lines: tuple[Line, ...]) -> tuple[Line, ...]:
+    return tuple(ln if ln.trivial else Line(ln.lineno, ln.text, True) for ln in lines)
+
+
 def _common_prefix(a: str, b: str) -> str:
     n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     return a[:n]
@@ -605,7 +619,7 @@ def diff_approach(
     prefix: str = "",
 ) -> Approach:
     """The approach of a diff whose paths are inside the folder `prefix`, or of `tree_diff`'s parts."""
-    scaffolding, copied = rules.get(Scaffolding), rules.get(CopiedFile)
+    scaffolding, copied, generated = rules.get(Scaffolding), rules.get(CopiedFile), rules.get(Generated)
     files: list[FileChange] = []
     skipped = 0
     base_tree = repo[base].peel(pygit2.Tree) if base else None
@@ -627,7 +641,10 @@ def diff_approach(
             files.append(FileChange(path, old_path, status, binary=True))
             continue
         added, removed = _lines(patch.hunks, comment_style(path))
-        if status in ("A", "D") and base_tree is not None and looked_up < TEMPLATE_FILES:
+        looked = generated.count("head")
+        if looked and generated.judge(_head(repo, old_id if status == "D" else new_id, looked)):
+            added, removed = _all_trivial(added), _all_trivial(removed)
+        elif status in ("A", "D") and base_tree is not None and looked_up < TEMPLATE_FILES:
             looked_up += 1
             template = template_lines(repo, base_tree, path, folders, scaffolding.count("siblings"))
             added, removed = _scaffolded(added, template, scaffolding), _scaffolded(removed, template, scaffolding)
