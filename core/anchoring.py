@@ -202,10 +202,24 @@ def _nearest(name: str, names: Iterable[str]) -> str:
     return f" (nearest: {', '.join(close)})" if close else ""
 
 
+_WRITTEN = "a symbol is written PATH::Qual.name"
+_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
 def nearest_file(path: str, paths: Iterable[str]) -> str:
-    """The files named like `path`; none, for a bare name (`Cart.total`): how a symbol is written."""
-    close = _nearest(path, paths)
-    return close or ("" if "/" in path else " (a symbol is written PATH::Qual.name, e.g. app/cart.py::Cart.total)")
+    """The files named like `path`, or how a symbol is written when `path` reads as one: a file and
+    a name after one colon (`app/cart.py:Cart.total`, the file's own name then), or a bare name
+    (`Cart.total`) no file's suffix ends like, for which files named alike would only mislead."""
+    files = set(paths)
+    file, colon, name = path.rpartition(":")
+    if colon and file in files and _NAME.fullmatch(name):
+        return f" ({_WRITTEN}: {file}::{name})"
+    suffix = posixpath.splitext(path)[1]
+    bare = "/" not in path and _NAME.fullmatch(path) is not None
+    if bare and suffix and not any(f.endswith(suffix) for f in files):
+        return f" ({_WRITTEN}, e.g. app/cart.py::Cart.total)"
+    close = _nearest(path, files)
+    return close or ("" if "/" in path else f" ({_WRITTEN}, e.g. app/cart.py::Cart.total)")
 
 
 # -- re-anchoring ----------------------------------------------------------------------------

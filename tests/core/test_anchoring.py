@@ -89,6 +89,26 @@ def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anch
         assert asked.code == 2 and asked.err.count("\n") == 1 and asked.err.rstrip().endswith(hint), asked.err
 
 
+@pytest.mark.parametrize(
+    ("anchor", "hint"),
+    [
+        # one colon where two belong: the file is there, so the anchor meant is said whole
+        ("app/perm.py:Checker.check", "(a symbol is written PATH::Qual.name: app/perm.py::Checker.check)"),
+        # a bare name a file is named like: no file ends in `.check`, so the file is no answer
+        ("Checker.check", "(a symbol is written PATH::Qual.name, e.g. app/cart.py::Cart.total)"),
+    ],
+)
+def test_a_symbol_written_as_a_file_says_how_a_symbol_is_written(  # type: ignore[no-untyped-def]
+    cli, gr: GitRepo, anchor: str, hint: str
+) -> None:
+    gr.write("app/checker.py", "def run():\n    return 1\n")  # named like `Checker.check`
+    gr.commit("add checker")
+    result = cli(gr.path, "remember", "gotcha", "--on", anchor, "--title", "t", "--symptom", "s", "--cause", "c")
+    assert result.code == 2 and result.err.count("\n") == 1 and result.err.rstrip().endswith(hint), result.err
+    asked = cli(gr.path, "why", anchor)  # `why` reads anchors the same way
+    assert asked.code == 2 and asked.err.count("\n") == 1 and asked.err.rstrip().endswith(hint), asked.err
+
+
 def test_file_renamed_with_edits_is_reanchored_and_active(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.check")
     gr.mv("app/perm.py", "app/permissions.py")
