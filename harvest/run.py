@@ -86,7 +86,8 @@ class HarvestResult:
         skipped = sum(self.skipped.values())
         shallow = "; shallow clone: history beyond the boundary was not read" if self.shallow else ""
         return (
-            f"harvested {self.commits} commits: {parts}; {written_words(self.new, self.rederived)}"
+            f"harvested {self.commits} commit{'' if self.commits == 1 else 's'}: {parts}; "
+            f"{written_words(self.new, self.rederived)}"
             + (f"; {skipped} skipped" if skipped else "")
             + (f"; {self.budget_line}" if self.budget_line else "")
             + (f"; {self.rekeyed} cached records re-keyed (the actor key changed)" if self.rekeyed else "")

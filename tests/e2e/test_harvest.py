@@ -1272,6 +1272,13 @@ def test_records_a_new_harvester_derives_again_are_not_new(cli, gr: GitRepo, mon
     assert (again["written"], again["new"], again["rederived"]) == (0, 0, 0)
 
 
+def test_a_history_of_one_commit_is_one_commit_in_the_summary(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path, "one")
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("initial")
+    assert cli(repo.path, "harvest").out == "harvested 1 commit: nothing; 0 new records\n"
+
+
 def test_publish_writes_into_the_shared_store(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/perm.py", CACHED)
     gr.commit("Cache permission checks in Redis")
