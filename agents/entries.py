@@ -11,7 +11,7 @@ from comind.anchors import format_anchor
 from comind.records import Record, gave_no_reason, restates
 from comind.status import RelationIndex, Status
 
-from .render import Entry
+from .render import Entry, verify_line
 
 SURFACED = ("active", "stale")  # what agents are shown unprompted: live, possibly drifted (labelled)
 MIN_TRUST = 2  # hooks surface T2 and above (DESIGN §8)
@@ -169,14 +169,6 @@ def evidence_line(record: Record) -> str:
     elif reason:
         parts.append(f'"{str(reason).strip().splitlines()[0][:160]}"')
     return "; ".join(parts)
-
-
-def verify_line(path: str | None, span: Sequence[int] | None) -> str:
-    if not path:
-        return ""
-    if span and len(span) >= 2:
-        return f"read {path}:{span[0]}-{span[1]}"
-    return f"read {path}"
 
 
 def detail_lines(record: Record) -> tuple[str, ...]:

@@ -198,3 +198,12 @@ def _attr(value: str) -> str:
 def tokens(text: str) -> int:
     """The estimate `render` budgets with."""
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def verify_line(path: str | None, span: Sequence[int] | None) -> str:
+    """What to read of the code: `read path:12-14`, `read path:12` for one line, else the file."""
+    if not path:
+        return ""
+    if span and len(span) >= 2:
+        return f"read {path}:{span[0]}" + (f"-{span[1]}" if span[1] != span[0] else "")
+    return f"read {path}"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..render import Entry, clean, notice, render, run_hint
+from ..render import Entry, clean, notice, render, run_hint, verify_line
 from . import edits as editing
 from . import view as views
 from .interface import AFTER_EDIT, BEFORE_EDIT, SESSION, Edit, HookInputError, Reply, Request
@@ -250,7 +250,7 @@ def _read(edited: EditedFile, symbol: str) -> str:
     from comind.languages import span_of
 
     span = span_of(edited.path, edited.after.encode("utf-8", "surrogatepass"), symbol) if symbol else None
-    return f"read {edited.path}:{span[0]}-{span[1]}" if span else f"read {edited.path}"
+    return verify_line(edited.path, span)
 
 
 def _members(symbols: Mapping[str, int], symbol: str, named: int = 3) -> str:

@@ -1009,3 +1009,22 @@ os._exit(0)
             os.close(fd)
     finally:
         subprocess.run(["pkill", "-f", str(lock)], check=False)
+
+
+def test_code_of_one_line_is_read_at_that_line_not_a_range_of_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A dead end on a one-line function: what to read is `app/ping.py:2`, as an anchor writes a
+    line, where the hook and `preflight --diff` said `app/ping.py:2-2`."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/ping.py", "import os\ndef ping(): return os.getpid()\n")
+    repo.commit("initial")
+    repo.write("app/ping.py", "import os\ndef ping(): return os.getppid()\n")
+    repo.commit("Ping the parent")
+    repo.revert_head("The parent is init in a container.")
+    assert cli(repo.path, "harvest").code == 0
+    old, new = "def ping(): return os.getpid()\n", "def ping(): return os.getpid() or 1\n"
+    text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, old, new, path="app/ping.py")))
+    assert "  verify: read app/ping.py:2\n" in text, text
+    repo.write("app/ping.py", "import os\n" + new)
+    item = json.loads(cli(repo.path, "preflight", "--diff", "--format", "json").out)["items"][0]
+    assert item["verify"] == "read app/ping.py:2", item
