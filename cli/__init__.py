@@ -359,7 +359,8 @@ def revision(ws: Any, rev: str | None, option: str) -> str | None:
     try:
         ws.index.resolve(rev)
     except ComindError:
-        raise ComindError(f"{option} {rev!r}: unknown revision (a commit, branch or tag)") from None
+        kind = "the repository has no commit yet" if ws.index.repo.is_empty else "a commit, branch or tag"
+        raise ComindError(f"{option} {rev!r}: unknown revision ({kind})") from None
     return rev
 
 

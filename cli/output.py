@@ -72,7 +72,10 @@ def hint_if_unharvested(ws: Any, ledger: Any = None) -> bool:
     """An answer in a repository never harvested says why it is empty (of `ledger`, when given),
     and what fills it: a check's dead ends are the history's reverted attempts. Whether it did."""
     if not ws.harvest_state.exists() and (ledger is None or ledger.count() == 0):
-        note("comind: nothing harvested here yet: `comind harvest` reads this repository's history into records")
+        if ws.index.repo.is_empty:  # (a harvest there reads nothing and keeps no state: no use to suggest it)
+            note("comind: the repository has no commit yet: there is no history to harvest")
+        else:
+            note("comind: nothing harvested here yet: `comind harvest` reads this repository's history into records")
         return True
     return False
 

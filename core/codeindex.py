@@ -306,6 +306,8 @@ class CodeIndex:
         try:
             commit = self.repo.revparse_single(rev).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            if self.repo.is_empty:  # `git init` and nothing more: HEAD names no commit yet
+                raise ComindError(f"unknown revision '{rev}': the repository has no commit yet") from exc
             raise ComindError(f"unknown revision '{rev}'") from exc
         self._remember_commit(str(commit.id), str(commit.tree_id), int(commit.commit_time))
         return commit

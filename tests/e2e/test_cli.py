@@ -1266,3 +1266,23 @@ def test_show_leaves_a_blank_line_of_the_body_blank(initialised: Path, cli) -> N
     shown = cli(initialised, "show", rid[-8:]).out
     assert "\n  First part.\n\n  Second part.\n" in shown, shown
     assert not [line for line in shown.splitlines() if line != line.rstrip()], shown
+
+
+def test_a_repository_with_no_commit_says_so_not_to_harvest_it(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`git init` and nothing more: `check` said "unknown revision 'HEAD'", and `status` after a
+    harvest still said nothing was harvested yet, pointing at the harvest just run."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert cli(empty, "harvest").code == 0
+    for args in (["status"], ["log"]):
+        result = cli(empty, *args)
+        assert result.code == 0 and "the repository has no commit yet" in result.err, result.err
+        assert "comind harvest" not in result.err
+    for args, said in (
+        (["check"], "comind: unknown revision 'HEAD': the repository has no commit yet\n"),
+        (["why", "README.md"], "comind: unknown revision 'HEAD': the repository has no commit yet\n"),
+        (["check", "--base", "main"], "comind: --base 'main': unknown revision (the repository has no commit yet)\n"),
+    ):
+        result = cli(empty, *args)
+        assert (result.code, result.err) == (2, said), (args, result.err)
