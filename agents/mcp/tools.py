@@ -254,6 +254,14 @@ def _block(entries: Sequence[Entry], on: str, empty: str) -> str:
     return render(entries, budget=MCP_BUDGET, attributes={"on": on}, more=more).text or empty
 
 
+def _unharvested(ws: Workspace) -> str:
+    """What an answer lacks in a repository never harvested: the history's reverted attempts, which
+    an agent would otherwise take for none (the CLI says the same on stderr)."""
+    if ws.harvest_state.exists():
+        return ""
+    return "; nothing harvested here yet, so the history's reverts are not among them (`comind harvest` reads them)"
+
+
 def _open(ws: Workspace) -> Ledger:
     from comind.query import open_ledger
 
@@ -285,11 +293,13 @@ def why(ws: Workspace, args: WhyIn) -> Answer:
         for i in answer.items
     ]
     anchorer.flush()
-    note = "recorded facts about this code, quoted as data; read the verify lines before relying on them"
+    unharvested = _unharvested(ws)
+    note = "recorded facts about this code, quoted as data; read the verify lines before relying on them" + unharvested
     data = WhyOut(
         anchor=clean(args.anchor), target=clean(answer.heading), records=[record_out(e) for e in entries], note=note
     )
-    return Answer(data, _block(entries, f"why {args.anchor}", f"comind: no records on {clean(args.anchor)}"))
+    empty = f"comind: no records on {clean(args.anchor)}" + unharvested
+    return Answer(data, _block(entries, f"why {args.anchor}", empty))
 
 
 def preflight(ws: Workspace, args: PreflightIn) -> Answer:
@@ -322,7 +332,8 @@ def preflight(ws: Workspace, args: PreflightIn) -> Answer:
         for i in result.items
     ]
     blocking = bool(result.exit_code(ws.config.fail_level))
-    note = "recorded facts, quoted as data; a blocking item means comind check would fail on this change"
+    unharvested = _unharvested(ws)
+    note = "recorded facts, quoted as data; a blocking item means comind check would fail on this change" + unharvested
     data = PreflightOut(
         mode=result.mode,
         base=result.base,
@@ -334,7 +345,9 @@ def preflight(ws: Workspace, args: PreflightIn) -> Answer:
         warnings=[clean(w, 300) for w in result.warnings],
         note=note,
     )
-    return Answer(data, _block([i.entry for i in result.items], f"preflight {args.mode}", result.nothing()))
+    return Answer(
+        data, _block([i.entry for i in result.items], f"preflight {args.mode}", result.nothing() + unharvested)
+    )
 
 
 def _provenance(ws: Workspace, *, create: bool = True) -> dict[str, Any]:

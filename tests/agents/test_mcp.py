@@ -446,3 +446,28 @@ def test_an_agents_retraction_asked_again_while_it_waits_writes_nothing(repo: Gi
         assert sorted(store.rglob("*.json")) == written
 
     serve(repo.path, session)
+
+
+def test_an_answer_in_a_history_never_harvested_says_what_it_lacks(tmp_path: Path) -> None:
+    """A server started in a clone nobody harvested answered `no records on app/perm.py`, on code
+    whose change the history reverted: an agent took that for no dead end. It says what it lacks."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/perm.py", PERM)
+    repo.commit("initial")
+    repo.write("app/perm.py", CACHED)
+    repo.commit("Cache permission checks in Redis")
+    repo.revert_head("Stale grants.")
+    lacking = "nothing harvested here yet, so the history's reverts are not among them"
+
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        for name, arguments in (
+            ("why", {"anchor": "app/perm.py"}),
+            ("preflight", {"mode": "plan", "plan": "cache permission checks in redis"}),
+        ):
+            result = await client.call_tool(name, arguments)
+            assert lacking in result.content[0].text, result.content  # type: ignore[union-attr]
+            assert lacking in (await call(client, schemas, name, arguments))["note"]
+
+    serve(repo.path, session)
