@@ -327,10 +327,9 @@ def _derive_one(
 
 
 def _waiting(review: Record) -> str:
-    what = {"retracts": "retract", "supersedes": "supersede", "disputes": "dispute"}
-    action = what.get(review.fields["relation"], review.fields["relation"])
+    # (said as what the review does: "(retract it, …)" read as an order to retract the record)
     return (
-        f"an agent's review ({action} it, relation {short_id(review.id)}) waits for a person; "
+        f"an agent's review that {review.fields['relation']} it (relation {short_id(review.id)}) waits for a person; "
         f"it takes effect with: comind review confirm {short_id(review.id)}"
     )
 

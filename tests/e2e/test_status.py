@@ -304,7 +304,7 @@ def test_status_lists_what_an_agent_wrote_or_reviewed_until_a_person_confirms_it
     text = cli(old.path, "status").out
     assert "needs a person (2):" in text, text
     assert f"{agents[-8:]}  Grants load on every call\n             written by an agent" in text, text
-    waits = f"an agent's review (retract it, relation {relation[-8:]})"
+    waits = f"an agent's review that retracts it (relation {relation[-8:]}) waits for a person"
     assert f"{gotcha[-8:]}  Admins skip the grant lookup\n             {waits}" in text, text
     head, *listed = (json.loads(x) for x in cli(old.path, "status", "--json").out.splitlines())
     assert head["needs_person"] == 2 and {r["id"] for r in listed} == {agents, gotcha}
