@@ -109,7 +109,9 @@ def parse_anchor(raw: str, role: str = "subject") -> dict[str, Any]:
     if "::" in text:
         path, _, symbol = text.partition("::")
         if not re.match(_SYMBOL, symbol):
-            raise AnchorError(f"anchor {text!r}: expected path::Qualified.name")
+            dotted = symbol.replace("::", ".")  # a Rust or C++ path: members are named with dots here
+            meant = f" ({path}::{dotted})" if dotted != symbol and re.match(_SYMBOL, dotted) else ""
+            raise AnchorError(f"anchor {text!r}: expected path::Qualified.name{meant}")
         return anchor | {"scope": "symbol", "path": _check_path(path, text), "symbol": symbol}
     if m := re.match(_LINE, text):
         line, end = int(m["line"]), int(m["end"] or m["line"])

@@ -72,6 +72,7 @@ def test_remember_resolves_symbol_and_line(cli, gr: GitRepo) -> None:  # type: i
         ("app", "anchor 'app': no file app at "),  # a folder written without its slash: said so
         ("app/prem.py::f", "(nearest: app/perm.py"),
         ("Checker.check", "no file Checker.check at "),  # a bare symbol: how one is written
+        ("app/perm.py::Checker::check", "expected path::Qualified.name (app/perm.py::Checker.check)"),  # as Rust
         ("module:app.nothing", "no module 'app.nothing'"),
         ("app/perm.py:10", "anchor 'app/perm.py:10': app/perm.py has 9 lines at "),
         ("app/perm.py:8-12", "app/perm.py has 9 lines"),
