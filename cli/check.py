@@ -35,7 +35,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="check what is staged (git add) against HEAD, as a pre-commit hook does; implies --no-harvest",
     )
-    p.add_argument("--all", action="store_true", dest="check_all", help="report every violation at head")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="check_all",
+        help="report everything at head, not a change: every violation (not with --base)",
+    )
     p.add_argument(
         "--format",
         default=None,
@@ -112,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(listing())
         return 0
+    if args.check_all and args.base:  # (--all looks at head alone: a base's dead ends would go unreported)
+        raise ComindError(f"--all checks everything at head, not a change: --base {args.base} does not apply")
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()

@@ -143,6 +143,20 @@ def test_a_revert_subject_is_quoted_as_text_not_as_a_repr(cli, tmp_path: Path) -
     }
 
 
+def test_all_with_a_base_is_refused_not_a_dead_end_dropped(cli, reverted: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`--all` checks head alone: with `--base` it ignored the base, matched no dead end and passed
+    (exit 0) a change that `--base` alone fails."""
+    reverted.branch("feature")
+    reverted.checkout("feature")
+    reverted.write("app/perm.py", CACHED.replace("ex=300", "ex=600"))
+    reverted.commit("Speed up permission checks")
+    assert check(cli, reverted, "--base", "main")[0] == 1
+    code, report, err = check(cli, reverted, "--base", "main", "--all")
+    assert (code, report) == (2, {}) and err == (
+        "comind: --all checks everything at head, not a change: --base main does not apply\n"
+    )
+
+
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """flask's `revert run debug docs` names nothing to find the reverted change by: the attempt is
     what its subject took out, and the message says so rather than "“revert run debug docs”, reverted in"."""
