@@ -111,12 +111,19 @@ def run_status(args: argparse.Namespace) -> int:
     if waiting:
         print("confirm or retract them: comind review confirm ID | comind review retract ID --reason …")
     if history:
-        moved = [f"{history_counts[s]} {s}" for s in STATES if history_counts.get(s) and s != "active"]
+        # the code moved on from these, and they are still matched; not so of a retracted or dormant one
+        moved = [f"{history_counts[s]} {s}" for s in ATTENTION_STATES if history_counts.get(s)]
+        other = [
+            f"{history_counts[s]} {s}"
+            for s in STATES
+            if history_counts.get(s) and s not in (*ATTENTION_STATES, "active")
+        ]
         kinds = Counter(r.kind for r in history)
         print(
             f"history: {plural(len(history), 'harvested record')} "
             f"({', '.join(plural(n, k) for k, n in sorted(kinds.items()))}), "
             f"{history_counts.get('active', 0)} active"
+            + "".join(f", {counted}" for counted in other)
             + (f", {', '.join(moved)} (the code moved on since; still matched)" if moved else "")
             + ("" if any(r.id in why for r in history) else "; nothing to confirm")  # an agent's review waits
         )

@@ -412,3 +412,19 @@ def test_a_stale_reason_says_which_commit_of_the_dead_end_it_counts_from(cli, tm
         if json.loads(line)["kind"] == "attempt"
     ]
     assert f"body drifted since the revert {revert[:10]}: " in attempt["status_reason"], attempt["status_reason"]
+
+
+def test_history_says_only_of_stale_records_that_the_code_moved_on(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A relanded attempt is retracted, not moved on from, and no longer matched: the history line
+    said `1 retracted (the code moved on since; still matched)` and `list them: comind log ` with
+    nothing to list."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", "def check(user):\n    return user.admin\n")
+    repo.commit("initial")
+    repo.write("app/perm.py", "def check(user):\n    return user.admin or user.staff\n")
+    repo.commit("Let staff through")
+    repo.revert_head("Staff saw the billing pages.")
+    repo.git("revert", "--no-edit", "HEAD")  # Revert "Revert …": a reland, which retracts the attempt
+    assert cli(repo.path, "harvest").code == 0
+    lines = cli(repo.path, "status").out.splitlines()
+    assert lines == ["history: 1 harvested record (1 attempt), 0 active, 1 retracted; nothing to confirm"], lines
