@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from comind.agents.entries import subject_anchor
 from comind.anchors import format_anchor
 from comind.cli import colour, note
-from comind.records import KIND_FIELDS, Record, beyond_title, gave_no_reason, short_id, told_in
+from comind.records import KIND_FIELDS, Record, beyond_title, gave_no_reason, restates, short_id, told_in
 from comind.sanitize import FORMAT_CHARACTERS, printed
 from comind.status import TRUST_NAMES, Status, by_agent
 
@@ -276,7 +276,7 @@ def _detail_lines(record: Record, status: Status | None, moved_from: Mapping[tup
     origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
     out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")
     out = [printed(text) for text in out]
-    if record.body and not silent:
+    if record.body and not silent and not restates(record.title, record.body):  # (a Lore constraint's: its title)
         out.append("")
         body = [printed(body_line, multiline=True) for body_line in record.body.splitlines()]
         out += [f"  {line}" if line.strip() else "" for line in body]  # a blank line stays blank

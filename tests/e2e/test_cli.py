@@ -1286,3 +1286,16 @@ def test_a_repository_with_no_commit_says_so_not_to_harvest_it(tmp_path: Path, c
     ):
         result = cli(empty, *args)
         assert (result.code, result.err) == (2, said), (args, result.err)
+
+
+def test_show_says_a_lore_constraint_once_not_again_as_its_body(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A `Constraint:` trailer is the record's title and its body: `show` printed it twice."""
+    from gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path)
+    repo.write("app/perm.py", "def check(user):\n    return user.admin\n")
+    repo.commit("Load grants per request\n\nConstraint: grants are loaded per request, never cached")
+    assert cli(repo.path, "harvest").code == 0
+    [line] = cli(repo.path, "log", "--kind", "constraint").out.splitlines()
+    shown = cli(repo.path, "show", line.split()[0]).out
+    assert shown.count("grants are loaded per request, never cached") == 1, shown
