@@ -34,9 +34,8 @@ CACHED = (
 COMIND = str(Path(sys.executable).with_name("comind"))
 
 
-@pytest.fixture
-def repo(tmp_path: Path, cli) -> GitRepo:  # type: ignore[no-untyped-def]
-    """A revert of "Cache permission checks in Redis", harvested (a T2 attempt on Checker.check)."""
+def _reverted(tmp_path: Path) -> GitRepo:
+    """A revert of "Cache permission checks in Redis", not harvested."""
     repo = GitRepo(tmp_path)
     repo.write("app/__init__.py", "")
     repo.write("app/perm.py", PERM)
@@ -44,6 +43,13 @@ def repo(tmp_path: Path, cli) -> GitRepo:  # type: ignore[no-untyped-def]
     repo.write("app/perm.py", CACHED)
     repo.commit("Cache permission checks in Redis")
     repo.revert_head("Stale grants.")
+    return repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path, cli) -> GitRepo:  # type: ignore[no-untyped-def]
+    """The revert, harvested (a T2 attempt on Checker.check)."""
+    repo = _reverted(tmp_path)
     assert cli(repo.path, "harvest").code == 0
     return repo
 
@@ -451,13 +457,7 @@ def test_an_agents_retraction_asked_again_while_it_waits_writes_nothing(repo: Gi
 def test_an_answer_in_a_history_never_harvested_says_what_it_lacks(tmp_path: Path) -> None:
     """A server started in a clone nobody harvested answered `no records on app/perm.py`, on code
     whose change the history reverted: an agent took that for no dead end. It says what it lacks."""
-    repo = GitRepo(tmp_path)
-    repo.write("app/__init__.py", "")
-    repo.write("app/perm.py", PERM)
-    repo.commit("initial")
-    repo.write("app/perm.py", CACHED)
-    repo.commit("Cache permission checks in Redis")
-    repo.revert_head("Stale grants.")
+    repo = _reverted(tmp_path)
     lacking = "nothing harvested here yet, so the history's reverts are not among them"
 
     async def session(client: Client) -> None:
