@@ -39,7 +39,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--all",
         action="store_true",
         dest="check_all",
-        help="report everything at head, not a change: every violation (not with --base)",
+        help="report everything at head, not a change: every violation (not with --base or --staged)",
     )
     p.add_argument(
         "--format",
@@ -117,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(listing())
         return 0
-    if args.check_all and args.base:  # (--all looks at head alone: a base's dead ends would go unreported)
-        raise ComindError(f"--all checks everything at head, not a change: --base {args.base} does not apply")
+    if args.check_all and (args.base or args.staged):  # (--all looks at head alone: a change's dead ends go unseen)
+        given = f"--base {args.base}" if args.base else "--staged"
+        raise ComindError(f"--all checks everything at head, not a change: {given} does not apply")
     ws = workspace(args)
     outputs = _outputs(args)  # bad formats fail before any work
     progress = _progress()

@@ -155,6 +155,10 @@ def test_all_with_a_base_is_refused_not_a_dead_end_dropped(cli, reverted: GitRep
     assert (code, report) == (2, {}) and err == (
         "comind: --all checks everything at head, not a change: --base main does not apply\n"
     )
+    reverted.write("app/perm.py", CACHED)  # staged, as the pre-commit hook checks it
+    reverted.git("add", "app/perm.py")
+    code, report, err = check(cli, reverted, "--staged", "--all")
+    assert (code, report) == (2, {}) and err.endswith("not a change: --staged does not apply\n"), err
 
 
 def test_a_dead_end_whose_revert_names_no_commit_is_told_by_the_revert(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
