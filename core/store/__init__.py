@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable
 from functools import partial
+from pathlib import Path
 from typing import NamedTuple
 
 from comind.records import Record, recleaned
@@ -47,7 +48,7 @@ from comind.store.layout import (
     records_key,
     snapshot_journal,
 )
-from comind.store.objects import _MEMORY, open_object_store
+from comind.store.objects import _MEMORY, file_in_the_way, open_object_store
 from comind.store.reading import Contents, Problem
 
 INLINE_MAX = 4 << 20  # a write whose records are bigger than this (bytes) journals their keys only
@@ -281,6 +282,9 @@ class Store(Erasure):
             raw = self._get(ACTOR_SALT)
         except FileNotFoundError:
             return None
+        except NotADirectoryError:  # `--store app.py`: said as every other command says it
+            blocked = file_in_the_way(Path(self.local_root or "."), ACTOR_SALT)  # (only a local store has folders)
+            raise StoreError(f"store {self.url!r}: {blocked} is a file, not a folder") from None
         except OSError as exc:
             raise StoreError(f"store {self.url}: cannot read {ACTOR_SALT}: {exc}") from None
         salt = raw.decode("ascii", "replace").strip()

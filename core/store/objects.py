@@ -159,7 +159,9 @@ class Objects:
                 parts.append("-")
                 continue
             except NotADirectoryError:  # `--store app.py`: a file where the folder should be
-                raise StoreError(f"store {self.url!r}: {self.local_root} is a file, not a folder") from None
+                raise StoreError(
+                    f"store {self.url!r}: {file_in_the_way(self.local_root, sub)} is a file, not a folder"
+                ) from None
             if mtime > time.time_ns() - 2_000_000_000:
                 return None
             parts.append(str(mtime))
@@ -259,3 +261,10 @@ class Objects:
 
         with ThreadPoolExecutor(max_workers=16) as pool:
             return list(pool.map(function, items))
+
+
+def file_in_the_way(root: Path, key: str) -> Path:
+    """The file that stands where a folder on the way to `key` under `root` should be: the store's
+    root itself (`--store app.py`) or a folder in it (`_ledger`)."""
+    path = root / key
+    return next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), root)

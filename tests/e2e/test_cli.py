@@ -1299,3 +1299,16 @@ def test_show_says_a_lore_constraint_once_not_again_as_its_body(tmp_path: Path, 
     [line] = cli(repo.path, "log", "--kind", "constraint").out.splitlines()
     shown = cli(repo.path, "show", line.split()[0]).out
     assert shown.count("grants are loaded per request, never cached") == 1, shown
+
+
+def test_a_file_where_the_store_should_be_is_named_by_every_command(repo: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`remember` said `cannot read _ledger/actor-salt: [Errno 20] Not a directory: …` where `status`
+    said the store is a file; and a `_ledger` file in a store folder was said to be the folder."""
+    (tmp_path / "store-file").write_text("")
+    (tmp_path / "store-dir").mkdir()
+    (tmp_path / "store-dir" / "_ledger").write_text("")
+    for store, blocked in (("store-file", "store-file"), ("store-dir", "store-dir/_ledger")):
+        said = f"comind: store '{tmp_path / store}': {tmp_path / blocked} is a file, not a folder\n"
+        for args in (["status"], ["remember", "question", "--on", "a.py", "--title", "q", "--question", "why?"]):
+            result = cli(repo, "--store", str(tmp_path / store), *args)
+            assert (result.code, result.err) == (2, said), (args, result.err)
