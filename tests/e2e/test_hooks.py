@@ -559,13 +559,13 @@ def test_a_refresh_that_fails_says_why_and_is_not_started_again_while_that_stand
     _break_the_store(repo)
     hooks = repo.path / ".git/comind/hooks"
     done = cli(repo.path, "hook", "refresh")
-    assert done.code == 2 and done.err.startswith("comind: store not-a-folder: ") and done.err.count("\n") == 1
+    assert done.code == 2 and done.err.startswith("comind: store 'not-a-folder': ") and done.err.count("\n") == 1
     mark = json.loads((hooks / "refresh.failed").read_text())
     assert mark["head"] == repo.head() and mark["reason"] == done.err.strip().removeprefix("comind: ")
 
     start = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
     assert "note: comind could not make its view" in start and "is making its view" not in start
-    assert "`comind hook refresh` shows the error" in start and 'quoted here: "store not-a-folder: ' in start
+    assert "`comind hook refresh` shows the error" in start and "quoted here: \"store 'not-a-folder': " in start
     assert hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW)).out == ""  # once a session
     edit = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-2"))
     assert "could not make its view" in context(edit)
@@ -607,11 +607,11 @@ def test_a_view_that_cannot_be_refreshed_is_used_and_says_why(cli, tmp_path: Pat
     assert "; a refresh is running" in text  # the first call starts one, which fails in the background
     _refreshed(repo.path)
     mark = json.loads((hooks / "refresh.failed").read_text())
-    assert mark["head"] == repo.head() and mark["reason"].startswith("store not-a-folder: ")
+    assert mark["head"] == repo.head() and mark["reason"].startswith("store 'not-a-folder': ")
     text = context(hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW, session="s-2")))
     assert "load_grants is slow when cold" in text  # the view it has still answers
     assert f"note: as of {old_head[:7]}: HEAD moved to" in text and "comind could not refresh it" in text
-    assert 'quoted here: "store not-a-folder: ' in text and "refresh is running" not in text
+    assert "quoted here: \"store 'not-a-folder': " in text and "refresh is running" not in text
     assert not (hooks / "refresh.lock").exists() and json.loads((hooks / "refresh.failed").read_text()) == mark
     assert cli(repo.path, "hook", "refresh").code == 2  # a person's refresh always tries, and says why
 
