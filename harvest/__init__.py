@@ -45,5 +45,6 @@ from __future__ import annotations
 # 39: a revert's subject or title quoted in a title or body as “x”, not as Python's repr ('x', "x's");
 # 40: a created file's lines copied from the file beside it named most like it are trivial (rule L4);
 # 41: a revert made again on another line of history (cherry-picked: the same change undone) is no second attempt;
-# 42: a generated file's lines are trivial (rule L5).
-HARVESTER_VERSION = "42"
+# 42: a generated file's lines are trivial (rule L5); 43: a revert's copy that lands after the change
+# came back on the default branch is a second attempt, not folded into the first.
+HARVESTER_VERSION = "43"

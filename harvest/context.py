@@ -89,6 +89,7 @@ class HarvestContext:
         self.fresh: set[str] = set()  # the attempts this harvest made (not written yet: one may still be dropped)
         self.dropped: set[str] = set()  # attempts this harvest made, then left out (`reverts`: a copy landed first)
         self._mainline: dict[str, int] | None = None  # the default branch's first-parent chain: sha -> place
+        self._mainline_shas: list[str] | None = None  # the same chain, by place
         self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
@@ -145,21 +146,34 @@ class HarvestContext:
         lookups are indexed from them instead of a walk of their own (its reverse order, exactly)."""
         self._walked, self._position = oldest_first, None
 
-    def landing(self, sha: str) -> int | None:
-        """Where a commit landed on the default branch: the place, on its first-parent chain (oldest
-        first), of the commit that brought it there (itself, or the merge of its branch); None when
-        the default branch does not hold it. The chain is read once, when first asked."""
+    def mainline_commit(self, place: int) -> str:
+        """The commit at `place` of the default branch's first-parent chain (`landing`'s places)."""
+        return self._places()[place]
+
+    def _chain(self) -> dict[str, int]:
+        """The default branch's first-parent chain, sha -> place (oldest first), read once."""
         if self._mainline is None:
             tip = [self.default_tip] if self.default_tip else []
             self._mainline = {
                 c.sha: n for n, c in enumerate(walk(self.repo, tip, first_parent=True, oldest_first=True))
             }
-        chain = self._mainline
+        return self._mainline
+
+    def _places(self) -> list[str]:
+        if self._mainline_shas is None:
+            self._mainline_shas = list(self._chain())  # (in order: a dict keeps it)
+        return self._mainline_shas
+
+    def landing(self, sha: str) -> int | None:
+        """Where a commit landed on the default branch: the place, on its first-parent chain (oldest
+        first), of the commit that brought it there (itself, or the merge of its branch); None when
+        the default branch does not hold it. The chain is read once, when first asked."""
+        chain = self._chain()
         if sha in chain:
             return chain[sha]
         if not chain or not self.on_default(sha):
             return None
-        shas = list(chain)  # (in order: a dict keeps it)
+        shas = self._places()
         low, high = 0, len(shas) - 1  # the first landing holding it: every later one holds it too
         while low < high:
             middle = (low + high) // 2

@@ -378,7 +378,7 @@ def _attempt(
     key = change_key(change)
     made = ctx.reverted_changes.get(key) if key else None
     folded: list[str] = []
-    if made is not None and not _before(ctx, made[1], commit.sha):
+    if made is not None and not _before(ctx, made[1], commit.sha) and not _came_back(ctx, change, commit.sha, made[1]):
         # the same revert made on another line of history (cherry-picked onto a release branch and main,
         # both merged): that revert again, one attempt (after it, the change came back between)
         if not (made[0] in ctx.fresh and _landed_first(ctx, commit.sha, made[1])):
@@ -458,6 +458,27 @@ def _attempt(
         if key:
             ctx.reverted_changes[key] = [record_id, commit.sha, *folded]
     return record
+
+
+def _came_back(ctx: HarvestContext, change: Approach | None, revert: str, other: str) -> bool:
+    """Did the reverted change come back on the default branch before the later of two copies of its
+    revert landed (relanded in words of its own, or by a merge)? Then that copy undid it again: a
+    second attempt. Read from the tree before that landing: half the change's added lines in its files."""
+    import pygit2
+
+    from comind.harvest.approach import file_lines
+
+    places = [p for p in (ctx.landing(revert), ctx.landing(other)) if p is not None]
+    added = [(f.path, ln.text) for f in (change.files if change else ()) for ln in f.added if not ln.trivial]
+    if len(places) < 2 or not max(places) or not added:
+        return False
+    before = ctx.mainline_commit(max(places) - 1)
+    try:
+        tree = ctx.repo[before].peel(pygit2.Tree)
+        held = {path: set(file_lines(ctx.repo, tree, path) or ()) for path, _ in added}
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    return 2 * sum(1 for path, text in added if text in held[path]) >= len(added)
 
 
 def _landed_first(ctx: HarvestContext, revert: str, other: str) -> bool:

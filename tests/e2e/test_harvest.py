@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1941,6 +1942,33 @@ def test_a_change_brought_back_unsaid_and_reverted_again_is_a_second_attempt(cli
     gr.write("app/perm.py", CACHED)
     gr.commit("Speed up the permission checks")
     gr.revert_head()
+    summary = harvest(cli, gr)
+    assert len([r for r in records(cli, gr) if r["kind"] == "attempt"]) == 2
+    assert "revert-made-already" not in summary["skipped"]
+
+
+@pytest.mark.parametrize("runs", [1, 2])
+def test_a_revert_copy_merged_after_the_change_came_back_is_a_second_attempt(cli, gr: GitRepo, runs: int) -> None:  # type: ignore[no-untyped-def]
+    """A release branch's copy of main's revert, merged into main after main had brought the change
+    back under another subject (no reland said): that merge took the change out of main again, a
+    second attempt, not the first revert folded again (a change re-proposed after it is flagged)."""
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    gr.branch("release")
+    first = gr.revert_head()
+    gr.checkout("release")
+    gr.tick()
+    gr.git("cherry-pick", first)  # the same revert, on the release branch
+    gr.checkout("main")
+    gr.write("app/perm.py", CACHED + "\n\ndef flush():\n    CACHE.clear()\n")
+    gr.commit("Cache permission checks, flushed on role changes")
+    if runs == 2:
+        harvest(cli, gr)
+    # the merge takes the change out again (git may stop at a conflict: main's side brought it back)
+    subprocess.run(["git", "merge", "--no-commit", "--no-ff", "release"], cwd=gr.path, capture_output=True, check=False)
+    gr.write("app/perm.py", PERM)
+    gr.git("add", "app/perm.py")
+    gr.git("commit", "-q", "--no-edit")
     summary = harvest(cli, gr)
     assert len([r for r in records(cli, gr) if r["kind"] == "attempt"]) == 2
     assert "revert-made-already" not in summary["skipped"]
