@@ -206,10 +206,13 @@ class Generated(BaseRule):
         return _GENERATED.search(data[: self.count("head")]) is not None
 
 
-# A generated file's mark (go.dev/s/generatedcode, `@generated`), or "generated … do not edit" on one line
+# A generated file's mark (go.dev/s/generatedcode, `@generated`), or "generated … do not edit" on one
+# line: in a comment, a line opening as one does. A generator writes the same words in a string
+# (`fmt.Fprintln(w, "// Code generated … DO NOT EDIT.")`), and a generator is the approach.
 _GENERATED = re.compile(
-    rb"@generated\b|\bgenerated\b[^\n]*\bdo not (?:edit|modify)\b|\bdo not (?:edit|modify)\b[^\n]*\bgenerated\b",
-    re.IGNORECASE,
+    rb"^[ \t]*(?://|/\*|\*|#|--|;|%|<!--|\{\{/\*|\{#|\"\"\"|''')[^\n]*?"
+    rb"(?:@generated\b|\bgenerated\b[^\n]*\bdo not (?:edit|modify)\b|\bdo not (?:edit|modify)\b[^\n]*\bgenerated\b)",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 

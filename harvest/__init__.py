@@ -46,5 +46,6 @@ from __future__ import annotations
 # 40: a created file's lines copied from the file beside it named most like it are trivial (rule L4);
 # 41: a revert made again on another line of history (cherry-picked: the same change undone) is no second attempt;
 # 42: a generated file's lines are trivial (rule L5); 43: a revert's copy that lands after the change
-# came back on the default branch is a second attempt, not folded into the first.
-HARVESTER_VERSION = "43"
+# came back on the default branch is a second attempt, not folded into the first; 44: only a generated
+# mark in a comment counts (not a generator's string).
+HARVESTER_VERSION = "44"
