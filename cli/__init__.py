@@ -359,7 +359,9 @@ def revision(ws: Any, rev: str | None, option: str) -> str | None:
     try:
         ws.index.resolve(rev)
     except ComindError:
-        kind = "the repository has no commit yet" if ws.index.repo.is_empty else "a commit, branch or tag"
+        from comind.git import has_no_commit
+
+        kind = "the repository has no commit yet" if has_no_commit(ws.index.repo) else "a commit, branch or tag"
         raise ComindError(f"{option} {rev!r}: unknown revision ({kind})") from None
     return rev
 

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from comind.agents.entries import subject_anchor
 from comind.anchors import format_anchor
 from comind.cli import colour, note
+from comind.git import has_no_commit
 from comind.records import KIND_FIELDS, Record, beyond_title, gave_no_reason, restates, short_id, told_in
 from comind.sanitize import FORMAT_CHARACTERS, printed
 from comind.status import TRUST_NAMES, Status, by_agent
@@ -72,7 +73,7 @@ def hint_if_unharvested(ws: Any, ledger: Any = None) -> bool:
     """An answer in a repository never harvested says why it is empty (of `ledger`, when given),
     and what fills it: a check's dead ends are the history's reverted attempts. Whether it did."""
     if not ws.harvest_state.exists() and (ledger is None or ledger.count() == 0):
-        if ws.index.repo.is_empty:  # (a harvest there reads nothing and keeps no state: no use to suggest it)
+        if has_no_commit(ws.index.repo):  # (a harvest there reads nothing and keeps no state: no use to suggest it)
             note("comind: the repository has no commit yet: there is no history to harvest")
         else:
             note("comind: nothing harvested here yet: `comind harvest` reads this repository's history into records")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .errors import ComindError
-from .git import discover_git, head_commit, read_ref
+from .git import discover_git, has_no_commit, head_commit, read_ref
 
 if TYPE_CHECKING:  # both imported where used: a warm `comind why` reads neither (~60 ms together)
     import pygit2
@@ -306,7 +306,7 @@ class CodeIndex:
         try:
             commit = self.repo.revparse_single(rev).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
-            if self.repo.is_empty:  # `git init` and nothing more: HEAD names no commit yet
+            if has_no_commit(self.repo):  # `git init` and nothing more: HEAD names no commit yet
                 raise ComindError(f"unknown revision '{rev}': the repository has no commit yet") from exc
             raise ComindError(f"unknown revision '{rev}'") from exc
         self._remember_commit(str(commit.id), str(commit.tree_id), int(commit.commit_time))

@@ -175,6 +175,13 @@ def open_repo(repo: pygit2.Repository | str | os.PathLike[str]) -> pygit2.Reposi
     return pygit2.Repository(path)
 
 
+def has_no_commit(repo: pygit2.Repository) -> bool:
+    """`git init` and nothing committed: HEAD names no commit and no ref names one. (libgit2's
+    `is_empty` also asks that HEAD name the configured first branch: after `git init -b main`, with
+    `init.defaultBranch` unset, it says no.)"""
+    return bool(repo.head_is_unborn) and next(iter(repo.references), None) is None
+
+
 def since_commit(repo: pygit2.Repository, rev: str) -> str:
     """The commit `--since REV` names. Git's own `--since` takes a date; ours takes a revision, so a
     date (`2020-01`) that names none is refused as one, not read as the start of the history."""

@@ -1268,12 +1268,14 @@ def test_show_leaves_a_blank_line_of_the_body_blank(initialised: Path, cli) -> N
     assert not [line for line in shown.splitlines() if line != line.rstrip()], shown
 
 
-def test_a_repository_with_no_commit_says_so_not_to_harvest_it(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("first_branch", [[], ["-b", "trunk"]])
+def test_a_repository_with_no_commit_says_so_not_to_harvest_it(tmp_path: Path, cli, first_branch: list[str]) -> None:  # type: ignore[no-untyped-def]
     """`git init` and nothing more: `check` said "unknown revision 'HEAD'", and `status` after a
-    harvest still said nothing was harvested yet, pointing at the harvest just run."""
+    harvest still said nothing was harvested yet, pointing at the harvest just run. So too after
+    `git init -b trunk`, a first branch other than the configured one (libgit2's `is_empty` says no)."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    git(empty, "init", "-q")
+    git(empty, "init", "-q", *first_branch)
     assert cli(empty, "harvest").code == 0
     for args in (["status"], ["log"]):
         result = cli(empty, *args)
