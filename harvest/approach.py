@@ -451,15 +451,25 @@ def beside_lines(
         listings[where] = (folder, names)
     folder, names = listings[where]
     extension = "." + name.rpartition(".")[2]
-    best: tuple[int, int, str] | None = None
+    best: tuple[int, int, int, str] | None = None
     for other in names:
-        if other != name and other.endswith(extension):
-            shared = len(_common_prefix(name, other))
-            rank = (shared, -abs(len(other) - len(name)), other)
+        if other != name and other.endswith(extension) and _common_prefix(name, other):
+            rank = (*_likeness(name, other), other)
             best = rank if best is None or rank > best else best
-    if best is None or not best[0]:
+    if best is None:
         return frozenset()
-    return _sibling_lines(repo, folder, best[2]) or frozenset()
+    return _sibling_lines(repo, folder, best[3]) or frozenset()
+
+
+def _likeness(name: str, other: str) -> tuple[int, int, int]:
+    """How alike two names are: their common start, cut back to before a number it ends inside (`4.1`
+    of `4.10` and `4.1` is `4.`), then how near the numbers there are (`4.9` is nearer), then lengths."""
+    shared = len(_common_prefix(name, other))
+    if shared and _DIGITS.match(name, shared - 1) and (_DIGITS.match(name, shared) or _DIGITS.match(other, shared)):
+        shared = len(name[:shared].rstrip("0123456789"))
+    mine, theirs = _DIGITS.match(name, shared), _DIGITS.match(other, shared)
+    gap = abs(int(mine.group()) - int(theirs.group())) if mine and theirs else 1 << 62
+    return shared, -gap, -abs(len(other) - len(name))
 
 
 def _head(repo: pygit2.Repository, oid: pygit2.Oid, size: int) -> bytes:
@@ -472,6 +482,9 @@ def _head(repo: pygit2.Repository, oid: pygit2.Oid, size: int) -> bytes:
 
 def _all_trivial(lines: tuple[Line, ...]) -> tuple[Line, ...]:
     return tuple(ln if ln.trivial else Line(ln.lineno, ln.text, True) for ln in lines)
+
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _common_prefix(a: str, b: str) -> str:

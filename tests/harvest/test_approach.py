@@ -205,6 +205,17 @@ def test_a_new_file_copying_the_file_beside_it_named_most_like_it_is_trivial_the
     assert len([ln for ln in approach(repo.path, sha, rules=off).files[0].added if not ln.trivial]) == 21
 
 
+def test_a_new_version_numbered_past_nine_is_a_copy_of_the_last_not_the_first(repo: HarvestRepo) -> None:
+    # rule L4: `api/4.10.xml` follows `api/4.9.xml`; by characters alone `4.1.xml` is named more like it
+    def snapshot(version: int) -> str:
+        return "".join(f'<method name="call{i}" since="4.{min(i, version)}"/>\n' for i in range(10 + 3 * version))
+
+    repo.commit("API snapshots\n", {f"api/4.{v}.xml": snapshot(v) for v in range(1, 10)})
+    extra = '<method name="stream" since="4.10"/>\n'
+    sha = repo.commit("API snapshot of 4.10\n", {"api/4.10.xml": snapshot(9) + extra})
+    assert [ln.text for ln in approach(repo.path, sha).files[0].added if not ln.trivial] == [extra.strip()]
+
+
 @pytest.mark.parametrize(
     "mark",
     [
