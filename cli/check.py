@@ -163,9 +163,29 @@ def run(args: argparse.Namespace) -> int:
             print(f"comind: warning: {problem}", file=sys.stderr)
     if args.base and not args.staged and report.base == report.head:
         note(f"comind: {head} has no commit that {args.base} lacks: nothing was checked (--base is the target)")
+    if args.check_all and not quiet() and _ahead_of_default(ws, report.head):
+        note(ALL_ON_A_BRANCH)
     if head == "HEAD" and not quiet() and _uncommitted(ws.root):
         note("comind: uncommitted changes are not checked (check reads commits): `comind preflight --diff` reads them")
     return report.exit_code(ws.config.fail_level)
+
+
+ALL_ON_A_BRANCH = (
+    "comind: --all reports the code at head, not this branch's change: `comind check` matches it against dead ends"
+)
+
+
+def _ahead_of_default(ws: Any, head: str) -> bool:
+    """Has `head` commits the default branch lacks (a branch's change, which `--all` does not match)?"""
+    import subprocess
+
+    tip = ws.default_tip()
+    if not tip or not head or tip == head:
+        return False
+    done = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", head, tip], cwd=ws.root, capture_output=True, check=False
+    )
+    return done.returncode == 1
 
 
 def _uncommitted(root: Path) -> bool:

@@ -155,6 +155,12 @@ def test_all_with_a_base_is_refused_not_a_dead_end_dropped(cli, reverted: GitRep
     assert (code, report) == (2, {}) and err == (
         "comind: --all checks everything at head, not a change: --base main does not apply\n"
     )
+    # --all alone on the branch reports head's code; it says the branch's change is not matched
+    code, _, err = check(cli, reverted, "--all")
+    assert code == 0 and "not this branch's change: `comind check` matches it against dead ends" in err, err
+    reverted.checkout("main")
+    assert "this branch's change" not in check(cli, reverted, "--all")[2]
+    reverted.checkout("feature")
     reverted.write("app/perm.py", CACHED)  # staged, as the pre-commit hook checks it
     reverted.git("add", "app/perm.py")
     code, report, err = check(cli, reverted, "--staged", "--all")
