@@ -633,6 +633,7 @@ def diff_approach(
 ) -> Approach:
     """The approach of a diff whose paths are inside the folder `prefix`, or of `tree_diff`'s parts."""
     scaffolding, copied, generated = rules.get(Scaffolding), rules.get(CopiedFile), rules.get(Generated)
+    looked = generated.count("head")  # (bytes read for rule L5's mark; 0: off)
     files: list[FileChange] = []
     skipped = 0
     base_tree = repo[base].peel(pygit2.Tree) if base else None
@@ -654,7 +655,6 @@ def diff_approach(
             files.append(FileChange(path, old_path, status, binary=True))
             continue
         added, removed = _lines(patch.hunks, comment_style(path))
-        looked = generated.count("head")
         if looked and generated.judge(_head(repo, old_id if status == "D" else new_id, looked)):
             added, removed = _all_trivial(added), _all_trivial(removed)
         elif status in ("A", "D") and base_tree is not None and looked_up < TEMPLATE_FILES:

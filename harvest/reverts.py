@@ -380,7 +380,8 @@ def _attempt(
     folded: list[str] = []
     if made is not None and not _before(ctx, made[1], commit.sha) and not _came_back(ctx, change, commit.sha, made[1]):
         # the same revert made on another line of history (cherry-picked onto a release branch and main,
-        # both merged): that revert again, one attempt (after it, the change came back between)
+        # both merged), the change not back between them: that revert again, one attempt (after an
+        # ancestor revert, or once the change came back, it was undone again: a second attempt)
         if not (made[0] in ctx.fresh and _landed_first(ctx, commit.sha, made[1])):
             ctx.skip("revert-made-already", f"{commit.sha[:12]} as {made[1][:12]}")
             made.append(commit.sha)
@@ -499,8 +500,13 @@ def _drop(ctx: HarvestContext, record_id: str) -> None:
     ctx.dropped.add(record_id)
     ctx.fresh.discard(record_id)
     ctx.counts["reverts:attempt"] -= 1
-    for key in [k for k, entries in ctx.reverted.items() if any(e[0] == record_id for e in entries)]:
-        left = [e for e in ctx.reverted[key] if e[0] != record_id]
+    _forget_subjects(ctx, {record_id})
+
+
+def _forget_subjects(ctx: HarvestContext, attempts: set[str]) -> None:
+    """Forget the reverted subjects kept for these attempts: no reland of them is looked for now."""
+    for key in [k for k, entries in ctx.reverted.items() if any(e[0] in attempts for e in entries)]:
+        left = [e for e in ctx.reverted[key] if e[0] not in attempts]
         if left:
             ctx.reverted[key] = left
         else:
@@ -674,12 +680,7 @@ def _retracts(commit: CommitInfo, retired: list[str], form: str, ctx: HarvestCon
     """One `retracts` relation per retired attempt; the reland's subject is then forgotten."""
     retired = list(dict.fromkeys(retired))
     gone = set(retired)
-    for key in [k for k, entries in ctx.reverted.items() if any(e[0] in gone for e in entries)]:
-        left = [e for e in ctx.reverted[key] if e[0] not in gone]
-        if left:
-            ctx.reverted[key] = left
-        else:
-            del ctx.reverted[key]
+    _forget_subjects(ctx, gone)
     for key in [k for k, e in ctx.reverted_changes.items() if e[0] in gone]:
         del ctx.reverted_changes[key]
     for n, target in enumerate(retired):
