@@ -177,15 +177,8 @@ ALL_ON_A_BRANCH = (
 
 def _ahead_of_default(ws: Any, head: str) -> bool:
     """Has `head` commits the default branch lacks (a branch's change, which `--all` does not match)?"""
-    import subprocess
-
     tip = ws.default_tip()
-    if not tip or not head or tip == head:
-        return False
-    done = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", head, tip], cwd=ws.root, capture_output=True, check=False
-    )
-    return done.returncode == 1
+    return bool(tip and head and tip != head and not ws.index.repo.descendant_of(tip, head))
 
 
 def _uncommitted(root: Path) -> bool:
