@@ -48,5 +48,6 @@ from __future__ import annotations
 # 42: a generated file's lines are trivial (rule L5); 43: a revert's copy that lands after the change
 # came back on the default branch is a second attempt, not folded into the first; 44: only a generated
 # mark in a comment counts (not a generator's string); 45: the file beside a created one is found by
-# its numbers too (`4.10.xml` copies `4.9.xml`, not `4.1.xml`).
-HARVESTER_VERSION = "45"
+# its numbers too (`4.10.xml` copies `4.9.xml`, not `4.1.xml`); 46: a rollback tool's rollbacks and
+# roll forwards are reverts and relands.
+HARVESTER_VERSION = "46"

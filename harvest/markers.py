@@ -110,6 +110,18 @@ _FREE_FORM = re.compile(rf"{_PARTLY}(?:(?:re-?)?(?:revert|reverts|reverted|rever
 _PR_SUFFIX = re.compile(r"\((?P<repo>[\w.-]+/[\w.-]+)?#(\d{1,9})\)[ \t]*$")
 _PR_GROUP = re.compile(r"\((?:[\w.-]+/[\w.-]+)?#\d{1,9}\)")
 _GERRIT_SUBMISSION = re.compile(r"revert[ \t]+submission[ \t]+(\S+)", re.IGNORECASE)
+# A rollback tool's subjects (histories exported from a monorepo): `Automated rollback of commit
+# <sha>.`, `Automated g4 rollback of changelist <n>.`, `Rollback of <sha>`, `*** Reason for rollback
+# ***`; and its roll forwards, `Roll forward of <sha>`, `Automated rollforward`. The body describes the
+# change under `*** Original change description ***`.
+_ROLLBACK = re.compile(
+    rf"(?:automated[ \t]+(?:g4[ \t]+)?roll[ \t-]?back|roll[ \t-]?back(?=[ \t]+of[ \t]))"
+    rf"(?:[ \t]+of(?:[ \t]+(?:commit|changelist|cl))?[ \t]+(?P<ref>{HEX}|\d{{1,12}})\b)?[ \t.]*"
+    r"|\*\*\*[ \t]*reason[ \t]+for[ \t]+rollback[ \t]*\*\*\*[ \t]*",
+    re.IGNORECASE,
+)
+_ROLLFORWARD = re.compile(r"(?:automated[ \t]+)?roll[ \t-]?forward\b", re.IGNORECASE)
+_ORIGINAL_CHANGE = re.compile(r"^\*\*\*[ \t]*original[ \t]+change[ \t]+description[ \t]*\*\*\*[ \t]*$", re.I | re.M)
 
 # Conventional Commits types stripped by normalise_subject: a fixed list, so Gerrit-style
 # "pkg: …" prefixes of different packages do not collapse into one subject.
@@ -631,6 +643,25 @@ def _revert_feature(subject: str) -> bool:
     return DEFAULT.get(RevertFeature).judge(subject)
 
 
+def _rollback_markers(subject: str, body: str) -> list[RevertMarker]:
+    """A rollback tool's rollback (the commit it names, else the change its body describes) or roll
+    forward (a reland of the change described: the innermost description that is not a rollback)."""
+    rollback = _ROLLBACK.fullmatch(subject)
+    if rollback is None and _ROLLFORWARD.match(subject) is None:
+        return []
+    # (each description's first line: the subject the change landed with)
+    described = [body[m.end() :].lstrip("\r\n").split("\n", 1)[0].strip() for m in _ORIGINAL_CHANGE.finditer(body)]
+    original = next((d for d in described if d and _ROLLBACK.fullmatch(d) is None), None)
+    ref = rollback.group("ref") if rollback is not None else None
+    if ref and not ref.isdigit():  # (a changelist's number is no commit)
+        return [RevertMarker("subject-revert-ref", ref.lower(), None, None, original, False, subject)]
+    if original is None:
+        return []
+    if rollback is None:  # rolled forward
+        return [RevertMarker("revert-of-revert", None, None, None, original, True, subject, depth=2)]
+    return [RevertMarker("subject-revert-quoted", None, None, None, original, False, subject)]
+
+
 def revert_markers(subject: str, body: str) -> list[RevertMarker]:
     """Every revert marker of a commit message: subject markers first, then body markers in order.
 
@@ -641,6 +672,8 @@ def revert_markers(subject: str, body: str) -> list[RevertMarker]:
     if _revert_feature(first):
         return []  # its message may show what the command writes (`This reverts commit …`)
     markers = _subject_markers(first)
+    if not markers and ("oll" in first or "OLL" in first):
+        return _rollback_markers(first[:SUBJECT_BUDGET].strip(), body)
     if "evert" in body or "EVERT" in body:  # cheap pre-filter: every body form contains "revert"
         markers.extend(_body_markers(body))
         if markers and markers[0].source == "subject" and not markers[0].is_reland:
@@ -658,8 +691,14 @@ _BOILERPLATE = (
     re.compile(r"^\(cherry picked from commit [0-9a-f]+\)[^\n]*", re.MULTILINE),
     re.compile(r"^-{3,}[ \t]*$", re.MULTILINE),  # GitHub's squash: the rule before the co-authors
 )
-_REASON_RE = re.compile(r"^Reason for revert:[ \t]*", re.IGNORECASE | re.MULTILINE)
-_ORIGINAL_DESC = re.compile(r"^Original change's description:[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# Gerrit's `Reason for revert:`, a rollback tool's `*** Reason for rollback ***`; and what follows the why
+_REASON_RE = re.compile(
+    r"^(?:Reason for revert:|\*\*\*[ \t]*Reason for rollback[ \t]*\*\*\*)[ \t]*", re.IGNORECASE | re.MULTILINE
+)
+_ORIGINAL_DESC = re.compile(
+    r"^(?:Original change's description:|\*\*\*[ \t]*Original change description[ \t]*\*\*\*)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _paragraph_from(text: str, start: int) -> str:

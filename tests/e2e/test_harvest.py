@@ -862,6 +862,26 @@ def test_a_revert_of_a_revert_said_in_the_body_only_is_a_reland(cli, gr: GitRepo
     }
 
 
+def test_a_rollback_tool_s_rollback_and_roll_forward(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    described = "\n\n*** Original change description ***\n\nCache permission checks in Redis\n\n***\n"
+    gr.write("app/perm.py", CACHED)
+    gr.commit("Cache permission checks in Redis")
+    original = gr.head()
+    gr.git("revert", "--no-edit", "HEAD")
+    why = "*** Reason for rollback ***\n\nBreaks the nightly tests"
+    gr.git("commit", "--amend", "-q", "-m", f"Automated rollback of commit {original}.\n\n{why}{described}")
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:attempt"] == 1
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "Cache permission checks in Redis"
+    assert "Breaks the nightly tests" in json.dumps(attempt) and "Original change" not in json.dumps(attempt)
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git("commit", "--amend", "-q", "-m", f"Automated rollforward{described}")
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:reland"] == 1
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
 def test_a_revert_of_a_revert_said_in_words_is_a_reland(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # mypy: each typeshed sync brings `ParamSpec` back and `Revert use of ParamSpec…` removes it again,
     # until `Revert "Revert use of ParamSpec for wraps" (#16942)` keeps it

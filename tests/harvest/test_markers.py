@@ -284,6 +284,43 @@ def test_gerrit_cl_and_reason() -> None:
     assert revert_reason(subject, body) == "breaks the arm64 builders."
 
 
+ROLLBACK_BODY = (
+    "*** Reason for rollback ***\n\nBreaks the nightly tests\n\n*** Original change description ***\n\n"
+    "Cache permission checks\n\nMore words.\n\n***\n\nPiperOrigin-RevId: 329731579\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("Automated rollback of commit " + "a" * 40 + ".", ("subject-revert-ref", "a" * 40, False)),
+        ("Rollback of commit 7e6a6cf83f", ("subject-revert-ref", "7e6a6cf83f", False)),
+        # a changelist's number names no commit: the change is found by its description
+        ("Automated g4 rollback of changelist 130106966.", ("subject-revert-quoted", None, False)),
+        ("Automated rollback", ("subject-revert-quoted", None, False)),
+        ("*** Reason for rollback ***", ("subject-revert-quoted", None, False)),
+        ("Roll forward with fixes and an extra test.", ("revert-of-revert", None, True)),
+        ("Automated rollforward", ("revert-of-revert", None, True)),
+    ],
+)
+def test_a_rollback_tool_s_forms(subject: str, expected: tuple[str, str | None, bool]) -> None:
+    (m,) = revert_markers(subject, ROLLBACK_BODY)
+    assert (m.kind, m.sha, m.is_reland) == expected
+    assert m.quoted_subject == "Cache permission checks"
+    assert m.is_reland or revert_reason(subject, ROLLBACK_BODY) == "Breaks the nightly tests"
+
+
+def test_a_rollback_tool_s_words_in_other_subjects_are_no_revert() -> None:
+    for subject in ("Rollback Patchwork.", "Roll back micromatch (#6661)", "rollback travis to precise dist"):
+        assert revert_markers(subject, ROLLBACK_BODY) == []
+    # a rollback naming no commit and describing nothing, or a roll forward describing nothing
+    assert revert_markers("Automated rollback", "") == revert_markers("Roll forward of 37255a24d9", "") == []
+    # rolled forward after the rollback was itself rolled back: the change described innermost
+    body = "*** Original change description ***\n\nAutomated rollback of commit 37255a24d9\n\n" + ROLLBACK_BODY
+    (m,) = revert_markers("Roll forward of 37255a24d9", body)
+    assert m.is_reland and m.quoted_subject == "Cache permission checks"
+
+
 def test_reason_is_the_body_without_boilerplate() -> None:
     message = (
         'Revert "Add caching"\n\nThis reverts commit ' + "b" * 40 + ".\n\nThe cache served stale\n"
