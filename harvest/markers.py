@@ -846,9 +846,10 @@ def reland_key(subject: str) -> str:
     return loose or key
 
 
-_RELAND_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+")
+# (a Conventional Commits type, or an area in brackets: `[clang] Reland "x"`)
+_RELAND_PREFIX = re.compile(r"[A-Za-z][\w-]{0,30}(?:\([^)\n]{0,100}\))?!?:[ \t]+|\[[^\]\n]{1,40}\][ \t]+")
 _RELAND_WORD = re.compile(
-    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|redo|restore|(?:bring|add|put)[ \t]+back|readd|reenable"
+    r"(?P<word>re-?land(?:ed|s|ing)?|re-?apply|re-?commit|redo|restore|(?:bring|add|put)[ \t]+back|readd|reenable"
     r"|reintroduce|refix|re-(?P<verb>[a-z]{2,20}))\b[ \t]*(?:[:,\-–][ \t]*)?(?P<rest>.*)",
     re.IGNORECASE,
 )
@@ -864,6 +865,8 @@ _AGAIN = re.compile(
 _RELAND_FORMS = {
     "reapply": "reapply",
     "re-apply": "reapply",
+    "recommit": "reapply",
+    "re-commit": "reapply",
     "redo": "redo",
     "restore": "restore",
     "readd": "add",

@@ -564,6 +564,10 @@ def test_revert_depth() -> None:
             "share HTTP server between threads (attempt 2) (#6652)",
             ("again", "share http server between threads", False),
         ),
+        # an area in brackets before the word, and "recommit" for reapply
+        ('[clang] Reland "Fold constants in loops"', ("reland", "fold constants in loops", True)),
+        ('Recommit "[clang] Fold constants in loops"', ("reapply", "[clang] fold constants in loops", True)),
+        ("Recommit the loop folding without the crash", ("reapply", "the loop folding without the crash", False)),
         ("Fix retry 2", None),
         (
             "imports: create named imports for name/path mismatches (again)",
