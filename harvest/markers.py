@@ -645,19 +645,21 @@ def _revert_feature(subject: str) -> bool:
 
 def _rollback_markers(subject: str, body: str) -> list[RevertMarker]:
     """A rollback tool's rollback (the commit it names, else the change its body describes) or roll
-    forward (a reland of the change described: the innermost description that is not a rollback)."""
+    forward (a reland of the change described: the innermost description that is not a rollback). A
+    rollback whose description is a rollback rolls that one back: a reland too."""
     rollback = _ROLLBACK.fullmatch(subject)
     if rollback is None and _ROLLFORWARD.match(subject) is None:
         return []
     # (each description's first line: the subject the change landed with)
     described = [body[m.end() :].lstrip("\r\n").split("\n", 1)[0].strip() for m in _ORIGINAL_CHANGE.finditer(body)]
-    original = next((d for d in described if d and _ROLLBACK.fullmatch(d) is None), None)
+    nested = next((n for n, d in enumerate(described) if d and _ROLLBACK.fullmatch(d) is None), len(described))
+    original = described[nested] if nested < len(described) else None
     ref = rollback.group("ref") if rollback is not None else None
     if ref and not ref.isdigit():  # (a changelist's number is no commit)
         return [RevertMarker("subject-revert-ref", ref.lower(), None, None, original, False, subject)]
     if original is None:
         return []
-    if rollback is None:  # rolled forward
+    if rollback is None or nested % 2:  # rolled forward, or a rollback rolled back
         return [RevertMarker("revert-of-revert", None, None, None, original, True, subject, depth=2)]
     return [RevertMarker("subject-revert-quoted", None, None, None, original, False, subject)]
 

@@ -319,6 +319,12 @@ def test_a_rollback_tool_s_words_in_other_subjects_are_no_revert() -> None:
     body = "*** Original change description ***\n\nAutomated rollback of commit 37255a24d9\n\n" + ROLLBACK_BODY
     (m,) = revert_markers("Roll forward of 37255a24d9", body)
     assert m.is_reland and m.quoted_subject == "Cache permission checks"
+    # a rollback of a rollback is a reland; of a rollback of a rollback, a revert again
+    (m,) = revert_markers("Automated g4 rollback of changelist 70738452.", body)
+    assert m.is_reland and m.quoted_subject == "Cache permission checks"
+    twice = "*** Original change description ***\n\nAutomated rollback\n\n" + body
+    (m,) = revert_markers("Automated g4 rollback of changelist 70738453.", twice)
+    assert not m.is_reland and m.quoted_subject == "Cache permission checks"
 
 
 def test_reason_is_the_body_without_boilerplate() -> None:
