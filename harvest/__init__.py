@@ -49,5 +49,6 @@ from __future__ import annotations
 # came back on the default branch is a second attempt, not folded into the first; 44: only a generated
 # mark in a comment counts (not a generator's string); 45: the file beside a created one is found by
 # its numbers too (`4.10.xml` copies `4.9.xml`, not `4.1.xml`); 46: a rollback tool's rollbacks and
-# roll forwards are reverts and relands.
-HARVESTER_VERSION = "46"
+# roll forwards are reverts and relands; 47: `undo CL N` / `Undo #N`, and a review link alone on a line
+# names the change.
+HARVESTER_VERSION = "47"

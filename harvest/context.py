@@ -50,6 +50,19 @@ if TYPE_CHECKING:
 
 # Gerrit's change URL: https://host/c/repo/+/N, and the older https://host/N
 _REVIEWED_ON = re.compile(r"^Reviewed-on:[ \t]*https?://[^\s/]+/(?:\S*/\+/|#/c/)?(\d+)/?[ \t]*$", re.M)
+# (before Gerrit, Rietveld's submit ended the message with the review's link alone on a line)
+_RIETVELD = re.compile(r"^https?://(?:[^\s/]+/cl/|codereview\.[^\s/]+/)(\d+)/?[ \t]*$", re.M)
+
+
+def _review_link(body: str) -> int | None:
+    """The change number of the review a message names as landed: Gerrit's, else Rietveld's."""
+    if "Reviewed-on:" in body and (m := _REVIEWED_ON.search(body)):
+        return int(m.group(1))
+    if ("/cl/" in body or "codereview." in body) and (links := _RIETVELD.findall(body)):
+        return int(links[-1])  # (the last: an undo quotes the original's description, link and all)
+    return None
+
+
 MAX_ANCHORS = 12
 MAX_FINGERPRINT_LINES = 3000  # non-trivial lines kept per attempt: bounds the record's size
 MAX_LINE_CHARS = 300
@@ -232,8 +245,8 @@ class HarvestContext:
             title = merge_title(commit.subject, commit.body) if commit.is_merge else None
             if title and (key := normalise_subject(title)):
                 self._titles.setdefault(key, []).append(commit.sha)
-            if "Reviewed-on:" in commit.body and (cl := _REVIEWED_ON.search(commit.body)):
-                self._cls.setdefault(int(cl.group(1)), []).append(commit.sha)
+            if (cl := _review_link(commit.body)) is not None:
+                self._cls.setdefault(cl, []).append(commit.sha)
         self._subjects, self._prs = dict(subjects), dict(prs)
 
     def by_subject(self, subject: str) -> list[str]:
@@ -271,7 +284,7 @@ class HarvestContext:
         return list(self._prs.get(number, ()))
 
     def by_cl(self, number: int) -> list[str]:
-        """Commits whose Gerrit `Reviewed-on: …/+/N` names this change number."""
+        """Commits whose Gerrit `Reviewed-on: …/+/N` (or Rietveld's link, `…/cl/N`) names this change number."""
         if self._prs is None:
             self._index_history()
         return list(self._cls.get(number, ()))

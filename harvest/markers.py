@@ -90,7 +90,7 @@ _REF = (
     rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
 )
 _REF_SUBJECT = re.compile(
-    rf"{_PARTLY}(?:revert|reverts|reverting|reverted|{_BACK_OUT})[ \t]+(?:of[ \t]+|{_CHANGES_OF})?"
+    rf"{_PARTLY}(?:revert|reverts|reverting|reverted|undo|{_BACK_OUT})[ \t]+(?:of[ \t]+|{_CHANGES_OF})?"
     rf"(?P<refs>{_REF}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+|[ \t]*&[ \t]*){_REF})*)",
     re.IGNORECASE,
 )
@@ -434,7 +434,7 @@ def _quoted_marker(depth: int, quoted: str | None, form: str, inner: str | None,
 def _subject_markers(subject: str) -> list[RevertMarker]:
     s = subject[:SUBJECT_BUDGET].strip()
     low = s.lower()
-    if "revert" not in low and "reapply" not in low and "back" not in low:  # every form has one of them
+    if "revert" not in low and "reapply" not in low and "back" not in low and "undo" not in low:  # every form has one
         return []
     text = s
 
@@ -693,12 +693,14 @@ _BOILERPLATE = (
     re.compile(r"^\(cherry picked from commit [0-9a-f]+\)[^\n]*", re.MULTILINE),
     re.compile(r"^-{3,}[ \t]*$", re.MULTILINE),  # GitHub's squash: the rule before the co-authors
 )
-# Gerrit's `Reason for revert:`, a rollback tool's `*** Reason for rollback ***`; and what follows the why
+# Gerrit's `Reason for revert:`, a rollback tool's `*** Reason for rollback ***`; and what follows the
+# why, the change's own description (Gerrit's, a rollback tool's, an undo's `««« … »»»`)
 _REASON_RE = re.compile(
     r"^(?:Reason for revert:|\*\*\*[ \t]*Reason for rollback[ \t]*\*\*\*)[ \t]*", re.IGNORECASE | re.MULTILINE
 )
 _ORIGINAL_DESC = re.compile(
-    r"^(?:Original change's description:|\*\*\*[ \t]*Original change description[ \t]*\*\*\*)[ \t]*$",
+    r"^(?:Original change's description:|\*\*\*[ \t]*Original change description[ \t]*\*\*\*"
+    r"|««« original CL description)[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -344,6 +344,26 @@ def test_github_pr_conventional_and_gerrit_forms(cli, gr: GitRepo) -> None:  # t
     assert summary["counts"]["reverts:attempt"] == 3
 
 
+def test_an_undo_of_a_rietveld_cl_finds_the_change_by_its_link(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    # before Gerrit, a review tool's submit ended the message with the review's link, and its undo
+    # command wrote `undo CL N / <hash>` with the original description between ««« and »»»
+    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
+    gr.commit("app: warm caches on boot\n\nR=ada\nhttps://golang.org/cl/107160049\n")
+    gr.write("app/z.py", "")
+    gr.commit(
+        "undo CL 107160049 / 9abbb23a14f6\n\nBoot time doubled.\n\n««« original CL description\n"
+        "app: warm caches on boot\n\nR=ada\nhttps://golang.org/cl/107160049\n»»»\n\nR=ada\n"
+        "https://golang.org/cl/107170043\n"
+    )
+    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
+    gr.commit("undo CL 107170043 / 1bbb23a14f6a\n\nThe boot time is fine now.\n")
+    summary = harvest(cli, gr)
+    assert summary["counts"]["reverts:attempt"] == 1 and summary["counts"]["reverts:reland"] == 1
+    attempt = only(records(cli, gr), "attempt")
+    assert attempt["title"] == "app: warm caches on boot" and attempt["fields"]["reason"] == "Boot time doubled."
+    assert attempt["status"] == "retracted"  # the undo of the undo (its own link, not the one it quotes)
+
+
 @pytest.mark.parametrize("origin", ["https://github.com/acme/app.git", "git@github.com:Acme/App.git", None])
 def test_the_own_repositorys_request_reads_one_way_wherever_it_is_shown(cli, gr: GitRepo, origin: str | None) -> None:  # type: ignore[no-untyped-def]
     """`(#12)` in the subject and `Reverts acme/app#12` in the body named one request in two forms, and

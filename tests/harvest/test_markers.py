@@ -150,6 +150,8 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
             [("subject-revert-ref", "0b5d1d9c4b4f", None, False)],
         ),
         ("Backout 8e6e47af\n", [("subject-revert-ref", "8e6e47af", None, False)]),
+        ("Undo #1234\n", [("subject-revert-ref", None, 1234, False)]),
+        ("Undo the halloween theme (#8959)\n", []),
         ("Backed out the redis cache (#12)\n", [("free-form", None, None, False)]),
         ("Add a backout plan\n", []),
         ("Checkout the docs\n", []),
