@@ -52,12 +52,16 @@ if TYPE_CHECKING:
 _REVIEWED_ON = re.compile(r"^Reviewed-on:[ \t]*https?://[^\s/]+/(?:\S*/\+/|#/c/)?(\d+)/?[ \t]*$", re.M)
 # (before Gerrit, Rietveld's submit ended the message with the review's link alone on a line)
 _RIETVELD = re.compile(r"^https?://(?:[^\s/]+/cl/|codereview\.[^\s/]+/)(\d+)/?[ \t]*$", re.M)
+# Phabricator's `Differential Revision: D12345` or its URL (a revert names its own last, the original's first)
+_PHABRICATOR = re.compile(r"^Differential Revision:[ \t]*(?:https?://\S+/)?D(\d+)/?[ \t]*$", re.M)
 
 
 def _review_link(body: str) -> int | None:
-    """The change number of the review a message names as landed: Gerrit's, else Rietveld's."""
+    """The change number of the review a message names as landed: Gerrit's, Phabricator's, else Rietveld's."""
     if "Reviewed-on:" in body and (m := _REVIEWED_ON.search(body)):
         return int(m.group(1))
+    if "Differential Revision:" in body and (revisions := _PHABRICATOR.findall(body)):
+        return int(revisions[-1])
     if ("/cl/" in body or "codereview." in body) and (links := _RIETVELD.findall(body)):
         return int(links[-1])  # (the last: an undo quotes the original's description, link and all)
     return None
@@ -284,7 +288,8 @@ class HarvestContext:
         return list(self._prs.get(number, ()))
 
     def by_cl(self, number: int) -> list[str]:
-        """Commits whose Gerrit `Reviewed-on: …/+/N` (or Rietveld's link, `…/cl/N`) names this change number."""
+        """Commits whose review link (`_review_link`: Gerrit's `Reviewed-on: …/+/N`, Phabricator's
+        `Differential Revision: DN`, Rietveld's `…/cl/N`) names this change number."""
         if self._prs is None:
             self._index_history()
         return list(self._cls.get(number, ()))

@@ -77,14 +77,15 @@ _CONVENTIONAL = re.compile(r"(?P<type>[A-Za-z][\w-]{0,30})(?:\([^)\n]{0,100}\))?
 # Go's and Gerrit's package-path prefix: "go/packages: ", "cmd/go, cmd/link: ".
 _PATH_PREFIX = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:,[ \t]*[\w./-]+)*:[ \t]+|\[[^\]\n]{1,40}\][ \t]+")
 _REVERT_N = re.compile(r"revert\^(\d{1,4})[ \t]*", re.IGNORECASE)
-_REVERT_WORD = re.compile(r"revert,?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
-_REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 # Mercurial's and Mozilla's word for a revert: "Back out #850", "Backed out changeset 0b5d1d9c4b4f (bug 1)".
 _BACK_OUT = r"back(?:ed|s|ing)?[ \t-]?out"
-# Gerrit's change numbers: "CL 40403", and a short link on any host, "<host>/cl/731503".
+_REVERT_WORD = re.compile(rf"(?:revert|{_BACK_OUT}),?[ \t]*", re.IGNORECASE)  # 'fix: revert, "…"' is seen
+_REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
+# Review change numbers: Gerrit's "CL 40403", a short link on any host, "<host>/cl/731503", and
+# Phabricator's revisions, "D12345" (a capital D: `d1234567` is a commit).
 _HOST = r"[\w-]+(?:\.[\w-]+)+"
 _CL_LINK = rf"(?:https?://)?{_HOST}/cl/"
-_CL = rf"(?:cl[ \t]+|{_CL_LINK})"
+_CL = rf"(?:cl[ \t]+|{_CL_LINK}|(?-i:D)(?=\d))"
 _REF = (
     rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_CL}\d{{1,12}}\b"
     rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
@@ -102,8 +103,7 @@ _INLINE_REF = re.compile(
     re.IGNORECASE,
 )
 _ONE_REF = re.compile(
-    rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})"
-    rf"|{_CL}(\d+)",
+    rf"#(\d+)|(?:pr|pull[ \t]+request)[ \t]+#?(\d+)|{_CL}(\d+)|(?:(?:commit|changeset)[ \t]+)?({HEX})",
     re.IGNORECASE,
 )
 _FREE_FORM = re.compile(rf"{_PARTLY}(?:(?:re-?)?(?:revert|reverts|reverted|reverting)|{_BACK_OUT})\b", re.IGNORECASE)
@@ -415,7 +415,8 @@ def revert_depth(subject: str) -> int:
     """How many reverts deep a subject is: 0 for an ordinary one, 1 for ``Revert "x"``, 2 for a reland
     (``Reapply "x"``, ``Revert "Revert "x""``), and so on; conventional ``revert:`` counts 1."""
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
-    if "evert" not in s and "EVERT" not in s and "eapply" not in s and "EAPPLY" not in s:
+    low = s.lower()
+    if "revert" not in low and "reapply" not in low and "back" not in low:
         return 0
     markers = _subject_markers(s)
     if not markers:
@@ -521,10 +522,10 @@ def _refs(text: str) -> list[tuple[str | None, int | None, int | None]]:
     """(sha, PR number, CL number) of each reference in a list of them (`#12 and #13`, `8e6e47af,
     c121b98c`, `CL 40403`)."""
     return [
-        (r.group(3).lower(), None, None)
-        if r.group(3)
-        else (None, None, int(r.group(4)))
+        (r.group(4).lower(), None, None)
         if r.group(4)
+        else (None, None, int(r.group(3)))
+        if r.group(3)
         else (None, int(r.group(1) or r.group(2)), None)
         for r in _ONE_REF.finditer(text)
     ]
@@ -812,7 +813,7 @@ _REFERENCES_ONLY = re.compile(r"(?:[\s.,;:]|\((?:[\w./-]*[#!]|GH-)\d{1,9}\)|\[[\
 def normalise_subject(subject: str) -> str:
     """Subject key for matching a subject-only revert to its target.
 
-    Strips ``Revert "…"`` / ``Reapply "…"`` / ``Revert^N "…"`` wrappers, Conventional Commits
+    Strips ``Revert "…"`` / ``Back out "…"`` / ``Reapply "…"`` / ``Revert^N "…"`` wrappers, Conventional Commits
     prefixes of the usual types (``fix(scope)!:``), trailing ``(#N)`` / ``(owner/repo#N)``, then
     folds case and whitespace and drops a final period. Repeats until nothing changes.
     """
@@ -822,7 +823,11 @@ def normalise_subject(subject: str) -> str:
         before = s
         while s.endswith(")") and _PR_GROUP.fullmatch(s, s.rfind("(")):
             s = s[: s.rfind("(")].rstrip()
-        if s[:7].lower().startswith(("revert", "reapply")) and (w := _wrapper(s)) is not None and w[2] is not None:
+        if (
+            s[:7].lower().startswith(("revert", "reapply", "back"))
+            and (w := _wrapper(s)) is not None
+            and w[2] is not None
+        ):
             s = w[2].strip()
         if ":" in s and (c := _CONVENTIONAL.match(s)) and c.group("type").lower() in CONVENTIONAL_TYPES:
             s = s[c.end() :].strip()

@@ -364,6 +364,18 @@ def test_an_undo_of_a_rietveld_cl_finds_the_change_by_its_link(cli, gr: GitRepo)
     assert attempt["status"] == "retracted"  # the undo of the undo (its own link, not the one it quotes)
 
 
+def test_a_revert_of_a_phabricator_revision_finds_the_change_by_it(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
+    gr.commit("Warm caches on boot\n\nSummary: boot warm.\n\nDifferential Revision: D12345678\n")
+    gr.write("app/z.py", "")
+    gr.commit(
+        "Revert D12345678: Warm caches on boot\n\nSummary: boot time doubled.\n\n"
+        "Original Phabricator Diff: D12345678\n\nDifferential Revision: D23456789\n"
+    )
+    assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
+    assert only(records(cli, gr), "attempt")["title"] == "Warm caches on boot"
+
+
 @pytest.mark.parametrize("origin", ["https://github.com/acme/app.git", "git@github.com:Acme/App.git", None])
 def test_the_own_repositorys_request_reads_one_way_wherever_it_is_shown(cli, gr: GitRepo, origin: str | None) -> None:  # type: ignore[no-untyped-def]
     """`(#12)` in the subject and `Reverts acme/app#12` in the body named one request in two forms, and

@@ -151,6 +151,10 @@ def test_revert_reference_form(repo: HarvestRepo) -> None:
         ),
         ("Backout 8e6e47af\n", [("subject-revert-ref", "8e6e47af", None, False)]),
         ("Undo #1234\n", [("subject-revert-ref", None, 1234, False)]),
+        # a quoted back out, and Phabricator's revisions (`D123`; `d1234567` is a commit)
+        ('Back out "[RN] Remove the old bridge"\n', [("subject-revert-quoted", None, None, False)]),
+        ("Revert D12345678: Remove the old bridge\n", [("subject-revert-ref", None, None, False)]),
+        ("revert d1234567\n", [("subject-revert-ref", "d1234567", None, False)]),
         ("Undo the halloween theme (#8959)\n", []),
         ("Backed out the redis cache (#12)\n", [("free-form", None, None, False)]),
         ("Add a backout plan\n", []),
@@ -368,6 +372,7 @@ def test_nested_quotes_and_unterminated() -> None:
         ('Revert^2 "feat!: Use  a\tpool."', "use a pool"),
         ("Fix send-tweet CI job (pydantic/pydantic-core#12)", "fix send-tweet ci job"),
         ("net: fix leak", "net: fix leak"),
+        ('Back out "[RN] Remove the old bridge"', "[rn] remove the old bridge"),
         ("", ""),
     ],
 )
