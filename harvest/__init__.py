@@ -50,5 +50,7 @@ from __future__ import annotations
 # mark in a comment counts (not a generator's string); 45: the file beside a created one is found by
 # its numbers too (`4.10.xml` copies `4.9.xml`, not `4.1.xml`); 46: a rollback tool's rollbacks and
 # roll forwards are reverts and relands; 47: `undo CL N` / `Undo #N`, and a review link alone on a line
-# names the change; 48: `Back out "x"`, and Phabricator's `Revert D123` found by `Differential Revision:`.
-HARVESTER_VERSION = "48"
+# names the change; 48: `Back out "x"`, and Phabricator's `Revert D123` found by `Differential Revision:`;
+# 49: a body line that only repeats a revert's subject, unbulleted as a one-commit squash writes it,
+# is no reason.
+HARVESTER_VERSION = "49"

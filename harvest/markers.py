@@ -792,12 +792,12 @@ def _without_other_subjects(text: str) -> str:
 
 
 def _echoed(line: str) -> bool:
-    """A squash body's item that is only a revert commit's subject (`* Revert "…" (#12)`): the revert's
-    own subject again. One that goes on after the quote says why, and is kept."""
-    item = line.strip()
-    if item[:1] not in ("*", "-", "+") or item[1:2] not in (" ", "\t"):
-        return False
-    text = item[2:].lstrip()
+    """A line that is only a revert commit's subject: a squash body's item (`* Revert "…" (#12)`), or
+    the whole body of a one-commit squash (`Revert "…" (#11)`, no bullet): the revert's own subject
+    again. One that goes on after the quote says why, and is kept."""
+    text = line.strip()
+    if text[:1] in ("*", "-", "+") and text[1:2] in (" ", "\t"):
+        text = text[2:].lstrip()
     m = _REVERT_N.match(text) or _REAPPLY_WORD.match(text) or _REVERT_WORD.match(text)
     if m is None:
         return False

@@ -2024,3 +2024,23 @@ def test_a_revert_copy_merged_after_the_change_came_back_is_a_second_attempt(cli
     summary = harvest(cli, gr)
     assert len([r for r in records(cli, gr) if r["kind"] == "attempt"]) == 2
     assert "revert-made-already" not in summary["skipped"]
+
+
+def test_a_one_commit_squash_repeating_the_revert_subject_gives_no_reason(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """black deab5d6ce0: GitHub squashed a one-commit revert pull request, so its body is the revert
+    commit's subject again, `Revert "x (#11)"`, no bullet; `show`, check and the agents quoted that
+    line as why the change was reverted."""
+    gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
+    tried = gr.commit("Key grants by uid (#11)")
+    gr.git("revert", "--no-edit", "HEAD")
+    gr.git(
+        "commit",
+        "--amend",
+        "-q",
+        "-m",
+        f'Revert "Key grants by uid" (#12)\n\nRevert "Key grants by uid (#11)"\n\nThis reverts commit {tried}.',
+    )
+    harvest(cli, gr)
+    attempt = only(records(cli, gr), "attempt")
+    assert "reason" not in attempt["fields"], attempt["fields"]
+    assert "  reason: none given\n" in cli(gr.path, "show", attempt["id"]).out
