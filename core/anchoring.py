@@ -533,11 +533,12 @@ class Anchorer:
         # (3: the landing that deleted a file, files converted to another format; 4: or a symbol;
         # 5: trees far apart within git's rename limit, every unchanged move paired; 6: a shape found
         # in another file only under the same name; 7: a body, only under the same last name; 8: a
-        # symbol moved to another file and edited in one landing);
+        # symbol moved to another file and edited in one landing; 9: the landing that took a symbol
+        # out of a file renamed since, looked for from the landing that gave the file its last name);
         # keys without it hold whole-tree answers
         return json.dumps(
             [
-                "follow-8",
+                "follow-9",
                 anchor["commit"],
                 anchor.get("path"),
                 anchor.get("scope"),
@@ -607,7 +608,10 @@ class Anchorer:
             if len(elsewhere) > 1:
                 return Location("ambiguous", candidates=tuple(f"{p}::{d.qualname}" for p, d in elsewhere[:10]))
         if path is not None:  # its file is there: which landing took the symbol out of it
-            removed_in = None if renamed else self._removed_in(path, symbol, commit, target.commit)
+            if renamed:
+                removed_in = self._removed_in_renamed(path, symbol, commit, target.commit)
+            else:
+                removed_in = self._removed_in(path, symbol, commit, target.commit)
             if removed_in is not None and (went := self._moved_with_edit(anchor, path, removed_in, target)):
                 return went
             return Location("gone", path, deleted_in=removed_in)
@@ -694,6 +698,18 @@ class Anchorer:
                 return None
             start = landed[0]
         return chain[_first_without(chain, start, lambda commit: self._defines(commit, path, qualname))]
+
+    def _removed_in_renamed(self, path: str, qualname: str, old: str, new: str) -> str | None:
+        """`_removed_in` for a file renamed since `old`: searched from the landing of `new`'s chain
+        that gave it its name `path`, if it still defined `qualname` there (a module split into
+        several after its rename took its definitions out under that name). None: anchored off
+        the chain, or the symbol went before the file took that name."""
+        chain, position = self._chain(new)
+        start = position.get(old)
+        if start is None or self._has_path(chain[start], path):
+            return None
+        named = chain[_first_without(chain, start, lambda commit: not self._has_path(commit, path))]
+        return self._removed_in(path, qualname, named, new) if self._defines(named, path, qualname) else None
 
     def _defines(self, commit: str, path: str, qualname: str) -> bool:
         """Does `path` define `qualname` at `commit`? Kept in the index cache: the search for where a

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 # files moved; 7: a symbol moved to another file and edited in the same landing is followed; 8: a landing's
 # subject is quoted “so”, not repr'd; 9: a body's similarity is rounded down;
 # 10: subjects one landing took are said once, counted; 11: a landing that is the record's own commit
-# is looked past, from the record's commit, and its own commits are named by their role: "the revert …").
-RULES = "11"
+# is looked past, from the record's commit, and its own commits are named by their role: "the revert …";
+# 12: a symbol taken out of a file renamed since is followed from the landing that gave it its name).
+RULES = "12"
 
 
 def confirmed_commit(index: RelationIndex, record_id: str) -> str | None:

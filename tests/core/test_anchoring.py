@@ -193,6 +193,32 @@ def test_symbols_one_landing_moved_and_edited_apart_are_each_followed(cli, gr: G
     assert "app/perm.py::Checker.audit moved: now app/audits.py::Checker.audit" in notes[audit], notes
 
 
+def test_moved_out_of_a_renamed_file_and_edited_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """black f2ea461e: a module renamed (black.py to src/black/__init__.py), then split into several
+    with edits: its symbols were said to be gone ("no longer exists (anchored at …)"), since the
+    landing that took one out of a renamed file was never looked for."""
+    rid = remember(cli, gr, "app/perm.py::Checker.check")
+    gr.mv("app/perm.py", "app/permissions.py")
+    gr.commit("rename the permissions module")
+    gr.write("app/permissions.py", "class Auditor:\n    def audit(self, user):\n        log(user)\n")
+    gr.write("app/checks.py", CHECK_EDITED)
+    gr.commit("split the permissions module")
+    s = status_of(cli, gr, rid)
+    assert s["status"] == "active", s
+    assert "app/perm.py::Checker.check moved: now app/checks.py::Checker.check" in s["notes"], s
+
+
+def test_removed_from_a_renamed_file_says_which_landing(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    rid = remember(cli, gr, "app/perm.py::Checker.audit")
+    gr.mv("app/perm.py", "app/permissions.py")
+    gr.commit("rename the permissions module")
+    gr.write("app/permissions.py", PERM.split("    def audit")[0])
+    gr.commit("stop auditing")
+    s = status_of(cli, gr, rid)
+    assert "app/perm.py::Checker.audit no longer exists (removed in " in s["status_reason"], s
+    assert "“stop auditing”" in s["status_reason"], s
+
+
 def test_moved_out_of_a_deleted_file_and_edited_is_followed(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     gr.write("app/users.py", "def name_of(user):\n    return user.name\n")
     gr.commit("users")
