@@ -64,6 +64,8 @@ def _fraction(value: Any) -> float:
 def _text(value: Any) -> str:
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise ValueError(f"must be text {_got(value)}")
+    if not str(value).strip():  # a blank name is a slip: left out, the setting takes its default
+        raise ValueError(f"must not be empty {_got(value)}")
     return str(value)
 
 

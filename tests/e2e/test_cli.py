@@ -1314,3 +1314,29 @@ def test_a_file_where_the_store_should_be_is_named_by_every_command(repo: Path, 
         for args in (["status"], ["remember", "question", "--on", "a.py", "--title", "q", "--question", "why?"]):
             result = cli(repo, "--store", str(tmp_path / store), *args)
             assert (result.code, result.err) == (2, said), (args, result.err)
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("default_branch: ''\n", ".comind.yml: default_branch: must not be empty (got '')"),
+        ("repo_name: '  '\n", ".comind.yml: repo_name: must not be empty (got '  ')"),
+        ("dead_end_label: ''\n", ".comind.yml: dead_end_label: must not be empty (got '')"),
+        ("--repo-name= ", "--repo-name: must not be empty (got ' ')"),
+    ],
+)
+def test_an_empty_name_setting_is_a_one_line_error(cli, tmp_path: Path, where: str, said: str) -> None:  # type: ignore[no-untyped-def]
+    """`default_branch: ''` fell back to the guessed branch, `dead_end_label: ''` turned the label off
+    and `--repo-name ' '` keyed every harvested record anew, each without a word (the schema says
+    these are at least one character)."""
+    from gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path)
+    repo.write("app.py", "x = 1\n")
+    repo.commit("initial")
+    flags = [where] if where.startswith("--") else []
+    if not flags:
+        (repo.path / ".comind.yml").write_text(where)
+    result = cli(repo.path, *flags, "harvest")
+    assert result.code == 2 and result.err.strip() == f"comind: {said}", result.err
+    assert not (repo.path / ".git" / "comind" / "harvest").exists()  # nothing half-written
