@@ -52,5 +52,6 @@ from __future__ import annotations
 # roll forwards are reverts and relands; 47: `undo CL N` / `Undo #N`, and a review link alone on a line
 # names the change; 48: `Back out "x"`, and Phabricator's `Revert D123` found by `Differential Revision:`;
 # 49: a body line that only repeats a revert's subject, unbulleted as a one-commit squash writes it,
-# is no reason.
-HARVESTER_VERSION = "49"
+# is no reason; 50: a partial revert said in the body's marker line (`This partially reverts commit x`)
+# is an attempt of what its own diff undid.
+HARVESTER_VERSION = "50"
