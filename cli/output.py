@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from comind.agents.entries import subject_anchor
+from comind.anchoring import moved_to
 from comind.anchors import format_anchor
 from comind.cli import colour, note
 from comind.git import has_no_commit
@@ -131,16 +132,19 @@ def _escape_char(match: re.Match[str]) -> str:
     return "".join(f"\\u{data[i]:02x}{data[i + 1]:02x}" for i in range(0, len(data), 2))
 
 
-def subject(record: Record) -> str:
+def subject(record: Record, status: Status | None = None) -> str:
     """The anchor a record is listed by, as agents are shown it (`subject_anchor`: its code before
-    a README or a CI file), then how many other subjects it has."""
+    a README or a CI file): where its status followed it (a rename, a move), then `anchored as` what
+    was written, as the agents' block says it; then how many other subjects it has."""
     anchors = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
     shown = subject_anchor(record)
     if shown is None:
         target = record.fields.get("target")
         return f"-> {short_id(target)}" if target else ""
     more = f" (+{len(anchors) - 1})" if len(anchors) > 1 else ""
-    return format_anchor(shown) + more
+    written = format_anchor(shown)
+    now = moved_to(written, status.notes) if status else None
+    return f"{now} (anchored as {written}){more}" if now else written + more
 
 
 def brief(reason: str, record_id: str, keep: int = 2, width: int = 240) -> str:
@@ -171,7 +175,7 @@ def asked_first(reason: str, notes: list[str], asked: set[str]) -> tuple[str, li
 def line(record: Record, status: Status | None, colour: bool = False) -> str:
     state = status.state if status else record.fields.get("relation", "")
     label = paint(f"{state:<11}", state, colour)
-    text = f"{record.title}{'  ' + AGENT_MARK if by_agent(record) else ''}  {subject(record)}"
+    text = f"{record.title}{'  ' + AGENT_MARK if by_agent(record) else ''}  {subject(record, status)}"
     return f"{short_id(record.id)}  {printed(record.kind):<10}  {label}  {printed(text)}".rstrip()
 
 

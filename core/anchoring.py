@@ -67,6 +67,24 @@ _RENAMED_NOTE = re.compile(
 )
 
 
+def moved_note(name: str, how: str, now: str) -> str:
+    """A verdict's note that the anchor written `name` was followed (`Location.how`) to `now`."""
+    return f"{name} {how}: now {now}"
+
+
+_MOVED_HOWS = (FILE_RENAMED, "moved", "renamed in place", "moved and renamed", "folder moved")
+
+
+def moved_to(name: str, notes: Iterable[str]) -> str | None:
+    """Where a verdict's notes (`moved_note`) say the anchor written `name` is now, or None when it
+    was not followed elsewhere: a listing names a record by its code as the status found it."""
+    for note in notes:
+        for how in _MOVED_HOWS:
+            if note.startswith(prefix := f"{name} {how}: now "):
+                return note[len(prefix) :]
+    return None
+
+
 def file_moves(notes: Iterable[str]) -> tuple[list[str], list[str]]:
     """(one line per file renamed, `a.rs → crates/a.rs (4 symbols)`, the other notes): a listing says
     a move once, not once per symbol of the file (`show` keeps every note, `--json` too)."""
@@ -832,8 +850,8 @@ class Anchorer:
                     stale.append(f"{role} anchor {name} is gone ({self._when(how, where.deleted_in, told)})")
             else:
                 if where.how:
-                    now = f"{where.path}::{where.definition.qualname}" if where.definition else where.path
-                    notes.append(f"{name} {where.how}: now {now}")
+                    now = f"{where.path}::{where.definition.qualname}" if where.definition else str(where.path)
+                    notes.append(moved_note(name, where.how, now))
                 self._drift(anchor, where, target, role, name, told, notes, stale)
         verified = bool(verify_evidence and verify_evidence(record))
         orphaned = [self._gone(named, deleted_in, since) for (deleted_in, since), named in gone.items()]

@@ -179,6 +179,27 @@ def test_log_names_a_record_by_its_code_as_agents_are_shown_it(initialised: Path
     assert "Grants cached  app/perm.py::Checker.check (+1)" in cli(initialised, "log").out
 
 
+def test_log_names_a_record_by_where_its_code_moved_as_status_and_agents_do(initialised: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A symbol renamed and its file moved since the record was written: `log` (and `search`) list
+    the record by the code where its status followed it, then what was written, as the agents'
+    block names it (`on: NEW … anchored as OLD`), not by the old name alone."""
+    made = cli(
+        initialised,
+        "remember",
+        "gotcha",
+        *("--on", "app/perm.py::Checker.check", "--title", "Grants cached", "--symptom", "s", "--cause", "c"),
+    )
+    assert made.code == 0, made.err
+    git(initialised, "mv", "app/perm.py", "app/perms.py")
+    perms = initialised / "app" / "perms.py"
+    perms.write_text(perms.read_text().replace("def check(", "def allowed("))
+    git(initialised, "commit", "-q", "-am", "rename the permission check")
+    now = "app/perms.py::Checker.allowed (anchored as app/perm.py::Checker.check)"
+    assert f"Grants cached  {now}" in cli(initialised, "log").out
+    assert f"Grants cached  {now}" in cli(initialised, "search", "grants").out
+    assert "now app/perms.py::Checker.allowed" in cli(initialised, "why", "app/perms.py").out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
