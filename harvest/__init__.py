@@ -53,5 +53,6 @@ from __future__ import annotations
 # names the change; 48: `Back out "x"`, and Phabricator's `Revert D123` found by `Differential Revision:`;
 # 49: a body line that only repeats a revert's subject, unbulleted as a one-commit squash writes it,
 # is no reason; 50: a partial revert said in the body's marker line (`This partially reverts commit x`)
-# is an attempt of what its own diff undid.
-HARVESTER_VERSION = "50"
+# is an attempt of what its own diff undid; 51: a `Fixes:` gotcha's body is the fix's prose, not its
+# trailer block.
+HARVESTER_VERSION = "51"

@@ -28,9 +28,9 @@ def harvest(commit: CommitInfo, ctx: HarvestContext) -> Iterator[Record]:
         return
     trailers = list(enumerate(parse_trailers(commit.message)))
     fixed = _fixed(commit, [(n, t.value) for n, t in trailers if t.key.lower() == "fixes"], ctx)
-    said = _said(commit, trailers[0][1].line if trailers else None)
+    prose = _prose(commit, trailers[0][1].line if trailers else None)
     for n, value, match, found in fixed:
-        yield from _fixes(commit, value, n, match, found, ctx, several=len(fixed) > 1, said=said)
+        yield from _fixes(commit, value, n, match, found, ctx, several=len(fixed) > 1, prose=prose)
     confirmed: set[str] = set()
     for n, trailer in trailers:
         if trailer.key.lower() == "comind-record" and (record_id := trailer.value.strip().lower()) not in confirmed:
@@ -58,11 +58,17 @@ def _fixed(
     return out
 
 
-def _said(commit: CommitInfo, trailer_line: int | None) -> str:
-    """What the message says besides its subject and trailers: its body's first paragraph, on one line."""
+def _prose(commit: CommitInfo, trailer_line: int | None) -> str:
+    """What the message says besides its subject and its trailer block (`Fixes:`, `Signed-off-by:` …,
+    from the trailer on 1-based `trailer_line`), people named in it redacted: "" when its body is
+    only trailers (the trailers are the record's evidence, not its body)."""
     lines = commit.message.replace("\r\n", "\n").split("\n")[1 : trailer_line - 1 if trailer_line else None]
-    paragraph = next((p for p in "\n".join(lines).split("\n\n") if p.strip()), "")
-    return redact_people(" ".join(paragraph.split()))
+    return redact_people("\n".join(lines)).strip()
+
+
+def _first_paragraph(prose: str) -> str:
+    """A body's first paragraph, on one line."""
+    return " ".join(next((p for p in prose.split("\n\n") if p.strip()), "").split())
 
 
 def _fixes(
@@ -74,7 +80,7 @@ def _fixes(
     ctx: HarvestContext,
     *,
     several: bool,
-    said: str,
+    prose: str,
 ) -> Iterator[Record]:
     quoted = match.group(2) or match.group(3) or ""
     cause_subject = fixed.subject if fixed else quoted
@@ -96,11 +102,11 @@ def _fixes(
             "gotcha",
             record_id=harvested_id(f"git-fixes:{ctx.repo_name}:{commit.sha}:{n}"),
             title=title,
-            body=redact_people(commit.body)[:1500],  # (its person trailers name people)
+            body=prose[:1500],
             anchors=ctx.anchors(change, commit.sha if change else None, side="added"),
             evidence=evidence,
             fields={  # (the symptom is required: with nothing said but the subject, the subject; shown once)
-                "symptom": first_line(said or commit.subject, 1000),
+                "symptom": first_line(_first_paragraph(prose) or commit.subject, 1000),
                 "cause": first_line(f"introduced by {match.group(1)[:12]} ({cause_subject})", 1000),
             },
             provenance=ctx.provenance(commit, NAME),

@@ -1248,6 +1248,26 @@ def test_a_fixes_gotcha_says_its_title_once(cli, gr: GitRepo, said: str) -> None
     assert [d for d in item["detail"] if d.startswith("symptom")] == ([f"symptom: {symptom}"] if said else [])
 
 
+@pytest.mark.parametrize("said", ["", "uid is not unique across tenants.\n\n"])
+def test_a_fixes_gotchas_body_is_its_prose_not_its_trailers(cli, gr: GitRepo, said: str) -> None:  # type: ignore[no-untyped-def]
+    """A fix whose body is only trailers (`Fixes:`, `Signed-off-by:`) made a gotcha whose body, shown
+    by `show` and `why --json`, was the trailer block: its body is the prose alone, none without any."""
+    gr.write("app/perm.py", PERM.replace("user.id", "user.uid"))
+    broken = gr.commit("Use uid for grants")
+    gr.write("app/perm.py", PERM)
+    gr.commit(
+        f'Use id for grants again\n\n{said}Fixes: {broken[:12]} ("Use uid for grants")\n'
+        "Signed-off-by: Bob <bob@example.com>\n"
+    )
+    harvest(cli, gr)
+    gotcha = only(records(cli, gr), "gotcha")
+    assert gotcha["body"] == said.strip()
+    shown = cli(gr.path, "show", gotcha["id"]).out
+    assert "Fixes:" not in shown and shown.rstrip().endswith(said.strip() or f"on {gotcha['created_at'][:10]}")
+    (why,) = (json.loads(line) for line in cli(gr.path, "why", "app/perm.py", "--json").out.splitlines())
+    assert why["body"] == said.strip()
+
+
 def test_a_fix_of_two_commits_makes_a_gotcha_for_each_saying_which(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """Two `Fixes:` trailers naming two commits made two gotchas titled alike; naming one commit
     twice (a longer sha the second time) made two of the same."""
