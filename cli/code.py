@@ -14,7 +14,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="the records behind a symbol, file or line",
         description="Records anchored to ANCHOR (path::Qual.name, path, path:line, module:x, "
-        "dep:eco/pkg), then those one import or call away, labelled.",
+        "dep:eco/pkg), then those one import or call away, labelled. Namesakes in one file: the last "
+        "is path::name, those before it path::name#1, path::name#2, …; path::name asks about them all.",
     )
     why.add_argument("anchor")
     why.add_argument("--at", metavar="REV", help="answer as of a revision: records known then, code then")

@@ -29,7 +29,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="record an intent, decision, attempt, constraint, gotcha or question",
         description="Write a record. Anchors: PATH::Qual.name, PATH, PATH:LINE, module:dotted.name, "
-        "dep:ECOSYSTEM/PACKAGE[@RANGE], repo:.",
+        "dep:ECOSYSTEM/PACKAGE[@RANGE], repo:. Namesakes in one file: the last is PATH::name, those "
+        "before it PATH::name#1, PATH::name#2, ….",
     )
     p.add_argument(
         "kind", choices=[k for k in KNOWLEDGE_KINDS], metavar="KIND", help=f"one of {', '.join(KNOWLEDGE_KINDS)}"

@@ -85,7 +85,8 @@ class WhyIn(_Strict):
     anchor: str = Field(
         min_length=1,
         max_length=500,
-        description="what to ask about: path::Qual.name, path, path:line, module:dotted.name, dep:eco/pkg or repo:",
+        description="what to ask about: path::Qual.name (namesakes in one file: name#1, name#2, … then the "
+        "last, plain), path, path:line, module:dotted.name, dep:eco/pkg or repo:",
     )
     at: str | None = Field(default=None, max_length=200, description="answer as of this revision")
     history: bool = Field(default=False, description="include superseded and retracted records, labelled")

@@ -110,6 +110,28 @@ def test_a_symbol_written_as_a_file_says_how_a_symbol_is_written(  # type: ignor
     assert asked.code == 2 and asked.err.count("\n") == 1 and asked.err.rstrip().endswith(hint), asked.err
 
 
+def test_namesakes_are_numbered_as_the_docs_and_the_help_say(  # type: ignore[no-untyped-def]
+    cli, gr: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three `def f` in a file are `f#1`, `f#2` and `f` (the last, plain); a `why` of `f` answers for
+    them all. The anchors' docs and the help of `why` and `remember` say so (they said nothing of `#N`)."""
+    gr.write("app/util.py", "def f():\n    return 1\n\n\ndef f():\n    return 2\n\n\ndef f():\n    return 3\n")
+    gr.commit("three namesakes")
+    for name, lines in (("f#1", "1-2"), ("f#2", "5-6"), ("f", "9-10")):
+        remember(cli, gr, f"app/util.py::{name}", title=f"on {name}")
+        assert f"app/util.py::{name} (function, lines {lines} at " in cli(gr.path, "why", f"app/util.py::{name}").out
+    assert all(f"on {name}" in cli(gr.path, "why", "app/util.py::f").out for name in ("f#1", "f#2", "f"))
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    records = " ".join((docs / "records.md").read_text(encoding="utf-8").split())
+    assert "are `app/util.py::f#1`, `app/util.py::f#2` and `app/util.py::f`" in records
+    from comind.cli import main
+
+    for command, form in (("why", "path::name#1, path::name#2"), ("remember", "PATH::name#1, PATH::name#2")):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert form in " ".join(capsys.readouterr().out.split())
+
+
 def test_file_renamed_with_edits_is_reanchored_and_active(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     rid = remember(cli, gr, "app/perm.py::Checker.check")
     gr.mv("app/perm.py", "app/permissions.py")
