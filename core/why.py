@@ -47,6 +47,14 @@ class Item(NamedTuple):
     anchor: dict[str, Any] | None = None  # the record's anchor that matched the question, as written
 
 
+def in_words(relevance: str) -> str:
+    """An item's relevance said for a reader (an agent's `why shown:`): `direct` and `one hop:` are
+    labels for programs (`why --json`), not words."""
+    if relevance == "direct":
+        return "anchored to the code asked about"
+    return "one import or call away: " + relevance.removeprefix("one hop: ")
+
+
 class WhyAnswer(NamedTuple):
     heading: str
     items: list[Item]

@@ -270,7 +270,7 @@ def _open(ws: Workspace) -> Ledger:
 
 
 def why(ws: Workspace, args: WhyIn) -> Answer:
-    from comind.why import explain
+    from comind.why import explain, in_words
 
     ledger = _open(ws)
     try:
@@ -286,7 +286,7 @@ def why(ws: Workspace, args: WhyIn) -> Answer:
             i.record,
             i.status,
             confirmed=i.record.id in confirmed,
-            why=i.relevance,
+            why=in_words(i.relevance),
             snapshot=answer.snapshot,
             anchorer=anchorer,
             shown_by=i.anchor,

@@ -126,7 +126,36 @@ def test_why_names_the_anchor_that_matched_not_the_records_first(tmp_path: Path,
             ("build.gradle.kts", "build.gradle.kts", "read build.gradle.kts"),
         ]:
             [attempt] = (await call(client, schemas, "why", {"anchor": asked}))["records"]
-            assert (attempt["why"], attempt["on"], attempt["verify"]) == ("direct", on, verify)
+            assert (attempt["why"], attempt["on"], attempt["verify"]) == (DIRECT, on, verify)
+
+    serve(repo.path, session)
+
+
+DIRECT = "anchored to the code asked about"
+
+
+def test_why_says_why_a_record_is_shown_in_words_not_labels(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`why shown: direct` and `one hop: …` were the answer's internal labels, shown to the agent as
+    they are: now in words, as the CLI's `why` groups them (the labels stay in `why --json`)."""
+    repo = GitRepo(tmp_path)
+    repo.write("app/__init__.py", "")
+    repo.write("app/cart.py", "def total():\n    return 1\n")
+    repo.write("app/use.py", "from app.cart import total\n\n\ndef shown():\n    return total()\n")
+    repo.commit("initial")
+    made = cli(repo.path, "remember", "gotcha", "--on", "app/cart.py::total", "--title", "Totals round",
+               "--symptom", "s", "--cause", "c")  # fmt: skip
+    assert made.code == 0, made.err
+
+    async def session(client: Client) -> None:
+        schemas = await output_schemas(client)
+        for asked, why in [
+            ("app/cart.py", DIRECT),
+            ("app/use.py", "one import or call away: app/use.py imports app.cart"),
+        ]:
+            [gotcha] = (await call(client, schemas, "why", {"anchor": asked}))["records"]
+            assert gotcha["why"] == why
+            text = (await client.call_tool("why", {"anchor": asked})).content[0].text  # type: ignore[union-attr]
+            assert f"  why shown: {why}\n" in text, text
 
     serve(repo.path, session)
 
