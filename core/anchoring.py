@@ -133,7 +133,7 @@ def resolve_anchor(index: CodeIndex, anchor: Mapping[str, Any], rev: str = "HEAD
         where = f"anchor {anchor['raw']!r}: no file {path} at {short(out['commit'])}"
         if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`, as `why` says
             raise AnchorError(f"{where}: a folder, written {path}/")
-        raise AnchorError(where + nearest_file(path, all_paths(tree)))
+        raise AnchorError(where + nearest_file(path, all_paths(tree), anchor.get("symbol")))
     out["blob"] = blob
     if scope == "file" and "line" not in anchor:
         return out
@@ -224,14 +224,17 @@ _WRITTEN = "a symbol is written PATH::Qual.name"
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 
-def nearest_file(path: str, paths: Iterable[str]) -> str:
+def nearest_file(path: str, paths: Iterable[str], symbol: str | None = None) -> str:
     """The files named like `path`, or how a symbol is written when `path` reads as one: a file and
-    a name after one colon (`app/cart.py:Cart.total`, the file's own name then), or a bare name
-    (`Cart.total`) no file's suffix ends like, for which files named alike would only mislead."""
+    a name after one colon (`app/cart.py:Cart.total`, the file's own name then; `app/cart.py:Cart::total`
+    read as the file `app/cart.py:Cart` and the `symbol` `total`: `app/cart.py::Cart.total`, the
+    member kept), or a bare name (`Cart.total`) no file's suffix ends like, for which files named
+    alike would only mislead."""
     files = set(paths)
     file, colon, name = path.rpartition(":")
     if colon and file in files and _NAME.fullmatch(name):
-        return f" ({_WRITTEN}: {file}::{name})"
+        member = "." + symbol.replace("::", ".") if symbol else ""
+        return f" ({_WRITTEN}: {file}::{name}{member})"
     suffix = posixpath.splitext(path)[1]
     bare = "/" not in path and _NAME.fullmatch(path) is not None
     if bare and suffix and not any(f.endswith(suffix) for f in files):

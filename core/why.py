@@ -113,7 +113,9 @@ def _find_target(snapshot: Snapshot, anchor: dict[str, Any]) -> Target:
             tree = cast("pygit2.Tree", snapshot.index.repo[snapshot.tree])
             if scope == "file" and "line" not in anchor and is_dir(tree, path):  # `app` for `app/`
                 raise AnchorError(f"no file {path} at {at}: a folder, written {path}/") from None
-            raise AnchorError(f"no file {path} at {at}" + nearest_file(path, snapshot.files)) from None
+            raise AnchorError(
+                f"no file {path} at {at}" + nearest_file(path, snapshot.files, anchor.get("symbol"))
+            ) from None
     if scope == "symbol":
         found = snapshot.find(path, anchor["symbol"])
         if found is None:

@@ -95,6 +95,9 @@ def test_unknown_anchors_are_errors_listing_nearest_names(cli, gr: GitRepo, anch
     [
         # one colon where two belong: the file is there, so the anchor meant is said whole
         ("app/perm.py:Checker.check", "(a symbol is written PATH::Qual.name: app/perm.py::Checker.check)"),
+        # one colon short, then a member as C++ writes it: read as the file `app/perm.py:Checker`
+        # and the symbol `check`, whose member the hint kept not (it said `app/perm.py::Checker`)
+        ("app/perm.py:Checker::check", "(a symbol is written PATH::Qual.name: app/perm.py::Checker.check)"),
         # a bare name a file is named like: no file ends in `.check`, so the file is no answer
         ("Checker.check", "(a symbol is written PATH::Qual.name, e.g. app/cart.py::Cart.total)"),
     ],
