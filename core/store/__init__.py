@@ -285,6 +285,10 @@ class Store(Erasure):
         except NotADirectoryError:  # `--store app.py`: said as every other command says it
             blocked = file_in_the_way(Path(self.local_root or "."), ACTOR_SALT)  # (only a local store has folders)
             raise StoreError(f"store {self.url!r}: {blocked} is a file, not a folder") from None
+        except IsADirectoryError:  # a folder made where the key is: said as the case above is
+            where = Path(self.local_root or ".") / ACTOR_SALT
+            what = "is a folder, not a file (it should hold the key of actor pseudonyms)"
+            raise StoreError(f"store {self.url!r}: {where} {what}") from None
         except OSError as exc:
             raise StoreError(f"store {self.url}: cannot read {ACTOR_SALT}: {exc}") from None
         salt = raw.decode("ascii", "replace").strip()

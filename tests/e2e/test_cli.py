@@ -1361,3 +1361,19 @@ def test_an_empty_name_setting_is_a_one_line_error(cli, tmp_path: Path, where: s
     result = cli(repo.path, *flags, "harvest")
     assert result.code == 2 and result.err.strip() == f"comind: {said}", result.err
     assert not (repo.path / ".git" / "comind" / "harvest").exists()  # nothing half-written
+
+
+def test_a_folder_where_the_actor_key_should_be_is_named_in_one_line(repo: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A folder at `_ledger/actor-salt` gave `cannot read _ledger/actor-salt: [Errno 21] Is a
+    directory: …`: now one line naming the path and what is wrong, exit 2, nothing written, as a
+    file in the way of a folder is said."""
+    salt = tmp_path / "store" / "_ledger" / "actor-salt"
+    salt.mkdir(parents=True)
+    said = (
+        f"comind: store '{tmp_path / 'store'}': {salt} is a folder, not a file "
+        "(it should hold the key of actor pseudonyms)\n"
+    )
+    for args in (["remember", "question", "--on", "a.py", "--title", "q", "--question", "why?"], ["harvest"]):
+        result = cli(repo, "--store", str(tmp_path / "store"), *args)
+        assert (result.code, result.err) == (2, said), (args, result.err)
+    assert sorted(p.name for p in (tmp_path / "store").rglob("*")) == ["_ledger", "actor-salt"]
