@@ -65,9 +65,33 @@ _TOOL_CONFIG = re.compile(
 )
 
 
+# how git (and libgit2) diffs a submodule: its commit, one line a side (`-dirty` for a modified checkout)
+_SUBMODULE_LINE = re.compile(r"Subproject commit (?:[0-9a-f]{40}|[0-9a-f]{64})(?:-dirty)?")
+
+
+def moves_submodules_only(record: Record) -> bool:
+    """Does the record's change (an attempt's fingerprint) only move submodules to other commits? Its
+    anchors cannot say it: a submodule is no file, so the change is anchored to the folder holding it."""
+    fingerprint = record.fields.get("fingerprint")
+    if not isinstance(fingerprint, dict) or fingerprint.get("truncated"):
+        return False
+    files = [f for f in fingerprint.get("files", ()) if isinstance(f, dict)]
+    return bool(files) and all(_moves_a_submodule(f) for f in files)
+
+
+def _moves_a_submodule(change: Mapping[str, Any]) -> bool:
+    added, removed = list(change.get("added") or ()), list(change.get("removed") or ())
+    if len(added) > 1 or len(removed) > 1 or not added + removed:
+        return False
+    return all(
+        isinstance(line, list) and len(line) > 1 and _SUBMODULE_LINE.fullmatch(str(line[1])) for line in added + removed
+    )
+
+
 def tooling_only(record: Record) -> bool:
-    """Are all the record's subjects dependencies, manifests, lockfiles or tool configuration? (A dead
-    end only there, a reverted bump, tells an agent little about the code it edits.)"""
+    """Are all the record's subjects dependencies, manifests, lockfiles or tool configuration, or does
+    its change only move submodules? (A dead end only there, a reverted bump, tells an agent little
+    about the code it edits.)"""
     from comind.deps import manifest_ecosystem
     from comind.harvest.approach import LOCKFILES
 
@@ -81,7 +105,7 @@ def tooling_only(record: Record) -> bool:
         )
 
     subjects = [a for a in record.anchors if a.get("role", "subject") == "subject"] or record.anchors
-    return bool(subjects) and all(tooling(a) for a in subjects)
+    return (bool(subjects) and all(tooling(a) for a in subjects)) or moves_submodules_only(record)
 
 
 def subject_now(

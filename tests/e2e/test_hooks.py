@@ -108,6 +108,23 @@ def test_the_digest_shows_dead_ends_in_code_before_reverted_tooling_bumps(cli, t
                                "Bump actions/checkout from 3 to 4"}  # fmt: skip
 
 
+def test_the_digest_shows_dead_ends_in_code_before_a_reverted_submodule_bump(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A reverted change that only moved a submodule's commit, newer than the code's dead end, came
+    first: it is tooling, as a reverted lockfile or CI bump is, and comes after the code's."""
+    repo = history(tmp_path)  # "Cache grants in the checker", reverted
+    repo.write(".gitmodules", '[submodule "sub"]\n\tpath = vendor/sub\n\turl = https://example.com/sub.git\n')
+    (repo.path / "vendor" / "sub").mkdir(parents=True)  # (not checked out, as a clone leaves it)
+    for sha, subject in (("1" * 40, "Add the sub submodule"), ("2" * 40, "Bump vendor/sub to the new parser")):
+        repo.git("update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/sub")
+        repo.commit(subject)
+    repo.revert_head("It broke the build.")
+    assert cli(repo.path, "harvest").code == 0
+    refresh(cli, repo.path)
+    text = context(hook(repo.path, "claude", "SessionStart", {**base(repo.path, "SessionStart"), "source": "startup"}))
+    titles = [line.split("] ", 1)[1] for line in text.splitlines() if line.startswith("[attempt")]
+    assert titles == ["Cache grants in the checker", "Bump vendor/sub to the new parser"], titles
+
+
 def test_edit_multiedit_and_write_get_the_records_on_what_they_touch(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = build(tmp_path, cli)
     edit = hook(repo.path, "claude", "PreToolUse", claude_edit(repo.path, OLD, NEW))
