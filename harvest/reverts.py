@@ -479,7 +479,7 @@ def _came_back(ctx: HarvestContext, change: Approach | None, revert: str, other:
     before = ctx.mainline_commit(max(places) - 1)
     try:
         tree = ctx.repo[before].peel(pygit2.Tree)
-        held = {path: set(file_lines(ctx.repo, tree, path) or ()) for path, _ in added}
+        held = {path: set(file_lines(ctx.repo, tree, path) or ()) for path in {p for p, _ in added}}  # (each file once)
     except (KeyError, ValueError, pygit2.GitError):
         return False
     return 2 * sum(1 for path, text in added if text in held[path]) >= len(added)
