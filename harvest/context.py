@@ -40,7 +40,14 @@ from comind.harvest.approach import (
 from comind.harvest.incidental import attributes, rank
 from comind.harvest.markers import _PR_SUFFIX, full_subject, merge_title, normalise_subject
 from comind.harvest.walker import CommitInfo, decode_message, is_ancestor, split_message, walk
-from comind.languages import Definition, definitions_at, first_line_of, keeping_trees, language_for_path
+from comind.languages import (
+    Definition,
+    definitions_at,
+    fingerprinted,
+    first_line_of,
+    keeping_trees,
+    language_for_path,
+)
 from comind.rulebook import rules_of
 from comind.sanitize import clean_text
 
@@ -108,6 +115,9 @@ class HarvestContext:
         self._mainline: dict[str, int] | None = None  # the default branch's first-parent chain: sha -> place
         self._mainline_shas: list[str] | None = None  # the same chain, by place
         self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
+        self._printed: dict[
+            tuple[tuple[str, str], str], Definition
+        ] = {}  # (blob, extension), qualname -> fingerprinted
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
         self._worker: AnchorWorker | None = None
@@ -403,7 +413,8 @@ class HarvestContext:
                 seen.add(folder)
                 anchors.append(parse_anchor(folder) | {"commit": at})
             return anchors
-        symbols = []
+        symbols: list[Definition] = []
+        printed: dict[str, Definition] | None = {}
         other = (change.head, f.path) if at == change.base else (change.base, f.old_path or f.path)
         read = cache(partial(self._lines, blob, *other))
         if language_for_path(path) and not f.binary and (spans := touched_spans(f, side, read)):
@@ -417,8 +428,14 @@ class HarvestContext:
                     for s in spans
                 ]
                 found = [self._framing(path, blob, d) if d and not _SYMBOL.match(d.qualname) else d for d in found]
-            symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
-        symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
+                symbols = sorted({d.qualname: d for d in found if d}.values(), key=lambda d: d.start_line)
+                symbols = [d for d in symbols if _SYMBOL.match(d.qualname)]  # `impl Drop for Guard`: the file
+                # Only the definitions anchored to are fingerprinted (a whole class's tokens, often).
+                printed = self._fingerprinted(
+                    path, blob, [d for d in symbols[:4] if f"{path}::{d.qualname}" not in seen]
+                )
+        if printed is None:  # (a file whose definitions cannot be read after all: anchored whole)
+            symbols, printed = [], {}
         for d in symbols[:4]:
             key = f"{path}::{d.qualname}"
             if key not in seen:
@@ -427,7 +444,7 @@ class HarvestContext:
                     anchor = parse_anchor(key)
                 except AnchorError:
                     continue
-                anchors.append(anchor | {"commit": at, "blob": str(blob.id)} | fingerprint(d))
+                anchors.append(anchor | {"commit": at, "blob": str(blob.id)} | fingerprint(printed[d.qualname]))
         if not symbols and path not in seen:
             seen.add(path)
             with contextlib.suppress(AnchorError):  # a path no anchor can name: the folder, else the repository
@@ -496,15 +513,31 @@ class HarvestContext:
         return found if found is not None and found.qualname == framed else None
 
     def _definitions_at(self, path: str, blob: pygit2.Blob, spans: list[tuple[int, int]]) -> tuple[Definition, ...]:
-        """The file's definitions holding one of `spans` (all those `innermost` picks from), read
-        once per blob and set of spans; none when the clone lacks the blob or it is over MAX_BLOB."""
+        """The file's definitions holding one of `spans` (all those `innermost` picks from), without
+        fingerprints (`_fingerprinted`), read once per blob and set of spans; none when the clone lacks
+        the blob or it is over MAX_BLOB."""
         key = (str(blob.id), path.rsplit(".", 1)[-1].lower(), tuple(sorted(set(spans))))
         found = self._definitions.get(key)
         if found is None:
             data = _data(blob)
-            found = () if data is None else definitions_at(path, data, (), key[2])
+            found = () if data is None else definitions_at(path, data, (), key[2], fingerprints=False)
             self._definitions[key] = found
         return found
+
+    def _fingerprinted(self, path: str, blob: pygit2.Blob, chosen: list[Definition]) -> dict[str, Definition] | None:
+        """Qualname -> each of `chosen` (from `_definitions_at`) with its fingerprints, read once per
+        blob; None when they cannot be read."""
+        kind = (str(blob.id), path.rsplit(".", 1)[-1].lower())
+        printed = {d.qualname: self._printed[kind, d.qualname] for d in chosen if (kind, d.qualname) in self._printed}
+        todo = [d for d in chosen if d.qualname not in printed]
+        if todo:
+            data = _data(blob)
+            found = None if data is None else fingerprinted(path, data, todo)
+            if found is None:
+                return None
+            for d in found:
+                printed[d.qualname] = self._printed[kind, d.qualname] = d
+        return printed
 
 
 class Span(NamedTuple):

@@ -29,6 +29,7 @@ __all__ = [
     "body_tokens",
     "defines",
     "definitions_at",
+    "fingerprinted",
     "first_line_of",
     "is_binary",
     "keeping_trees",
@@ -102,11 +103,26 @@ def parse_file(path: str, data: bytes) -> FileSymbols:
 
 
 def definitions_at(
-    path: str, data: bytes, lines: Iterable[int], spans: Iterable[tuple[int, int]] = ()
+    path: str,
+    data: bytes,
+    lines: Iterable[int],
+    spans: Iterable[tuple[int, int]] = (),
+    *,
+    fingerprints: bool = True,
 ) -> tuple[Definition, ...]:
     """The definitions of `parse_file(path, data)` innermost for one of `lines` or holding the whole
-    of one of `spans`, the same ones, found reading only those definitions' tokens; never raises."""
-    return _read_part(path, data, lambda lang, source: lang.definitions_at(source, lines, spans), ())
+    of one of `spans`, the same ones, found reading only those definitions' tokens (without
+    `fingerprints`, none: their hashes are empty, see `fingerprinted`); never raises."""
+    return _read_part(
+        path, data, lambda lang, source: lang.definitions_at(source, lines, spans, fingerprints=fingerprints), ()
+    )
+
+
+def fingerprinted(path: str, data: bytes, chosen: Iterable[Definition]) -> tuple[Definition, ...] | None:
+    """`chosen`, some of the definitions `definitions_at(path, data, ..., fingerprints=False)` gave,
+    with their fingerprints as `parse_file(path, data)` has them; None where that finds none (a
+    failed parse); never raises."""
+    return _read_part(path, data, lambda lang, source: lang.fingerprinted(source, chosen), None)
 
 
 def defines(path: str, data: bytes, qualname: str) -> bool:

@@ -132,6 +132,11 @@ def _definition(r: _Open, qualname: str, toks: list[bytes], ident: bytearray) ->
     return Definition(qualname, r.name, r.kind, r.start_line, r.end_line, digest(sig), digest(body_toks), digest(shape))
 
 
+def _unprinted(r: _Open, qualname: str) -> Definition:
+    """A definition met by the walk, without fingerprints (`Language.fingerprinted` adds them)."""
+    return Definition(qualname, r.name, r.kind, r.start_line, r.end_line, "", "", "")
+
+
 def text(node: Node) -> str:
     """A node's source text (the walk keeps bytes; hooks want str)."""
     return (node.text or b"").decode("utf-8", "surrogatepass")
@@ -277,6 +282,8 @@ class _Trees:
     def __init__(self, limit: int) -> None:
         self.limit, self.size, self.users = limit, 0, 0
         self._trees: OrderedDict[tuple[str, bytes], Tree] = OrderedDict()
+        # Where in a kept tree `definitions_at` found definitions, for `fingerprinted` to read them.
+        self._located: dict[tuple[str, bytes], dict[Definition, tuple[Node, _Open | None]]] = {}
         self._lock = threading.Lock()  # (the MCP server's and the hooks' threads may parse too)
 
     def get(self, language: str, source: bytes) -> Tree | None:
@@ -298,8 +305,17 @@ class _Trees:
                 self._trees[language, source] = tree
                 self.size += len(source)
             while self.size > self.limit:
-                (_, old), _ = self._trees.popitem(last=False)
+                (lang, old), _ = self._trees.popitem(last=False)
+                self._located.pop((lang, old), None)
                 self.size -= len(old)
+
+    def located(self, language: str, source: bytes) -> dict[Definition, tuple[Node, _Open | None]] | None:
+        """The nodes of definitions found in the kept tree of `source` (to be added to), or None when
+        its tree is not kept."""
+        with self._lock:
+            if (language, source) not in self._trees:
+                return None
+            return self._located.setdefault((language, source), {})
 
     @contextmanager
     def kept(self) -> Iterator[None]:
@@ -312,6 +328,7 @@ class _Trees:
                 self.users -= 1
                 if not self.users:
                     self._trees.clear()
+                    self._located.clear()
                     self.size = 0
 
 
@@ -433,29 +450,26 @@ class Language:
         return self._finish(walked, keep_tokens)
 
     def definitions_at(
-        self, source: bytes, lines: Iterable[int], spans: Iterable[tuple[int, int]] = ()
+        self,
+        source: bytes,
+        lines: Iterable[int],
+        spans: Iterable[tuple[int, int]] = (),
+        *,
+        fingerprints: bool = True,
     ) -> tuple[Definition, ...]:
         """The innermost definition holding each of `lines`, and the whole of each of `spans` (those
         :func:`innermost` picks among all a file has), exactly as :meth:`analyse` gives them:
         qualnames made unique among all the file's definitions, fingerprints. Anchoring a few changed
         lines of a large file needs a few of its definitions: the walk goes down only into the nodes
         holding one of the lines, and for the `#n` suffixes into those where the definitions' names
-        are written; only the tokens of the definitions found are read."""
+        are written; only the tokens of the definitions found are read. Without `fingerprints` not
+        even those: the hashes are empty, for `fingerprinted` to fill in for the few a caller keeps."""
         spans = [(lo, hi) for lo, hi in spans if lo <= hi]
         wanted = sorted(set(lines) | {lo for lo, _ in spans})  # what holds a span holds its first line
         if not wanted:
             return ()
         root = self.parse(source).root_node
-        first_line = self.start_line
-
-        def holds_a_line(node: Node, flags: int, parent: Node | None) -> bool:
-            first = node.start_point[0] + 1
-            if flags & _DEF:  # (a Python definition's span starts at its decorators, in its parent)
-                first = first_line(node, first)
-            i = bisect_left(wanted, first)
-            return i < len(wanted) and wanted[i] <= node.end_point[0] + 1
-
-        opened, where = self._opened(source, root, holds_a_line)
+        opened, where = self._opened(source, root, partial(self._holds_a_line, wanted))
         needed = _innermost_of(opened, sorted(set(lines)), spans)
         if not needed:
             return ()
@@ -470,12 +484,51 @@ class Language:
         for index, r in needed.items():
             found = place.get((where[index][0].start_byte, where[index][0].end_byte, r.qualname))
             if found is None:  # (not expected) the whole file's qualnames, then
-                every = _unique_qualnames(self._opened(source, root, _always)[0])
-                return self._fingerprinted(source, needed, where, every)
+                qualnames = _unique_qualnames(self._opened(source, root, _always)[0])
+                break
             same = [m for m, other in enumerate(named) if other.qualname == r.qualname]
             k = same.index(found) + 1
             qualnames[index] = r.qualname if k == len(same) else f"{r.qualname}#{k}"
+        if not fingerprints:
+            unprinted = tuple(_unprinted(needed[index], qualnames[index]) for index in sorted(needed))
+            if (located := _TREES.located(self.name, source)) is not None:
+                located.update(zip(unprinted, (where[index] for index in sorted(needed)), strict=True))
+            return unprinted
         return self._fingerprinted(source, needed, where, qualnames)
+
+    def fingerprinted(self, source: bytes, chosen: Iterable[Definition]) -> tuple[Definition, ...] | None:
+        """`chosen` (some of what `definitions_at` gave without fingerprints) with their fingerprints,
+        read from each one's own subtree: each found again on the way down to its last line, by its
+        qualname and span. (Namesakes spanning the same lines, which those cannot tell apart: the
+        whole file's walk.)"""
+        chosen = list(chosen)
+        located = _TREES.located(self.name, source) or {}
+        if all(d in located for d in chosen):  # (found in the tree kept since: no walk to find them again)
+            return tuple(self._fingerprint(source, *located[d], d.qualname) for d in chosen)
+        wanted = sorted({d.end_line for d in chosen})  # (what holds a definition holds its last line)
+        opened, where = self._opened(source, self.parse(source).root_node, partial(self._holds_a_line, wanted))
+        at: dict[tuple[str, str, int, int], list[int]] = {}
+        for n, r in enumerate(opened):
+            at.setdefault((r.qualname, r.kind, r.start_line, r.end_line), []).append(n)
+        needed: dict[int, _Open] = {}
+        qualnames: dict[int, str] = {}
+        for d in chosen:
+            base, _, k = d.qualname.rpartition("#")
+            found = at.get((base if base and k.isdigit() else d.qualname, d.kind, d.start_line, d.end_line), [])
+            if len(found) != 1:
+                every = {e.qualname: e for e in self.analyse(source)[0].definitions}
+                return tuple(every[d.qualname] for d in chosen) if all(d.qualname in every for d in chosen) else None
+            needed[found[0]], qualnames[found[0]] = opened[found[0]], d.qualname
+        printed = {d.qualname: d for d in self._fingerprinted(source, needed, where, qualnames)}
+        return tuple(printed[d.qualname] for d in chosen)
+
+    def _holds_a_line(self, wanted: list[int], node: Node, flags: int, parent: Node | None) -> bool:
+        """Does the node's span (a definition's as `_open` spans it) hold one of the sorted `wanted` lines?"""
+        first = node.start_point[0] + 1
+        if flags & _DEF:  # (a Python definition's span starts at its decorators, in its parent)
+            first = self.start_line(node, first)
+        i = bisect_left(wanted, first)
+        return i < len(wanted) and wanted[i] <= node.end_point[0] + 1
 
     def defines(self, source: bytes, qualname: str) -> bool:
         """Whether the file has a definition of `qualname` as :meth:`analyse` names it (`#n` for all
@@ -601,14 +654,13 @@ class Language:
         qualnames: Mapping[int, str],
     ) -> tuple[Definition, ...]:
         """The needed definitions with their fingerprints, each from a walk of its own subtree."""
-        defs = []
-        for index in sorted(needed):
-            node, parent = where[index]
-            walked = _Walked()
-            self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked, notes=False)
-            own = walked.opened[0]
-            defs.append(_definition(own, qualnames[index], walked.toks, walked.ident))
-        return tuple(defs)
+        return tuple(self._fingerprint(source, *where[index], qualnames[index]) for index in sorted(needed))
+
+    def _fingerprint(self, source: bytes, node: Node, parent: _Open | None, qualname: str) -> Definition:
+        """The definition at `node` (inside `parent`) with its fingerprints, from a walk of its subtree."""
+        walked = _Walked()
+        self._walk(node.walk(), source, [parent] if parent is not None else [], [None], walked, notes=False)
+        return _definition(walked.opened[0], qualname, walked.toks, walked.ident)
 
     def _walk(
         self,

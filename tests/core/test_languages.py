@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
@@ -1119,6 +1120,35 @@ def test_definitions_at_are_those_of_the_whole_file(name: str) -> None:
     assert lang.definitions_at(data, []) == ()
 
 
+@pytest.mark.parametrize("kept", [False, True])
+@pytest.mark.parametrize("name", sorted(GOLDEN_SOURCES))
+def test_fingerprints_added_later_are_those_definitions_at_gives(name: str, kept: bool) -> None:
+    """Definitions chosen without fingerprints get the same ones later: from the nodes `definitions_at`
+    found in a kept tree, or (no tree kept) found again by qualname and span."""
+    path, src = GOLDEN_SOURCES[name]
+    lang = language_for_path(path)
+    assert lang is not None
+    data = src.encode()
+    with keeping_trees() if kept else contextlib.nullcontext():
+        for line in range(1, data.count(b"\n") + 2):
+            unprinted = lang.definitions_at(data, [line], fingerprints=False)
+            assert all(d.sig_hash == d.body_hash == d.shape_hash == "" for d in unprinted)
+            assert lang.fingerprinted(data, unprinted) == lang.definitions_at(data, [line]), line
+        assert lang.fingerprinted(data, []) == ()
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_namesakes_on_one_line_are_fingerprinted_as_the_whole_file_has_them(kept: bool) -> None:
+    """Overloads on one line: a qualname and a span tell them apart only with their `#n`."""
+    data = b"function f(a: string): void; function f(a: number): void { return } function f(a: any) {}\n"
+    lang = language_for_path("a.ts")
+    assert lang is not None
+    with keeping_trees() if kept else contextlib.nullcontext():
+        unprinted = lang.definitions_at(data, [], [(1, 1)], fingerprints=False)
+        assert [d.qualname for d in unprinted] == ["f#1"]
+        assert lang.fingerprinted(data, unprinted) == parse_file("a.ts", data).definitions[:1]
+
+
 def test_definitions_at_read_only_the_definitions_asked_for() -> None:
     """A line in one method of a large file fingerprints that method, not the class around it."""
     src = "class Big:\n" + "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(200))
@@ -1136,11 +1166,14 @@ def test_definitions_at_read_only_the_definitions_asked_for() -> None:
 )
 @settings(max_examples=300, deadline=None)
 def test_definitions_at_agree_with_the_walk_on_any_input(pieces: list[str], name: str, lines: list[int]) -> None:
-    from comind.languages import definitions_at
+    from comind.languages import definitions_at, fingerprinted
 
     path = f"x{LANGUAGES[name].extensions[0]}"
     data = "".join(pieces).encode()
     assert definitions_at(path, data, lines) == _innermost_each(parse_file(path, data).definitions, lines)
+    assert fingerprinted(path, data, definitions_at(path, data, lines, fingerprints=False)) == definitions_at(
+        path, data, lines
+    )
 
 
 def test_trees_are_kept_only_while_asked_and_within_their_budget() -> None:

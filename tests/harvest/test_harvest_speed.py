@@ -5,8 +5,10 @@ written. Real repositories in tmp folders."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pygit2
+import pytest
 
 from comind.deps import _manifest_blobs, dependencies
 from comind.harvest.context import HarvestContext
@@ -227,3 +229,35 @@ def test_a_first_harvest_still_drops_what_it_did_not_make(tmp_path: Path) -> Non
     result = harvest(ws)
     ids = {rec.id for rec in ws.harvest_store.read(warn=False).records.values()}
     assert stray.id not in ids and result.records == len(ids) > 0
+
+
+def test_only_the_definitions_anchored_to_are_fingerprinted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change to six methods of one file is anchored to the first four of them: only those are
+    read token by token, and their fingerprints are those of the whole file's walk."""
+    from comind.languages import _base, parse_file
+
+    def source(value: int) -> str:
+        return "class K:\n" + "".join(f"    def m{i}(self):\n        return {value}\n" for i in range(6))
+
+    r = HarvestRepo(tmp_path / "repo")
+    r.commit("root", {"a.py": source(1)})
+    sha = r.commit("Change every method", {"a.py": source(2)})
+    repo = pygit2.Repository(str(r.path))
+    ctx = HarvestContext(Workspace(r.path), repo, r.head())
+    change = ctx.approach(sha)
+    assert change is not None
+    walks: list[bool] = []
+    real = _base.Language._walk
+
+    def spy(self: _base.Language, *args: Any, **kwargs: Any) -> None:
+        walks.append(kwargs.get("notes", True))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_base.Language, "_walk", spy)
+    anchors = ctx.anchors(change, change.base)
+    assert [a["symbol"] for a in anchors] == ["K.m0", "K.m1", "K.m2", "K.m3"]
+    assert walks.count(False) == 4  # one walk of each anchored definition's tokens, no more
+    full = {d.qualname: d for d in parse_file("a.py", source(1).encode()).definitions}
+    assert [(a["sig_hash"], a["body_hash"], a["shape_hash"]) for a in anchors] == [
+        (full[q].sig_hash, full[q].body_hash, full[q].shape_hash) for q in ("K.m0", "K.m1", "K.m2", "K.m3")
+    ]
