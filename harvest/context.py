@@ -115,9 +115,8 @@ class HarvestContext:
         self._mainline: dict[str, int] | None = None  # the default branch's first-parent chain: sha -> place
         self._mainline_shas: list[str] | None = None  # the same chain, by place
         self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
-        self._printed: dict[
-            tuple[tuple[str, str], str], Definition
-        ] = {}  # (blob, extension), qualname -> fingerprinted
+        # (blob, extension), qualname -> that definition fingerprinted (`_fingerprinted`)
+        self._printed: dict[tuple[tuple[str, str], str], Definition] = {}
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
         self._worker: AnchorWorker | None = None
@@ -677,11 +676,13 @@ def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
 
 
 def _data(blob: pygit2.Blob) -> bytes | None:
-    """The blob's bytes; None over MAX_BLOB, or when the clone lacks it (the file is anchored whole)."""
+    """The blob's bytes; None over MAX_BLOB, or when the clone lacks it (the file is anchored whole).
+    (Read once: pygit2 reads the object again for `size` as for `data`, and as much.)"""
     try:
-        return bytes(blob.data) if blob.size <= MAX_BLOB else None
+        data = blob.data
     except KeyError:  # (pygit2's NotFoundError)
         return None
+    return data if len(data) <= MAX_BLOB else None
 
 
 def first_line(text: str, limit: int = 120) -> str:
