@@ -75,6 +75,7 @@ def _review_link(body: str) -> int | None:
 
 
 MAX_ANCHORS = 12
+MAX_READ = 16 << 20  # bytes of blobs kept while one change is anchored
 MAX_FINGERPRINT_LINES = 3000  # non-trivial lines kept per attempt: bounds the record's size
 MAX_LINE_CHARS = 300
 _SYMBOL = re.compile(r"^[^\s:.]+(?:\.[^\s:.]+)*$")  # what an anchor accepts after `path::`
@@ -117,6 +118,8 @@ class HarvestContext:
         self._definitions: dict[tuple[str, str, tuple[tuple[int, int], ...]], tuple[Definition, ...]] = {}
         # (blob, extension), qualname -> that definition fingerprinted (`_fingerprinted`)
         self._printed: dict[tuple[tuple[str, str], str], Definition] = {}
+        self._read: dict[pygit2.Oid, bytes | None] = {}  # blobs read while one change is anchored (`_bytes`)
+        self._read_size = 0
         self._approaches: dict[tuple[str, str | None], Approach | None] = {}
         self.worker_allowed = False  # may attempts' anchors be found in a worker process (`harvest.worker`)?
         self._worker: AnchorWorker | None = None
@@ -388,16 +391,31 @@ class HarvestContext:
         def where(f: FileChange) -> str:
             return (f.old_path or f.path) if side == "removed" else f.path
 
-        ranks = [self._rank(tree, where(f)) for f in change.files]
-        ranked = sorted(zip(ranks, change.files, strict=True), key=lambda p: -p[0])
-        for _, group in groupby(ranked, key=lambda p: p[0]):  # the most telling files that can be anchored
-            for _, f in group:
-                anchors += self._file_anchors(tree, change, f, where(f), side, at, seen)
-                if len(anchors) >= MAX_ANCHORS:
+        try:
+            ranks = [self._rank(tree, where(f)) for f in change.files]
+            ranked = sorted(zip(ranks, change.files, strict=True), key=lambda p: -p[0])
+            for _, group in groupby(ranked, key=lambda p: p[0]):  # the most telling files that can be anchored
+                for _, f in group:
+                    anchors += self._file_anchors(tree, change, f, where(f), side, at, seen)
+                    if len(anchors) >= MAX_ANCHORS:
+                        break
+                if anchors:
                     break
-            if anchors:
-                break
+        finally:
+            self._read.clear()
+            self._read_size = 0
         return anchors[:MAX_ANCHORS] or [parse_anchor("repo:")]
+
+    def _bytes(self, blob: pygit2.Blob) -> bytes | None:
+        """`_data(blob)`, read once while a change is anchored: its files are ranked, then read again to
+        be anchored (each several times), and every file of a folder reads the same `.gitattributes`."""
+        if blob.id in self._read:
+            return self._read[blob.id]
+        data = _data(blob)
+        if self._read_size < MAX_READ:  # (a change to thousands of files)
+            self._read[blob.id] = data
+            self._read_size += len(data or b"")
+        return data
 
     def _file_anchors(
         self, tree: pygit2.Tree, change: Approach, f: FileChange, path: str, side: str, at: str, seen: set[str]
@@ -456,12 +474,12 @@ class HarvestContext:
         texts = []
         for folder in ["/".join(parts[:i]) for i in range(len(parts) + 1)]:
             blob = _blob(tree, f"{folder}/.gitattributes" if folder else ".gitattributes")
-            if blob is not None and (data := _data(blob)) is not None:
+            if blob is not None and (data := self._bytes(blob)) is not None:
                 texts.append((folder, data.decode("utf-8", "replace")))
 
         def head() -> bytes | None:  # (None for a blob the clone lacks: a partial clone's promisor away)
             blob = _blob(tree, path)
-            data = _data(blob) if blob is not None else None
+            data = self._bytes(blob) if blob is not None else None
             return None if data is None or b"\0" in data[:8000] else data
 
         return rank(path, attributes(texts, path), head)
@@ -473,7 +491,7 @@ class HarvestContext:
         if commit is not None:
             with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
                 other = _blob(self.repo[commit].peel(pygit2.Commit).tree, path)
-        return _split(_data(blob)), _split(_data(other) if other is not None else None)
+        return _split(self._bytes(blob)), _split(self._bytes(other) if other is not None else None)
 
     def _extended(
         self,
@@ -503,7 +521,7 @@ class HarvestContext:
     def _framing(self, path: str, blob: pygit2.Blob, d: Definition) -> Definition | None:
         """Rule: what lies in a block that names no symbol (a Rust `impl Foo`) is anchored to the
         symbol the block stands for, when the same file defines it (else to the file)."""
-        language, data = language_for_path(path), _data(blob)
+        language, data = language_for_path(path), self._bytes(blob)
         framed = language.framed(d.qualname) if language is not None else None
         line = first_line_of(path, data, framed) if framed and data is not None else None
         if line is None:
@@ -518,7 +536,7 @@ class HarvestContext:
         key = (str(blob.id), path.rsplit(".", 1)[-1].lower(), tuple(sorted(set(spans))))
         found = self._definitions.get(key)
         if found is None:
-            data = _data(blob)
+            data = self._bytes(blob)
             found = () if data is None else definitions_at(path, data, (), key[2], fingerprints=False)
             self._definitions[key] = found
         return found
@@ -530,7 +548,7 @@ class HarvestContext:
         printed = {d.qualname: self._printed[kind, d.qualname] for d in chosen if (kind, d.qualname) in self._printed}
         todo = [d for d in chosen if d.qualname not in printed]
         if todo:
-            data = _data(blob)
+            data = self._bytes(blob)
             found = None if data is None else fingerprinted(path, data, todo)
             if found is None:
                 return None
