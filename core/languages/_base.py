@@ -673,7 +673,8 @@ class Language:
     ) -> None:
         """The walk of `analyse`, from the cursor's node down: `frames` are the definitions and
         namespaces enclosing it, `callers` for each frame the innermost definition (not namespace).
-        Without `notes`, the calls and imports are not read (fingerprints need only the tokens)."""
+        Without `notes`, the calls and imports are not read, nor the definitions inside the first one
+        opened (fingerprints need only that one's tokens)."""
         toks, ident, opened, raw_calls, imports, errors = (
             out.toks,
             out.ident,
@@ -750,7 +751,8 @@ class Language:
                     errors.append(node.start_point[0] + 1)
                 if flags & noted:
                     self._note(node, flags, callers[-1] if callers else None, raw_calls, imports)
-                if flags & _DEF and (new := self._open(node, frames, opened)) is not None:
+                # (a fingerprint's walk opens its own definition only: those inside it change none of its tokens)
+                if flags & _DEF and (notes or not opened) and (new := self._open(node, frames, opened)) is not None:
                     rec = new
                     rec.depth = depth
                     callers.append(rec if rec.index >= 0 else callers[-1] if callers else None)
