@@ -18,17 +18,22 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "preflight",
         parents=[common],
         help="before the commit: dead ends, constraints and records on what a change touches",
+        # written out: the group below is not argparse-required, yet one of the three is
+        usage="%(prog)s [-h] (--diff [RANGE] | --staged | --plan FILE) [--on ANCHOR] [--limit N]\n"
+        "                        [--format {text,json,agent}]",
         description="Check a change before it is committed: --diff RANGE (A..B, A...B, or A: the working tree "
         "against A; none: the working tree, untracked files included, against HEAD) or --staged (the index). "
         "Exit codes as comind check.",
     )
-    what = p.add_mutually_exclusive_group(required=True)
+    # not required by argparse: a path given alone is answered in run(), which can say what was meant
+    what = p.add_mutually_exclusive_group()
     what.add_argument("--diff", nargs="?", const="", metavar="RANGE", help="a range, or the working tree")
     what.add_argument("--staged", action="store_true", help="the staged change")
     what.add_argument("--plan", metavar="FILE", help="a plan in words (a file, or - for stdin): records ranked for it")
     p.add_argument("--on", action="append", default=[], metavar="ANCHOR", help="--plan: code the plan is about")
     p.add_argument("--limit", type=at_least_1, metavar="N", help="--plan: at most this many records (default 10)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or agent")
+    p.add_argument("paths", nargs="*", help=argparse.SUPPRESS)  # FILE, typed for "before I edit FILE"
     p.set_defaults(handler=run)
 
 
@@ -37,6 +42,13 @@ def run(args: argparse.Namespace) -> int:
     from comind.cli.output import AGENT_MARK, hint_if_unharvested
     from comind.errors import ComindError
 
+    if args.paths:
+        import os
+
+        path = args.paths[0]
+        raise ComindError(f"preflight {path!r}: {_not_a_path()} {_why(path, os.path.isdir(path))}")
+    if args.diff is None and not args.staged and args.plan is None:
+        raise ComindError("preflight: one of the arguments --diff --staged --plan is required")
     if args.plan is None:  # a plan's flags on a change would be ignored: refused, as MCP refuses `on`
         for flag, given in (("--on", args.on), ("--limit", args.limit is not None)):
             if given:
@@ -90,12 +102,32 @@ def _as_text(args: argparse.Namespace) -> list[str]:
     return ["comind", "preflight", "--diff", *([args.diff] if args.diff else [])]
 
 
+def _not_a_path() -> str:
+    return "preflight checks a change (--diff [RANGE], --staged) or a plan (--plan FILE), not a file;"
+
+
+def _why(path: str, folder: bool = False) -> str:
+    """The question a path given to preflight meant, as `comind why` takes it (a folder with its slash)."""
+    import shlex
+
+    anchor = path.rstrip("/") + "/" if folder else path
+    return f"what is known about a file before you edit it: comind why {shlex.quote(anchor)}"
+
+
 def _change(ws: Any, args: argparse.Namespace) -> Any:
     from comind.agents.worktree import PendingTree
+    from comind.errors import ComindError
 
     spec = args.diff or None
     for rev in re.split(r"\.{2,3}", spec or ""):  # a typo is named as --base's is, before any work
-        revision(ws, rev or None, "--diff")
+        try:
+            revision(ws, rev or None, "--diff")
+        except ComindError:
+            named = [where / rev for where in (ws.cwd, ws.root) if rev == spec and (where / rev).exists()]
+            if named:  # `--diff FILE`: "what should I know before editing FILE"
+                said = f"--diff {rev!r}: a path, not a revision; {_not_a_path()} {_why(rev, named[0].is_dir())}"
+                raise ComindError(said) from None
+            raise
     # git writes the tree of the working tree (or the index) while the check machinery is imported
     tree = None if spec and ".." in spec else PendingTree(ws.root, ws.head_dir, staged=args.staged)
     from comind.agents.preflight import preflight_change, resolve

@@ -161,6 +161,28 @@ def test_bad_range_is_a_usage_error(cli, tmp_path: Path) -> None:  # type: ignor
         assert (result.code, result.out, result.err) == (2, "", said), spec
 
 
+def test_a_file_given_to_preflight_points_to_why(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`preflight FILE` and `preflight --diff FILE` meant "what should I know before editing FILE":
+    one line, exit 2, naming `comind why` (a folder with its slash); a revision that names nothing is
+    still an unknown revision, and no flag at all still asks for one."""
+    repo = _reverted(tmp_path)
+    why = "what is known about a file before you edit it: comind why "
+    for args, said in [
+        (["app/perm.py"], "comind: preflight 'app/perm.py': preflight checks a change"),
+        (["--staged", "app/perm.py"], "comind: preflight 'app/perm.py': preflight checks a change"),
+        (["--diff", "app/perm.py"], "comind: --diff 'app/perm.py': a path, not a revision; preflight checks"),
+        (["--diff", "app"], "comind: --diff 'app': a path, not a revision;"),
+    ]:
+        result = cli(repo.path, "preflight", *args)
+        assert (result.code, result.out, result.err.count("\n")) == (2, "", 1), (args, result.err)
+        assert result.err.startswith(said), (args, result.err)
+        assert why + ("app/\n" if args[-1] == "app" else "app/perm.py\n") in result.err, (args, result.err)
+    unknown = cli(repo.path, "preflight", "--diff", "nosuch")
+    assert unknown.err == "comind: --diff 'nosuch': unknown revision (a commit, branch or tag)\n"
+    bare = cli(repo.path, "preflight")
+    assert (bare.code, bare.err) == (2, "comind: preflight: one of the arguments --diff --staged --plan is required\n")
+
+
 def test_plan_ranks_the_reverted_attempt_first(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     repo = _reverted(tmp_path)
     cli(repo.path, "harvest")
