@@ -14,7 +14,7 @@ from comind.anchoring import moved_to
 from comind.anchors import format_anchor
 from comind.cli import colour, note
 from comind.git import has_no_commit
-from comind.records import KIND_FIELDS, Record, beyond_title, gave_no_reason, restates, short_id, told_in
+from comind.records import KIND_FIELDS, Record, beyond_title, gave_no_reason, quoted, restates, short_id, told_in
 from comind.sanitize import FORMAT_CHARACTERS, printed
 from comind.status import TRUST_NAMES, Status, by_agent
 
@@ -205,12 +205,43 @@ def _fingerprinted(fingerprint: dict[str, Any], moves: Sequence[str] = ()) -> st
         text += f", {plural(added, 'line')} added and {removed} removed (--json has them)"
     else:
         paths = [str(f.get("path")) for f in files]
-        text += f" ({', '.join(paths[:3])}{', …' if len(paths) > 3 else ''})"
-        text += "" if moves else f", {'its' if len(files) == 1 else 'their'} lines not kept"
+        text += f" ({_listed(paths)})"
+        text += "" if moves else f", no line kept: {_why_no_line(files)}"
     if moves:
         shown = ", ".join(moves[:4]) + (f" and {len(moves) - 4} more" if len(moves) > 4 else "")
         text += f"{';' if added or removed else ':'} moves {plural(len(moves), 'dependency', 'dependencies')} ({shown})"
     return text
+
+
+def _listed(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+
+
+# Why a file of a change has no line in its fingerprint (harvest keeps only the lines a re-proposal
+# is matched by), in words: each, of the files it holds.
+_NO_LINE_WHY = {
+    "binary": "a binary file",
+    "skipped": "too large to read, or its contents are not in this clone",
+    "bookkeeping": "a lockfile or changelog, whose lines no check compares",
+    "trivial": "the lines changed are ones no check compares (comments, imports, blank lines, brackets, "
+    "generated or copied code)",
+}
+
+
+def _why_no_line(files: Sequence[Mapping[str, Any]]) -> str:
+    """Why the files of a fingerprint that kept no line have none: `only comments … changed, which no
+    check compares`; where the reasons differ, each names its files."""
+    from comind.harvest.approach import bookkeeping
+
+    by_reason: dict[str, list[str]] = {}
+    for f in files:
+        path = str(f.get("path"))
+        reason = "binary" if f.get("binary") else "skipped" if f.get("skipped") else None
+        reason = reason or ("bookkeeping" if bookkeeping(path) else "trivial")
+        by_reason.setdefault(reason, []).append(path)
+    if len(by_reason) == 1:
+        return _NO_LINE_WHY[next(iter(by_reason))]
+    return "; ".join(f"{_listed(paths)}: {_NO_LINE_WHY[reason]}" for reason, paths in by_reason.items())
 
 
 def dependency_moves(record: Record, moved_from: Mapping[tuple[str, str], str]) -> list[str]:
@@ -276,7 +307,12 @@ def _detail_lines(record: Record, status: Status | None, moved_from: Mapping[tup
         role = str(item.get("role") or "")
         kind = "" if item["type"] == "mr" and role.endswith((" pr", " mr")) else f"{item['type']} "  # not "pr mr"
         note = f" — {item['note']}" if item.get("note") else ""
-        out.append(f"  evidence: {role + ' ' if role else ''}{kind}{item['ref']}{note}")
+        ref = str(item["ref"])
+        if item["type"] == "text" and ref.startswith("unresolved: "):  # not "reverted text unresolved: …"
+            said = ref.removeprefix("unresolved: ")
+            out.append(f"  evidence: {role or 'named'}: no commit here matches {quoted(said)}{note}")
+            continue
+        out.append(f"  evidence: {role + ' ' if role else ''}{kind}{ref}{note}")
     prov = record.provenance
     origin = prov.get("harvester", {}).get("name") if prov.get("harvester") else prov.get("source")
     out.append(f"  by {prov.get('actor')} ({prov.get('author_kind')}, {origin}) on {record.created_at[:10]}")

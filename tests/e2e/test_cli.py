@@ -447,6 +447,31 @@ def test_show_writes_a_check_inline_and_counts_a_fingerprint(initialised: Path, 
     assert "  fingerprint: 1 file, 1 line added and 0 removed (--json has them)" in shown
 
 
+def test_show_says_why_an_attempt_kept_no_line_and_what_its_revert_named(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A revert of a licence-year edit (comments alone) was shown as "their lines not kept", and its
+    reference as "reverted text unresolved: …": both now say why, in words; JSON is as it was."""
+    from gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path)
+    for name in ("a.kt", "b.kt"):
+        repo.write(f"src/{name}", "/*\n * Copyright (C) 2018 Someone\n */\npackage app\n\nclass A\n")
+    repo.commit("initial")
+    for name in ("a.kt", "b.kt"):
+        repo.write(f"src/{name}", "/*\n * Copyright (C) 2019 Someone\n */\npackage app\n\nclass A\n")
+    repo.commit("Bump the licence year")
+    for name in ("a.kt", "b.kt"):
+        repo.write(f"src/{name}", "/*\n * Copyright (C) 2018 Someone\n */\npackage app\n\nclass A\n")
+    repo.commit("Revert license year")
+    assert cli(repo.path, "harvest").code == 0
+    [attempt] = [json.loads(line) for line in cli(repo.path, "log", "--json", "--kind", "attempt").out.splitlines()]
+    shown = cli(repo.path, "show", attempt["id"]).out
+    why = "no line kept: the lines changed are ones no check compares (comments, imports, blank lines, brackets, "
+    assert f"  fingerprint: 2 files (src/a.kt, src/b.kt), {why}generated or copied code)\n" in shown, shown
+    assert "  evidence: reverted: no commit here matches “Revert license year”\n" in shown, shown
+    assert "lines not kept" not in shown and "text unresolved" not in shown, shown
+    assert {"type": "text", "ref": "unresolved: Revert license year", "role": "reverted"} in attempt["evidence"]
+
+
 def test_show_says_which_dependencies_a_lockfile_only_attempt_moved(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A reverted bump of Cargo.lock alone was shown as `1 file, 0 lines added and 0 removed` (a
     lockfile's lines are not kept): its dependency moves, in its `dep:` anchors, say what was tried."""
@@ -465,7 +490,8 @@ def test_show_says_which_dependencies_a_lockfile_only_attempt_moved(cli, tmp_pat
     shown = {r["title"]: cli(repo.path, "show", r["id"]).out for r in logged}
     moves = "  fingerprint: 1 file (Cargo.lock): moves 2 dependencies (clap 4.5.34 → 4.5.35, regex 1.5.4 → 1.5.5)\n"
     assert moves in shown["bump deps"], shown["bump deps"]
-    assert "  fingerprint: 1 file (Cargo.lock), its lines not kept\n" in shown["bump anyhow"], shown["bump anyhow"]
+    kept = "  fingerprint: 1 file (Cargo.lock), no line kept: a lockfile or changelog, whose lines no check compares\n"
+    assert kept in shown["bump anyhow"], shown["bump anyhow"]
     [bump] = [r for r in logged if r["title"] == "bump deps"]
     assert bump["fields"]["fingerprint"]["files"][0]["path"] == "Cargo.lock"  # JSON as it was
 
