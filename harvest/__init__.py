@@ -54,5 +54,6 @@ from __future__ import annotations
 # 49: a body line that only repeats a revert's subject, unbulleted as a one-commit squash writes it,
 # is no reason; 50: a partial revert said in the body's marker line (`This partially reverts commit x`)
 # is an attempt of what its own diff undid; 51: a `Fixes:` gotcha's body is the fix's prose, not its
-# trailer block.
-HARVESTER_VERSION = "51"
+# trailer block; 52: an unresolved revert whose quote is a word of its subject (`Revert "parallel"
+# builds in …`) titles its attempt by what its subject took out, not by the word.
+HARVESTER_VERSION = "52"

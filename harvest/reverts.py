@@ -397,6 +397,8 @@ def _attempt(
     # the state that had the reverted change: the target itself, else the revert's parent
     with_change = target.sha if target else (commit.parents[0] if commit.parents else commit.sha)
     quoted = _quoted(markers)
+    if target is None and quoted and _quotes_a_part(commit.subject, quoted):
+        quoted = None  # `Revert "parallel" builds in …`: the quote is a word of the subject, not what it reverted
     if target is not None:
         title = first_line(merge_title(target.subject, target.body) or target.subject)
     elif quoted:  # the subject it quotes
@@ -723,6 +725,17 @@ def _inverted(change: Approach | None) -> Approach | None:
 
 def _quoted(markers: list[RevertMarker]) -> str | None:
     return next((m.quoted_subject for m in markers if m.quoted_subject and m.source == "subject"), None)
+
+
+def _quotes_a_part(subject: str, quoted: str) -> bool:
+    """Whether `subject` goes on after its quote `quoted` with more words (`Revert "parallel" builds in
+    seperate actions (#4057)`), so that the quote is a word of what it says, not the subject it reverted.
+    A trailing `(#N)` or `[tag]` is no more words."""
+    opened = [m.end() for m in re.finditer(re.escape(quoted), subject) if subject[: m.start()].endswith(('"', "“"))]
+    if not opened:
+        return False
+    after = subject[opened[0] + 1 :]  # past the closing quote
+    return re.search(r"[^\W\d_]{2,}", re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", after)) is not None
 
 
 def _no_reason(title: str | None, subject: str = "") -> str:

@@ -1570,6 +1570,31 @@ def test_free_form_revert_is_an_unresolved_attempt(cli, gr: GitRepo) -> None:  #
     assert "return runtime.new_context(shadow=True)" in added  # the revert's own diff, turned around
 
 
+def test_a_revert_quoting_a_word_of_its_subject_is_titled_by_its_subject(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """black's `[docker ci] Revert "parallel" builds in seperate actions (#4057)` was titled "parallel":
+    its quote is a word, not the subject it reverted, and names no commit. Titled by what its subject
+    took out; a quote that names a commit, or one followed by a pull request number alone, titles as before."""
+    gr.write(".github/workflows/docker.yml", "jobs:\n  build:\n    runs-on: ubuntu-latest\n")
+    gr.commit("Build the images in separate jobs (#4050)")
+    gr.write(".github/workflows/docker.yml", "jobs:\n  build:\n    runs-on: ubuntu-22.04\n")
+    gr.commit('[docker ci] Revert "parallel" builds in seperate actions (#4057)\n\n- Broke tagging images together')
+    gr.write("app/cache.py", "def grants(user):\n    return redis_cache.get_grants_for(user.id)\n")
+    gr.commit("Add cache")
+    gr.write("app/cache.py", "")
+    gr.commit('Revert "Add cache" for benchmarking\n\nThe cache hid the slow path.')
+    gr.write("app/flags.py", "ENABLE_FAST_PATH_FOR_ALL_USERS = True\n")
+    gr.commit("Turn the fast path on")
+    gr.write("app/flags.py", "")
+    gr.commit('Revert "Fast path for everyone" (#4100)\n\nIt broke sessions.')
+    harvest(cli, gr)
+    attempts = _attempts(cli, gr)
+    whole = 'What “[docker ci] Revert "parallel" builds in seperate actions (#4057)” took out'
+    assert set(attempts) == {whole, "Add cache", "Fast path for everyone"}, set(attempts)
+    assert "reverted" not in attempts[whole]["attributes"]  # no target, as before
+    assert attempts["Add cache"]["attributes"]["reverted"]  # found by its quote, as before
+    assert "reverted" not in attempts["Fast path for everyone"]["attributes"]
+
+
 def test_reland_naming_the_revert_it_undoes_retires_a_free_form_revert(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # deno's "Reland support for async ops in realms": "a reland of #14734 after it was reverted in #16366",
     # where #16366 is the free-form `Revert realms from deno_core`, which names nothing to find it by
