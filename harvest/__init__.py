@@ -55,5 +55,6 @@ from __future__ import annotations
 # is no reason; 50: a partial revert said in the body's marker line (`This partially reverts commit x`)
 # is an attempt of what its own diff undid; 51: a `Fixes:` gotcha's body is the fix's prose, not its
 # trailer block; 52: an unresolved revert whose quote is a word of its subject (`Revert "parallel"
-# builds in …`) titles its attempt by what its subject took out, not by the word.
-HARVESTER_VERSION = "52"
+# builds in …`) titles its attempt by what its subject took out, not by the word; 53: 50 undone (dropped
+# by the replay protocol: a partial revert said only in the body is an attempt of the whole change again).
+HARVESTER_VERSION = "53"

@@ -63,8 +63,7 @@ NAME = "reverts"
 _SQUASH_BULLET = re.compile(r"^\* \S", re.MULTILINE)
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|`[^`]*`")
 _PARTIAL = re.compile(
-    r"\b(?:partial(?:ly)?|partly)[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]+(?:part|parts|some|a[ \t]+couple)[ \t]+of\b",
-    re.IGNORECASE,
+    r"\bpartial(?:ly)?[ \t-]+revert|\brevert(?:s|ed|ing)?[ \t]+(?:part|parts|some)[ \t]+of\b", re.IGNORECASE
 )
 
 
@@ -327,9 +326,7 @@ def _reverted_change(
     mainline = next((m.base_sha for m in markers if m.base_sha), None)
     # a partial revert ("partial revert of go.dev/cl/731503: only internal/mcp/*") undid what its own diff
     # undoes, not the whole change: the rest stayed, and a reland need not bring it back
-    # (said in the subject, or in the body's marker line: "This partially reverts commit x")
-    said = [_QUOTED.sub("", commit.subject)] + [m.text for m in markers if m.source == "body"]
-    partial = target is not None and any(_PARTIAL.search(text) for text in said)
+    partial = target is not None and _PARTIAL.search(_QUOTED.sub("", commit.subject)) is not None
     if target is not None and not partial:
         parent = resolve_prefix(ctx.repo, mainline)[0] if mainline and resolve_prefix(ctx.repo, mainline) else None
         return ctx.approach(target.sha, parent), parent or (target.parents[0] if target.parents else None)
