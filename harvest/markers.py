@@ -675,8 +675,13 @@ def revert_markers(subject: str, body: str) -> list[RevertMarker]:
     if _revert_feature(first):
         return []  # its message may show what the command writes (`This reverts commit …`)
     markers = _subject_markers(first)
-    if not markers and ("oll" in first or "OLL" in first):
-        return _rollback_markers(first[:SUBJECT_BUDGET].strip(), body)
+    # (a subject that only has "oll" in it, `Fix scroll`, `Collections`, still reads its body)
+    if (
+        not markers
+        and ("oll" in first or "OLL" in first)
+        and (rolled := _rollback_markers(first[:SUBJECT_BUDGET].strip(), body))
+    ):
+        return rolled
     if "evert" in body or "EVERT" in body:  # cheap pre-filter: every body form contains "revert"
         markers.extend(_body_markers(body))
         if markers and markers[0].source == "subject" and not markers[0].is_reland:

@@ -316,6 +316,20 @@ def test_a_rollback_tool_s_forms(subject: str, expected: tuple[str, str | None, 
     assert m.is_reland or revert_reason(subject, ROLLBACK_BODY) == "Breaks the nightly tests"
 
 
+@pytest.mark.parametrize(
+    "subject",
+    ["Restore scroll position after reload", "Do not force quit Rollup or close stdout (#5004)", "Automated rollback"],
+)
+def test_a_subject_with_a_rollback_s_letters_still_reads_its_body(subject: str) -> None:
+    """A subject holding "oll" (scroll, Rollup, collections) that is no rollback tool's form, or one
+    describing nothing, kept its body unread: `This reverts commit x` and `reverts #N` were lost."""
+    body = "This reverts commit 1234567abcdef.\n\nreverts #4969, #4983\n"
+    assert [(m.kind, m.sha, m.pr) for m in revert_markers(subject, body)] == [
+        ("this-reverts-commit", "1234567abcdef", None),
+        ("github-reverts-pr", None, 4969),
+    ]
+
+
 def test_a_rollback_tool_s_words_in_other_subjects_are_no_revert() -> None:
     for subject in ("Rollback Patchwork.", "Roll back micromatch (#6661)", "rollback travis to precise dist"):
         assert revert_markers(subject, ROLLBACK_BODY) == []
