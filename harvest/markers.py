@@ -86,8 +86,11 @@ _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 _HOST = r"[\w-]+(?:\.[\w-]+)+"
 _CL_LINK = rf"(?:https?://)?{_HOST}/cl/"
 _CL = rf"(?:cl[ \t]+|{_CL_LINK}|(?-i:D)(?=\d))"
+# A revision only where Phabricator's forms put one, before a colon or at the end (`Revert D123: x`,
+# `Back out D123`): `Revert D3 upgrade` and `Revert D8 desugaring` name a library and a tool.
+_REVISION = r"(?-i:D)\d{1,12}(?=[ \t]*(?:$|[:,&)]|\.(?!\w)|and[ \t]+(?-i:D)\d))"
 _REF = (
-    rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_CL}\d{{1,12}}\b"
+    rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:cl[ \t]+|{_CL_LINK})\d{{1,12}}\b|{_REVISION}"
     rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
 )
 _REF_SUBJECT = re.compile(

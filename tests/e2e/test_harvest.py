@@ -376,6 +376,19 @@ def test_a_revert_of_a_phabricator_revision_finds_the_change_by_it(cli, gr: GitR
     assert only(records(cli, gr), "attempt")["title"] == "Warm caches on boot"
 
 
+def test_a_revert_naming_a_word_like_d3_is_no_phabricator_revision(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
+    """`Revert D3 upgrade` names the D3 library, not revision D3: read as one, it took Gerrit's change 3
+    (another commit) for its target, where its words name the change it reverts."""
+    gr.write("app/log.py", "def log_every_request(request):\n    write_line(request.path)\n")
+    gr.commit("Add request logging\n\nReviewed-on: https://review.example.org/c/app/+/3\n")
+    gr.write("app/chart.js", "export function drawChart(d3, rows) {\n  return d3.select(rows).join();\n}\n")
+    gr.commit("D3 upgrade")
+    gr.write("app/chart.js", "")
+    gr.commit("Revert D3 upgrade\n\nThe charts render blank.\n")
+    harvest(cli, gr)
+    assert only(records(cli, gr), "attempt")["title"] == "D3 upgrade"
+
+
 @pytest.mark.parametrize("origin", ["https://github.com/acme/app.git", "git@github.com:Acme/App.git", None])
 def test_the_own_repositorys_request_reads_one_way_wherever_it_is_shown(cli, gr: GitRepo, origin: str | None) -> None:  # type: ignore[no-untyped-def]
     """`(#12)` in the subject and `Reverts acme/app#12` in the body named one request in two forms, and
