@@ -419,7 +419,7 @@ def revert_depth(subject: str) -> int:
     (``Reapply "x"``, ``Revert "Revert "x""``), and so on; conventional ``revert:`` counts 1."""
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
     low = s.lower()
-    if "revert" not in low and "reapply" not in low and "back" not in low:
+    if "revert" not in low and "reapply" not in low and "back" not in low and "undo" not in low:  # (as markers')
         return 0
     markers = _subject_markers(s)
     if not markers:

@@ -376,6 +376,21 @@ def test_a_revert_of_a_phabricator_revision_finds_the_change_by_it(cli, gr: GitR
     assert only(records(cli, gr), "attempt")["title"] == "Warm caches on boot"
 
 
+@pytest.mark.parametrize("verb", ["Revert", "Undo"])
+def test_a_revert_of_an_undo_relands_the_change_as_of_a_revert(cli, gr: GitRepo, verb: str) -> None:  # type: ignore[no-untyped-def]
+    """`Undo #12` reverts (c6639e1) but was no revert to `revert_depth` (its pre-filter lacked the word):
+    `Revert "Undo #12"` found no revert to undo, and the attempt stayed active after the change came back."""
+    code = "def retry_forever(call):\n    while not call():\n        sleep_briefly(0.1)\n"
+    gr.write("app/x.py", code)
+    gr.commit("Retry uploads forever (#12)")
+    gr.write("app/x.py", "")
+    gr.commit(f"{verb} #12\n\nUploads hung.\n")
+    gr.write("app/x.py", code)
+    gr.commit(f'Revert "{verb} #12"')
+    assert harvest(cli, gr)["counts"]["reverts:reland"] == 1
+    assert only(records(cli, gr), "attempt")["status"] == "retracted"
+
+
 def test_a_revert_naming_a_word_like_d3_is_no_phabricator_revision(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     """`Revert D3 upgrade` names the D3 library, not revision D3: read as one, it took Gerrit's change 3
     (another commit) for its target, where its words name the change it reverts."""
