@@ -56,5 +56,7 @@ from __future__ import annotations
 # is an attempt of what its own diff undid; 51: a `Fixes:` gotcha's body is the fix's prose, not its
 # trailer block; 52: an unresolved revert whose quote is a word of its subject (`Revert "parallel"
 # builds in …`) titles its attempt by what its subject took out, not by the word; 53: 50 undone (dropped
-# by the replay protocol: a partial revert said only in the body is an attempt of the whole change again).
+# by the replay protocol: a partial revert said only in the body is an attempt of the whole change again),
+# and the review of 46-52: a subject with "oll" in it reads its body's markers, `Revert D3 upgrade` names
+# no revision, `Revert "Undo #N"` relands.
 HARVESTER_VERSION = "53"
