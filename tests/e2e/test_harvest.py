@@ -344,18 +344,19 @@ def test_github_pr_conventional_and_gerrit_forms(cli, gr: GitRepo) -> None:  # t
     assert summary["counts"]["reverts:attempt"] == 3
 
 
+WARM = "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n"
+
+
 def test_an_undo_of_a_rietveld_cl_finds_the_change_by_its_link(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
     # before Gerrit, a review tool's submit ended the message with the review's link, and its undo
     # command wrote `undo CL N / <hash>` with the original description between ««« and »»»
-    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
-    gr.commit("app: warm caches on boot\n\nR=ada\nhttps://golang.org/cl/107160049\n")
-    gr.write("app/z.py", "")
-    gr.commit(
+    landed = "app: warm caches on boot\n\nR=ada\nhttps://golang.org/cl/107160049\n"
+    undo = (
         "undo CL 107160049 / 9abbb23a14f6\n\nBoot time doubled.\n\n««« original CL description\n"
-        "app: warm caches on boot\n\nR=ada\nhttps://golang.org/cl/107160049\n»»»\n\nR=ada\n"
-        "https://golang.org/cl/107170043\n"
+        f"{landed}»»»\n\nR=ada\nhttps://golang.org/cl/107170043\n"
     )
-    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
+    tried_and_reverted(gr, "app/z.py", WARM, landed, lambda _: undo)
+    gr.write("app/z.py", WARM)
     gr.commit("undo CL 107170043 / 1bbb23a14f6a\n\nThe boot time is fine now.\n")
     summary = harvest(cli, gr)
     assert summary["counts"]["reverts:attempt"] == 1 and summary["counts"]["reverts:reland"] == 1
@@ -365,12 +366,15 @@ def test_an_undo_of_a_rietveld_cl_finds_the_change_by_its_link(cli, gr: GitRepo)
 
 
 def test_a_revert_of_a_phabricator_revision_finds_the_change_by_it(cli, gr: GitRepo) -> None:  # type: ignore[no-untyped-def]
-    gr.write("app/z.py", "def warm_cache_on_boot():\n    populate_every_cache_entry(all_keys())\n")
-    gr.commit("Warm caches on boot\n\nSummary: boot warm.\n\nDifferential Revision: D12345678\n")
-    gr.write("app/z.py", "")
-    gr.commit(
-        "Revert D12345678: Warm caches on boot\n\nSummary: boot time doubled.\n\n"
-        "Original Phabricator Diff: D12345678\n\nDifferential Revision: D23456789\n"
+    tried_and_reverted(
+        gr,
+        "app/z.py",
+        WARM,
+        "Warm caches on boot\n\nSummary: boot warm.\n\nDifferential Revision: D12345678\n",
+        lambda _: (
+            "Revert D12345678: Warm caches on boot\n\nSummary: boot time doubled.\n\n"
+            "Original Phabricator Diff: D12345678\n\nDifferential Revision: D23456789\n"
+        ),
     )
     assert harvest(cli, gr)["counts"]["reverts:attempt"] == 1
     assert only(records(cli, gr), "attempt")["title"] == "Warm caches on boot"
