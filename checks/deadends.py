@@ -45,7 +45,6 @@ from comind.rulebook import (
     KeptNames,
     LandedAgain,
     Pattern,
-    Renumbered,
     RuleBook,
     Verdict,
     judge_match,
@@ -86,8 +85,7 @@ class ChangeLines:
     alone can make again."""
 
     def __init__(self, change: Approach, rules: RuleBook = DEFAULT) -> None:
-        line_rule, renumbered = rules.get(InformativeLine), rules.get(Renumbered)
-        self._renumbered = renumbered
+        line_rule = rules.get(InformativeLine)
         adds: Counter[str] = Counter()
         removes: Counter[str] = Counter()
         self.first_at: dict[str, tuple[str, int]] = {}
@@ -99,11 +97,8 @@ class ChangeLines:
             if bookkeeping(f.path):
                 continue
             made.append(f)
-            in_place = renumbered.in_place(ln.text for ln in f.added)
             for added, lines, pool in ((True, f.added, adds), (False, f.removed, removes)):
                 for ln in lines:
-                    if not added and renumbered.judge(ln.text, in_place):
-                        continue  # rule L6: edited in its place, not removed
                     if not ln.trivial and line_rule.judge(ln.text):
                         pool[ln.text] += 1
                         self.files.setdefault((added, ln.text), set()).add(name)
@@ -129,11 +124,8 @@ class ChangeLines:
         minus: Counter[tuple[str, str]] = Counter()
         for f in self._made:
             name = _name(f.path)
-            in_place = self._renumbered.in_place(ln.text for ln in f.added)
             plus.update((name, ln.text) for ln in f.added if not ln.trivial)
-            minus.update(
-                (name, ln.text) for ln in f.removed if not ln.trivial and not self._renumbered.judge(ln.text, in_place)
-            )
+            minus.update((name, ln.text) for ln in f.removed if not ln.trivial)
         both = plus & minus
         return plus - both, minus - both
 

@@ -206,26 +206,6 @@ class Generated(BaseRule):
         return _GENERATED.search(data[: self.count("head")]) is not None
 
 
-class Renumbered(BaseRule):
-    id, name, family = "L6", "renumbered-line", "lines"
-    summary = "A line removed and put back in its file changed only in its numbers is edited, not removed."
-    options = (Option("on", 1, "1: a renumbered line (`rbx-2` made `rbx-3`) is not removed again; 0: off", whole=True),)
-
-    def in_place(self, added: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
-        """A file's added lines as written, and with their numbers as 0 (none when off)."""
-        if not self.count("on"):
-            return frozenset(), frozenset()
-        texts = frozenset(added)
-        return texts, frozenset(_DIGITS.sub("0", text) for text in texts if _DIGITS.search(text))
-
-    def judge(self, removed: str, in_place: tuple[frozenset[str], frozenset[str]]) -> bool:
-        texts, renumbered = in_place  # (a line added back as it was is moved, not edited)
-        return bool(renumbered) and removed not in texts and _DIGITS.sub("0", removed) in renumbered
-
-
-_DIGITS = re.compile(r"\d+")
-
-
 # A generated file's mark (go.dev/s/generatedcode, `@generated`), or "generated … do not edit" on one
 # line: in a comment, a line opening as one does. A generator writes the same words in a string
 # (`fmt.Fprintln(w, "// Code generated … DO NOT EDIT.")`), and a generator is the approach.
@@ -747,7 +727,6 @@ RULES: tuple[type[BaseRule], ...] = (
     Scaffolding,
     CopiedFile,
     Generated,
-    Renumbered,
     Share,
     WholeSmall,
     Recreated,
