@@ -106,6 +106,11 @@ _PEOPLE_KEYS = r"(?:co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by|
 _PERSON_INLINE = re.compile(rf"(?i)(?<![\w-]){_PEOPLE_KEYS}[ \t]*:[ \t]*[^<>\n]{{0,200}}<[^<>\n@]+@[^<>\n]+>[ \t]*")
 _PERSON_LINE = re.compile(rf"(?im)^[ \t]*{_PEOPLE_KEYS}[ \t]*:[^\n]*(?:\n|\Z)")
 _EMAIL = re.compile(r"(?<![\w.+/-])<?[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?![\w.-]*:[\w~/])>?")
+# A forge's link to a person's profile (a bot's `reverted on behalf of https://github.com/<user>`): one
+# path segment on the forge's host, nothing after it; links into a repository keep their owner.
+_PROFILE = re.compile(
+    r"https?://(?:www\.)?(?:github\.com|gitlab\.com)/[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/?(?![\w/#?-]|\.\w)"
+)
 
 
 def each_string(value: Any, clean: Callable[[str], str]) -> Any:
@@ -124,10 +129,12 @@ def each_string(value: Any, clean: Callable[[str], str]) -> Any:
 
 def redact_people(text: str) -> str:
     """Text copied from history without the people in it: person trailers (``Co-authored-by:``,
-    ``Signed-off-by:`` …) dropped, other email addresses made ``<email>``. Records name people
-    only as pseudonymous actors."""
+    ``Signed-off-by:`` …) dropped, other email addresses made ``<email>``, links to a forge profile
+    ``<profile>``. Records name people only as pseudonymous actors."""
     if "@" not in text and ":" not in text:
         return text
+    if "://" in text:
+        text = _PROFILE.sub("<profile>", text)
     return redact_emails(_PERSON_INLINE.sub("", _PERSON_LINE.sub("", text)))
 
 

@@ -58,5 +58,5 @@ from __future__ import annotations
 # builds in …`) titles its attempt by what its subject took out, not by the word; 53: 50 undone (dropped
 # by the replay protocol: a partial revert said only in the body is an attempt of the whole change again),
 # and the review of 46-52: a subject with "oll" in it reads its body's markers, `Revert D3 upgrade` names
-# no revision, `Revert "Undo #N"` relands.
-HARVESTER_VERSION = "53"
+# no revision, `Revert "Undo #N"` relands; 54: a link to a person's forge profile is `<profile>`.
+HARVESTER_VERSION = "54"

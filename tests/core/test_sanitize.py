@@ -109,6 +109,20 @@ def test_people_are_left_out_of_text_copied_from_history() -> None:
     assert redact_people("the cc: field, Co-authors: two, a@b") == "the cc: field, Co-authors: two, a@b"
 
 
+def test_a_forge_profile_link_is_a_person_and_left_out() -> None:
+    reverted = (
+        "Reverted https://github.com/acme/app/pull/123456 on behalf of https://github.com/janedoe due to "
+        "breaks builds ([comment](https://github.com/acme/app/pull/123456#issuecomment-1))"
+    )
+    assert redact_people(reverted) == (
+        "Reverted https://github.com/acme/app/pull/123456 on behalf of <profile> due to "
+        "breaks builds ([comment](https://github.com/acme/app/pull/123456#issuecomment-1))"
+    )
+    kept = "see https://github.com/acme/app, https://gitlab.com/group/project/-/issues/4 and https://x.org/jane"
+    assert redact_people(kept) == kept
+    assert redact_people("by https://gitlab.com/jane.") == "by <profile>."
+
+
 ADDRESS = st.from_regex(r"[a-z][a-z0-9._+-]{0,8}@[a-z][a-z0-9-]{0,8}(\.[a-z]{2,4}){1,2}", fullmatch=True)
 
 
