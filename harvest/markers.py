@@ -85,12 +85,13 @@ _REAPPLY_WORD = re.compile(r"reapply[ \t]*", re.IGNORECASE)
 # Phabricator's revisions, "D12345" (a capital D: `d1234567` is a commit).
 _HOST = r"[\w-]+(?:\.[\w-]+)+"
 _CL_LINK = rf"(?:https?://)?{_HOST}/cl/"
-_CL = rf"(?:cl[ \t]+|{_CL_LINK}|(?-i:D)(?=\d))"
+_GERRIT = rf"(?:cl[ \t]+|{_CL_LINK})"
+_CL = rf"(?:{_GERRIT}|(?-i:D)(?=\d))"
 # A revision only where Phabricator's forms put one, before a colon or at the end (`Revert D123: x`,
 # `Back out D123`): `Revert D3 upgrade` and `Revert D8 desugaring` name a library and a tool.
 _REVISION = r"(?-i:D)\d{1,12}(?=[ \t]*(?:$|[:,&)]|\.(?!\w)|and[ \t]+(?-i:D)\d))"
 _REF = (
-    rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|(?:cl[ \t]+|{_CL_LINK})\d{{1,12}}\b|{_REVISION}"
+    rf"(?:#\d{{1,9}}\b|(?:pr|pull[ \t]+request)[ \t]+#?\d{{1,9}}\b|{_GERRIT}\d{{1,12}}\b|{_REVISION}"
     rf"|(?:(?:commit|changeset)[ \t]+)?{HEX}\b)"
 )
 _REF_SUBJECT = re.compile(
@@ -418,10 +419,7 @@ def revert_depth(subject: str) -> int:
     """How many reverts deep a subject is: 0 for an ordinary one, 1 for ``Revert "x"``, 2 for a reland
     (``Reapply "x"``, ``Revert "Revert "x""``), and so on; conventional ``revert:`` counts 1."""
     s = subject.split("\n", 1)[0][:SUBJECT_BUDGET].strip()
-    low = s.lower()
-    if "revert" not in low and "reapply" not in low and "back" not in low and "undo" not in low:  # (as markers')
-        return 0
-    markers = _subject_markers(s)
+    markers = _subject_markers(s)  # (whose cheap pre-filter keeps most subjects out)
     if not markers:
         return 0
     m = markers[0]
